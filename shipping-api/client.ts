@@ -1,0 +1,196 @@
+/**
+ * Typed client of the shipping API on undici. One keep-alive pool per client (create one
+ * client per base URL and share it); every request is validated before it is sent and every
+ * response after it arrives, and every failure is a ShippingApiError.
+ */
+import { Pool } from 'undici';
+import type { z } from 'zod';
+import {
+  CourierList,
+  fieldProblems,
+  LabelRequest,
+  LabelResult,
+  OrderDetail,
+  OrderId,
+  ProductList,
+  TrackingId,
+  TrackingRecord,
+  type Courier,
+  type Product,
+} from './contract';
+import { classifyErrorResponse, contractViolation, networkError, ShippingApiError, type Operation } from './errors';
+
+export interface ShippingApiClientOptions {
+  /** Sandbox or production base address, e.g. https://sandbox.example/api. */
+  baseUrl: string;
+  apiKey: string;
+  apiToken: string;
+  connectTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+  /** Keep-alive connections in the pool. */
+  connections?: number;
+  /**
+   * Name of the query parameter of GET /products that selects the courier. The spec does not
+   * show it; `courier` is our default guess, configurable so a real deployment can correct it.
+   */
+  productsCourierParam?: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export const CLIENT_DEFAULTS = {
+  connectTimeoutMs: 5_000,
+  headersTimeoutMs: 15_000,
+  bodyTimeoutMs: 15_000,
+  connections: 16,
+  productsCourierParam: 'courier',
+} as const;
+
+export class ShippingApiClient {
+  private readonly pool: Pool;
+  private readonly pathPrefix: string;
+  private readonly headers: Record<string, string>;
+  private readonly productsCourierParam: string;
+
+  constructor(options: ShippingApiClientOptions) {
+    const url = new URL(options.baseUrl);
+    this.pathPrefix = url.pathname.replace(/\/+$/, '');
+    this.headers = {
+      'x-rr-apikey': options.apiKey,
+      'x-rr-apitoken': options.apiToken,
+      accept: 'application/json',
+    };
+    this.productsCourierParam = options.productsCourierParam ?? CLIENT_DEFAULTS.productsCourierParam;
+    this.pool = new Pool(url.origin, {
+      connections: options.connections ?? CLIENT_DEFAULTS.connections,
+      connect: { timeout: options.connectTimeoutMs ?? CLIENT_DEFAULTS.connectTimeoutMs },
+      headersTimeout: options.headersTimeoutMs ?? CLIENT_DEFAULTS.headersTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs ?? CLIENT_DEFAULTS.bodyTimeoutMs,
+    });
+  }
+
+  /**
+   * POST /labels. Resolves with the result only when the label was created; a result with
+   * status `failed` is thrown as a `courier_error` carrying the carrier's code and wording.
+   */
+  async createLabel(request: LabelRequest, options: CallOptions = {}): Promise<LabelResult> {
+    const body = checkRequest('createLabel', LabelRequest, request);
+    const result = await this.call('createLabel', 'POST', '/labels', LabelResult, options, body);
+    if (result.status === 'failed') {
+      const code = result.error?.code ?? 'UNKNOWN';
+      const wording = result.error?.message ?? '(the service gave no message)';
+      throw new ShippingApiError({
+        kind: 'courier_error',
+        operation: 'createLabel',
+        labelId: result.id,
+        code,
+        courierCode: code,
+        courierMessage: wording,
+        message: `createLabel: the courier rejected the label: ${code}: ${wording}`,
+      });
+    }
+    return result;
+  }
+
+  /** GET /orders/{orderId}: the order with the carrier details supplied at label creation. */
+  async getOrder(orderId: string, options: CallOptions = {}) {
+    checkRequest('getOrder', OrderId, orderId, ['orderId']);
+    return this.call('getOrder', 'GET', `/orders/${encodeURIComponent(orderId)}`, OrderDetail, options);
+  }
+
+  /**
+   * GET /labels/{id}. The spec does not show this payload, so it is returned as the raw JSON
+   * document, unvalidated; callers must not rely on its shape.
+   */
+  async getLabel(labelId: string, options: CallOptions = {}): Promise<unknown> {
+    checkRequest('getLabel', TrackingId, labelId, ['id']);
+    return this.call('getLabel', 'GET', `/labels/${encodeURIComponent(labelId)}`, undefined, options);
+  }
+
+  /** GET /tracking/{id}, by label id or customerOrderNumber. */
+  async getTracking(id: string, options: CallOptions = {}) {
+    checkRequest('getTracking', TrackingId, id, ['id']);
+    return this.call('getTracking', 'GET', `/tracking/${encodeURIComponent(id)}`, TrackingRecord, options);
+  }
+
+  async listCouriers(options: CallOptions = {}): Promise<Courier[]> {
+    return (await this.call('listCouriers', 'GET', '/couriers', CourierList, options)).couriers;
+  }
+
+  async listProducts(courier: string, options: CallOptions = {}): Promise<Product[]> {
+    const query = new URLSearchParams({ [this.productsCourierParam]: courier });
+    return (await this.call('listProducts', 'GET', `/products?${query}`, ProductList, options)).products;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  private async call<S extends z.ZodType | undefined>(
+    operation: Operation,
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    options: CallOptions,
+    body?: unknown,
+  ): Promise<S extends z.ZodType ? z.infer<S> : unknown> {
+    let status: number;
+    let retryAfter: string | string[] | undefined;
+    let text: string;
+    try {
+      const response = await this.pool.request({
+        method,
+        path: this.pathPrefix + path,
+        headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: options.signal,
+      });
+      status = response.statusCode;
+      retryAfter = response.headers['retry-after'];
+      text = await response.body.text();
+    } catch (cause) {
+      throw networkError(operation, cause);
+    }
+
+    let json: unknown;
+    let jsonError: unknown;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch (e) {
+      jsonError = e;
+    }
+
+    if (status < 200 || status >= 300) {
+      throw classifyErrorResponse(operation, status, retryAfter, jsonError === undefined ? json : text);
+    }
+    if (jsonError !== undefined || json === undefined) {
+      throw new ShippingApiError({
+        kind: 'contract_violation',
+        operation,
+        status,
+        path: '(body)',
+        message: `${operation}: HTTP ${status} body is not JSON`,
+      });
+    }
+    if (schema === undefined) return json as never;
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw contractViolation(operation, parsed.error);
+    return parsed.data as never;
+  }
+}
+
+/** Validates a request part before sending; a failure names each field like the service would. */
+function checkRequest<S extends z.ZodType>(operation: Operation, schema: S, value: unknown, prefix: string[] = []): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const fields = fieldProblems(parsed.error, prefix);
+  throw new ShippingApiError({
+    kind: 'validation',
+    operation,
+    fields,
+    message: `${operation}: request rejected before sending: ${fields.map((f) => `${f.field}: ${f.message}`).join('; ')}`,
+  });
+}
