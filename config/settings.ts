@@ -1,0 +1,148 @@
+/**
+ * All configuration, read from environment variables and validated with zod in one place.
+ * A bad or missing setting fails at start with one line per variable; secret values are
+ * never echoed back.
+ */
+import { z } from 'zod';
+import { DEFAULT_TASK_QUEUE, DEFAULT_TRACKING_POLICY, TrackingPolicy } from '../workflows/definitions';
+import { CLIENT_DEFAULTS, type ShippingApiClientOptions } from '../shipping-api/client';
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `500ms`, `20s`, `5m`, `3h`, `7d` (or a bare number of milliseconds). */
+export function parseDuration(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (!match) return undefined;
+  const ms = Math.round(Number(match[1]) * UNITS[match[2] ?? 'ms']!);
+  return ms > 0 ? ms : undefined;
+}
+
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `must be a positive duration like 500ms, 20s, 5m, 3h or 7d (got "${text}")` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const optionalPositive = z.coerce.number().positive().optional();
+const secret = z.string({ error: 'is required' }).min(1, 'is required');
+
+const TemporalEnv = z.object({
+  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
+});
+
+const ShippingEnv = z.object({
+  SHIPPING_API_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://sandbox.example/api' }),
+  SHIPPING_API_KEY: secret,
+  SHIPPING_API_TOKEN: secret,
+  SHIPPING_API_PRODUCTS_COURIER_PARAM: z.string().min(1).default(CLIENT_DEFAULTS.productsCourierParam),
+  SHIPPING_API_TIMEOUT: duration(`${CLIENT_DEFAULTS.headersTimeoutMs}ms`),
+});
+
+const WorkerEnv = TemporalEnv.extend(ShippingEnv.shape).extend({
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  TRACKING_POLL_INTERVAL: duration(`${DEFAULT_TRACKING_POLICY.pollIntervalMs}ms`),
+  TRACKING_MAX_DURATION: duration(`${DEFAULT_TRACKING_POLICY.maxTrackingMs}ms`),
+  TRACKING_TERMINAL_TAGS: z
+    .string()
+    .default(DEFAULT_TRACKING_POLICY.terminalTags.join(','))
+    .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
+    .pipe(z.array(z.string()).min(1, 'must name at least one tag')),
+  LABEL_CORRECTION_TIMEOUT: duration(`${DEFAULT_TRACKING_POLICY.correctionTimeoutMs}ms`),
+  HISTORY_EVENT_LIMIT: z.coerce.number().int().min(100).default(DEFAULT_TRACKING_POLICY.historyEventLimit),
+  /** Per-worker cap on activity starts per second. */
+  WORKER_MAX_ACTIVITIES_PER_SECOND: optionalPositive,
+  /** Server-enforced cap for the whole task queue; give every worker the same value. */
+  TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND: optionalPositive,
+  /** A workflow bundle prebuilt by `npm run build`; without it the worker bundles at start. */
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+  /** e.g. 0.0.0.0:9464 to expose Prometheus metrics of the worker. */
+  METRICS_BIND_ADDRESS: z.string().min(1).optional(),
+});
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: Array<{ variable: string; message: string }>) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.infer<S> {
+  // Empty strings count as unset, as they do in most shells' `VAR= cmd`.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = schema.safeParse(cleaned);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    parsed.error.issues.map((issue) => ({
+      variable: String(issue.path[0] ?? '(environment)'),
+      message: issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message,
+    })),
+  );
+}
+
+export interface TemporalSettings {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+}
+
+export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
+  const e = parseEnv(TemporalEnv, env);
+  return { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.TEMPORAL_TASK_QUEUE };
+}
+
+export function loadShippingApiSettings(env: Env = process.env): ShippingApiClientOptions {
+  const e = parseEnv(ShippingEnv, env);
+  return {
+    baseUrl: e.SHIPPING_API_BASE_URL,
+    apiKey: e.SHIPPING_API_KEY,
+    apiToken: e.SHIPPING_API_TOKEN,
+    productsCourierParam: e.SHIPPING_API_PRODUCTS_COURIER_PARAM,
+    headersTimeoutMs: e.SHIPPING_API_TIMEOUT,
+    bodyTimeoutMs: e.SHIPPING_API_TIMEOUT,
+  };
+}
+
+export interface WorkerSettings {
+  temporal: TemporalSettings;
+  shippingApi: ShippingApiClientOptions;
+  logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
+  tracking: TrackingPolicy;
+  maxActivitiesPerSecond?: number;
+  maxTaskQueueActivitiesPerSecond?: number;
+  workflowBundlePath?: string;
+  metricsBindAddress?: string;
+}
+
+export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
+  const e = parseEnv(WorkerEnv, env);
+  return {
+    temporal: loadTemporalSettings(env),
+    shippingApi: loadShippingApiSettings(env),
+    logLevel: e.LOG_LEVEL,
+    tracking: TrackingPolicy.parse({
+      pollIntervalMs: e.TRACKING_POLL_INTERVAL,
+      maxTrackingMs: e.TRACKING_MAX_DURATION,
+      terminalTags: e.TRACKING_TERMINAL_TAGS,
+      correctionTimeoutMs: e.LABEL_CORRECTION_TIMEOUT,
+      historyEventLimit: e.HISTORY_EVENT_LIMIT,
+    }),
+    maxActivitiesPerSecond: e.WORKER_MAX_ACTIVITIES_PER_SECOND,
+    maxTaskQueueActivitiesPerSecond: e.TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND,
+    workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    metricsBindAddress: e.METRICS_BIND_ADDRESS,
+  };
+}
+
+/** Names of every variable the worker reads, for --help texts. */
+export const WORKER_ENV_VARIABLES = Object.keys(WorkerEnv.shape);

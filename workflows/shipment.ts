@@ -1,0 +1,311 @@
+/**
+ * One durable workflow per shop order: create the label once, read the order, then follow
+ * tracking until a terminal tag. Deterministic: every call to the outside is an activity, time
+ * comes from the SDK's deterministic clock.
+ */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  ApplicationFailure,
+} from '@temporalio/workflow';
+import type { ShipmentActivities, CreatedLabel } from '../activities';
+import { SHIPPING_ACTIVITY_OPTIONS, shippingErrorOf, type FailureDetails } from '../activities/retry-policy';
+import type { LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
+import { fieldProblems } from '../shipping-api/contract';
+import {
+  cancelShipmentSignal,
+  resubmitLabelUpdate,
+  ResubmitLabel,
+  SA,
+  stateQuery,
+  type CancelShipment,
+  type OutcomeKind,
+  type RecordedError,
+  type ResubmitResult,
+  type ShipmentInput,
+  type ShipmentOutcome,
+  type ShipmentState,
+  type TrackingPolicy,
+} from './definitions';
+
+const { createLabel, readOrder, getTracking } = proxyActivities<ShipmentActivities>(SHIPPING_ACTIVITY_OPTIONS);
+const { trackingPolicy } = proxyLocalActivities<ShipmentActivities>({ startToCloseTimeout: '10 seconds' });
+
+/** Failures an operator can fix by resubmitting label data: the label was not created. */
+const CORRECTABLE_KINDS = new Set(['courier_error', 'validation']);
+
+/** Everything a run hands to the next one when it continues as new. */
+export interface CarriedState {
+  state: ShipmentState;
+  policy: TrackingPolicy;
+  labelRequest: LabelRequestWithoutKey;
+}
+
+export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedState): Promise<ShipmentOutcome> {
+  const state: ShipmentState = carried?.state ?? initialState(input);
+  const policy: TrackingPolicy = carried?.policy ?? { ...(await trackingPolicy()), ...input.tracking };
+  let labelRequest = carried?.labelRequest ?? input.labelRequest;
+  let correction: ResubmitLabel | null = null;
+  let cancelRequest: CancelShipment | null = null;
+  const published = new Map<string, string>();
+
+  setHandler(stateQuery, () => state);
+  setHandler(cancelShipmentSignal, (request) => {
+    cancelRequest ??= request;
+  });
+  setHandler(
+    resubmitLabelUpdate,
+    async (request): Promise<ResubmitResult> => {
+      correction = request;
+      const revision = state.revision + 1;
+      await condition(() => state.phase === 'completed' || (state.revision >= revision && state.phase !== 'creating_label'));
+      const created = state.revision === revision && state.labelId !== null;
+      return {
+        revision,
+        idempotencyKey: state.idempotencyKey,
+        labelCreated: created,
+        labelId: state.labelId,
+        error: created ? null : state.lastError,
+      };
+    },
+    {
+      validator: (request) => {
+        const parsed = ResubmitLabel.safeParse(request);
+        if (!parsed.success) {
+          const problems = fieldProblems(parsed.error).map((p) => `${p.field}: ${p.message}`);
+          throw new Error(`invalid label data: ${problems.join('; ')}`);
+        }
+        if (state.phase !== 'awaiting_correction') {
+          throw new Error(`cannot resubmit: the shipment is ${state.phase}, not awaiting corrected label data`);
+        }
+        if (correction !== null) throw new Error('cannot resubmit: a resubmission is already being processed');
+      },
+    },
+  );
+
+  /** Mirrors the state into search attributes (only on change) and the Web UI's details. */
+  function publish(): void {
+    const wanted: Array<[typeof SA[keyof typeof SA], string | null]> = [
+      [SA.status, state.outcome ?? state.phase],
+      [SA.courier, labelRequest.courier],
+      [SA.trackingNumber, state.trackingNumber],
+      [SA.trackingTag, state.tag],
+    ];
+    const changes = wanted.filter(([key, value]) => value !== null && published.get(key.name) !== value);
+    if (changes.length > 0) {
+      upsertSearchAttributes(changes.map(([key, value]) => ({ key, value: value as string })));
+      for (const [key, value] of changes) published.set(key.name, value as string);
+    }
+    setCurrentDetails(currentDetails(state));
+  }
+
+  function finish(outcome: OutcomeKind, reason?: string): ShipmentOutcome {
+    state.phase = 'completed';
+    state.outcome = outcome;
+    publish();
+    log.info('shipment finished', { orderId: state.orderId, shop: state.shop, outcome, reason });
+    return {
+      shop: state.shop,
+      orderId: state.orderId,
+      outcome,
+      labelId: state.labelId,
+      trackingNumber: state.trackingNumber,
+      tag: state.tag,
+      subtag: state.subtag,
+      lastCheckpoint: state.lastCheckpoint,
+      lastError: state.lastError,
+      ...(reason === undefined ? {} : { reason }),
+    };
+  }
+
+  const cancelledByOperator = () => finish('cancelled_by_operator', cancelRequest?.reason ?? 'cancelled by operator');
+
+  try {
+    // 1. The label: created once per revision; a rejected one waits for corrected data.
+    while (state.labelId === null) {
+      state.phase = 'creating_label';
+      state.attempts.labelRequests++;
+      publish();
+      try {
+        applyLabel(state, await createLabel({ shop: state.shop, orderId: state.orderId, revision: state.revision, labelRequest }));
+        break;
+      } catch (err) {
+        const failure = shippingErrorOf(err);
+        if (!failure || !CORRECTABLE_KINDS.has(failure.kind)) throw err;
+        state.lastError = recordError(failure);
+        state.idempotencyKey = failure.idempotencyKey ?? state.idempotencyKey;
+      }
+      state.phase = 'awaiting_correction';
+      publish();
+      log.warn('label rejected, waiting for corrected label data', { orderId: state.orderId, error: state.lastError });
+      const answered = await condition(() => correction !== null || cancelRequest !== null, policy.correctionTimeoutMs);
+      if (cancelRequest) return cancelledByOperator();
+      if (!answered || correction === null) return finish('label_failed', 'no corrected label data before the correction timeout');
+      labelRequest = (correction as ResubmitLabel).labelRequest;
+      correction = null;
+      state.revision++;
+    }
+    if (cancelRequest) return cancelledByOperator();
+    const labelId = state.labelId as string; // the loop above only exits with a label
+
+    // 2. The order: courier order number, tracking number, carrier details.
+    if (state.phase === 'reading_order') {
+      publish();
+      try {
+        applyOrder(state, await readOrder(labelId));
+      } catch (err) {
+        // Informational only: tracking can proceed without it, so record it and go on.
+        const failure = shippingErrorOf(err);
+        if (!failure) throw err;
+        state.lastError = recordError(failure);
+      }
+      state.phase = 'tracking';
+      state.trackingStartedAt = new Date().toISOString();
+    }
+
+    // 3. Tracking until a terminal tag, the operator stops it, or time runs out.
+    const deadline = Date.parse(state.trackingStartedAt ?? new Date().toISOString()) + policy.maxTrackingMs;
+    for (;;) {
+      if (cancelRequest) return cancelledByOperator();
+      state.attempts.trackingPolls++;
+      try {
+        const record = await getTracking(labelId);
+        if (record) applyTracking(state, record);
+      } catch (err) {
+        // A poll that failed after its retries is recorded; the next poll may succeed.
+        const failure = shippingErrorOf(err);
+        if (!failure) throw err;
+        state.lastError = recordError(failure);
+      }
+      if (state.tag !== null && policy.terminalTags.includes(state.tag)) return finish(outcomeOfTag(state.tag));
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return finish('tracking_timed_out', `no terminal tag within ${policy.maxTrackingMs} ms of tracking`);
+      publish();
+
+      const info = workflowInfo();
+      if (info.continueAsNewSuggested || info.historyLength >= policy.historyEventLimit) {
+        await condition(allHandlersFinished);
+        state.continuedAsNew++;
+        return await continueAsNew<typeof shipmentWorkflow>(input, { state, policy, labelRequest });
+      }
+      await condition(() => cancelRequest !== null, Math.min(policy.pollIntervalMs, remaining));
+    }
+  } catch (err) {
+    if (isCancellation(err)) return cancelledByOperator();
+    if (!(err instanceof ApplicationFailure) && shippingErrorOf(err)) {
+      // Surface the typed cause as the workflow's own failure, so the Web UI shows its type.
+      const failure = shippingErrorOf(err)!;
+      state.lastError = recordError(failure);
+      throw ApplicationFailure.create({
+        message: `shipment stopped: ${failure.message}`,
+        type: 'ShipmentFailed',
+        nonRetryable: true,
+        details: [failure],
+        cause: err as Error,
+      });
+    }
+    throw err;
+  }
+}
+
+function initialState(input: ShipmentInput): ShipmentState {
+  return {
+    shop: input.shop,
+    orderId: input.orderId,
+    phase: 'creating_label',
+    courier: input.labelRequest.courier,
+    revision: 1,
+    idempotencyKey: null,
+    labelId: null,
+    customerOrderNumber: null,
+    courierOrderNumber: null,
+    trackingNumber: null,
+    tag: null,
+    subtag: null,
+    subtagMessage: null,
+    lastCheckpoint: null,
+    attempts: { labelRequests: 0, trackingPolls: 0 },
+    lastError: null,
+    outcome: null,
+    trackingStartedAt: null,
+    continuedAsNew: 0,
+  };
+}
+
+function applyLabel(state: ShipmentState, label: CreatedLabel): void {
+  state.idempotencyKey = label.idempotencyKey;
+  state.labelId = label.labelId;
+  state.customerOrderNumber = label.customerOrderNumber;
+  state.courierOrderNumber = label.courierOrderNumber;
+  state.trackingNumber = label.courierTrackingNumber ?? state.trackingNumber;
+  state.lastError = null;
+  state.phase = 'reading_order';
+}
+
+function applyOrder(state: ShipmentState, { order, carrierDetails }: OrderDetail): void {
+  state.courier = order.courier;
+  state.courierOrderNumber = order.courierOrderNumber ?? state.courierOrderNumber;
+  state.trackingNumber = order.courierTrackingNumber ?? carrierDetails.orderNumbers.trackingNumber ?? state.trackingNumber;
+}
+
+function applyTracking(state: ShipmentState, record: TrackingRecord): void {
+  state.tag = record.tag;
+  state.subtag = record.subtag;
+  state.subtagMessage = record.subtagMessage;
+  // A courier may not have assigned a number yet: keep the one we know.
+  state.trackingNumber = record.trackingNumber ?? state.trackingNumber;
+  state.lastCheckpoint = record.checkpoints.at(-1) ?? state.lastCheckpoint;
+}
+
+function outcomeOfTag(tag: string): OutcomeKind {
+  switch (tag) {
+    case 'Delivered':
+      return 'delivered';
+    case 'Exception':
+      return 'exception';
+    case 'Cancelled':
+      return 'cancelled';
+    default:
+      return 'ended_on_tag';
+  }
+}
+
+function recordError(failure: FailureDetails): RecordedError {
+  return {
+    kind: failure.kind,
+    message: failure.message,
+    ...(failure.code === undefined ? {} : { code: failure.code }),
+    ...(failure.courierCode === undefined ? {} : { courierCode: failure.courierCode }),
+    ...(failure.courierMessage === undefined ? {} : { courierMessage: failure.courierMessage }),
+    ...(failure.fields === undefined ? {} : { fields: failure.fields }),
+    at: new Date().toISOString(),
+  };
+}
+
+function currentDetails(state: ShipmentState): string {
+  const lines = [
+    `**${state.outcome ?? state.phase}**${state.tag ? ` · ${state.tag}${state.subtag ? ` (${state.subtag})` : ''}` : ''}`,
+    '',
+    `- Label: ${state.labelId ?? '-'} (revision ${state.revision}${state.idempotencyKey ? `, key \`${state.idempotencyKey}\`` : ''})`,
+    `- Courier: ${state.courier}, order ${state.courierOrderNumber ?? '-'}, tracking ${state.trackingNumber ?? 'not assigned yet'}`,
+  ];
+  if (state.lastCheckpoint) {
+    const c = state.lastCheckpoint;
+    lines.push(`- Last checkpoint: ${c.checkpointTime} ${c.location || c.city} — ${c.message}`);
+  }
+  if (state.lastError) {
+    const e = state.lastError;
+    lines.push(`- Last error (${e.kind}): ${e.courierMessage ? `${e.courierCode}: ${e.courierMessage}` : e.message}`);
+  }
+  lines.push(`- Polls: ${state.attempts.trackingPolls}, label requests: ${state.attempts.labelRequests}`);
+  return lines.join('\n');
+}
