@@ -177,7 +177,9 @@ export function classifyErrorResponse(
     return new ShippingApiError({ ...base, kind: 'validation', fields, message: `${operation}: ${text}${list ? ` (${list})` : ''} (HTTP ${status})` });
   }
   if (code === COURIER_ERROR_CODE) {
-    return new ShippingApiError({ ...base, kind: 'courier_error', courierCode: code, courierMessage: text });
+    // The carrier's wording verbatim: a tracking failure body carries it in errorMessage.
+    const courierMessage = tracking.success ? tracking.data.errorMessage : text;
+    return new ShippingApiError({ ...base, kind: 'courier_error', courierCode: code, courierMessage });
   }
   return new ShippingApiError({ ...base, kind: kindOfStatus(status) });
 }

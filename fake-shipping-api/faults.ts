@@ -1,0 +1,145 @@
+/**
+ * Fault configuration of the fake shipping API: the patch schema (shared by setFaults, the
+ * admin endpoint and the CLI), endpoint keys, a seeded PRNG and the per-account token bucket.
+ */
+import { z } from 'zod';
+
+/** Every API endpoint key the fake knows: `METHOD /first-path-segment`. */
+export const ENDPOINT_KEYS = [
+  'POST /labels',
+  'GET /labels',
+  'GET /orders',
+  'GET /tracking',
+  'GET /couriers',
+  'GET /products',
+] as const;
+export type EndpointKey = (typeof ENDPOINT_KEYS)[number];
+
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
+export interface FailNextEntry {
+  /** Endpoint key the entry applies to; absent = the next API request of any endpoint. */
+  endpoint?: string;
+  status: number;
+  /** 429 only: the Retry-After header value; null = header omitted; default "1". */
+  retryAfter?: string | null;
+}
+
+export interface Faults {
+  rateLimit: RateLimit | null;
+  serverErrorRate: number;
+  latencyMs: number;
+  hangRate: number;
+  malformedRate: number;
+  endpoints: string[] | null;
+  failNext: FailNextEntry[];
+}
+
+export const DEFAULT_FAULTS: Readonly<Faults> = Object.freeze({
+  rateLimit: null,
+  serverErrorRate: 0,
+  latencyMs: 0,
+  hangRate: 0,
+  malformedRate: 0,
+  endpoints: null,
+  failNext: [],
+});
+
+/**
+ * Normalises an endpoint key: method upper-cased, path reduced to its first segment, so
+ * "get /tracking/{id}" and "GET /tracking" are the same key. Returns null when unknown.
+ */
+export function normalizeEndpointKey(raw: string): EndpointKey | null {
+  const match = /^\s*([A-Za-z]+)\s+\/?([^/\s?]*)/.exec(raw);
+  if (!match) return null;
+  const key = `${match[1]!.toUpperCase()} /${match[2]!.toLowerCase()}`;
+  return (ENDPOINT_KEYS as readonly string[]).includes(key) ? (key as EndpointKey) : null;
+}
+
+const EndpointKeySchema = z.string().transform((raw, ctx) => {
+  const key = normalizeEndpointKey(raw);
+  if (key === null) {
+    ctx.addIssue({ code: 'custom', message: `unknown endpoint key "${raw}"; expected one of: ${ENDPOINT_KEYS.join(', ')}` });
+    return z.NEVER;
+  }
+  return key as string;
+});
+
+const Rate = z.number().min(0).max(1);
+
+export const FaultsPatch = z
+  .strictObject({
+    rateLimit: z
+      .strictObject({ perSecond: z.number().positive(), burst: z.number().int().min(1) })
+      .nullable(),
+    serverErrorRate: Rate,
+    latencyMs: z.number().int().min(0).max(600_000),
+    hangRate: Rate,
+    malformedRate: Rate,
+    endpoints: z.array(EndpointKeySchema).nullable(),
+    failNext: z.array(
+      z.strictObject({
+        endpoint: EndpointKeySchema.optional(),
+        status: z.number().int().min(400).max(599),
+        retryAfter: z.string().nullable().optional(),
+      }),
+    ),
+  })
+  .partial();
+export type FaultsPatch = z.input<typeof FaultsPatch>;
+
+/** Error thrown by setFaults for an invalid patch; `details` is the validation body's list. */
+export class InvalidFaultsError extends Error {
+  override readonly name = 'InvalidFaultsError';
+  constructor(readonly details: Array<{ field: string; message: string }>) {
+    super(`invalid faults: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`);
+  }
+}
+
+export function cloneFaults(f: Faults): Faults {
+  return {
+    rateLimit: f.rateLimit === null ? null : { ...f.rateLimit },
+    serverErrorRate: f.serverErrorRate,
+    latencyMs: f.latencyMs,
+    hangRate: f.hangRate,
+    malformedRate: f.malformedRate,
+    endpoints: f.endpoints === null ? null : [...f.endpoints],
+    failNext: f.failNext.map((e) => ({ ...e })),
+  };
+}
+
+/** mulberry32: a tiny seeded PRNG, enough to make fault rates reproducible. Returns [0, 1). */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Per-account token bucket: `burst` tokens, refilled at `perSecond`. */
+export class TokenBuckets {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(private readonly limit: RateLimit) {}
+
+  /** Takes a token; returns 0 when allowed, else the Retry-After in whole seconds (min 1). */
+  take(account: string, now: number): number {
+    const { perSecond, burst } = this.limit;
+    const bucket = this.buckets.get(account) ?? { tokens: burst, at: now };
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
+    bucket.at = now;
+    this.buckets.set(account, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * Command line of the fake shipping API: `npm run fake-api -- --port 4010 [flags]`.
+ * Run with --help for every flag. Exit codes: 0 normal/--help, 1 start-up failure, 2 bad flags.
+ */
+import { parseArgs } from 'node:util';
+import {
+  defaultAccount,
+  DEFAULTS,
+  ENDPOINT_KEYS,
+  normalizeEndpointKey,
+  startFakeShippingApi,
+  type FakeAccount,
+  type FakeShippingApiOptions,
+  type Faults,
+} from './server';
+
+export const CLI_DEFAULT_PORT = 4010;
+
+export class CliError extends Error {
+  override readonly name = 'CliError';
+}
+
+export const HELP = `Fake shipping API (local stand-in for the shipping label service)
+
+Usage: npm run fake-api -- [flags]
+       npx tsx fake-shipping-api/main.ts [flags]
+
+Flags:
+  --host <host>                 Interface to listen on (default ${DEFAULTS.host})
+  --port <port>                 TCP port, 0 = any free port (default ${CLI_DEFAULT_PORT})
+  --tracking-step-ms <ms>       Length of one tracking stage (default ${DEFAULTS.trackingStepMs})
+  --reject-postal-code <code>   Destination postal code the courier rejects; repeatable,
+                                replaces the default list (default ${DEFAULTS.rejectPostalCodes.join(', ')})
+  --seed <n>                    Seed of the PRNG behind every fault rate (default ${DEFAULTS.seed})
+  --rate-limit <perSecond>      Per-account token bucket refill rate, > 0 (default: no limit)
+  --burst <n>                   Token bucket size, integer >= 1; needs --rate-limit
+                                (default: ceil(perSecond))
+  --error-rate <0..1>           Share of requests answered 500 (default 0)
+  --latency-ms <ms>             Delay added after handling, before answering (default 0)
+  --hang-rate <0..1>            Share of requests handled and never answered (default 0)
+  --malformed-rate <0..1>       Share of 2xx answers whose body breaks the contract (default 0)
+  --fault-endpoint <key>        Restrict faults to this endpoint; repeatable (default: all).
+                                Keys: ${ENDPOINT_KEYS.join(', ')}
+  --extra-account <name:key:token>
+                                Additional account (e.g. to test 403); repeatable (default: none)
+  -h, --help                    Print this help and exit
+
+Credentials of the default account come from SHIPPING_API_KEY and SHIPPING_API_TOKEN;
+when unset, the dev credentials x-rr-apikey=dev-api-key, x-rr-apitoken=dev-api-token apply.
+Admin endpoints (no auth): GET /__admin/stats, GET|POST /__admin/faults,
+POST /__admin/reset-stats, GET /__admin/labels. See docs/fake-shipping-api.md.
+`;
+
+function parseNumber(flag: string, raw: string, check: { integer?: boolean; min?: number; max?: number; exclusiveMin?: boolean }): number {
+  const value = /^\s*-?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i.test(raw) ? Number(raw) : NaN;
+  const range =
+    check.min !== undefined && check.max !== undefined
+      ? ` between ${check.min} and ${check.max}`
+      : check.min !== undefined
+        ? check.exclusiveMin
+          ? ` greater than ${check.min}`
+          : ` >= ${check.min}`
+        : '';
+  const what = `${check.integer ? 'an integer' : 'a number'}${range}`;
+  if (!Number.isFinite(value)) throw new CliError(`${flag}: "${raw}" is not ${what}`);
+  if (check.integer && !Number.isInteger(value)) throw new CliError(`${flag}: "${raw}" is not ${what}`);
+  if (check.min !== undefined && (check.exclusiveMin ? value <= check.min : value < check.min)) {
+    throw new CliError(`${flag}: "${raw}" is not ${what}`);
+  }
+  if (check.max !== undefined && value > check.max) throw new CliError(`${flag}: "${raw}" is not ${what}`);
+  return value;
+}
+
+export type CliCommand =
+  | { kind: 'help' }
+  | { kind: 'run'; options: FakeShippingApiOptions & { host: string; port: number }; extraAccountNames: string[] };
+
+/** Parses the flags; throws CliError naming the flag on any invalid value. */
+export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): CliCommand {
+  let values: Record<string, string | string[] | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'tracking-step-ms': { type: 'string' },
+        'reject-postal-code': { type: 'string', multiple: true },
+        seed: { type: 'string' },
+        'rate-limit': { type: 'string' },
+        burst: { type: 'string' },
+        'error-rate': { type: 'string' },
+        'latency-ms': { type: 'string' },
+        'hang-rate': { type: 'string' },
+        'malformed-rate': { type: 'string' },
+        'fault-endpoint': { type: 'string', multiple: true },
+        'extra-account': { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  if (values.help) return { kind: 'help' };
+  if (positionals.length > 0) throw new CliError(`unexpected argument "${positionals[0]}" (flags start with --)`);
+
+  const str = (name: string): string | undefined => values[name] as string | undefined;
+  const list = (name: string): string[] | undefined => values[name] as string[] | undefined;
+  const num = (name: string, check: Parameters<typeof parseNumber>[2]): number | undefined => {
+    const raw = str(name);
+    return raw === undefined ? undefined : parseNumber(`--${name}`, raw, check);
+  };
+
+  const host = str('host') ?? DEFAULTS.host;
+  if (host.trim() === '') throw new CliError('--host: must not be empty');
+  const port = num('port', { integer: true, min: 0, max: 65535 }) ?? CLI_DEFAULT_PORT;
+  const trackingStepMs = num('tracking-step-ms', { integer: true, min: 0 });
+  const seed = num('seed', { integer: true, min: 0, max: 2 ** 32 - 1 });
+
+  const rejectPostalCodes = list('reject-postal-code');
+  if (rejectPostalCodes?.some((c) => c.trim() === '')) throw new CliError('--reject-postal-code: must not be empty');
+
+  const faults: Partial<Faults> = {};
+  const perSecond = num('rate-limit', { min: 0, exclusiveMin: true });
+  const burst = num('burst', { integer: true, min: 1 });
+  if (burst !== undefined && perSecond === undefined) throw new CliError('--burst: only valid together with --rate-limit');
+  if (perSecond !== undefined) faults.rateLimit = { perSecond, burst: burst ?? Math.max(1, Math.ceil(perSecond)) };
+  const errorRate = num('error-rate', { min: 0, max: 1 });
+  if (errorRate !== undefined) faults.serverErrorRate = errorRate;
+  const latencyMs = num('latency-ms', { integer: true, min: 0, max: 600_000 });
+  if (latencyMs !== undefined) faults.latencyMs = latencyMs;
+  const hangRate = num('hang-rate', { min: 0, max: 1 });
+  if (hangRate !== undefined) faults.hangRate = hangRate;
+  const malformedRate = num('malformed-rate', { min: 0, max: 1 });
+  if (malformedRate !== undefined) faults.malformedRate = malformedRate;
+  const endpoints = list('fault-endpoint');
+  if (endpoints !== undefined) {
+    faults.endpoints = endpoints.map((raw) => {
+      const key = normalizeEndpointKey(raw);
+      if (key === null) throw new CliError(`--fault-endpoint: unknown endpoint "${raw}"; expected one of: ${ENDPOINT_KEYS.join(', ')}`);
+      return key;
+    });
+  }
+
+  const accounts: FakeAccount[] = [defaultAccount(env).account];
+  for (const raw of list('extra-account') ?? []) {
+    const first = raw.indexOf(':');
+    const second = first < 0 ? -1 : raw.indexOf(':', first + 1);
+    const name = first < 0 ? '' : raw.slice(0, first);
+    const apiKey = second < 0 ? '' : raw.slice(first + 1, second);
+    const apiToken = second < 0 ? '' : raw.slice(second + 1);
+    if (!name || !apiKey || !apiToken) throw new CliError('--extra-account: expected name:key:token, each part non-empty');
+    if (accounts.some((a) => a.name === name)) throw new CliError(`--extra-account: account name "${name}" is already used`);
+    if (accounts.some((a) => a.apiKey === apiKey)) throw new CliError(`--extra-account: the key of account "${name}" is already used`);
+    accounts.push({ name, apiKey, apiToken });
+  }
+
+  return {
+    kind: 'run',
+    options: { host, port, trackingStepMs, rejectPostalCodes, seed, accounts, faults },
+    extraAccountNames: accounts.slice(1).map((a) => a.name),
+  };
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let command: CliCommand;
+  try {
+    command = parseCli(argv, env);
+  } catch (e) {
+    if (!(e instanceof CliError)) throw e;
+    process.stderr.write(`fake-api: ${e.message}\nRun with --help to list the flags.\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (command.kind === 'help') {
+    process.stdout.write(HELP);
+    return;
+  }
+
+  const { devKey, devToken } = defaultAccount(env);
+  if (devKey || devToken) {
+    const which = [devKey ? 'SHIPPING_API_KEY' : null, devToken ? 'SHIPPING_API_TOKEN' : null].filter(Boolean).join(' and ');
+    process.stderr.write(
+      `Note: ${which} not set; the default account accepts the dev credentials` +
+        `${devKey ? ` x-rr-apikey=${'dev-api-key'}` : ''}${devToken ? ` x-rr-apitoken=${'dev-api-token'}` : ''}.\n`,
+    );
+  } else {
+    process.stderr.write('Using credentials from SHIPPING_API_KEY / SHIPPING_API_TOKEN for the default account.\n');
+  }
+  if (command.extraAccountNames.length > 0) process.stderr.write(`Extra accounts: ${command.extraAccountNames.join(', ')}\n`);
+
+  let api;
+  try {
+    api = await startFakeShippingApi(command.options);
+  } catch (e) {
+    process.stderr.write(`fake-api: could not start: ${(e as Error).message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  const faults = api.setFaults({});
+  const active = Object.entries(faults).filter(([k, v]) => (k === 'failNext' ? false : v !== null && v !== 0));
+  if (active.length > 0) process.stderr.write(`Faults: ${JSON.stringify(Object.fromEntries(active))}\n`);
+  process.stdout.write(`Fake shipping API listening on ${api.baseUrl}\n`);
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      process.stderr.write(`Received ${signal} again, exiting now.\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    process.stderr.write(`Received ${signal}, shutting down.\n`);
+    void api.close().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        process.stderr.write(`fake-api: error while closing: ${(e as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((e: unknown) => {
+    process.stderr.write(`fake-api: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  });
+}
