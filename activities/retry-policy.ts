@@ -40,7 +40,7 @@ export const SHIPPING_ACTIVITY_OPTIONS: ActivityOptions = {
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumInterval: MAX_BACKOFF,
-    maximumAttempts: 0, // unlimited: the window above is the bound
+    // No maximumAttempts: unlimited attempts, bounded by the window above.
     // The activity marks these non-retryable itself; listed again so a change there cannot
     // silently turn a rejected label into a retry loop.
     nonRetryableErrorTypes: Object.entries(FAILURE_TYPES)

@@ -57,7 +57,7 @@ const WorkerEnv = TemporalEnv.extend(ShippingEnv.shape).extend({
     .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
     .pipe(z.array(z.string()).min(1, 'must name at least one tag')),
   LABEL_CORRECTION_TIMEOUT: duration(`${DEFAULT_TRACKING_POLICY.correctionTimeoutMs}ms`),
-  HISTORY_EVENT_LIMIT: z.coerce.number().int().min(100).default(DEFAULT_TRACKING_POLICY.historyEventLimit),
+  HISTORY_EVENT_LIMIT: z.coerce.number().int().min(10).default(DEFAULT_TRACKING_POLICY.historyEventLimit),
   /** Per-worker cap on activity starts per second. */
   WORKER_MAX_ACTIVITIES_PER_SECOND: optionalPositive,
   /** Server-enforced cap for the whole task queue; give every worker the same value. */

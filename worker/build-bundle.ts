@@ -5,7 +5,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 
 async function main(): Promise<void> {
   const out = path.resolve(process.argv[2] ?? 'dist/workflow-bundle.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') });
+  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(__dirname, '..', 'workflows') });
   await mkdir(path.dirname(out), { recursive: true });
   await writeFile(out, code);
   console.log(`workflow bundle written to ${out} (${(code.length / 1024).toFixed(0)} KiB)`);

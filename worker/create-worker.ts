@@ -1,4 +1,5 @@
 /** Wires a Temporal worker for shipments: workflow code, activities and their API client. */
+import path from 'node:path';
 import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
@@ -29,9 +30,16 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
     activities: createActivities(api, tracking),
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: require.resolve('../workflows') }),
-    maxActivitiesPerSecond: options.maxActivitiesPerSecond,
-    maxTaskQueueActivitiesPerSecond: options.maxTaskQueueActivitiesPerSecond,
-    identity: options.identity,
+      : { workflowsPath: path.join(__dirname, '..', 'workflows') }),
+    // The native layer rejects keys that are present but undefined: pass only what is set.
+    ...definedOnly({
+      maxActivitiesPerSecond: options.maxActivitiesPerSecond,
+      maxTaskQueueActivitiesPerSecond: options.maxTaskQueueActivitiesPerSecond,
+      identity: options.identity,
+    }),
   });
+}
+
+function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

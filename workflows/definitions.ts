@@ -40,7 +40,7 @@ export const TrackingPolicy = z.object({
   /** How long a rejected label waits for an operator's corrected data before it is abandoned. */
   correctionTimeoutMs: z.number().int().positive(),
   /** Continue-as-new once history has this many events, even if the server has not suggested it. */
-  historyEventLimit: z.number().int().min(100),
+  historyEventLimit: z.number().int().min(10),
 });
 export type TrackingPolicy = z.infer<typeof TrackingPolicy>;
 

@@ -1,0 +1,258 @@
+/**
+ * The shipment workflow on a real Temporal dev server, talking real HTTP to the fake API.
+ * Set RECORD_HISTORIES=1 to refresh the replay fixtures from these runs.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startShipment } from '../client/start-shipment';
+import {
+  cancelShipmentSignal,
+  resubmitLabelUpdate,
+  SA,
+  shipmentWorkflowId,
+  stateQuery,
+  type ShipmentInput,
+  type ShipmentOutcome,
+} from '../workflows/definitions';
+import { extraWorker, startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
+import { labelRequest, order } from './helpers/orders';
+
+const FIXTURES = path.join(__dirname, 'fixtures', 'histories');
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+async function start(input: ShipmentInput): Promise<WorkflowHandle> {
+  const started = await startShipment(h.env.client, h.taskQueue, input);
+  expect(started.status).toBe('started');
+  return h.env.client.workflow.getHandle(started.workflowId);
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** History as recorded by the server; also saved as a replay fixture when asked to. */
+async function history(handle: WorkflowHandle, fixtureName: string): Promise<string> {
+  const json = historyToJSON(await handle.fetchHistory());
+  if (process.env.RECORD_HISTORIES === '1') {
+    await mkdir(FIXTURES, { recursive: true });
+    await writeFile(path.join(FIXTURES, `${fixtureName}.json`), json);
+  }
+  return json;
+}
+
+function labelsOf(orderId: string) {
+  return h.fake.labels().filter((l) => l.idempotencyKey.includes(`:${encodeURIComponent(orderId)}:`));
+}
+
+describe('shipment workflow', () => {
+  it.each([
+    ['delivered', undefined, 'Delivered'],
+    ['exception', 'EXCEPTION', 'Exception'],
+    ['cancelled', 'CANCEL', 'Cancelled'],
+  ] as const)('follows tracking to the terminal tag: %s', async (outcome, marker, tag) => {
+    const orderId = `T-${outcome}`;
+    const handle = await start(order('acme', orderId, { marker }));
+    const result: ShipmentOutcome = await handle.result();
+
+    expect(result).toMatchObject({ shop: 'acme', orderId, outcome, tag });
+    expect(result.labelId).toMatch(/^[0-9a-f-]{36}$/);
+    // The fake assigns a tracking number only after the first stages: proves nulls were tolerated.
+    expect(result.trackingNumber).toEqual(expect.any(String));
+    expect(result.lastCheckpoint?.tag).toBe(tag);
+    expect(labelsOf(orderId)).toHaveLength(1);
+
+    const recorded = await history(handle, `terminal-${outcome}`);
+    expect(recorded).not.toContain(TEST_CREDENTIALS.apiKey);
+    expect(recorded).not.toContain(TEST_CREDENTIALS.apiToken);
+  });
+
+  it('derives the idempotencyKey from the order and shows state, search attributes and summary', async () => {
+    const handle = await start(order('acme', 'Q-1'));
+    await handle.result();
+    const state = await handle.query(stateQuery);
+    expect(state).toMatchObject({
+      phase: 'completed',
+      outcome: 'delivered',
+      revision: 1,
+      idempotencyKey: 'acme:Q-1:r1',
+      courier: 'dhl-express',
+      tag: 'Delivered',
+    });
+    expect(state.attempts.labelRequests).toBe(1);
+    expect(state.attempts.trackingPolls).toBeGreaterThanOrEqual(2);
+    expect(h.fake.labels().find((l) => l.idempotencyKey === 'acme:Q-1:r1')?.id).toBe(state.labelId);
+
+    const described = await handle.describe();
+    const sa = described.typedSearchAttributes;
+    expect(sa.get(SA.shop)).toBe('acme');
+    expect(sa.get(SA.orderId)).toBe('Q-1');
+    expect(sa.get(SA.courier)).toBe('dhl-express');
+    expect(sa.get(SA.status)).toBe('delivered');
+    expect(sa.get(SA.trackingTag)).toBe('Delivered');
+    expect(sa.get(SA.trackingNumber)).toBe(state.trackingNumber);
+    expect(await described.staticSummary()).toContain('Order Q-1 of acme');
+    expect(await described.staticDetails()).toContain('| Courier | dhl-express |');
+
+    // Visibility is eventually consistent: the list finds it by its attributes shortly after.
+    const query = `ShipmentShop = "acme" AND ShipmentOrderId = "Q-1" AND ShipmentStatus = "delivered"`;
+    const found = await waitFor('visibility', async () => {
+      for await (const wf of h.env.client.workflow.list({ query })) return wf.workflowId;
+      return undefined;
+    });
+    expect(found).toBe(shipmentWorkflowId({ shop: 'acme', orderId: 'Q-1' }));
+    await history(handle, 'delivered-with-queries');
+  });
+
+  it('waits exactly Retry-After after a 429 before the next attempt', async () => {
+    h.fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 429, retryAfter: '3' }] });
+    const before = h.fake.stats().requests['POST /labels']?.['429'] ?? 0;
+    const startedAt = Date.now();
+    const handle = await start(order('acme', 'R-429'));
+    await handle.result();
+    const [label] = labelsOf('R-429');
+    expect(h.fake.stats().requests['POST /labels']?.['429']).toBe(before + 1);
+    // Backoff alone would have retried after 1 s; Retry-After said 3 s.
+    expect(Date.parse(label!.createdAt) - startedAt).toBeGreaterThanOrEqual(3_000);
+    expect(labelsOf('R-429')).toHaveLength(1);
+    await history(handle, 'rate-limited');
+  });
+
+  it('survives a storm of 5xx on label creation and creates one label', async () => {
+    h.fake.setFaults({
+      failNext: [
+        { endpoint: 'POST /labels', status: 500 },
+        { endpoint: 'POST /labels', status: 503 },
+        { endpoint: 'POST /labels', status: 502 },
+      ],
+    });
+    const handle = await start(order('acme', 'S-5xx'));
+    const result = await handle.result();
+    expect(result.outcome).toBe('delivered');
+    expect(labelsOf('S-5xx')).toHaveLength(1);
+    expect(h.fake.stats().labelsCreated).toBeGreaterThan(0);
+    await history(handle, 'server-errors');
+  });
+
+  it('waits for corrected label data after a courier rejection, and creates the label under a new key', async () => {
+    const handle = await start(order('acme', 'C-1', { postalCode: '00000' }));
+    const waiting = await waitFor('awaiting_correction', async () => {
+      const s = await handle.query(stateQuery);
+      return s.phase === 'awaiting_correction' ? s : undefined;
+    });
+    expect(waiting.lastError).toMatchObject({ kind: 'courier_error', courierCode: 'COURIER_ERROR' });
+    expect(waiting.lastError?.courierMessage).toContain('00000');
+    expect(waiting.idempotencyKey).toBe('acme:C-1:r1');
+    expect((await handle.describe()).typedSearchAttributes.get(SA.status)).toBe('awaiting_correction');
+
+    // A payload that breaks the contract is refused before anything is written to history.
+    const bad = labelRequest('C-1') as Record<string, unknown>;
+    delete (bad.service as Record<string, unknown>).productCode;
+    const refused = await handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: bad as never }] }).catch((e) => e);
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(refused.cause?.message)).toContain('labelRequest.service.productCode');
+
+    const resubmitted = await handle.executeUpdate(resubmitLabelUpdate, {
+      args: [{ labelRequest: labelRequest('C-1', { postalCode: '20095' }), reason: 'postal code fixed' }],
+    });
+    expect(resubmitted).toMatchObject({ revision: 2, labelCreated: true, idempotencyKey: 'acme:C-1:r2', error: null });
+
+    const result = await handle.result();
+    expect(result.outcome).toBe('delivered');
+    expect(result.labelId).toBe(resubmitted.labelId);
+    const labels = labelsOf('C-1');
+    expect(labels.map((l) => [l.idempotencyKey, l.status])).toEqual([
+      ['acme:C-1:r1', 'failed'],
+      ['acme:C-1:r2', 'created'],
+    ]);
+
+    await history(handle, 'courier-rejection-resubmit');
+  });
+
+  it('abandons a rejected label when no correction comes in time', async () => {
+    const handle = await start(order('acme', 'C-2', { postalCode: '00000' }, { correctionTimeoutMs: 500 }));
+    const result = await handle.result();
+    expect(result).toMatchObject({ outcome: 'label_failed', labelId: null });
+    expect(result.lastError?.courierCode).toBe('COURIER_ERROR');
+    await history(handle, 'label-abandoned');
+  });
+
+  it('starting the same order twice makes one workflow and one label', async () => {
+    const input = order('acme', 'D-1');
+    const [first, second] = await Promise.all([
+      startShipment(h.env.client, h.taskQueue, input),
+      startShipment(h.env.client, h.taskQueue, input),
+    ]);
+    expect([first.status, second.status].sort()).toEqual(['already_known', 'started']);
+    await h.env.client.workflow.getHandle(first.workflowId).result();
+    // Finished workflows are not started again either (re-import).
+    expect((await startShipment(h.env.client, h.taskQueue, input)).status).toBe('already_known');
+    expect(labelsOf('D-1')).toHaveLength(1);
+  });
+
+  it('stops tracking on the operator cancel signal with its own outcome', async () => {
+    const handle = await start(order('acme', 'X-1', { marker: 'STALL' }));
+    await waitFor('tracking', async () => ((await handle.query(stateQuery)).phase === 'tracking' ? true : undefined));
+    // Once the label exists, a resubmission is refused with the reason.
+    const late = await handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: labelRequest('X-1') }] }).catch((e) => e);
+    expect(late).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(late.cause?.message)).toContain('the shipment is tracking, not awaiting corrected label data');
+    await handle.signal(cancelShipmentSignal, { reason: 'customer picked it up in store' });
+    const result = await handle.result();
+    expect(result).toMatchObject({ outcome: 'cancelled_by_operator', reason: 'customer picked it up in store' });
+    expect(result.labelId).not.toBeNull();
+    await history(handle, 'cancelled-by-operator');
+  });
+
+  it('ends with tracking_timed_out after the maximum tracking duration', async () => {
+    const handle = await start(order('acme', 'X-2', { marker: 'STALL' }, { maxTrackingMs: 1_500 }));
+    const result = await handle.result();
+    expect(result.outcome).toBe('tracking_timed_out');
+    expect(result.tag).toBe('InTransit');
+  });
+
+  it('continues as new before history grows large, carrying all state', async () => {
+    const handle = await start(
+      order('acme', 'X-3', { marker: 'STALL' }, { pollIntervalMs: 50, historyEventLimit: 30, maxTrackingMs: 4_000 }),
+    );
+    const result = await handle.result();
+    expect(result.outcome).toBe('tracking_timed_out');
+    const state = await handle.query(stateQuery);
+    expect(state.continuedAsNew).toBeGreaterThanOrEqual(1);
+    expect(state.labelId).toBe(result.labelId);
+    expect(state.idempotencyKey).toBe('acme:X-3:r1');
+    expect(labelsOf('X-3')).toHaveLength(1);
+    // The time limit counts from the first run's tracking start, not from each new run.
+    expect(Date.parse(state.trackingStartedAt!)).toBeLessThan(Date.now() - 3_500);
+  });
+
+  it('fails at once with a typed error when the API refuses the credentials', async () => {
+    const wrong = await extraWorker(h, { apiKey: 'not-a-key', apiToken: 'not-a-token' });
+    try {
+      const started = await startShipment(h.env.client, wrong.taskQueue, order('acme', 'A-401'));
+      const err = await h.env.client.workflow.getHandle(started.workflowId).result().catch((e) => e);
+      expect(err.cause?.type).toBe('ShipmentFailed');
+      expect(err.cause?.message).toContain('HTTP 401');
+      expect(err.cause?.cause?.cause?.type).toBe('Unauthorized');
+      // Not retried: exactly one request was refused.
+      expect(labelsOf('A-401')).toHaveLength(0);
+    } finally {
+      await wrong.stop();
+    }
+  });
+});
