@@ -1,0 +1,35 @@
+/**
+ * Replays histories recorded from real runs (test/fixtures/histories, refreshed with
+ * RECORD_HISTORIES=1 npx vitest run test/shipment-workflow.test.ts) against the current workflow
+ * code. A change that would break workflows already running in production fails here.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { expect, it } from 'vitest';
+import { getWorkflowBundle } from './helpers/temporal-env';
+
+const DIR = path.join(__dirname, 'fixtures', 'histories');
+const fixtures = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+
+it('has recorded histories for each path through the workflow', () => {
+  expect(fixtures).toEqual(
+    expect.arrayContaining([
+      'terminal-delivered.json',
+      'terminal-exception.json',
+      'terminal-cancelled.json',
+      'rate-limited.json',
+      'server-errors.json',
+      'courier-rejection-resubmit.json',
+      'label-abandoned.json',
+      'cancelled-by-operator.json',
+    ]),
+  );
+});
+
+it.each(fixtures)('replays %s deterministically', async (file) => {
+  const history = historyFromJSON(JSON.parse(readFileSync(path.join(DIR, file), 'utf8')));
+  // Throws DeterminismViolationError (or the workflow's own error) when the code diverges.
+  await Worker.runReplayHistory({ workflowBundle: await getWorkflowBundle() }, history, file.replace(/\.json$/, ''));
+});

@@ -1,0 +1,125 @@
+/**
+ * Durability through real processes: the worker (`worker/main.ts`, as `npm run worker` runs it)
+ * is killed with SIGKILL while the label request is in flight and the label already exists on
+ * the API side; a new worker process finishes the order. Exactly one label may exist.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startShipment } from '../client/start-shipment';
+import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
+import { stateQuery } from '../workflows/definitions';
+import { TEST_CREDENTIALS } from './helpers/harness';
+import { order } from './helpers/orders';
+import { createTestEnv } from './helpers/temporal-env';
+
+const ROOT = path.join(__dirname, '..');
+let env: TestWorkflowEnvironment;
+let fake: FakeShippingApi;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  fake = await startFakeShippingApi({ port: 0, trackingStepMs: 150, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+});
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await fake?.close();
+  await env?.teardown();
+});
+
+interface WorkerProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts the real worker entry point as its own OS process (one process: node --import tsx). */
+async function startWorkerProcess(taskQueue: string): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SHIPPING_API_BASE_URL: fake.baseUrl,
+      SHIPPING_API_KEY: TEST_CREDENTIALS.apiKey,
+      SHIPPING_API_TOKEN: TEST_CREDENTIALS.apiToken,
+      TRACKING_POLL_INTERVAL: '200ms',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const until = Date.now() + 60_000;
+  while (!output.includes('worker started')) {
+    if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
+    if (Date.now() > until) throw new Error(`worker did not start:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, output: () => output, exited };
+}
+
+it('a worker killed with SIGKILL during label creation, then restarted, ends with exactly one label', async () => {
+  const taskQueue = `crash-${randomUUID()}`;
+  const orderId = 'K-1';
+  // The API creates the label at once but answers only after 5 s: the crash loses the answer.
+  fake.setFaults({ latencyMs: 5_000, endpoints: ['POST /labels'] });
+
+  const first = await startWorkerProcess(taskQueue);
+  const started = await startShipment(env.client, taskQueue, order('acme', orderId));
+  const handle = env.client.workflow.getHandle(started.workflowId);
+
+  const until = Date.now() + 30_000;
+  while (!fake.labels().some((l) => l.customerOrderNumber === orderId)) {
+    if (Date.now() > until) throw new Error('label request never reached the API');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  first.child.kill('SIGKILL');
+  expect(await first.exited).toBeNull(); // killed by the signal, not exited
+  fake.setFaults({ latencyMs: 0, endpoints: null });
+
+  const second = await startWorkerProcess(taskQueue);
+  const result = await handle.result();
+  expect(result.outcome).toBe('delivered');
+
+  const labels = fake.labels().filter((l) => l.customerOrderNumber === orderId);
+  expect(labels).toHaveLength(1);
+  expect(labels[0]!.idempotencyKey).toBe('acme:K-1:r1');
+  expect(result.labelId).toBe(labels[0]!.id);
+  // The retried request was answered from the key, not created again.
+  expect(fake.stats().idempotentReplays).toBeGreaterThanOrEqual(1);
+  expect((await handle.query(stateQuery)).attempts.labelRequests).toBe(1);
+
+  // Graceful shutdown on SIGTERM, and no credentials in anything either worker logged.
+  second.child.kill('SIGTERM');
+  expect(await second.exited).toBe(0);
+  const logs = first.output() + second.output();
+  expect(logs).toContain('"workflowId":"shipment-acme-K-1"');
+  expect(logs).toContain('worker stopped');
+  expect(logs).not.toContain(TEST_CREDENTIALS.apiKey);
+  expect(logs).not.toContain(TEST_CREDENTIALS.apiToken);
+});
+
+it('refuses to start with a message naming each missing or invalid setting', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, SHIPPING_API_BASE_URL: 'not a url', TRACKING_POLL_INTERVAL: 'soon' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  expect(code).toBe(2);
+  expect(stderr).toContain('SHIPPING_API_BASE_URL: must be an http(s) URL');
+  expect(stderr).toContain('SHIPPING_API_KEY: is required');
+  expect(stderr).toContain('SHIPPING_API_TOKEN: is required');
+  expect(stderr).toContain('TRACKING_POLL_INTERVAL: must be a positive duration');
+});
