@@ -1,0 +1,68 @@
+/**
+ * Integration-test helpers: a real Temporal dev server (the CLI found by dev-server/temporal-cli,
+ * with this project's search attributes registered) and the workflow bundle, built once per test
+ * process.
+ *
+ *   const env = await createTestEnv();               // in beforeAll (hookTimeout covers startup)
+ *   const worker = await Worker.create({
+ *     connection: env.nativeConnection, taskQueue, workflowBundle: await getWorkflowBundle(), activities,
+ *   });
+ *   ...
+ *   await env.teardown();                            // in afterAll
+ */
+import path from 'node:path';
+import { TestWorkflowEnvironment, type LocalTestWorkflowEnvironmentOptions } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundle } from '@temporalio/worker';
+import { temporalServerExecutable } from '../../dev-server/temporal-cli';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/definitions';
+
+/**
+ * Installs the SDK Runtime with WARN-level logging (SDK default is INFO, which floods test output
+ * with worker lifecycle lines). Must run before any Worker, NativeConnection or test environment
+ * is created in this process; harmless if a Runtime already exists.
+ */
+export function installQuietRuntime(): void {
+  if (Runtime._instance) return;
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+  });
+}
+
+/**
+ * A local Temporal dev server (in-memory, random free port, no UI) with SEARCH_ATTRIBUTE_KEYS
+ * registered. `opts.server` fields override the defaults here. Call `env.teardown()` when done.
+ */
+export async function createTestEnv(opts: LocalTestWorkflowEnvironmentOptions = {}): Promise<TestWorkflowEnvironment> {
+  installQuietRuntime();
+  return TestWorkflowEnvironment.createLocal({
+    ...opts,
+    server: {
+      executable: temporalServerExecutable(),
+      searchAttributes: SEARCH_ATTRIBUTE_KEYS,
+      namespace: 'default',
+      log: { format: 'pretty', level: 'warn' },
+      ...opts.server,
+    },
+  });
+}
+
+let bundle: Promise<WorkflowBundle> | undefined;
+
+/**
+ * The workflow bundle of `workflows/index.ts`, built once per test process (bundling takes seconds;
+ * give each Worker `workflowBundle` instead of `workflowsPath`). Resolved at call time.
+ */
+export function getWorkflowBundle(): Promise<WorkflowBundle> {
+  bundle ??= (async () => {
+    installQuietRuntime();
+    return bundleWorkflowCode({
+      workflowsPath: path.join(__dirname, '..', '..', 'workflows'),
+      logger: new DefaultLogger('WARN'),
+    });
+  })().catch((err: unknown) => {
+    bundle = undefined; // let a later call retry (e.g. after a syntax error is fixed in watch mode)
+    throw err;
+  });
+  return bundle;
+}

@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // The Temporal SDK's native module crashes under worker threads: one child process per fork.
+    pool: 'forks',
+    poolOptions: {
+      // 2-core machines: each fork may run a Temporal dev server and a worker.
+      forks: { minForks: 1, maxForks: 2 },
+    },
+    // Finds/builds the Temporal CLI once and exports TEMPORAL_CLI_PATH for the forks.
+    globalSetup: ['test/global-setup.ts'],
+    testTimeout: 60_000,
+    // beforeAll hooks start dev servers and bundle workflows.
+    hookTimeout: 120_000,
+    teardownTimeout: 30_000,
+  },
+});
