@@ -1,6 +1,6 @@
 /** Wires a Temporal worker for shipments: workflow code, activities and their API client. */
 import path from 'node:path';
-import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../workflows/definitions';
@@ -28,9 +28,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: createActivities(api, tracking),
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: path.join(__dirname, '..', 'workflows') }),
+    workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
     // The native layer rejects keys that are present but undefined: pass only what is set.
     ...definedOnly({
       maxActivitiesPerSecond: options.maxActivitiesPerSecond,
@@ -42,4 +40,13 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
 
 function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Bundles the workflows at start (development); webpack's module listing is kept out of the logs. */
+function bundleFromSource(): Promise<WorkflowBundleOption> {
+  const runtimeLogger = Runtime.instance().logger;
+  return bundleWorkflowCode({
+    workflowsPath: path.join(__dirname, '..', 'workflows'),
+    logger: new DefaultLogger('WARN', (entry) => runtimeLogger.log(entry.level, entry.message, entry.meta)),
+  });
 }
