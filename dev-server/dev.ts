@@ -481,7 +481,14 @@ async function main(): Promise<void> {
   const running = await waitForLine(worker, /RUNNING/, 60_000);
   if (!running) warn('The worker has not said it is RUNNING after 60 s; check its output above.');
 
-  const envPrefix = temporalPort === DEFAULTS.temporalPort ? '' : `TEMPORAL_ADDRESS=${address} `;
+  // What the import and CLI need in the other terminal. Only the fake's dev credentials are
+  // printed; a real key or token stays a placeholder.
+  const exports = [
+    ...(temporalPort === DEFAULTS.temporalPort ? [] : [`TEMPORAL_ADDRESS=${address}`]),
+    `SHIPPING_API_BASE_URL=${apiUrl}`,
+    `SHIPPING_API_KEY=${apiKey === DEV_API_KEY ? apiKey : '<your key>'}`,
+    `SHIPPING_API_TOKEN=${apiToken === DEV_API_TOKEN ? apiToken : '<your token>'}`,
+  ];
   const line = '─'.repeat(72);
   process.stdout.write(
     [
@@ -496,9 +503,11 @@ async function main(): Promise<void> {
       `   Data              ${dbFile}  (stop, then delete ${dataDir} to start fresh)`,
       '',
       ' Next steps, in another terminal:',
-      `   ${envPrefix}npm run import -- examples/orders.ndjson`,
-      `   ${envPrefix}npm run cli -- list`,
-      `   ${envPrefix}npm run cli -- status <shop> <orderId>`,
+      `   export ${exports.join(' ')}`,
+      '   npm run import -- examples/orders.ndjson --rejects /tmp/rejects.ndjson',
+      '   npm run cli -- list',
+      '   npm run cli -- status <shop> <orderId>',
+      '   npm run cli -- resubmit lyon-ceramics LC-5531 examples/corrected-label.json',
       '',
       ' Ctrl-C stops everything.',
       line,

@@ -1,0 +1,160 @@
+/**
+ * What every operator command shares: exit codes, the error type that carries one, argument
+ * parsing on node's util.parseArgs, the Temporal connection from the environment, and the
+ * translation of known failures into one clear line.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { ConfigError, loadShippingApiSettings, loadTemporalSettings, type TemporalSettings } from '../config/settings';
+import { ShippingApiClient } from '../shipping-api/client';
+import { ShippingApiError } from '../shipping-api/errors';
+
+/** Exit codes of `shipments` and `npm run import` (documented in docs/import-and-cli.md). */
+export const EXIT = {
+  ok: 0,
+  /** import: some records rejected; resubmit: data invalid, refused by the workflow, or the label failed again; cancel: shipment already ended. */
+  rejected: 1,
+  /** Bad command line, unreadable input file, invalid configuration. */
+  usage: 2,
+  /** import: some valid orders could not be started. */
+  failedToStart: 3,
+  /** No shipment workflow for that shop and order. */
+  notFound: 4,
+  /** Temporal or the shipping API could not be reached, or refused our credentials. */
+  unavailable: 5,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode,
+  ) {
+    super(message);
+  }
+}
+
+export const usageError = (message: string) => new CliError(message, EXIT.usage);
+
+/** The process around a command: streams and environment, replaceable in tests. */
+export interface Io {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stdin: NodeJS.ReadableStream;
+  env: Record<string, string | undefined>;
+}
+
+export const processIo = (): Io => ({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env });
+
+/** util.parseArgs with strict checking; its errors become usage errors (exit 2). */
+export function parseCommandArgs<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw usageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** Reads a positive integer flag. */
+export function positiveInt(name: string, text: string | undefined, fallback: number, max = 10_000): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw usageError(`--${name} must be an integer from 1 to ${max} (got "${text}")`);
+  return n;
+}
+
+export function requirePositionals(positionals: string[], names: string[], command: string): string[] {
+  if (positionals.length !== names.length) {
+    throw usageError(
+      `${command} takes ${names.map((n) => `<${n}>`).join(' ')}; got ${positionals.length} argument(s). See: shipments ${command} --help`,
+    );
+  }
+  return positionals;
+}
+
+/** Settings from the environment; a ConfigError is a usage error with its own message. */
+export function temporalSettings(env: Io['env']): TemporalSettings {
+  try {
+    return loadTemporalSettings(env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw usageError(err.message);
+    throw err;
+  }
+}
+
+export function shippingApi(env: Io['env']): ShippingApiClient {
+  try {
+    return new ShippingApiClient(loadShippingApiSettings(env));
+  } catch (err) {
+    if (err instanceof ConfigError) throw usageError(err.message);
+    throw err;
+  }
+}
+
+export interface TemporalSession {
+  client: Client;
+  settings: TemporalSettings;
+  close(): Promise<void>;
+}
+
+/** Connects to Temporal; an unreachable server is exit 5 with the address named. */
+export async function connectTemporal(env: Io['env']): Promise<TemporalSession> {
+  const settings = temporalSettings(env);
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ address: settings.address, connectTimeout: '5s' });
+  } catch (err) {
+    throw new CliError(`cannot connect to Temporal at ${settings.address}: ${messageOf(err)}`, EXIT.unavailable);
+  }
+  const client = new Client({ connection, namespace: settings.namespace });
+  return { client, settings, close: () => connection.close() };
+}
+
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Shipping API failures that mean "cannot talk to it" rather than "it said no". */
+export function isUnavailable(err: unknown): boolean {
+  return (
+    err instanceof ShippingApiError &&
+    ['network', 'server_error', 'rate_limited', 'unauthorized', 'forbidden', 'contract_violation'].includes(err.kind)
+  );
+}
+
+/** A shipping API failure as a CliError with the right exit code. */
+export function shippingApiFailure(what: string, err: unknown): CliError {
+  return new CliError(`${what}: ${messageOf(err)}`, isUnavailable(err) ? EXIT.unavailable : EXIT.rejected);
+}
+
+export const noShipment = (shop: string, orderId: string) => new CliError(`no shipment for shop ${shop} order ${orderId}`, EXIT.notFound);
+
+export function isNotFound(err: unknown): boolean {
+  return err instanceof WorkflowNotFoundError;
+}
+
+/**
+ * Runs a command as the process: its exit code becomes the process's, a CliError prints its
+ * message and exits with its code, anything else prints and exits 1. Waits for stdout to drain.
+ */
+export function runMain(command: (argv: string[], io: Io) => Promise<ExitCode>, argv = process.argv.slice(2)): void {
+  const io = processIo();
+  const exit = (code: number) => io.stdout.write('', () => process.exit(code));
+  command(argv, io).then(exit, (err: unknown) => {
+    println(io.stderr, `error: ${messageOf(err)}`);
+    exit(err instanceof CliError ? err.exitCode : 1);
+  });
+}
+
+/** Writes a line. */
+export function println(stream: NodeJS.WritableStream, text = ''): void {
+  stream.write(`${text}\n`);
+}
+
+/** Plain left-aligned columns for human output. */
+export function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
+}

@@ -1,0 +1,71 @@
+/**
+ * `shipments <command>` (also `npm run cli -- <command>`): the operator's entry point.
+ * Commands parse their own options with node's util.parseArgs; each has --help.
+ */
+import { EXIT, runMain, usageError, type ExitCode, type Io } from './cli-support';
+import { couriersCommand, productsCommand } from './commands/catalog';
+import { cancelCommand } from './commands/cancel';
+import { listCommand } from './commands/list';
+import { resubmitCommand } from './commands/resubmit';
+import { statusCommand } from './commands/status';
+import { importCommand } from './import';
+
+type Command = (argv: string[], io: Io) => Promise<ExitCode>;
+
+const COMMANDS: Record<string, Command> = {
+  import: importCommand,
+  status: statusCommand,
+  list: listCommand,
+  resubmit: resubmitCommand,
+  cancel: cancelCommand,
+  couriers: couriersCommand,
+  products: productsCommand,
+};
+
+export const HELP = `Usage: shipments <command> [options]     (or: npm run cli -- <command> [options])
+
+Commands:
+  import <file|->                    Start one shipment workflow per order of a shop export
+                                     (NDJSON, JSON array or CSV)
+  status <shop> <orderId>            A shipment's state, workflow status and retrying activities
+  list [--status] [--tag] [--courier] [--shop]
+                                     Shipments filtered on their search attributes
+  resubmit <shop> <orderId> <file>   Corrected label data for a label the courier rejected
+  cancel <shop> <orderId>            Stop a shipment
+  couriers                           Couriers of the shipping account
+  products <courier>                 A courier's shipping products
+
+Run "shipments <command> --help" for a command's options.
+
+Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default),
+TEMPORAL_TASK_QUEUE (shipments); SHIPPING_API_BASE_URL, SHIPPING_API_KEY,
+SHIPPING_API_TOKEN for couriers, products and the import preflight.
+
+Exit codes: 0 success; 1 rejected (records, corrected data, or the shipment already ended);
+2 usage or configuration error; 3 import: some orders failed to start; 4 no such shipment;
+5 Temporal or the shipping API unreachable. Details: docs/import-and-cli.md.
+`;
+
+export async function main(argv: string[], io: Io): Promise<ExitCode> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    const topic = name === 'help' ? rest[0] : undefined;
+    if (topic !== undefined && COMMANDS[topic]) return COMMANDS[topic](['--help'], io);
+    if (name === undefined) {
+      io.stderr.write(HELP);
+      return EXIT.usage;
+    }
+    io.stdout.write(HELP);
+    return EXIT.ok;
+  }
+  const command = COMMANDS[name];
+  if (!command) throw usageError(`unknown command "${name}"; commands: ${Object.keys(COMMANDS).join(', ')}. See: shipments --help`);
+  return command(rest, io);
+}
+
+/** Runs the command line of this process (used by the `shipments` bin). */
+export function run(argv = process.argv.slice(2)): void {
+  runMain(main, argv);
+}
+
+if (require.main === module) run();

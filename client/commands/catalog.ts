@@ -1,0 +1,69 @@
+/** `shipments couriers` and `shipments products <courier>`: what the shipping API offers the account. */
+import {
+  EXIT,
+  parseCommandArgs,
+  println,
+  requirePositionals,
+  shippingApi,
+  shippingApiFailure,
+  table,
+  type ExitCode,
+  type Io,
+} from '../cli-support';
+
+const ENV_NOTE = `Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN.`;
+const EXIT_NOTE = `Exit codes: 0 listed; 1 the API refused the request (e.g. unknown courier);
+2 usage/configuration error; 5 the shipping API unreachable or credentials refused.`;
+
+export const COURIERS_HELP = `Usage: shipments couriers [--json]
+
+Lists the couriers of the account (GET /couriers): the codes import records use in
+labelRequest.courier.
+
+${ENV_NOTE}
+${EXIT_NOTE}
+`;
+
+export const PRODUCTS_HELP = `Usage: shipments products [--json] <courier>
+
+Lists a courier's shipping products (GET /products): the codes import records use in
+labelRequest.service.productCode.
+
+${ENV_NOTE}
+${EXIT_NOTE}
+`;
+
+export async function couriersCommand(argv: string[], io: Io): Promise<ExitCode> {
+  return catalogCommand(argv, io, 'couriers');
+}
+
+export async function productsCommand(argv: string[], io: Io): Promise<ExitCode> {
+  return catalogCommand(argv, io, 'products');
+}
+
+async function catalogCommand(argv: string[], io: Io, command: 'couriers' | 'products'): Promise<ExitCode> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
+  if (values.help) {
+    io.stdout.write(command === 'couriers' ? COURIERS_HELP : PRODUCTS_HELP);
+    return EXIT.ok;
+  }
+  const [courier] = requirePositionals(positionals, command === 'couriers' ? [] : ['courier'], command);
+  const api = shippingApi(io.env);
+  try {
+    let list;
+    try {
+      list = courier === undefined ? await api.listCouriers() : await api.listProducts(courier);
+    } catch (err) {
+      throw shippingApiFailure(courier === undefined ? 'GET /couriers' : `GET /products for courier ${courier}`, err);
+    }
+    if (values.json) println(io.stdout, JSON.stringify(courier === undefined ? { couriers: list } : { courier, products: list }, null, 2));
+    else if (list.length === 0) println(io.stdout, courier === undefined ? 'No couriers.' : `No products for courier ${courier}.`);
+    else println(io.stdout, table([['CODE', 'NAME'], ...list.map((x) => [x.code, x.name])]));
+    return EXIT.ok;
+  } finally {
+    await api.close();
+  }
+}

@@ -1,0 +1,112 @@
+/** `shipments resubmit <shop> <orderId> <file>`: corrected label data for a rejected label. */
+import { readFile } from 'node:fs/promises';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { resubmitLabelUpdate, type ResubmitResult } from '../../workflows/definitions';
+import {
+  CliError,
+  connectTemporal,
+  EXIT,
+  messageOf,
+  parseCommandArgs,
+  println,
+  requirePositionals,
+  usageError,
+  type ExitCode,
+  type Io,
+} from '../cli-support';
+import { validateLabelRequest } from '../import-record';
+import { findShipment } from '../shipment-lookup';
+
+export const RESUBMIT_HELP = `Usage: shipments resubmit [--reason <text>] [--json] <shop> <orderId> <file>
+
+Sends corrected label data to a shipment whose label the courier (or the API's
+validation) rejected, and waits for the new label attempt. <file> is the label creation
+request as JSON, without idempotencyKey (the workflow derives a new key per revision);
+- reads it from standard input. The file is validated locally first, naming each bad
+field. The workflow refuses the update when the shipment is not awaiting corrected data.
+
+Options:
+  --reason <text>   Why the data was changed (kept in the workflow history), max 500 chars
+  --json            One JSON document on stdout: { result } or { rejected } or { problems }
+  -h, --help        Show this help
+
+Exit codes: 0 label created; 1 file invalid, update refused by the workflow, shipment
+already ended, or the label was rejected again; 2 usage/configuration error or
+unreadable file; 4 no shipment for that shop and order; 5 Temporal unreachable.
+`;
+
+export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    reason: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
+  if (values.help) {
+    io.stdout.write(RESUBMIT_HELP);
+    return EXIT.ok;
+  }
+  const [shop, orderId, file] = requirePositionals(positionals, ['shop', 'orderId', 'file'], 'resubmit') as [string, string, string];
+  if (values.reason !== undefined && values.reason.length > 500) throw usageError('--reason must be at most 500 characters');
+  const out = (human: string, json: unknown) => println(io.stdout, values.json ? JSON.stringify(json, null, 2) : human);
+
+  // 1. The file, checked locally before anything is sent.
+  let text: string;
+  try {
+    text = file === '-' ? await readAll(io.stdin) : await readFile(file, 'utf8');
+  } catch (err) {
+    throw usageError(`cannot read ${file}: ${messageOf(err)}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw usageError(`${file} is not valid JSON: ${messageOf(err)}`);
+  }
+  const validated = validateLabelRequest(json);
+  if (!validated.ok) {
+    out(
+      [`${file} is not a valid label request; nothing was sent:`, ...validated.problems.map((p) => `  ${p.field}: ${p.message}`)].join('\n'),
+      { problems: validated.problems },
+    );
+    return EXIT.rejected;
+  }
+
+  // 2. The update; the workflow's validator decides whether it is accepted.
+  const session = await connectTemporal(io.env);
+  try {
+    const { handle, description } = await findShipment(session.client, shop, orderId);
+    if (description.status.name !== 'RUNNING') {
+      throw new CliError(`the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); nothing to resubmit`, EXIT.rejected);
+    }
+    let result: ResubmitResult;
+    try {
+      result = await handle.executeUpdate(resubmitLabelUpdate, {
+        args: [{ labelRequest: validated.value, ...(values.reason === undefined ? {} : { reason: values.reason }) }],
+      });
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) {
+        const message = err.cause?.message ?? err.message;
+        out(`The workflow refused the corrected data: ${message}`, { rejected: message });
+        return EXIT.rejected;
+      }
+      throw err;
+    }
+    const lines = result.labelCreated
+      ? [`Label created: ${result.labelId} (revision ${result.revision}, key ${result.idempotencyKey ?? '-'})`]
+      : [
+          `The label was rejected again (revision ${result.revision}); the shipment is waiting for corrected data.`,
+          ...(result.error ? [`  ${result.error.kind}: ${result.error.courierMessage ? `${result.error.courierCode}: ${result.error.courierMessage}` : result.error.message}`] : []),
+          ...(result.error?.fields ?? []).map((f) => `  ${f.field}: ${f.message}`),
+        ];
+    out(lines.join('\n'), { result });
+    return result.labelCreated ? EXIT.ok : EXIT.rejected;
+  } finally {
+    await session.close();
+  }
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream as AsyncIterable<Buffer | string>) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}

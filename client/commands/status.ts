@@ -1,0 +1,170 @@
+/** `shipments status <shop> <orderId>`: the workflow's own state, plus what Temporal knows. */
+import { WorkflowFailedError } from '@temporalio/client';
+import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../../workflows/definitions';
+import { connectTemporal, EXIT, messageOf, parseCommandArgs, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
+import { findShipment, shipmentAttributes, timestampIso } from '../shipment-lookup';
+
+export const STATUS_HELP = `Usage: shipments status [--json] <shop> <orderId>
+
+Shows one order's shipment: the workflow's state (stateQuery: phase, label, tracking,
+attempts, last error), the workflow execution status, its search attributes, and each
+pending activity's attempt count and last failure (useful while a label is being retried).
+When the workflow has completed, its outcome is shown too.
+
+Options:
+  --json        One JSON document on stdout
+  -h, --help    Show this help
+
+Exit codes: 0 shown; 2 usage/configuration error; 4 no shipment for that shop and order;
+5 Temporal unreachable.
+`;
+
+/** How long to wait for the state query (it needs a worker; a closed workflow without one never answers). */
+const QUERY_TIMEOUT_MS = 5_000;
+
+const ACTIVITY_STATES: Record<number, string> = {
+  1: 'SCHEDULED',
+  2: 'STARTED',
+  3: 'CANCEL_REQUESTED',
+  4: 'PAUSED',
+  5: 'PAUSE_REQUESTED',
+};
+
+export interface PendingActivity {
+  activityId: string;
+  activity: string | null;
+  state: string;
+  attempt: number;
+  /** 0 = unlimited. */
+  maximumAttempts: number;
+  lastFailure: string | null;
+  lastStartedAt: string | null;
+  nextAttemptAt: string | null;
+}
+
+export interface StatusReport {
+  shop: string;
+  orderId: string;
+  workflowId: string;
+  runId: string;
+  execution: { status: string; startTime: string; closeTime: string | null; historyLength: number; taskQueue: string };
+  searchAttributes: ReturnType<typeof shipmentAttributes>;
+  state: ShipmentState | null;
+  /** Why the state could not be queried (e.g. no worker running). */
+  stateError?: string;
+  pendingActivities: PendingActivity[];
+  outcome?: ShipmentOutcome;
+  /** The workflow's failure message, when it failed. */
+  failure?: string;
+}
+
+export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
+  if (values.help) {
+    io.stdout.write(STATUS_HELP);
+    return EXIT.ok;
+  }
+  const [shop, orderId] = requirePositionals(positionals, ['shop', 'orderId'], 'status') as [string, string];
+  const session = await connectTemporal(io.env);
+  try {
+    const { workflowId, handle, description } = await findShipment(session.client, shop, orderId);
+    const report: StatusReport = {
+      shop,
+      orderId,
+      workflowId,
+      runId: description.runId,
+      execution: {
+        status: description.status.name,
+        startTime: description.startTime.toISOString(),
+        closeTime: description.closeTime?.toISOString() ?? null,
+        historyLength: description.historyLength,
+        taskQueue: description.taskQueue,
+      },
+      searchAttributes: shipmentAttributes(description.typedSearchAttributes),
+      state: null,
+      pendingActivities: (description.raw.pendingActivities ?? []).map((a) => ({
+        activityId: a.activityId ?? '',
+        activity: a.activityType?.name ?? null,
+        state: ACTIVITY_STATES[a.state ?? 0] ?? 'UNSPECIFIED',
+        attempt: a.attempt ?? 0,
+        maximumAttempts: a.maximumAttempts ?? 0,
+        lastFailure: a.lastFailure?.message ?? null,
+        lastStartedAt: timestampIso(a.lastStartedTime),
+        nextAttemptAt: timestampIso(a.nextAttemptScheduleTime),
+      })),
+    };
+    try {
+      report.state = await session.client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(stateQuery));
+    } catch (err) {
+      report.stateError = `state query failed (is a worker running on task queue ${description.taskQueue}?): ${messageOf(err)}`;
+    }
+    if (description.status.name === 'COMPLETED') {
+      report.outcome = (await handle.result()) as ShipmentOutcome;
+    } else if (description.status.name === 'FAILED') {
+      try {
+        await handle.result();
+      } catch (err) {
+        report.failure = err instanceof WorkflowFailedError && err.cause ? err.cause.message : messageOf(err);
+      }
+    }
+
+    if (values.json) println(io.stdout, JSON.stringify(report, null, 2));
+    else println(io.stdout, statusText(report));
+    return EXIT.ok;
+  } finally {
+    await session.close();
+  }
+}
+
+function statusText(r: StatusReport): string {
+  const s = r.state;
+  const rows: Array<[string, string]> = [
+    ['Workflow', `${r.execution.status}, started ${r.execution.startTime}${r.execution.closeTime ? `, closed ${r.execution.closeTime}` : ''}, ${r.execution.historyLength} history events`],
+    ['Status', r.searchAttributes.status ?? '-'],
+    ['Courier', s?.courier ?? r.searchAttributes.courier ?? '-'],
+  ];
+  if (s) {
+    rows.push(
+      ['Phase', s.phase],
+      ['Label', s.labelId ? `${s.labelId} (revision ${s.revision}, key ${s.idempotencyKey ?? '-'})` : `not created yet (revision ${s.revision})`],
+      ['Order numbers', `customer ${s.customerOrderNumber ?? '-'}, courier ${s.courierOrderNumber ?? '-'}`],
+      ['Tracking', `${s.trackingNumber ?? 'no number yet'}${s.tag ? ` · ${s.tag}${s.subtag ? ` (${s.subtag}${s.subtagMessage ? `: ${s.subtagMessage}` : ''})` : ''}` : ''}`],
+    );
+    if (s.lastCheckpoint) {
+      const c = s.lastCheckpoint;
+      rows.push(['Last checkpoint', `${c.checkpointTime} ${c.location || c.city}: ${c.message}`]);
+    }
+    rows.push(['Attempts', `label requests ${s.attempts.labelRequests}, tracking polls ${s.attempts.trackingPolls}`]);
+    if (s.lastError) {
+      const e = s.lastError;
+      rows.push(['Last error', `${e.kind}: ${e.courierMessage ? `${e.courierCode}: ${e.courierMessage}` : e.message} (${e.at})`]);
+      for (const f of e.fields ?? []) rows.push(['', `${f.field}: ${f.message}`]);
+    }
+    if (s.phase === 'awaiting_correction') {
+      rows.push(['Next step', `shipments resubmit ${quoteArg(r.shop)} ${quoteArg(r.orderId)} <corrected-label.json>  (or: shipments cancel ...)`]);
+    }
+  } else if (r.stateError) {
+    rows.push(['State', r.stateError]);
+  }
+  if (r.outcome) rows.push(['Outcome', `${r.outcome.outcome}${r.outcome.reason ? ` (${r.outcome.reason})` : ''}`]);
+  if (r.failure) rows.push(['Failure', r.failure]);
+
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = [`Shipment of shop ${r.shop} order ${r.orderId} (workflow ${r.workflowId})`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)];
+  if (r.pendingActivities.length > 0) {
+    lines.push('Pending activities:');
+    for (const a of r.pendingActivities) {
+      const max = a.maximumAttempts > 0 ? `/${a.maximumAttempts}` : '';
+      lines.push(`  ${a.activity ?? a.activityId}  ${a.state}  attempt ${a.attempt}${max}${a.nextAttemptAt ? `, next attempt ${a.nextAttemptAt}` : ''}`);
+      if (a.lastFailure) lines.push(`    last failure: ${a.lastFailure}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+function quoteArg(text: string): string {
+  return /^[\w.@:+-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,139 @@
+/**
+ * The import pipeline, free of I/O setup so it can be tested with fakes: records stream in,
+ * each is validated (contract schemas), checked for a repeat of its shop+orderId in the same
+ * input, preflighted (courier and product codes) and started, with at most `concurrency`
+ * records between validation and a settled start. Reading waits while all slots are busy, so
+ * memory and connections stay bounded however long the input is.
+ */
+import type { FieldProblem } from '../shipping-api/contract';
+import type { ShipmentInput } from '../workflows/definitions';
+import { shipmentWorkflowId } from '../workflows/definitions';
+import type { StartResult } from './start-shipment';
+import { identityOf, validateRecord } from './import-record';
+import type { SourceRecord } from './import-source';
+import type { Preflight } from './preflight';
+import type { ProgressCounts } from './progress';
+
+export interface Position {
+  line: number;
+  /** JSON array input only. */
+  index?: number;
+}
+
+export interface Rejection extends Position {
+  shop: string | null;
+  orderId: string | null;
+  reasons: FieldProblem[];
+}
+
+export interface StartFailure extends Position {
+  shop: string;
+  orderId: string;
+  workflowId: string;
+  message: string;
+}
+
+export interface ImportResult {
+  counts: ProgressCounts;
+  rejections: Rejection[];
+  failures: StartFailure[];
+}
+
+export interface ImportEngineOptions {
+  records: AsyncIterable<SourceRecord>;
+  /** Absent with --skip-preflight. */
+  preflight?: Preflight;
+  /** Absent with --dry-run: records are validated and preflighted only. */
+  start?: (input: ShipmentInput) => Promise<StartResult>;
+  concurrency: number;
+  onRejected?: (rejection: Rejection, record: SourceRecord) => void;
+  onFailed?: (failure: StartFailure, record: SourceRecord) => void;
+  onProgress?: (counts: ProgressCounts) => void;
+}
+
+export async function importRecords(options: ImportEngineOptions): Promise<ImportResult> {
+  const counts: ProgressCounts = { records: 0, accepted: 0, started: 0, alreadyKnown: 0, rejected: 0, failed: 0 };
+  const rejections: Rejection[] = [];
+  const failures: StartFailure[] = [];
+  /** workflow id → where that order first appeared in this input. */
+  const seen = new Map<string, Position>();
+  const inFlight = new Set<Promise<void>>();
+
+  const position = (record: SourceRecord): Position =>
+    record.index === undefined ? { line: record.line } : { line: record.line, index: record.index };
+
+  const reject = (record: SourceRecord, reasons: FieldProblem[]) => {
+    const rejection: Rejection = { ...position(record), ...identityOf(record.value), reasons };
+    counts.rejected++;
+    rejections.push(rejection);
+    options.onRejected?.(rejection, record);
+    options.onProgress?.(counts);
+  };
+
+  const handle = async (record: SourceRecord, input: ShipmentInput): Promise<void> => {
+    const workflowId = shipmentWorkflowId(input);
+    try {
+      const problems = options.preflight ? await options.preflight.check(input.labelRequest) : [];
+      if (problems.length > 0) return reject(record, problems);
+      counts.accepted++;
+      if (!options.start) return;
+      const result = await options.start(input);
+      if (result.status === 'started') counts.started++;
+      else counts.alreadyKnown++;
+    } catch (err) {
+      const failure: StartFailure = {
+        ...position(record),
+        shop: input.shop,
+        orderId: input.orderId,
+        workflowId,
+        message: err instanceof Error ? err.message : String(err),
+      };
+      counts.failed++;
+      failures.push(failure);
+      options.onFailed?.(failure, record);
+    }
+    options.onProgress?.(counts);
+  };
+
+  for await (const record of options.records) {
+    counts.records++;
+    const reasons = [...record.problems];
+    let input: ShipmentInput | undefined;
+    if (record.value !== undefined) {
+      const validated = validateRecord(record.value);
+      if (validated.ok) input = validated.value;
+      else reasons.push(...validated.problems);
+    }
+
+    // The first occurrence of an order wins; later ones are rejected as duplicates, valid or not.
+    const { shop, orderId } = identityOf(record.value);
+    if (shop !== null && orderId !== null) {
+      const id = shipmentWorkflowId({ shop, orderId });
+      const first = seen.get(id);
+      if (first) {
+        const where = first.index === undefined ? `line ${first.line}` : `index ${first.index}`;
+        reasons.push({
+          field: 'orderId',
+          message: `duplicate: shop ${shop} order ${orderId} already appears at ${where} of this input; only the first is imported`,
+        });
+      } else {
+        seen.set(id, position(record));
+      }
+    }
+
+    if (reasons.length > 0 || input === undefined) {
+      reject(record, reasons);
+      continue;
+    }
+
+    while (inFlight.size >= options.concurrency) await Promise.race(inFlight);
+    const task: Promise<void> = handle(record, input).finally(() => inFlight.delete(task));
+    inFlight.add(task);
+  }
+  await Promise.all(inFlight);
+
+  const byPosition = (a: Position, b: Position) => (a.index ?? a.line) - (b.index ?? b.line);
+  rejections.sort(byPosition);
+  failures.sort(byPosition);
+  return { counts, rejections, failures };
+}

@@ -1,0 +1,278 @@
+/**
+ * `npm run import -- <file|->` and `shipments import`: starts one shipment workflow per valid
+ * order of a shop export (NDJSON, JSON array or CSV). See docs/import-and-cli.md.
+ */
+import { constants, createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { once } from 'node:events';
+import type { ShippingApiClient } from '../shipping-api/client';
+import type { FieldProblem } from '../shipping-api/contract';
+import {
+  CliError,
+  connectTemporal,
+  EXIT,
+  isUnavailable,
+  messageOf,
+  parseCommandArgs,
+  positiveInt,
+  println,
+  runMain,
+  shippingApi,
+  usageError,
+  type ExitCode,
+  type Io,
+  type TemporalSession,
+} from './cli-support';
+import { importRecords, type ImportResult, type Rejection, type StartFailure } from './import-engine';
+import { formatFromPath, FORMATS, readRecords, sniffFormat, type InputFormat, type SourceRecord } from './import-source';
+import { Preflight } from './preflight';
+import { Progress } from './progress';
+import { startShipment } from './start-shipment';
+
+export const DEFAULT_CONCURRENCY = 16;
+
+export const IMPORT_HELP = `Usage: shipments import [options] <file|->
+       npm run import -- [options] <file|->
+
+Starts one shipment workflow per order of a shop export. Records are
+{ "shop", "orderId", "labelRequest" } (the label request without idempotencyKey:
+the system derives it). Every record is validated; invalid ones are reported with
+their line (or array index) and field path, and the others are still imported.
+Importing the same file again starts nothing new (orders are counted "already known").
+
+Input (- reads standard input):
+  --format <ndjson|json|csv>  Default: from the extension (.ndjson/.jsonl, .json, .csv),
+                              else guessed from the first character ([ json, { ndjson, else csv)
+Options:
+  --concurrency <n>           Orders preflighted/started at once (default ${DEFAULT_CONCURRENCY}, max 256)
+  --dry-run                   Validate and preflight only; start nothing, no Temporal needed
+  --skip-preflight            Do not check courier/product codes against GET /couriers and
+                              GET /products (for when the shipping API is not reachable)
+  --rejects <path>            Write every rejected record (original text, parsed record,
+                              reasons) and every order that failed to start to <path>, as NDJSON
+  --json                      Print one JSON summary document on stdout (no other stdout output)
+  -h, --help                  Show this help
+
+Environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE; for the preflight
+SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN.
+
+Exit codes: 0 all imported (started or already known); 1 some records rejected;
+2 usage or configuration error; 3 some orders failed to start (even if others were rejected);
+5 Temporal or the shipping API (preflight) unreachable or refused credentials, nothing started.
+`;
+
+export interface ImportSummary {
+  input: string;
+  format: InputFormat;
+  dryRun: boolean;
+  preflight: 'checked' | 'skipped';
+  counts: ImportResult['counts'];
+  rejections: Rejection[];
+  failures: StartFailure[];
+  durationMs: number;
+  exitCode: ExitCode;
+}
+
+/** Runs the import command; resolves with the exit code. */
+export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    format: { type: 'string' },
+    concurrency: { type: 'string' },
+    'dry-run': { type: 'boolean', default: false },
+    'skip-preflight': { type: 'boolean', default: false },
+    rejects: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
+  if (values.help) {
+    io.stdout.write(IMPORT_HELP);
+    return EXIT.ok;
+  }
+  if (positionals.length !== 1) throw usageError('import takes one input: a file path, or - for standard input. See: shipments import --help');
+  const input = positionals[0]!;
+  if (values.format !== undefined && !(FORMATS as readonly string[]).includes(values.format)) {
+    throw usageError(`--format must be one of ${FORMATS.join(', ')} (got "${values.format}")`);
+  }
+  const concurrency = positiveInt('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 256);
+  const dryRun = values['dry-run'];
+  const began = Date.now();
+
+  // Everything that can fail for the whole run fails here, before any record is read.
+  const source = await openInput(input, io);
+  const rejects = values.rejects === undefined ? undefined : await openRejects(values.rejects);
+  let catalog: ShippingApiClient | undefined;
+  let temporal: TemporalSession | undefined;
+  try {
+    let preflight: Preflight | undefined;
+    if (!values['skip-preflight']) {
+      catalog = preflightClient(io.env);
+      try {
+        preflight = await Preflight.create(catalog);
+      } catch (err) {
+        throw new CliError(
+          `preflight: cannot read GET /couriers: ${messageOf(err)}; nothing was started (use --skip-preflight if the shipping API is not reachable)`,
+          isUnavailable(err) ? EXIT.unavailable : EXIT.usage,
+        );
+      }
+    }
+    if (!dryRun) temporal = await connectTemporal(io.env);
+
+    let format = (values.format as InputFormat | undefined) ?? (input === '-' ? undefined : formatFromPath(input));
+    let chunks: AsyncIterable<string> = source.chunks;
+    if (format === undefined) ({ format, chunks } = await sniffFormat(chunks));
+
+    const progress = new Progress(io.stderr, dryRun, { total: source.size, read: source.bytesRead });
+    const human = !values.json;
+    const report = (line: string) => {
+      progress.clear();
+      println(io.stderr, line);
+    };
+    const session = temporal;
+    const result = await importRecords({
+      records: readRecords(chunks, format),
+      preflight,
+      start: session ? (order) => startShipment(session.client, session.settings.taskQueue, order) : undefined,
+      concurrency,
+      onRejected: (rejection, record) => {
+        rejects?.write(rejectLine('rejected', record, { shop: rejection.shop, orderId: rejection.orderId, reasons: rejection.reasons }));
+        if (human) report(`rejected ${where(rejection)}${who(rejection)}: ${reasonsText(rejection.reasons)}`);
+      },
+      onFailed: (failure, record) => {
+        rejects?.write(rejectLine('failed_to_start', record, { shop: failure.shop, orderId: failure.orderId, error: failure.message }));
+        if (human) report(`failed to start ${where(failure)}${who(failure)}: ${failure.message}`);
+      },
+      onProgress: (counts) => progress.update(counts),
+    });
+    progress.finish(result.counts);
+
+    const exitCode: ExitCode = result.counts.failed > 0 ? EXIT.failedToStart : result.counts.rejected > 0 ? EXIT.rejected : EXIT.ok;
+    const summary: ImportSummary = {
+      input,
+      format,
+      dryRun,
+      preflight: preflight ? 'checked' : 'skipped',
+      ...result,
+      durationMs: Date.now() - began,
+      exitCode,
+    };
+    if (values.json) println(io.stdout, JSON.stringify(summary, null, 2));
+    else println(io.stdout, summaryText(summary, values.rejects));
+    return exitCode;
+  } finally {
+    await Promise.allSettled([source.close(), catalog?.close(), temporal?.close(), rejects && closeStream(rejects)]);
+  }
+}
+
+// ---------------------------------------------------------------- input and output files
+
+interface InputSource {
+  /** The input as text; the file is opened on the first read. */
+  chunks: AsyncGenerator<string>;
+  /** Bytes, when the input is a regular file. */
+  size?: number;
+  bytesRead: () => number;
+  /** Closes the file if it was opened and not read to the end. */
+  close: () => Promise<void>;
+}
+
+async function openInput(input: string, io: Io): Promise<InputSource> {
+  let size: number | undefined;
+  if (input !== '-') {
+    try {
+      const info = await stat(input);
+      if (!info.isFile()) throw new Error('not a regular file');
+      await access(input, constants.R_OK);
+      size = info.size;
+    } catch (err) {
+      throw usageError(`cannot read input ${input}: ${messageOf(err)}`);
+    }
+  }
+  let bytes = 0;
+  async function* decode(): AsyncGenerator<string> {
+    const stream: AsyncIterable<Buffer> =
+      input === '-' ? (io.stdin as AsyncIterable<Buffer>) : createReadStream(input, { highWaterMark: 64 * 1024 });
+    const decoder = new TextDecoder('utf-8');
+    for await (const chunk of stream) {
+      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      bytes += buffer.length;
+      yield decoder.decode(buffer, { stream: true });
+    }
+    const rest = decoder.decode();
+    if (rest !== '') yield rest;
+  }
+  const chunks = decode();
+  return {
+    chunks,
+    size,
+    bytesRead: () => bytes,
+    close: async () => {
+      await chunks.return(undefined);
+    },
+  };
+}
+
+async function openRejects(path: string): Promise<WriteStream> {
+  const stream = createWriteStream(path, { flags: 'w' });
+  try {
+    await once(stream, 'open');
+  } catch (err) {
+    throw usageError(`cannot write rejects file ${path}: ${messageOf(err)}`);
+  }
+  return stream;
+}
+
+async function closeStream(stream: WriteStream): Promise<void> {
+  stream.end();
+  await once(stream, 'finish');
+}
+
+function preflightClient(env: Io['env']): ShippingApiClient {
+  try {
+    return shippingApi(env);
+  } catch (err) {
+    if (err instanceof CliError) throw usageError(`${err.message}\n(the preflight needs the shipping API; pass --skip-preflight to import without it)`);
+    throw err;
+  }
+}
+
+/** One NDJSON line of the rejects file: the record as it was read, and why it was not imported. */
+function rejectLine(kind: 'rejected' | 'failed_to_start', record: SourceRecord, details: Record<string, unknown>): string {
+  const entry: Record<string, unknown> = { kind, line: record.line };
+  if (record.index !== undefined) entry.index = record.index;
+  Object.assign(entry, details);
+  entry.raw = record.raw;
+  if (record.header !== undefined) entry.header = record.header;
+  if (record.value !== undefined) entry.record = record.value;
+  return `${JSON.stringify(entry)}\n`;
+}
+
+// ---------------------------------------------------------------- human output
+
+function where(p: { line: number; index?: number }): string {
+  return p.index === undefined ? `line ${p.line}` : `index ${p.index} (line ${p.line})`;
+}
+
+function who(p: { shop: string | null; orderId: string | null }): string {
+  return p.shop !== null || p.orderId !== null ? ` (shop ${p.shop ?? '?'} order ${p.orderId ?? '?'})` : '';
+}
+
+function reasonsText(reasons: FieldProblem[]): string {
+  return reasons.map((r) => `${r.field}: ${r.message}`).join('; ');
+}
+
+function summaryText(s: ImportSummary, rejectsPath: string | undefined): string {
+  const c = s.counts;
+  const lines = [
+    `${s.dryRun ? 'Dry run of' : 'Imported'} ${s.input === '-' ? 'standard input' : s.input} (${s.format}, preflight ${s.preflight}) in ${(s.durationMs / 1000).toFixed(1)} s`,
+    `  records        ${c.records}`,
+  ];
+  if (s.dryRun) lines.push(`  valid          ${c.accepted}   (would be started or found already known)`);
+  else lines.push(`  started        ${c.started}`, `  already known  ${c.alreadyKnown}`);
+  lines.push(`  rejected       ${c.rejected}`);
+  if (!s.dryRun || c.failed > 0) lines.push(`  failed         ${c.failed}`);
+  if (rejectsPath !== undefined && (c.rejected > 0 || c.failed > 0)) lines.push(`Rejected and failed records written to ${rejectsPath}`);
+  if (s.exitCode === EXIT.failedToStart) lines.push('Some orders failed to start: fix the cause and import the same input again (started orders are skipped).');
+  return lines.join('\n');
+}
+
+if (require.main === module) runMain(importCommand);

@@ -1,0 +1,72 @@
+/**
+ * Running the operator CLI in tests: as a real child process (`tsx client/cli.ts ...`, the
+ * way an operator runs it, for exit codes and output), or in-process with captured streams
+ * (fast, for many small cases).
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import type { Io } from '../../client/cli-support';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+const TSX = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Variables of the parent that would leak into the child's configuration. */
+const CONFIG_PREFIXES = ['TEMPORAL_', 'SHIPPING_API_'];
+
+/**
+ * Runs `tsx client/cli.ts <args>` with only the given configuration variables (the test
+ * process's own TEMPORAL_* / SHIPPING_API_* are removed, so a test states everything it relies on).
+ */
+export function runCli(args: string[], opts: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {}): Promise<CliRun> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !CONFIG_PREFIXES.some((p) => k.startsWith(p))) env[k] = v;
+  }
+  Object.assign(env, opts.env, { NO_COLOR: '1' });
+  return new Promise((resolve, reject) => {
+    const child = spawn(TSX, ['client/cli.ts', ...args], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`shipments ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 30_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, opts.timeoutMs ?? 30_000);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.stdin ?? '');
+  });
+}
+
+/** An Io whose output is collected (synchronously), for calling a command function in-process. */
+export function captureIo(opts: { env?: Record<string, string | undefined>; stdin?: string; tty?: boolean } = {}) {
+  const collected = { out: '', err: '' };
+  const sink = (key: 'out' | 'err') =>
+    new Writable({
+      write(chunk: Buffer | string, _encoding, callback) {
+        collected[key] += chunk.toString();
+        callback();
+      },
+    });
+  const stderr = sink('err') as Writable & { isTTY?: boolean; columns?: number };
+  if (opts.tty) {
+    stderr.isTTY = true;
+    stderr.columns = 100;
+  }
+  const io: Io = { stdout: sink('out'), stderr, stdin: Readable.from([opts.stdin ?? '']), env: opts.env ?? {} };
+  return { io, stdout: () => collected.out, stderr: () => collected.err };
+}
