@@ -1,0 +1,105 @@
+/**
+ * The README's quick start, as a new user runs it: `npm run dev` (here on free ports and a
+ * temporary data dir), the printed exports, the sample import, shipments reaching delivered,
+ * the Web UI answering, and Ctrl-C stopping everything.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { REPO_ROOT, runCli } from './helpers/cli';
+
+let dev: ChildProcess | undefined;
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'quick-start-'));
+
+afterAll(() => {
+  if (dev?.pid && dev.exitCode === null) process.kill(-dev.pid, 'SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+it('npm run dev brings up Temporal, the Web UI, the fake API and the worker; the sample imports and delivers', async () => {
+  const [temporalPort, uiPort, fakeApiPort] = [await freePort(), await freePort(), await freePort()];
+  const env = { ...process.env, NO_COLOR: '1', TRACKING_POLL_INTERVAL: '500ms' };
+  for (const key of ['SHIPPING_API_BASE_URL', 'SHIPPING_API_KEY', 'SHIPPING_API_TOKEN', 'TEMPORAL_TASK_QUEUE']) delete env[key];
+  dev = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'dev-server/dev.ts', '--temporal-port', `${temporalPort}`, '--ui-port', `${uiPort}`,
+      '--fake-api-port', `${fakeApiPort}`, '--data-dir', dataDir, '--tracking-step-ms', '300'],
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
+  let output = '';
+  dev.stdout!.on('data', (d) => (output += d));
+  dev.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => dev!.on('exit', (code) => resolve(code)));
+
+  await until('the dev banner', () => (output.includes('dev environment is running') ? true : dev!.exitCode !== null ? Promise.reject(new Error(output)) : undefined), 120_000);
+  expect(output).toContain(`Temporal Web UI   http://localhost:${uiPort}`);
+
+  // The banner's export line is what the user pastes into the second terminal.
+  const exportLine = output.split('\n').find((l) => l.trim().startsWith('export '));
+  expect(exportLine).toBeDefined();
+  const userEnv = Object.fromEntries(
+    exportLine!.trim().slice('export '.length).split(' ').map((pair) => pair.split('=') as [string, string]),
+  );
+  expect(userEnv).toMatchObject({
+    TEMPORAL_ADDRESS: `localhost:${temporalPort}`,
+    SHIPPING_API_BASE_URL: `http://127.0.0.1:${fakeApiPort}`,
+  });
+
+  const ui = await fetch(`http://localhost:${uiPort}/`);
+  expect(ui.status).toBe(200);
+
+  const imported = await runCli(['import', 'examples/orders.ndjson', '--json'], { env: userEnv });
+  expect(imported.code).toBe(1); // the sample has five broken records, on purpose
+  const summary = JSON.parse(imported.stdout);
+  expect(summary.counts).toMatchObject({ records: 35, started: 30, rejected: 5, failed: 0 });
+
+  const delivered = await until(
+    'a delivered shipment',
+    async () => {
+      const list = await runCli(['list', '--status', 'delivered', '--json'], { env: userEnv });
+      const rows = JSON.parse(list.stdout).shipments as unknown[];
+      return rows.length > 0 ? rows : undefined;
+    },
+    60_000,
+  );
+  expect(delivered.length).toBeGreaterThan(0);
+
+  const again = await runCli(['import', 'examples/orders.ndjson', '--json'], { env: userEnv });
+  expect(JSON.parse(again.stdout).counts).toMatchObject({ started: 0, alreadyKnown: 30 });
+
+  // Ctrl-C: everything stops, nothing keeps listening.
+  process.kill(-dev.pid!, 'SIGINT');
+  await exited;
+  for (const port of [temporalPort, uiPort, fakeApiPort]) expect(await portOpen(port)).toBe(false);
+}, 240_000);
