@@ -49,7 +49,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
 
 it('npm run dev brings up Temporal, the Web UI, the fake API and the worker; the sample imports and delivers', async () => {
   const [temporalPort, uiPort, fakeApiPort] = [await freePort(), await freePort(), await freePort()];
-  const env = { ...process.env, NO_COLOR: '1', TRACKING_POLL_INTERVAL: '500ms' };
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TRACKING_POLL_INTERVAL: '500ms' };
   for (const key of ['SHIPPING_API_BASE_URL', 'SHIPPING_API_KEY', 'SHIPPING_API_TOKEN', 'TEMPORAL_TASK_QUEUE']) delete env[key];
   dev = spawn(
     process.execPath,

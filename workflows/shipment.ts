@@ -52,12 +52,13 @@ export interface CarriedState {
 
 export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedState): Promise<ShipmentOutcome> {
   const state: ShipmentState = carried?.state ?? initialState(input);
-  const policy: TrackingPolicy = carried?.policy ?? { ...(await trackingPolicy()), ...input.tracking };
   let labelRequest = carried?.labelRequest ?? input.labelRequest;
   let correction: ResubmitLabel | null = null;
   let cancelRequest: CancelShipment | null = null;
   const published = new Map<string, string>();
 
+  // Handlers are registered before the first await, so a query or update arriving with the
+  // first workflow task finds them.
   setHandler(stateQuery, () => state);
   setHandler(cancelShipmentSignal, (request) => {
     cancelRequest ??= request;
@@ -91,6 +92,8 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       },
     },
   );
+
+  const policy: TrackingPolicy = carried?.policy ?? { ...(await trackingPolicy()), ...input.tracking };
 
   /** Mirrors the state into search attributes (only on change) and the Web UI's details. */
   function publish(): void {
