@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor as poll } from '../fake-shipping-api/testing';
+import { waitFor as poll } from './helpers/wait';
 import { EXIT } from '../client/cli-support';
 import { importCommand } from '../client/import';
 import { startShipment } from '../client/start-shipment';

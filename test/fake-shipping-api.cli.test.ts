@@ -7,7 +7,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ShippingApiClient } from '../shipping-api/client';
 import { parseCli } from '../fake-shipping-api/main';
-import { sampleLabelRequest, shippingError, waitFor } from '../fake-shipping-api/testing';
+import { sampleLabelRequest, shippingError } from './helpers/api';
+import { waitFor } from './helpers/wait';
 
 const ROOT = path.resolve(__dirname, '..');
 const TSX_CLI = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');

@@ -14,7 +14,7 @@ import {
   type FakeStats,
   type Faults,
 } from '../fake-shipping-api/server';
-import { authHeaders, rawRequest, sampleLabelRequest } from '../fake-shipping-api/testing';
+import { authHeaders, rawRequest, sampleLabelRequest } from './helpers/api';
 
 const main: FakeAccount = { name: 'main', apiKey: 'key-main', apiToken: 'token-main' };
 const other: FakeAccount = { name: 'other', apiKey: 'key-other', apiToken: 'token-other' };

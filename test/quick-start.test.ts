@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { REPO_ROOT, runCli } from './helpers/cli';
+import { waitFor } from './helpers/wait';
 
 let dev: ChildProcess | undefined;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'quick-start-'));
@@ -37,16 +38,6 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 it('npm run dev brings up Temporal, the Web UI, the fake API and the worker; the sample imports and delivers', async () => {
   const [temporalPort, uiPort, fakeApiPort] = [await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TRACKING_POLL_INTERVAL: '500ms' };
@@ -62,7 +53,13 @@ it('npm run dev brings up Temporal, the Web UI, the fake API and the worker; the
   dev.stderr!.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => dev!.on('exit', (code) => resolve(code)));
 
-  await until('the dev banner', () => (output.includes('dev environment is running') ? true : dev!.exitCode !== null ? Promise.reject(new Error(output)) : undefined), 120_000);
+  await waitFor(
+    () => {
+      if (dev!.exitCode !== null) throw new Error(`npm run dev exited early:\n${output}`);
+      return output.includes('dev environment is running') ? true : undefined;
+    },
+    { what: 'the dev banner', timeoutMs: 120_000, intervalMs: 250 },
+  );
   expect(output).toContain(`Temporal Web UI   http://localhost:${uiPort}`);
 
   // The banner's export line is what the user pastes into the second terminal.
@@ -84,14 +81,13 @@ it('npm run dev brings up Temporal, the Web UI, the fake API and the worker; the
   const summary = JSON.parse(imported.stdout);
   expect(summary.counts).toMatchObject({ records: 35, started: 30, rejected: 5, failed: 0 });
 
-  const delivered = await until(
-    'a delivered shipment',
+  const delivered = await waitFor(
     async () => {
       const list = await runCli(['list', '--status', 'delivered', '--json'], { env: userEnv });
       const rows = JSON.parse(list.stdout).shipments as unknown[];
       return rows.length > 0 ? rows : undefined;
     },
-    60_000,
+    { what: 'a delivered shipment', timeoutMs: 60_000, intervalMs: 250 },
   );
   expect(delivered.length).toBeGreaterThan(0);
 

@@ -19,6 +19,7 @@ import {
 } from '../workflows/definitions';
 import { extraWorker, startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
 import { labelRequest, order } from './helpers/orders';
+import { waitFor } from './helpers/wait';
 
 const FIXTURES = path.join(__dirname, 'fixtures', 'histories');
 let h: Harness;
@@ -34,16 +35,6 @@ async function start(input: ShipmentInput): Promise<WorkflowHandle> {
   const started = await startShipment(h.env.client, h.taskQueue, input);
   expect(started.status).toBe('started');
   return h.env.client.workflow.getHandle(started.workflowId);
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** History as recorded by the server; also saved as a replay fixture when asked to. */
@@ -111,10 +102,13 @@ describe('shipment workflow', () => {
 
     // Visibility is eventually consistent: the list finds it by its attributes shortly after.
     const query = `ShipmentShop = "acme" AND ShipmentOrderId = "Q-1" AND ShipmentStatus = "delivered"`;
-    const found = await waitFor('visibility', async () => {
-      for await (const wf of h.env.client.workflow.list({ query })) return wf.workflowId;
-      return undefined;
-    });
+    const found = await waitFor(
+      async () => {
+        for await (const wf of h.env.client.workflow.list({ query })) return wf.workflowId;
+        return undefined;
+      },
+      { what: 'visibility', timeoutMs: 20_000, intervalMs: 100 },
+    );
     expect(found).toBe(shipmentWorkflowId({ shop: 'acme', orderId: 'Q-1' }));
     await history(handle, 'delivered-with-queries');
   });
@@ -151,10 +145,13 @@ describe('shipment workflow', () => {
 
   it('waits for corrected label data after a courier rejection, and creates the label under a new key', async () => {
     const handle = await start(order('acme', 'C-1', { postalCode: '00000' }));
-    const waiting = await waitFor('awaiting_correction', async () => {
-      const s = await handle.query(stateQuery);
-      return s.phase === 'awaiting_correction' ? s : undefined;
-    });
+    const waiting = await waitFor(
+      async () => {
+        const s = await handle.query(stateQuery);
+        return s.phase === 'awaiting_correction' ? s : undefined;
+      },
+      { what: 'awaiting_correction', timeoutMs: 20_000, intervalMs: 100 },
+    );
     expect(waiting.lastError).toMatchObject({ kind: 'courier_error', courierCode: 'COURIER_ERROR' });
     expect(waiting.lastError?.courierMessage).toContain('00000');
     expect(waiting.idempotencyKey).toBe('acme:C-1:r1');
@@ -207,7 +204,11 @@ describe('shipment workflow', () => {
 
   it('stops tracking on the operator cancel signal with its own outcome', async () => {
     const handle = await start(order('acme', 'X-1', { marker: 'STALL' }));
-    await waitFor('tracking', async () => ((await handle.query(stateQuery)).phase === 'tracking' ? true : undefined));
+    await waitFor(async () => ((await handle.query(stateQuery)).phase === 'tracking' ? true : undefined), {
+      what: 'tracking',
+      timeoutMs: 20_000,
+      intervalMs: 100,
+    });
     // Once the label exists, a resubmission is refused with the reason.
     const late = await handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: labelRequest('X-1') }] }).catch((e) => e);
     expect(late).toBeInstanceOf(WorkflowUpdateFailedError);

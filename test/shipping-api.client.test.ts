@@ -7,7 +7,7 @@ import { ShippingApiClient } from '../shipping-api/client';
 import { COURIER_ERROR_CODE, LabelResult, OrderDetail } from '../shipping-api/contract';
 import { DEFAULT_RETRY_AFTER_SECONDS, RETRYABLE } from '../shipping-api/errors';
 import { startFakeShippingApi, type FakeAccount, type FakeShippingApi } from '../fake-shipping-api/server';
-import { rawRequest, authHeaders, sampleLabelRequest, shippingError } from '../fake-shipping-api/testing';
+import { rawRequest, authHeaders, sampleLabelRequest, shippingError } from './helpers/api';
 
 const main: FakeAccount = { name: 'main', apiKey: 'key-main', apiToken: 'token-main' };
 const other: FakeAccount = { name: 'other', apiKey: 'key-other', apiToken: 'token-other' };

@@ -12,7 +12,7 @@ import {
   TrackingRecord,
 } from '../shipping-api/contract';
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from '../shipping-api/errors';
-import { sampleLabelRequest } from '../fake-shipping-api/testing';
+import { sampleLabelRequest } from './helpers/api';
 
 const order = {
   id: '3f1c2b9e-8a4d-4c3e-9f7a-1b2c3d4e5f60',

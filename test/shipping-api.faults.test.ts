@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ShippingApiClient } from '../shipping-api/client';
 import { startFakeShippingApi, type FakeAccount, type FakeShippingApi } from '../fake-shipping-api/server';
-import { sampleLabelRequest, shippingError } from '../fake-shipping-api/testing';
+import { sampleLabelRequest, shippingError } from './helpers/api';
 
 const main: FakeAccount = { name: 'main', apiKey: 'key-main', apiToken: 'token-main' };
 const other: FakeAccount = { name: 'other', apiKey: 'key-other', apiToken: 'token-other' };

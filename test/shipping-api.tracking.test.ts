@@ -7,7 +7,8 @@ import { ShippingApiClient } from '../shipping-api/client';
 import type { LabelRequest, TrackingRecord } from '../shipping-api/contract';
 import { ShippingApiError } from '../shipping-api/errors';
 import { startFakeShippingApi, type FakeAccount, type FakeShippingApi } from '../fake-shipping-api/server';
-import { sampleLabelRequest, waitFor } from '../fake-shipping-api/testing';
+import { sampleLabelRequest } from './helpers/api';
+import { waitFor } from './helpers/wait';
 
 // Long enough that a poll (every 10 ms) cannot skip a stage even on a busy machine.
 const STEP_MS = 250;

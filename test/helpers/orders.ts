@@ -1,5 +1,6 @@
-/** Label data for tests: a realistic DE→DE parcel; markers steer the fake's tracking ending. */
+/** Shop orders for workflow tests: markers steer the fake's tracking ending. */
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
+import { sampleLabelRequest } from './api';
 import type { ShipmentInput } from '../../workflows/definitions';
 
 export interface OrderOptions {
@@ -12,27 +13,16 @@ export interface OrderOptions {
 }
 
 export function labelRequest(orderId: string, o: OrderOptions = {}): LabelRequestWithoutKey {
+  const { idempotencyKey: _key, ...base } = sampleLabelRequest();
+  const shipTo = base.shipment.shipTo!;
   return {
-    courier: o.courier ?? 'dhl-express',
-    service: { productCode: o.productCode ?? 'EXPRESS_WORLDWIDE' },
+    ...base,
+    courier: o.courier ?? base.courier,
+    service: { productCode: o.productCode ?? base.service.productCode },
     shipment: {
-      shipFrom: {
-        contact: { firstName: 'Lena', lastName: 'Vogel', phone: '+49 30 1234567', email: 'shipping@example-shop.test' },
-        address: { streetLines: ['Lagerstr. 5'], city: 'Berlin', postalCode: '10115', countryCode: 'DE' },
-      },
-      shipTo: {
-        contact: { firstName: 'Jonas', lastName: 'Becker', email: 'jonas@example.test' },
-        address: { streetLines: ['Hauptstr. 12'], city: 'Hamburg', postalCode: o.postalCode ?? '20095', countryCode: 'DE' },
-      },
-      parcels: [
-        {
-          weight: 1.2,
-          dimension: { length: 30, width: 20, height: 10 },
-          items: [{ descriptionEn: 'Ceramic mug', quantity: 2, unitPrice: { amount: 14.9, currency: 'EUR' }, unitWeight: 0.5 }],
-        },
-      ],
+      ...base.shipment,
+      shipTo: { ...shipTo, address: { ...shipTo.address, postalCode: o.postalCode ?? shipTo.address!.postalCode } },
     },
-    units: { weight: 'kg', dimension: 'cm' },
     order: { customerOrderNumber: `${orderId}${o.marker ? `-${o.marker}` : ''}` },
   };
 }

@@ -1,9 +1,9 @@
 /**
- * Small helpers for tests that run against the fake: a valid label request, polling, raw HTTP
- * and capturing a ShippingApiError. No test framework imports, so any test runner can use it.
+ * Helpers for tests that talk to the fake API: a valid label request, raw HTTP and capturing a
+ * ShippingApiError.
  */
-import type { LabelRequest } from '../shipping-api/contract';
-import { ShippingApiError } from '../shipping-api/errors';
+import type { LabelRequest } from '../../shipping-api/contract';
+import { ShippingApiError } from '../../shipping-api/errors';
 
 let sequence = 0;
 
@@ -41,20 +41,6 @@ export function sampleLabelRequest(overrides: Partial<LabelRequest> = {}): Label
     },
     ...overrides,
   };
-}
-
-/** Polls `probe` until it returns a value other than undefined; throws after `timeoutMs`. */
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  { timeoutMs = 5_000, intervalMs = 10, what = 'condition' }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`waitFor: ${what} not reached within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
 }
 
 /** Awaits a promise that must reject with a ShippingApiError, and returns that error. */
