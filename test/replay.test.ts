@@ -24,6 +24,7 @@ it('has recorded histories for each path through the workflow', () => {
       'courier-rejection-resubmit.json',
       'label-abandoned.json',
       'cancelled-by-operator.json',
+      'continued-as-new.json',
     ]),
   );
 });

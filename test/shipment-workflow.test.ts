@@ -240,6 +240,8 @@ describe('shipment workflow', () => {
     expect(labelsOf('X-3')).toHaveLength(1);
     // The time limit counts from the first run's tracking start, not from each new run.
     expect(Date.parse(state.trackingStartedAt!)).toBeLessThan(Date.now() - 3_500);
+    // The last run starts from the carried state: its history guards that state's format.
+    await history(handle, 'continued-as-new');
   });
 
   it('fails at once with a typed error when the API refuses the credentials', async () => {

@@ -3,7 +3,10 @@
  * is killed with SIGKILL while the label request is in flight and the label already exists on
  * the API side; a new worker process finishes the order. Exactly one label may exist.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -19,8 +22,12 @@ const ROOT = path.join(__dirname, '..');
 let env: TestWorkflowEnvironment;
 let fake: FakeShippingApi;
 const children: ChildProcess[] = [];
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'worker-crash-'));
+/** Built as `npm run build` does, so the restarted worker runs the production start path. */
+const prebuiltBundle = path.join(tmp, 'workflow-bundle.js');
 
 beforeAll(async () => {
+  execFileSync(process.execPath, ['--import', 'tsx', 'worker/build-bundle.ts', prebuiltBundle], { cwd: ROOT, stdio: 'ignore' });
   env = await createTestEnv();
   fake = await startFakeShippingApi({ port: 0, trackingStepMs: 150, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
 });
@@ -28,7 +35,18 @@ afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
   await fake?.close();
   await env?.teardown();
+  rmSync(tmp, { recursive: true, force: true });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
 
 interface WorkerProcess {
   child: ChildProcess;
@@ -37,7 +55,7 @@ interface WorkerProcess {
 }
 
 /** Starts the real worker entry point as its own OS process (one process: node --import tsx). */
-async function startWorkerProcess(taskQueue: string): Promise<WorkerProcess> {
+async function startWorkerProcess(taskQueue: string, extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     cwd: ROOT,
     env: {
@@ -50,6 +68,7 @@ async function startWorkerProcess(taskQueue: string): Promise<WorkerProcess> {
       SHIPPING_API_TOKEN: TEST_CREDENTIALS.apiToken,
       TRACKING_POLL_INTERVAL: '200ms',
       LOG_LEVEL: 'info',
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -86,7 +105,12 @@ it('a worker killed with SIGKILL during label creation, then restarted, ends wit
   expect(await first.exited).toBeNull(); // killed by the signal, not exited
   fake.setFaults({ latencyMs: 0, endpoints: null });
 
-  const second = await startWorkerProcess(taskQueue);
+  const metricsPort = await freePort();
+  const second = await startWorkerProcess(taskQueue, {
+    WORKFLOW_BUNDLE_PATH: prebuiltBundle,
+    METRICS_BIND_ADDRESS: `127.0.0.1:${metricsPort}`,
+  });
+  expect(second.output()).toContain('"prebuiltBundle":true');
   const result = await handle.result();
   expect(result.outcome).toBe('delivered');
 
@@ -97,6 +121,11 @@ it('a worker killed with SIGKILL during label creation, then restarted, ends wit
   // The retried request was answered from the key, not created again.
   expect(fake.stats().idempotentReplays).toBeGreaterThanOrEqual(1);
   expect((await handle.query(stateQuery)).attempts.labelRequests).toBe(1);
+
+  // The restarted worker exposes Prometheus metrics of its work.
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  expect(metrics).toMatch(/^temporal_activity_execution_latency\w*\{/m);
+  expect(metrics).toContain(`task_queue="${taskQueue}"`);
 
   // Graceful shutdown on SIGTERM, and no credentials in anything either worker logged.
   second.child.kill('SIGTERM');
