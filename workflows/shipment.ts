@@ -37,7 +37,8 @@ import {
   type TrackingPolicy,
 } from './definitions';
 
-const { createLabel, readOrder, getTracking } = proxyActivities<ShipmentActivities>(SHIPPING_ACTIVITY_OPTIONS);
+/** The API's activities, each call labelled for the Web UI's event history. */
+const shippingApi = (summary: string) => proxyActivities<ShipmentActivities>({ ...SHIPPING_ACTIVITY_OPTIONS, summary });
 const { trackingPolicy } = proxyLocalActivities<ShipmentActivities>({ startToCloseTimeout: '10 seconds' });
 
 /** Failures an operator can fix by resubmitting label data: the label was not created. */
@@ -139,7 +140,13 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       state.attempts.labelRequests++;
       publish();
       try {
-        applyLabel(state, await createLabel({ shop: state.shop, orderId: state.orderId, revision: state.revision, labelRequest }));
+        const label = await shippingApi(`Create label (revision ${state.revision})`).createLabel({
+          shop: state.shop,
+          orderId: state.orderId,
+          revision: state.revision,
+          labelRequest,
+        });
+        applyLabel(state, label);
         break;
       } catch (err) {
         const failure = shippingErrorOf(err);
@@ -164,7 +171,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
     if (state.phase === 'reading_order') {
       publish();
       try {
-        applyOrder(state, await readOrder(labelId));
+        applyOrder(state, await shippingApi(`Read order ${labelId}`).readOrder(labelId));
       } catch (err) {
         // Informational only: tracking can proceed without it, so record it and go on.
         const failure = shippingErrorOf(err);
@@ -181,7 +188,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       if (cancelRequest) return cancelledByOperator();
       state.attempts.trackingPolls++;
       try {
-        const record = await getTracking(labelId);
+        const record = await shippingApi(`Poll tracking #${state.attempts.trackingPolls}`).getTracking(labelId);
         if (record) applyTracking(state, record);
       } catch (err) {
         // A poll that failed after its retries is recorded; the next poll may succeed.
