@@ -220,6 +220,21 @@ describe('shipment workflow', () => {
     await history(handle, 'cancelled-by-operator');
   });
 
+  it('treats a Temporal cancellation request (Web UI, temporal workflow cancel) as an operator stop', async () => {
+    const handle = await start(order('acme', 'X-4', { marker: 'STALL' }));
+    await waitFor(async () => ((await handle.query(stateQuery)).phase === 'tracking' ? true : undefined), {
+      what: 'tracking',
+      timeoutMs: 20_000,
+      intervalMs: 100,
+    });
+    await handle.cancel();
+    const result = await handle.result();
+    expect(result.outcome).toBe('cancelled_by_operator');
+    const described = await handle.describe();
+    expect(described.status.name).toBe('COMPLETED');
+    expect(described.typedSearchAttributes.get(SA.status)).toBe('cancelled_by_operator');
+  });
+
   it('ends with tracking_timed_out after the maximum tracking duration', async () => {
     const handle = await start(order('acme', 'X-2', { marker: 'STALL' }, { maxTrackingMs: 1_500 }));
     const result = await handle.result();

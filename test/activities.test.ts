@@ -1,0 +1,89 @@
+/**
+ * The activities against the fake API over loopback, in the SDK's mock activity context:
+ * cancellation aborts the HTTP call, and API errors become the Temporal failures the retry
+ * policy acts on.
+ */
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createActivities, labelIdempotencyKey, type CreatedLabel } from '../activities';
+import type { FailureDetails } from '../activities/retry-policy';
+import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
+import { ShippingApiClient } from '../shipping-api/client';
+import { DEFAULT_TRACKING_POLICY } from '../workflows/definitions';
+import { TEST_CREDENTIALS } from './helpers/harness';
+import { labelRequest } from './helpers/orders';
+import { waitFor } from './helpers/wait';
+import { installQuietRuntime } from './helpers/temporal-env';
+
+let fake: FakeShippingApi;
+let api: ShippingApiClient;
+let activities: ReturnType<typeof createActivities>;
+
+beforeAll(async () => {
+  installQuietRuntime();
+  fake = await startFakeShippingApi({ port: 0, trackingStepMs: 60_000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+  // Timeouts far beyond the test's own: only the cancellation can end a hanging call in time.
+  api = new ShippingApiClient({ baseUrl: fake.baseUrl, ...TEST_CREDENTIALS, headersTimeoutMs: 120_000, bodyTimeoutMs: 120_000 });
+  activities = createActivities(api, DEFAULT_TRACKING_POLICY);
+});
+afterAll(async () => {
+  await fake?.close(); // first: it ends any request still hanging, which api.close() would wait for
+  await api?.close();
+});
+
+it('cancelling the activity aborts its hanging HTTP request and reports the cancellation', async () => {
+  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 3_000 });
+  fake.setFaults({ hangRate: 1, endpoints: ['GET /tracking'] });
+  const hanging = () => fake.stats().requests['GET /tracking']?.hang ?? 0;
+  const before = hanging();
+  try {
+    const running = env.run(activities.getTracking, '3b0ad3f6-27d4-4d5e-9b0e-1b0f8f0b7a11');
+    await waitFor(() => (hanging() === before + 1 ? true : undefined), { what: 'the request to hang' });
+    env.cancel();
+    // The client's own timeouts are 120 s: settling within the test's 10 s needs the abort.
+    await expect(running).rejects.toBeInstanceOf(CancelledFailure);
+  } finally {
+    fake.setFaults({ hangRate: 0, endpoints: null });
+  }
+}, 10_000);
+
+it('turns a 429 into a retryable failure whose next attempt waits exactly Retry-After', async () => {
+  fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 429, retryAfter: '7' }] });
+  const err = await new MockActivityEnvironment()
+    .run(activities.createLabel, { shop: 'acme', orderId: 'U-1', revision: 1, labelRequest: labelRequest('U-1') })
+    .catch((e: ApplicationFailure) => e);
+  expect(err).toBeInstanceOf(ApplicationFailure);
+  expect(err).toMatchObject({ type: 'RateLimited', nonRetryable: false, nextRetryDelay: '7 seconds' });
+  expect(detailsOf(err)).toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 7, idempotencyKey: 'acme:U-1:r1' });
+});
+
+it('turns a courier rejection into a non-retryable failure carrying the carrier wording', async () => {
+  const err = await new MockActivityEnvironment()
+    .run(activities.createLabel, { shop: 'acme', orderId: 'U-2', revision: 1, labelRequest: labelRequest('U-2', { postalCode: '00000' }) })
+    .catch((e: ApplicationFailure) => e);
+  expect(err).toMatchObject({ type: 'CourierError', nonRetryable: true });
+  expect(detailsOf(err)).toMatchObject({ kind: 'courier_error', courierCode: 'COURIER_ERROR' });
+  expect(detailsOf(err).courierMessage).toContain('00000');
+});
+
+it('reads a tracking 404 as "not registered yet", not as an error', async () => {
+  const label: CreatedLabel = await new MockActivityEnvironment().run(activities.createLabel, {
+    shop: 'acme', orderId: 'U-3', revision: 1, labelRequest: labelRequest('U-3'),
+  });
+  // The fake answers 404 during the first tracking step (60 s here).
+  expect(await new MockActivityEnvironment().run(activities.getTracking, label.labelId)).toBeNull();
+});
+
+it('keeps idempotency keys within 100 characters and distinct per order and revision', () => {
+  expect(labelIdempotencyKey({ shop: 'acme', orderId: 'A/1', revision: 2 })).toBe('acme:A%2F1:r2');
+  const long = labelIdempotencyKey({ shop: 's'.repeat(150), orderId: 'o', revision: 1 });
+  expect(long).toMatch(/^sha256-[0-9a-f]{64}:r1$/);
+  expect(labelIdempotencyKey({ shop: 's'.repeat(150), orderId: 'p', revision: 1 })).not.toBe(long);
+  // Separators cannot make two orders collide.
+  expect(labelIdempotencyKey({ shop: 'a:b', orderId: 'c', revision: 1 })).not.toBe(labelIdempotencyKey({ shop: 'a', orderId: 'b:c', revision: 1 }));
+});
+
+function detailsOf(err: unknown): FailureDetails {
+  return (err as ApplicationFailure).details?.[0] as FailureDetails;
+}
