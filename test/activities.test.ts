@@ -5,6 +5,7 @@
  */
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities, labelIdempotencyKey, type CreatedLabel } from '../activities';
 import type { FailureDetails } from '../activities/retry-policy';
@@ -33,7 +34,7 @@ afterAll(async () => {
 });
 
 it('cancelling the activity aborts its hanging HTTP request and reports the cancellation', async () => {
-  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 3_000 });
+  const env = activityEnv({ heartbeatTimeoutMs: 3_000 });
   fake.setFaults({ hangRate: 1, endpoints: ['GET /tracking'] });
   const hanging = () => fake.stats().requests['GET /tracking']?.hang ?? 0;
   const before = hanging();
@@ -50,7 +51,7 @@ it('cancelling the activity aborts its hanging HTTP request and reports the canc
 
 it('turns a 429 into a retryable failure whose next attempt waits exactly Retry-After', async () => {
   fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 429, retryAfter: '7' }] });
-  const err = await new MockActivityEnvironment()
+  const err = await activityEnv()
     .run(activities.createLabel, { shop: 'acme', orderId: 'U-1', revision: 1, labelRequest: labelRequest('U-1') })
     .catch((e: ApplicationFailure) => e);
   expect(err).toBeInstanceOf(ApplicationFailure);
@@ -59,7 +60,7 @@ it('turns a 429 into a retryable failure whose next attempt waits exactly Retry-
 });
 
 it('turns a courier rejection into a non-retryable failure carrying the carrier wording', async () => {
-  const err = await new MockActivityEnvironment()
+  const err = await activityEnv()
     .run(activities.createLabel, { shop: 'acme', orderId: 'U-2', revision: 1, labelRequest: labelRequest('U-2', { postalCode: '00000' }) })
     .catch((e: ApplicationFailure) => e);
   expect(err).toMatchObject({ type: 'CourierError', nonRetryable: true });
@@ -68,11 +69,11 @@ it('turns a courier rejection into a non-retryable failure carrying the carrier 
 });
 
 it('reads a tracking 404 as "not registered yet", not as an error', async () => {
-  const label: CreatedLabel = await new MockActivityEnvironment().run(activities.createLabel, {
+  const label: CreatedLabel = await activityEnv().run(activities.createLabel, {
     shop: 'acme', orderId: 'U-3', revision: 1, labelRequest: labelRequest('U-3'),
   });
   // The fake answers 404 during the first tracking step (60 s here).
-  expect(await new MockActivityEnvironment().run(activities.getTracking, label.labelId)).toBeNull();
+  expect(await activityEnv().run(activities.getTracking, label.labelId)).toBeNull();
 });
 
 it('keeps idempotency keys within 100 characters and distinct per order and revision', () => {
@@ -86,4 +87,9 @@ it('keeps idempotency keys within 100 characters and distinct per order and revi
 
 function detailsOf(err: unknown): FailureDetails {
   return (err as ApplicationFailure).details?.[0] as FailureDetails;
+}
+
+/** The SDK's activity context, with activity logs below WARN kept out of the test output. */
+function activityEnv(info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {}): MockActivityEnvironment {
+  return new MockActivityEnvironment(info, { logger: new DefaultLogger('WARN') });
 }
