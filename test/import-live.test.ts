@@ -4,7 +4,6 @@
  * exit codes, exactly as an operator runs it.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
@@ -14,6 +13,7 @@ import { SA, shipmentWorkflowId, WORKFLOW_TYPE } from '../workflows/definitions'
 import { runCli, REPO_ROOT } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 import { labelRequest } from './helpers/orders';
+import { freePort } from './helpers/net';
 
 const SAMPLE = 'examples/orders.ndjson';
 const sampleRecords = readFileSync(path.join(REPO_ROOT, SAMPLE), 'utf8')
@@ -215,14 +215,3 @@ describe('preflight, duplicates and exit codes', () => {
   });
 });
 
-/** A port nothing listens on (bound, then released). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

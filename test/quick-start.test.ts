@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { REPO_ROOT, runCli } from './helpers/cli';
 import { waitFor } from './helpers/wait';
+import { freePort } from './helpers/net';
 
 let dev: ChildProcess | undefined;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'quick-start-'));
@@ -20,15 +21,6 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {

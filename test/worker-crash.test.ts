@@ -5,7 +5,6 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -17,6 +16,7 @@ import { stateQuery } from '../workflows/definitions';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
+import { freePort } from './helpers/net';
 
 const ROOT = path.join(__dirname, '..');
 let env: TestWorkflowEnvironment;
@@ -38,15 +38,6 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 interface WorkerProcess {
   child: ChildProcess;
