@@ -1,0 +1,145 @@
+/**
+ * Which connector delivers a shop's events, read from the environment and validated with zod:
+ *
+ *   SHOP_CONNECTORS_FILE=/etc/shipping/shops.json   (a JSON file), or
+ *   SHOP_CONNECTORS='{"acme": {...}}'               (the same JSON inline)
+ *
+ *   {
+ *     "deliveryWindow": "7d",                       optional: how long an event is retried
+ *     "acme": { "type": "webhook", "url": "https://acme.example/hooks/shipping",
+ *               "secrets": ["whsec_..."], "timeout": "15s" }
+ *   }
+ *
+ * Every other top-level key is a shop id ("deliveryWindow" is therefore reserved). Shops
+ * without an entry have no connector: the caller skips them. Errors name the setting and the
+ * JSON path (SHOP_CONNECTORS.acme.secrets[0]: ...) and never echo a secret.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError, parseDuration } from '../config/settings';
+import { WEBHOOK_DEFAULTS, WebhookSecrets } from './webhook';
+
+export const DEFAULT_DELIVERY_WINDOW = '7d';
+
+const duration = (fallback: string) =>
+  z
+    .string({ error: 'must be a duration string like 500ms, 20s, 5m, 3h or 7d' })
+    .default(fallback)
+    .transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `must be a positive duration like 500ms, 20s, 5m, 3h or 7d (got "${text}")` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const WebhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).refine((text) => {
+  const url = new URL(text);
+  return url.username === '' && url.password === '';
+}, 'must not carry credentials (user:password@); the signature authenticates the sender');
+
+const WebhookConnectorConfig = z.strictObject({
+  type: z.literal('webhook', { error: 'must be "webhook" (the only connector type so far)' }),
+  url: WebhookUrl,
+  secrets: WebhookSecrets,
+  timeout: duration(`${WEBHOOK_DEFAULTS.timeoutMs}ms`),
+});
+
+const ConnectorsFile = z
+  .object({ deliveryWindow: duration(DEFAULT_DELIVERY_WINDOW) }, { error: 'must be a JSON object of shop ids to connectors' })
+  .catchall(WebhookConnectorConfig);
+
+export interface WebhookConnector {
+  type: 'webhook';
+  shop: string;
+  url: string;
+  /** Not enumerable: JSON.stringify, console.log, pino and spreads of a connector omit it. */
+  readonly secrets: readonly string[];
+  timeoutMs: number;
+}
+export type ShopConnector = WebhookConnector;
+
+export interface ShopConnectors {
+  /** How long the caller keeps retrying one event before giving up on it. */
+  deliveryWindowMs: number;
+  /** Shop ids with a connector, sorted. */
+  shops: string[];
+  /** The shop's connector, or null when it has none (its events are not sent). */
+  connectorFor(shop: string): ShopConnector | null;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** `.acme.secrets[0]`, or `["my shop"]` for keys that are not plain identifiers. */
+function jsonPath(path: ReadonlyArray<PropertyKey>): string {
+  return path
+    .map((segment) =>
+      typeof segment === 'number' ? `[${segment}]` : /^[A-Za-z_$][\w$-]*$/.test(String(segment)) ? `.${String(segment)}` : `[${JSON.stringify(String(segment))}]`,
+    )
+    .join('');
+}
+
+function missing(issue: z.core.$ZodIssue): boolean {
+  return issue.code === 'invalid_type' && / received undefined$/.test(issue.message);
+}
+
+/** A JSON syntax error without the text around it: V8 quotes the input, which may hold a secret. */
+function jsonSyntaxProblem(error: unknown): string {
+  const position = /position (\d+)/.exec(error instanceof Error ? error.message : '');
+  return `is not valid JSON${position ? ` (at character ${position[1]})` : ''}`;
+}
+
+/**
+ * Reads SHOP_CONNECTORS_FILE or SHOP_CONNECTORS (not both). Neither set → no shop has a
+ * connector. Throws ConfigError (from config/settings) naming each bad setting.
+ */
+export function loadShopConnectors(env: Env = process.env): ShopConnectors {
+  const file = env.SHOP_CONNECTORS_FILE || undefined;
+  const inline = env.SHOP_CONNECTORS || undefined;
+  if (file !== undefined && inline !== undefined) {
+    throw new ConfigError([{ variable: 'SHOP_CONNECTORS', message: 'set either SHOP_CONNECTORS or SHOP_CONNECTORS_FILE, not both' }]);
+  }
+  const variable = file !== undefined ? 'SHOP_CONNECTORS_FILE' : 'SHOP_CONNECTORS';
+  let text: string | undefined = inline;
+  if (file !== undefined) {
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new ConfigError([{ variable, message: `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` }]);
+    }
+  }
+  const where = file !== undefined ? ` (${file})` : '';
+
+  let json: unknown = {};
+  if (text !== undefined) {
+    try {
+      json = JSON.parse(text);
+    } catch (e) {
+      throw new ConfigError([{ variable, message: `${jsonSyntaxProblem(e)}${where}` }]);
+    }
+  }
+  const parsed = ConnectorsFile.safeParse(json);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.flatMap((issue) =>
+        issue.code === 'unrecognized_keys'
+          ? issue.keys.map((key) => ({ variable: `${variable}${jsonPath([...issue.path, key])}`, message: `unknown field${where}` }))
+          : [{ variable: `${variable}${jsonPath(issue.path)}`, message: `${missing(issue) ? 'is required' : issue.message}${where}` }],
+      ),
+    );
+  }
+
+  const { deliveryWindow, ...shops } = parsed.data;
+  const connectors = new Map<string, ShopConnector>();
+  for (const [shop, config] of Object.entries(shops)) {
+    const connector = { type: config.type, shop, url: config.url, timeoutMs: config.timeout } as WebhookConnector;
+    Object.defineProperty(connector, 'secrets', { value: Object.freeze([...config.secrets]), enumerable: false });
+    connectors.set(shop, Object.freeze(connector));
+  }
+  return {
+    deliveryWindowMs: deliveryWindow,
+    shops: [...connectors.keys()].sort(),
+    connectorFor: (shop) => connectors.get(shop) ?? null,
+  };
+}
