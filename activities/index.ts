@@ -3,12 +3,13 @@
  * given to them by the worker; workflows pass only order identity and label data.
  */
 import { createHash } from 'node:crypto';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import type { ShippingApiClient } from '../shipping-api/client';
-import type { LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
+import type { Checkpoint, LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
 import { ShippingApiError } from '../shipping-api/errors';
 import type { OrderIdentity, TrackingPolicy } from '../workflows/definitions';
-import { toApplicationFailure } from './retry-policy';
+import { pollBackoffMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
 
 export interface CreateLabelInput extends OrderIdentity {
   revision: number;
@@ -34,6 +35,45 @@ export function labelIdempotencyKey({ shop, orderId, revision }: OrderIdentity &
   const digest = createHash('sha256').update(shop).update('\u0000').update(orderId).digest('hex');
   return `sha256-${digest}:r${revision}`;
 }
+
+/** What the workflow last saw of tracking; a poll that differs from it is a change. */
+export interface TrackingSnapshot {
+  tag: string | null;
+  subtag: string | null;
+  trackingNumber: string | null;
+  checkpoints: number;
+  lastCheckpointTime: string | null;
+}
+
+export interface AwaitTrackingChangeInput {
+  labelId: string;
+  known: TrackingSnapshot;
+  pollIntervalMs: number;
+}
+
+/** A change, as small as the workflow needs it (not the whole checkpoint list). */
+export interface TrackingChange extends TrackingSnapshot {
+  subtagMessage: string | null;
+  lastCheckpoint: Checkpoint | null;
+  /** Polls this wait took, the one that saw the change included. */
+  polls: number;
+  polledAt: string;
+}
+
+/**
+ * Carried from one poll (attempt) to the next in heartbeat details, which the server keeps
+ * across retries and the Web UI shows on the pending activity.
+ */
+export interface PollProgress {
+  polls: number;
+  failuresInARow: number;
+  lastPolledAt: string | null;
+  lastResult: string | null;
+}
+
+const NO_PROGRESS: PollProgress = { polls: 0, failuresInARow: 0, lastPolledAt: null, lastResult: null };
+/** A malformed 2xx on a GET is retried this many times before it counts as a contract violation. */
+const CONTRACT_VIOLATION_RETRIES = 3;
 
 export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy) {
   return {
@@ -68,6 +108,59 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       });
     },
 
+    /**
+     * One tracking poll. A change returns; an unchanged poll fails with nextRetryDelay = the
+     * poll interval, so the server's retry is the next poll and nothing is written to history.
+     */
+    async awaitTrackingChange({ labelId, known, pollIntervalMs }: AwaitTrackingChangeInput): Promise<TrackingChange> {
+      const ctx = Context.current();
+      const previous: PollProgress = { ...NO_PROGRESS, ...(ctx.info.heartbeatDetails as Partial<PollProgress> | undefined) };
+      const polledAt = new Date().toISOString();
+      const progress: PollProgress = { ...previous, polls: previous.polls + 1, lastPolledAt: polledAt };
+      const poll = `poll #${progress.polls} at ${polledAt}`;
+      let record: TrackingRecord | null;
+      try {
+        record = await withHeartbeat(async (signal) => {
+          try {
+            return await api.getTracking(labelId, { signal });
+          } catch (err) {
+            if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
+            throw err;
+          }
+        });
+      } catch (err) {
+        if (!(err instanceof ShippingApiError)) throw err;
+        progress.failuresInARow++;
+        progress.lastResult = `${err.kind}: ${err.message}`;
+        ctx.heartbeat(progress);
+        const retryable = err.retryable || (err.kind === 'contract_violation' && progress.failuresInARow <= CONTRACT_VIOLATION_RETRIES);
+        const delayMs = err.kind === 'rate_limited' ? undefined : pollBackoffMs(progress.failuresInARow, pollIntervalMs);
+        logFailure(err, { labelId, poll: progress.polls });
+        throw toApplicationFailure(err, {}, { message: `${poll}: ${err.message}`, nextRetryDelayMs: delayMs, nonRetryable: !retryable });
+      }
+
+      const seen = summarize(record);
+      if (isChange(known, seen)) {
+        return {
+          ...seen,
+          subtagMessage: record?.subtagMessage ?? null,
+          lastCheckpoint: record?.checkpoints.at(-1) ?? null,
+          polls: progress.polls,
+          polledAt,
+        };
+      }
+      progress.failuresInARow = 0;
+      progress.lastResult = describeTracking(seen);
+      ctx.heartbeat(progress);
+      throw ApplicationFailure.create({
+        type: TRACKING_UNCHANGED,
+        message: `${poll}: ${progress.lastResult}, no change; next poll in ${Math.round(pollIntervalMs / 1000)} s`,
+        nextRetryDelay: pollIntervalMs,
+        details: [progress],
+        category: ApplicationFailureCategory.BENIGN,
+      });
+    },
+
     /** The worker's configured tracking policy, read once per workflow run (a local activity). */
     async trackingPolicy(): Promise<TrackingPolicy> {
       return trackingPolicy;
@@ -79,27 +172,75 @@ export type ShipmentActivities = ReturnType<typeof createActivities>;
 
 /**
  * Runs one API call: passes the activity's cancellation signal so a cancelled activity aborts
- * its HTTP request, heartbeats while waiting so a dead worker is noticed within the heartbeat
- * timeout rather than the start-to-close timeout, and turns a ShippingApiError into the
- * Temporal failure the retry policy expects.
+ * its HTTP request, and heartbeats while waiting so a dead worker is noticed within the
+ * heartbeat timeout rather than the start-to-close timeout. Heartbeats repeat the attempt's
+ * last details, so what a retry reads back is never replaced by an empty heartbeat.
  */
-async function apiCall<T>(
-  call: (signal: AbortSignal) => Promise<T>,
-  context: { idempotencyKey?: string } = {},
-): Promise<T> {
+async function withHeartbeat<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
   const heartbeatMs = ctx.info.heartbeatTimeoutMs;
-  ctx.heartbeat();
-  const timer = heartbeatMs ? setInterval(() => ctx.heartbeat(), Math.max(200, heartbeatMs / 3)) : undefined;
+  const details = ctx.info.heartbeatDetails;
+  const beat = () => ctx.heartbeat(details);
+  beat();
+  const timer = heartbeatMs ? setInterval(beat, Math.max(200, heartbeatMs / 3)) : undefined;
   try {
     return await call(ctx.cancellationSignal);
   } catch (err) {
     // A cancelled activity must report the cancellation, not the abort error it caused.
     if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-    if (!(err instanceof ShippingApiError)) throw err;
-    ctx.log.warn('shipping API call failed', { ...err.toJSON(), ...context });
-    throw toApplicationFailure(err, context);
+    throw err;
   } finally {
     clearInterval(timer);
   }
+}
+
+/** One API call as an activity: a ShippingApiError becomes the failure the retry policy expects. */
+async function apiCall<T>(
+  call: (signal: AbortSignal) => Promise<T>,
+  context: { idempotencyKey?: string } = {},
+): Promise<T> {
+  try {
+    return await withHeartbeat(call);
+  } catch (err) {
+    if (!(err instanceof ShippingApiError)) throw err;
+    logFailure(err, context);
+    throw toApplicationFailure(err, context);
+  }
+}
+
+/** A 429 is the API pacing the fleet, expected and retried: info, not a warning. */
+function logFailure(err: ShippingApiError, context: Record<string, unknown>): void {
+  const log = Context.current().log;
+  (err.kind === 'rate_limited' ? log.info : log.warn).call(log, 'shipping API call failed', { ...err.toJSON(), ...context });
+}
+
+function summarize(record: TrackingRecord | null): TrackingSnapshot {
+  return {
+    tag: record?.tag ?? null,
+    subtag: record?.subtag ?? null,
+    trackingNumber: record?.trackingNumber ?? null,
+    checkpoints: record?.checkpoints.length ?? 0,
+    lastCheckpointTime: record?.checkpoints.at(-1)?.checkpointTime ?? null,
+  };
+}
+
+/**
+ * A change is a new tag or subtag, a tracking number that appears or changes, or new
+ * checkpoints. A number that disappears again (some couriers omit it on later answers) is not.
+ */
+export function isChange(known: TrackingSnapshot, seen: TrackingSnapshot): boolean {
+  if (seen.tag === null) return false; // not registered (404): nothing new, even if it was before
+  return (
+    seen.tag !== known.tag ||
+    seen.subtag !== known.subtag ||
+    (seen.trackingNumber !== null && seen.trackingNumber !== known.trackingNumber) ||
+    seen.checkpoints !== known.checkpoints ||
+    seen.lastCheckpointTime !== known.lastCheckpointTime
+  );
+}
+
+function describeTracking(seen: TrackingSnapshot): string {
+  if (seen.tag === null) return 'not registered by the courier yet (404)';
+  const subtag = seen.subtag ? ` (${seen.subtag})` : '';
+  return `${seen.tag}${subtag}, ${seen.checkpoints} checkpoint(s), tracking number ${seen.trackingNumber ?? 'not assigned yet'}`;
 }

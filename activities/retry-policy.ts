@@ -11,8 +11,9 @@
  *
  * Imported by workflow code, so it must stay free of I/O and Node APIs.
  */
-import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
-import { RETRYABLE, type ShippingApiError, type ShippingApiErrorFields, type ShippingErrorKind } from '../shipping-api/errors';
+import { ApplicationFailure, ApplicationFailureCategory, type ActivityOptions } from '@temporalio/common';
+import { RETRYABLE, type ShippingErrorKind } from '../shipping-api/error-kinds';
+import type { ShippingApiError, ShippingApiErrorFields } from '../shipping-api/errors';
 
 export const MAX_BACKOFF = '5 minutes';
 export const TOTAL_RETRY_WINDOW = '24 hours';
@@ -49,17 +50,50 @@ export const SHIPPING_ACTIVITY_OPTIONS: ActivityOptions = {
   },
 };
 
+/**
+ * The activity that waits for a tracking change. Each attempt is one poll; the activity fails an
+ * unchanged poll with `nextRetryDelay` = the stage's poll interval, so the server's retry is the
+ * poll timer and writes no history. 429 and 5xx set their own delay (Retry-After, backoff);
+ * this policy's backoff applies only to attempts lost with their worker (heartbeat timeout).
+ * The workflow sets scheduleToCloseTimeout to the tracking time left.
+ */
+export const TRACKING_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: SHIPPING_ACTIVITY_OPTIONS.startToCloseTimeout,
+  heartbeatTimeout: SHIPPING_ACTIVITY_OPTIONS.heartbeatTimeout,
+  retry: {
+    ...SHIPPING_ACTIVITY_OPTIONS.retry,
+    // A malformed answer to a GET may be fixed by asking again; the activity decides how often.
+    nonRetryableErrorTypes: SHIPPING_ACTIVITY_OPTIONS.retry?.nonRetryableErrorTypes?.filter((t) => t !== FAILURE_TYPES.contract_violation),
+  },
+};
+
+/** ApplicationFailure type of a poll that found nothing new: the retry that is the next poll. */
+export const TRACKING_UNCHANGED = 'TrackingUnchanged';
+
+/** A failed poll's next attempt: 1 s doubling per failure in a row, never later than the next regular poll. */
+export function pollBackoffMs(failuresInARow: number, pollIntervalMs: number): number {
+  return Math.min(1000 * 2 ** Math.min(30, Math.max(0, failuresInARow - 1)), pollIntervalMs);
+}
+
 /** What the workflow can read back from a failed call: the error's data plus call context. */
 export type FailureDetails = ReturnType<ShippingApiError['toJSON']> & { idempotencyKey?: string };
 
-export function toApplicationFailure(err: ShippingApiError, context: { idempotencyKey?: string } = {}): ApplicationFailure {
+export function toApplicationFailure(
+  err: ShippingApiError,
+  context: { idempotencyKey?: string } = {},
+  overrides: { message?: string; nextRetryDelayMs?: number; nonRetryable?: boolean } = {},
+): ApplicationFailure {
   const details: FailureDetails = { ...err.toJSON(), ...context };
+  const nextRetryDelay =
+    overrides.nextRetryDelayMs ?? (err.kind === 'rate_limited' ? (err.retryAfterSeconds ?? 1) * 1000 : undefined);
   return ApplicationFailure.create({
-    message: err.message,
+    message: overrides.message ?? err.message,
     type: FAILURE_TYPES[err.kind],
-    nonRetryable: !err.retryable,
+    nonRetryable: overrides.nonRetryable ?? !err.retryable,
     details: [details],
-    nextRetryDelay: err.kind === 'rate_limited' ? `${err.retryAfterSeconds ?? 1} seconds` : undefined,
+    nextRetryDelay,
+    // A 429 is the API pacing us, not a fault: the SDK logs it at debug and counts no failure.
+    category: err.kind === 'rate_limited' ? ApplicationFailureCategory.BENIGN : undefined,
   });
 }
 

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { fieldProblems, LabelRequestWithoutKey, type FieldProblem } from '../shipping-api/contract';
-import { ShipmentInput } from '../workflows/definitions';
+import { ShipmentInput } from '../workflows/schemas';
 
 /**
  * What an import file may hold per order: the workflow input without the per-order tracking

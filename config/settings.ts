@@ -4,7 +4,8 @@
  * never echoed back.
  */
 import { z } from 'zod';
-import { DEFAULT_TASK_QUEUE, DEFAULT_TRACKING_POLICY, TrackingPolicy } from '../workflows/definitions';
+import { DEFAULT_TASK_QUEUE, DEFAULT_TRACKING_POLICY, type TrackingPolicy as TrackingPolicyShape } from '../workflows/definitions';
+import { TrackingPolicy } from '../workflows/schemas';
 import { CLIENT_DEFAULTS, type ShippingApiClientOptions } from '../shipping-api/client';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -117,7 +118,7 @@ export interface WorkerSettings {
   temporal: TemporalSettings;
   shippingApi: ShippingApiClientOptions;
   logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
-  tracking: TrackingPolicy;
+  tracking: TrackingPolicyShape;
   maxActivitiesPerSecond?: number;
   maxTaskQueueActivitiesPerSecond?: number;
   workflowBundlePath?: string;

@@ -29,6 +29,7 @@ Flags:
   --host <host>                 Interface to listen on (default ${DEFAULTS.host})
   --port <port>                 TCP port, 0 = any free port (default ${CLI_DEFAULT_PORT})
   --tracking-step-ms <ms>       Length of one tracking stage (default ${DEFAULTS.trackingStepMs})
+  --tracking-step-polls <n>     Advance tracking by polls instead: n GET /tracking calls per stage
   --reject-postal-code <code>   Destination postal code the courier rejects; repeatable,
                                 replaces the default list (default ${DEFAULTS.rejectPostalCodes.join(', ')})
   --seed <n>                    Seed of the PRNG behind every fault rate (default ${DEFAULTS.seed})
@@ -88,6 +89,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
         host: { type: 'string' },
         port: { type: 'string' },
         'tracking-step-ms': { type: 'string' },
+        'tracking-step-polls': { type: 'string' },
         'reject-postal-code': { type: 'string', multiple: true },
         seed: { type: 'string' },
         'rate-limit': { type: 'string' },
@@ -118,6 +120,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   if (host.trim() === '') throw new CliError('--host: must not be empty');
   const port = num('port', { integer: true, min: 0, max: 65535 }) ?? CLI_DEFAULT_PORT;
   const trackingStepMs = num('tracking-step-ms', { integer: true, min: 0 });
+  const trackingStepPolls = num('tracking-step-polls', { integer: true, min: 1 });
   const seed = num('seed', { integer: true, min: 0, max: 2 ** 32 - 1 });
 
   const rejectPostalCodes = list('reject-postal-code');
@@ -160,7 +163,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
 
   return {
     kind: 'run',
-    options: { host, port, trackingStepMs, rejectPostalCodes, seed, accounts, faults },
+    options: { host, port, trackingStepMs, trackingStepPolls, rejectPostalCodes, seed, accounts, faults },
     extraAccountNames: accounts.slice(1).map((a) => a.name),
   };
 }

@@ -53,6 +53,9 @@ export interface FakeAccount {
   apiToken: string;
 }
 
+/** Stage length of the poll-counted tracking model (only its checkpoint times show it). */
+const POLL_STAGE_MS = 60_000;
+
 export interface FakeShippingApiOptions {
   /** Default 127.0.0.1. */
   host?: string;
@@ -62,11 +65,28 @@ export interface FakeShippingApiOptions {
   accounts?: FakeAccount[];
   /** Length of one tracking stage. Default 60 000 ms. */
   trackingStepMs?: number;
+  /**
+   * When set, tracking advances by polls instead of time: each stage lasts this many
+   * GET /tracking calls of the label (benchmarks of N unchanged polls). Default unset.
+   */
+  trackingStepPolls?: number;
+  /** How many answered API requests requestLog() keeps (the newest). Default 100 000. */
+  requestLogSize?: number;
   /** Destination postal codes the courier rejects. Default ["00000"]. */
   rejectPostalCodes?: string[];
   /** Seed of the PRNG behind every fault rate. Default 1. */
   seed?: number;
   faults?: Partial<Faults>;
+}
+
+/** One answered API request, for tests that check timing (e.g. nothing sent before Retry-After). */
+export interface FakeRequest {
+  at: number;
+  endpoint: string;
+  /** The label, order or tracking id in the path, when there is one. */
+  id: string | null;
+  status: number;
+  retryAfter: string | null;
 }
 
 export interface FakeStats {
@@ -91,6 +111,8 @@ export interface FakeShippingApi {
   baseUrl: string;
   port: number;
   stats(): FakeStats;
+  /** Answered API requests, oldest first (admin and unmatched routes are not logged). */
+  requestLog(): FakeRequest[];
   labels(): FakeLabelSummary[];
   /** Validates and applies a partial patch; throws InvalidFaultsError naming the field. */
   setFaults(patch: Partial<Faults>): Faults;
@@ -245,6 +267,17 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
   if (accounts.length === 0) throw new Error('startFakeShippingApi: at least one account is needed');
   const trackingStepMs = options.trackingStepMs ?? DEFAULTS.trackingStepMs;
   if (!Number.isFinite(trackingStepMs) || trackingStepMs < 0) throw new Error('startFakeShippingApi: trackingStepMs must be >= 0');
+  const trackingStepPolls = options.trackingStepPolls;
+  if (trackingStepPolls !== undefined && !(Number.isInteger(trackingStepPolls) && trackingStepPolls >= 1)) {
+    throw new Error('startFakeShippingApi: trackingStepPolls must be an integer >= 1');
+  }
+  const trackingPolls = new Map<string, number>();
+  const requestLogSize = options.requestLogSize ?? 100_000;
+  let requests: FakeRequest[] = [];
+  function logRequest(endpoint: string, id: string | undefined, answer: Answer): void {
+    requests.push({ at: Date.now(), endpoint, id: id ?? null, status: answer.status, retryAfter: answer.headers?.['retry-after'] ?? null });
+    if (requests.length > requestLogSize * 1.5) requests = requests.slice(-requestLogSize);
+  }
   const rejectPostalCodes = new Set(options.rejectPostalCodes ?? DEFAULTS.rejectPostalCodes);
   const random = mulberry32(options.seed ?? DEFAULTS.seed);
 
@@ -400,7 +433,16 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
       };
       return { status: 422, body };
     }
-    const tracking = trackingRecord(record, Date.now(), trackingStepMs);
+    let tracking: ReturnType<typeof trackingRecord>;
+    if (trackingStepPolls !== undefined) {
+      // Stage k after k × trackingStepPolls polls: replayed through the time-based model.
+      const polls = trackingPolls.get(record.id) ?? 0;
+      trackingPolls.set(record.id, polls + 1);
+      const stage = Math.floor(polls / trackingStepPolls);
+      tracking = trackingRecord(record, record.createdAtMs + stage * POLL_STAGE_MS, POLL_STAGE_MS);
+    } else {
+      tracking = trackingRecord(record, Date.now(), trackingStepMs);
+    }
     return tracking === null ? standard(404, 'Tracking not found') : { status: 200, body: tracking };
   }
 
@@ -549,6 +591,7 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
     const key = r.key;
     const reply = (answer: Answer): void => {
       count(key, answer.status);
+      logRequest(key, r.id, answer);
       send(res, answer);
     };
 
@@ -624,6 +667,7 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
     baseUrl,
     port,
     stats: snapshotStats,
+    requestLog: () => requests.slice(-requestLogSize),
     labels: labelSummaries,
     setFaults,
     resetStats: () => {

@@ -14,32 +14,9 @@ import {
   ValidationErrorBody,
   type FieldProblem,
 } from './contract';
+import { RETRYABLE, type ShippingErrorKind } from './error-kinds';
 
-export type ShippingErrorKind =
-  | 'rate_limited'
-  | 'server_error'
-  | 'network'
-  | 'validation'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'courier_error'
-  | 'contract_violation'
-  | 'client_error';
-
-/** Whether retrying the same request can help, per kind. */
-export const RETRYABLE: Readonly<Record<ShippingErrorKind, boolean>> = {
-  rate_limited: true,
-  server_error: true,
-  network: true,
-  validation: false,
-  unauthorized: false,
-  forbidden: false,
-  not_found: false,
-  courier_error: false,
-  contract_violation: false,
-  client_error: false,
-};
+export { RETRYABLE, type ShippingErrorKind };
 
 /** Used when a 429 carries no Retry-After, or one that is not an integer >= 1. */
 export const DEFAULT_RETRY_AFTER_SECONDS = 5;

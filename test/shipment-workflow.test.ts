@@ -37,12 +37,17 @@ async function start(input: ShipmentInput): Promise<WorkflowHandle> {
   return h.env.client.workflow.getHandle(started.workflowId);
 }
 
-/** History as recorded by the server; also saved as a replay fixture when asked to. */
+/**
+ * History as recorded by the server; also saved as a replay fixture when asked to. An existing
+ * fixture is never overwritten: it stands for workflows already running in production.
+ */
 async function history(handle: WorkflowHandle, fixtureName: string): Promise<string> {
   const json = historyToJSON(await handle.fetchHistory());
   if (process.env.RECORD_HISTORIES === '1') {
     await mkdir(FIXTURES, { recursive: true });
-    await writeFile(path.join(FIXTURES, `${fixtureName}.json`), json);
+    await writeFile(path.join(FIXTURES, `${fixtureName}.json`), json, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
   }
   return json;
 }
@@ -68,7 +73,7 @@ describe('shipment workflow', () => {
     expect(result.lastCheckpoint?.tag).toBe(tag);
     expect(labelsOf(orderId)).toHaveLength(1);
 
-    const recorded = await history(handle, `terminal-${outcome}`);
+    const recorded = await history(handle, `change-driven-${outcome}`);
     expect(recorded).not.toContain(TEST_CREDENTIALS.apiKey);
     expect(recorded).not.toContain(TEST_CREDENTIALS.apiToken);
   });
@@ -110,7 +115,7 @@ describe('shipment workflow', () => {
       { what: 'visibility', timeoutMs: 20_000, intervalMs: 100 },
     );
     expect(found).toBe(shipmentWorkflowId({ shop: 'acme', orderId: 'Q-1' }));
-    await history(handle, 'delivered-with-queries');
+    await history(handle, 'change-driven-delivered-with-queries');
   });
 
   it('waits exactly Retry-After after a 429 before the next attempt', async () => {
@@ -124,7 +129,7 @@ describe('shipment workflow', () => {
     // Backoff alone would have retried after 1 s; Retry-After said 3 s.
     expect(Date.parse(label!.createdAt) - startedAt).toBeGreaterThanOrEqual(3_000);
     expect(labelsOf('R-429')).toHaveLength(1);
-    await history(handle, 'rate-limited');
+    await history(handle, 'change-driven-rate-limited');
   });
 
   it('survives a storm of 5xx on label creation and creates one label', async () => {
@@ -140,7 +145,7 @@ describe('shipment workflow', () => {
     expect(result.outcome).toBe('delivered');
     expect(labelsOf('S-5xx')).toHaveLength(1);
     expect(h.fake.stats().labelsCreated).toBeGreaterThan(0);
-    await history(handle, 'server-errors');
+    await history(handle, 'change-driven-server-errors');
   });
 
   it('waits for corrected label data after a courier rejection, and creates the label under a new key', async () => {
@@ -157,17 +162,24 @@ describe('shipment workflow', () => {
     expect(waiting.idempotencyKey).toBe('acme:C-1:r1');
     expect((await handle.describe()).typedSearchAttributes.get(SA.status)).toBe('awaiting_correction');
 
-    // A payload that breaks the contract is refused before anything is written to history.
+    // Data that is not even an object is refused before anything is written to history.
+    const refused = await handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: 'nonsense' as never }] }).catch((e) => e);
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(refused.cause?.message)).toContain('labelRequest: must be an object');
+
+    // Data that breaks the contract is caught field by field before it is sent (the CLI checks
+    // it first too), and the shipment waits for corrected data again: nothing is lost.
     const bad = labelRequest('C-1') as Record<string, unknown>;
     delete (bad.service as Record<string, unknown>).productCode;
-    const refused = await handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: bad as never }] }).catch((e) => e);
-    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
-    expect(String(refused.cause?.message)).toContain('labelRequest.service.productCode');
+    const invalid = await handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: bad as never }] });
+    expect(invalid).toMatchObject({ revision: 2, labelCreated: false, error: { kind: 'validation' } });
+    expect(invalid.error?.fields?.map((f) => f.field)).toContain('service.productCode');
+    expect((await handle.query(stateQuery)).phase).toBe('awaiting_correction');
 
     const resubmitted = await handle.executeUpdate(resubmitLabelUpdate, {
       args: [{ labelRequest: labelRequest('C-1', { postalCode: '20095' }), reason: 'postal code fixed' }],
     });
-    expect(resubmitted).toMatchObject({ revision: 2, labelCreated: true, idempotencyKey: 'acme:C-1:r2', error: null });
+    expect(resubmitted).toMatchObject({ revision: 3, labelCreated: true, idempotencyKey: 'acme:C-1:r3', error: null });
 
     const result = await handle.result();
     expect(result.outcome).toBe('delivered');
@@ -175,10 +187,10 @@ describe('shipment workflow', () => {
     const labels = labelsOf('C-1');
     expect(labels.map((l) => [l.idempotencyKey, l.status])).toEqual([
       ['acme:C-1:r1', 'failed'],
-      ['acme:C-1:r2', 'created'],
+      ['acme:C-1:r3', 'created'],
     ]);
 
-    await history(handle, 'courier-rejection-resubmit');
+    await history(handle, 'change-driven-rejection-resubmit');
   });
 
   it('abandons a rejected label when no correction comes in time', async () => {
@@ -186,7 +198,7 @@ describe('shipment workflow', () => {
     const result = await handle.result();
     expect(result).toMatchObject({ outcome: 'label_failed', labelId: null });
     expect(result.lastError?.courierCode).toBe('COURIER_ERROR');
-    await history(handle, 'label-abandoned');
+    await history(handle, 'change-driven-label-abandoned');
   });
 
   it('starting the same order twice makes one workflow and one label', async () => {
@@ -217,7 +229,7 @@ describe('shipment workflow', () => {
     const result = await handle.result();
     expect(result).toMatchObject({ outcome: 'cancelled_by_operator', reason: 'customer picked it up in store' });
     expect(result.labelId).not.toBeNull();
-    await history(handle, 'cancelled-by-operator');
+    await history(handle, 'change-driven-cancelled-by-operator');
   });
 
   it('treats a Temporal cancellation request (Web UI, temporal workflow cancel) as an operator stop', async () => {
@@ -244,7 +256,8 @@ describe('shipment workflow', () => {
 
   it('continues as new before history grows large, carrying all state', async () => {
     const handle = await start(
-      order('acme', 'X-3', { marker: 'STALL' }, { pollIntervalMs: 50, historyEventLimit: 30, maxTrackingMs: 4_000 }),
+      // Change-driven tracking writes a few events per change: a low bound makes the first change continue as new.
+      order('acme', 'X-3', { marker: 'STALL' }, { pollIntervalMs: 50, historyEventLimit: 24, maxTrackingMs: 4_000 }),
     );
     const result = await handle.result();
     expect(result.outcome).toBe('tracking_timed_out');
@@ -256,7 +269,7 @@ describe('shipment workflow', () => {
     // The time limit counts from the first run's tracking start, not from each new run.
     expect(Date.parse(state.trackingStartedAt!)).toBeLessThan(Date.now() - 3_500);
     // The last run starts from the carried state: its history guards that state's format.
-    await history(handle, 'continued-as-new');
+    await history(handle, 'change-driven-continued-as-new');
   });
 
   it('fails at once with a typed error when the API refuses the credentials', async () => {

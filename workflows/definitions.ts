@@ -5,19 +5,16 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { z } from 'zod';
-import { LabelRequestWithoutKey, type Checkpoint } from '../shipping-api/contract';
+import type { z } from 'zod';
+import type { Checkpoint } from '../shipping-api/contract';
+import type * as schemas from './schemas';
 
 export const DEFAULT_TASK_QUEUE = 'shipments';
 export const WORKFLOW_TYPE = 'shipmentWorkflow';
 
 // ---------------------------------------------------------------- order identity
 
-export const OrderIdentity = z.object({
-  shop: z.string().min(1).max(200),
-  orderId: z.string().min(1).max(200),
-});
-export type OrderIdentity = z.infer<typeof OrderIdentity>;
+export type OrderIdentity = z.infer<typeof schemas.OrderIdentity>;
 
 /**
  * One workflow per shop order: the id is derived from the order, so a second start of the same
@@ -29,23 +26,44 @@ export function shipmentWorkflowId({ shop, orderId }: OrderIdentity): string {
 
 // ---------------------------------------------------------------- tracking policy
 
-/** How a shipment is tracked. Defaults suit couriers that update every few hours. */
-export const TrackingPolicy = z.object({
-  /** Time between two GET /tracking polls. */
-  pollIntervalMs: z.number().int().positive(),
+/** How a shipment is tracked. Validated by workflows/schemas.ts where it is configured. */
+export interface TrackingPolicy {
+  /** Time between two GET /tracking polls where pollIntervalsMs names no stage. */
+  pollIntervalMs: number;
+  /**
+   * Poll interval per tracking stage, keyed by subtag (e.g. `InTransit_007`), tag (e.g.
+   * `OutForDelivery`) or `NotRegistered` (the courier has not registered the parcel yet, 404).
+   * Absent in policies recorded before change-driven tracking.
+   */
+  pollIntervalsMs?: Record<string, number>;
   /** Tracking stops with outcome `tracking_timed_out` after this long without a terminal tag. */
-  maxTrackingMs: z.number().int().positive(),
+  maxTrackingMs: number;
   /** Tags that end tracking. */
-  terminalTags: z.array(z.string().min(1)).min(1),
+  terminalTags: string[];
   /** How long a rejected label waits for an operator's corrected data before it is abandoned. */
-  correctionTimeoutMs: z.number().int().positive(),
+  correctionTimeoutMs: number;
   /** Continue-as-new once history has this many events, even if the server has not suggested it. */
-  historyEventLimit: z.number().int().min(10),
-});
-export type TrackingPolicy = z.infer<typeof TrackingPolicy>;
+  historyEventLimit: number;
+}
 
+/** Key of pollIntervalsMs for a parcel the courier has not registered yet (tracking answers 404). */
+export const NOT_REGISTERED_STAGE = 'NotRegistered';
+
+const HOUR = 60 * 60 * 1000;
+
+/** Defaults, justified in README "Tracking cadence": carriers and aggregators refresh every few hours. */
 export const DEFAULT_TRACKING_POLICY: TrackingPolicy = {
-  pollIntervalMs: 3 * 60 * 60 * 1000,
+  pollIntervalMs: 3 * HOUR,
+  pollIntervalsMs: {
+    [NOT_REGISTERED_STAGE]: 2 * HOUR,
+    Pending: 6 * HOUR,
+    InfoReceived: 6 * HOUR,
+    InTransit: 3 * HOUR,
+    OutForDelivery: 1 * HOUR,
+    AvailableForPickup: 12 * HOUR,
+    AttemptFail: 2 * HOUR,
+    Unknown: 6 * HOUR,
+  },
   maxTrackingMs: 60 * 24 * 60 * 60 * 1000,
   terminalTags: ['Delivered', 'Exception', 'Cancelled'],
   correctionTimeoutMs: 7 * 24 * 60 * 60 * 1000,
@@ -54,12 +72,7 @@ export const DEFAULT_TRACKING_POLICY: TrackingPolicy = {
 
 // ---------------------------------------------------------------- input, state, outcome
 
-export const ShipmentInput = OrderIdentity.extend({
-  labelRequest: LabelRequestWithoutKey,
-  /** Per-order overrides; otherwise the worker's configured policy applies. */
-  tracking: TrackingPolicy.partial().optional(),
-});
-export type ShipmentInput = z.infer<typeof ShipmentInput>;
+export type ShipmentInput = z.infer<typeof schemas.ShipmentInput>;
 
 export type ShipmentPhase = 'creating_label' | 'awaiting_correction' | 'reading_order' | 'tracking' | 'completed';
 
@@ -104,6 +117,10 @@ export interface ShipmentState extends OrderIdentity {
   /** Workflow time (ISO) when tracking began; the tracking time limit counts from here. */
   trackingStartedAt: string | null;
   continuedAsNew: number;
+  /** Checkpoints the courier has reported; absent in state carried over from older runs. */
+  checkpoints?: number;
+  /** When the poll that saw the latest change ran (polls without change are not recorded). */
+  lastPolledAt?: string | null;
 }
 
 export interface ShipmentOutcome extends OrderIdentity {
@@ -121,11 +138,8 @@ export interface ShipmentOutcome extends OrderIdentity {
 
 export const stateQuery = defineQuery<ShipmentState>('state');
 
-export const ResubmitLabel = z.object({
-  labelRequest: LabelRequestWithoutKey,
-  reason: z.string().max(500).optional(),
-});
-export type ResubmitLabel = z.infer<typeof ResubmitLabel>;
+/** Validated by the CLI with workflows/schemas.ts, and by the API itself when the label is sent. */
+export type ResubmitLabel = z.infer<typeof schemas.ResubmitLabel>;
 
 export interface ResubmitResult {
   revision: number;

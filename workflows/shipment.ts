@@ -4,11 +4,14 @@
  * comes from the SDK's deterministic clock.
  */
 import {
+  ActivityFailure,
   allHandlersFinished,
+  CancellationScope,
   condition,
   continueAsNew,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -16,20 +19,27 @@ import {
   upsertSearchAttributes,
   workflowInfo,
   ApplicationFailure,
+  TimeoutFailure,
 } from '@temporalio/workflow';
-import type { ShipmentActivities, CreatedLabel } from '../activities';
-import { SHIPPING_ACTIVITY_OPTIONS, shippingErrorOf, type FailureDetails } from '../activities/retry-policy';
+import { RetryState } from '@temporalio/common';
+import type { ShipmentActivities, CreatedLabel, TrackingChange, TrackingSnapshot } from '../activities';
+import {
+  SHIPPING_ACTIVITY_OPTIONS,
+  shippingErrorOf,
+  TRACKING_ACTIVITY_OPTIONS,
+  type FailureDetails,
+} from '../activities/retry-policy';
 import type { LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
-import { fieldProblems } from '../shipping-api/contract';
 import {
   cancelShipmentSignal,
+  NOT_REGISTERED_STAGE,
   resubmitLabelUpdate,
-  ResubmitLabel,
   SA,
   stateQuery,
   type CancelShipment,
   type OutcomeKind,
   type RecordedError,
+  type ResubmitLabel,
   type ResubmitResult,
   type ShipmentInput,
   type ShipmentOutcome,
@@ -40,6 +50,15 @@ import {
 /** The API's activities, each call labelled for the Web UI's event history. */
 const shippingApi = (summary: string) => proxyActivities<ShipmentActivities>({ ...SHIPPING_ACTIVITY_OPTIONS, summary });
 const { trackingPolicy } = proxyLocalActivities<ShipmentActivities>({ startToCloseTimeout: '10 seconds' });
+/** Waits for the next tracking change; the server retries it at the poll interval, writing no history. */
+const trackingApi = (summary: string, remainingMs: number) =>
+  proxyActivities<ShipmentActivities>({ ...TRACKING_ACTIVITY_OPTIONS, scheduleToCloseTimeout: remainingMs, summary });
+
+/**
+ * Tracking wakes the workflow only when the shipment changes, instead of a timer and an activity
+ * per poll. Workflows tracking with the old loop switch at their next poll.
+ */
+export const CHANGE_DRIVEN_TRACKING = 'change-driven-tracking';
 
 /** Failures an operator can fix by resubmitting label data: the label was not created. */
 const CORRECTABLE_KINDS = new Set(['courier_error', 'validation']);
@@ -56,6 +75,8 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
   let labelRequest = carried?.labelRequest ?? input.labelRequest;
   let correction: ResubmitLabel | null = null;
   let cancelRequest: CancelShipment | null = null;
+  /** The pending wait for a tracking change, cancelled at once by an operator's stop. */
+  let trackingScope: CancellationScope | null = null;
   const published = new Map<string, string>();
 
   // Handlers are registered before the first await, so a query or update arriving with the
@@ -63,6 +84,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
   setHandler(stateQuery, () => state);
   setHandler(cancelShipmentSignal, (request) => {
     cancelRequest ??= request;
+    trackingScope?.cancel();
   });
   setHandler(
     resubmitLabelUpdate,
@@ -80,11 +102,15 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       };
     },
     {
+      // The CLI validates the label data field by field, and the API validates it again when the
+      // label is sent (a rejection waits for correction again); here only its shape is checked,
+      // so zod and the contract schemas stay out of the workflow bundle.
       validator: (request) => {
-        const parsed = ResubmitLabel.safeParse(request);
-        if (!parsed.success) {
-          const problems = fieldProblems(parsed.error).map((p) => `${p.field}: ${p.message}`);
-          throw new Error(`invalid label data: ${problems.join('; ')}`);
+        if (typeof request?.labelRequest !== 'object' || request.labelRequest === null || Array.isArray(request.labelRequest)) {
+          throw new Error('invalid label data: labelRequest: must be an object');
+        }
+        if (request.reason !== undefined && (typeof request.reason !== 'string' || request.reason.length > 500)) {
+          throw new Error('invalid label data: reason: must be a string of at most 500 characters');
         }
         if (state.phase !== 'awaiting_correction') {
           throw new Error(`cannot resubmit: the shipment is ${state.phase}, not awaiting corrected label data`);
@@ -94,7 +120,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
     },
   );
 
-  const policy: TrackingPolicy = carried?.policy ?? { ...(await trackingPolicy()), ...input.tracking };
+  const policy: TrackingPolicy = carried?.policy ?? withOrderOverrides(await trackingPolicy(), input.tracking);
 
   /** Mirrors the state into search attributes (only on change) and the Web UI's details. */
   function publish(): void {
@@ -132,6 +158,57 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
   }
 
   const cancelledByOperator = () => finish('cancelled_by_operator', cancelRequest?.reason ?? 'cancelled by operator');
+
+  /**
+   * Tracking driven by changes: one activity waits for the next change of tag, subtag, tracking
+   * number or checkpoints, polling at the interval of the current stage; its retries are the
+   * polls, so an unchanged poll adds no workflow task and no history event.
+   */
+  async function followTrackingChanges(labelId: string, deadline: number): Promise<ShipmentOutcome> {
+    for (;;) {
+      if (cancelRequest) return cancelledByOperator();
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return finish('tracking_timed_out', `no terminal tag within ${policy.maxTrackingMs} ms of tracking`);
+      publish();
+      const info = workflowInfo();
+      if (info.continueAsNewSuggested || info.historyLength >= policy.historyEventLimit) {
+        await condition(allHandlersFinished);
+        state.continuedAsNew++;
+        return await continueAsNew<typeof shipmentWorkflow>(input, { state, policy, labelRequest });
+      }
+
+      const stage = state.tag === null ? NOT_REGISTERED_STAGE : state.tag;
+      const pollIntervalMs = pollIntervalOf(policy, state);
+      const scope = new CancellationScope();
+      trackingScope = scope;
+      let change: TrackingChange;
+      try {
+        change = await scope.run(() =>
+          trackingApi(`Await tracking change (${stage}, poll every ${formatDuration(pollIntervalMs)})`, remaining).awaitTrackingChange({
+            labelId,
+            known: snapshotOf(state),
+            pollIntervalMs,
+          }),
+        );
+      } catch (err) {
+        if (isCancellation(err)) return cancelledByOperator();
+        if (err instanceof ActivityFailure && (err.retryState === RetryState.TIMEOUT || err.cause instanceof TimeoutFailure)) {
+          return finish('tracking_timed_out', `no terminal tag within ${policy.maxTrackingMs} ms of tracking`);
+        }
+        // A failure retrying cannot fix (e.g. 401): recorded, and tried again after one interval.
+        const failure = shippingErrorOf(err);
+        if (!failure) throw err;
+        state.lastError = recordError(failure);
+        publish();
+        await condition(() => cancelRequest !== null, Math.max(1, Math.min(pollIntervalMs, deadline - Date.now())));
+        continue;
+      } finally {
+        trackingScope = null;
+      }
+      applyTrackingChange(state, change);
+      if (state.tag !== null && policy.terminalTags.includes(state.tag)) return finish(outcomeOfTag(state.tag));
+    }
+  }
 
   try {
     // 1. The label: created once per revision; a rejected one waits for corrected data.
@@ -186,6 +263,8 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
     const deadline = Date.parse(state.trackingStartedAt ?? new Date().toISOString()) + policy.maxTrackingMs;
     for (;;) {
       if (cancelRequest) return cancelledByOperator();
+      if (patched(CHANGE_DRIVEN_TRACKING)) return await followTrackingChanges(labelId, deadline);
+      // The timer loop, kept for workflows recorded before change-driven tracking.
       state.attempts.trackingPolls++;
       try {
         const record = await shippingApi(`Poll tracking #${state.attempts.trackingPolls}`).getTracking(labelId);
@@ -248,6 +327,8 @@ function initialState(input: ShipmentInput): ShipmentState {
     outcome: null,
     trackingStartedAt: null,
     continuedAsNew: 0,
+    checkpoints: 0,
+    lastPolledAt: null,
   };
 }
 
@@ -274,6 +355,54 @@ function applyTracking(state: ShipmentState, record: TrackingRecord): void {
   // A courier may not have assigned a number yet: keep the one we know.
   state.trackingNumber = record.trackingNumber ?? state.trackingNumber;
   state.lastCheckpoint = record.checkpoints.at(-1) ?? state.lastCheckpoint;
+}
+
+/**
+ * The worker's policy with the order's own settings on top. An order that sets pollIntervalMs
+ * without a stage table means that interval in every stage.
+ */
+function withOrderOverrides(worker: TrackingPolicy, order: Partial<TrackingPolicy> | undefined): TrackingPolicy {
+  if (!order) return worker;
+  const stages = order.pollIntervalMs !== undefined && order.pollIntervalsMs === undefined ? {} : undefined;
+  return { ...worker, ...order, ...(stages ? { pollIntervalsMs: stages } : {}) };
+}
+
+/** What the tracking activity compares each poll against. */
+function snapshotOf(state: ShipmentState): TrackingSnapshot {
+  return {
+    tag: state.tag,
+    subtag: state.subtag,
+    trackingNumber: state.trackingNumber,
+    checkpoints: state.checkpoints ?? 0,
+    lastCheckpointTime: state.lastCheckpoint?.checkpointTime ?? null,
+  };
+}
+
+function applyTrackingChange(state: ShipmentState, change: TrackingChange): void {
+  state.tag = change.tag;
+  state.subtag = change.subtag;
+  state.subtagMessage = change.subtagMessage;
+  state.trackingNumber = change.trackingNumber ?? state.trackingNumber;
+  state.lastCheckpoint = change.lastCheckpoint ?? state.lastCheckpoint;
+  state.checkpoints = change.checkpoints;
+  state.attempts.trackingPolls += change.polls;
+  state.lastPolledAt = change.polledAt;
+  // The poll succeeded, so an error recorded by an earlier poll no longer stands.
+  state.lastError = null;
+}
+
+/** The interval of the current stage: subtag, then tag, then the default. */
+export function pollIntervalOf(policy: TrackingPolicy, state: Pick<ShipmentState, 'tag' | 'subtag'>): number {
+  const byStage = policy.pollIntervalsMs ?? {};
+  if (state.tag === null) return byStage[NOT_REGISTERED_STAGE] ?? policy.pollIntervalMs;
+  return (state.subtag !== null ? byStage[state.subtag] : undefined) ?? byStage[state.tag] ?? policy.pollIntervalMs;
+}
+
+function formatDuration(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
 }
 
 function outcomeOfTag(tag: string): OutcomeKind {
@@ -316,6 +445,8 @@ function currentDetails(state: ShipmentState): string {
     const e = state.lastError;
     lines.push(`- Last error (${e.kind}): ${e.courierMessage ? `${e.courierCode}: ${e.courierMessage}` : e.message}`);
   }
-  lines.push(`- Polls: ${state.attempts.trackingPolls}, label requests: ${state.attempts.labelRequests}`);
+  lines.push(
+    `- Polls: ${state.attempts.trackingPolls}${state.lastPolledAt ? ` (last change seen ${state.lastPolledAt})` : ''}, label requests: ${state.attempts.labelRequests}`,
+  );
   return lines.join('\n');
 }

@@ -13,8 +13,8 @@ import { createTestEnv, getWorkflowBundle } from './temporal-env';
 
 export const TEST_CREDENTIALS = { apiKey: 'test-key-5b1f0c', apiToken: 'test-token-9e77d2' };
 
-/** Fast cadence for tests: the fake advances tracking every 150 ms, the worker polls every 200 ms. */
-export const FAST_TRACKING: Partial<TrackingPolicy> = { pollIntervalMs: 200, correctionTimeoutMs: 60_000 };
+/** Fast cadence for tests: the fake advances tracking every 150 ms, the worker polls every 200 ms in every stage. */
+export const FAST_TRACKING: Partial<TrackingPolicy> = { pollIntervalMs: 200, pollIntervalsMs: {}, correctionTimeoutMs: 60_000 };
 export const FAKE_TRACKING_STEP_MS = 150;
 
 export interface Harness {

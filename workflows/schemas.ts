@@ -1,0 +1,44 @@
+/**
+ * zod schemas of what crosses into the shipment workflow: its input, the tracking policy and
+ * the operator's corrected label data. The import, the CLI and the worker's configuration
+ * validate with them before anything reaches Temporal.
+ *
+ * Never imported by workflow code (only its types are): every module the workflow bundle loads
+ * is evaluated again for each cached workflow, and zod with these schemas made a cached
+ * shipment about thirty times heavier than a trivial workflow.
+ */
+import { z } from 'zod';
+import { LabelRequestWithoutKey } from '../shipping-api/contract';
+import type { TrackingPolicy as TrackingPolicyShape } from './definitions';
+
+export const OrderIdentity = z.object({
+  shop: z.string().min(1).max(200),
+  orderId: z.string().min(1).max(200),
+});
+
+const durationMs = z.number().int().positive();
+
+export const TrackingPolicy = z.object({
+  pollIntervalMs: durationMs,
+  pollIntervalsMs: z.record(z.string().min(1), durationMs).optional(),
+  maxTrackingMs: durationMs,
+  terminalTags: z.array(z.string().min(1)).min(1),
+  correctionTimeoutMs: durationMs,
+  historyEventLimit: z.number().int().min(10),
+});
+
+export const ShipmentInput = OrderIdentity.extend({
+  labelRequest: LabelRequestWithoutKey,
+  /** Per-order overrides; otherwise the worker's configured policy applies. */
+  tracking: TrackingPolicy.partial().optional(),
+});
+
+export const ResubmitLabel = z.object({
+  labelRequest: LabelRequestWithoutKey,
+  reason: z.string().max(500).optional(),
+});
+
+// The workflow sees only the interface in definitions.ts: fail the build if the two drift.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const policyMatches: Same<z.infer<typeof TrackingPolicy>, TrackingPolicyShape> = true;
+void policyMatches;
