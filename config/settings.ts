@@ -32,6 +32,35 @@ const duration = (fallback: string) =>
     });
 
 const optionalPositive = z.coerce.number().positive().optional();
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** `Stage=duration` pairs, e.g. `Pending=6h,OutForDelivery=1h`; `none` polls every stage at TRACKING_POLL_INTERVAL. */
+const stageIntervals = (fallback: Record<string, number>) =>
+  z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined) return fallback;
+      if (text.trim() === 'none') return {};
+      const out: Record<string, number> = {};
+      for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const match = /^([^=\s]+)\s*=\s*(.+)$/.exec(pair);
+        const ms = match ? parseDuration(match[2]!) : undefined;
+        if (!match || ms === undefined) {
+          ctx.addIssue({ code: 'custom', message: `"${pair}" is not Stage=duration (e.g. InTransit=3h, OutForDelivery=1h), or use none` });
+          return z.NEVER;
+        }
+        out[match[1]!] = ms;
+      }
+      return out;
+    });
+
+/** Sized for a 2 GB worker: see README "Worker memory and concurrency". */
+export const WORKER_DEFAULTS = {
+  maxCachedWorkflows: 1000,
+  maxConcurrentWorkflowTaskExecutions: 40,
+  maxConcurrentActivityTaskExecutions: 100,
+} as const;
 const secret = z.string({ error: 'is required' }).min(1, 'is required');
 
 const TemporalEnv = z.object({
@@ -51,6 +80,7 @@ const ShippingEnv = z.object({
 const WorkerEnv = TemporalEnv.extend(ShippingEnv.shape).extend({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   TRACKING_POLL_INTERVAL: duration(`${DEFAULT_TRACKING_POLICY.pollIntervalMs}ms`),
+  TRACKING_POLL_INTERVALS: stageIntervals(DEFAULT_TRACKING_POLICY.pollIntervalsMs ?? {}),
   TRACKING_MAX_DURATION: duration(`${DEFAULT_TRACKING_POLICY.maxTrackingMs}ms`),
   TRACKING_TERMINAL_TAGS: z
     .string()
@@ -59,6 +89,12 @@ const WorkerEnv = TemporalEnv.extend(ShippingEnv.shape).extend({
     .pipe(z.array(z.string()).min(1, 'must name at least one tag')),
   LABEL_CORRECTION_TIMEOUT: duration(`${DEFAULT_TRACKING_POLICY.correctionTimeoutMs}ms`),
   HISTORY_EVENT_LIMIT: z.coerce.number().int().min(10).default(DEFAULT_TRACKING_POLICY.historyEventLimit),
+  /** Workflows kept in memory between their tasks; the rest replay their (short) history when woken. */
+  WORKER_MAX_CACHED_WORKFLOWS: positiveInt(WORKER_DEFAULTS.maxCachedWorkflows),
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt(WORKER_DEFAULTS.maxConcurrentWorkflowTaskExecutions).pipe(
+    z.number().min(2, 'must be at least 2 (the SDK needs 2 with a workflow cache)'),
+  ),
+  WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(WORKER_DEFAULTS.maxConcurrentActivityTaskExecutions),
   /** Per-worker cap on activity starts per second. */
   WORKER_MAX_ACTIVITIES_PER_SECOND: optionalPositive,
   /** Server-enforced cap for the whole task queue; give every worker the same value. */
@@ -121,6 +157,9 @@ export interface WorkerSettings {
   tracking: TrackingPolicyShape;
   maxActivitiesPerSecond?: number;
   maxTaskQueueActivitiesPerSecond?: number;
+  maxCachedWorkflows: number;
+  maxConcurrentWorkflowTaskExecutions: number;
+  maxConcurrentActivityTaskExecutions: number;
   workflowBundlePath?: string;
   metricsBindAddress?: string;
 }
@@ -133,6 +172,8 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     logLevel: e.LOG_LEVEL,
     tracking: TrackingPolicy.parse({
       pollIntervalMs: e.TRACKING_POLL_INTERVAL,
+      // As for an order's own settings: one interval given without a stage table means every stage.
+      pollIntervalsMs: env.TRACKING_POLL_INTERVAL && !env.TRACKING_POLL_INTERVALS ? {} : e.TRACKING_POLL_INTERVALS,
       maxTrackingMs: e.TRACKING_MAX_DURATION,
       terminalTags: e.TRACKING_TERMINAL_TAGS,
       correctionTimeoutMs: e.LABEL_CORRECTION_TIMEOUT,
@@ -140,6 +181,9 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     }),
     maxActivitiesPerSecond: e.WORKER_MAX_ACTIVITIES_PER_SECOND,
     maxTaskQueueActivitiesPerSecond: e.TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND,
+    maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+    maxConcurrentWorkflowTaskExecutions: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+    maxConcurrentActivityTaskExecutions: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     metricsBindAddress: e.METRICS_BIND_ADDRESS,
   };

@@ -25,8 +25,28 @@ it('has recorded histories for each path through the workflow', () => {
       'label-abandoned.json',
       'cancelled-by-operator.json',
       'continued-as-new.json',
+      // change-driven tracking (recorded after the change; the ones above predate it)
+      'change-driven-delivered.json',
+      'change-driven-exception.json',
+      'change-driven-cancelled.json',
+      'change-driven-polled-by-count.json',
+      'change-driven-rate-limited.json',
+      'change-driven-server-errors.json',
+      'change-driven-poll-unauthorized.json',
+      'change-driven-rejection-resubmit.json',
+      'change-driven-cancel-while-waiting.json',
+      'change-driven-cancelled-by-operator.json',
+      'change-driven-timed-out.json',
+      'change-driven-continued-as-new.json',
+      'migrated-timer-loop-to-change-driven.json',
     ]),
   );
+});
+
+it('keeps zod and the API contract out of the workflow bundle (each cached workflow loads it again)', async () => {
+  const { code } = await getWorkflowBundle();
+  expect(code).not.toMatch(/node_modules\/zod\//);
+  expect(code).not.toMatch(/shipping-api\/contract\.ts/);
 });
 
 it.each(fixtures)('replays %s deterministically', async (file) => {

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { WORKER_DEFAULTS } from '../config/settings';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../workflows/definitions';
 
@@ -17,6 +18,10 @@ export interface ShipmentWorkerOptions {
   workflowBundle?: WorkflowBundleOption;
   maxActivitiesPerSecond?: number;
   maxTaskQueueActivitiesPerSecond?: number;
+  /** Defaults: WORKER_DEFAULTS, sized for a 2 GB worker. */
+  maxCachedWorkflows?: number;
+  maxConcurrentWorkflowTaskExecutions?: number;
+  maxConcurrentActivityTaskExecutions?: number;
   identity?: string;
 }
 
@@ -29,6 +34,11 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
     taskQueue: options.taskQueue,
     activities: createActivities(api, tracking),
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
+    // Explicit rather than the SDK's heap-derived cache: a waiting shipment needs no cache slot,
+    // and one woken by a change replays a history of a few dozen events.
+    maxCachedWorkflows: options.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
+    maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTaskExecutions ?? WORKER_DEFAULTS.maxConcurrentWorkflowTaskExecutions,
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions ?? WORKER_DEFAULTS.maxConcurrentActivityTaskExecutions,
     // The native layer rejects keys that are present but undefined: pass only what is set.
     ...definedOnly({
       maxActivitiesPerSecond: options.maxActivitiesPerSecond,

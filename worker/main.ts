@@ -54,6 +54,9 @@ async function main(): Promise<number> {
     workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
     maxActivitiesPerSecond: settings.maxActivitiesPerSecond,
     maxTaskQueueActivitiesPerSecond: settings.maxTaskQueueActivitiesPerSecond,
+    maxCachedWorkflows: settings.maxCachedWorkflows,
+    maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTaskExecutions,
+    maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => logger.info({ signal }, 'shutting down: finishing in-flight tasks'));
@@ -63,6 +66,7 @@ async function main(): Promise<number> {
       temporal: settings.temporal,
       shippingApi: new URL(settings.shippingApi.baseUrl).origin,
       tracking: settings.tracking,
+      cache: settings.maxCachedWorkflows,
       prebuiltBundle: Boolean(settings.workflowBundlePath),
     },
     'worker started',

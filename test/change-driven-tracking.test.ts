@@ -1,0 +1,234 @@
+/**
+ * Change-driven tracking on a real Temporal dev server and the fake API over loopback: polls
+ * that find nothing new cost no workflow task and no history event, while Retry-After, backoff,
+ * the tracking time limit and the operator's stop still hold. Also: a shipment started by the
+ * pre-change code (bundled from git) finishes under the new code.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PollProgress } from '../activities';
+import { baselineWorkflowBundle, hasBaselineCommit } from '../bench/baseline-bundle';
+import { startShipment } from '../client/start-shipment';
+import { startFakeShippingApi } from '../fake-shipping-api/server';
+import { createShipmentWorker } from '../worker/create-worker';
+import { cancelShipmentSignal, stateQuery, type ShipmentInput } from '../workflows/definitions';
+import { startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
+import { order } from './helpers/orders';
+import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
+import { waitFor } from './helpers/wait';
+
+const FIXTURES = path.join(__dirname, 'fixtures', 'histories');
+const POLLS_PER_STAGE = 5;
+
+let env: TestWorkflowEnvironment;
+/** Tracking advances every POLLS_PER_STAGE polls of a label, whatever the time. */
+let byPolls: Harness;
+/** Tracking advances with time (150 ms a stage), as in the other workflow tests. */
+let byTime: Harness;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  byPolls = await startHarness({ env, fake: { trackingStepPolls: POLLS_PER_STAGE } });
+  byTime = await startHarness({ env });
+});
+afterAll(async () => {
+  await byPolls?.stop();
+  await byTime?.stop();
+  await env?.teardown();
+});
+
+async function start(h: Harness, input: ShipmentInput): Promise<WorkflowHandle> {
+  const started = await startShipment(h.env.client, h.taskQueue, input);
+  return h.env.client.workflow.getHandle(started.workflowId);
+}
+
+async function events(handle: WorkflowHandle) {
+  return (await handle.fetchHistory()).events ?? [];
+}
+
+function scheduledActivities(list: Awaited<ReturnType<typeof events>>, type: string): number {
+  return list.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type).length;
+}
+
+const WORKFLOW_TASK_COMPLETED = 7; // EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+
+async function saveFixture(handle: WorkflowHandle, name: string): Promise<void> {
+  if (process.env.RECORD_HISTORIES !== '1') return;
+  await mkdir(FIXTURES, { recursive: true });
+  await writeFile(path.join(FIXTURES, `${name}.json`), historyToJSON(await handle.fetchHistory()), { flag: 'wx' }).catch(
+    (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    },
+  );
+}
+
+async function tracking(handle: WorkflowHandle): Promise<void> {
+  await waitFor(async () => ((await handle.query(stateQuery)).phase === 'tracking' ? true : undefined), {
+    what: 'tracking',
+    timeoutMs: 20_000,
+    intervalMs: 100,
+  });
+}
+
+function trackingRequests(h: Harness, labelId: string) {
+  return h.fake.requestLog().filter((r) => r.endpoint === 'GET /tracking' && r.id === labelId);
+}
+
+describe('change-driven tracking', () => {
+  it('polls without change add no workflow task and no history event', async () => {
+    const handle = await start(byPolls, order('cdt', 'P-1'));
+
+    // While it waits, the pending activity shows the last poll's time and result.
+    const progress = await waitFor(
+      async () => {
+        const pending = (await handle.describe()).raw.pendingActivities?.[0];
+        const payload = pending?.heartbeatDetails?.payloads?.[0];
+        const details = payload ? defaultPayloadConverter.fromPayload<PollProgress>(payload) : undefined;
+        return details && details.polls >= 2 ? { details, lastFailure: pending?.lastFailure?.message ?? '' } : undefined;
+      },
+      { what: 'two polls in heartbeat details', timeoutMs: 30_000, intervalMs: 200 },
+    );
+    expect(progress.details.lastPolledAt).toEqual(expect.any(String));
+    expect(progress.details.lastResult).toEqual(expect.any(String));
+    expect(progress.lastFailure).toMatch(/^poll #\d+ at .*no change; next poll in/);
+
+    const result = await handle.result();
+    expect(result.outcome).toBe('delivered');
+    expect(result.lastError).toBeNull();
+
+    // 404, Pending, InfoReceived, InTransit: POLLS_PER_STAGE polls each, then Delivered.
+    const polls = trackingRequests(byPolls, result.labelId!).length;
+    expect(polls).toBe(4 * POLLS_PER_STAGE + 1);
+    expect((await handle.query(stateQuery)).attempts.trackingPolls).toBe(polls);
+
+    const list = await events(handle);
+    // One wait per change (Pending, InfoReceived, InTransit, Delivered), not one per poll.
+    expect(scheduledActivities(list, 'awaitTrackingChange')).toBe(4);
+    expect(scheduledActivities(list, 'getTracking')).toBe(0);
+    expect(list.filter((e) => e.eventType === WORKFLOW_TASK_COMPLETED).length).toBeLessThanOrEqual(8);
+    expect(list.length).toBeLessThanOrEqual(60);
+    await saveFixture(handle, 'change-driven-polled-by-count');
+  });
+
+  it('waits Retry-After after a 429 on a poll, and it leaves no error behind', async () => {
+    byTime.fake.setFaults({ failNext: [{ endpoint: 'GET /tracking', status: 429, retryAfter: '3' }] });
+    const handle = await start(byTime, order('cdt', 'R-1'));
+    const result = await handle.result();
+    expect(result.outcome).toBe('delivered');
+    expect(result.lastError).toBeNull();
+    const log = trackingRequests(byTime, result.labelId!);
+    const limited = log.findIndex((r) => r.status === 429);
+    expect(limited).toBeGreaterThanOrEqual(0);
+    expect(log[limited + 1]!.at - log[limited]!.at).toBeGreaterThanOrEqual(3_000);
+  });
+
+  it('backs off exponentially on 5xx during tracking, never later than the next regular poll', async () => {
+    byTime.fake.setFaults({
+      failNext: [
+        { endpoint: 'GET /tracking', status: 500 },
+        { endpoint: 'GET /tracking', status: 502 },
+      ],
+    });
+    const handle = await start(byTime, order('cdt', 'S-1', {}, { pollIntervalMs: 2_500 }));
+    const result = await handle.result();
+    expect(result.outcome).toBe('delivered');
+    expect(result.lastError).toBeNull();
+    const log = trackingRequests(byTime, result.labelId!);
+    expect(log.slice(0, 2).map((r) => r.status)).toEqual([500, 502]);
+    expect(log[1]!.at - log[0]!.at).toBeGreaterThanOrEqual(1_000);
+    expect(log[2]!.at - log[1]!.at).toBeGreaterThanOrEqual(2_000);
+  });
+
+  it('records a poll failure retrying cannot fix, and goes on tracking', async () => {
+    byTime.fake.setFaults({ failNext: [{ endpoint: 'GET /tracking', status: 401 }] });
+    const handle = await start(byTime, order('cdt', 'U-1'));
+    const seen = await waitFor(
+      async () => {
+        const s = await handle.query(stateQuery);
+        return s.lastError?.kind === 'unauthorized' || s.phase === 'completed' ? s : undefined;
+      },
+      { what: 'the recorded 401', timeoutMs: 20_000, intervalMs: 50 },
+    );
+    expect(seen.lastError?.kind).toBe('unauthorized');
+    const result = await handle.result();
+    expect(result.outcome).toBe('delivered');
+    // The later successful polls cleared it: the outcome shows only errors that still stand.
+    expect(result.lastError).toBeNull();
+    await saveFixture(handle, 'change-driven-poll-unauthorized');
+  });
+
+  it('an operator stop ends a long wait at once', async () => {
+    const handle = await start(byTime, order('cdt', 'X-1', { marker: 'STALL' }, { pollIntervalMs: 3_600_000 }));
+    await tracking(handle);
+    const stoppedAt = Date.now();
+    await handle.signal(cancelShipmentSignal, { reason: 'parcel collected in store' });
+    const result = await handle.result();
+    expect(result).toMatchObject({ outcome: 'cancelled_by_operator', reason: 'parcel collected in store' });
+    // The next poll was an hour away: the stop did not wait for it.
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    await saveFixture(handle, 'change-driven-cancel-while-waiting');
+  });
+
+  it('ends with tracking_timed_out at the maximum tracking duration, even between two hourly polls', async () => {
+    const handle = await start(byTime, order('cdt', 'T-1', { marker: 'STALL' }, { pollIntervalMs: 3_600_000, maxTrackingMs: 2_000 }));
+    const startedAt = Date.now();
+    const result = await handle.result();
+    expect(result.outcome).toBe('tracking_timed_out');
+    expect(Date.now() - startedAt).toBeLessThan(20_000);
+    await saveFixture(handle, 'change-driven-timed-out');
+  });
+});
+
+describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code', () => {
+  it('finishes under the new code, switching to change-driven tracking at its next poll', async () => {
+    const fake = await startFakeShippingApi({ port: 0, trackingStepMs: 2_000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+    const taskQueue = `migration-${Date.now()}`;
+    const workerFor = async (workflowBundle: Awaited<ReturnType<typeof getWorkflowBundle>>) => {
+      const worker = await createShipmentWorker({
+        connection: env.nativeConnection,
+        namespace: 'default',
+        taskQueue,
+        shippingApi: { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS },
+        tracking: { pollIntervalMs: 300, pollIntervalsMs: {} },
+        workflowBundle,
+      });
+      const running = worker.run();
+      return async () => {
+        worker.shutdown();
+        await running;
+      };
+    };
+    try {
+      const stopOld = await workerFor(await baselineWorkflowBundle());
+      const started = await startShipment(env.client, taskQueue, order('cdt', 'M-1'));
+      const handle = env.client.workflow.getHandle(started.workflowId);
+      await waitFor(async () => ((await handle.query(stateQuery)).attempts.trackingPolls >= 2 ? true : undefined), {
+        what: 'two polls of the timer loop',
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      });
+      await stopOld();
+
+      const stopNew = await workerFor(await getWorkflowBundle());
+      try {
+        const result = await handle.result();
+        expect(result.outcome).toBe('delivered');
+        const list = await events(handle);
+        expect(scheduledActivities(list, 'getTracking')).toBeGreaterThanOrEqual(2);
+        expect(scheduledActivities(list, 'awaitTrackingChange')).toBeGreaterThanOrEqual(1);
+        expect(list.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toBe(true);
+        expect(fake.labels()).toHaveLength(1);
+        await saveFixture(handle, 'migrated-timer-loop-to-change-driven');
+      } finally {
+        await stopNew();
+      }
+    } finally {
+      await fake.close();
+    }
+  });
+});
