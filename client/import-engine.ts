@@ -46,6 +46,8 @@ export interface ImportEngineOptions {
   /** Absent with --dry-run: records are validated and preflighted only. */
   start?: (input: ShipmentInput) => Promise<StartResult>;
   concurrency: number;
+  /** Resolves when the next start may go ahead (backpressure); absent = always. */
+  admit?: () => Promise<void>;
   onRejected?: (rejection: Rejection, record: SourceRecord) => void;
   onFailed?: (failure: StartFailure, record: SourceRecord) => void;
   onProgress?: (counts: ProgressCounts) => void;
@@ -77,6 +79,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
       if (problems.length > 0) return reject(record, problems);
       counts.accepted++;
       if (!options.start) return;
+      await options.admit?.();
       const result = await options.start(input);
       if (result.status === 'started') counts.started++;
       else counts.alreadyKnown++;

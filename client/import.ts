@@ -23,6 +23,7 @@ import {
   type Io,
   type TemporalSession,
 } from './cli-support';
+import { BacklogGate, workflowBacklogReader } from './backlog-gate';
 import { importRecords, type ImportResult, type Rejection, type StartFailure } from './import-engine';
 import { formatFromPath, FORMATS, readRecords, sniffFormat, type InputFormat, type SourceRecord } from './import-source';
 import { Preflight } from './preflight';
@@ -30,6 +31,8 @@ import { Progress } from './progress';
 import { startShipment } from './start-shipment';
 
 export const DEFAULT_CONCURRENCY = 16;
+/** Workflow tasks waiting for a worker above which the import holds new starts. */
+export const DEFAULT_MAX_BACKLOG = 200;
 
 export const IMPORT_HELP = `Usage: shipments import [options] <file|->
        npm run import -- [options] <file|->
@@ -45,6 +48,10 @@ Input (- reads standard input):
                               else guessed from the first character ([ json, { ndjson, else csv)
 Options:
   --concurrency <n>           Orders preflighted/started at once (default ${DEFAULT_CONCURRENCY}, max 256)
+  --max-backlog <n>           Hold new starts while more than n workflow tasks wait for a worker
+                              on the task queue, so the import goes at the workers' pace (default
+                              ${DEFAULT_MAX_BACKLOG}; 0 = never hold). If the backlog stops shrinking for 30 s
+                              (no worker running?), the rest is started anyway.
   --dry-run                   Validate and preflight only; start nothing, no Temporal needed
   --skip-preflight            Do not check courier/product codes against GET /couriers and
                               GET /products (for when the shipping API is not reachable)
@@ -78,6 +85,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseCommandArgs(argv, {
     format: { type: 'string' },
     concurrency: { type: 'string' },
+    'max-backlog': { type: 'string' },
     'dry-run': { type: 'boolean', default: false },
     'skip-preflight': { type: 'boolean', default: false },
     rejects: { type: 'string' },
@@ -94,6 +102,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     throw usageError(`--format must be one of ${FORMATS.join(', ')} (got "${values.format}")`);
   }
   const concurrency = positiveInt('concurrency', values.concurrency, DEFAULT_CONCURRENCY, 256);
+  const maxBacklog = values['max-backlog'] === '0' ? 0 : positiveInt('max-backlog', values['max-backlog'], DEFAULT_MAX_BACKLOG, 1_000_000);
   const dryRun = values['dry-run'];
   const began = Date.now();
 
@@ -128,10 +137,18 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       println(io.stderr, line);
     };
     const session = temporal;
+    const gate = session
+      ? new BacklogGate({
+          maxBacklog,
+          readBacklog: workflowBacklogReader(session.client, session.settings.namespace, session.settings.taskQueue),
+          onNotice: (message) => report(`note: ${message}`),
+        })
+      : undefined;
     const result = await importRecords({
       records: readRecords(chunks, format),
       preflight,
       start: session ? (order) => startShipment(session.client, session.settings.taskQueue, order) : undefined,
+      admit: gate ? () => gate.admit() : undefined,
       concurrency,
       onRejected: (rejection, record) => {
         rejects?.write(rejectLine('rejected', record, { shop: rejection.shop, orderId: rejection.orderId, reasons: rejection.reasons }));
