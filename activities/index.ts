@@ -62,16 +62,18 @@ export interface TrackingChange extends TrackingSnapshot {
 
 /**
  * Carried from one poll (attempt) to the next in heartbeat details, which the server keeps
- * across retries and the Web UI shows on the pending activity.
+ * across retries and the Web UI shows on the pending activity. Written only while polls fail
+ * (the backoff needs the count): a heartbeat that reaches the server is a billed action on
+ * Temporal Cloud, so an unchanged poll records nothing. Its time and result are in the
+ * failure that schedules the next poll, which the Web UI shows as the last failure.
  */
 export interface PollProgress {
-  polls: number;
   failuresInARow: number;
   lastPolledAt: string | null;
   lastResult: string | null;
 }
 
-const NO_PROGRESS: PollProgress = { polls: 0, failuresInARow: 0, lastPolledAt: null, lastResult: null };
+const NO_PROGRESS: PollProgress = { failuresInARow: 0, lastPolledAt: null, lastResult: null };
 /** A malformed 2xx on a GET is retried this many times before it counts as a contract violation. */
 const CONTRACT_VIOLATION_RETRIES = 3;
 
@@ -116,8 +118,9 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       const ctx = Context.current();
       const previous: PollProgress = { ...NO_PROGRESS, ...(ctx.info.heartbeatDetails as Partial<PollProgress> | undefined) };
       const polledAt = new Date().toISOString();
-      const progress: PollProgress = { ...previous, polls: previous.polls + 1, lastPolledAt: polledAt };
-      const poll = `poll #${progress.polls} at ${polledAt}`;
+      const polls = ctx.info.attempt; // each attempt is one poll
+      const progress: PollProgress = { ...previous, lastPolledAt: polledAt };
+      const poll = `poll #${polls} at ${polledAt}`;
       let record: TrackingRecord | null;
       try {
         record = await withHeartbeat(async (signal) => {
@@ -135,7 +138,7 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
         ctx.heartbeat(progress);
         const retryable = err.retryable || (err.kind === 'contract_violation' && progress.failuresInARow <= CONTRACT_VIOLATION_RETRIES);
         const delayMs = err.kind === 'rate_limited' ? undefined : pollBackoffMs(progress.failuresInARow, pollIntervalMs);
-        logFailure(err, { labelId, poll: progress.polls });
+        logFailure(err, { labelId, poll: polls });
         throw toApplicationFailure(err, {}, { message: `${poll}: ${err.message}`, nextRetryDelayMs: delayMs, nonRetryable: !retryable });
       }
 
@@ -145,18 +148,16 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
           ...seen,
           subtagMessage: record?.subtagMessage ?? null,
           lastCheckpoint: record?.checkpoints.at(-1) ?? null,
-          polls: progress.polls,
+          polls,
           polledAt,
         };
       }
-      progress.failuresInARow = 0;
       progress.lastResult = describeTracking(seen);
-      ctx.heartbeat(progress);
+      if (previous.failuresInARow > 0) ctx.heartbeat({ ...progress, failuresInARow: 0 }); // the streak ended
       throw ApplicationFailure.create({
         type: TRACKING_UNCHANGED,
         message: `${poll}: ${progress.lastResult}, no change; next poll in ${Math.round(pollIntervalMs / 1000)} s`,
         nextRetryDelay: pollIntervalMs,
-        details: [progress],
         category: ApplicationFailureCategory.BENIGN,
       });
     },
@@ -172,17 +173,17 @@ export type ShipmentActivities = ReturnType<typeof createActivities>;
 
 /**
  * Runs one API call: passes the activity's cancellation signal so a cancelled activity aborts
- * its HTTP request, and heartbeats while waiting so a dead worker is noticed within the
- * heartbeat timeout rather than the start-to-close timeout. Heartbeats repeat the attempt's
- * last details, so what a retry reads back is never replaced by an empty heartbeat.
+ * its HTTP request, and heartbeats while a call is slow so a dead worker is noticed within the
+ * heartbeat timeout rather than the start-to-close timeout. A fast call (most) sends none: each
+ * heartbeat that reaches the server is a billed action on Temporal Cloud. Heartbeats repeat the
+ * attempt's details, so what a retry reads back is never replaced by an empty heartbeat.
  */
 async function withHeartbeat<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  const heartbeatMs = ctx.info.heartbeatTimeoutMs;
+  // A local activity (a first attempt) runs inside a workflow task: nothing to heartbeat to.
+  const heartbeatMs = ctx.info.isLocal ? undefined : ctx.info.heartbeatTimeoutMs;
   const details = ctx.info.heartbeatDetails;
-  const beat = () => ctx.heartbeat(details);
-  beat();
-  const timer = heartbeatMs ? setInterval(beat, Math.max(200, heartbeatMs / 3)) : undefined;
+  const timer = heartbeatMs ? setInterval(() => ctx.heartbeat(details), Math.max(200, heartbeatMs / 3)) : undefined;
   try {
     return await call(ctx.cancellationSignal);
   } catch (err) {

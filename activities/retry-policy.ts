@@ -11,7 +11,7 @@
  *
  * Imported by workflow code, so it must stay free of I/O and Node APIs.
  */
-import { ApplicationFailure, ApplicationFailureCategory, type ActivityOptions } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory, type ActivityOptions, type LocalActivityOptions } from '@temporalio/common';
 import { RETRYABLE, type ShippingErrorKind } from '../shipping-api/error-kinds';
 import type { ShippingApiError, ShippingApiErrorFields } from '../shipping-api/errors';
 
@@ -65,6 +65,15 @@ export const TRACKING_ACTIVITY_OPTIONS: ActivityOptions = {
     // A malformed answer to a GET may be fixed by asking again; the activity decides how often.
     nonRetryableErrorTypes: SHIPPING_ACTIVITY_OPTIONS.retry?.nonRetryableErrorTypes?.filter((t) => t !== FAILURE_TYPES.contract_violation),
   },
+};
+
+/**
+ * The first attempt of a call, run inside the workflow task as a local activity: one try, no
+ * retries there (a retryable failure continues as a regular activity with the options above).
+ */
+export const FIRST_ATTEMPT_OPTIONS: LocalActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 1 },
 };
 
 /** ApplicationFailure type of a poll that found nothing new: the retry that is the next poll. */

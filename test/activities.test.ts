@@ -55,7 +55,7 @@ it('turns a 429 into a retryable failure whose next attempt waits exactly Retry-
     .run(activities.createLabel, { shop: 'acme', orderId: 'U-1', revision: 1, labelRequest: labelRequest('U-1') })
     .catch((e: ApplicationFailure) => e);
   expect(err).toBeInstanceOf(ApplicationFailure);
-  expect(err).toMatchObject({ type: 'RateLimited', nonRetryable: false, nextRetryDelay: '7 seconds' });
+  expect(err).toMatchObject({ type: 'RateLimited', nonRetryable: false, nextRetryDelay: 7_000, category: 'BENIGN' });
   expect(detailsOf(err)).toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 7, idempotencyKey: 'acme:U-1:r1' });
 });
 

@@ -16,6 +16,7 @@ import {
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
   ApplicationFailure,
@@ -24,6 +25,7 @@ import {
 import { RetryState } from '@temporalio/common';
 import type { ShipmentActivities, CreatedLabel, TrackingChange, TrackingSnapshot } from '../activities';
 import {
+  FIRST_ATTEMPT_OPTIONS,
   SHIPPING_ACTIVITY_OPTIONS,
   shippingErrorOf,
   TRACKING_ACTIVITY_OPTIONS,
@@ -50,13 +52,22 @@ import {
 /** The API's activities, each call labelled for the Web UI's event history. */
 const shippingApi = (summary: string) => proxyActivities<ShipmentActivities>({ ...SHIPPING_ACTIVITY_OPTIONS, summary });
 const { trackingPolicy } = proxyLocalActivities<ShipmentActivities>({ startToCloseTimeout: '10 seconds' });
+/**
+ * A call's first attempt inside the workflow task (a local activity): no task round trip and no
+ * activity events when it succeeds, which most do. A retryable failure goes on as a regular
+ * activity, with the full retry policy and visible in the Web UI. Safe for labels: the key
+ * makes a second send of the same revision return the same label.
+ */
+const firstAttempt = (summary: string) =>
+  proxyLocalActivities<ShipmentActivities>({ ...FIRST_ATTEMPT_OPTIONS, summary: `${summary} (first attempt)` });
 /** Waits for the next tracking change; the server retries it at the poll interval, writing no history. */
 const trackingApi = (summary: string, remainingMs: number) =>
   proxyActivities<ShipmentActivities>({ ...TRACKING_ACTIVITY_OPTIONS, scheduleToCloseTimeout: remainingMs, summary });
 
 /**
  * Tracking wakes the workflow only when the shipment changes, instead of a timer and an activity
- * per poll. Workflows tracking with the old loop switch at their next poll.
+ * per poll; workflows tracking with the old loop switch at their next poll. New workflows also
+ * make the first attempt of label creation and order read inside their first workflow task.
  */
 export const CHANGE_DRIVEN_TRACKING = 'change-driven-tracking';
 
@@ -120,7 +131,46 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
     },
   );
 
+  // Decided once per run: a workflow started before this change keeps calling the API as it did.
+  const changeDriven = patched(CHANGE_DRIVEN_TRACKING);
+  if (changeDriven) {
+    // The start options set these already; re-sending them would only add history events.
+    const given = workflowInfo().typedSearchAttributes;
+    for (const key of [SA.status, SA.courier, SA.trackingNumber, SA.trackingTag]) {
+      const value = given.get(key);
+      if (typeof value === 'string') published.set(key.name, value);
+    }
+  }
   const policy: TrackingPolicy = carried?.policy ?? withOrderOverrides(await trackingPolicy(), input.tracking);
+
+  /**
+   * One shipping API call. Since change-driven tracking, the first attempt runs in the workflow
+   * task; a retryable failure continues as a regular activity (after Retry-After for a 429).
+   */
+  async function callApi<K extends 'createLabel' | 'readOrder'>(
+    name: K,
+    summary: string,
+    ...args: Parameters<ShipmentActivities[K]>
+  ): Promise<Awaited<ReturnType<ShipmentActivities[K]>>> {
+    type Call = (...a: Parameters<ShipmentActivities[K]>) => Promise<Awaited<ReturnType<ShipmentActivities[K]>>>;
+    let recorded: RecordedError | null = null;
+    if (changeDriven) {
+      try {
+        return await (firstAttempt(summary)[name] as Call)(...args);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        const failure = shippingErrorOf(err);
+        if (failure && !failure.retryable) throw err; // e.g. a courier rejection: the caller decides
+        // Anything else (5xx, 429, network, a timed-out attempt) is retried as a regular activity.
+        if (failure) recorded = state.lastError = recordError(failure);
+        publish();
+        if (failure?.kind === 'rate_limited') await sleep(Math.max(1, failure.retryAfterSeconds ?? 1) * 1000);
+      }
+    }
+    const result = await (shippingApi(summary)[name] as Call)(...args);
+    if (recorded !== null && state.lastError === recorded) state.lastError = null;
+    return result;
+  }
 
   /** Mirrors the state into search attributes (only on change) and the Web UI's details. */
   function publish(): void {
@@ -217,7 +267,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       state.attempts.labelRequests++;
       publish();
       try {
-        const label = await shippingApi(`Create label (revision ${state.revision})`).createLabel({
+        const label = await callApi('createLabel', `Create label (revision ${state.revision})`, {
           shop: state.shop,
           orderId: state.orderId,
           revision: state.revision,
@@ -246,9 +296,9 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
 
     // 2. The order: courier order number, tracking number, carrier details.
     if (state.phase === 'reading_order') {
-      publish();
+      if (!changeDriven) publish(); // a first attempt takes milliseconds: no search attribute for it
       try {
-        applyOrder(state, await shippingApi(`Read order ${labelId}`).readOrder(labelId));
+        applyOrder(state, await callApi('readOrder', `Read order ${labelId}`, labelId));
       } catch (err) {
         // Informational only: tracking can proceed without it, so record it and go on.
         const failure = shippingErrorOf(err);
@@ -290,7 +340,8 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
     }
   } catch (err) {
     if (isCancellation(err)) return cancelledByOperator();
-    if (!(err instanceof ApplicationFailure) && shippingErrorOf(err)) {
+    // (a regular activity's failure arrives as an ActivityFailure, a first attempt's unwrapped)
+    if (shippingErrorOf(err) && !(err instanceof ApplicationFailure && err.type === 'ShipmentFailed')) {
       // Surface the typed cause as the workflow's own failure, so the Web UI shows its type.
       const failure = shippingErrorOf(err)!;
       state.lastError = recordError(failure);
