@@ -1,7 +1,8 @@
 /**
- * The workflow code as it was before change-driven tracking, bundled from git: the benchmark's
- * baseline, and the "already running" side of the migration test. Extracted under .baseline/
- * in the repo so its imports resolve against this project's node_modules.
+ * The code as it was before change-driven tracking, taken from git: the benchmark's baseline
+ * (its worker and workflow bundle), and the "already running" side of the migration test.
+ * Extracted under .baseline/ in the repo so its imports resolve against this project's
+ * node_modules.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -23,12 +24,18 @@ export function hasBaselineCommit(commit = TIMER_LOOP_COMMIT): boolean {
   }
 }
 
-export async function baselineWorkflowBundle(commit = TIMER_LOOP_COMMIT): Promise<WorkflowBundle> {
+/** The source tree at `commit`: its worker (worker/main.ts) and import (client/import.ts) run from there with tsx. */
+export function baselineDir(commit = TIMER_LOOP_COMMIT): string {
   const dir = path.join(ROOT, '.baseline', commit.slice(0, 12));
-  if (!existsSync(path.join(dir, 'workflows', 'index.ts'))) {
+  if (!existsSync(path.join(dir, 'client', 'import.ts'))) {
     mkdirSync(dir, { recursive: true });
-    const archive = execFileSync('git', ['archive', commit, 'workflows', 'activities', 'shipping-api'], { cwd: ROOT, maxBuffer: 64 << 20 });
+    const parts = ['workflows', 'activities', 'shipping-api', 'worker', 'config', 'client'];
+    const archive = execFileSync('git', ['archive', commit, ...parts], { cwd: ROOT, maxBuffer: 64 << 20 });
     execFileSync('tar', ['-x', '-C', dir], { input: archive });
   }
-  return bundleWorkflowCode({ workflowsPath: path.join(dir, 'workflows'), logger: new DefaultLogger('WARN') });
+  return dir;
+}
+
+export async function baselineWorkflowBundle(commit = TIMER_LOOP_COMMIT): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({ workflowsPath: path.join(baselineDir(commit), 'workflows'), logger: new DefaultLogger('WARN') });
 }

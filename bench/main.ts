@@ -1,0 +1,165 @@
+/**
+ * `npm run bench`: change-driven tracking against the timer loop it replaced (the code at
+ * TIMER_LOOP_COMMIT, taken from git), measured in the same run on this machine's real Temporal
+ * dev server and the local fake API. Prints tables and writes JSON. Run nothing else heavy
+ * meanwhile: these figures are CPU and memory of a shared 2-core machine.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { hasBaselineCommit, TIMER_LOOP_COMMIT } from './baseline';
+import { historyScenario, type HistoryRow } from './history';
+import { scaleScenario, type ScaleRow } from './scale';
+import { startDevServer } from './stack';
+
+const HELP = `Usage: npm run bench -- [options]
+
+Scenarios (default: all):
+  history   events and workflow tasks per delivered shipment after N unchanged polls,
+            change-driven tracking vs the timer loop (medians over --history-shipments)
+  scale     import --shipments orders into a worker process, time until all are in
+            tracking, then worker/server RSS and CPU per tracking poll while they wait,
+            and a fresh worker's CPU per poll after the first is SIGKILLed;
+            the timer loop with --baseline-shipments (each path on its own dev server)
+
+Options:
+  --scenario <list>            history,scale (default both)
+  --polls <list>               unchanged polls per shipment for history (default 5,400)
+  --history-shipments <n>      shipments per path and poll count (default 3)
+  --shipments <n>              shipments for the change-driven scale run (default 10000)
+  --baseline-shipments <n>     shipments for the timer-loop scale run (default 2500; 0 skips it)
+  --poll-interval <duration>   tracking poll interval in the scale runs (default 300s)
+  --window <seconds>           measurement window once all are in tracking (default 60)
+  --import-flags <flags>       extra flags for the import CLI, e.g. "--max-backlog 0" (default none)
+  --out <file>                 JSON results (default bench/results.json)
+  -h, --help                   this help
+
+The baseline is the worker and workflow code at ${TIMER_LOOP_COMMIT.slice(0, 12)} (needs that commit in git).
+`;
+
+function positiveInt(name: string, text: string | undefined, fallback: number, min = 1): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min} (got "${text}")`);
+  return n;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      scenario: { type: 'string', default: 'history,scale' },
+      polls: { type: 'string', default: '5,400' },
+      'history-shipments': { type: 'string' },
+      shipments: { type: 'string' },
+      'baseline-shipments': { type: 'string' },
+      'poll-interval': { type: 'string', default: '300s' },
+      window: { type: 'string' },
+      'import-flags': { type: 'string', default: '' },
+      out: { type: 'string', default: 'bench/results.json' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const scenarios = values.scenario.split(',').map((s) => s.trim());
+  for (const s of scenarios) if (!['history', 'scale'].includes(s)) throw new Error(`--scenario: unknown scenario "${s}" (history, scale)`);
+  const polls = values.polls.split(',').map((p) => positiveInt('polls', p.trim(), 5, 2));
+  const historyShipments = positiveInt('history-shipments', values['history-shipments'], 3);
+  const shipments = positiveInt('shipments', values.shipments, 10_000);
+  const baselineShipments = positiveInt('baseline-shipments', values['baseline-shipments'], 2_500, 0);
+  const windowSeconds = positiveInt('window', values.window, 60);
+  const importFlags = values['import-flags'].split(' ').filter(Boolean);
+  if (!hasBaselineCommit()) throw new Error(`the baseline commit ${TIMER_LOOP_COMMIT} is not in this clone (git fetch --unshallow)`);
+
+  const log = (m: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+  const results: { machine: string; startedAt: string; history?: HistoryRow[]; scale?: ScaleRow[] } = {
+    machine: `${process.platform} ${process.arch}, ${require('node:os').cpus().length} cores, node ${process.version}`,
+    startedAt: new Date().toISOString(),
+  };
+
+  if (scenarios.includes('history')) {
+    const server = await startDevServer();
+    try {
+      results.history = await historyScenario(server, polls, historyShipments, log);
+    } finally {
+      await server.stop();
+    }
+  }
+  if (scenarios.includes('scale')) {
+    const common = { pollInterval: values['poll-interval'], windowSeconds, importFlags, log };
+    results.scale = [await scaleScenario({ ...common, path: 'change-driven', shipments })];
+    if (baselineShipments > 0) results.scale.push(await scaleScenario({ ...common, path: 'timer loop', shipments: baselineShipments }));
+  }
+
+  writeFileSync(values.out, JSON.stringify(results, null, 2) + '\n');
+  printTables(results);
+  process.stdout.write(`\nJSON: ${values.out}\n`);
+  return 0;
+}
+
+function printTables(r: { history?: HistoryRow[]; scale?: ScaleRow[] }): void {
+  if (r.history) {
+    table(
+      'History per delivered shipment (medians)',
+      ['path', 'polls', 'shipments', 'events', 'workflow tasks', 'runs', 'actions (est.)'],
+      r.history.map((h) => [h.path, h.polls, h.shipments, h.eventsPerShipment, h.workflowTasksPerShipment, h.runsPerShipment, h.actionsPerShipment]),
+    );
+    for (const polls of new Set(r.history.map((h) => h.polls))) {
+      const cd = r.history.find((h) => h.polls === polls && h.path === 'change-driven');
+      const tl = r.history.find((h) => h.polls === polls && h.path === 'timer loop');
+      if (cd && tl) {
+        process.stdout.write(
+          `  ${polls} polls: events ${ratio(cd.eventsPerShipment, tl.eventsPerShipment)}, workflow tasks ${ratio(cd.workflowTasksPerShipment, tl.workflowTasksPerShipment)}, actions ${ratio(cd.actionsPerShipment, tl.actionsPerShipment)} of the timer loop\n`,
+        );
+      }
+    }
+  }
+  if (r.scale) {
+    table(
+      'Open shipments',
+      ['path', 'shipments', 'in tracking', 's to tracking', 'per s', 'worker RSS MB', 'worker peak MB', 'server RSS MB', 'polls in window', 'worker CPU ms/poll', 'server CPU ms/poll', 'worker CPU ms/shipment', 'server CPU ms/shipment', 'restarted worker CPU ms/poll (polls)'],
+      r.scale.map((s) => [
+        s.path,
+        s.shipments,
+        s.reachedTracking,
+        s.secondsToTracking,
+        s.shipmentsPerSecond,
+        s.workerRssMb,
+        s.workerPeakRssMb,
+        s.serverRssMb,
+        s.pollsInWindow,
+        s.workerCpuMsPerPoll,
+        s.serverCpuMsPerPoll,
+        s.workerCpuMsPerShipment,
+        s.serverCpuMsPerShipment,
+        `${s.restartedWorkerCpuMsPerPoll} (${s.restartedWorkerPolls})`,
+      ]),
+    );
+    const [cd, tl] = r.scale;
+    if (cd && tl) {
+      process.stdout.write(
+        `  change-driven vs timer loop: ${ratio(cd.shipmentsPerSecond, tl.shipmentsPerSecond)} the rate to tracking, ` +
+          `${ratio(cd.workerRssMb / cd.shipments, tl.workerRssMb / tl.shipments)} the worker RSS per open shipment, ` +
+          `${ratio(cd.workerCpuMsPerPoll, tl.workerCpuMsPerPoll)} the worker CPU and ${ratio(cd.serverCpuMsPerPoll, tl.serverCpuMsPerPoll)} the server CPU per poll\n`,
+      );
+    }
+  }
+}
+
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+
+function table(title: string, head: string[], rows: Array<Array<string | number>>): void {
+  const cells = [head, ...rows.map((row) => row.map(String))];
+  const widths = head.map((_, i) => Math.max(...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => `| ${c.map((v, i) => v.padEnd(widths[i]!)).join(' | ')} |`;
+  process.stdout.write(`\n${title}\n${line(head)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n${cells.slice(1).map(line).join('\n')}\n`);
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,157 @@
+/**
+ * Many open shipments: import N orders through the import CLI (each path its own version of
+ * the worker and the import) into a worker process, time until
+ * every one is in tracking, then hold them there (the fake never registers the parcels) and
+ * measure worker and server memory and the CPU each tracking poll costs. Each path gets its own
+ * fresh dev server, so server figures are its own.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { startFakeShippingApi } from '../fake-shipping-api/server';
+import { baselineDir } from './baseline';
+import { benchOrder } from './orders';
+import { cpuMs, ROOT, rssMb, runImport, sleep, startDevServer, startWorkerProcess } from './stack';
+
+const CREDENTIALS = { apiKey: 'bench-key', apiToken: 'bench-token' };
+const WEEK_MS = 7 * 24 * 3600 * 1000;
+
+export interface ScaleRow {
+  path: 'change-driven' | 'timer loop';
+  shipments: number;
+  reachedTracking: number;
+  secondsToTracking: number;
+  shipmentsPerSecond: number;
+  workerRssMb: number;
+  workerPeakRssMb: number;
+  serverRssMb: number;
+  serverPeakRssMb: number;
+  pollsInWindow: number;
+  workerCpuMsPerPoll: number;
+  serverCpuMsPerPoll: number;
+  /** A fresh worker after the old one was SIGKILLed with every shipment waiting: its first 30 s. */
+  restartedWorkerCpuMsPerPoll: number;
+  restartedWorkerPolls: number;
+  /** CPU from the first import to the last shipment in tracking, per shipment. */
+  workerCpuMsPerShipment: number;
+  serverCpuMsPerShipment: number;
+}
+
+export interface ScaleOptions {
+  path: ScaleRow['path'];
+  shipments: number;
+  pollInterval: string;
+  windowSeconds: number;
+  /** Extra flags for the import CLI (e.g. --max-backlog 0 for the old behaviour). */
+  importFlags: string[];
+  log: (m: string) => void;
+}
+
+export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-scale-'));
+  const server = await startDevServer();
+  const fake = await startFakeShippingApi({
+    port: 0,
+    trackingStepMs: WEEK_MS, // never registered: every shipment stays waiting in tracking
+    accounts: [{ name: 'bench', ...CREDENTIALS }],
+    requestLogSize: 4 * o.shipments + 200_000,
+  });
+  const sourceDir = o.path === 'change-driven' ? ROOT : baselineDir();
+  const bundlePath = path.join(tmp, 'workflow-bundle.js');
+  const bundle = await bundleWorkflowCode({ workflowsPath: path.join(sourceDir, 'workflows'), logger: new DefaultLogger('WARN') });
+  writeFileSync(bundlePath, bundle.code);
+  const taskQueue = `bench-scale-${Date.now()}`;
+  const env = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    SHIPPING_API_BASE_URL: fake.baseUrl,
+    SHIPPING_API_KEY: CREDENTIALS.apiKey,
+    SHIPPING_API_TOKEN: CREDENTIALS.apiToken,
+  };
+  const workerEnv = { ...env, WORKFLOW_BUNDLE_PATH: bundlePath, TRACKING_POLL_INTERVAL: o.pollInterval };
+  let worker = startWorkerProcess(sourceDir, workerEnv);
+  let workerPeak = 0;
+  const sampler = setInterval(() => {
+    try {
+      workerPeak = Math.max(workerPeak, rssMb(worker.pid).rss);
+    } catch {
+      // exited
+    }
+  }, 1000);
+  try {
+    const file = path.join(tmp, 'orders.ndjson');
+    const stamp = Date.now();
+    writeFileSync(file, Array.from({ length: o.shipments }, (_, i) => JSON.stringify(benchOrder(`S-${stamp}-${i}`))).join('\n') + '\n');
+
+    const t0 = Date.now();
+    const cpu0 = { worker: cpuMs(worker.pid), server: cpuMs(server.pid) };
+    // Each path with its own import: the baseline's has no backpressure.
+    const importing = runImport(sourceDir, file, env, o.path === 'change-driven' ? o.importFlags : []);
+    const tracked = new Set<string>();
+    let seen = 0;
+    const deadline = t0 + Math.max(600_000, o.shipments * 200);
+    let lastReport = 0;
+    while (tracked.size < o.shipments && Date.now() < deadline) {
+      await sleep(500);
+      const log = fake.requestLog();
+      for (let i = seen; i < log.length; i++) if (log[i]!.endpoint === 'GET /tracking' && log[i]!.id) tracked.add(log[i]!.id!);
+      seen = log.length;
+      if (Date.now() - lastReport > 30_000) {
+        lastReport = Date.now();
+        o.log(`scale: ${o.path}: ${tracked.size}/${o.shipments} in tracking after ${Math.round((Date.now() - t0) / 1000)} s, worker RSS ${Math.round(rssMb(worker.pid).rss)} MB`);
+      }
+    }
+    const secondsToTracking = (Date.now() - t0) / 1000;
+    const importCpu = { worker: cpuMs(worker.pid) - cpu0.worker, server: cpuMs(server.pid) - cpu0.server };
+    await importing;
+
+    // The measurement window: every shipment is waiting; polls come due at the poll interval.
+    const before = { worker: cpuMs(worker.pid), server: cpuMs(server.pid), requests: fake.requestLog().length };
+    await sleep(o.windowSeconds * 1000);
+    const window = fake.requestLog().slice(before.requests);
+    const polls = window.filter((r) => r.endpoint === 'GET /tracking').length;
+    const workerCpu = cpuMs(worker.pid) - before.worker;
+    const serverCpu = cpuMs(server.pid) - before.server;
+    const w = rssMb(worker.pid);
+    const s = rssMb(server.pid);
+
+    // A crash and a fresh worker with every shipment waiting: it must not replay them all.
+    worker.child.kill('SIGKILL');
+    await worker.stop();
+    worker = startWorkerProcess(sourceDir, workerEnv);
+    await sleep(5_000); // start-up (loading the bundle) is not what this measures
+    const restartBefore = { cpu: cpuMs(worker.pid), requests: fake.requestLog().length };
+    await sleep(30_000);
+    const restartPolls = fake.requestLog().slice(restartBefore.requests).filter((r) => r.endpoint === 'GET /tracking').length;
+    const restartCpu = cpuMs(worker.pid) - restartBefore.cpu;
+    const row: ScaleRow = {
+      path: o.path,
+      shipments: o.shipments,
+      reachedTracking: tracked.size,
+      secondsToTracking: round(secondsToTracking),
+      shipmentsPerSecond: round(tracked.size / secondsToTracking),
+      workerRssMb: Math.round(w.rss),
+      workerPeakRssMb: Math.round(Math.max(workerPeak, w.rss)),
+      serverRssMb: Math.round(s.rss),
+      serverPeakRssMb: Math.round(s.peak),
+      pollsInWindow: polls,
+      workerCpuMsPerPoll: polls ? round(workerCpu / polls) : NaN,
+      serverCpuMsPerPoll: polls ? round(serverCpu / polls) : NaN,
+      restartedWorkerCpuMsPerPoll: restartPolls ? round(restartCpu / restartPolls) : NaN,
+      restartedWorkerPolls: restartPolls,
+      workerCpuMsPerShipment: round(importCpu.worker / Math.max(1, tracked.size)),
+      serverCpuMsPerShipment: round(importCpu.server / Math.max(1, tracked.size)),
+    };
+    o.log(`scale: ${o.path}: ${JSON.stringify(row)}`);
+    return row;
+  } finally {
+    clearInterval(sampler);
+    await worker.stop();
+    await fake.close();
+    await server.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;

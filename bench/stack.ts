@@ -1,0 +1,153 @@
+/**
+ * The processes a benchmark measures: a Temporal dev server and worker processes (each a real
+ * child process, so their RSS and CPU can be read from /proc), plus readers for those figures.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection, Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { findTemporalCli } from '../dev-server/temporal-cli';
+import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
+
+export const ROOT = path.join(__dirname, '..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Proc {
+  child: ChildProcess;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv, name: string): Proc {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  child.on('exit', (code, signal) => {
+    if (code !== 0 && code !== null && signal === null) process.stderr.write(`[bench] ${name} exited with ${code}:\n${stderr}\n`);
+  });
+  return {
+    child,
+    pid: child.pid!,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export interface DevServer extends Proc {
+  address: string;
+  client: Client;
+  connection: Connection;
+}
+
+/** A dev server with a SQLite file in a temp dir (so its RSS is the server, not the data). */
+export async function startDevServer(): Promise<DevServer> {
+  const cli = await findTemporalCli({ build: true, log: (m) => process.stderr.write(`[temporal-cli] ${m}\n`) });
+  if (!cli) throw new Error('No Temporal CLI found or built (see README "The Temporal CLI")');
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-temporal-'));
+  const args = [
+    'server',
+    'start-dev',
+    '--headless',
+    '--port',
+    String(port),
+    '--db-filename',
+    path.join(dir, 'temporal.db'),
+    '--log-level',
+    'error',
+    ...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean),
+    ...SEARCH_ATTRIBUTE_KEYS.flatMap((key) => ['--search-attribute', `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`]),
+  ];
+  const proc = startProcess(cli, args, process.env, 'temporal dev server');
+  const address = `127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  let connection: Connection | undefined;
+  while (!connection) {
+    try {
+      connection = await Connection.connect({ address, connectTimeout: 1000 });
+      await connection.workflowService.getSystemInfo({});
+    } catch (err) {
+      connection = undefined;
+      if (Date.now() > deadline) throw new Error(`dev server did not start: ${String(err)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  return {
+    ...proc,
+    address,
+    connection,
+    client: new Client({ connection, namespace: 'default' }),
+    async stop() {
+      await connection.close();
+      await proc.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `npm run worker` as a process (tsx as a loader, so one process to measure), from `dir`. */
+export function startWorkerProcess(dir: string, env: Record<string, string>): Proc {
+  return startProcess(process.execPath, ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')], { ...process.env, LOG_LEVEL: 'warn', ...env }, 'worker');
+}
+
+/** Runs the import CLI of the tree at `dir` to completion; resolves with its JSON summary. */
+export async function runImport(dir: string, file: string, env: Record<string, string>, flags: string[] = []): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(dir, 'client', 'import.ts'), file, '--json', '--skip-preflight', ...flags],
+      { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-4000)));
+    child.on('exit', (code) => {
+      if (code === 0) resolve(JSON.parse(out));
+      else reject(new Error(`import exited with ${code}: ${err}`));
+    });
+  });
+}
+
+/** Resident memory of a process, in MB (VmRSS), and its peak (VmHWM). */
+export function rssMb(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+/** CPU time (user + system) a process has used so far, in ms. */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
