@@ -8,7 +8,8 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-slim
 WORKDIR /app
-ENV NODE_ENV=production WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
+ENV NODE_ENV=production WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js \
+    NODE_OPTIONS=--max-old-space-size=1536
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/package.json ./

@@ -1,0 +1,72 @@
+/** Poll intervals per tracking stage: how they are configured, and which one a shipment gets. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadWorkerSettings, WORKER_DEFAULTS } from '../config/settings';
+import { DEFAULT_TRACKING_POLICY, NOT_REGISTERED_STAGE, type TrackingPolicy } from '../workflows/definitions';
+import { pollIntervalOf } from '../workflows/shipment';
+
+const REQUIRED = { SHIPPING_API_BASE_URL: 'http://127.0.0.1:4010', SHIPPING_API_KEY: 'k', SHIPPING_API_TOKEN: 't' };
+const H = 3_600_000;
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadWorkerSettings({ ...REQUIRED, ...env });
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('tracking cadence configuration', () => {
+  it('defaults to the stage table and the worker sizing for a 2 GB worker', () => {
+    const settings = loadWorkerSettings(REQUIRED);
+    expect(settings.tracking.pollIntervalMs).toBe(3 * H);
+    expect(settings.tracking.pollIntervalsMs).toEqual(DEFAULT_TRACKING_POLICY.pollIntervalsMs);
+    expect(settings.tracking.pollIntervalsMs?.[NOT_REGISTERED_STAGE]).toBe(2 * H);
+    expect(settings.maxCachedWorkflows).toBe(WORKER_DEFAULTS.maxCachedWorkflows);
+    expect(settings.maxConcurrentWorkflowTaskExecutions).toBe(WORKER_DEFAULTS.maxConcurrentWorkflowTaskExecutions);
+  });
+
+  it('reads Stage=duration pairs', () => {
+    const settings = loadWorkerSettings({ ...REQUIRED, TRACKING_POLL_INTERVALS: 'Pending=6h, OutForDelivery=30m,InTransit_007=1h' });
+    expect(settings.tracking.pollIntervalsMs).toEqual({ Pending: 6 * H, OutForDelivery: 30 * 60_000, InTransit_007: H });
+  });
+
+  it('one interval given alone, or "none", means every stage', () => {
+    expect(loadWorkerSettings({ ...REQUIRED, TRACKING_POLL_INTERVAL: '20s' }).tracking.pollIntervalsMs).toEqual({});
+    expect(loadWorkerSettings({ ...REQUIRED, TRACKING_POLL_INTERVALS: 'none' }).tracking.pollIntervalsMs).toEqual({});
+    const both = loadWorkerSettings({ ...REQUIRED, TRACKING_POLL_INTERVAL: '20s', TRACKING_POLL_INTERVALS: 'Pending=1h' });
+    expect(both.tracking).toMatchObject({ pollIntervalMs: 20_000, pollIntervalsMs: { Pending: H } });
+  });
+
+  it('names the variable and the bad pair', () => {
+    const err = configError({ TRACKING_POLL_INTERVALS: 'Pending=6h,InTransit=soon' });
+    expect(err.problems).toEqual([{ variable: 'TRACKING_POLL_INTERVALS', message: expect.stringContaining('"InTransit=soon"') }]);
+    expect(configError({ WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '1' }).problems[0]?.variable).toBe('WORKER_MAX_CONCURRENT_WORKFLOW_TASKS');
+    expect(configError({ WORKER_MAX_CACHED_WORKFLOWS: 'many' }).problems[0]?.variable).toBe('WORKER_MAX_CACHED_WORKFLOWS');
+  });
+});
+
+describe('the interval a shipment polls at', () => {
+  const policy: TrackingPolicy = {
+    ...DEFAULT_TRACKING_POLICY,
+    pollIntervalMs: 3 * H,
+    pollIntervalsMs: { [NOT_REGISTERED_STAGE]: 2 * H, InTransit: 4 * H, InTransit_007: H },
+  };
+
+  it('takes the subtag, then the tag, then the default', () => {
+    expect(pollIntervalOf(policy, { tag: 'InTransit', subtag: 'InTransit_007' })).toBe(H);
+    expect(pollIntervalOf(policy, { tag: 'InTransit', subtag: 'InTransit_003' })).toBe(4 * H);
+    expect(pollIntervalOf(policy, { tag: 'Pending', subtag: null })).toBe(3 * H);
+  });
+
+  it('uses the NotRegistered interval before the courier knows the parcel', () => {
+    expect(pollIntervalOf(policy, { tag: null, subtag: null })).toBe(2 * H);
+  });
+
+  it('works with a policy recorded before stage intervals existed', () => {
+    const { pollIntervalsMs: _none, ...old } = policy;
+    expect(pollIntervalOf(old, { tag: 'InTransit', subtag: 'InTransit_007' })).toBe(3 * H);
+    expect(pollIntervalOf(old, { tag: null, subtag: null })).toBe(3 * H);
+  });
+});
