@@ -18,9 +18,10 @@ export function parseDuration(text: string): number | undefined {
   return ms > 0 ? ms : undefined;
 }
 
-const duration = (fallback: string) =>
+/** A duration setting (`500ms` … `7d`) with its default, parsed to milliseconds. */
+export const duration = (fallback: string) =>
   z
-    .string()
+    .string({ error: 'must be a duration string like 500ms, 20s, 5m, 3h or 7d' })
     .default(fallback)
     .transform((text, ctx) => {
       const ms = parseDuration(text);

@@ -16,23 +16,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError, parseDuration } from '../config/settings';
+import { ConfigError, duration } from '../config/settings';
 import { WEBHOOK_DEFAULTS, WebhookSecrets } from './webhook';
 
 export const DEFAULT_DELIVERY_WINDOW = '7d';
-
-const duration = (fallback: string) =>
-  z
-    .string({ error: 'must be a duration string like 500ms, 20s, 5m, 3h or 7d' })
-    .default(fallback)
-    .transform((text, ctx) => {
-      const ms = parseDuration(text);
-      if (ms === undefined) {
-        ctx.addIssue({ code: 'custom', message: `must be a positive duration like 500ms, 20s, 5m, 3h or 7d (got "${text}")` });
-        return z.NEVER;
-      }
-      return ms;
-    });
 
 const WebhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).refine((text) => {
   const url = new URL(text);

@@ -209,6 +209,15 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
 
   const cancelledByOperator = () => finish('cancelled_by_operator', cancelRequest?.reason ?? 'cancelled by operator');
 
+  /** Hands the whole state to a new run when the server suggests it or history reached the bound. */
+  async function continueAsNewIfDue(): Promise<void> {
+    const info = workflowInfo();
+    if (!info.continueAsNewSuggested && info.historyLength < policy.historyEventLimit) return;
+    await condition(allHandlersFinished);
+    state.continuedAsNew++;
+    await continueAsNew<typeof shipmentWorkflow>(input, { state, policy, labelRequest });
+  }
+
   /**
    * Tracking driven by changes: one activity waits for the next change of tag, subtag, tracking
    * number or checkpoints, polling at the interval of the current stage; its retries are the
@@ -220,12 +229,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       const remaining = deadline - Date.now();
       if (remaining <= 0) return finish('tracking_timed_out', `no terminal tag within ${policy.maxTrackingMs} ms of tracking`);
       publish();
-      const info = workflowInfo();
-      if (info.continueAsNewSuggested || info.historyLength >= policy.historyEventLimit) {
-        await condition(allHandlersFinished);
-        state.continuedAsNew++;
-        return await continueAsNew<typeof shipmentWorkflow>(input, { state, policy, labelRequest });
-      }
+      await continueAsNewIfDue();
 
       const stage = state.tag === null ? NOT_REGISTERED_STAGE : state.tag;
       const pollIntervalMs = pollIntervalOf(policy, state);
@@ -329,13 +333,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       const remaining = deadline - Date.now();
       if (remaining <= 0) return finish('tracking_timed_out', `no terminal tag within ${policy.maxTrackingMs} ms of tracking`);
       publish();
-
-      const info = workflowInfo();
-      if (info.continueAsNewSuggested || info.historyLength >= policy.historyEventLimit) {
-        await condition(allHandlersFinished);
-        state.continuedAsNew++;
-        return await continueAsNew<typeof shipmentWorkflow>(input, { state, policy, labelRequest });
-      }
+      await continueAsNewIfDue();
       await condition(() => cancelRequest !== null, Math.min(policy.pollIntervalMs, remaining));
     }
   } catch (err) {
