@@ -3,7 +3,8 @@
  * loggers, and the SDK core) through it, so every line is JSON with its workflow context.
  */
 import pino, { type Logger as Pino } from 'pino';
-import type { Logger, LogLevel, LogMetadata } from '@temporalio/common';
+import { ApplicationFailure, type Logger, type LogLevel, type LogMetadata } from '@temporalio/common';
+import { FAILURE_TYPES } from '../activities/retry-policy';
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Pino {
   return pino(
@@ -28,12 +29,24 @@ const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = 
   ERROR: 'error',
 };
 
-/** Temporal's Logger interface on top of pino: meta (workflowId, activityId, ...) becomes fields. */
+const SHIPPING_FAILURE_TYPES = new Set(Object.values(FAILURE_TYPES));
+
+/**
+ * Temporal's Logger interface on top of pino: meta (workflowId, activityId, ...) becomes fields.
+ * Two corrections to the SDK's lines: the activity task token is dropped (it completes the
+ * activity, so it is a credential of sorts, and it is noise), and the SDK's own "Activity failed"
+ * for a shipping API failure goes to debug: the activity logged that failure once already, with
+ * the call's context, at the level it deserves (a 429 is info, not a warning).
+ */
 export class PinoTemporalLogger implements Logger {
   constructor(private readonly pino: Pino) {}
 
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
-    this.pino[LEVELS[level]](meta ?? {}, message);
+    const { taskToken: _token, ...fields } = meta ?? {};
+    const error = fields.error;
+    const shippingFailure = error instanceof ApplicationFailure && SHIPPING_FAILURE_TYPES.has(error.type ?? '');
+    const effective = message === 'Activity failed' && shippingFailure ? 'DEBUG' : level;
+    this.pino[LEVELS[effective]](fields, message);
   }
   trace(message: string, meta?: LogMetadata): void {
     this.log('TRACE', message, meta);

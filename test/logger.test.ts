@@ -1,0 +1,35 @@
+/** The worker's log bridge: one line per failed API call, at a fitting level, and no task token. */
+import { Writable } from 'node:stream';
+import { ApplicationFailure } from '@temporalio/common';
+import { expect, it } from 'vitest';
+import { createLogger, PinoTemporalLogger } from '../worker/logger';
+
+function capture() {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: new PinoTemporalLogger(createLogger('debug', sink)), lines };
+}
+
+const TOKEN = 'CiQwMWExZmQ3Mi1iOTVmLTdiN2EtYjBhMS1hMWYw';
+
+it("demotes the SDK's repeat of a shipping API failure to debug, and drops the task token", () => {
+  const { logger, lines } = capture();
+  const failure = ApplicationFailure.create({ type: 'ServerError', message: 'getTracking: HTTP 503' });
+  logger.warn('Activity failed', { taskToken: TOKEN, activityType: 'createLabel', error: failure });
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatchObject({ level: 20, msg: 'Activity failed', activityType: 'createLabel' });
+  expect(JSON.stringify(lines)).not.toContain(TOKEN);
+});
+
+it('keeps other failures at their level, still without the task token', () => {
+  const { logger, lines } = capture();
+  logger.warn('Activity failed', { taskToken: TOKEN, error: new TypeError('a bug') });
+  logger.warn('Activity failed', { taskToken: TOKEN, error: ApplicationFailure.create({ type: 'SomethingElse' }) });
+  expect(lines.map((l) => l.level)).toEqual([40, 40]);
+  expect(JSON.stringify(lines)).not.toContain(TOKEN);
+});
