@@ -9,7 +9,7 @@ import type { ShippingApiClient } from '../shipping-api/client';
 import type { Checkpoint, LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
 import { ShippingApiError } from '../shipping-api/errors';
 import type { OrderIdentity, TrackingPolicy } from '../workflows/definitions';
-import { pollBackoffMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
+import { isRetryable, pollBackoffMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
 
 export interface CreateLabelInput extends OrderIdentity {
   revision: number;
@@ -74,8 +74,6 @@ export interface PollProgress {
 }
 
 const NO_PROGRESS: PollProgress = { failuresInARow: 0, lastPolledAt: null, lastResult: null };
-/** A malformed 2xx on a GET is retried this many times before it counts as a contract violation. */
-const CONTRACT_VIOLATION_RETRIES = 3;
 
 export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy) {
   return {
@@ -136,7 +134,7 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
         progress.failuresInARow++;
         progress.lastResult = `${err.kind}: ${err.message}`;
         ctx.heartbeat(progress);
-        const retryable = err.retryable || (err.kind === 'contract_violation' && progress.failuresInARow <= CONTRACT_VIOLATION_RETRIES);
+        const retryable = isRetryable(err, progress.failuresInARow);
         const delayMs = err.kind === 'rate_limited' ? undefined : pollBackoffMs(progress.failuresInARow, pollIntervalMs);
         logFailure(err, { labelId, poll: polls });
         throw toApplicationFailure(err, {}, { message: `${poll}: ${err.message}`, nextRetryDelayMs: delayMs, nonRetryable: !retryable });
@@ -205,7 +203,7 @@ async function apiCall<T>(
   } catch (err) {
     if (!(err instanceof ShippingApiError)) throw err;
     logFailure(err, context);
-    throw toApplicationFailure(err, context);
+    throw toApplicationFailure(err, context, { nonRetryable: !isRetryable(err, Context.current().info.attempt) });
   }
 }
 

@@ -6,8 +6,10 @@
  * - 429: next attempt after exactly Retry-After (`nextRetryDelay`, which bypasses backoff).
  * - 5xx, network errors, timeouts: exponential backoff capped at MAX_BACKOFF, no attempt limit,
  *   bounded by TOTAL_RETRY_WINDOW (schedule-to-close).
- * - Everything else (validation, 401, 403, 404, courier rejection, contract violation): not
- *   retried; the typed failure reaches the workflow at once and shows in the Web UI.
+ * - A contract violation (a broken 2xx body): asked again CONTRACT_VIOLATION_RETRIES times,
+ *   every call being idempotent, then it stands.
+ * - Everything else (validation, 401, 403, 404, courier rejection): not retried; the typed
+ *   failure reaches the workflow at once and shows in the Web UI.
  *
  * Imported by workflow code, so it must stay free of I/O and Node APIs.
  */
@@ -43,9 +45,10 @@ export const SHIPPING_ACTIVITY_OPTIONS: ActivityOptions = {
     maximumInterval: MAX_BACKOFF,
     // No maximumAttempts: unlimited attempts, bounded by the window above.
     // The activity marks these non-retryable itself; listed again so a change there cannot
-    // silently turn a rejected label into a retry loop.
+    // silently turn a rejected label into a retry loop. Not a contract violation: the activity
+    // retries that a bounded number of times (see isRetryable).
     nonRetryableErrorTypes: Object.entries(FAILURE_TYPES)
-      .filter(([kind]) => !RETRYABLE[kind as ShippingErrorKind])
+      .filter(([kind]) => !RETRYABLE[kind as ShippingErrorKind] && kind !== 'contract_violation')
       .map(([, type]) => type),
   },
 };
@@ -60,12 +63,20 @@ export const SHIPPING_ACTIVITY_OPTIONS: ActivityOptions = {
 export const TRACKING_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: SHIPPING_ACTIVITY_OPTIONS.startToCloseTimeout,
   heartbeatTimeout: SHIPPING_ACTIVITY_OPTIONS.heartbeatTimeout,
-  retry: {
-    ...SHIPPING_ACTIVITY_OPTIONS.retry,
-    // A malformed answer to a GET may be fixed by asking again; the activity decides how often.
-    nonRetryableErrorTypes: SHIPPING_ACTIVITY_OPTIONS.retry?.nonRetryableErrorTypes?.filter((t) => t !== FAILURE_TYPES.contract_violation),
-  },
+  retry: SHIPPING_ACTIVITY_OPTIONS.retry,
 };
+
+/**
+ * A malformed or contract-breaking answer to an idempotent call (every GET, and POST /labels,
+ * whose key makes a re-send safe) may be a glitch that asking again fixes: it is retried this
+ * many times before it counts as a contract violation.
+ */
+export const CONTRACT_VIOLATION_RETRIES = 3;
+
+/** Whether a failure is worth another attempt, after `failures` failed attempts in a row (this one included). */
+export function isRetryable(err: Pick<ShippingApiError, 'kind' | 'retryable'>, failures: number): boolean {
+  return err.retryable || (err.kind === 'contract_violation' && failures <= CONTRACT_VIOLATION_RETRIES);
+}
 
 /**
  * The first attempt of a call, run inside the workflow task as a local activity: one try, no
@@ -93,6 +104,7 @@ export function toApplicationFailure(
   overrides: { message?: string; nextRetryDelayMs?: number; nonRetryable?: boolean } = {},
 ): ApplicationFailure {
   const details: FailureDetails = { ...err.toJSON(), ...context };
+  if (overrides.nonRetryable !== undefined) details.retryable = !overrides.nonRetryable;
   const nextRetryDelay =
     overrides.nextRetryDelayMs ?? (err.kind === 'rate_limited' ? (err.retryAfterSeconds ?? 1) * 1000 : undefined);
   return ApplicationFailure.create({

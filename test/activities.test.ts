@@ -59,6 +59,21 @@ it('turns a 429 into a retryable failure whose next attempt waits exactly Retry-
   expect(detailsOf(err)).toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 7, idempotencyKey: 'acme:U-1:r1' });
 });
 
+it('retries a malformed answer to an idempotent call a bounded number of times, then it stands', async () => {
+  fake.setFaults({ malformedRate: 1, endpoints: ['POST /labels'] });
+  try {
+    const input = { shop: 'acme', orderId: 'U-9', revision: 1, labelRequest: labelRequest('U-9') };
+    const first = await activityEnv({ attempt: 1 }).run(activities.createLabel, input).catch((e: ApplicationFailure) => e);
+    expect(first).toMatchObject({ type: 'ContractViolation', nonRetryable: false });
+    expect(detailsOf(first)).toMatchObject({ kind: 'contract_violation', retryable: true });
+    const fourth = await activityEnv({ attempt: 4 }).run(activities.createLabel, input).catch((e: ApplicationFailure) => e);
+    expect(fourth).toMatchObject({ type: 'ContractViolation', nonRetryable: true });
+    expect(detailsOf(fourth)).toMatchObject({ kind: 'contract_violation', retryable: false });
+  } finally {
+    fake.setFaults({ malformedRate: 0, endpoints: null });
+  }
+});
+
 it('turns a courier rejection into a non-retryable failure carrying the carrier wording', async () => {
   const err = await activityEnv()
     .run(activities.createLabel, { shop: 'acme', orderId: 'U-2', revision: 1, labelRequest: labelRequest('U-2', { postalCode: '00000' }) })
