@@ -13,6 +13,7 @@ import {
   type FakeShippingApiOptions,
   type Faults,
 } from './server';
+import { closeOnSignals } from '../dev-server/local-server';
 
 export const CLI_DEFAULT_PORT = 4010;
 
@@ -208,24 +209,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (active.length > 0) process.stderr.write(`Faults: ${JSON.stringify(Object.fromEntries(active))}\n`);
   process.stdout.write(`Fake shipping API listening on ${api.baseUrl}\n`);
 
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      process.stderr.write(`Received ${signal} again, exiting now.\n`);
-      process.exit(1);
-    }
-    stopping = true;
-    process.stderr.write(`Received ${signal}, shutting down.\n`);
-    void api.close().then(
-      () => process.exit(0),
-      (e: unknown) => {
-        process.stderr.write(`fake-api: error while closing: ${(e as Error).message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  closeOnSignals('fake-api', () => api.close());
 }
 
 if (require.main === module) {

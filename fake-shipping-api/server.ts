@@ -42,6 +42,7 @@ import {
   trackingRecord,
   type LabelRecord,
 } from './records';
+import { cancellableDelays } from '../dev-server/local-server';
 
 export type { EndpointKey, FailNextEntry, Faults, RateLimit } from './faults';
 export { ENDPOINT_KEYS, FaultsPatch, InvalidFaultsError, normalizeEndpointKey } from './faults';
@@ -540,20 +541,7 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
 
   let closed = false;
   const sockets = new Set<Socket>();
-  const pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
-
-  function delay(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const entry = {
-        timer: setTimeout(() => {
-          pendingDelays.delete(entry);
-          resolve();
-        }, ms),
-        resolve,
-      };
-      pendingDelays.add(entry);
-    });
-  }
+  const { delay, releaseAll: releaseDelays } = cancellableDelays();
 
   function send(res: ServerResponse, answer: Answer): void {
     if (closed || res.destroyed || !res.socket || res.socket.destroyed) return;
@@ -676,11 +664,7 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
     close: async () => {
       if (closed) return;
       closed = true;
-      for (const entry of pendingDelays) {
-        clearTimeout(entry.timer);
-        entry.resolve();
-      }
-      pendingDelays.clear();
+      releaseDelays();
       const done = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
       await done;

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { SECRET_FORMAT_MESSAGE, WebhookSecret } from '../shop-sync/webhook';
 import type { ReceiverFaultsPatch } from './faults';
 import { RECEIVER_DEFAULTS, startShopReceiver, type ShopReceiverOptions } from './server';
+import { closeOnSignals } from '../dev-server/local-server';
 
 export const CLI_DEFAULT_PORT = 8090;
 export const SECRETS_ENV = 'SHOP_RECEIVER_SECRETS';
@@ -157,24 +158,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   process.stderr.write(`Accepting ${command.options.secrets.length} secret${command.options.secrets.length === 1 ? '' : 's'}.\n`);
   process.stdout.write(`Shop receiver listening on ${receiver.url} (webhooks: ${receiver.url}/webhooks/<shop>)\n`);
 
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      process.stderr.write(`Received ${signal} again, exiting now.\n`);
-      process.exit(1);
-    }
-    stopping = true;
-    process.stderr.write(`Received ${signal}, shutting down.\n`);
-    void receiver.close().then(
-      () => process.exit(0),
-      (e: unknown) => {
-        process.stderr.write(`shop-receiver: error while closing: ${(e as Error).message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  closeOnSignals('shop-receiver', () => receiver.close());
 }
 
 if (require.main === module) {

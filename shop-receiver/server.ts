@@ -18,6 +18,7 @@ import { WebhookSecrets } from '../shop-sync/webhook';
 import { cloneFaults, isGone, NO_FAULTS, ReceiverFaultsPatch, type ReceiverFaults } from './faults';
 import { renderOrdersPage } from './page';
 import { ReceiverStore, type LoggedEvent, type OrderView } from './store';
+import { cancellableDelays } from '../dev-server/local-server';
 
 export type { ReceiverFaults, ReceiverFaultsPatch } from './faults';
 export type { LoggedEvent, OrderView } from './store';
@@ -273,20 +274,7 @@ export async function startShopReceiver(options: ShopReceiverOptions): Promise<S
 
   let closed = false;
   const sockets = new Set<Socket>();
-  const pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
-
-  function delay(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const entry = {
-        timer: setTimeout(() => {
-          pendingDelays.delete(entry);
-          resolve();
-        }, ms),
-        resolve,
-      };
-      pendingDelays.add(entry);
-    });
-  }
+  const { delay, releaseAll: releaseDelays } = cancellableDelays();
 
   function send(res: ServerResponse, answer: Answer): void {
     if (res.destroyed || res.headersSent) return;
@@ -426,11 +414,7 @@ export async function startShopReceiver(options: ShopReceiverOptions): Promise<S
       if (closed) return;
       closed = true;
       if (downTimer) clearTimeout(downTimer);
-      for (const entry of pendingDelays) {
-        clearTimeout(entry.timer);
-        entry.resolve();
-      }
-      pendingDelays.clear();
+      releaseDelays();
       await transition;
       if (listening) await stopListening();
     },
