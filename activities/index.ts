@@ -152,12 +152,14 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       }
       progress.lastResult = describeTracking(seen);
       if (previous.failuresInARow > 0) ctx.heartbeat({ ...progress, failuresInARow: 0 }); // the streak ended
-      throw ApplicationFailure.create({
+      const unchanged = ApplicationFailure.create({
         type: TRACKING_UNCHANGED,
         message: `${poll}: ${progress.lastResult}, no change; next poll in ${Math.round(pollIntervalMs / 1000)} s`,
         nextRetryDelay: pollIntervalMs,
         category: ApplicationFailureCategory.BENIGN,
       });
+      unchanged.stack = ''; // not an error: a stack would only clutter the Web UI and each stored retry
+      throw unchanged;
     },
 
     /** The worker's configured tracking policy, read once per workflow run (a local activity). */

@@ -92,6 +92,7 @@ describe('change-driven tracking', () => {
     );
     expect(pending.lastFailure?.message).toMatch(/^poll #\d+ at \d{4}-\d\d-\d\dT.*no change; next poll in/);
     expect(pending.heartbeatDetails?.payloads ?? []).toHaveLength(0);
+    expect(pending.lastFailure?.stackTrace ?? '').toBe(''); // a poll without change is not an error
 
     const result = await handle.result();
     expect(result.outcome).toBe('delivered');

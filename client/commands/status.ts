@@ -137,7 +137,11 @@ function statusText(r: StatusReport): string {
       const c = s.lastCheckpoint;
       rows.push(['Last checkpoint', `${c.checkpointTime} ${c.location || c.city}: ${c.message}`]);
     }
-    rows.push(['Attempts', `label requests ${s.attempts.labelRequests}, tracking polls ${s.attempts.trackingPolls}`]);
+    // The state counts polls up to the last change; the pending wait's finished attempts are the polls since.
+    const wait = r.pendingActivities.find((a) => a.activity === 'awaitTrackingChange');
+    const sinceChange = wait ? Math.max(0, wait.attempt - 1) : 0;
+    const polls = `${s.attempts.trackingPolls + sinceChange}${wait ? ` (${sinceChange} since the last change)` : ''}`;
+    rows.push(['Attempts', `label requests ${s.attempts.labelRequests}, tracking polls ${polls}`]);
     if (s.lastError) {
       const e = s.lastError;
       rows.push(['Last error', `${e.kind}: ${e.courierMessage ? `${e.courierCode}: ${e.courierMessage}` : e.message} (${e.at})`]);
