@@ -76,6 +76,16 @@ export interface PollProgress {
 const NO_PROGRESS: PollProgress = { failuresInARow: 0, lastPolledAt: null, lastResult: null };
 
 export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy) {
+  /** GET /tracking; null while the courier has not registered the parcel (404), which is normal. */
+  async function trackingOrNull(labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
+    try {
+      return await api.getTracking(labelId, { signal });
+    } catch (err) {
+      if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
+      throw err;
+    }
+  }
+
   return {
     async createLabel({ shop, orderId, revision, labelRequest }: CreateLabelInput): Promise<CreatedLabel> {
       const idempotencyKey = labelIdempotencyKey({ shop, orderId, revision });
@@ -98,14 +108,7 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
 
     /** null while the courier has not registered the shipment yet (404). */
     async getTracking(labelId: string): Promise<TrackingRecord | null> {
-      return apiCall(async (signal) => {
-        try {
-          return await api.getTracking(labelId, { signal });
-        } catch (err) {
-          if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
-          throw err;
-        }
-      });
+      return apiCall((signal) => trackingOrNull(labelId, signal));
     },
 
     /**
@@ -121,14 +124,7 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       const poll = `poll #${polls} at ${polledAt}`;
       let record: TrackingRecord | null;
       try {
-        record = await withHeartbeat(async (signal) => {
-          try {
-            return await api.getTracking(labelId, { signal });
-          } catch (err) {
-            if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
-            throw err;
-          }
-        });
+        record = await withHeartbeat((signal) => trackingOrNull(labelId, signal));
       } catch (err) {
         if (!(err instanceof ShippingApiError)) throw err;
         progress.failuresInARow++;
