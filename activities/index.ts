@@ -8,7 +8,9 @@ import { Context } from '@temporalio/activity';
 import type { ShippingApiClient } from '../shipping-api/client';
 import type { Checkpoint, LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
 import { ShippingApiError } from '../shipping-api/errors';
+import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../workflows/definitions';
+import { withHeartbeat } from './heartbeat';
 import { isRetryable, pollBackoffMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
 
 export interface CreateLabelInput extends OrderIdentity {
@@ -75,7 +77,7 @@ export interface PollProgress {
 
 const NO_PROGRESS: PollProgress = { failuresInARow: 0, lastPolledAt: null, lastResult: null };
 
-export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy) {
+export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy, shopConnectors?: ShopConnectors) {
   /** GET /tracking; null while the courier has not registered the parcel (404), which is normal. */
   async function trackingOrNull(labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
     try {
@@ -158,38 +160,25 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       throw unchanged;
     },
 
-    /** The worker's configured tracking policy, read once per workflow run (a local activity). */
-    async trackingPolicy(): Promise<TrackingPolicy> {
-      return trackingPolicy;
+    /**
+     * The worker's configured policy, read once per shipment (a local activity), with the
+     * shop's connector as configured now (not its URL or secrets: those stay in the worker).
+     */
+    async trackingPolicy(shop?: string): Promise<TrackingPolicy> {
+      if (shop === undefined || !shopConnectors) return trackingPolicy;
+      return {
+        ...trackingPolicy,
+        shopSync: {
+          connector: shopConnectors.connectorFor(shop)?.type ?? null,
+          deliveryWindowMs: shopConnectors.deliveryWindowMs,
+          maxBackoffMs: shopConnectors.maxBackoffMs,
+        },
+      };
     },
   };
 }
 
 export type ShipmentActivities = ReturnType<typeof createActivities>;
-
-/**
- * Runs one API call: passes the activity's cancellation signal so a cancelled activity aborts
- * its HTTP request, and heartbeats while a call is slow so a dead worker is noticed within the
- * heartbeat timeout rather than the start-to-close timeout. A fast call (most) sends none: each
- * heartbeat that reaches the server is a billed action on Temporal Cloud. Heartbeats repeat the
- * attempt's details, so what a retry reads back is never replaced by an empty heartbeat.
- */
-async function withHeartbeat<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  // A local activity (a first attempt) runs inside a workflow task: nothing to heartbeat to.
-  const heartbeatMs = ctx.info.isLocal ? undefined : ctx.info.heartbeatTimeoutMs;
-  const details = ctx.info.heartbeatDetails;
-  const timer = heartbeatMs ? setInterval(() => ctx.heartbeat(details), Math.max(200, heartbeatMs / 3)) : undefined;
-  try {
-    return await call(ctx.cancellationSignal);
-  } catch (err) {
-    // A cancelled activity must report the cancellation, not the abort error it caused.
-    if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
-    throw err;
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 /** One API call as an activity: a ShippingApiError becomes the failure the retry policy expects. */
 async function apiCall<T>(

@@ -87,6 +87,43 @@ export const FIRST_ATTEMPT_OPTIONS: LocalActivityOptions = {
   retry: { maximumAttempts: 1 },
 };
 
+// ---------------------------------------------------------------- shop delivery
+
+/** A shop answered 429/503: the next attempt waits its Retry-After. */
+export const SHOP_BUSY = 'ShopBusy';
+/** A shop answered 5xx or 408, or could not be reached: exponential backoff. */
+export const SHOP_UNAVAILABLE = 'ShopUnavailable';
+/** An event the sender refuses to send (a bug): never retried. */
+export const INVALID_SHIPMENT_EVENT = 'InvalidShipmentEvent';
+
+/**
+ * The first delivery attempt, inside the workflow task. Short: the task (and so the next
+ * tracking poll's scheduling) waits for it; a slow shop continues as the regular activity.
+ */
+export const FIRST_DELIVERY_OPTIONS: LocalActivityOptions = {
+  startToCloseTimeout: '3 seconds',
+  retry: { maximumAttempts: 1 },
+};
+
+/**
+ * Retried deliveries: exponential backoff from 1 s capped at the connector's maxBackoff, for at
+ * most the delivery window. A worker lost mid-delivery is noticed by the heartbeat timeout and
+ * the batch is sent again (same ids: the shop de-duplicates).
+ */
+export function shopDeliveryOptions({ deliveryWindowMs, maxBackoffMs }: { deliveryWindowMs: number; maxBackoffMs: number }): ActivityOptions {
+  return {
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '10 seconds',
+    scheduleToCloseTimeout: deliveryWindowMs,
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: Math.max(1000, maxBackoffMs),
+      nonRetryableErrorTypes: [INVALID_SHIPMENT_EVENT],
+    },
+  };
+}
+
 /** ApplicationFailure type of a poll that found nothing new: the retry that is the next poll. */
 export const TRACKING_UNCHANGED = 'TrackingUnchanged';
 

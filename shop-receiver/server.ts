@@ -43,6 +43,15 @@ export interface ShopReceiverOptions {
   /** Seed of the PRNG behind errorRate. Default 1. */
   seed?: number;
   faults?: ReceiverFaultsPatch;
+  /** Called once each webhook answer has been written to the socket (tests act on "the shop answered"). */
+  onWebhookAnswered?: (answer: WebhookAnswer) => void;
+}
+
+export interface WebhookAnswer {
+  shop: string;
+  status: number;
+  /** The webhook-id header as sent, when there was one. */
+  webhookId: string | null;
 }
 
 export interface ShopReceiverStats {
@@ -317,6 +326,8 @@ export async function startShopReceiver(options: ShopReceiverOptions): Promise<S
       if (faults.slowMs > 0) await delay(faults.slowMs);
       const key = String(answer.status);
       stats.answers[key] = (stats.answers[key] ?? 0) + 1;
+      const onAnswered = options.onWebhookAnswered;
+      if (onAnswered) res.once('finish', () => onAnswered({ shop: second, status: answer.status, webhookId: header(req, 'webhook-id') ?? null }));
       return send(res, answer);
     }
     if (first === '__admin' && second !== undefined && rest.length === 0) return send(res, await handleAdmin(req, res, method, second));

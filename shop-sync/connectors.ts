@@ -6,11 +6,14 @@
  *
  *   {
  *     "deliveryWindow": "7d",                       optional: how long an event is retried
+ *     "maxBackoff": "5m",                           optional: longest wait between two attempts
  *     "acme": { "type": "webhook", "url": "https://acme.example/hooks/shipping",
  *               "secrets": ["whsec_..."], "timeout": "15s" }
  *   }
  *
- * Every other top-level key is a shop id ("deliveryWindow" is therefore reserved). Shops
+ *   "maxBackoff": "5m" optional: longest wait between two attempts of a failed delivery
+ *
+ * Every other top-level key is a shop id ("deliveryWindow" and "maxBackoff" are therefore reserved). Shops
  * without an entry have no connector: the caller skips them. Errors name the setting and the
  * JSON path (SHOP_CONNECTORS.acme.secrets[0]: ...) and never echo a secret.
  */
@@ -20,6 +23,8 @@ import { ConfigError, duration } from '../config/settings';
 import { WEBHOOK_DEFAULTS, WebhookSecrets } from './webhook';
 
 export const DEFAULT_DELIVERY_WINDOW = '7d';
+/** Cap of the backoff between two attempts of a failed delivery: a shop that is back gets its events within this. */
+export const DEFAULT_MAX_BACKOFF = '5m';
 
 const WebhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).refine((text) => {
   const url = new URL(text);
@@ -34,7 +39,10 @@ const WebhookConnectorConfig = z.strictObject({
 });
 
 const ConnectorsFile = z
-  .object({ deliveryWindow: duration(DEFAULT_DELIVERY_WINDOW) }, { error: 'must be a JSON object of shop ids to connectors' })
+  .object(
+    { deliveryWindow: duration(DEFAULT_DELIVERY_WINDOW), maxBackoff: duration(DEFAULT_MAX_BACKOFF) },
+    { error: 'must be a JSON object of shop ids to connectors' },
+  )
   .catchall(WebhookConnectorConfig);
 
 export interface WebhookConnector {
@@ -50,6 +58,8 @@ export type ShopConnector = WebhookConnector;
 export interface ShopConnectors {
   /** How long the caller keeps retrying one event before giving up on it. */
   deliveryWindowMs: number;
+  /** Cap of the exponential backoff between two attempts of a failed delivery. */
+  maxBackoffMs: number;
   /** Shop ids with a connector, sorted. */
   shops: string[];
   /** The shop's connector, or null when it has none (its events are not sent). */
@@ -117,7 +127,7 @@ export function loadShopConnectors(env: Env = process.env): ShopConnectors {
     );
   }
 
-  const { deliveryWindow, ...shops } = parsed.data;
+  const { deliveryWindow, maxBackoff, ...shops } = parsed.data;
   const connectors = new Map<string, ShopConnector>();
   for (const [shop, config] of Object.entries(shops)) {
     const connector = { type: config.type, shop, url: config.url, timeoutMs: config.timeout } as WebhookConnector;
@@ -126,6 +136,7 @@ export function loadShopConnectors(env: Env = process.env): ShopConnectors {
   }
   return {
     deliveryWindowMs: deliveryWindow,
+    maxBackoffMs: maxBackoff,
     shops: [...connectors.keys()].sort(),
     connectorFor: (shop) => connectors.get(shop) ?? null,
   };

@@ -2,6 +2,8 @@
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { createShopDeliveryActivities } from '../activities/shop-delivery';
+import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
 import { WORKER_DEFAULTS } from '../config/settings';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../workflows/definitions';
@@ -14,6 +16,8 @@ export interface ShipmentWorkerOptions {
   shippingApi: ShippingApiClientOptions | ShippingApiClient;
   /** The worker's tracking policy; unset fields take the defaults. */
   tracking?: Partial<TrackingPolicy>;
+  /** Which shops get shipment events, and where; default: none. */
+  shopConnectors?: ShopConnectors;
   /** A prebuilt bundle (tests, production); otherwise the workflows are bundled from source. */
   workflowBundle?: WorkflowBundleOption;
   maxActivitiesPerSecond?: number;
@@ -28,11 +32,12 @@ export interface ShipmentWorkerOptions {
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
   const api = options.shippingApi instanceof ShippingApiClient ? options.shippingApi : new ShippingApiClient(options.shippingApi);
   const tracking: TrackingPolicy = { ...DEFAULT_TRACKING_POLICY, ...options.tracking };
+  const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: createActivities(api, tracking),
+    activities: { ...createActivities(api, tracking, shopConnectors), ...createShopDeliveryActivities(shopConnectors) },
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
     // Explicit rather than the SDK's heap-derived cache: a waiting shipment needs no cache slot,
     // and one woken by a change replays a history of a few dozen events.

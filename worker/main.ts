@@ -5,6 +5,8 @@
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError, loadWorkerSettings, WORKER_ENV_VARIABLES } from '../config/settings';
 import { ShippingApiClient } from '../shipping-api/client';
+import { loadShopConnectors } from '../shop-sync/connectors';
+import { closeWebhookDispatcher } from '../shop-sync/webhook';
 import { createShipmentWorker } from './create-worker';
 import { createLogger, PinoTemporalLogger } from './logger';
 
@@ -16,6 +18,9 @@ SHIPPING_API_TOKEN); durations take 500ms, 20s, 5m, 3h, 7d:
 
 ${WORKER_ENV_VARIABLES.map((v) => `  ${v}`).join('\n')}
 
+Shop sync (README "Shop sync"): SHOP_CONNECTORS (JSON) or SHOP_CONNECTORS_FILE (a JSON file)
+maps shop ids to their signed-webhook endpoint and secrets; shops without one get no events.
+
 See README.md, "Worker configuration", for defaults and meanings.`;
 
 async function main(): Promise<number> {
@@ -24,8 +29,10 @@ async function main(): Promise<number> {
     return 0;
   }
   let settings;
+  let shopConnectors;
   try {
     settings = loadWorkerSettings();
+    shopConnectors = loadShopConnectors();
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`${err.message}\n\nRun with --help for the list of settings.`);
@@ -51,6 +58,7 @@ async function main(): Promise<number> {
     taskQueue: settings.temporal.taskQueue,
     shippingApi: api,
     tracking: settings.tracking,
+    shopConnectors,
     workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
     maxActivitiesPerSecond: settings.maxActivitiesPerSecond,
     maxTaskQueueActivitiesPerSecond: settings.maxTaskQueueActivitiesPerSecond,
@@ -66,6 +74,7 @@ async function main(): Promise<number> {
       temporal: settings.temporal,
       shippingApi: new URL(settings.shippingApi.baseUrl).origin,
       tracking: settings.tracking,
+      shopsWithConnector: shopConnectors.shops,
       cache: settings.maxCachedWorkflows,
       prebuiltBundle: Boolean(settings.workflowBundlePath),
     },
@@ -75,6 +84,7 @@ async function main(): Promise<number> {
     await worker.run(); // resolves after a graceful shutdown (the Runtime handles the signals)
   } finally {
     await api.close();
+    await closeWebhookDispatcher();
     await connection.close();
   }
   logger.info('worker stopped');

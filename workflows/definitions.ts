@@ -8,6 +8,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import type { z } from 'zod';
 import type { Checkpoint } from '../shipping-api/contract';
 import type * as schemas from './schemas';
+import type { ShipmentEventInput } from '../shop-sync/events';
 
 export const DEFAULT_TASK_QUEUE = 'shipments';
 export const WORKFLOW_TYPE = 'shipmentWorkflow';
@@ -44,6 +45,20 @@ export interface TrackingPolicy {
   correctionTimeoutMs: number;
   /** Continue-as-new once history has this many events, even if the server has not suggested it. */
   historyEventLimit: number;
+  /**
+   * The shop's connector, as the worker's configuration names it when the shipment starts.
+   * Absent in policies recorded before shop sync.
+   */
+  shopSync?: ShopSyncPolicy;
+}
+
+export interface ShopSyncPolicy {
+  /** The shop's connector type, or null when the shop has none (its events are not sent). */
+  connector: 'webhook' | null;
+  /** How long one delivery keeps retrying before the shipment's shop sync counts as expired. */
+  deliveryWindowMs: number;
+  /** Cap of the exponential backoff between two attempts of a failed delivery. */
+  maxBackoffMs: number;
 }
 
 /** Key of pollIntervalsMs for a parcel the courier has not registered yet (tracking answers 404). */
@@ -121,8 +136,63 @@ export interface ShipmentState extends OrderIdentity {
   checkpoints?: number;
   /** When the poll that saw the latest change ran (polls without change are not recorded). */
   lastPolledAt?: string | null;
+  /** The label document link (carrierDetails.courierOptions.labelUrl), once the order was read. */
+  labelUrl?: string | null;
+  /** What the shop has been told; absent in workflows started before shop sync. */
+  shopSync?: ShopSyncState;
 }
 
+// ---------------------------------------------------------------- shop sync
+
+/**
+ * - `no_connector`: the shop has no connector; events are counted, not sent.
+ * - `delivering`: events are on their way (or retried while the shop is down or busy).
+ * - `up_to_date`: the shop has every event so far.
+ * - `failed`: the shop refused an event (a 4xx); the rest wait behind it for an operator's redeliver.
+ * - `gone`: the shop's endpoint answered 410: nothing more is sent until an operator redelivers.
+ * - `expired`: an event could not be delivered within the delivery window.
+ */
+export type ShopSyncStatus = 'no_connector' | 'delivering' | 'up_to_date' | 'failed' | 'gone' | 'expired';
+
+/** An event as the workflow emits it; the activity adds shop, order and the derived id. */
+export type ShopEventDraft = ShipmentEventInput extends infer E ? (E extends ShipmentEventInput ? Omit<E, 'shop' | 'orderId'> : never) : never;
+
+export interface ShopDeliveryFailure {
+  sequence: number;
+  /** HTTP status of the shop's answer, null for a network failure or timeout. */
+  status: number | null;
+  message: string;
+  at: string;
+}
+
+export interface ShopSyncState {
+  status: ShopSyncStatus;
+  /** Sequence of the last event emitted (events are numbered 1, 2, 3, … per order). */
+  emitted: number;
+  /** Sequence of the last event the shop acknowledged with a 2xx. */
+  delivered: number;
+  /** Emitted and not yet acknowledged, in sequence order; carried across continue-as-new. */
+  pending: ShopEventDraft[];
+  /** Why delivery stopped (failed, gone, expired); null while it goes on. */
+  failure: ShopDeliveryFailure | null;
+}
+
+/** What a delivery of some of the pending events achieved. */
+export interface ShopDeliveryResult {
+  /** How many events of the batch, from its first, the shop acknowledged. */
+  delivered: number;
+  /** Delivery cannot go on without an operator (or the shop has no connector any more). */
+  stopped: (Omit<ShopDeliveryFailure, 'at'> & { reason: 'rejected' | 'gone' | 'no_connector' }) | null;
+  /** A first attempt's retryable failure: the workflow continues with the retried activity. */
+  retry: (Omit<ShopDeliveryFailure, 'at'> & { retryAfterMs: number | null }) | null;
+}
+
+export interface RedeliverResult {
+  /** The first sequence sent again. */
+  fromSequence: number;
+  pending: number;
+  previousStatus: ShopSyncStatus;
+}
 export interface ShipmentOutcome extends OrderIdentity {
   outcome: OutcomeKind;
   labelId: string | null;
@@ -132,6 +202,8 @@ export interface ShipmentOutcome extends OrderIdentity {
   lastCheckpoint: Checkpoint | null;
   lastError: RecordedError | null;
   reason?: string;
+  /** What the shop was told; absent for workflows started before shop sync. */
+  shopSync?: Pick<ShopSyncState, 'status' | 'emitted' | 'delivered' | 'failure'>;
 }
 
 // ---------------------------------------------------------------- operator messages
@@ -158,6 +230,9 @@ export interface CancelShipment {
 /** Stops the shipment (label wait or tracking) with outcome `cancelled_by_operator`. */
 export const cancelShipmentSignal = defineSignal<[CancelShipment]>('cancelShipment');
 
+/** Sends the undelivered events again after a refusal (4xx), a 410 or an expired delivery window. */
+export const redeliverShopEventsUpdate = defineUpdate<RedeliverResult, []>('redeliverShopEvents');
+
 // ---------------------------------------------------------------- search attributes
 
 export const SA = {
@@ -168,6 +243,11 @@ export const SA = {
   /** Phase while running, outcome once completed (e.g. `tracking`, `awaiting_correction`, `delivered`). */
   status: defineSearchAttributeKey('ShipmentStatus', SearchAttributeType.KEYWORD),
   trackingTag: defineSearchAttributeKey('ShipmentTrackingTag', SearchAttributeType.KEYWORD),
+  /**
+   * Set only once shop delivery needs an operator (`failed`, `gone`, `expired`), and `ok` after a
+   * redeliver succeeded: a shipment whose events flow writes no search attribute for them.
+   */
+  shopSync: defineSearchAttributeKey('ShipmentShopSync', SearchAttributeType.KEYWORD),
 } as const;
 
 /** For `temporal server start-dev --search-attribute` and createLocal({ server: { searchAttributes } }). */

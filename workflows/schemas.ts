@@ -25,12 +25,16 @@ export const TrackingPolicy = z.object({
   terminalTags: z.array(z.string().min(1)).min(1),
   correctionTimeoutMs: durationMs,
   historyEventLimit: z.number().int().min(10),
+  /** Set by the worker from its shop connectors, never by an order. */
+  shopSync: z
+    .object({ connector: z.literal('webhook').nullable(), deliveryWindowMs: durationMs, maxBackoffMs: durationMs })
+    .optional(),
 });
 
 export const ShipmentInput = OrderIdentity.extend({
   labelRequest: LabelRequestWithoutKey,
   /** Per-order overrides; otherwise the worker's configured policy applies. */
-  tracking: TrackingPolicy.partial().optional(),
+  tracking: TrackingPolicy.omit({ shopSync: true }).partial().optional(),
 });
 
 export const ResubmitLabel = z.object({

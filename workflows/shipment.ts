@@ -24,10 +24,13 @@ import {
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
 import type { ShipmentActivities, CreatedLabel, TrackingChange, TrackingSnapshot } from '../activities';
+import type { ShopDeliveryActivities } from '../activities/shop-delivery';
 import {
   FIRST_ATTEMPT_OPTIONS,
+  FIRST_DELIVERY_OPTIONS,
   SHIPPING_ACTIVITY_OPTIONS,
   shippingErrorOf,
+  shopDeliveryOptions,
   TRACKING_ACTIVITY_OPTIONS,
   type FailureDetails,
 } from '../activities/retry-policy';
@@ -35,6 +38,7 @@ import type { LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shi
 import {
   cancelShipmentSignal,
   NOT_REGISTERED_STAGE,
+  redeliverShopEventsUpdate,
   resubmitLabelUpdate,
   SA,
   stateQuery,
@@ -46,6 +50,10 @@ import {
   type ShipmentInput,
   type ShipmentOutcome,
   type ShipmentState,
+  type ShopDeliveryResult,
+  type ShopEventDraft,
+  type ShopSyncPolicy,
+  type ShopSyncState,
   type TrackingPolicy,
 } from './definitions';
 
@@ -63,6 +71,11 @@ const firstAttempt = (summary: string) =>
 /** Waits for the next tracking change; the server retries it at the poll interval, writing no history. */
 const trackingApi = (summary: string, remainingMs: number) =>
   proxyActivities<ShipmentActivities>({ ...TRACKING_ACTIVITY_OPTIONS, scheduleToCloseTimeout: remainingMs, summary });
+/** Shop delivery: a first attempt inside the workflow task, then the retried activity. */
+const firstDelivery = (summary: string) =>
+  proxyLocalActivities<ShopDeliveryActivities>({ ...FIRST_DELIVERY_OPTIONS, summary: `${summary} (first attempt)` });
+const shopDelivery = (summary: string, settings: ShopSyncPolicy) =>
+  proxyActivities<ShopDeliveryActivities>({ ...shopDeliveryOptions(settings), summary });
 
 /**
  * Tracking wakes the workflow only when the shipment changes, instead of a timer and an activity
@@ -70,6 +83,17 @@ const trackingApi = (summary: string, remainingMs: number) =>
  * make the first attempt of label creation and order read inside their first workflow task.
  */
 export const CHANGE_DRIVEN_TRACKING = 'change-driven-tracking';
+
+/**
+ * Shipments started with shop sync tell the shop every change, as numbered events delivered in
+ * order by a coroutine beside the shipment, and complete once the shop has them. Workflows
+ * started before it send nothing and finish as they did.
+ */
+export const SHOP_SYNC = 'shop-sync';
+/** Events per delivery call: a shop back from an outage catches up in a few calls, not one per event. */
+const SHOP_DELIVERY_BATCH = 20;
+/** Shop sync states that wait for an operator's redeliver. */
+const STOPPED: ReadonlySet<string> = new Set(['failed', 'gone', 'expired']);
 
 /** Failures an operator can fix by resubmitting label data: the label was not created. */
 const CORRECTABLE_KINDS = new Set(['courier_error', 'validation']);
@@ -89,6 +113,13 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
   /** The pending wait for a tracking change, cancelled at once by an operator's stop. */
   let trackingScope: CancellationScope | null = null;
   const published = new Map<string, string>();
+  /** Shop delivery: the call in flight (cancelled to continue as new) and an operator's redeliver. */
+  let deliveryScope: CancellationScope | null = null;
+  let deliveryInFlight = false;
+  let deliveryPaused = false;
+  let redeliverRequested = false;
+  /** Set once the policy is known (shop sync on and a connector named); null for older workflows. */
+  let sync: ShopSyncState | null = null;
 
   // Handlers are registered before the first await, so a query or update arriving with the
   // first workflow task finds them.
@@ -130,9 +161,29 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       },
     },
   );
+  setHandler(
+    redeliverShopEventsUpdate,
+    () => {
+      const sync = state.shopSync as ShopSyncState;
+      const previousStatus = sync.status;
+      sync.status = 'delivering';
+      sync.failure = null;
+      redeliverRequested = true;
+      publish();
+      return { fromSequence: sync.pending[0]?.sequence ?? sync.delivered + 1, pending: sync.pending.length, previousStatus };
+    },
+    {
+      validator: () => {
+        const sync = state.shopSync;
+        if (!sync) throw new Error('this shipment started before shop sync: it sends no events to the shop');
+        if (!STOPPED.has(sync.status)) throw new Error(`nothing to redeliver: shop sync is ${sync.status}`);
+      },
+    },
+  );
 
   // Decided once per run: a workflow started before this change keeps calling the API as it did.
   const changeDriven = patched(CHANGE_DRIVEN_TRACKING);
+  const shopSyncOn = patched(SHOP_SYNC);
   if (changeDriven) {
     // The start options set these already; re-sending them would only add history events.
     const given = workflowInfo().typedSearchAttributes;
@@ -141,7 +192,15 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       if (typeof value === 'string') published.set(key.name, value);
     }
   }
-  const policy: TrackingPolicy = carried?.policy ?? withOrderOverrides(await trackingPolicy(), input.tracking);
+  const policy: TrackingPolicy =
+    carried?.policy ?? withOrderOverrides(await (shopSyncOn ? trackingPolicy(input.shop) : trackingPolicy()), input.tracking);
+  // A run continued from one started before shop sync stays without it: the shop never had event 1.
+  if (shopSyncOn && !carried) {
+    state.shopSync = { status: policy.shopSync?.connector ? 'up_to_date' : 'no_connector', emitted: 0, delivered: 0, pending: [], failure: null };
+  }
+  sync = state.shopSync ?? null;
+  const shopSettings = policy.shopSync ?? null;
+  if (sync && shopSettings && sync.status !== 'no_connector') void deliverToShop(sync, shopSettings);
 
   /**
    * One shipping API call. Since change-driven tracking, the first attempt runs in the workflow
@@ -179,6 +238,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       [SA.courier, labelRequest.courier],
       [SA.trackingNumber, state.trackingNumber],
       [SA.trackingTag, state.tag],
+      [SA.shopSync, shopSyncAttribute()],
     ];
     const changes = wanted.filter(([key, value]) => value !== null && published.get(key.name) !== value);
     if (changes.length > 0) {
@@ -188,9 +248,118 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
     setCurrentDetails(currentDetails(state));
   }
 
+  /** Only states an operator must act on, and `ok` once one of them is over: the usual path writes none. */
+  function shopSyncAttribute(): string | null {
+    if (!sync) return null;
+    if (STOPPED.has(sync.status)) return sync.status;
+    return published.has(SA.shopSync.name) ? 'ok' : null;
+  }
+
+  /** Numbers an event and queues it for the shop; the delivery coroutine picks it up. */
+  function emit(draft: DistributiveOmit<ShopEventDraft, 'sequence' | 'occurredAt'>): void {
+    if (!sync) return;
+    sync.emitted++;
+    if (sync.status === 'no_connector') return;
+    sync.pending.push({ ...draft, sequence: sync.emitted, occurredAt: new Date().toISOString() } as ShopEventDraft);
+    if (sync.status === 'up_to_date') sync.status = 'delivering';
+  }
+
+  /**
+   * Delivers pending events in sequence order, one call at a time, beside the shipment: a shop
+   * that is down or slow never holds up the label or tracking. Runs until the workflow ends.
+   */
+  async function deliverToShop(sync: ShopSyncState, settings: ShopSyncPolicy): Promise<void> {
+    const order = { shop: state.shop, orderId: state.orderId };
+    for (;;) {
+      await condition(() => !deliveryPaused && sync.status === 'delivering' && sync.pending.length > 0);
+      const scope = new CancellationScope();
+      deliveryScope = scope;
+      deliveryInFlight = true;
+      const resumeGone = redeliverRequested;
+      redeliverRequested = false;
+      try {
+        let batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
+        let result = await scope.run(() =>
+          firstDelivery(`Deliver ${describeEvents(batch)} to shop`).deliverShopEvents({ ...order, events: batch, resumeGone }),
+        );
+        if (result.retry) {
+          acknowledge(sync, batch, result);
+          if (result.retry.retryAfterMs !== null) {
+            const wait = result.retry.retryAfterMs;
+            await scope.run(() => sleep(wait));
+          }
+          batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
+          result = await scope.run(() =>
+            shopDelivery(`Deliver ${describeEvents(batch)} to shop`, settings).deliverShopEvents({ ...order, events: batch, resumeGone }),
+          );
+        }
+        acknowledge(sync, batch, result);
+      } catch (err) {
+        if (isCancellation(err)) {
+          if (deliveryPaused) continue; // continuing as new: the events stay pending for the next run
+          return; // the workflow itself is being cancelled
+        }
+        const expired = err instanceof ActivityFailure && (err.retryState === RetryState.TIMEOUT || err.cause instanceof TimeoutFailure);
+        sync.status = expired ? 'expired' : 'failed';
+        sync.failure = {
+          sequence: sync.pending[0]?.sequence ?? sync.delivered + 1,
+          status: null,
+          message: expired
+            ? `not delivered within the delivery window (${formatDuration(settings.deliveryWindowMs)}): ${describeFailure(err)}`
+            : describeFailure(err),
+          at: new Date().toISOString(),
+        };
+        log.warn('shop delivery stopped', { orderId: state.orderId, shop: state.shop, status: sync.status, failure: sync.failure });
+      } finally {
+        deliveryInFlight = false;
+        deliveryScope = null;
+      }
+      publish();
+    }
+  }
+
+  /** Drops what the shop acknowledged from the queue and records why delivery stopped, if it did. */
+  function acknowledge(sync: ShopSyncState, batch: ShopEventDraft[], result: ShopDeliveryResult): void {
+    const last = batch[result.delivered - 1];
+    if (last) {
+      sync.pending.splice(0, result.delivered);
+      sync.delivered = last.sequence;
+    }
+    if (result.stopped) {
+      const { reason, ...failure } = result.stopped;
+      if (reason === 'no_connector') {
+        sync.status = 'no_connector'; // the connector was removed from the worker's configuration
+        sync.pending = [];
+      } else {
+        sync.status = reason === 'gone' ? 'gone' : 'failed';
+        sync.failure = { ...failure, at: new Date().toISOString() };
+        log.warn('shop delivery stopped', { orderId: state.orderId, shop: state.shop, status: sync.status, failure: sync.failure });
+      }
+    } else if (!result.retry && sync.pending.length === 0 && sync.status === 'delivering') {
+      sync.status = 'up_to_date';
+    }
+  }
+
+  /**
+   * The shipment is over: it completes once the shop has every event. An event the shop refused
+   * (or a gone endpoint, or an expired window) waits for an operator's redeliver within the
+   * delivery window; after that the workflow completes and its state says what was not delivered.
+   */
+  async function handOverToShop(sync: ShopSyncState, settings: ShopSyncPolicy): Promise<void> {
+    for (;;) {
+      await condition(() => (sync.pending.length === 0 && !deliveryInFlight) || sync.status === 'no_connector' || STOPPED.has(sync.status));
+      if ((sync.pending.length === 0 && !deliveryInFlight) || sync.status === 'no_connector') return;
+      if (!(await condition(() => sync.status === 'delivering', settings.deliveryWindowMs))) return;
+    }
+  }
+
   function finish(outcome: OutcomeKind, reason?: string): ShipmentOutcome {
     state.phase = 'completed';
     state.outcome = outcome;
+    emit({
+      type: 'shipment.completed',
+      data: { outcome, reason: reason ?? null, tag: state.tag, trackingNumber: state.trackingNumber },
+    });
     publish();
     log.info('shipment finished', { orderId: state.orderId, shop: state.shop, outcome, reason });
     return {
@@ -214,6 +383,12 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
     const info = workflowInfo();
     if (!info.continueAsNewSuggested && info.historyLength < policy.historyEventLimit) return;
     await condition(allHandlersFinished);
+    if (sync) {
+      // The next run delivers what is still pending; a call cut short here is sent again (same ids).
+      deliveryPaused = true;
+      deliveryScope?.cancel();
+      await condition(() => !deliveryInFlight);
+    }
     state.continuedAsNew++;
     await continueAsNew<typeof shipmentWorkflow>(input, { state, policy, labelRequest });
   }
@@ -259,99 +434,148 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       } finally {
         trackingScope = null;
       }
+      const before = { tag: state.tag, subtag: state.subtag, trackingNumber: state.trackingNumber };
       applyTrackingChange(state, change);
+      if (state.tag !== before.tag || state.subtag !== before.subtag || (before.trackingNumber === null && state.trackingNumber !== null)) {
+        emit({
+          type: 'tracking.updated',
+          data: {
+            tag: state.tag ?? 'Pending',
+            subtag: state.subtag,
+            subtagMessage: state.subtagMessage,
+            trackingNumber: state.trackingNumber,
+            lastCheckpoint: lastCheckpointOf(state),
+          },
+        });
+      }
       if (state.tag !== null && policy.terminalTags.includes(state.tag)) return finish(outcomeOfTag(state.tag));
     }
   }
 
-  try {
-    // 1. The label: created once per revision; a rejected one waits for corrected data.
-    while (state.labelId === null) {
-      state.phase = 'creating_label';
-      state.attempts.labelRequests++;
-      publish();
-      try {
-        const label = await callApi('createLabel', `Create label (revision ${state.revision})`, {
-          shop: state.shop,
-          orderId: state.orderId,
-          revision: state.revision,
-          labelRequest,
+  const outcome = await runShipment();
+  const told = sync;
+  if (!told) return outcome;
+  // Not cancellable: a cancelled workflow still hands its last events to the shop.
+  if (shopSettings) await CancellationScope.nonCancellable(() => handOverToShop(told, shopSettings));
+  publish();
+  return { ...outcome, shopSync: { status: told.status, emitted: told.emitted, delivered: told.delivered, failure: told.failure } };
+
+  /** Label, order, tracking: the shipment itself, until its outcome. */
+  async function runShipment(): Promise<ShipmentOutcome> {
+    try {
+      // 1. The label: created once per revision; a rejected one waits for corrected data.
+      while (state.labelId === null) {
+        state.phase = 'creating_label';
+        state.attempts.labelRequests++;
+        publish();
+        try {
+          const label = await callApi('createLabel', `Create label (revision ${state.revision})`, {
+            shop: state.shop,
+            orderId: state.orderId,
+            revision: state.revision,
+            labelRequest,
+          });
+          applyLabel(state, label);
+          break;
+        } catch (err) {
+          const failure = shippingErrorOf(err);
+          if (!failure || !CORRECTABLE_KINDS.has(failure.kind)) throw err;
+          state.lastError = recordError(failure);
+          state.idempotencyKey = failure.idempotencyKey ?? state.idempotencyKey;
+          emit({
+            type: 'label.rejected',
+            data: {
+              revision: state.revision,
+              kind: failure.kind,
+              courierCode: failure.courierCode ?? null,
+              courierMessage: failure.courierMessage ?? null,
+              message: failure.message,
+              ...(failure.fields === undefined ? {} : { fields: failure.fields }),
+              awaitingCorrection: true,
+            },
+          });
+        }
+        state.phase = 'awaiting_correction';
+        publish();
+        log.warn('label rejected, waiting for corrected label data', { orderId: state.orderId, error: state.lastError });
+        const answered = await condition(() => correction !== null || cancelRequest !== null, policy.correctionTimeoutMs);
+        if (cancelRequest) return cancelledByOperator();
+        if (!answered || correction === null) return finish('label_failed', 'no corrected label data before the correction timeout');
+        labelRequest = (correction as ResubmitLabel).labelRequest;
+        correction = null;
+        state.revision++;
+      }
+      if (cancelRequest) return cancelledByOperator();
+      const labelId = state.labelId as string; // the loop above only exits with a label
+
+      // 2. The order: courier order number, tracking number, carrier details.
+      if (state.phase === 'reading_order') {
+        if (!changeDriven) publish(); // a first attempt takes milliseconds: no search attribute for it
+        try {
+          applyOrder(state, await callApi('readOrder', `Read order ${labelId}`, labelId));
+        } catch (err) {
+          // Informational only: tracking can proceed without it, so record it and go on.
+          const failure = shippingErrorOf(err);
+          if (!failure) throw err;
+          state.lastError = recordError(failure);
+        }
+        state.phase = 'tracking';
+        state.trackingStartedAt = new Date().toISOString();
+        // After the order read, which brings the tracking number and the label document link.
+        emit({
+          type: 'label.created',
+          data: {
+            labelId,
+            revision: state.revision,
+            courier: state.courier,
+            customerOrderNumber: state.customerOrderNumber ?? '',
+            courierOrderNumber: state.courierOrderNumber,
+            trackingNumber: state.trackingNumber,
+            labelUrl: state.labelUrl ?? null,
+          },
         });
-        applyLabel(state, label);
-        break;
-      } catch (err) {
-        const failure = shippingErrorOf(err);
-        if (!failure || !CORRECTABLE_KINDS.has(failure.kind)) throw err;
-        state.lastError = recordError(failure);
-        state.idempotencyKey = failure.idempotencyKey ?? state.idempotencyKey;
       }
-      state.phase = 'awaiting_correction';
-      publish();
-      log.warn('label rejected, waiting for corrected label data', { orderId: state.orderId, error: state.lastError });
-      const answered = await condition(() => correction !== null || cancelRequest !== null, policy.correctionTimeoutMs);
-      if (cancelRequest) return cancelledByOperator();
-      if (!answered || correction === null) return finish('label_failed', 'no corrected label data before the correction timeout');
-      labelRequest = (correction as ResubmitLabel).labelRequest;
-      correction = null;
-      state.revision++;
-    }
-    if (cancelRequest) return cancelledByOperator();
-    const labelId = state.labelId as string; // the loop above only exits with a label
 
-    // 2. The order: courier order number, tracking number, carrier details.
-    if (state.phase === 'reading_order') {
-      if (!changeDriven) publish(); // a first attempt takes milliseconds: no search attribute for it
-      try {
-        applyOrder(state, await callApi('readOrder', `Read order ${labelId}`, labelId));
-      } catch (err) {
-        // Informational only: tracking can proceed without it, so record it and go on.
-        const failure = shippingErrorOf(err);
-        if (!failure) throw err;
-        state.lastError = recordError(failure);
+      // 3. Tracking until a terminal tag, the operator stops it, or time runs out.
+      const deadline = Date.parse(state.trackingStartedAt ?? new Date().toISOString()) + policy.maxTrackingMs;
+      for (;;) {
+        if (cancelRequest) return cancelledByOperator();
+        if (patched(CHANGE_DRIVEN_TRACKING)) return await followTrackingChanges(labelId, deadline);
+        // The timer loop, kept for workflows recorded before change-driven tracking.
+        state.attempts.trackingPolls++;
+        try {
+          const record = await shippingApi(`Poll tracking #${state.attempts.trackingPolls}`).getTracking(labelId);
+          if (record) applyTracking(state, record);
+        } catch (err) {
+          // A poll that failed after its retries is recorded; the next poll may succeed.
+          const failure = shippingErrorOf(err);
+          if (!failure) throw err;
+          state.lastError = recordError(failure);
+        }
+        if (state.tag !== null && policy.terminalTags.includes(state.tag)) return finish(outcomeOfTag(state.tag));
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) return finish('tracking_timed_out', `no terminal tag within ${policy.maxTrackingMs} ms of tracking`);
+        publish();
+        await continueAsNewIfDue();
+        await condition(() => cancelRequest !== null, Math.min(policy.pollIntervalMs, remaining));
       }
-      state.phase = 'tracking';
-      state.trackingStartedAt = new Date().toISOString();
-    }
-
-    // 3. Tracking until a terminal tag, the operator stops it, or time runs out.
-    const deadline = Date.parse(state.trackingStartedAt ?? new Date().toISOString()) + policy.maxTrackingMs;
-    for (;;) {
-      if (cancelRequest) return cancelledByOperator();
-      if (patched(CHANGE_DRIVEN_TRACKING)) return await followTrackingChanges(labelId, deadline);
-      // The timer loop, kept for workflows recorded before change-driven tracking.
-      state.attempts.trackingPolls++;
-      try {
-        const record = await shippingApi(`Poll tracking #${state.attempts.trackingPolls}`).getTracking(labelId);
-        if (record) applyTracking(state, record);
-      } catch (err) {
-        // A poll that failed after its retries is recorded; the next poll may succeed.
-        const failure = shippingErrorOf(err);
-        if (!failure) throw err;
+    } catch (err) {
+      if (isCancellation(err)) return cancelledByOperator();
+      // (a regular activity's failure arrives as an ActivityFailure, a first attempt's unwrapped)
+      if (shippingErrorOf(err) && !(err instanceof ApplicationFailure && err.type === 'ShipmentFailed')) {
+        // Surface the typed cause as the workflow's own failure, so the Web UI shows its type.
+        const failure = shippingErrorOf(err)!;
         state.lastError = recordError(failure);
+        throw ApplicationFailure.create({
+          message: `shipment stopped: ${failure.message}`,
+          type: 'ShipmentFailed',
+          nonRetryable: true,
+          details: [failure],
+          cause: err as Error,
+        });
       }
-      if (state.tag !== null && policy.terminalTags.includes(state.tag)) return finish(outcomeOfTag(state.tag));
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return finish('tracking_timed_out', `no terminal tag within ${policy.maxTrackingMs} ms of tracking`);
-      publish();
-      await continueAsNewIfDue();
-      await condition(() => cancelRequest !== null, Math.min(policy.pollIntervalMs, remaining));
+      throw err;
     }
-  } catch (err) {
-    if (isCancellation(err)) return cancelledByOperator();
-    // (a regular activity's failure arrives as an ActivityFailure, a first attempt's unwrapped)
-    if (shippingErrorOf(err) && !(err instanceof ApplicationFailure && err.type === 'ShipmentFailed')) {
-      // Surface the typed cause as the workflow's own failure, so the Web UI shows its type.
-      const failure = shippingErrorOf(err)!;
-      state.lastError = recordError(failure);
-      throw ApplicationFailure.create({
-        message: `shipment stopped: ${failure.message}`,
-        type: 'ShipmentFailed',
-        nonRetryable: true,
-        details: [failure],
-        cause: err as Error,
-      });
-    }
-    throw err;
   }
 }
 
@@ -395,6 +619,7 @@ function applyOrder(state: ShipmentState, { order, carrierDetails }: OrderDetail
   state.courier = order.courier;
   state.courierOrderNumber = order.courierOrderNumber ?? state.courierOrderNumber;
   state.trackingNumber = order.courierTrackingNumber ?? carrierDetails.orderNumbers.trackingNumber ?? state.trackingNumber;
+  state.labelUrl = carrierDetails.courierOptions.labelUrl ?? state.labelUrl ?? null;
 }
 
 function applyTracking(state: ShipmentState, record: TrackingRecord): void {
@@ -447,6 +672,38 @@ export function pollIntervalOf(policy: TrackingPolicy, state: Pick<ShipmentState
   return (state.subtag !== null ? byStage[state.subtag] : undefined) ?? byStage[state.tag] ?? policy.pollIntervalMs;
 }
 
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** The last checkpoint as a shop event carries it (the fields the event schema names). */
+function lastCheckpointOf(state: ShipmentState) {
+  const c = state.lastCheckpoint;
+  if (!c) return null;
+  return {
+    checkpointTime: c.checkpointTime,
+    location: c.location,
+    city: c.city,
+    countryRegion: c.countryRegion,
+    message: c.message,
+    tag: c.tag,
+    subtag: c.subtag,
+  };
+}
+
+function describeEvents(batch: ShopEventDraft[]): string {
+  const first = batch[0]?.sequence;
+  const last = batch.at(-1)?.sequence;
+  return first === last ? `event ${first}` : `events ${first}-${last}`;
+}
+
+/** A failure's own message, from the innermost cause that has one (an activity failure wraps the useful one). */
+function describeFailure(err: unknown): string {
+  let message = err instanceof Error ? err.message : String(err);
+  for (let current = (err as { cause?: unknown })?.cause, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    if (current instanceof Error && current.message) message = current.message;
+  }
+  return message;
+}
+
 function formatDuration(ms: number): string {
   for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
@@ -497,5 +754,13 @@ function currentDetails(state: ShipmentState): string {
   lines.push(
     `- Polls: ${state.attempts.trackingPolls}${state.lastPolledAt ? ` (last change seen ${state.lastPolledAt})` : ''}, label requests: ${state.attempts.labelRequests}`,
   );
+  const sync = state.shopSync;
+  if (sync) {
+    lines.push(
+      sync.status === 'no_connector'
+        ? `- Shop: no connector for shop ${state.shop}, ${sync.emitted} event(s) not sent`
+        : `- Shop: ${sync.delivered} of ${sync.emitted} event(s) delivered (${sync.status}${sync.failure ? `: event ${sync.failure.sequence}: ${sync.failure.message}` : ''})`,
+    );
+  }
   return lines.join('\n');
 }

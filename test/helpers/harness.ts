@@ -8,6 +8,7 @@ import type { Worker } from '@temporalio/worker';
 import { startFakeShippingApi, type FakeShippingApi, type FakeShippingApiOptions } from '../../fake-shipping-api/server';
 import { createShipmentWorker } from '../../worker/create-worker';
 import type { ShippingApiClientOptions } from '../../shipping-api/client';
+import type { ShopConnectors } from '../../shop-sync/connectors';
 import type { TrackingPolicy } from '../../workflows/definitions';
 import { createTestEnv, getWorkflowBundle } from './temporal-env';
 
@@ -27,7 +28,7 @@ export interface Harness {
 }
 
 export async function startHarness(
-  opts: { fake?: FakeShippingApiOptions; tracking?: Partial<TrackingPolicy>; env?: TestWorkflowEnvironment } = {},
+  opts: { fake?: FakeShippingApiOptions; tracking?: Partial<TrackingPolicy>; env?: TestWorkflowEnvironment; shopConnectors?: ShopConnectors } = {},
 ): Promise<Harness> {
   const env = opts.env ?? (await createTestEnv());
   const fake = await startFakeShippingApi({
@@ -36,7 +37,7 @@ export async function startHarness(
     accounts: [{ name: 'main', ...TEST_CREDENTIALS }],
     ...opts.fake,
   });
-  const { taskQueue, worker, stop } = await runWorker(env, { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS }, opts.tracking);
+  const { taskQueue, worker, stop } = await runWorker(env, { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS }, opts.tracking, opts.shopConnectors);
   return {
     env,
     fake,
@@ -55,7 +56,12 @@ export async function startHarness(
   };
 }
 
-async function runWorker(env: TestWorkflowEnvironment, shippingApi: ShippingApiClientOptions, tracking?: Partial<TrackingPolicy>) {
+async function runWorker(
+  env: TestWorkflowEnvironment,
+  shippingApi: ShippingApiClientOptions,
+  tracking?: Partial<TrackingPolicy>,
+  shopConnectors?: ShopConnectors,
+) {
   const taskQueue = `shipments-${randomUUID()}`;
   const worker = await createShipmentWorker({
     connection: env.nativeConnection,
@@ -63,6 +69,7 @@ async function runWorker(env: TestWorkflowEnvironment, shippingApi: ShippingApiC
     taskQueue,
     shippingApi,
     tracking: { ...FAST_TRACKING, ...tracking },
+    shopConnectors,
     workflowBundle: await getWorkflowBundle(),
   });
   const running = worker.run();

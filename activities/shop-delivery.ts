@@ -1,0 +1,109 @@
+/**
+ * Delivers an order's shipment events to its shop, in sequence order, through the shop's
+ * connector (a signed webhook). The workflow hands over the pending events; the connector and
+ * its secrets stay here, in the worker.
+ *
+ * Run as a local activity first (inside the workflow task: a delivered event costs no task and
+ * no activity events), which reports a retryable failure instead of throwing it; the workflow
+ * then continues with the regular activity, which throws it so the server schedules the retry
+ * (after Retry-After for 429/503, else exponential backoff) without writing history.
+ */
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { makeShipmentEvent } from '../shop-sync/events';
+import type { ShopConnectors } from '../shop-sync/connectors';
+import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
+import type { OrderIdentity, ShopDeliveryResult, ShopEventDraft } from '../workflows/definitions';
+import { withHeartbeat } from './heartbeat';
+import { INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE } from './retry-policy';
+
+export interface DeliverShopEventsInput extends OrderIdentity {
+  /** Consecutive pending events, the lowest sequence first. */
+  events: ShopEventDraft[];
+  /** An operator's redeliver: send even to an endpoint this worker saw answer 410. */
+  resumeGone?: boolean;
+}
+
+/** Carried from a failed attempt to the next: the events of the batch already acknowledged. */
+interface DeliveryProgress {
+  delivered: number;
+}
+
+export function createShopDeliveryActivities(connectors: ShopConnectors) {
+  /** Endpoints that answered 410 since this worker started: other orders of the shop stop without calling. */
+  const goneUrls = new Set<string>();
+
+  return {
+    async deliverShopEvents({ shop, orderId, events, resumeGone }: DeliverShopEventsInput): Promise<ShopDeliveryResult> {
+      const ctx = Context.current();
+      const connector = connectors.connectorFor(shop);
+      if (connector && resumeGone) goneUrls.delete(connector.url);
+      const first = events[0];
+      if (!first) return { delivered: 0, stopped: null, retry: null };
+      if (!connector) {
+        return { delivered: 0, retry: null, stopped: { reason: 'no_connector', sequence: first.sequence, status: null, message: `no connector configured for shop ${shop}` } };
+      }
+      const progress = ctx.info.heartbeatDetails as Partial<DeliveryProgress> | undefined;
+      const already = ctx.info.isLocal ? 0 : Math.min(events.length, Math.max(0, Number(progress?.delivered ?? 0)));
+      let delivered = already;
+      for (const draft of events.slice(already)) {
+        if (goneUrls.has(connector.url)) {
+          return { delivered, retry: null, stopped: { reason: 'gone', sequence: draft.sequence, status: 410, message: `the shop's endpoint answered 410 Gone earlier: ${connector.url}` } };
+        }
+        let event;
+        try {
+          event = makeShipmentEvent({ ...draft, shop, orderId } as Parameters<typeof makeShipmentEvent>[0]);
+        } catch (err) {
+          // A bug, not the shop: sending it again would not help.
+          throw ApplicationFailure.create({ type: INVALID_SHIPMENT_EVENT, message: (err as Error).message, nonRetryable: true });
+        }
+        const result = await withHeartbeat((signal) => deliverWebhook({ url: connector.url, secrets: connector.secrets, timeoutMs: connector.timeoutMs, event, signal }));
+        const at = { sequence: draft.sequence };
+        switch (result.kind) {
+          case 'delivered':
+            delivered++;
+            continue;
+          case 'gone':
+            goneUrls.add(connector.url);
+            ctx.log.warn('shop endpoint is gone (410): delivery stopped', { shop, orderId, ...at });
+            return { delivered, retry: null, stopped: { reason: 'gone', ...at, status: 410, message: `the shop's endpoint answered 410 Gone: ${connector.url}` } };
+          case 'rejected':
+            ctx.log.warn('shop refused an event', { shop, orderId, ...at, status: result.status, body: result.bodyExcerpt });
+            return {
+              delivered,
+              retry: null,
+              stopped: { reason: 'rejected', ...at, status: result.status, message: `HTTP ${result.status}${result.bodyExcerpt ? `: ${result.bodyExcerpt}` : ''}` },
+            };
+          case 'retry_after':
+          case 'retry': {
+            const message = describeRetry(result);
+            const retryAfterMs = result.kind === 'retry_after' ? result.retryAfterMs : null;
+            // The shop pacing us is expected; a failing shop is worth a warning once per streak.
+            if (result.kind === 'retry_after') ctx.log.info('shop asked to wait', { shop, orderId, ...at, retryAfterMs });
+            else if (ctx.info.isLocal || ctx.info.attempt === 1) ctx.log.warn('shop delivery failed, retrying', { shop, orderId, ...at, message });
+            else ctx.log.debug('shop delivery failed again', { shop, orderId, ...at, attempt: ctx.info.attempt, message });
+            if (ctx.info.isLocal) return { delivered, stopped: null, retry: { ...at, status: result.status, message, retryAfterMs } };
+            // Recorded only when it moved: a heartbeat that reaches the server is a billed action.
+            if (delivered > already) ctx.heartbeat({ delivered } satisfies DeliveryProgress);
+            const failure = ApplicationFailure.create({
+              type: result.kind === 'retry_after' ? SHOP_BUSY : SHOP_UNAVAILABLE,
+              message: `event ${draft.sequence}: ${message}`,
+              nextRetryDelay: retryAfterMs ?? undefined,
+              category: result.kind === 'retry_after' ? ApplicationFailureCategory.BENIGN : undefined,
+            });
+            failure.stack = ''; // the shop's answer says it all; a stack would be stored with every retry
+            throw failure;
+          }
+        }
+      }
+      return { delivered, stopped: null, retry: null };
+    },
+  };
+}
+
+export type ShopDeliveryActivities = ReturnType<typeof createShopDeliveryActivities>;
+
+function describeRetry(result: Extract<DeliveryResult, { kind: 'retry' | 'retry_after' }>): string {
+  if (result.kind === 'retry_after') return `HTTP ${result.status}, Retry-After ${Math.round(result.retryAfterMs / 1000)} s`;
+  return result.message;
+}
