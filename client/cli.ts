@@ -6,6 +6,7 @@ import { EXIT, runMain, usageError, type ExitCode, type Io } from './cli-support
 import { couriersCommand, productsCommand } from './commands/catalog';
 import { cancelCommand } from './commands/cancel';
 import { listCommand } from './commands/list';
+import { redeliverCommand } from './commands/redeliver';
 import { resubmitCommand } from './commands/resubmit';
 import { statusCommand } from './commands/status';
 import { importCommand } from './import';
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, Command> = {
   status: statusCommand,
   list: listCommand,
   resubmit: resubmitCommand,
+  redeliver: redeliverCommand,
   cancel: cancelCommand,
   couriers: couriersCommand,
   products: productsCommand,
@@ -28,9 +30,11 @@ Commands:
   import <file|->                    Start one shipment workflow per order of a shop export
                                      (NDJSON, JSON array or CSV)
   status <shop> <orderId>            A shipment's state, workflow status and retrying activities
-  list [--status] [--tag] [--courier] [--shop]
+  list [--status] [--tag] [--courier] [--shop] [--shop-sync]
                                      Shipments filtered on their search attributes
   resubmit <shop> <orderId> <file>   Corrected label data for a label the courier rejected
+  redeliver <shop> <orderId>         Send undelivered shop events again (after a 4xx, 410
+                                     or an expired delivery window)
   cancel <shop> <orderId>            Stop a shipment
   couriers                           Couriers of the shipping account
   products <courier>                 A courier's shipping products
@@ -41,7 +45,7 @@ Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (defa
 TEMPORAL_TASK_QUEUE (shipments); SHIPPING_API_BASE_URL, SHIPPING_API_KEY,
 SHIPPING_API_TOKEN for couriers, products and the import preflight.
 
-Exit codes: 0 success; 1 rejected (records, corrected data, or the shipment already ended);
+Exit codes: 0 success; 1 rejected (records, corrected data, a redelivery, or the shipment already ended);
 2 usage or configuration error; 3 import: some orders failed to start; 4 no such shipment;
 5 Temporal or the shipping API unreachable. Details: docs/import-and-cli.md.
 `;

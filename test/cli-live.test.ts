@@ -245,7 +245,7 @@ describe('couriers, products, help and usage', () => {
   });
 
   it('every command has --help; bad usage is exit 2; a config error prints its message', async () => {
-    const helps = await Promise.all(['import', 'status', 'list', 'resubmit', 'cancel', 'couriers', 'products'].map((c) => runCli([c, '--help'])));
+    const helps = await Promise.all(['import', 'status', 'list', 'resubmit', 'redeliver', 'cancel', 'couriers', 'products'].map((c) => runCli([c, '--help'])));
     for (const run of helps) {
       expect(run.code).toBe(EXIT.ok);
       expect(run.stdout).toMatch(/^Usage: shipments /);

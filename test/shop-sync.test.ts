@@ -21,6 +21,7 @@ import {
   type ShipmentInput,
   type ShipmentOutcome,
 } from '../workflows/definitions';
+import { runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
@@ -61,6 +62,7 @@ beforeAll(async () => {
     acme: { type: 'webhook', url: receiver.webhookUrl('acme'), secrets: [SECRET] },
     // During a rotation: every event is signed with the old and the new secret.
     rotating: { type: 'webhook', url: capture.url, secrets: [SECRET, NEXT_SECRET] },
+    moved: { type: 'webhook', url: receiver.webhookUrl('moved'), secrets: [SECRET] },
   };
   h = await startHarness({ env, shopConnectors: loadShopConnectors({ SHOP_CONNECTORS: JSON.stringify(shops) }) });
 });
@@ -213,10 +215,47 @@ describe('shop sync', () => {
     expect((await handle.describe()).typedSearchAttributes.get(SA.shopSync)).toBe('ok');
   });
 
+  it('a 410 stops delivery to the endpoint; status, list and redeliver on the command line take it from there', async () => {
+    await receiver.setFaults({ gone: ['moved'] });
+    const handle = await start(order('moved', 'SS-8'));
+    await waitFor(async () => ((await handle.query(stateQuery)).shopSync?.status === 'gone' ? true : undefined), { timeoutMs: 20_000, what: 'shop sync gone' });
+    const answers410 = receiver.state().stats.answers['410'];
+    const cliEnv = { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: h.taskQueue };
+
+    const status = await runCli(['status', 'moved', 'SS-8'], { env: cliEnv });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/Shop sync\s+gone, 0 of \d+ event\(s\) delivered, \d+ pending from sequence 1/);
+    expect(status.stdout).toContain('410 Gone');
+    expect(status.stdout).toContain('shipments redeliver moved SS-8');
+    const listed = await waitFor(
+      async () => {
+        const run = await runCli(['list', '--shop-sync', 'gone', '--json'], { env: cliEnv });
+        return run.stdout.includes('"SS-8"') ? run : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 500, what: 'list --shop-sync gone to show SS-8' },
+    );
+    expect(listed.code).toBe(0);
+    // Events after the 410 are not sent: the endpoint is gone until an operator says otherwise.
+    await waitFor(async () => ((await handle.query(stateQuery)).outcome !== null ? true : undefined), { timeoutMs: 20_000 });
+    expect(receiver.state().stats.answers['410']).toBe(answers410);
+
+    await receiver.setFaults({ gone: false });
+    const redeliver = await runCli(['redeliver', 'moved', 'SS-8'], { env: cliEnv });
+    expect(redeliver.stderr).toBe('');
+    expect(redeliver.stdout).toMatch(/Redelivering \d+ event\(s\) from sequence 1 to shop moved \(shop sync was gone\)/);
+    expect(redeliver.stdout).toMatch(/Delivered: the shop has all \d+ event\(s\)/);
+    expect(redeliver.code).toBe(0);
+    expectCompleteAndInOrder('SS-8', (await handle.result()) as ShipmentOutcome);
+
+    const again = await runCli(['redeliver', 'moved', 'SS-8'], { env: cliEnv });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('has already ended');
+  });
+
   it('refuses a redeliver when nothing waits for one', async () => {
     const handle = await start(order('acme', 'SS-6', { marker: 'STALL' }));
     await waitFor(async () => ((await handle.query(stateQuery)).shopSync?.status === 'up_to_date' ? true : undefined), { timeoutMs: 20_000 });
-    const refused = await handle.executeUpdate(redeliverShopEventsUpdate).then(() => null, (e: Error) => e);
+    const refused = await handle.executeUpdate(redeliverShopEventsUpdate).then(() => null, (e: Error & { cause?: Error }) => e);
     expect(refused?.cause?.message).toMatch(/nothing to redeliver: shop sync is up_to_date/);
     await handle.terminate('test done');
   });

@@ -28,6 +28,8 @@ Filters:
   --tag <t,...>           ShipmentTrackingTag (Pending, InTransit, Delivered, Exception, ...)
   --courier <c,...>       ShipmentCourier (courier code)
   --shop <s,...>          ShipmentShop
+  --shop-sync <s,...>     ShipmentShopSync: failed, gone or expired (shop delivery waits for
+                          \`shipments redeliver\`), ok (delivering again after one)
 Paging:
   --page-size <n>         Workflows per page (default 20, max 1000)
   --next-page-token <t>   Continue after a previous page (the token it printed)
@@ -54,6 +56,7 @@ export interface ListFilters {
   tag?: string[];
   courier?: string[];
   shop?: string[];
+  shopSync?: string[];
 }
 
 /** The visibility query for the filters; every value is a quoted literal, never query text. */
@@ -71,6 +74,7 @@ export function buildListQuery(filters: ListFilters): string {
   add(SA.trackingTag.name, filters.tag);
   add(SA.courier.name, filters.courier);
   add(SA.shop.name, filters.shop);
+  add(SA.shopSync.name, filters.shopSync);
   return clauses.join(' AND ');
 }
 
@@ -102,6 +106,7 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseCommandArgs(argv, {
     status: { type: 'string' },
     tag: { type: 'string' },
+    'shop-sync': { type: 'string' },
     courier: { type: 'string' },
     shop: { type: 'string' },
     'page-size': { type: 'string' },
@@ -116,7 +121,7 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
   }
   if (positionals.length > 0) throw usageError(`list takes no arguments, only options (got "${positionals.join(' ')}"). See: shipments list --help`);
   const split = (text: string | undefined) => text?.split(',').map((s) => s.trim()).filter(Boolean);
-  const query = buildListQuery({ status: split(values.status), tag: split(values.tag), courier: split(values.courier), shop: split(values.shop) });
+  const query = buildListQuery({ status: split(values.status), tag: split(values.tag), courier: split(values.courier), shop: split(values.shop), shopSync: split(values['shop-sync']) });
   if (values.query) {
     println(io.stdout, query);
     return EXIT.ok;

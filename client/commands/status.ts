@@ -147,6 +147,19 @@ function statusText(r: StatusReport): string {
       rows.push(['Last error', `${e.kind}: ${e.courierMessage ? `${e.courierCode}: ${e.courierMessage}` : e.message} (${e.at})`]);
       for (const f of e.fields ?? []) rows.push(['', `${f.field}: ${f.message}`]);
     }
+    const sync = s.shopSync;
+    if (sync) {
+      rows.push([
+        'Shop sync',
+        sync.status === 'no_connector'
+          ? `no connector for shop ${s.shop}: ${sync.emitted} event(s) not sent`
+          : `${sync.status}, ${sync.delivered} of ${sync.emitted} event(s) delivered${sync.pending.length > 0 ? `, ${sync.pending.length} pending from sequence ${sync.pending[0]!.sequence}` : ''}`,
+      ]);
+      if (sync.failure) rows.push(['', `event ${sync.failure.sequence}: ${sync.failure.message} (${sync.failure.at})`]);
+      if (['failed', 'gone', 'expired'].includes(sync.status)) {
+        rows.push(['Next step', `fix the shop's receiver or connector, then: shipments redeliver ${quoteArg(r.shop)} ${quoteArg(r.orderId)}`]);
+      }
+    }
     if (s.phase === 'awaiting_correction') {
       rows.push(['Next step', `shipments resubmit ${quoteArg(r.shop)} ${quoteArg(r.orderId)} <corrected-label.json>  (or: shipments cancel ...)`]);
     }
