@@ -7,12 +7,13 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startShipment } from '../client/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
-import { stateQuery } from '../workflows/definitions';
+import { startShopReceiver, type WebhookAnswer } from '../shop-receiver/server';
+import { redeliverShopEventsUpdate, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
@@ -126,6 +127,66 @@ it('a worker killed with SIGKILL during label creation, then restarted, ends wit
   expect(logs).toContain('worker stopped');
   expect(logs).not.toContain(TEST_CREDENTIALS.apiKey);
   expect(logs).not.toContain(TEST_CREDENTIALS.apiToken);
+});
+
+it('a worker SIGKILLed after the shop answered 2xx, before the delivery completed, sends the event again with the same id', async () => {
+  const taskQueue = `crash-shop-${randomUUID()}`;
+  const secret = `whsec_${randomBytes(32).toString('base64')}`;
+  const answered: WebhookAnswer[] = [];
+  let armed: (() => void) | null = null;
+  const receiver = await startShopReceiver({
+    secrets: [secret],
+    // The shop refuses event 1 at first, so the whole shipment's events queue up behind it.
+    faults: { failNext: [{ status: 422 }] },
+    onWebhookAnswered: (answer) => {
+      answered.push(answer);
+      if (answer.status === 200 && armed) {
+        armed(); // the 2xx is on the wire: kill before the worker can report the delivery
+        armed = null;
+      }
+    },
+  });
+  try {
+    const shopEnv = { SHOP_CONNECTORS: JSON.stringify({ maxBackoff: '1s', acme: { type: 'webhook', url: receiver.webhookUrl('acme'), secrets: [secret] } }) };
+    const first = await startWorkerProcess(taskQueue, shopEnv);
+    const started = await startShipment(env.client, taskQueue, order('acme', 'K-2'));
+    const handle = env.client.workflow.getHandle(started.workflowId);
+    const waiting = await (async () => {
+      const until = Date.now() + 30_000;
+      for (;;) {
+        const state = await handle.query(stateQuery);
+        if (state.outcome !== null && state.shopSync?.status === 'failed') return state;
+        if (Date.now() > until) throw new Error(`shipment did not end with a refused event: ${JSON.stringify(state.shopSync)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    expect(waiting.shopSync!.pending.length).toBeGreaterThanOrEqual(3);
+
+    // The redelivery sends events 1..n in one call; the worker dies right after the shop's 200 for event 1.
+    // (The update is answered when its workflow task completes, which the kill prevents: the
+    // restarted worker answers it.)
+    armed = () => first.child.kill('SIGKILL');
+    const redelivery = handle.executeUpdate(redeliverShopEventsUpdate);
+    expect(await first.exited).toBeNull();
+    const killedAfter = answered.find((a) => a.status === 200)!.webhookId!;
+    expect(receiver.state().orders.find((o) => o.orderId === 'K-2')!.received).toEqual([1]);
+
+    const second = await startWorkerProcess(taskQueue, shopEnv);
+    expect(await redelivery).toMatchObject({ fromSequence: 1, previousStatus: 'failed' });
+    const outcome = (await handle.result()) as ShipmentOutcome;
+    expect(outcome.shopSync).toMatchObject({ status: 'up_to_date', delivered: outcome.shopSync!.emitted });
+    // Event 1 reached the shop twice with the same webhook-id; the shop kept it once.
+    expect(answered.filter((a) => a.webhookId === killedAfter && a.status === 200)).toHaveLength(2);
+    const view = receiver.state().orders.find((o) => o.orderId === 'K-2')!;
+    expect(view.duplicates).toBeGreaterThanOrEqual(1);
+    expect(view.received).toEqual(Array.from({ length: outcome.shopSync!.emitted }, (_, i) => i + 1));
+    expect(view.outOfOrder).toBe(false);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(first.output() + second.output()).not.toContain(secret);
+  } finally {
+    await receiver.close();
+  }
 });
 
 it('refuses to start with a message naming each missing or invalid setting', async () => {
