@@ -4,10 +4,7 @@
  * the tracking time limit and the operator's stop still hold. Also: a shipment started by the
  * pre-change code (bundled from git) finishes under the new code.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baselineWorkflowBundle, hasBaselineCommit } from '../bench/baseline';
@@ -17,10 +14,10 @@ import { createShipmentWorker } from '../worker/create-worker';
 import { cancelShipmentSignal, stateQuery, type ShipmentInput } from '../workflows/definitions';
 import { startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
+import { saveFixture } from './helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 
-const FIXTURES = path.join(__dirname, 'fixtures', 'histories');
 const POLLS_PER_STAGE = 5;
 
 let env: TestWorkflowEnvironment;
@@ -54,16 +51,6 @@ function scheduledActivities(list: Awaited<ReturnType<typeof events>>, type: str
 }
 
 const WORKFLOW_TASK_COMPLETED = 7; // EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
-
-async function saveFixture(handle: WorkflowHandle, name: string): Promise<void> {
-  if (process.env.RECORD_HISTORIES !== '1') return;
-  await mkdir(FIXTURES, { recursive: true });
-  await writeFile(path.join(FIXTURES, `${name}.json`), historyToJSON(await handle.fetchHistory()), { flag: 'wx' }).catch(
-    (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-    },
-  );
-}
 
 async function tracking(handle: WorkflowHandle): Promise<void> {
   await waitFor(async () => ((await handle.query(stateQuery)).phase === 'tracking' ? true : undefined), {

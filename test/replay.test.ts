@@ -39,6 +39,15 @@ it('has recorded histories for each path through the workflow', () => {
       'change-driven-timed-out.json',
       'change-driven-continued-as-new.json',
       'migrated-timer-loop-to-change-driven.json',
+      // shop sync (recorded after it; the ones above predate it and send no events)
+      'shop-sync-delivered.json',
+      'shop-sync-outage-catch-up.json',
+      'shop-sync-continued-as-new.json',
+      'shop-sync-retry-after.json',
+      'shop-sync-refused-redelivered.json',
+      'shop-sync-gone-redelivered.json',
+      'shop-sync-no-connector.json',
+      'shop-sync-killed-after-2xx.json',
     ]),
   );
 });

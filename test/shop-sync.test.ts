@@ -22,6 +22,7 @@ import {
   type ShipmentOutcome,
 } from '../workflows/definitions';
 import { runCli } from './helpers/cli';
+import { saveFixture } from './helpers/fixtures';
 import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
@@ -41,6 +42,7 @@ let env: TestWorkflowEnvironment;
 let receiver: ShopReceiver;
 let capture: { server: Server; url: string; requests: Captured[] };
 let h: Harness;
+let stepwise: Harness;
 
 beforeAll(async () => {
   env = await createTestEnv();
@@ -64,18 +66,22 @@ beforeAll(async () => {
     rotating: { type: 'webhook', url: capture.url, secrets: [SECRET, NEXT_SECRET] },
     moved: { type: 'webhook', url: receiver.webhookUrl('moved'), secrets: [SECRET] },
   };
-  h = await startHarness({ env, shopConnectors: loadShopConnectors({ SHOP_CONNECTORS: JSON.stringify(shops) }) });
+  const shopConnectors = loadShopConnectors({ SHOP_CONNECTORS: JSON.stringify(shops) });
+  h = await startHarness({ env, shopConnectors });
+  // Tracking moves one stage per poll, whatever the timing: a known number of changes.
+  stepwise = await startHarness({ env, shopConnectors, fake: { trackingStepPolls: 1 } });
 });
 afterAll(async () => {
   await h?.stop();
+  await stepwise?.stop();
   await receiver?.close();
   await new Promise((resolve) => capture?.server.close(resolve));
   await env?.teardown();
 });
 
-async function start(input: ShipmentInput): Promise<WorkflowHandle> {
-  const started = await startShipment(h.env.client, h.taskQueue, input);
-  return h.env.client.workflow.getHandle(started.workflowId);
+async function start(input: ShipmentInput, on: Harness = h): Promise<WorkflowHandle> {
+  const started = await startShipment(on.env.client, on.taskQueue, input);
+  return on.env.client.workflow.getHandle(started.workflowId);
 }
 
 function withLabelUrl(input: ShipmentInput, labelUrl: string): ShipmentInput {
@@ -130,6 +136,7 @@ describe('shop sync', () => {
       expect(a.tag !== b.tag || a.subtag !== b.subtag || (a.trackingNumber === null && b.trackingNumber !== null)).toBe(true);
     }
     expect(orderView('SS-1')).toMatchObject({ tag: 'Delivered', outcome: 'delivered', labelUrl: 'https://labels.example/SS-1.pdf' });
+    await saveFixture(handle, 'shop-sync-delivered');
     // The happy path writes no shop search attribute.
     const description = await handle.describe();
     expect(description.typedSearchAttributes.get(SA.shopSync)).toBeUndefined();
@@ -177,7 +184,31 @@ describe('shop sync', () => {
     const outcome = (await handle.result()) as ShipmentOutcome;
     const events = expectCompleteAndInOrder('SS-3', outcome);
     expect(events.map((e) => e.type)[0]).toBe('label.created');
+    await saveFixture(handle, 'shop-sync-outage-catch-up');
     expect(events.at(-1)!.type).toBe('shipment.completed');
+  });
+
+  it('pending events and their numbering survive continue-as-new while the shop is down', async () => {
+    await receiver.setFaults({ down: true });
+    let handle: WorkflowHandle;
+    try {
+      handle = await start(order('acme', 'SS-9', {}, { historyEventLimit: 10 }), stepwise);
+      const state = await waitFor(
+        async () => {
+          const s = await handle.query(stateQuery);
+          return s.outcome === 'delivered' ? s : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, what: 'the shipment to reach Delivered while the shop is down' },
+      );
+      expect(state.continuedAsNew).toBeGreaterThanOrEqual(1);
+      expect(state.shopSync!.pending.map((e) => e.sequence)).toEqual(Array.from({ length: state.shopSync!.emitted }, (_, i) => i + 1));
+    } finally {
+      await receiver.setFaults({ down: false });
+    }
+    const outcome = (await handle.result()) as ShipmentOutcome;
+    const events = expectCompleteAndInOrder('SS-9', outcome);
+    expect(events.map((e) => e.type)).toEqual(['label.created', ...events.slice(1, -1).map(() => 'tracking.updated'), 'shipment.completed']);
+    await saveFixture(handle, 'shop-sync-continued-as-new');
   });
 
   it("waits the shop's Retry-After after a 429 and then delivers", async () => {
@@ -188,6 +219,7 @@ describe('shop sync', () => {
     const history = (await handle.fetchHistory()).events ?? [];
     const timer = history.find((e) => e.timerStartedEventAttributes);
     expect(Number(timer?.timerStartedEventAttributes?.startToFireTimeout?.seconds)).toBe(2);
+    await saveFixture(handle, 'shop-sync-retry-after');
   });
 
   it('a refused event (4xx) stops delivery in order, shows in state and search attribute, and an operator redelivers it', async () => {
@@ -213,6 +245,7 @@ describe('shop sync', () => {
     const outcome = (await handle.result()) as ShipmentOutcome;
     expectCompleteAndInOrder('SS-5', outcome);
     expect((await handle.describe()).typedSearchAttributes.get(SA.shopSync)).toBe('ok');
+    await saveFixture(handle, 'shop-sync-refused-redelivered');
   });
 
   it('a 410 stops delivery to the endpoint; status, list and redeliver on the command line take it from there', async () => {
@@ -250,6 +283,7 @@ describe('shop sync', () => {
     const again = await runCli(['redeliver', 'moved', 'SS-8'], { env: cliEnv });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('has already ended');
+    await saveFixture(handle, 'shop-sync-gone-redelivered');
   });
 
   it('refuses a redeliver when nothing waits for one', async () => {
@@ -268,5 +302,6 @@ describe('shop sync', () => {
     expect(outcome.shopSync!.emitted).toBeGreaterThanOrEqual(3);
     const history = (await handle.fetchHistory()).events ?? [];
     expect(history.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverShopEvents')).toBe(false);
+    await saveFixture(handle, 'shop-sync-no-connector');
   });
 });

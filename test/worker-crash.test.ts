@@ -14,6 +14,7 @@ import { startShipment } from '../client/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startShopReceiver, type WebhookAnswer } from '../shop-receiver/server';
 import { redeliverShopEventsUpdate, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { saveFixture } from './helpers/fixtures';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
@@ -181,6 +182,7 @@ it('a worker SIGKILLed after the shop answered 2xx, before the delivery complete
     expect(view.duplicates).toBeGreaterThanOrEqual(1);
     expect(view.received).toEqual(Array.from({ length: outcome.shopSync!.emitted }, (_, i) => i + 1));
     expect(view.outOfOrder).toBe(false);
+    await saveFixture(handle, 'shop-sync-killed-after-2xx');
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
     expect(first.output() + second.output()).not.toContain(secret);
