@@ -4,6 +4,7 @@
  * as child processes with prefixed output. Ctrl-C stops them all; if one dies, the rest are
  * stopped and this exits non-zero naming it.
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -13,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import { parseCsv } from '../client/csv';
 import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
 import { findTemporalCli, REPO_ROOT } from './temporal-cli';
 
@@ -21,6 +23,7 @@ const DEFAULTS = {
   temporalPort: 7233,
   uiPort: 8233,
   fakeApiPort: 4010,
+  shopReceiverPort: 8090,
   dataDir: path.join(REPO_ROOT, '.data'),
   trackingStepMs: 15_000,
 };
@@ -35,7 +38,10 @@ Runs the shipping worker locally with everything it needs, as child processes:
   temporal   Temporal dev server (\`temporal server start-dev\`) with this project's search
              attributes, state kept in <data-dir>/temporal.db, Web UI on --ui-port
   fake-api   the fake shipping API (\`npm run fake-api\`), only if SHIPPING_API_BASE_URL is unset
-  worker     the worker (\`npm run worker\`), connected to both
+  shop       the reference shop receiver (\`npm run shop-receiver\`) with a page of the orders, and
+             the example files' shops wired to it (signed webhooks, a fresh secret per run);
+             only if SHOP_CONNECTORS and SHOP_CONNECTORS_FILE are unset
+  worker     the worker (\`npm run worker\`), connected to all of them
 
 Ctrl-C stops all of them. If one exits on its own, the others are stopped too and npm run dev
 exits non-zero naming it.
@@ -44,6 +50,7 @@ Options:
   --temporal-port <n>     Temporal gRPC port (default ${DEFAULTS.temporalPort})
   --ui-port <n>           Temporal Web UI port (default ${DEFAULTS.uiPort})
   --fake-api-port <n>     fake shipping API port (default ${DEFAULTS.fakeApiPort})
+  --shop-port <n>         shop receiver port (default ${DEFAULTS.shopReceiverPort})
   --data-dir <dir>        where the Temporal SQLite file lives (default .data/); delete it to reset
   --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs})
   -h, --help              this text
@@ -55,6 +62,7 @@ Environment:
   SHIPPING_API_KEY        API key for the shipping API (default "${DEV_API_KEY}", as the fake expects)
   SHIPPING_API_TOKEN      API token for the shipping API (default "${DEV_API_TOKEN}")
   TRACKING_POLL_INTERVAL  worker's tracking poll interval (default ${DEMO_POLL_INTERVAL} here, for the demo)
+  SHOP_CONNECTORS(_FILE)  your own shop connectors for the worker; then no shop receiver is started
   TEMPORAL_TASK_QUEUE     task queue of the worker (default ${DEFAULT_TASK_QUEUE})
   LOG_LEVEL               worker log level (passed through)
 The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_NAMESPACE=${NAMESPACE}.
@@ -64,7 +72,7 @@ The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_N
 
 const useColor = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code: number, s: string) => (useColor ? `\u001b[${code}m${s}\u001b[0m` : s);
-const PREFIX_COLORS: Record<string, number> = { temporal: 35, 'fake-api': 36, worker: 32 };
+const PREFIX_COLORS: Record<string, number> = { temporal: 35, 'fake-api': 36, shop: 33, worker: 32 };
 const say = (msg: string) => process.stdout.write(`${paint(1, '[dev]')} ${msg}\n`);
 const warn = (msg: string) => process.stderr.write(`${paint(33, '[dev]')} ${msg}\n`);
 
@@ -329,6 +337,27 @@ async function ensureSearchAttributes(connection: Connection, dataDir: string): 
   }
 }
 
+/** The shops of the example order files, so the demo's every order reaches the shop page. */
+function exampleShops(): string[] {
+  const dir = path.join(REPO_ROOT, 'examples');
+  const shops = new Set<string>();
+  for (const line of fs.readFileSync(path.join(dir, 'orders.ndjson'), 'utf8').split('\n')) {
+    try {
+      const shop = (JSON.parse(line) as { shop?: unknown }).shop;
+      if (typeof shop === 'string' && shop !== '') shops.add(shop);
+    } catch {
+      // the examples hold broken records on purpose
+    }
+  }
+  const [header, ...rows] = parseCsv(fs.readFileSync(path.join(dir, 'orders.csv'), 'utf8'));
+  const column = header?.fields.indexOf('shop') ?? -1;
+  for (const row of rows) {
+    const shop = row.fields[column];
+    if (column >= 0 && shop) shops.add(shop);
+  }
+  return [...shops].sort();
+}
+
 // ---------------------------------------------------------------- fake API
 
 /** Resolves on the first output line matching `pattern`, or with undefined after `timeoutMs`. */
@@ -373,6 +402,7 @@ async function main(): Promise<void> {
       'temporal-port': { type: 'string' },
       'ui-port': { type: 'string' },
       'fake-api-port': { type: 'string' },
+      'shop-port': { type: 'string' },
       'data-dir': { type: 'string' },
       'tracking-step-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -385,6 +415,8 @@ async function main(): Promise<void> {
   const temporalPort = parsePort(values['temporal-port'], DEFAULTS.temporalPort, '--temporal-port');
   const uiPort = parsePort(values['ui-port'], DEFAULTS.uiPort, '--ui-port');
   const fakeApiPort = parsePort(values['fake-api-port'], DEFAULTS.fakeApiPort, '--fake-api-port');
+  const shopPort = parsePort(values['shop-port'], DEFAULTS.shopReceiverPort, '--shop-port');
+  const ownConnectors = Boolean(process.env.SHOP_CONNECTORS || process.env.SHOP_CONNECTORS_FILE);
   const dataDir = path.resolve(values['data-dir'] ?? DEFAULTS.dataDir);
   const trackingStepMs = values['tracking-step-ms'] ?? String(DEFAULTS.trackingStepMs);
   if (!/^\d+$/.test(trackingStepMs)) throw new Error(`--tracking-step-ms must be a number of milliseconds, got "${trackingStepMs}"`);
@@ -398,6 +430,7 @@ async function main(): Promise<void> {
   const problems = [
     ...checkScript(scripts, 'worker', 'worker/main.ts'),
     ...(externalApi ? [] : checkScript(scripts, 'fake-api', 'fake-shipping-api/main.ts')),
+    ...(ownConnectors ? [] : checkScript(scripts, 'shop-receiver', 'shop-receiver/main.ts')),
   ];
   if (problems.length > 0) {
     throw new Error(`Cannot start the dev environment:\n  - ${problems.join('\n  - ')}`);
@@ -405,6 +438,7 @@ async function main(): Promise<void> {
   await assertPortFree(temporalPort, 'Temporal gRPC', '--temporal-port');
   await assertPortFree(uiPort, 'Temporal Web UI', '--ui-port');
   if (!externalApi) await assertPortFree(fakeApiPort, 'fake shipping API', '--fake-api-port');
+  if (!ownConnectors) await assertPortFree(shopPort, 'shop receiver', '--shop-port');
 
   const cli = await findTemporalCli({ build: true, log: say });
   if (!cli) {
@@ -462,7 +496,31 @@ async function main(): Promise<void> {
     apiUrl = await waitForFakeApi(fakeApi);
   }
 
-  // 3. Worker
+  // 3. The shop: a reference receiver, and a connector per example shop pointing at it.
+  let shopConnectors: string | undefined;
+  let shopUrl: string | undefined;
+  if (ownConnectors) {
+    say('Using your SHOP_CONNECTORS(_FILE) for the worker; not starting the shop receiver');
+  } else {
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    say(`Starting the shop receiver on port ${shopPort}`);
+    const receiver = startChild('shop', launchScript(scripts, 'shop-receiver', ['--port', String(shopPort)]), {
+      ...process.env,
+      SHOP_RECEIVER_SECRETS: secret, // in the environment, not on the command line (ps)
+    });
+    const listening = await waitForLine(receiver, /Shop receiver listening on (\S+)/, 60_000);
+    if (!listening) throw new Error('the shop receiver did not print "Shop receiver listening on <url>" within 60 s');
+    shopUrl = listening[1]!;
+    const shops = exampleShops();
+    shopConnectors = JSON.stringify({
+      // Short, so a shop taken down in the demo catches up within seconds of coming back.
+      maxBackoff: '10s',
+      ...Object.fromEntries(shops.map((shop) => [shop, { type: 'webhook', url: `${shopUrl}/webhooks/${encodeURIComponent(shop)}`, secrets: [secret] }])),
+    });
+    say(`Shops wired to the receiver: ${shops.join(', ')}`);
+  }
+
+  // 4. Worker
   const taskQueue = process.env.TEMPORAL_TASK_QUEUE || DEFAULT_TASK_QUEUE;
   const pollInterval = process.env.TRACKING_POLL_INTERVAL || DEMO_POLL_INTERVAL;
   say('Starting the worker');
@@ -475,6 +533,7 @@ async function main(): Promise<void> {
     SHIPPING_API_KEY: apiKey,
     SHIPPING_API_TOKEN: apiToken,
     TRACKING_POLL_INTERVAL: pollInterval,
+    ...(shopConnectors ? { SHOP_CONNECTORS: shopConnectors } : {}),
   });
   // The SDK logs "Worker state changed ... RUNNING" once it polls (after bundling the workflows).
   // If the worker dies first, the exit handler stops everything and we never get past this.
@@ -500,6 +559,7 @@ async function main(): Promise<void> {
       `   Temporal address  ${address}  (namespace ${NAMESPACE}, task queue ${taskQueue})`,
       `   Shipping API      ${apiUrl}${externalApi ? '' : `  (fake; tracking advances every ${Number(trackingStepMs) / 1000} s)`}`,
       `   Tracking polls    every ${pollInterval}`,
+      ...(shopUrl ? [`   Shop page         ${shopUrl}  (what the shops were told: label link, tracking, outcome)`] : []),
       `   Data              ${dbFile}  (stop, then delete ${dataDir} to start fresh)`,
       '',
       ' Next steps, in another terminal:',
@@ -508,6 +568,7 @@ async function main(): Promise<void> {
       '   npm run cli -- list',
       '   npm run cli -- status <shop> <orderId>',
       '   npm run cli -- resubmit lyon-ceramics LC-5531 examples/corrected-label.json',
+      ...(shopUrl ? [`   curl -s -XPOST ${shopUrl}/__admin/faults -d '{"downForMs":60000}'   # take the shop down for a minute`] : []),
       '',
       ' Ctrl-C stops everything.',
       line,

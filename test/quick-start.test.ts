@@ -30,14 +30,14 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-it('npm run dev brings up Temporal, the Web UI, the fake API and the worker; the sample imports and delivers', async () => {
-  const [temporalPort, uiPort, fakeApiPort] = [await freePort(), await freePort(), await freePort()];
+it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver and the worker; the sample imports, delivers and reaches the shop page', async () => {
+  const [temporalPort, uiPort, fakeApiPort, shopPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TRACKING_POLL_INTERVAL: '500ms' };
-  for (const key of ['SHIPPING_API_BASE_URL', 'SHIPPING_API_KEY', 'SHIPPING_API_TOKEN', 'TEMPORAL_TASK_QUEUE']) delete env[key];
+  for (const key of ['SHIPPING_API_BASE_URL', 'SHIPPING_API_KEY', 'SHIPPING_API_TOKEN', 'TEMPORAL_TASK_QUEUE', 'SHOP_CONNECTORS', 'SHOP_CONNECTORS_FILE']) delete env[key];
   dev = spawn(
     process.execPath,
     ['--import', 'tsx', 'dev-server/dev.ts', '--temporal-port', `${temporalPort}`, '--ui-port', `${uiPort}`,
-      '--fake-api-port', `${fakeApiPort}`, '--data-dir', dataDir, '--tracking-step-ms', '300'],
+      '--fake-api-port', `${fakeApiPort}`, '--shop-port', `${shopPort}`, '--data-dir', dataDir, '--tracking-step-ms', '300'],
     { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   let output = '';
@@ -53,6 +53,8 @@ it('npm run dev brings up Temporal, the Web UI, the fake API and the worker; the
     { what: 'the dev banner', timeoutMs: 120_000, intervalMs: 250 },
   );
   expect(output).toContain(`Temporal Web UI   http://localhost:${uiPort}`);
+  const shopPage = `http://127.0.0.1:${shopPort}`;
+  expect(output).toContain(`Shop page         ${shopPage}`);
 
   // The banner's export line is what the user pastes into the second terminal.
   const exportLine = output.split('\n').find((l) => l.trim().startsWith('export '));
@@ -83,11 +85,23 @@ it('npm run dev brings up Temporal, the Web UI, the fake API and the worker; the
   );
   expect(delivered.length).toBeGreaterThan(0);
 
+  // Every started order reaches the shop: label link, tracking number, and for some, delivered.
+  const shopOrders = await waitFor(
+    async () => {
+      const { orders } = (await (await fetch(`${shopPage}/api/orders`)).json()) as { orders: Array<{ orderId: string; outcome: string | null; labelId: string | null; missing: number[] }> };
+      return orders.length === 30 && orders.some((o) => o.outcome === 'delivered') ? orders : undefined;
+    },
+    { what: 'the 30 started orders on the shop page, one delivered', timeoutMs: 60_000, intervalMs: 500 },
+  );
+  for (const o of shopOrders) expect(o.missing).toEqual([]);
+  const page = await (await fetch(shopPage)).text();
+  expect(page).toContain(shopOrders.find((o) => o.outcome === 'delivered')!.orderId);
+
   const again = await runCli(['import', 'examples/orders.ndjson', '--json'], { env: userEnv });
   expect(JSON.parse(again.stdout).counts).toMatchObject({ started: 0, alreadyKnown: 30 });
 
   // Ctrl-C: everything stops, nothing keeps listening.
   process.kill(-dev.pid!, 'SIGINT');
   await exited;
-  for (const port of [temporalPort, uiPort, fakeApiPort]) expect(await portOpen(port)).toBe(false);
+  for (const port of [temporalPort, uiPort, fakeApiPort, shopPort]) expect(await portOpen(port)).toBe(false);
 }, 240_000);
