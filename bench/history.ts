@@ -89,7 +89,7 @@ export async function historyScenario(server: DevServer, pollCounts: number[], s
 }
 
 /** Runs one shipment to its end; counts events and workflow tasks over every run of the chain. */
-async function oneShipment(server: DevServer, taskQueue: string, input: ShipmentInput) {
+export async function oneShipment(server: DevServer, taskQueue: string, input: ShipmentInput) {
   const started = await startShipment(server.client, taskQueue, input);
   if (started.status !== 'started') throw new Error(`bench order ${input.orderId} was already known`);
   const outcome = await server.client.workflow.getHandle(started.workflowId).result();
@@ -108,7 +108,7 @@ async function oneShipment(server: DevServer, taskQueue: string, input: Shipment
     actions += estimateActions(list);
     runId = list.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
-  return { events, workflowTasks, runs, actions };
+  return { workflowId: started.workflowId, events, workflowTasks, runs, actions };
 }
 
 type HistoryEvents = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>;

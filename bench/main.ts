@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { hasBaselineCommit, TIMER_LOOP_COMMIT } from './baseline';
 import { historyScenario, type HistoryRow } from './history';
 import { scaleScenario, type ScaleRow } from './scale';
+import { shopSyncScenario, type ShopSyncCostRow, type ShopSyncOutageRow } from './shop-sync';
 import { startDevServer } from './stack';
 
 const HELP = `Usage: npm run bench -- [options]
@@ -20,9 +21,13 @@ Scenarios (default: all):
             tracking, then worker/server RSS and CPU per tracking poll while they wait,
             and a fresh worker's CPU per poll after the first is SIGKILLed;
             the timer loop with --baseline-shipments (each path on its own dev server)
+  shop-sync history cost of telling the shop (vs a shop without connector), then a shop
+            down for --outage seconds while --shop-sync-shipments run their course
+            (time-scaled: the outage stands for 1 h, maxBackoff scaled alike): delivery
+            lag once it is back, and events/s against a plain script POSTing the same events
 
 Options:
-  --scenario <list>            history,scale (default both)
+  --scenario <list>            history,scale,shop-sync (default all three)
   --polls <list>               unchanged polls per shipment for history (default 5,400)
   --history-shipments <n>      shipments per path and poll count (default 3)
   --shipments <n>              shipments for the change-driven scale run (default 10000)
@@ -30,6 +35,8 @@ Options:
   --poll-interval <duration>   tracking poll interval in the scale runs (default 300s)
   --window <seconds>           measurement window once all are in tracking (default 60)
   --import-flags <flags>       extra flags for the import CLI, e.g. "--max-backlog 0" (default none)
+  --shop-sync-shipments <n>    shipments in the shop outage (default 100)
+  --outage <seconds>           shop downtime standing for one hour (default 60)
   --out <file>                 JSON results (default bench/results.json)
   -h, --help                   this help
 
@@ -46,7 +53,9 @@ function positiveInt(name: string, text: string | undefined, fallback: number, m
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      scenario: { type: 'string', default: 'history,scale' },
+      scenario: { type: 'string', default: 'history,scale,shop-sync' },
+      'shop-sync-shipments': { type: 'string' },
+      outage: { type: 'string' },
       polls: { type: 'string', default: '5,400' },
       'history-shipments': { type: 'string' },
       shipments: { type: 'string' },
@@ -63,7 +72,9 @@ async function main(): Promise<number> {
     return 0;
   }
   const scenarios = values.scenario.split(',').map((s) => s.trim());
-  for (const s of scenarios) if (!['history', 'scale'].includes(s)) throw new Error(`--scenario: unknown scenario "${s}" (history, scale)`);
+  for (const s of scenarios) {
+    if (!['history', 'scale', 'shop-sync'].includes(s)) throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync)`);
+  }
   const polls = values.polls.split(',').map((p) => positiveInt('polls', p.trim(), 5, 2));
   const historyShipments = positiveInt('history-shipments', values['history-shipments'], 3);
   const shipments = positiveInt('shipments', values.shipments, 10_000);
@@ -73,7 +84,7 @@ async function main(): Promise<number> {
   if (!hasBaselineCommit()) throw new Error(`the baseline commit ${TIMER_LOOP_COMMIT} is not in this clone (git fetch --unshallow)`);
 
   const log = (m: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
-  const results: { machine: string; startedAt: string; history?: HistoryRow[]; scale?: ScaleRow[] } = {
+  const results: Results = {
     machine: `${process.platform} ${process.arch}, ${require('node:os').cpus().length} cores, node ${process.version}`,
     startedAt: new Date().toISOString(),
   };
@@ -92,13 +103,58 @@ async function main(): Promise<number> {
     if (baselineShipments > 0) results.scale.push(await scaleScenario({ ...common, path: 'timer loop', shipments: baselineShipments }));
   }
 
+  if (scenarios.includes('shop-sync')) {
+    const server = await startDevServer();
+    try {
+      results.shopSync = await shopSyncScenario(
+        server,
+        {
+          shipments: positiveInt('shop-sync-shipments', values['shop-sync-shipments'], 100),
+          costShipments: historyShipments,
+          outageSeconds: positiveInt('outage', values.outage, 60),
+        },
+        log,
+      );
+    } finally {
+      await server.stop();
+    }
+  }
+
   writeFileSync(values.out, JSON.stringify(results, null, 2) + '\n');
   printTables(results);
   process.stdout.write(`\nJSON: ${values.out}\n`);
   return 0;
 }
 
-function printTables(r: { history?: HistoryRow[]; scale?: ScaleRow[] }): void {
+interface Results {
+  machine: string;
+  startedAt: string;
+  history?: HistoryRow[];
+  scale?: ScaleRow[];
+  shopSync?: { cost: ShopSyncCostRow[]; outage: ShopSyncOutageRow };
+}
+
+function printTables(r: Results): void {
+  if (r.shopSync) {
+    const { cost, outage: o } = r.shopSync;
+    table(
+      'Shop sync: history per delivered shipment (medians)',
+      ['shop', 'shipments', 'shop events', 'history events', 'workflow tasks', 'actions (est.)'],
+      cost.map((c) => [c.shop, c.shipments, c.shopEventsPerShipment, c.eventsPerShipment, c.workflowTasksPerShipment, c.actionsPerShipment]),
+    );
+    const [withSync, without] = cost;
+    if (withSync && without) {
+      process.stdout.write(
+        `  telling the shop: +${withSync.eventsPerShipment - without.eventsPerShipment} history events, +${withSync.workflowTasksPerShipment - without.workflowTasksPerShipment} workflow tasks, +${withSync.actionsPerShipment - without.actionsPerShipment} actions per shipment (${ratio(withSync.eventsPerShipment, without.eventsPerShipment)} the events)\n`,
+      );
+    }
+    table(
+      `Shop sync: shop down ${o.outageSeconds} s (stands for 1 h; maxBackoff ${o.maxBackoffSeconds} s stands for 5 min)`,
+      ['shipments', 'events', 'lag p50 s', 'lag max s', 'lag max after 1 h, scaled (min)', 'catch-up events/s', 'plain script events/s', 'duplicates', 'gaps/out of order', 'missing'],
+      [[o.shipments, o.events, o.lagP50Seconds, o.lagMaxSeconds, o.scaledLagMaxMinutes, o.catchUpEventsPerSecond, o.plainScriptEventsPerSecond, o.duplicates, o.gapsOrOutOfOrder, o.missing]],
+    );
+    process.stdout.write(`  catch-up rate ${ratio(o.catchUpEventsPerSecond, o.plainScriptEventsPerSecond)} the plain script's\n`);
+  }
   if (r.history) {
     table(
       'History per delivered shipment (medians)',
