@@ -4,6 +4,7 @@
  */
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError, loadWorkerSettings, WORKER_ENV_VARIABLES } from '../config/settings';
+import { describeTemporal, explainConnectFailure, loadTemporalSettings, TEMPORAL_CONNECTION_VARIABLES, temporalTarget } from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
 import { createShipmentWorker } from './create-worker';
 import { createLogger, PinoTemporalLogger } from './logger';
@@ -16,22 +17,38 @@ SHIPPING_API_TOKEN); durations take 500ms, 20s, 5m, 3h, 7d:
 
 ${WORKER_ENV_VARIABLES.map((v) => `  ${v}`).join('\n')}
 
-See README.md, "Worker configuration", for defaults and meanings.`;
+Where Temporal is and how to authenticate (the Temporal SDK's environment configuration;
+default localhost:7233, namespace default, no TLS; an API key turns TLS on):
+
+${TEMPORAL_CONNECTION_VARIABLES.map((v) => `  ${v}`).join('\n')}
+
+TEMPORAL_PROFILE picks a profile of the TOML file TEMPORAL_CONFIG_FILE (default
+~/.config/temporalio/temporal.toml); variables override the profile's values.
+
+See README.md, "Worker configuration" and "Connecting to a Temporal cluster or Temporal
+Cloud", for defaults and meanings.`;
 
 async function main(): Promise<number> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     console.log(HELP);
     return 0;
   }
-  let settings;
-  try {
-    settings = loadWorkerSettings();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`${err.message}\n\nRun with --help for the list of settings.`);
-      return 2;
+  // Both parts are read before failing, so one run names every wrong setting.
+  const problems: ConfigError['problems'] = [];
+  const load = <T>(read: () => T): T | undefined => {
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+      return undefined;
     }
-    throw err;
+  };
+  const settings = load(() => loadWorkerSettings());
+  const temporal = load(() => loadTemporalSettings());
+  if (!settings || !temporal) {
+    console.error(`${new ConfigError(problems).message}\n\nRun with --help for the list of settings.`);
+    return 2;
   }
 
   const logger = createLogger(settings.logLevel);
@@ -43,12 +60,18 @@ async function main(): Promise<number> {
     },
   });
 
-  const connection = await NativeConnection.connect({ address: settings.temporal.address });
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect(temporal.connection);
+  } catch (err) {
+    console.error(`cannot connect to Temporal at ${temporalTarget(temporal)}: ${await explainConnectFailure(temporal, err)}`);
+    return 1;
+  }
   const api = new ShippingApiClient(settings.shippingApi);
   const worker = await createShipmentWorker({
     connection,
-    namespace: settings.temporal.namespace,
-    taskQueue: settings.temporal.taskQueue,
+    namespace: temporal.namespace,
+    taskQueue: temporal.taskQueue,
     shippingApi: api,
     tracking: settings.tracking,
     workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
@@ -63,7 +86,7 @@ async function main(): Promise<number> {
   }
   logger.info(
     {
-      temporal: settings.temporal,
+      temporal: describeTemporal(temporal),
       shippingApi: new URL(settings.shippingApi.baseUrl).origin,
       tracking: settings.tracking,
       cache: settings.maxCachedWorkflows,
