@@ -45,24 +45,21 @@ export interface TemporalSettings {
   profile?: string;
 }
 
-/** Every variable read here, for --help texts (TEMPORAL_GRPC_META_<NAME> stands for a family). */
-export const TEMPORAL_CONNECTION_VARIABLES = [
-  'TEMPORAL_ADDRESS',
-  'TEMPORAL_NAMESPACE',
-  'TEMPORAL_TASK_QUEUE',
-  'TEMPORAL_API_KEY',
-  'TEMPORAL_TLS',
-  'TEMPORAL_TLS_CLIENT_CERT_PATH',
-  'TEMPORAL_TLS_CLIENT_KEY_PATH',
-  'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
-  'TEMPORAL_TLS_SERVER_NAME',
-  'TEMPORAL_TLS_CLIENT_CERT_DATA',
-  'TEMPORAL_TLS_CLIENT_KEY_DATA',
-  'TEMPORAL_TLS_SERVER_CA_CERT_DATA',
-  'TEMPORAL_GRPC_META_<NAME>',
-  'TEMPORAL_PROFILE',
-  'TEMPORAL_CONFIG_FILE',
-] as const;
+/** The connection part of every command's --help. */
+export const TEMPORAL_CONNECTION_HELP = `Temporal connection (the Temporal SDK's environment configuration; variables override
+the values of the profile file):
+  TEMPORAL_ADDRESS                  host:port (default localhost:7233)
+  TEMPORAL_NAMESPACE                namespace (default "default")
+  TEMPORAL_TASK_QUEUE               task queue (default "${TEMPORAL_DEFAULTS.taskQueue}"; worker and import must agree)
+  TEMPORAL_API_KEY                  API key, sent as a bearer token; turns TLS on
+  TEMPORAL_TLS                      true or false (default off; on with an API key or any TLS setting)
+  TEMPORAL_TLS_CLIENT_CERT_PATH     client certificate (PEM) for mutual TLS,
+  TEMPORAL_TLS_CLIENT_KEY_PATH        and its private key
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH  CA of the server's certificate (default: the system's CAs)
+  TEMPORAL_TLS_SERVER_NAME          name to check in the server's certificate (default: the host)
+  TEMPORAL_PROFILE                  profile of the TOML file (default "default")
+  TEMPORAL_CONFIG_FILE              TOML profile file (default ~/.config/temporalio/temporal.toml)
+  Also TEMPORAL_TLS_*_DATA (PEM text instead of a path) and TEMPORAL_GRPC_META_<NAME> (a header).`;
 
 const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:/[\]@]+):\d{1,5}$/;
 const HOST_PORT_MESSAGE = 'must be host:port without a scheme, e.g. localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233';
@@ -221,23 +218,24 @@ export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
 
 /** What a log line or an error message may say about the connection: no key, no certificate, no metadata values. */
 export function describeTemporal(settings: TemporalSettings) {
-  const tls = settings.connection.tls;
+  const { tls, apiKey } = settings.connection;
+  const clientCert = typeof tls === 'object' && Boolean(tls.clientCertPair);
   return {
     address: settings.address,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
-    tls: !tls ? 'off' : typeof tls === 'object' && tls.clientCertPair ? 'mutual' : 'on',
-    apiKey: settings.connection.apiKey ? 'set' : 'none',
+    tls: tls ? 'on' : 'off',
+    credentials: [apiKey ? 'API key' : '', clientCert ? 'client certificate' : ''].filter(Boolean).join(' and ') || 'none',
     ...(settings.configFile ? { configFile: settings.configFile, profile: settings.profile } : {}),
     ...(settings.connection.metadata ? { grpcMetadata: Object.keys(settings.connection.metadata) } : {}),
   };
 }
 
-/** One line for error messages: `localhost:7233 (namespace default, TLS off, no API key)`. */
+/** One line for error messages: `localhost:7233 (namespace default, TLS off, no credentials)`. */
 export function temporalTarget(settings: TemporalSettings): string {
   const d = describeTemporal(settings);
   const profile = d.configFile ? `, profile ${d.profile} of ${d.configFile}` : '';
-  return `${d.address} (namespace ${d.namespace}, TLS ${d.tls}, ${d.apiKey === 'set' ? 'API key' : 'no API key'}${profile})`;
+  return `${d.address} (namespace ${d.namespace}, TLS ${d.tls}, ${d.credentials === 'none' ? 'no credentials' : d.credentials}${profile})`;
 }
 
 /**
@@ -296,17 +294,23 @@ function tlsHandshakeProblem(settings: TemporalSettings, timeoutMs = 3_000): Pro
   });
 }
 
+const CONNECTION_VARIABLE = /^TEMPORAL_(ADDRESS|NAMESPACE|API_KEY|TLS|PROFILE|CONFIG_FILE|GRPC_META_|CODEC_)/;
+
+/** The connection variables set in `env` (names only), e.g. to warn that a shell points elsewhere. */
+export function connectionVariablesIn(env: Env): string[] {
+  return Object.keys(env).filter((k) => CONNECTION_VARIABLE.test(k) && env[k]);
+}
+
 /**
- * The environment for a child process that must talk to a local dev server we started: the
- * caller's connection settings (an API key, certificates, a profile) would send it to the
- * wrong place or with TLS, so they are removed and the profile file is switched off.
+ * The environment for a child process that must talk to a local dev server we started (the
+ * caller then sets TEMPORAL_ADDRESS): the caller's connection settings (an API key,
+ * certificates, a profile) would send it elsewhere or with TLS, so they are removed and the
+ * profile file is switched off.
  */
-export function localServerEnv(env: Env, address: string, namespace: string): Env {
+export function localServerEnv(env: Env): Env {
   const out: Env = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (!/^TEMPORAL_(ADDRESS|NAMESPACE|API_KEY|TLS|PROFILE|CONFIG_FILE|GRPC_META_|CODEC_)/.test(k)) out[k] = v;
-  }
-  return { ...out, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, TEMPORAL_CONFIG_FILE: os.devNull };
+  for (const [k, v] of Object.entries(env)) if (!CONNECTION_VARIABLE.test(k)) out[k] = v;
+  return { ...out, TEMPORAL_CONFIG_FILE: os.devNull };
 }
 
 /** The environment as the SDK's loader should see it: empty values count as unset, as everywhere in config/. */

@@ -41,7 +41,7 @@ describe('from environment variables', () => {
     const s = loadTemporalSettings({});
     expect(s).toMatchObject({ address: 'localhost:7233', namespace: 'default', taskQueue: 'shipments' });
     expect(s.connection).toEqual({ address: 'localhost:7233' });
-    expect(describeTemporal(s)).toMatchObject({ tls: 'off', apiKey: 'none' });
+    expect(describeTemporal(s)).toMatchObject({ tls: 'off', credentials: 'none' });
   });
 
   it('reads the certificates for mutual TLS, and an API key turns TLS on by itself; neither is ever described', () => {
@@ -60,15 +60,15 @@ describe('from environment variables', () => {
       address: 'my-ns.a1b2c.tmprl.cloud:7233',
       namespace: 'my-ns.a1b2c',
       taskQueue: 'eu-shipments',
-      tls: 'mutual',
-      apiKey: 'none',
+      tls: 'on',
+      credentials: 'client certificate',
     });
 
     const key = 'tmprl-secret-8c1d';
     const withKey = loadTemporalSettings({ TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233', TEMPORAL_API_KEY: key, TEMPORAL_GRPC_META_X_TENANT: 'eu' });
     expect(withKey.connection).toEqual({ address: 'us-east-1.aws.api.temporal.io:7233', tls: true, apiKey: key, metadata: { 'x-tenant': 'eu' } });
     expect(JSON.stringify(describeTemporal(withKey))).not.toContain(key);
-    expect(describeTemporal(withKey)).toMatchObject({ tls: 'on', apiKey: 'set', grpcMetadata: ['x-tenant'] });
+    expect(describeTemporal(withKey)).toMatchObject({ tls: 'on', credentials: 'API key', grpcMetadata: ['x-tenant'] });
     // TLS can still be turned off explicitly (e.g. a key checked by a local plaintext proxy).
     expect(loadTemporalSettings({ TEMPORAL_API_KEY: key, TEMPORAL_TLS: 'false' }).connection.tls).toBeUndefined();
   });
@@ -163,7 +163,7 @@ client_key_path = "${path.join(tmp, 'gone.key')}"
 
   it('a child talking to a local dev server we started ignores the caller\'s connection settings and profile file', () => {
     const caller = { TEMPORAL_CONFIG_FILE: profileFile(), TEMPORAL_PROFILE: 'prod', TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'true', PATH: '/bin' };
-    const child = localServerEnv(caller, '127.0.0.1:7999', 'default');
+    const child: Record<string, string | undefined> = { ...localServerEnv(caller), TEMPORAL_ADDRESS: '127.0.0.1:7999' };
     expect(child.PATH).toBe('/bin');
     expect(loadTemporalSettings(child).connection).toEqual({ address: '127.0.0.1:7999' });
   });

@@ -4,7 +4,7 @@
  */
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError, loadWorkerSettings, WORKER_ENV_VARIABLES } from '../config/settings';
-import { describeTemporal, explainConnectFailure, loadTemporalSettings, TEMPORAL_CONNECTION_VARIABLES, temporalTarget } from '../config/temporal-connection';
+import { describeTemporal, explainConnectFailure, loadTemporalSettings, TEMPORAL_CONNECTION_HELP, temporalTarget } from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
 import { createShipmentWorker } from './create-worker';
 import { createLogger, PinoTemporalLogger } from './logger';
@@ -17,13 +17,7 @@ SHIPPING_API_TOKEN); durations take 500ms, 20s, 5m, 3h, 7d:
 
 ${WORKER_ENV_VARIABLES.map((v) => `  ${v}`).join('\n')}
 
-Where Temporal is and how to authenticate (the Temporal SDK's environment configuration;
-default localhost:7233, namespace default, no TLS; an API key turns TLS on):
-
-${TEMPORAL_CONNECTION_VARIABLES.map((v) => `  ${v}`).join('\n')}
-
-TEMPORAL_PROFILE picks a profile of the TOML file TEMPORAL_CONFIG_FILE (default
-~/.config/temporalio/temporal.toml); variables override the profile's values.
+${TEMPORAL_CONNECTION_HELP}
 
 See README.md, "Worker configuration" and "Connecting to a Temporal cluster or Temporal
 Cloud", for defaults and meanings.`;
