@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import { connectionVariablesIn, localServerEnv } from '../config/temporal-connection';
 import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
 import { findTemporalCli, REPO_ROOT } from './temporal-cli';
 
@@ -57,7 +58,9 @@ Environment:
   TRACKING_POLL_INTERVAL  worker's tracking poll interval (default ${DEMO_POLL_INTERVAL} here, for the demo)
   TEMPORAL_TASK_QUEUE     task queue of the worker (default ${DEFAULT_TASK_QUEUE})
   LOG_LEVEL               worker log level (passed through)
-The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_NAMESPACE=${NAMESPACE}.
+The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_NAMESPACE=${NAMESPACE},
+and none of the shell's other Temporal connection settings (TEMPORAL_API_KEY, TEMPORAL_TLS*,
+TEMPORAL_PROFILE, the profile file).
 `;
 
 // ---------------------------------------------------------------- output
@@ -467,7 +470,7 @@ async function main(): Promise<void> {
   const pollInterval = process.env.TRACKING_POLL_INTERVAL || DEMO_POLL_INTERVAL;
   say('Starting the worker');
   const worker = startChild('worker', launchScript(scripts, 'worker', []), {
-    ...process.env,
+    ...localServerEnv(process.env),
     TEMPORAL_ADDRESS: address,
     TEMPORAL_NAMESPACE: NAMESPACE,
     TEMPORAL_TASK_QUEUE: taskQueue,
@@ -489,6 +492,10 @@ async function main(): Promise<void> {
     `SHIPPING_API_KEY=${apiKey === DEV_API_KEY ? apiKey : '<your key>'}`,
     `SHIPPING_API_TOKEN=${apiToken === DEV_API_TOKEN ? apiToken : '<your token>'}`,
   ];
+  // The import and CLI in the other terminal read the same shell: say when it points elsewhere.
+  const same: Record<string, string> = { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: NAMESPACE };
+  const elsewhere = connectionVariablesIn(process.env).filter((k) => process.env[k] !== same[k]);
+  if (elsewhere.length) warn(`This shell sets ${elsewhere.join(', ')}: unset them where you run the import and CLI against this dev server.`);
   const line = '─'.repeat(72);
   process.stdout.write(
     [
