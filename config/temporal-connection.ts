@@ -336,7 +336,10 @@ function readProfiles(file: string, variable: string): Record<string, ClientConf
   } catch (err) {
     // The SDK's loader fails with a TypeError on valid TOML that has no profile table (an empty file, /dev/null).
     if (err instanceof TypeError && !/profile/.test(text)) return {};
-    throw new ConfigError([{ variable, message: `${file}: ${firstLine(err)}` }]);
+    const message = firstLine(err);
+    // The Temporal CLI writes this key, but the TypeScript SDK cannot apply it.
+    const why = /disable_host_verification/.test(message) ? ' (host verification cannot be turned off in the TypeScript SDK; use tls.server_name)' : '';
+    throw new ConfigError([{ variable, message: `${file}: ${message}${why}` }]);
   }
 }
 

@@ -146,6 +146,8 @@ client_key_path = "${path.join(tmp, 'gone.key')}"
     expect(problems({ TEMPORAL_CONFIG_FILE: path.join(tmp, 'nope.toml') })).toEqual([`TEMPORAL_CONFIG_FILE: file not found: ${path.join(tmp, 'nope.toml')}`]);
     const typo = file('typo.toml', '[profile.default]\naddress = "localhost:7233"\napi-key = "x"\n');
     expect(problems({ TEMPORAL_CONFIG_FILE: typo })).toEqual([`TEMPORAL_CONFIG_FILE: ${typo}: Validation error: key(s) unrecognized in profile.default: api-key`]);
+    const noVerify = file('no-verify.toml', '[profile.default.tls]\ndisable_host_verification = true\n');
+    expect(problems({ TEMPORAL_CONFIG_FILE: noVerify })[0]).toMatch(/disable_host_verification \(host verification cannot be turned off in the TypeScript SDK; use tls.server_name\)$/);
     const broken = file('broken.toml', '[profile.default\naddress = 1\n');
     expect(problems({ TEMPORAL_CONFIG_FILE: broken })[0]).toMatch(new RegExp(`^TEMPORAL_CONFIG_FILE: ${broken}: `));
     expect(problems({ TEMPORAL_PROFILE: 'prod', HOME: tmp })).toEqual([
