@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection, Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import { localServerEnv } from '../config/temporal-connection';
 import { findTemporalCli } from '../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
 
@@ -108,7 +109,7 @@ export async function startDevServer(): Promise<DevServer> {
 
 /** `npm run worker` as a process (tsx as a loader, so one process to measure), from `dir`. */
 export function startWorkerProcess(dir: string, env: Record<string, string>): Proc {
-  return startProcess(process.execPath, ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')], { ...process.env, LOG_LEVEL: 'warn', ...env }, 'worker');
+  return startProcess(process.execPath, ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')], { ...localServerEnv(process.env), LOG_LEVEL: 'warn', ...env }, 'worker');
 }
 
 /** Runs the import CLI of the tree at `dir` to completion; resolves with its JSON summary. */
@@ -117,7 +118,7 @@ export async function runImport(dir: string, file: string, env: Record<string, s
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', path.join(dir, 'client', 'import.ts'), file, '--json', '--skip-preflight', ...flags],
-      { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: ROOT, env: { ...localServerEnv(process.env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     let err = '';

@@ -5,7 +5,8 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { ConfigError, loadShippingApiSettings, loadTemporalSettings, type TemporalSettings } from '../config/settings';
+import { ConfigError, loadShippingApiSettings } from '../config/settings';
+import { explainConnectFailure, loadTemporalSettings, temporalTarget, type TemporalSettings } from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
 import { ShippingApiError } from '../shipping-api/errors';
 
@@ -98,14 +99,14 @@ export interface TemporalSession {
   close(): Promise<void>;
 }
 
-/** Connects to Temporal; an unreachable server is exit 5 with the address named. */
+/** Connects to Temporal; an unreachable server or refused credentials are exit 5, naming the address and how we connected (never the key). */
 export async function connectTemporal(env: Io['env']): Promise<TemporalSession> {
   const settings = temporalSettings(env);
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address: settings.address, connectTimeout: '5s' });
+    connection = await Connection.connect({ ...settings.connection, connectTimeout: '5s' });
   } catch (err) {
-    throw new CliError(`cannot connect to Temporal at ${settings.address}: ${messageOf(err)}`, EXIT.unavailable);
+    throw new CliError(`cannot connect to Temporal at ${temporalTarget(settings)}: ${await explainConnectFailure(settings, err)}`, EXIT.unavailable);
   }
   const client = new Client({ connection, namespace: settings.namespace });
   return { client, settings, close: () => connection.close() };

@@ -2,6 +2,7 @@
  * `shipments <command>` (also `npm run cli -- <command>`): the operator's entry point.
  * Commands parse their own options with node's util.parseArgs; each has --help.
  */
+import { TEMPORAL_CONNECTION_HELP } from '../config/temporal-connection';
 import { EXIT, runMain, usageError, type ExitCode, type Io } from './cli-support';
 import { couriersCommand, productsCommand } from './commands/catalog';
 import { cancelCommand } from './commands/cancel';
@@ -41,9 +42,10 @@ Commands:
 
 Run "shipments <command> --help" for a command's options.
 
-Environment: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default),
-TEMPORAL_TASK_QUEUE (shipments); SHIPPING_API_BASE_URL, SHIPPING_API_KEY,
-SHIPPING_API_TOKEN for couriers, products and the import preflight.
+Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for couriers,
+products and the import preflight.
+
+${TEMPORAL_CONNECTION_HELP}
 
 Exit codes: 0 success; 1 rejected (records, corrected data, a redelivery, or the shipment already ended);
 2 usage or configuration error; 3 import: some orders failed to start; 4 no such shipment;

@@ -23,6 +23,7 @@ import {
   type Io,
   type TemporalSession,
 } from './cli-support';
+import { TEMPORAL_CONNECTION_HELP } from '../config/temporal-connection';
 import { BacklogGate, workflowBacklogReader } from './backlog-gate';
 import { importRecords, type ImportResult, type Rejection, type StartFailure } from './import-engine';
 import { formatFromPath, FORMATS, readRecords, sniffFormat, type InputFormat, type SourceRecord } from './import-source';
@@ -60,8 +61,9 @@ Options:
   --json                      Print one JSON summary document on stdout (no other stdout output)
   -h, --help                  Show this help
 
-Environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE; for the preflight
-SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN.
+Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for the preflight.
+
+${TEMPORAL_CONNECTION_HELP}
 
 Exit codes: 0 all imported (started or already known); 1 some records rejected;
 2 usage or configuration error; 3 some orders failed to start (even if others were rejected);

@@ -1,10 +1,10 @@
 /**
  * All configuration, read from environment variables and validated with zod in one place.
  * A bad or missing setting fails at start with one line per variable; secret values are
- * never echoed back.
+ * never echoed back. Where Temporal is and how to reach it: temporal-connection.ts.
  */
 import { z } from 'zod';
-import { DEFAULT_TASK_QUEUE, DEFAULT_TRACKING_POLICY, type TrackingPolicy as TrackingPolicyShape } from '../workflows/definitions';
+import { DEFAULT_TRACKING_POLICY, type TrackingPolicy as TrackingPolicyShape } from '../workflows/definitions';
 import { TrackingPolicy } from '../workflows/schemas';
 import { CLIENT_DEFAULTS, type ShippingApiClientOptions } from '../shipping-api/client';
 
@@ -64,12 +64,6 @@ export const WORKER_DEFAULTS = {
 } as const;
 const secret = z.string({ error: 'is required' }).min(1, 'is required');
 
-const TemporalEnv = z.object({
-  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-  TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
-});
-
 const ShippingEnv = z.object({
   SHIPPING_API_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://sandbox.example/api' }),
   SHIPPING_API_KEY: secret,
@@ -78,7 +72,7 @@ const ShippingEnv = z.object({
   SHIPPING_API_TIMEOUT: duration(`${CLIENT_DEFAULTS.headersTimeoutMs}ms`),
 });
 
-const WorkerEnv = TemporalEnv.extend(ShippingEnv.shape).extend({
+const WorkerEnv = ShippingEnv.extend({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   TRACKING_POLL_INTERVAL: duration(`${DEFAULT_TRACKING_POLICY.pollIntervalMs}ms`),
   TRACKING_POLL_INTERVALS: stageIntervals(DEFAULT_TRACKING_POLICY.pollIntervalsMs ?? {}),
@@ -113,9 +107,10 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
-function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.infer<S> {
+/** Parses `env` with `schema`; a failure is a ConfigError with one line per variable. */
+export function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.infer<S> {
   // Empty strings count as unset, as they do in most shells' `VAR= cmd`.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = schema.safeParse(cleaned);
@@ -126,17 +121,6 @@ function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.infer<S> {
       message: issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message,
     })),
   );
-}
-
-export interface TemporalSettings {
-  address: string;
-  namespace: string;
-  taskQueue: string;
-}
-
-export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
-  const e = parseEnv(TemporalEnv, env);
-  return { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.TEMPORAL_TASK_QUEUE };
 }
 
 export function loadShippingApiSettings(env: Env = process.env): ShippingApiClientOptions {
@@ -152,7 +136,6 @@ export function loadShippingApiSettings(env: Env = process.env): ShippingApiClie
 }
 
 export interface WorkerSettings {
-  temporal: TemporalSettings;
   shippingApi: ShippingApiClientOptions;
   logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
   tracking: TrackingPolicyShape;
@@ -168,7 +151,6 @@ export interface WorkerSettings {
 export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
   const e = parseEnv(WorkerEnv, env);
   return {
-    temporal: loadTemporalSettings(env),
     shippingApi: loadShippingApiSettings(env),
     logLevel: e.LOG_LEVEL,
     tracking: TrackingPolicy.parse({
@@ -190,5 +172,5 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
   };
 }
 
-/** Names of every variable the worker reads, for --help texts. */
+/** Names of the worker's own variables, for --help texts (the connection's are in temporal-connection.ts). */
 export const WORKER_ENV_VARIABLES = Object.keys(WorkerEnv.shape);

@@ -15,6 +15,7 @@ import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { parseCsv } from '../client/csv';
+import { connectionVariablesIn, localServerEnv } from '../config/temporal-connection';
 import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
 import { findTemporalCli, REPO_ROOT } from './temporal-cli';
 
@@ -65,7 +66,9 @@ Environment:
   SHOP_CONNECTORS(_FILE)  your own shop connectors for the worker; then no shop receiver is started
   TEMPORAL_TASK_QUEUE     task queue of the worker (default ${DEFAULT_TASK_QUEUE})
   LOG_LEVEL               worker log level (passed through)
-The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_NAMESPACE=${NAMESPACE}.
+The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_NAMESPACE=${NAMESPACE},
+and none of the shell's other Temporal connection settings (TEMPORAL_API_KEY, TEMPORAL_TLS*,
+TEMPORAL_PROFILE, the profile file).
 `;
 
 // ---------------------------------------------------------------- output
@@ -525,7 +528,7 @@ async function main(): Promise<void> {
   const pollInterval = process.env.TRACKING_POLL_INTERVAL || DEMO_POLL_INTERVAL;
   say('Starting the worker');
   const worker = startChild('worker', launchScript(scripts, 'worker', []), {
-    ...process.env,
+    ...localServerEnv(process.env),
     TEMPORAL_ADDRESS: address,
     TEMPORAL_NAMESPACE: NAMESPACE,
     TEMPORAL_TASK_QUEUE: taskQueue,
@@ -548,6 +551,10 @@ async function main(): Promise<void> {
     `SHIPPING_API_KEY=${apiKey === DEV_API_KEY ? apiKey : '<your key>'}`,
     `SHIPPING_API_TOKEN=${apiToken === DEV_API_TOKEN ? apiToken : '<your token>'}`,
   ];
+  // The import and CLI in the other terminal read the same shell: say when it points elsewhere.
+  const same: Record<string, string> = { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: NAMESPACE };
+  const elsewhere = connectionVariablesIn(process.env).filter((k) => process.env[k] !== same[k]);
+  if (elsewhere.length) warn(`This shell sets ${elsewhere.join(', ')}: unset them where you run the import and CLI against this dev server.`);
   const line = '─'.repeat(72);
   process.stdout.write(
     [

@@ -34,6 +34,8 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
   const [temporalPort, uiPort, fakeApiPort, shopPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TRACKING_POLL_INTERVAL: '500ms' };
   for (const key of ['SHIPPING_API_BASE_URL', 'SHIPPING_API_KEY', 'SHIPPING_API_TOKEN', 'TEMPORAL_TASK_QUEUE', 'SHOP_CONNECTORS', 'SHOP_CONNECTORS_FILE']) delete env[key];
+  // A shell set up for a real cluster: the dev worker must still reach the local dev server, in plain text.
+  Object.assign(env, { TEMPORAL_API_KEY: 'key-from-the-shell', TEMPORAL_TLS: 'true' });
   dev = spawn(
     process.execPath,
     ['--import', 'tsx', 'dev-server/dev.ts', '--temporal-port', `${temporalPort}`, '--ui-port', `${uiPort}`,
@@ -55,6 +57,8 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
   expect(output).toContain(`Temporal Web UI   http://localhost:${uiPort}`);
   const shopPage = `http://127.0.0.1:${shopPort}`;
   expect(output).toContain(`Shop page         ${shopPage}`);
+  expect(output).toContain('This shell sets TEMPORAL_API_KEY, TEMPORAL_TLS: unset them where you run the import and CLI');
+  expect(output).not.toContain('key-from-the-shell');
 
   // The banner's export line is what the user pastes into the second terminal.
   const exportLine = output.split('\n').find((l) => l.trim().startsWith('export '));

@@ -116,7 +116,7 @@ function expectCompleteAndInOrder(orderId: string, outcome: ShipmentOutcome): Sh
 
 describe('shop sync', () => {
   it('tells the shop every change once and in order: label, tracking changes, completion', async () => {
-    const handle = await start(withLabelUrl(order('acme', 'SS-1'), 'https://labels.example/SS-1.pdf'));
+    const handle = await start(withLabelUrl(order('acme', 'SS-1'), 'https://labels.example/SS-1.pdf'), stepwise);
     const outcome = (await handle.result()) as ShipmentOutcome;
     expect(outcome.outcome).toBe('delivered');
 

@@ -4,6 +4,7 @@
  */
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError, loadWorkerSettings, WORKER_ENV_VARIABLES } from '../config/settings';
+import { describeTemporal, explainConnectFailure, loadTemporalSettings, TEMPORAL_CONNECTION_HELP, temporalTarget } from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
@@ -21,24 +22,33 @@ ${WORKER_ENV_VARIABLES.map((v) => `  ${v}`).join('\n')}
 Shop sync (README "Shop sync"): SHOP_CONNECTORS (JSON) or SHOP_CONNECTORS_FILE (a JSON file)
 maps shop ids to their signed-webhook endpoint and secrets; shops without one get no events.
 
-See README.md, "Worker configuration", for defaults and meanings.`;
+${TEMPORAL_CONNECTION_HELP}
+
+See README.md, "Worker configuration" and "Connecting to a Temporal cluster or Temporal
+Cloud", for defaults and meanings.`;
 
 async function main(): Promise<number> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     console.log(HELP);
     return 0;
   }
-  let settings;
-  let shopConnectors;
-  try {
-    settings = loadWorkerSettings();
-    shopConnectors = loadShopConnectors();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`${err.message}\n\nRun with --help for the list of settings.`);
-      return 2;
+  // Both parts are read before failing, so one run names every wrong setting.
+  const problems: ConfigError['problems'] = [];
+  const load = <T>(read: () => T): T | undefined => {
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+      return undefined;
     }
-    throw err;
+  };
+  const settings = load(() => loadWorkerSettings());
+  const temporal = load(() => loadTemporalSettings());
+  const shopConnectors = load(() => loadShopConnectors());
+  if (!settings || !temporal || !shopConnectors) {
+    console.error(`${new ConfigError(problems).message}\n\nRun with --help for the list of settings.`);
+    return 2;
   }
 
   const logger = createLogger(settings.logLevel);
@@ -50,12 +60,18 @@ async function main(): Promise<number> {
     },
   });
 
-  const connection = await NativeConnection.connect({ address: settings.temporal.address });
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect(temporal.connection);
+  } catch (err) {
+    console.error(`cannot connect to Temporal at ${temporalTarget(temporal)}: ${await explainConnectFailure(temporal, err)}`);
+    return 1;
+  }
   const api = new ShippingApiClient(settings.shippingApi);
   const worker = await createShipmentWorker({
     connection,
-    namespace: settings.temporal.namespace,
-    taskQueue: settings.temporal.taskQueue,
+    namespace: temporal.namespace,
+    taskQueue: temporal.taskQueue,
     shippingApi: api,
     tracking: settings.tracking,
     shopConnectors,
@@ -71,7 +87,7 @@ async function main(): Promise<number> {
   }
   logger.info(
     {
-      temporal: settings.temporal,
+      temporal: describeTemporal(temporal),
       shippingApi: new URL(settings.shippingApi.baseUrl).origin,
       tracking: settings.tracking,
       shopsWithConnector: shopConnectors.shops,
