@@ -7,6 +7,8 @@ import { ConfigError, loadWorkerSettings, WORKER_ENV_VARIABLES } from '../config
 import { ShippingApiClient } from '../shipping-api/client';
 import { createShipmentWorker } from './create-worker';
 import { createLogger, PinoTemporalLogger } from './logger';
+import { registry } from '../metrics/counters';
+import { startHealthServer, WorkerReadiness } from '../metrics/health-server';
 
 const HELP = `Usage: npm run worker
 
@@ -43,6 +45,10 @@ async function main(): Promise<number> {
     },
   });
 
+  // Up before connecting, so probes get a 503 while the worker starts.
+  const readiness = new WorkerReadiness();
+  const health = settings.health && (await startHealthServer({ ...settings.health, readiness, registry, logger }));
+
   const connection = await NativeConnection.connect({ address: settings.temporal.address });
   const api = new ShippingApiClient(settings.shippingApi);
   const worker = await createShipmentWorker({
@@ -58,6 +64,7 @@ async function main(): Promise<number> {
     maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTaskExecutions,
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
   });
+  readiness.watch(worker, connection);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => logger.info({ signal }, 'shutting down: finishing in-flight tasks'));
   }
@@ -74,6 +81,7 @@ async function main(): Promise<number> {
   try {
     await worker.run(); // resolves after a graceful shutdown (the Runtime handles the signals)
   } finally {
+    await health?.close();
     await api.close();
     await connection.close();
   }
