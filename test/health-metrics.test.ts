@@ -1,6 +1,6 @@
 /**
  * Health and metrics of the real worker process (`worker/main.ts`) against a real dev server and
- * the fake API over loopback: /readyz through start-up, polling and a lost server; the SDK's
+ * the fake API over loopback: /readyz through start-up, polling, draining and a lost server; the SDK's
  * Prometheus endpoint; the project's counters after shipments with a 429 and a label rejection,
  * checked against the fake's own counts. The shop delivery counts go through a real in-process
  * worker running an activity named `deliverShopEvents` (the real one is being written elsewhere).
@@ -28,9 +28,7 @@ import { waitFor } from './helpers/wait';
 const ROOT = path.join(__dirname, '..');
 let env: TestWorkflowEnvironment;
 let fake: FakeShippingApi;
-let worker: { child: ChildProcess; output: () => string; exited: Promise<number | null> } | undefined;
-let healthUrl: string;
-let sdkMetricsUrl: string;
+const workers: WorkerProcess[] = [];
 const taskQueue = `health-${randomUUID()}`;
 
 beforeAll(async () => {
@@ -38,7 +36,7 @@ beforeAll(async () => {
   fake = await startFakeShippingApi({ port: 0, trackingStepMs: 150, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
 });
 afterAll(async () => {
-  worker?.child.kill('SIGKILL');
+  for (const w of workers) w.child.kill('SIGKILL');
   await fake?.close();
   await env?.teardown();
 });
@@ -69,13 +67,22 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
-it('readiness follows start-up; the project counters count a 429, a rejection, labels and outcomes', { timeout: 120_000 }, async () => {
+interface WorkerProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+  healthUrl: string;
+  sdkMetricsUrl: string;
+}
+
+/**
+ * The real worker entry point as its own process, with the health server and the SDK's metrics
+ * on free loopback ports. No prebuilt bundle: it bundles its workflows at start (seconds), the
+ * window in which it is alive but not ready.
+ */
+async function startWorkerProcess(): Promise<WorkerProcess> {
   const healthPort = await freePort();
   const sdkPort = await freePort();
-  healthUrl = `http://127.0.0.1:${healthPort}`;
-  sdkMetricsUrl = `http://127.0.0.1:${sdkPort}/metrics`;
-  // No prebuilt bundle: the worker bundles its workflows at start (seconds), the window in
-  // which it is alive but not ready.
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     cwd: ROOT,
     env: {
@@ -96,26 +103,43 @@ it('readiness follows start-up; the project counters count a 429, a rejection, l
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  worker = { child, output: () => output, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+  const started: WorkerProcess = {
+    child,
+    output: () => output,
+    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+    healthUrl: `http://127.0.0.1:${healthPort}`,
+    sdkMetricsUrl: `http://127.0.0.1:${sdkPort}/metrics`,
+  };
+  workers.push(started);
+  return started;
+}
 
-  // Probe as an orchestrator would, from the start, until ready.
+/** Probes /readyz (and /livez) as an orchestrator would, from the process start until ready. */
+async function probeUntilReady(w: WorkerProcess): Promise<Array<Probe & { live: number | undefined }>> {
   const answers: Array<Probe & { live: number | undefined }> = [];
   await waitFor(
     async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited:\n${output}`);
-      const ready = await get(`${healthUrl}/readyz`);
+      if (w.child.exitCode !== null) throw new Error(`worker exited:\n${w.output()}`);
+      const ready = await get(`${w.healthUrl}/readyz`);
       if (!ready) return undefined;
-      answers.push({ ...ready, live: (await get(`${healthUrl}/livez`))?.status });
+      answers.push({ ...ready, live: (await get(`${w.healthUrl}/livez`))?.status });
       return ready.status === 200 ? ready : undefined;
     },
     { timeoutMs: 60_000, intervalMs: 25, what: '/readyz 200' },
   );
+  return answers;
+}
+
+it('readiness follows start-up; the project counters count a 429, a rejection, labels and outcomes', { timeout: 120_000 }, async () => {
+  const w = await startWorkerProcess();
+  const { healthUrl, sdkMetricsUrl } = w;
+  const answers = await probeUntilReady(w);
   const notReady = answers.filter((a) => a.status === 503);
   expect(notReady.length).toBeGreaterThan(0); // bundling takes seconds: probes saw it
   expect(notReady.every((a) => a.live === 200)).toBe(true); // alive all along
   expect(JSON.parse(notReady[0]!.body)).toMatchObject({ ready: false, state: 'starting' });
   expect(JSON.parse(answers.at(-1)!.body)).toEqual({ ready: true, state: 'RUNNING', temporal: 'reachable' });
-  expect(output).toContain('health and metrics endpoints listening');
+  expect(w.output()).toContain('health and metrics endpoints listening');
 
   // Before any shipment: the closed label sets read 0.
   const before = (await get(`${healthUrl}/metrics`))!;
@@ -231,17 +255,39 @@ it('counts shop deliveries from deliverShopEvents results and failures, regular 
   expect((await count('retry'))! - before.retry!).toBe(1); // the flaky first attempt
 });
 
+it('/readyz is 503 while the worker drains after SIGTERM, then the process exits 0', { timeout: 60_000 }, async () => {
+  const w = workers[0]!;
+  expect((await get(`${w.healthUrl}/readyz`))?.status).toBe(200);
+  // A label answer that takes 3 s keeps a task in flight while the worker drains.
+  fake.setFaults({ latencyMs: 3_000, endpoints: ['POST /labels'] });
+  await startShipment(env.client, taskQueue, order('acme', 'M-4'));
+  await waitFor(() => (fake.labels().some((l) => l.customerOrderNumber === 'M-4') ? true : undefined), { timeoutMs: 20_000 });
+  w.child.kill('SIGTERM');
+  const draining = await waitFor(
+    async () => {
+      const ready = await get(`${w.healthUrl}/readyz`);
+      return ready?.status === 503 ? ready : undefined;
+    },
+    { timeoutMs: 5_000, what: '/readyz 503 while draining' },
+  );
+  expect(JSON.parse(draining.body)).toMatchObject({ ready: false, state: expect.stringMatching(/^(STOPPING|DRAINING|DRAINED)$/) });
+  expect((await get(`${w.healthUrl}/livez`))?.status).toBe(200);
+  expect(await w.exited).toBe(0);
+  fake.setFaults({ latencyMs: 0, endpoints: null });
+});
+
 it('/readyz turns 503 when the Temporal server goes away, while /livez stays 200', { timeout: 60_000 }, async () => {
-  expect((await get(`${healthUrl}/readyz`))?.status).toBe(200);
+  const w = await startWorkerProcess();
+  await probeUntilReady(w);
   await env.teardown(); // stops the dev server
   const lost = await waitFor(
     async () => {
-      const ready = await get(`${healthUrl}/readyz`);
+      const ready = await get(`${w.healthUrl}/readyz`);
       return ready?.status === 503 ? ready : undefined;
     },
     { timeoutMs: 10_000, intervalMs: 100, what: '/readyz 503' }, // the check's own timeout is 1 s
   );
   expect(JSON.parse(lost.body)).toMatchObject({ ready: false, state: 'RUNNING', temporal: 'unreachable' });
-  expect((await get(`${healthUrl}/livez`))?.status).toBe(200);
+  expect((await get(`${w.healthUrl}/livez`))?.status).toBe(200);
   env = undefined as unknown as TestWorkflowEnvironment; // torn down already
 });
