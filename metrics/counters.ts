@@ -1,7 +1,9 @@
 /**
  * The project's own Prometheus metrics (prom-client), in one registry the health server serves
- * on `/metrics`. The SDK's metrics (task latencies, slots, pollers) are on their own endpoint
- * (METRICS_BIND_ADDRESS): the SDK core exports them itself, we cannot add to that registry.
+ * on `/metrics`, with the Node process metrics the SDK does not export. The SDK's metrics (task
+ * latencies, slots, pollers) stay on their own endpoint (METRICS_BIND_ADDRESS). The SDK's
+ * metricMeter could carry these counters too, but only to that endpoint when it is on, and it
+ * cannot be read back in-process.
  *
  * Counted by the worker's activity interceptor (activity-interceptor.ts) from what the activities
  * return or throw, so the activities stay free of metrics code. Label values come from closed
