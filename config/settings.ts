@@ -62,6 +62,7 @@ export const WORKER_DEFAULTS = {
   maxConcurrentWorkflowTaskExecutions: 40,
   maxConcurrentActivityTaskExecutions: 100,
 } as const;
+const PORT_MESSAGE = 'must be a TCP port number (1..65535)';
 const secret = z.string({ error: 'is required' }).min(1, 'is required');
 
 const ShippingEnv = z.object({
@@ -98,6 +99,14 @@ const WorkerEnv = ShippingEnv.extend({
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** e.g. 0.0.0.0:9464 to expose Prometheus metrics of the worker. */
   METRICS_BIND_ADDRESS: z.string().min(1).optional(),
+  /** Port of /livez, /readyz and the project's /metrics; unset = no health server. */
+  WORKER_HEALTH_PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, PORT_MESSAGE)
+    .transform(Number)
+    .pipe(z.number().min(1, PORT_MESSAGE).max(65535, PORT_MESSAGE))
+    .optional(),
+  WORKER_HEALTH_HOST: z.string().min(1).default('0.0.0.0'),
 });
 
 export class ConfigError extends Error {
@@ -146,6 +155,8 @@ export interface WorkerSettings {
   maxConcurrentActivityTaskExecutions: number;
   workflowBundlePath?: string;
   metricsBindAddress?: string;
+  /** The health server's address, when WORKER_HEALTH_PORT is set. */
+  health?: { host: string; port: number };
 }
 
 export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
@@ -169,6 +180,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     maxConcurrentActivityTaskExecutions: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     metricsBindAddress: e.METRICS_BIND_ADDRESS,
+    health: e.WORKER_HEALTH_PORT === undefined ? undefined : { host: e.WORKER_HEALTH_HOST, port: e.WORKER_HEALTH_PORT },
   };
 }
 

@@ -12,6 +12,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShipment } from '../client/start-shipment';
 import { startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
+import { registry } from '../metrics/counters';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { shipmentEventId, ShipmentEvent } from '../shop-sync/events';
 import {
@@ -95,6 +96,10 @@ function receivedFor(orderId: string): ShipmentEvent[] {
     .map((e) => e.event);
 }
 
+async function shopDeliveries(result: string): Promise<number> {
+  return (await registry.getSingleMetric('shop_deliveries_total')!.get()).values.find((v) => v.labels.result === result)?.value ?? 0;
+}
+
 function orderView(orderId: string) {
   return receiver.state().orders.find((o) => o.orderId === orderId);
 }
@@ -116,8 +121,11 @@ function expectCompleteAndInOrder(orderId: string, outcome: ShipmentOutcome): Sh
 
 describe('shop sync', () => {
   it('tells the shop every change once and in order: label, tracking changes, completion', async () => {
+    const deliveredBefore = await shopDeliveries('delivered');
     const handle = await start(withLabelUrl(order('acme', 'SS-1'), 'https://labels.example/SS-1.pdf'), stepwise);
     const outcome = (await handle.result()) as ShipmentOutcome;
+    // The worker's counter (metrics/) saw each acknowledged event.
+    expect((await shopDeliveries('delivered')) - deliveredBefore).toBe(outcome.shopSync!.emitted);
     expect(outcome.outcome).toBe('delivered');
 
     const events = expectCompleteAndInOrder('SS-1', outcome);

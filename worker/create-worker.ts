@@ -7,6 +7,7 @@ import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors
 import { WORKER_DEFAULTS } from '../config/settings';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../workflows/definitions';
+import { shipmentMetricsInterceptor } from '../metrics/activity-interceptor';
 
 export interface ShipmentWorkerOptions {
   connection: NativeConnection;
@@ -38,6 +39,8 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: { ...createActivities(api, tracking, shopConnectors), ...createShopDeliveryActivities(shopConnectors) },
+    // The project's counters (metrics/counters.ts), from each activity's result or failure.
+    interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags)] },
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
     // Explicit rather than the SDK's heap-derived cache: a waiting shipment needs no cache slot,
     // and one woken by a change replays a history of a few dozen events.

@@ -10,6 +10,8 @@ import { loadShopConnectors } from '../shop-sync/connectors';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
 import { createShipmentWorker } from './create-worker';
 import { createLogger, PinoTemporalLogger } from './logger';
+import { registry } from '../metrics/counters';
+import { startHealthServer, WorkerReadiness } from '../metrics/health-server';
 
 const HELP = `Usage: npm run worker
 
@@ -60,6 +62,10 @@ async function main(): Promise<number> {
     },
   });
 
+  // Up before connecting, so probes get a 503 while the worker starts.
+  const readiness = new WorkerReadiness();
+  const health = settings.health && (await startHealthServer({ ...settings.health, readiness, registry, logger }));
+
   let connection: NativeConnection;
   try {
     connection = await NativeConnection.connect(temporal.connection);
@@ -82,6 +88,7 @@ async function main(): Promise<number> {
     maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTaskExecutions,
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
   });
+  readiness.watch(worker, connection);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => logger.info({ signal }, 'shutting down: finishing in-flight tasks'));
   }
@@ -99,6 +106,7 @@ async function main(): Promise<number> {
   try {
     await worker.run(); // resolves after a graceful shutdown (the Runtime handles the signals)
   } finally {
+    await health?.close();
     await api.close();
     await closeWebhookDispatcher();
     await connection.close();

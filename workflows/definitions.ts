@@ -101,6 +101,20 @@ export type OutcomeKind =
   | 'cancelled_by_operator'
   | 'tracking_timed_out';
 
+/** The outcome of tracking that reached a terminal tag (shared by the workflow and the worker's metrics). */
+export function outcomeOfTag(tag: string): OutcomeKind {
+  switch (tag) {
+    case 'Delivered':
+      return 'delivered';
+    case 'Exception':
+      return 'exception';
+    case 'Cancelled':
+      return 'cancelled';
+    default:
+      return 'ended_on_tag';
+  }
+}
+
 /** A failure as the workflow saw it: the typed error's data, never credentials. */
 export interface RecordedError {
   kind: string;

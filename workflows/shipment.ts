@@ -56,6 +56,7 @@ import {
   type ShopSyncState,
   type TrackingPolicy,
 } from './definitions';
+import { outcomeOfTag } from './definitions';
 
 /** The API's activities, each call labelled for the Web UI's event history. */
 const shippingApi = (summary: string) => proxyActivities<ShipmentActivities>({ ...SHIPPING_ACTIVITY_OPTIONS, summary });
@@ -709,19 +710,6 @@ function formatDuration(ms: number): string {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
-}
-
-function outcomeOfTag(tag: string): OutcomeKind {
-  switch (tag) {
-    case 'Delivered':
-      return 'delivered';
-    case 'Exception':
-      return 'exception';
-    case 'Cancelled':
-      return 'cancelled';
-    default:
-      return 'ended_on_tag';
-  }
 }
 
 function recordError(failure: FailureDetails): RecordedError {
