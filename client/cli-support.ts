@@ -5,6 +5,8 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { dataConverterFromEnv } from '../codec/data-converter';
 import { ConfigError, loadShippingApiSettings, loadTemporalSettings, type TemporalSettings } from '../config/settings';
 import { ShippingApiClient } from '../shipping-api/client';
 import { ShippingApiError } from '../shipping-api/errors';
@@ -83,6 +85,16 @@ export function temporalSettings(env: Io['env']): TemporalSettings {
   }
 }
 
+/** The payload codec from PAYLOAD_ENCRYPTION_KEYS, as the worker has it (undefined when unset). */
+export function payloadDataConverter(env: Io['env']): DataConverter | undefined {
+  try {
+    return dataConverterFromEnv(env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw usageError(err.message);
+    throw err;
+  }
+}
+
 export function shippingApi(env: Io['env']): ShippingApiClient {
   try {
     return new ShippingApiClient(loadShippingApiSettings(env));
@@ -101,13 +113,14 @@ export interface TemporalSession {
 /** Connects to Temporal; an unreachable server is exit 5 with the address named. */
 export async function connectTemporal(env: Io['env']): Promise<TemporalSession> {
   const settings = temporalSettings(env);
+  const dataConverter = payloadDataConverter(env);
   let connection: Connection;
   try {
     connection = await Connection.connect({ address: settings.address, connectTimeout: '5s' });
   } catch (err) {
     throw new CliError(`cannot connect to Temporal at ${settings.address}: ${messageOf(err)}`, EXIT.unavailable);
   }
-  const client = new Client({ connection, namespace: settings.namespace });
+  const client = new Client({ connection, namespace: settings.namespace, dataConverter });
   return { client, settings, close: () => connection.close() };
 }
 

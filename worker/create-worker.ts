@@ -1,6 +1,7 @@
 /** Wires a Temporal worker for shipments: workflow code, activities and their API client. */
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../activities';
 import { WORKER_DEFAULTS } from '../config/settings';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
@@ -23,6 +24,8 @@ export interface ShipmentWorkerOptions {
   maxConcurrentWorkflowTaskExecutions?: number;
   maxConcurrentActivityTaskExecutions?: number;
   identity?: string;
+  /** The codec and failure converter from codec/data-converter.ts; unset: plain JSON payloads. */
+  dataConverter?: DataConverter;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
@@ -44,6 +47,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
       maxActivitiesPerSecond: options.maxActivitiesPerSecond,
       maxTaskQueueActivitiesPerSecond: options.maxTaskQueueActivitiesPerSecond,
       identity: options.identity,
+      dataConverter: options.dataConverter,
     }),
   });
 }

@@ -4,6 +4,7 @@
  */
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError, loadWorkerSettings, WORKER_ENV_VARIABLES } from '../config/settings';
+import { dataConverterFor } from '../codec/data-converter';
 import { ShippingApiClient } from '../shipping-api/client';
 import { createShipmentWorker } from './create-worker';
 import { createLogger, PinoTemporalLogger } from './logger';
@@ -57,6 +58,7 @@ async function main(): Promise<number> {
     maxCachedWorkflows: settings.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTaskExecutions,
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
+    dataConverter: dataConverterFor(settings.payloadEncryption),
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => logger.info({ signal }, 'shutting down: finishing in-flight tasks'));
@@ -68,6 +70,8 @@ async function main(): Promise<number> {
       tracking: settings.tracking,
       cache: settings.maxCachedWorkflows,
       prebuiltBundle: Boolean(settings.workflowBundlePath),
+      // The key id only: key material is never logged.
+      payloadEncryption: settings.payloadEncryption ? { activeKeyId: settings.payloadEncryption.activeKeyId } : 'off',
     },
     'worker started',
   );
