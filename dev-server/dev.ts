@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import { loadPayloadEncryptionSettings } from '../config/settings';
 import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
 import { findTemporalCli, REPO_ROOT } from './temporal-cli';
 
@@ -21,6 +22,7 @@ const DEFAULTS = {
   temporalPort: 7233,
   uiPort: 8233,
   fakeApiPort: 4010,
+  codecPort: 8888,
   dataDir: path.join(REPO_ROOT, '.data'),
   trackingStepMs: 15_000,
 };
@@ -35,6 +37,9 @@ Runs the shipping worker locally with everything it needs, as child processes:
   temporal   Temporal dev server (\`temporal server start-dev\`) with this project's search
              attributes, state kept in <data-dir>/temporal.db, Web UI on --ui-port
   fake-api   the fake shipping API (\`npm run fake-api\`), only if SHIPPING_API_BASE_URL is unset
+  codec      the codec server (\`npm run codec-server\`), only if PAYLOAD_ENCRYPTION_KEYS(_FILE) is
+             set: the Web UI decrypts payloads through it (loopback, no token: the dev
+             server's Web UI cannot send one)
   worker     the worker (\`npm run worker\`), connected to both
 
 Ctrl-C stops all of them. If one exits on its own, the others are stopped too and npm run dev
@@ -44,6 +49,7 @@ Options:
   --temporal-port <n>     Temporal gRPC port (default ${DEFAULTS.temporalPort})
   --ui-port <n>           Temporal Web UI port (default ${DEFAULTS.uiPort})
   --fake-api-port <n>     fake shipping API port (default ${DEFAULTS.fakeApiPort})
+  --codec-port <n>        codec server port, with encryption keys (default ${DEFAULTS.codecPort})
   --data-dir <dir>        where the Temporal SQLite file lives (default .data/); delete it to reset
   --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs})
   -h, --help              this text
@@ -57,6 +63,8 @@ Environment:
   TRACKING_POLL_INTERVAL  worker's tracking poll interval (default ${DEMO_POLL_INTERVAL} here, for the demo)
   TEMPORAL_TASK_QUEUE     task queue of the worker (default ${DEFAULT_TASK_QUEUE})
   LOG_LEVEL               worker log level (passed through)
+  PAYLOAD_ENCRYPTION_KEYS keyId=base64-32-bytes,...: encrypt payloads (worker) and start the codec
+                          server; also PAYLOAD_ENCRYPTION_KEYS_FILE, PAYLOAD_ENCRYPTION_KEY_ID
 The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_NAMESPACE=${NAMESPACE}.
 `;
 
@@ -64,7 +72,7 @@ The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_N
 
 const useColor = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code: number, s: string) => (useColor ? `\u001b[${code}m${s}\u001b[0m` : s);
-const PREFIX_COLORS: Record<string, number> = { temporal: 35, 'fake-api': 36, worker: 32 };
+const PREFIX_COLORS: Record<string, number> = { temporal: 35, 'fake-api': 36, worker: 32, codec: 34 };
 const say = (msg: string) => process.stdout.write(`${paint(1, '[dev]')} ${msg}\n`);
 const warn = (msg: string) => process.stderr.write(`${paint(33, '[dev]')} ${msg}\n`);
 
@@ -373,6 +381,7 @@ async function main(): Promise<void> {
       'temporal-port': { type: 'string' },
       'ui-port': { type: 'string' },
       'fake-api-port': { type: 'string' },
+      'codec-port': { type: 'string' },
       'data-dir': { type: 'string' },
       'tracking-step-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -385,6 +394,9 @@ async function main(): Promise<void> {
   const temporalPort = parsePort(values['temporal-port'], DEFAULTS.temporalPort, '--temporal-port');
   const uiPort = parsePort(values['ui-port'], DEFAULTS.uiPort, '--ui-port');
   const fakeApiPort = parsePort(values['fake-api-port'], DEFAULTS.fakeApiPort, '--fake-api-port');
+  const codecPort = parsePort(values['codec-port'], DEFAULTS.codecPort, '--codec-port');
+  // Bad keys stop us here, before anything starts (the error names the variable, never the key).
+  const encryption = loadPayloadEncryptionSettings(process.env);
   const dataDir = path.resolve(values['data-dir'] ?? DEFAULTS.dataDir);
   const trackingStepMs = values['tracking-step-ms'] ?? String(DEFAULTS.trackingStepMs);
   if (!/^\d+$/.test(trackingStepMs)) throw new Error(`--tracking-step-ms must be a number of milliseconds, got "${trackingStepMs}"`);
@@ -398,6 +410,7 @@ async function main(): Promise<void> {
   const problems = [
     ...checkScript(scripts, 'worker', 'worker/main.ts'),
     ...(externalApi ? [] : checkScript(scripts, 'fake-api', 'fake-shipping-api/main.ts')),
+    ...(encryption ? checkScript(scripts, 'codec-server', 'codec/server-main.ts') : []),
   ];
   if (problems.length > 0) {
     throw new Error(`Cannot start the dev environment:\n  - ${problems.join('\n  - ')}`);
@@ -405,6 +418,7 @@ async function main(): Promise<void> {
   await assertPortFree(temporalPort, 'Temporal gRPC', '--temporal-port');
   await assertPortFree(uiPort, 'Temporal Web UI', '--ui-port');
   if (!externalApi) await assertPortFree(fakeApiPort, 'fake shipping API', '--fake-api-port');
+  if (encryption) await assertPortFree(codecPort, 'codec server', '--codec-port');
 
   const cli = await findTemporalCli({ build: true, log: say });
   if (!cli) {
@@ -412,6 +426,17 @@ async function main(): Promise<void> {
       'No Temporal CLI: set TEMPORAL_CLI_PATH, put `temporal` on PATH, or install Go so it can be built ' +
         'into .tools/bin (see `npm run temporal:cli -- --help` and docs/dev-server.md).',
     );
+  }
+
+  // 0. Codec server, first: the Web UI is told its address when Temporal starts.
+  const codecUrl = encryption ? `http://127.0.0.1:${codecPort}` : undefined;
+  if (encryption) {
+    say(`Payload encryption on (active key "${encryption.activeKeyId}"): starting the codec server on port ${codecPort}`);
+    const codec = startChild('codec', launchScript(scripts, 'codec-server', ['--port', String(codecPort), '--insecure-no-auth']), {
+      ...process.env,
+      CODEC_SERVER_CORS_ORIGIN: `http://localhost:${uiPort},http://127.0.0.1:${uiPort}`,
+    });
+    if (!(await waitForLine(codec, /Codec server listening on/, 60_000))) throw new Error('codec server did not start within 60 s');
   }
 
   // 1. Temporal
@@ -431,6 +456,7 @@ async function main(): Promise<void> {
     NAMESPACE,
     '--log-level',
     'warn',
+    ...(codecUrl ? ['--ui-codec-endpoint', codecUrl] : []),
     ...SEARCH_ATTRIBUTE_KEYS.flatMap((key) => ['--search-attribute', `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`]),
   ];
   say(`Starting Temporal dev server (${path.relative(process.cwd(), dbFile) || dbFile})`);
@@ -488,6 +514,8 @@ async function main(): Promise<void> {
     `SHIPPING_API_BASE_URL=${apiUrl}`,
     `SHIPPING_API_KEY=${apiKey === DEV_API_KEY ? apiKey : '<your key>'}`,
     `SHIPPING_API_TOKEN=${apiToken === DEV_API_TOKEN ? apiToken : '<your token>'}`,
+    // Key material is never printed: the other terminal needs the same value as this one.
+    ...(encryption ? ['PAYLOAD_ENCRYPTION_KEYS=<the same keys as here>'] : []),
   ];
   const line = '─'.repeat(72);
   process.stdout.write(
@@ -500,6 +528,7 @@ async function main(): Promise<void> {
       `   Temporal address  ${address}  (namespace ${NAMESPACE}, task queue ${taskQueue})`,
       `   Shipping API      ${apiUrl}${externalApi ? '' : `  (fake; tracking advances every ${Number(trackingStepMs) / 1000} s)`}`,
       `   Tracking polls    every ${pollInterval}`,
+      `   Payloads          ${codecUrl ? `encrypted (key "${encryption!.activeKeyId}"); the Web UI decrypts through ${codecUrl}` : 'not encrypted (set PAYLOAD_ENCRYPTION_KEYS to encrypt)'}`,
       `   Data              ${dbFile}  (stop, then delete ${dataDir} to start fresh)`,
       '',
       ' Next steps, in another terminal:',
