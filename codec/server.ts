@@ -18,6 +18,7 @@ import { EncryptionCodec, PayloadDecryptionError } from './encryption-codec';
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 /** What the Web UI sends with each codec request. */
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Namespace';
+const LOOPBACK_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/i;
 
 const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
 const CodecRequest = z.object({
@@ -84,6 +85,11 @@ export function createCodecRequestHandler(options: CodecServerSettings & { logge
     }
     if (!operation) return answer(404, { error: 'not found: POST /encode or /decode' });
     if (req.method !== 'POST') return answer(405, { error: 'use POST' }, { Allow: 'POST, OPTIONS' });
+    // Without a token (loopback development) a page that rebinds its own domain to 127.0.0.1 could
+    // read answers as same-origin: only requests addressed to a loopback name are served.
+    if (options.token === undefined && !LOOPBACK_HOST.test(req.headers.host ?? '')) {
+      return answer(403, { error: 'without a token only requests to 127.0.0.1, localhost or [::1] are served' });
+    }
     if (options.token !== undefined && !tokenMatches(options.token, req.headers.authorization)) {
       log?.warn({ origin, path, namespace: req.headers['x-namespace'] }, 'codec server: refused a request without the right bearer token');
       return answer(401, { error: 'missing or wrong bearer token' }, { 'WWW-Authenticate': 'Bearer' });

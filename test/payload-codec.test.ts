@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
@@ -417,6 +418,25 @@ describe('the codec server', () => {
     expect(unknown.status).toBe(422);
     expect(unknown.json).toEqual({ error: `payload encrypted with key "retired", which is not configured (known: ${NEW_KEY.id}, ${OLD_KEY.id}); add it to PAYLOAD_ENCRYPTION_KEYS` });
     expect((await post('decode', { payloads: [{ data: 'not base64!' }] })).status).toBe(400);
+  });
+
+  it('without a token (npm run dev) serves only requests addressed to a loopback name', async () => {
+    const settings = loadCodecServerSettings({ PAYLOAD_ENCRYPTION_KEYS: keysSetting(OLD_KEY) }, { requireToken: false });
+    expect(settings.token).toBeUndefined();
+    const open = await startCodecServer(settings);
+    cleanups.push(() => open.close());
+    expect((await rawRequest(open.url, 'POST', '/decode', { body: { payloads: [] } })).status).toBe(200);
+    // What a DNS-rebound page would send: its own host name, resolved to 127.0.0.1.
+    const status = await new Promise<number>((resolve, reject) => {
+      const { port } = new URL(open.url);
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/decode', headers: { host: `rebound.example:${port}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end('{"payloads":[]}');
+    });
+    expect(status).toBe(403);
   });
 
   it('as a command: --help, refuses to start without a token, and runs without one only on loopback', () => {
