@@ -514,8 +514,12 @@ async function main(): Promise<void> {
     `SHIPPING_API_BASE_URL=${apiUrl}`,
     `SHIPPING_API_KEY=${apiKey === DEV_API_KEY ? apiKey : '<your key>'}`,
     `SHIPPING_API_TOKEN=${apiToken === DEV_API_TOKEN ? apiToken : '<your token>'}`,
-    // Key material is never printed: the other terminal needs the same value as this one.
-    ...(encryption ? ['PAYLOAD_ENCRYPTION_KEYS=<the same keys as here>'] : []),
+    // Key material is never printed (a key file's path is not secret): the other terminal needs the same keys.
+    ...(!encryption
+      ? []
+      : process.env.PAYLOAD_ENCRYPTION_KEYS_FILE
+        ? [`PAYLOAD_ENCRYPTION_KEYS_FILE=${path.resolve(process.env.PAYLOAD_ENCRYPTION_KEYS_FILE)}`]
+        : ['PAYLOAD_ENCRYPTION_KEYS=<the same keys as here>']),
   ];
   const line = '─'.repeat(72);
   process.stdout.write(
