@@ -4,13 +4,13 @@
  * "Readable" is checked on the history exactly as the server stores and serves it: the raw gRPC
  * GetWorkflowExecutionHistory answer, serialized to bytes and searched.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
@@ -36,6 +36,7 @@ import { createShipmentWorker } from '../worker/create-worker';
 import { FAST_TRACKING, TEST_CREDENTIALS } from './helpers/harness';
 import { rawRequest } from './helpers/api';
 import { REPO_ROOT, runCli } from './helpers/cli';
+import { freePort } from './helpers/net';
 import { order } from './helpers/orders';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
@@ -457,4 +458,81 @@ describe('the codec server', () => {
     expect(exposed.status).toBe(2);
     expect(exposed.stderr).toContain('--insecure-no-auth is only allowed on a loopback --host');
   });
+});
+
+describe('npm run dev with a key', () => {
+  let dev: ChildProcess | undefined;
+  afterAll(() => {
+    if (dev?.pid && dev.exitCode === null) process.kill(-dev.pid, 'SIGKILL');
+  });
+
+  it('starts the codec server and points the Web UI at it; the UI origin can decrypt what the worker stored', async () => {
+    const [temporalPort, uiPort, fakeApiPort, codecPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const keyFile = path.join(tmp, 'dev-keys');
+    writeFileSync(keyFile, `${OLD_KEY.id}=${OLD_KEY.key.toString('base64')}\n`);
+    const devEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TRACKING_POLL_INTERVAL: '500ms', PAYLOAD_ENCRYPTION_KEYS_FILE: keyFile };
+    for (const key of ['SHIPPING_API_BASE_URL', 'SHIPPING_API_KEY', 'SHIPPING_API_TOKEN', 'TEMPORAL_TASK_QUEUE', 'PAYLOAD_ENCRYPTION_KEYS', 'CODEC_SERVER_TOKEN']) delete devEnv[key];
+    const dataDir = mkdtempSync(path.join(tmp, 'dev-'));
+    dev = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'dev-server/dev.ts', '--temporal-port', `${temporalPort}`, '--ui-port', `${uiPort}`,
+        '--fake-api-port', `${fakeApiPort}`, '--codec-port', `${codecPort}`, '--data-dir', dataDir, '--tracking-step-ms', '300'],
+      { cwd: REPO_ROOT, env: devEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+    let output = '';
+    dev.stdout!.on('data', (d) => (output += d));
+    dev.stderr!.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => dev!.on('exit', (code) => resolve(code)));
+    await waitFor(
+      () => {
+        if (dev!.exitCode !== null) throw new Error(`npm run dev exited early:\n${output}`);
+        return output.includes('dev environment is running') ? true : undefined;
+      },
+      { what: 'the dev banner', timeoutMs: 120_000, intervalMs: 250 },
+    );
+    const codecUrl = `http://127.0.0.1:${codecPort}`;
+    expect(output).toContain(`Payloads          encrypted (key "${OLD_KEY.id}"); the Web UI decrypts through ${codecUrl}`);
+    expect(output).not.toContain(OLD_KEY.key.toString('base64'));
+
+    // What the Web UI's server hands the browser: the codec endpoint, and no token to pass.
+    const settings = (await (await fetch(`http://localhost:${uiPort}/api/v1/settings`)).json()) as { Codec: { Endpoint: string; PassAccessToken: boolean } };
+    expect(settings.Codec).toMatchObject({ Endpoint: codecUrl, PassAccessToken: false });
+
+    // The banner's exports, as pasted into the second terminal: the import encrypts with the same keys.
+    const exportLine = output.split('\n').find((l) => l.trim().startsWith('export '))!;
+    const userEnv = Object.fromEntries(exportLine.trim().slice('export '.length).split(' ').map((pair) => pair.split('=') as [string, string]));
+    expect(userEnv.PAYLOAD_ENCRYPTION_KEYS_FILE).toBe(keyFile);
+    const input = order('dev-shop', 'D-1');
+    const file = path.join(tmp, 'dev-order.ndjson');
+    writeFileSync(file, JSON.stringify(input) + '\n');
+    const imported = await runCli(['import', file, '--json'], { env: userEnv });
+    expect(imported.code, imported.stderr).toBe(EXIT.ok);
+
+    const connection = await Connection.connect({ address: `localhost:${temporalPort}` });
+    try {
+      const history = await connection.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: shipmentWorkflowId(input) } });
+      const stored = startInput(history.history!.events!)[0]!;
+      expect(Buffer.from(stored.metadata!.encoding!).toString()).toBe(ENCRYPTED_ENCODING);
+      // The request the browser makes: from the UI's origin, no Authorization header.
+      const decoded = await rawRequest(codecUrl, 'POST', '/decode?preserveStorageRefs=true', {
+        headers: { origin: `http://localhost:${uiPort}`, 'x-namespace': 'default' },
+        body: { payloads: [{ metadata: { encoding: Buffer.from(stored.metadata!.encoding!).toString('base64'), [KEY_ID_METADATA]: Buffer.from(stored.metadata![KEY_ID_METADATA]!).toString('base64') }, data: Buffer.from(stored.data!).toString('base64') }] },
+      });
+      expect(decoded.status).toBe(200);
+      expect(decoded.headers.get('access-control-allow-origin')).toBe(`http://localhost:${uiPort}`);
+      const plain = (decoded.json as { payloads: Array<{ data: string }> }).payloads[0]!;
+      expect(JSON.parse(Buffer.from(plain.data, 'base64').toString('utf8'))).toEqual(input);
+    } finally {
+      await connection.close();
+    }
+
+    process.kill(-dev.pid!, 'SIGINT');
+    await exited;
+    expect(output).toContain('[codec] Received SIGINT');
+    const refused = await fetch(`${codecUrl}/decode`, { method: 'POST', body: '{"payloads":[]}' }).then(
+      () => 'answered',
+      () => 'refused',
+    );
+    expect(refused).toBe('refused');
+  }, 240_000);
 });
