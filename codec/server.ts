@@ -103,6 +103,7 @@ export function createCodecRequestHandler(options: CodecServerSettings & { logge
       if (size > MAX_BODY_BYTES) tooLarge = true;
       else chunks.push(chunk);
     });
+    req.on('error', (err) => log?.debug({ err, path }, 'codec server: request aborted')); // a closed tab, not a crash
     req.on('end', () => {
       if (tooLarge) return answer(413, { error: `body over ${MAX_BODY_BYTES} bytes` });
       let json: unknown;
