@@ -17,7 +17,8 @@ import { EncryptionCodec, PayloadDecryptionError } from './encryption-codec';
 /** Temporal refuses payloads over 2 MB by default; a batch of a whole history stays well below this. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 /** What the Web UI sends with each codec request. */
-const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Namespace';
+// Authorization-Extras: the ID token newer Web UIs add when they pass the user's access token.
+const ALLOWED_HEADERS = 'Authorization, Authorization-Extras, Content-Type, X-Namespace';
 const LOOPBACK_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/i;
 
 const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');

@@ -380,7 +380,7 @@ describe('the codec server', () => {
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(UI);
-    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization, Content-Type, X-Namespace');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('Authorization, Authorization-Extras, Content-Type, X-Namespace');
     expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
 
     const foreign = await rawRequest(server.url, 'OPTIONS', '/decode', { headers: { origin: 'https://evil.example' } });
