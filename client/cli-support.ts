@@ -5,6 +5,8 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { dataConverterFromEnv } from '../codec/data-converter';
 import { ConfigError, loadShippingApiSettings } from '../config/settings';
 import { explainConnectFailure, loadTemporalSettings, temporalTarget, type TemporalSettings } from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
@@ -84,6 +86,16 @@ export function temporalSettings(env: Io['env']): TemporalSettings {
   }
 }
 
+/** The payload codec from PAYLOAD_ENCRYPTION_KEYS, as the worker has it (undefined when unset). */
+export function payloadDataConverter(env: Io['env']): DataConverter | undefined {
+  try {
+    return dataConverterFromEnv(env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw usageError(err.message);
+    throw err;
+  }
+}
+
 export function shippingApi(env: Io['env']): ShippingApiClient {
   try {
     return new ShippingApiClient(loadShippingApiSettings(env));
@@ -102,13 +114,14 @@ export interface TemporalSession {
 /** Connects to Temporal; an unreachable server or refused credentials are exit 5, naming the address and how we connected (never the key). */
 export async function connectTemporal(env: Io['env']): Promise<TemporalSession> {
   const settings = temporalSettings(env);
+  const dataConverter = payloadDataConverter(env);
   let connection: Connection;
   try {
     connection = await Connection.connect({ ...settings.connection, connectTimeout: '5s' });
   } catch (err) {
     throw new CliError(`cannot connect to Temporal at ${temporalTarget(settings)}: ${await explainConnectFailure(settings, err)}`, EXIT.unavailable);
   }
-  const client = new Client({ connection, namespace: settings.namespace });
+  const client = new Client({ connection, namespace: settings.namespace, dataConverter });
   return { client, settings, close: () => connection.close() };
 }
 

@@ -3,6 +3,7 @@
  * A bad or missing setting fails at start with one line per variable; secret values are
  * never echoed back. Where Temporal is and how to reach it: temporal-connection.ts.
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy as TrackingPolicyShape } from '../workflows/definitions';
 import { TrackingPolicy } from '../workflows/schemas';
@@ -157,10 +158,24 @@ export interface WorkerSettings {
   metricsBindAddress?: string;
   /** The health server's address, when WORKER_HEALTH_PORT is set. */
   health?: { host: string; port: number };
+  /** Undefined: payloads are stored unencrypted. */
+  payloadEncryption?: PayloadEncryptionSettings;
 }
 
 export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
-  const e = parseEnv(WorkerEnv, env);
+  let e: z.infer<typeof WorkerEnv>;
+  try {
+    e = parseEnv(WorkerEnv, env);
+  } catch (err) {
+    // One report for every bad variable, the encryption keys' included.
+    if (!(err instanceof ConfigError)) throw err;
+    try {
+      loadPayloadEncryptionSettings(env);
+    } catch (keyErr) {
+      if (keyErr instanceof ConfigError) throw new ConfigError([...err.problems, ...keyErr.problems]);
+    }
+    throw err;
+  }
   return {
     shippingApi: loadShippingApiSettings(env),
     logLevel: e.LOG_LEVEL,
@@ -181,8 +196,147 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     metricsBindAddress: e.METRICS_BIND_ADDRESS,
     health: e.WORKER_HEALTH_PORT === undefined ? undefined : { host: e.WORKER_HEALTH_HOST, port: e.WORKER_HEALTH_PORT },
+    payloadEncryption: loadPayloadEncryptionSettings(env),
   };
 }
 
 /** Names of the worker's own variables, for --help texts (the connection's are in temporal-connection.ts). */
-export const WORKER_ENV_VARIABLES = Object.keys(WorkerEnv.shape);
+export const WORKER_ENV_VARIABLES = [...Object.keys(WorkerEnv.shape), 'PAYLOAD_ENCRYPTION_KEYS', 'PAYLOAD_ENCRYPTION_KEYS_FILE', 'PAYLOAD_ENCRYPTION_KEY_ID'];
+
+// ---------------------------------------------------------------- payload encryption
+
+/** AES-256 needs exactly 32 bytes of key. */
+export const ENCRYPTION_KEY_BYTES = 32;
+const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export interface EncryptionKey {
+  id: string;
+  key: Buffer;
+}
+
+export interface PayloadEncryptionSettings {
+  /** Every key that may decrypt; `keys[0]` is not necessarily the active one. */
+  keys: EncryptionKey[];
+  /** The key new payloads are encrypted with. */
+  activeKeyId: string;
+}
+
+/**
+ * `keyId=base64,keyId=base64` (commas or newlines), each key 32 bytes. Problems name the key id,
+ * never its material.
+ */
+function parseKeyList(text: string, ctx: z.RefinementCtx): EncryptionKey[] {
+  const keys: EncryptionKey[] = [];
+  const entries = text.split(/[,\n]/).map((e) => e.trim()).filter((e) => e !== '' && !e.startsWith('#'));
+  if (entries.length === 0) ctx.addIssue({ code: 'custom', message: 'holds no key; expected keyId=base64-of-32-bytes[,keyId=...]' });
+  entries.forEach((entry, index) => {
+    const eq = entry.indexOf('=');
+    const id = eq > 0 ? entry.slice(0, eq).trim() : '';
+    const material = eq > 0 ? entry.slice(eq + 1).trim() : '';
+    const where = id ? `key "${id}"` : `entry ${index + 1}`;
+    if (!KEY_ID.test(id)) {
+      ctx.addIssue({ code: 'custom', message: `${where} is not keyId=base64 (a key id is 1-64 of A-Z a-z 0-9 . _ -)` });
+      return;
+    }
+    if (keys.some((k) => k.id === id)) {
+      ctx.addIssue({ code: 'custom', message: `duplicate key id "${id}"` });
+      return;
+    }
+    if (material.length % 4 !== 0 || !BASE64.test(material)) {
+      ctx.addIssue({ code: 'custom', message: `key "${id}" is not valid base64 (generate one with: openssl rand -base64 32)` });
+      return;
+    }
+    const key = Buffer.from(material, 'base64');
+    if (key.length !== ENCRYPTION_KEY_BYTES) {
+      ctx.addIssue({ code: 'custom', message: `key "${id}" must be ${ENCRYPTION_KEY_BYTES} bytes, got ${key.length} (generate one with: openssl rand -base64 32)` });
+      return;
+    }
+    keys.push({ id, key });
+  });
+  return keys;
+}
+
+/** A secret given inline (`NAME`) or as a file (`NAME_FILE`, e.g. a mounted Docker/Kubernetes secret), never both. */
+function inlineOrFile(env: Env, name: string): { value: string; source: string } | undefined {
+  const inline = env[name] || undefined;
+  const file = env[`${name}_FILE`] || undefined;
+  if (inline && file) throw new ConfigError([{ variable: name, message: `set either ${name} or ${name}_FILE, not both` }]);
+  if (!file) return inline === undefined ? undefined : { value: inline, source: name };
+  try {
+    return { value: readFileSync(file, 'utf8'), source: `${name}_FILE` };
+  } catch (err) {
+    throw new ConfigError([{ variable: `${name}_FILE`, message: `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}` }]);
+  }
+}
+
+/**
+ * The payload encryption keys, or undefined when none are configured (then payloads are stored
+ * as plain JSON, as before). The first key is the active one unless PAYLOAD_ENCRYPTION_KEY_ID names another.
+ */
+export function loadPayloadEncryptionSettings(env: Env = process.env): PayloadEncryptionSettings | undefined {
+  const given = inlineOrFile(env, 'PAYLOAD_ENCRYPTION_KEYS');
+  const activeId = env.PAYLOAD_ENCRYPTION_KEY_ID || undefined;
+  if (!given) {
+    if (activeId) throw new ConfigError([{ variable: 'PAYLOAD_ENCRYPTION_KEY_ID', message: 'is set but PAYLOAD_ENCRYPTION_KEYS is not' }]);
+    return undefined;
+  }
+  const parsed = z.string().transform(parseKeyList).safeParse(given.value);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => ({ variable: given.source, message: issue.message })));
+  const keys = parsed.data;
+  if (activeId !== undefined && !keys.some((k) => k.id === activeId)) {
+    throw new ConfigError([
+      { variable: 'PAYLOAD_ENCRYPTION_KEY_ID', message: `"${activeId}" is not among the configured keys (${keys.map((k) => k.id).join(', ')})` },
+    ]);
+  }
+  return { keys, activeKeyId: activeId ?? keys[0]!.id };
+}
+
+export const CODEC_SERVER_DEFAULTS = { host: '127.0.0.1', port: 8888, corsOrigins: ['http://localhost:8233'] } as const;
+
+export interface CodecServerSettings {
+  encryption: PayloadEncryptionSettings;
+  /** Undefined only when the caller chose to run without authentication (loopback development). */
+  token: string | undefined;
+  corsOrigins: string[];
+}
+
+const CodecServerEnv = z.object({
+  CODEC_SERVER_CORS_ORIGIN: z
+    .string()
+    .default(CODEC_SERVER_DEFAULTS.corsOrigins.join(','))
+    .transform((s) => s.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(
+      z
+        .array(z.url({ protocol: /^https?$/, error: 'must be http(s) origins like http://localhost:8233, comma-separated' }))
+        .min(1, 'must name at least one origin')
+        .transform((urls) => urls.map((u) => new URL(u).origin)),
+    ),
+});
+
+/** The codec server needs keys and (unless `requireToken` is false) a bearer token of at least 16 characters. */
+export function loadCodecServerSettings(env: Env = process.env, opts: { requireToken: boolean } = { requireToken: true }): CodecServerSettings {
+  const problems: ConfigError['problems'] = [];
+  const collect = <T>(load: () => T): T | undefined => {
+    try {
+      return load();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+      return undefined;
+    }
+  };
+  const encryption = collect(() => loadPayloadEncryptionSettings(env));
+  if (!encryption && !problems.some((p) => p.variable.startsWith('PAYLOAD_ENCRYPTION_KEY'))) {
+    problems.push({ variable: 'PAYLOAD_ENCRYPTION_KEYS', message: 'is required: the codec server encrypts and decrypts with these keys' });
+  }
+  const token = collect(() => inlineOrFile(env, 'CODEC_SERVER_TOKEN'))?.value.trim();
+  if (opts.requireToken && !token && !problems.some((p) => p.variable.startsWith('CODEC_SERVER_TOKEN'))) {
+    problems.push({ variable: 'CODEC_SERVER_TOKEN', message: 'is required (generate one with: openssl rand -hex 32)' });
+  } else if (token !== undefined && token.length < 16) {
+    problems.push({ variable: 'CODEC_SERVER_TOKEN', message: 'must be at least 16 characters (generate one with: openssl rand -hex 32)' });
+  }
+  const rest = collect(() => parseEnv(CodecServerEnv, env));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { encryption: encryption!, token: token || undefined, corsOrigins: rest!.CODEC_SERVER_CORS_ORIGIN };
+}

@@ -16,6 +16,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { parseCsv } from '../client/csv';
 import { connectionVariablesIn, localServerEnv } from '../config/temporal-connection';
+import { loadPayloadEncryptionSettings } from '../config/settings';
 import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
 import { findTemporalCli, REPO_ROOT } from './temporal-cli';
 
@@ -25,6 +26,7 @@ const DEFAULTS = {
   uiPort: 8233,
   fakeApiPort: 4010,
   shopReceiverPort: 8090,
+  codecPort: 8888,
   dataDir: path.join(REPO_ROOT, '.data'),
   trackingStepMs: 15_000,
 };
@@ -42,6 +44,9 @@ Runs the shipping worker locally with everything it needs, as child processes:
   shop       the reference shop receiver (\`npm run shop-receiver\`) with a page of the orders, and
              the example files' shops wired to it (signed webhooks, a fresh secret per run);
              only if SHOP_CONNECTORS and SHOP_CONNECTORS_FILE are unset
+  codec      the codec server (\`npm run codec-server\`), only if PAYLOAD_ENCRYPTION_KEYS(_FILE) is
+             set: the Web UI decrypts payloads through it (loopback, no token: the dev
+             server's Web UI cannot send one)
   worker     the worker (\`npm run worker\`), connected to all of them
 
 Ctrl-C stops all of them. If one exits on its own, the others are stopped too and npm run dev
@@ -52,6 +57,7 @@ Options:
   --ui-port <n>           Temporal Web UI port (default ${DEFAULTS.uiPort})
   --fake-api-port <n>     fake shipping API port (default ${DEFAULTS.fakeApiPort})
   --shop-port <n>         shop receiver port (default ${DEFAULTS.shopReceiverPort})
+  --codec-port <n>        codec server port, with encryption keys (default ${DEFAULTS.codecPort})
   --data-dir <dir>        where the Temporal SQLite file lives (default .data/); delete it to reset
   --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs})
   -h, --help              this text
@@ -66,6 +72,8 @@ Environment:
   SHOP_CONNECTORS(_FILE)  your own shop connectors for the worker; then no shop receiver is started
   TEMPORAL_TASK_QUEUE     task queue of the worker (default ${DEFAULT_TASK_QUEUE})
   LOG_LEVEL               worker log level (passed through)
+  PAYLOAD_ENCRYPTION_KEYS keyId=base64-32-bytes,...: encrypt payloads (worker) and start the codec
+                          server; also PAYLOAD_ENCRYPTION_KEYS_FILE, PAYLOAD_ENCRYPTION_KEY_ID
 The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_NAMESPACE=${NAMESPACE},
 and none of the shell's other Temporal connection settings (TEMPORAL_API_KEY, TEMPORAL_TLS*,
 TEMPORAL_PROFILE, the profile file).
@@ -75,7 +83,7 @@ TEMPORAL_PROFILE, the profile file).
 
 const useColor = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code: number, s: string) => (useColor ? `\u001b[${code}m${s}\u001b[0m` : s);
-const PREFIX_COLORS: Record<string, number> = { temporal: 35, 'fake-api': 36, shop: 33, worker: 32 };
+const PREFIX_COLORS: Record<string, number> = { temporal: 35, 'fake-api': 36, shop: 33, worker: 32, codec: 34 };
 const say = (msg: string) => process.stdout.write(`${paint(1, '[dev]')} ${msg}\n`);
 const warn = (msg: string) => process.stderr.write(`${paint(33, '[dev]')} ${msg}\n`);
 
@@ -406,6 +414,7 @@ async function main(): Promise<void> {
       'ui-port': { type: 'string' },
       'fake-api-port': { type: 'string' },
       'shop-port': { type: 'string' },
+      'codec-port': { type: 'string' },
       'data-dir': { type: 'string' },
       'tracking-step-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -420,6 +429,9 @@ async function main(): Promise<void> {
   const fakeApiPort = parsePort(values['fake-api-port'], DEFAULTS.fakeApiPort, '--fake-api-port');
   const shopPort = parsePort(values['shop-port'], DEFAULTS.shopReceiverPort, '--shop-port');
   const ownConnectors = Boolean(process.env.SHOP_CONNECTORS || process.env.SHOP_CONNECTORS_FILE);
+  const codecPort = parsePort(values['codec-port'], DEFAULTS.codecPort, '--codec-port');
+  // Bad keys stop us here, before anything starts (the error names the variable, never the key).
+  const encryption = loadPayloadEncryptionSettings(process.env);
   const dataDir = path.resolve(values['data-dir'] ?? DEFAULTS.dataDir);
   const trackingStepMs = values['tracking-step-ms'] ?? String(DEFAULTS.trackingStepMs);
   if (!/^\d+$/.test(trackingStepMs)) throw new Error(`--tracking-step-ms must be a number of milliseconds, got "${trackingStepMs}"`);
@@ -434,6 +446,7 @@ async function main(): Promise<void> {
     ...checkScript(scripts, 'worker', 'worker/main.ts'),
     ...(externalApi ? [] : checkScript(scripts, 'fake-api', 'fake-shipping-api/main.ts')),
     ...(ownConnectors ? [] : checkScript(scripts, 'shop-receiver', 'shop-receiver/main.ts')),
+    ...(encryption ? checkScript(scripts, 'codec-server', 'codec/server-main.ts') : []),
   ];
   if (problems.length > 0) {
     throw new Error(`Cannot start the dev environment:\n  - ${problems.join('\n  - ')}`);
@@ -442,6 +455,7 @@ async function main(): Promise<void> {
   await assertPortFree(uiPort, 'Temporal Web UI', '--ui-port');
   if (!externalApi) await assertPortFree(fakeApiPort, 'fake shipping API', '--fake-api-port');
   if (!ownConnectors) await assertPortFree(shopPort, 'shop receiver', '--shop-port');
+  if (encryption) await assertPortFree(codecPort, 'codec server', '--codec-port');
 
   const cli = await findTemporalCli({ build: true, log: say });
   if (!cli) {
@@ -449,6 +463,17 @@ async function main(): Promise<void> {
       'No Temporal CLI: set TEMPORAL_CLI_PATH, put `temporal` on PATH, or install Go so it can be built ' +
         'into .tools/bin (see `npm run temporal:cli -- --help` and docs/dev-server.md).',
     );
+  }
+
+  // 0. Codec server, first: the Web UI is told its address when Temporal starts.
+  const codecUrl = encryption ? `http://127.0.0.1:${codecPort}` : undefined;
+  if (encryption) {
+    say(`Payload encryption on (active key "${encryption.activeKeyId}"): starting the codec server on port ${codecPort}`);
+    const codec = startChild('codec', launchScript(scripts, 'codec-server', ['--port', String(codecPort), '--insecure-no-auth']), {
+      ...process.env,
+      CODEC_SERVER_CORS_ORIGIN: `http://localhost:${uiPort},http://127.0.0.1:${uiPort}`,
+    });
+    if (!(await waitForLine(codec, /Codec server listening on/, 60_000))) throw new Error('codec server did not start within 60 s');
   }
 
   // 1. Temporal
@@ -468,6 +493,7 @@ async function main(): Promise<void> {
     NAMESPACE,
     '--log-level',
     'warn',
+    ...(codecUrl ? ['--ui-codec-endpoint', codecUrl] : []),
     ...SEARCH_ATTRIBUTE_KEYS.flatMap((key) => ['--search-attribute', `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`]),
   ];
   say(`Starting Temporal dev server (${path.relative(process.cwd(), dbFile) || dbFile})`);
@@ -550,6 +576,12 @@ async function main(): Promise<void> {
     `SHIPPING_API_BASE_URL=${apiUrl}`,
     `SHIPPING_API_KEY=${apiKey === DEV_API_KEY ? apiKey : '<your key>'}`,
     `SHIPPING_API_TOKEN=${apiToken === DEV_API_TOKEN ? apiToken : '<your token>'}`,
+    // Key material is never printed (a key file's path is not secret): the other terminal needs the same keys.
+    ...(!encryption
+      ? []
+      : process.env.PAYLOAD_ENCRYPTION_KEYS_FILE
+        ? [`PAYLOAD_ENCRYPTION_KEYS_FILE=${path.resolve(process.env.PAYLOAD_ENCRYPTION_KEYS_FILE)}`]
+        : ['PAYLOAD_ENCRYPTION_KEYS=<the same keys as here>']),
   ];
   // The import and CLI in the other terminal read the same shell: say when it points elsewhere.
   const same: Record<string, string> = { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: NAMESPACE };
@@ -567,6 +599,7 @@ async function main(): Promise<void> {
       `   Shipping API      ${apiUrl}${externalApi ? '' : `  (fake; tracking advances every ${Number(trackingStepMs) / 1000} s)`}`,
       `   Tracking polls    every ${pollInterval}`,
       ...(shopUrl ? [`   Shop page         ${shopUrl}  (what the shops were told: label link, tracking, outcome)`] : []),
+      `   Payloads          ${codecUrl ? `encrypted (key "${encryption!.activeKeyId}"); the Web UI decrypts through ${codecUrl}` : 'not encrypted (set PAYLOAD_ENCRYPTION_KEYS to encrypt)'}`,
       `   Data              ${dbFile}  (stop, then delete ${dataDir} to start fresh)`,
       '',
       ' Next steps, in another terminal:',

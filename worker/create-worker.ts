@@ -1,6 +1,7 @@
 /** Wires a Temporal worker for shipments: workflow code, activities and their API client. */
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../activities';
 import { createShopDeliveryActivities } from '../activities/shop-delivery';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
@@ -28,6 +29,8 @@ export interface ShipmentWorkerOptions {
   maxConcurrentWorkflowTaskExecutions?: number;
   maxConcurrentActivityTaskExecutions?: number;
   identity?: string;
+  /** The codec and failure converter from codec/data-converter.ts; unset: plain JSON payloads. */
+  dataConverter?: DataConverter;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
@@ -52,6 +55,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
       maxActivitiesPerSecond: options.maxActivitiesPerSecond,
       maxTaskQueueActivitiesPerSecond: options.maxTaskQueueActivitiesPerSecond,
       identity: options.identity,
+      dataConverter: options.dataConverter,
     }),
   });
 }

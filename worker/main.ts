@@ -4,6 +4,7 @@
  */
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError, loadWorkerSettings, WORKER_ENV_VARIABLES } from '../config/settings';
+import { dataConverterFor } from '../codec/data-converter';
 import { describeTemporal, explainConnectFailure, loadTemporalSettings, TEMPORAL_CONNECTION_HELP, temporalTarget } from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
 import { loadShopConnectors } from '../shop-sync/connectors';
@@ -87,6 +88,7 @@ async function main(): Promise<number> {
     maxCachedWorkflows: settings.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTaskExecutions,
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
+    dataConverter: dataConverterFor(settings.payloadEncryption),
   });
   readiness.watch(worker, connection);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -100,6 +102,8 @@ async function main(): Promise<number> {
       shopsWithConnector: shopConnectors.shops,
       cache: settings.maxCachedWorkflows,
       prebuiltBundle: Boolean(settings.workflowBundlePath),
+      // The key id only: key material is never logged.
+      payloadEncryption: settings.payloadEncryption ? { activeKeyId: settings.payloadEncryption.activeKeyId } : 'off',
     },
     'worker started',
   );

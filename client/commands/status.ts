@@ -1,5 +1,6 @@
 /** `shipments status <shop> <orderId>`: the workflow's own state, plus what Temporal knows. */
 import { WorkflowFailedError } from '@temporalio/client';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../../workflows/definitions';
 import { connectTemporal, EXIT, messageOf, parseCommandArgs, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
 import { findShipment, shipmentAttributes, timestampIso } from '../shipment-lookup';
@@ -85,16 +86,19 @@ export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
       },
       searchAttributes: shipmentAttributes(description.typedSearchAttributes),
       state: null,
-      pendingActivities: (description.raw.pendingActivities ?? []).map((a) => ({
-        activityId: a.activityId ?? '',
-        activity: a.activityType?.name ?? null,
-        state: ACTIVITY_STATES[a.state ?? 0] ?? 'UNSPECIFIED',
-        attempt: a.attempt ?? 0,
-        maximumAttempts: a.maximumAttempts ?? 0,
-        lastFailure: a.lastFailure?.message ?? null,
-        lastStartedAt: timestampIso(a.lastStartedTime),
-        nextAttemptAt: timestampIso(a.nextAttemptScheduleTime),
-      })),
+      pendingActivities: await Promise.all(
+        (description.raw.pendingActivities ?? []).map(async (a) => ({
+          activityId: a.activityId ?? '',
+          activity: a.activityType?.name ?? null,
+          state: ACTIVITY_STATES[a.state ?? 0] ?? 'UNSPECIFIED',
+          attempt: a.attempt ?? 0,
+          maximumAttempts: a.maximumAttempts ?? 0,
+          // describe() leaves it as stored: with payload encryption the message is in an encrypted payload.
+          lastFailure: (await decodeOptionalFailureToOptionalError(session.client.options.loadedDataConverter, a.lastFailure))?.message ?? null,
+          lastStartedAt: timestampIso(a.lastStartedTime),
+          nextAttemptAt: timestampIso(a.nextAttemptScheduleTime),
+        })),
+      ),
     };
     try {
       report.state = await session.client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(stateQuery));
