@@ -48,9 +48,11 @@ describe('loadShopConnectors', () => {
 
   it('reads a file named by SHOP_CONNECTORS_FILE, with a deliveryWindow', () => {
     const file = path.join(dir, 'shops.json');
-    writeFileSync(file, JSON.stringify({ deliveryWindow: '36h', acme: { type: 'webhook', url: 'https://acme.example/h', secrets: [secret] } }));
+    writeFileSync(file, JSON.stringify({ deliveryWindow: '36h', maxBackoff: '90s', acme: { type: 'webhook', url: 'https://acme.example/h', secrets: [secret] } }));
     const c = loadShopConnectors({ SHOP_CONNECTORS_FILE: file });
     expect(c.deliveryWindowMs).toBe(36 * 3_600_000);
+    expect(c.maxBackoffMs).toBe(90_000);
+    expect(c.connectorFor('maxBackoff')).toBeNull();
     expect(c.connectorFor('acme')?.url).toBe('https://acme.example/h');
   });
 
@@ -60,6 +62,7 @@ describe('loadShopConnectors', () => {
       expect(c.shops).toEqual([]);
       expect(c.connectorFor('acme')).toBeNull();
       expect(c.deliveryWindowMs).toBe(7 * 86_400_000);
+      expect(c.maxBackoffMs).toBe(5 * 60_000);
     }
   });
 
@@ -67,6 +70,7 @@ describe('loadShopConnectors', () => {
     const text = problems({
       SHOP_CONNECTORS: JSON.stringify({
         deliveryWindow: 'a week',
+        maxBackoff: 'soonish',
         acme: { type: 'webhook', url: 'ftp://acme.example', secrets: ['whsec_tooshort', 'plain-text-secret'], timeout: '0s' },
         beta: { type: 'email', url: 'https://b.example', secrets: [secret] },
         gamma: { type: 'webhook', url: 'https://user:pw@g.example/', secret: secret },
@@ -74,6 +78,7 @@ describe('loadShopConnectors', () => {
       }),
     });
     expect(text).toContain('SHOP_CONNECTORS.deliveryWindow: must be a positive duration');
+    expect(text).toContain('SHOP_CONNECTORS.maxBackoff: must be a positive duration');
     expect(text).toContain('SHOP_CONNECTORS.acme.url: must be an http(s) URL');
     expect(text).toContain('SHOP_CONNECTORS.acme.secrets[0]: must look like whsec_<base64>');
     expect(text).toContain('SHOP_CONNECTORS.acme.secrets[1]: must look like whsec_<base64>');
