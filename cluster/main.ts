@@ -78,6 +78,7 @@ Options:
   --pg-port <n>               PostgreSQL (default ${DEFAULTS.pgPort})
   --temporal-port <n>         Temporal frontend gRPC (default ${DEFAULTS.temporalPort}); the server uses the
                               ${TEMPORAL_PORT_BLOCK} ports from there: history, matching, worker, HTTP API, membership, metrics
+                              (at most 32757: the server stores membership ports as a smallint)
   --ui-port <n>               Web UI (default ${DEFAULTS.uiPort})
   --fake-api-port <n>         fake shipping API (default ${DEFAULTS.fakeApiPort})
   --workers <n>               worker processes (default ${DEFAULTS.workers})
@@ -95,7 +96,8 @@ const port = z.coerce.number().int().min(1).max(65535);
 const Options = z.object({
   dataDir: z.string().min(1).default(DEFAULTS.dataDir),
   pgPort: port.default(DEFAULTS.pgPort),
-  temporalPort: z.coerce.number().int().min(1).max(65535 - TEMPORAL_PORT_BLOCK).default(DEFAULTS.temporalPort),
+  // The server stores membership ports in a SQL smallint: the whole block must stay below 32768.
+  temporalPort: z.coerce.number().int().min(1).max(32767 - TEMPORAL_PORT_BLOCK, 'the server keeps its ports in a smallint: at most 32757').default(DEFAULTS.temporalPort),
   uiPort: port.default(DEFAULTS.uiPort),
   fakeApiPort: port.default(DEFAULTS.fakeApiPort),
   workers: z.coerce.number().int().min(1).max(32).default(DEFAULTS.workers),
