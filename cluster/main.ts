@@ -51,6 +51,7 @@ const HELP = `Usage: npm run cluster [-- up] [options]
        npm run cluster -- status [--json] [--data-dir <dir>]
        npm run cluster -- down [--data-dir <dir>]
        npm run cluster -- restart|stop|start <service> [--data-dir <dir>]
+       npm run cluster -- binaries
 
 up (the default) runs, as processes on this machine, until Ctrl-C or SIGTERM:
   postgres   PostgreSQL ${'from Debian\'s packages (apt-get install postgresql if missing, as root)'},
@@ -72,6 +73,7 @@ status    the running cluster's addresses and every service's state (--json: as 
 down      stops the running cluster (or what a killed one left behind)
 restart|stop|start <service>
           e.g. restart temporal, stop worker-2, start worker-2 (waits until it serves)
+binaries  finds or builds the three Temporal binaries and prints their paths (CI warms them so)
 
 Options:
   --data-dir <dir>            state: PostgreSQL data, configs, control socket (default .data/cluster)
@@ -154,7 +156,7 @@ function parseCommandLine(argv: string[]): { command: string; target?: string; o
     );
   }
   const [command = 'up', target, ...rest] = positionals;
-  const known = ['up', 'status', 'down', ...SERVICE_ACTIONS];
+  const known = ['up', 'status', 'down', 'binaries', ...SERVICE_ACTIONS];
   if (!known.includes(command)) throw new UsageError(`Unknown command "${command}" (one of ${known.join(', ')})`);
   const wantsTarget = (SERVICE_ACTIONS as readonly string[]).includes(command);
   if (wantsTarget && !target) throw new UsageError(`${command} needs a service name, e.g. ${command} worker-1`);
@@ -675,6 +677,11 @@ async function main(): Promise<number> {
     case 'down':
       await down(layout);
       return 0;
+    case 'binaries': {
+      const found = await findClusterBinaries({ log: (msg) => process.stderr.write(`${msg}\n`) });
+      process.stdout.write(`${Object.values(found).join('\n')}\n`);
+      return 0;
+    }
     default: {
       const result = await serviceAction(layout.controlSocket, target!, command as ServiceAction);
       say(`${result.name}: ${result.state}${result.pid ? ` (pid ${result.pid})` : ''}`);
