@@ -457,8 +457,9 @@ async function up(o: Options): Promise<void> {
       const connection = await connectTemporal(address, () => s.alive());
       await connection.close();
     },
-    // The server prints its config loading on stderr at every start.
-    quiet: (line) => /Loading config/.test(line),
+    // Its config loading at every start; while it stops on purpose, the warnings of services
+    // losing each other mean nothing.
+    quiet: (line, stopping) => /Loading config/.test(line) || (stopping && !/"level":"(error|fatal)"/.test(line)),
   });
   const ui = add({
     name: 'ui',
@@ -469,6 +470,8 @@ async function up(o: Options): Promise<void> {
     stopSignal: 'SIGTERM',
     critical: true,
     ready: (s) => waitForHttp(`http://127.0.0.1:${o.uiPort}/`, s),
+    // Its config loading, and an access log line for every successful request.
+    quiet: (line) => /Loading config/.test(line) || /^\{"time":.*"status":[123]\d\d,/.test(line),
   });
   const fakeApi = externalApi
     ? undefined
@@ -551,40 +554,48 @@ async function up(o: Options): Promise<void> {
     down: () => void shutdown(0, 'Stopping (npm run cluster -- down).'),
   });
 
-  const startService = async (s: Service) => {
-    await s.start();
-    writeState();
-  };
-  say(`Starting PostgreSQL ${pg.version} on 127.0.0.1:${o.pgPort}${runAs ? ` (as the ${runAs.user} user)` : ''}`);
-  await startService(postgres);
-  phase('postgres start');
-  const createdDbs = await setupSchemas(binaries.sqlTool, o.pgPort, password);
-  say(createdDbs.length > 0 ? `Schema set up in ${createdDbs.join(', ')}` : 'Schema up to date');
-  phase('schema');
-  say(`Starting the Temporal server ${TEMPORAL_SERVER_VERSION} on ${address} (ports ${o.temporalPort}-${o.temporalPort + TEMPORAL_PORT_BLOCK - 1})`);
-  await startService(temporal);
-  phase('temporal start');
-  const connection = await Connection.connect({ address });
-  try {
-    const ns = await setUpNamespace(connection, layout.dataDir);
-    if (ns.created) say(`Registered namespace ${NAMESPACE} (retention ${NAMESPACE_RETENTION_DAYS} days)`);
-    if (ns.attributes.length > 0) say(`Registered search attributes: ${ns.attributes.join(', ')}`);
-  } finally {
-    await connection.close();
+  /** Everything in order, each waiting for the one before to serve. */
+  async function startAll(): Promise<void> {
+    const startService = async (s: Service) => {
+      await s.start();
+      writeState();
+    };
+    say(`Starting PostgreSQL ${pg.version} on 127.0.0.1:${o.pgPort}${runAs ? ` (as the ${runAs.user} user)` : ''}`);
+    await startService(postgres);
+    phase('postgres start');
+    const createdDbs = await setupSchemas(binaries.sqlTool, o.pgPort, password);
+    say(createdDbs.length > 0 ? `Schema set up in ${createdDbs.join(', ')}` : 'Schema up to date');
+    phase('schema');
+    say(`Starting the Temporal server ${TEMPORAL_SERVER_VERSION} on ${address} (ports ${o.temporalPort}-${o.temporalPort + TEMPORAL_PORT_BLOCK - 1})`);
+    await startService(temporal);
+    phase('temporal start');
+    const connection = await Connection.connect({ address });
+    try {
+      const ns = await setUpNamespace(connection, layout.dataDir);
+      if (ns.created) say(`Registered namespace ${NAMESPACE} (retention ${NAMESPACE_RETENTION_DAYS} days)`);
+      if (ns.attributes.length > 0) say(`Registered search attributes: ${ns.attributes.join(', ')}`);
+    } finally {
+      await connection.close();
+    }
+    phase('namespace');
+    say(`Starting the Web UI ${TEMPORAL_UI_VERSION} on http://localhost:${o.uiPort}`);
+    await startService(ui);
+    phase('ui start');
+    if (fakeApi) {
+      await startService(fakeApi);
+      for (const w of workers) w.spec.env.SHIPPING_API_BASE_URL = apiUrl;
+    }
+    say(`Starting ${workers.length} workers on task queue ${taskQueue}`);
+    // Together: each bundles the workflow code at start, which is most of their start-up time.
+    await Promise.all(workers.map(startService));
+    phase('workers start');
   }
-  phase('namespace');
-  say(`Starting the Web UI ${TEMPORAL_UI_VERSION} on http://localhost:${o.uiPort}`);
-  await startService(ui);
-  phase('ui start');
-  if (fakeApi) {
-    await startService(fakeApi);
-    for (const w of workers) w.spec.env.SHIPPING_API_BASE_URL = apiUrl;
-  }
-  say(`Starting ${workers.length} workers on task queue ${taskQueue}`);
-  // Together: each bundles the workflow code at start, which is most of their start-up time.
-  await Promise.all(workers.map(startService));
-  phase('workers start');
 
+  try {
+    await startAll();
+  } catch (err) {
+    await shutdown(1, `Start-up failed: ${(err as Error).message}`);
+  }
   const total = (Date.now() - began) / 1000;
   const line = '─'.repeat(72);
   process.stdout.write(

@@ -26,8 +26,8 @@ export interface ServiceSpec {
   critical: boolean;
   /** Resolves once the service serves; `service.alive()` tells if it died meanwhile. */
   ready: (service: Service) => Promise<void>;
-  /** Output lines not worth printing. */
-  quiet?: (line: string) => boolean;
+  /** Output lines not worth printing (`stopping`: the service is being stopped on purpose). */
+  quiet?: (line: string, stopping: boolean) => boolean;
 }
 
 export interface ServiceStatus {
@@ -134,7 +134,7 @@ export class Service {
     ] as const) {
       readline.createInterface({ input: stream }).on('line', (line) => {
         for (const listener of this.listeners) listener(line);
-        if (!this.spec.quiet?.(line)) this.out(this.name, line, isErr);
+        if (!this.spec.quiet?.(line, this.state === 'stopping')) this.out(this.name, line, isErr);
       });
     }
     await this.spec.ready(this);

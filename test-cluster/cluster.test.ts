@@ -3,13 +3,15 @@
  * server on it, the Web UI, the fake API and two worker processes on one task queue), driven
  * from outside as an operator would. The tests run in order against one cluster.
  */
-import fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import fs, { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startShipment } from '../client/start-shipment';
 import { NAMESPACE_RETENTION_DAYS } from '../cluster/config';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../cluster/binaries';
+import { TEMPORAL_CLI_VERSION } from '../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS, type ShipmentOutcome } from '../workflows/definitions';
 import { TEST_CREDENTIALS } from '../test/helpers/harness';
 import { order } from '../test/helpers/orders';
@@ -86,6 +88,14 @@ async function expectDeliveredOnce(shop: string, orderIds: string[], handles: Ar
     expect(results[i]!.labelId).toBe(labels.get(orderId)![0]!.id);
   }
 }
+
+it('runs the server and UI versions the Temporal CLI v1.5.1 embeds (its go.mod)', () => {
+  const download = spawnSync('go', ['mod', 'download', '-json', `github.com/temporalio/cli@${TEMPORAL_CLI_VERSION}`], { encoding: 'utf8' });
+  expect(download.status, download.stderr).toBe(0);
+  const goMod = readFileSync((JSON.parse(download.stdout) as { GoMod: string }).GoMod, 'utf8');
+  expect(goMod).toMatch(new RegExp(`^\\s*go\\.temporal\\.io/server v${TEMPORAL_SERVER_VERSION.replace(/\./g, '\\.')}$`, 'm'));
+  expect(goMod).toMatch(new RegExp(`^\\s*github\\.com/temporalio/ui-server/v2 v${TEMPORAL_UI_VERSION.replace(/\./g, '\\.')}$`, 'm'));
+});
 
 it('status lists every service running, at the pinned versions, with the namespace set up', async () => {
   const status = await cluster.status();
