@@ -22,7 +22,6 @@ import {
   NAMESPACE_RETENTION_DAYS,
   SQL_PASSWORD_ENV,
   TEMPORAL_PORT_BLOCK,
-  temporalPorts,
   writeServerConfigs,
   type ClusterLayout,
 } from './config';
@@ -345,7 +344,6 @@ async function up(o: Options): Promise<void> {
   if (leftovers.length > 0) warn(`Stopped what a previous cluster left running: ${leftovers.join(', ')}`);
 
   const externalApi = process.env.SHIPPING_API_BASE_URL;
-  const p = temporalPorts(o.temporalPort);
   await assertPortFree(o.pgPort, 'PostgreSQL', '--pg-port');
   for (let i = 0; i < TEMPORAL_PORT_BLOCK; i++) {
     await assertPortFree(o.temporalPort + i, `Temporal server, block ${o.temporalPort}-${o.temporalPort + TEMPORAL_PORT_BLOCK - 1}`, '--temporal-port');
@@ -443,6 +441,8 @@ async function up(o: Options): Promise<void> {
     stopSignal: 'SIGINT',
     critical: true,
     ready: (s) => waitForPostgres(pg, o.pgPort, () => s.alive()),
+    // create-database at every start logs an error for the database that is already there.
+    quiet: (line) => /ERROR: {2}database "[\w]+" already exists|STATEMENT: {2}CREATE DATABASE/.test(line),
   });
   const temporal = add({
     name: 'temporal',
@@ -563,8 +563,8 @@ async function up(o: Options): Promise<void> {
     say(`Starting PostgreSQL ${pg.version} on 127.0.0.1:${o.pgPort}${runAs ? ` (as the ${runAs.user} user)` : ''}`);
     await startService(postgres);
     phase('postgres start');
-    const createdDbs = await setupSchemas(binaries.sqlTool, o.pgPort, password);
-    say(createdDbs.length > 0 ? `Schema set up in ${createdDbs.join(', ')}` : 'Schema up to date');
+    const databases = await setupSchemas(binaries.sqlTool, o.pgPort, password);
+    say(`Schema of ${databases.join(' and ')} at the server's version (temporal-sql-tool)`);
     phase('schema');
     say(`Starting the Temporal server ${TEMPORAL_SERVER_VERSION} on ${address} (ports ${o.temporalPort}-${o.temporalPort + TEMPORAL_PORT_BLOCK - 1})`);
     await startService(temporal);

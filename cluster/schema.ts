@@ -1,10 +1,10 @@
 /**
- * The Temporal schema in PostgreSQL, set up by the server's own tool (`temporal-sql-tool`), on
- * every start: for each database `create-database` (already there is fine), `setup-schema -v 0.0`
- * (the version tables; a no-op once the schema is past 0.0) and `update-schema` to the newest
- * version (a no-op when current; after a server upgrade it applies the new versions). The versioned schema files are the ones shipped
- * in the server module, embedded in the tool (`--schema-name postgresql/v12/...`), so they always
- * match its version.
+ * The Temporal schema in PostgreSQL, set up by the server's own tool (`temporal-sql-tool`) on
+ * every start. For each database: `create-database` (the tool accepts an existing one),
+ * `setup-schema -v 0.0` (the version tables; a no-op once the schema is past 0.0) and
+ * `update-schema` to the newest version (a no-op when current; after a server upgrade it
+ * applies the new versions). The versioned schema is the one shipped in the server module,
+ * embedded in the tool (`--schema-name postgresql/v12/...`), so it always matches the version.
  */
 import { spawn } from 'node:child_process';
 import { PG_USER } from './postgres';
@@ -15,7 +15,7 @@ const SCHEMAS: Array<{ database: string; schemaName: string }> = [
   { database: VISIBILITY_DATABASE, schemaName: 'postgresql/v12/visibility' },
 ];
 
-function runTool(sqlTool: string, pgPort: number, password: string, database: string, args: string[]): Promise<{ code: number | null; output: string }> {
+function runTool(sqlTool: string, pgPort: number, password: string, database: string, args: string[]): Promise<void> {
   const common = ['--plugin', 'postgres12', '--ep', '127.0.0.1', '-p', String(pgPort), '-u', PG_USER, '--db', database];
   return new Promise((resolve, reject) => {
     // The password through the tool's SQL_PASSWORD variable, not its --pw flag (visible in ps).
@@ -27,27 +27,20 @@ function runTool(sqlTool: string, pgPort: number, password: string, database: st
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, output }));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`temporal-sql-tool --db ${database} ${args.join(' ')} failed (${code}):\n${output.trim()}`)),
+    );
   });
 }
 
-async function mustRun(sqlTool: string, pgPort: number, password: string, database: string, args: string[]): Promise<string> {
-  const { code, output } = await runTool(sqlTool, pgPort, password, database, args);
-  if (code !== 0) throw new Error(`temporal-sql-tool --db ${database} ${args.join(' ')} failed (${code}):\n${output.trim()}`);
-  return output;
-}
-
-/** Creates and updates both databases; returns the names of those it created. */
+/** Brings both databases to the schema of this server version, creating them if needed. */
 export async function setupSchemas(sqlTool: string, pgPort: number, password: string): Promise<string[]> {
-  const created: string[] = [];
   for (const { database, schemaName } of SCHEMAS) {
-    const create = await runTool(sqlTool, pgPort, password, database, ['create-database']);
-    if (create.code === 0) created.push(database);
-    else if (!/already exists/.test(create.output)) {
-      throw new Error(`temporal-sql-tool --db ${database} create-database failed (${create.code}):\n${create.output.trim()}`);
+    for (const args of [['create-database'], ['setup-schema', '-v', '0.0'], ['update-schema', '--schema-name', schemaName]]) {
+      await runTool(sqlTool, pgPort, password, database, args);
     }
-    await mustRun(sqlTool, pgPort, password, database, ['setup-schema', '-v', '0.0']);
-    await mustRun(sqlTool, pgPort, password, database, ['update-schema', '--schema-name', schemaName]);
   }
-  return created;
+  return SCHEMAS.map((s) => s.database);
 }

@@ -126,7 +126,7 @@ it('status lists every service running, at the pinned versions, with the namespa
   expect(table.stdout).toMatch(/^worker-2\s+running\s+\d+/m);
 });
 
-it('ships orders end to end through both workers, searchable in the SQL visibility store', async () => {
+it('ships orders end to end with two workers on the task queue, searchable in the SQL visibility store', async () => {
   const shop = 'e2e';
   const orderIds = Array.from({ length: 8 }, (_, i) => `E-${i + 1}`);
   const handles = await startOrders(shop, orderIds);
