@@ -53,7 +53,7 @@ const HELP = `Usage: npm run cluster [-- up] [options]
        npm run cluster -- binaries
 
 up (the default) runs, as processes on this machine, until Ctrl-C or SIGTERM:
-  postgres   PostgreSQL ${'from Debian\'s packages (apt-get install postgresql if missing, as root)'},
+  postgres   PostgreSQL from Debian's packages (apt-get install postgresql if missing, as root),
              a private instance: initdb into <data-dir>/pg, 127.0.0.1:<pg-port> only, password
              in <data-dir>/pg-password; run as the postgres user when started as root
   temporal   the Temporal server ${TEMPORAL_SERVER_VERSION} (all four services in one process) on PostgreSQL,
