@@ -13,11 +13,11 @@ import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { parseCsv } from '../client/csv';
 import { connectionVariablesIn, localServerEnv } from '../config/temporal-connection';
 import { loadPayloadEncryptionSettings } from '../config/settings';
 import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
+import { ensureSearchAttributes } from './search-attributes';
 import { findTemporalCli, REPO_ROOT } from './temporal-cli';
 
 const NAMESPACE = 'default';
@@ -318,36 +318,6 @@ async function waitForTemporal(address: string, temporal: Child, timeoutMs = 90_
   throw new Error(`Temporal dev server did not answer on ${address} within ${timeoutMs / 1000} s (${lastError})`);
 }
 
-/**
- * `start-dev --search-attribute` only registers attributes when it creates the database: on an
- * existing .data/temporal.db, attributes added to the code since are silently skipped (checked
- * with CLI v1.5.1). So register whatever is missing, and refuse to run on a type mismatch.
- */
-async function ensureSearchAttributes(connection: Connection, dataDir: string): Promise<void> {
-  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: NAMESPACE });
-  const existing = customAttributes ?? {};
-  const missing: Record<string, number> = {};
-  const mismatched: string[] = [];
-  for (const key of SEARCH_ATTRIBUTE_KEYS) {
-    const wanted = encodeSearchAttributeIndexedValueType(key.type);
-    if (wanted === undefined) throw new Error(`Unknown search attribute type ${key.type} for ${key.name}`);
-    const have = existing[key.name];
-    if (have === undefined) missing[key.name] = wanted;
-    else if (have !== wanted) mismatched.push(`${key.name} (code: ${key.type}, server: type ${have})`);
-  }
-  if (mismatched.length > 0) {
-    throw new Error(
-      `Search attributes in ${dataDir} have a different type than workflows/definitions.ts: ${mismatched.join(', ')}. ` +
-        `Delete ${dataDir} to start fresh (this drops the local workflow history).`,
-    );
-  }
-  const names = Object.keys(missing);
-  if (names.length > 0) {
-    say(`Registering search attributes missing from the existing database: ${names.join(', ')}`);
-    await connection.operatorService.addSearchAttributes({ namespace: NAMESPACE, searchAttributes: missing });
-  }
-}
-
 /** The shops of the example order files, so the demo's every order reaches the shop page. */
 function exampleShops(): string[] {
   const dir = path.join(REPO_ROOT, 'examples');
@@ -504,7 +474,14 @@ async function main(): Promise<void> {
   );
   const connection = await waitForTemporal(address, temporal);
   try {
-    await ensureSearchAttributes(connection, dataDir);
+    // start-dev --search-attribute registers attributes only when it creates the database (CLI
+    // v1.5.1): on an existing .data/temporal.db, ones added to the code since would be missing.
+    const registered = await ensureSearchAttributes(
+      connection,
+      NAMESPACE,
+      `Delete ${dataDir} to start fresh (this drops the local workflow history).`,
+    );
+    if (registered.length > 0) say(`Registered search attributes missing from the existing database: ${registered.join(', ')}`);
   } finally {
     await connection.close();
   }

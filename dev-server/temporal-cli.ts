@@ -51,7 +51,7 @@ export function cachedCliPath(repoRoot: string = REPO_ROOT): string {
   return path.join(cacheBinDir(repoRoot), `temporal${EXE_SUFFIX}`);
 }
 
-function isExecutableFile(file: string): boolean {
+export function isExecutableFile(file: string): boolean {
   try {
     if (!fs.statSync(file).isFile()) return false;
     fs.accessSync(file, fs.constants.X_OK);
@@ -215,8 +215,25 @@ function tryAcquireLock(lockDir: string): boolean {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** In-process dedup: two calls in one process share one build (or wait). */
-let buildInFlight: Promise<string> | undefined;
+/**
+ * A Go program built into the project cache with `go install <pkg>`: the Temporal CLI here, the
+ * server, its SQL schema tool and the UI server for `npm run cluster` (cluster/binaries.ts).
+ */
+export interface GoTool {
+  /** `module/path/cmd/x@version`, as `go install` takes it. */
+  pkg: string;
+  /** The file `go install` writes into GOBIN (the last path element of the package). */
+  builtName: string;
+  /** Where the binary lives once built (inside `.tools/bin`). */
+  target: string;
+  /** Runs the binary once and returns its version line; throws if it does not run. */
+  verify: (file: string) => string;
+  /** For messages, e.g. "the Temporal CLI v1.5.1". */
+  what: string;
+}
+
+/** In-process dedup: two calls in one process for the same binary share one build (or wait). */
+const buildsInFlight = new Map<string, Promise<string>>();
 
 async function buildTemporalCli(args: {
   go: string;
@@ -224,27 +241,42 @@ async function buildTemporalCli(args: {
   log: (msg: string) => void;
   repoRoot: string;
 }): Promise<string> {
-  buildInFlight ??= buildOrWait(args).finally(() => {
-    buildInFlight = undefined;
-  });
-  return buildInFlight;
+  return buildWithGo(
+    {
+      pkg: `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`,
+      builtName: 'temporal',
+      target: cachedCliPath(args.repoRoot),
+      verify: verifyTemporalCli,
+      what: `the Temporal CLI ${TEMPORAL_CLI_VERSION}`,
+    },
+    args,
+  );
 }
 
-async function buildOrWait({
-  go,
-  env,
-  log,
-  repoRoot,
-}: {
-  go: string;
-  env: NodeJS.ProcessEnv;
-  log: (msg: string) => void;
-  repoRoot: string;
-}): Promise<string> {
-  const binDir = cacheBinDir(repoRoot);
-  const target = cachedCliPath(repoRoot);
+/**
+ * Builds `tool` into its target with `go install`, under a lock directory next to `.tools/bin`
+ * so concurrent processes build once; returns the target path.
+ */
+export async function buildWithGo(
+  tool: GoTool,
+  args: { go: string; env: NodeJS.ProcessEnv; log: (msg: string) => void },
+): Promise<string> {
+  let inFlight = buildsInFlight.get(tool.target);
+  if (!inFlight) {
+    inFlight = buildOrWait(tool, args).finally(() => buildsInFlight.delete(tool.target));
+    buildsInFlight.set(tool.target, inFlight);
+  }
+  return inFlight;
+}
+
+async function buildOrWait(
+  tool: GoTool,
+  { go, env, log }: { go: string; env: NodeJS.ProcessEnv; log: (msg: string) => void },
+): Promise<string> {
+  const { target } = tool;
+  const binDir = path.dirname(target);
   const toolsDir = path.dirname(binDir);
-  const lockDir = path.join(toolsDir, 'temporal-build.lock');
+  const lockDir = path.join(toolsDir, `${path.basename(target, EXE_SUFFIX)}-build.lock`);
   fs.mkdirSync(binDir, { recursive: true });
 
   let announcedWait = false;
@@ -253,31 +285,31 @@ async function buildOrWait({
       try {
         // Someone may have finished a build between our lookup and the lock.
         if (isExecutableFile(target)) {
-          verifyTemporalCli(target);
+          tool.verify(target);
           return target;
         }
-        await runGoInstall({ go, env, log, toolsDir, target });
-        const version = verifyTemporalCli(target);
-        log(`Built Temporal CLI: ${target} (${version})`);
+        await runGoInstall({ tool, go, env, log, toolsDir });
+        const version = tool.verify(target);
+        log(`Built ${tool.what}: ${target} (${version})`);
         return target;
       } finally {
         fs.rmSync(lockDir, { recursive: true, force: true });
       }
     }
     if (lockIsStale(lockDir)) {
-      log(`Removing stale Temporal CLI build lock ${lockDir}`);
+      log(`Removing stale build lock ${lockDir}`);
       fs.rmSync(lockDir, { recursive: true, force: true });
       continue;
     }
     if (!announcedWait) {
       const owner = readLockOwner(lockDir);
-      log(`Another process${owner ? ` (pid ${owner.pid})` : ''} is building the Temporal CLI; waiting for it (${lockDir})`);
+      log(`Another process${owner ? ` (pid ${owner.pid})` : ''} is building ${tool.what}; waiting for it (${lockDir})`);
       announcedWait = true;
     }
     await sleep(LOCK_POLL_MS);
     if (!fs.existsSync(lockDir) && isExecutableFile(target)) {
-      const version = verifyTemporalCli(target);
-      log(`Temporal CLI built by another process: ${target} (${version})`);
+      const version = tool.verify(target);
+      log(`${tool.what} built by another process: ${target} (${version})`);
       return target;
     }
     // Lock gone but no binary: the other build failed; loop and try ourselves.
@@ -285,32 +317,35 @@ async function buildOrWait({
 }
 
 async function runGoInstall({
+  tool,
   go,
   env,
   log,
   toolsDir,
-  target,
 }: {
+  tool: GoTool;
   go: string;
   env: NodeJS.ProcessEnv;
   log: (msg: string) => void;
   toolsDir: string;
-  target: string;
 }): Promise<void> {
-  const pkg = `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`;
+  const { pkg, target } = tool;
   // Build into a private directory and rename, so nobody ever sees a half-written binary.
   const gobin = fs.mkdtempSync(path.join(toolsDir, 'build-'));
   log(
-    `Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go (${go}) into ${path.dirname(target)}. ` +
+    `Building ${tool.what} with Go (${go}) into ${path.dirname(target)}. ` +
       'This takes a few minutes the first time (download + compile); later runs reuse it.',
   );
   const started = Date.now();
   const heartbeat = setInterval(() => {
-    log(`... still building the Temporal CLI (${Math.round((Date.now() - started) / 1000)} s)`);
+    log(`... still building ${tool.what} (${Math.round((Date.now() - started) / 1000)} s)`);
   }, BUILD_HEARTBEAT_MS);
   try {
     const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn(go, ['install', pkg], {
+      // Niced: a cold build keeps both cores busy for minutes on a machine others share.
+      const nice = findOnPath('nice', env);
+      const [command, args] = nice ? [nice, ['-n', '10', go, 'install', pkg]] : [go, ['install', pkg]];
+      const child = spawn(command, args, {
         env: { ...env, GOBIN: gobin },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -328,10 +363,10 @@ async function runGoInstall({
     if (downloads > 0) log(`(go downloaded ${downloads} modules into its module cache)`);
     const rest = lines.filter((l) => !l.startsWith('go: downloading '));
     if (rest.length > 0) log(rest.join('\n'));
-    const built = path.join(gobin, `temporal${EXE_SUFFIX}`);
+    const built = path.join(gobin, `${tool.builtName}${EXE_SUFFIX}`);
     if (!isExecutableFile(built)) throw new Error(`go install ${pkg} succeeded but produced no ${built}`);
     fs.renameSync(built, target);
-    log(`Temporal CLI build took ${Math.round((Date.now() - started) / 1000)} s`);
+    log(`Build of ${tool.what} took ${Math.round((Date.now() - started) / 1000)} s`);
   } finally {
     clearInterval(heartbeat);
     fs.rmSync(gobin, { recursive: true, force: true });
