@@ -10,6 +10,7 @@ import type { Checkpoint, LabelRequestWithoutKey, OrderDetail, TrackingRecord } 
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../workflows/definitions';
+import { UNPACED, type CallClass, type CallPacing } from './account-pacer';
 import { withHeartbeat } from './heartbeat';
 import { isRetryable, pollBackoffMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
 
@@ -69,7 +70,7 @@ export interface TrackingChange extends TrackingSnapshot {
  * Temporal Cloud, so an unchanged poll records nothing. Its time and result are in the
  * failure that schedules the next poll, which the Web UI shows as the last failure.
  */
-export interface PollProgress {
+export interface PollProgress extends RetryNotBefore {
   failuresInARow: number;
   lastPolledAt: string | null;
   lastResult: string | null;
@@ -77,7 +78,49 @@ export interface PollProgress {
 
 const NO_PROGRESS: PollProgress = { failuresInARow: 0, lastPolledAt: null, lastResult: null };
 
-export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy, shopConnectors?: ShopConnectors) {
+export interface ActivityOptions {
+  /** Which shops get shipment events (their connector type reaches the workflow, nothing else). */
+  shopConnectors?: ShopConnectors;
+  /** How calls share the account's rate limit; default: unpaced. */
+  pacing?: CallPacing;
+}
+
+/**
+ * Retry-After of an attempt that got a 429, kept in its heartbeat details (which the server
+ * keeps for the next attempt): the next attempt waits for it even if the server dispatches it
+ * early (e.g. right after a server restart).
+ */
+interface RetryNotBefore {
+  notBefore?: number;
+}
+
+export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy, options: ActivityOptions = {}) {
+  const { shopConnectors, pacing = UNPACED } = options;
+
+  /**
+   * One API call inside an activity: waits for an earlier attempt's Retry-After, then for its
+   * turn under the account's pace; heartbeats while either is slow.
+   */
+  function paced<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const notBefore = Number((Context.current().info.heartbeatDetails as RetryNotBefore | undefined)?.notBefore ?? 0);
+    return withHeartbeat(async (signal) => {
+      await pacing.waitUntil(notBefore, signal);
+      return pacing.run(cls, call, signal);
+    });
+  }
+
+  /** One API call as an activity: a ShippingApiError becomes the failure the retry policy expects. */
+  async function apiCall<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>, context: { idempotencyKey?: string } = {}): Promise<T> {
+    try {
+      return await paced(cls, call);
+    } catch (err) {
+      if (!(err instanceof ShippingApiError)) throw err;
+      logFailure(err, context);
+      if (err.kind === 'rate_limited') rememberRetryAfter(err);
+      throw toApplicationFailure(err, context, { nonRetryable: !isRetryable(err, Context.current().info.attempt) });
+    }
+  }
+
   /** GET /tracking; null while the courier has not registered the parcel (404), which is normal. */
   async function trackingOrNull(labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
     try {
@@ -91,7 +134,7 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
   return {
     async createLabel({ shop, orderId, revision, labelRequest }: CreateLabelInput): Promise<CreatedLabel> {
       const idempotencyKey = labelIdempotencyKey({ shop, orderId, revision });
-      const label = await apiCall((signal) => api.createLabel({ ...labelRequest, idempotencyKey }, { signal }), {
+      const label = await apiCall('label', (signal) => api.createLabel({ ...labelRequest, idempotencyKey }, { signal }), {
         idempotencyKey,
       });
       Context.current().log.info('label created', { orderId, shop, labelId: label.id, idempotencyKey });
@@ -105,12 +148,12 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
     },
 
     async readOrder(labelId: string): Promise<OrderDetail> {
-      return apiCall((signal) => api.getOrder(labelId, { signal }));
+      return apiCall('order', (signal) => api.getOrder(labelId, { signal }));
     },
 
     /** null while the courier has not registered the shipment yet (404). */
     async getTracking(labelId: string): Promise<TrackingRecord | null> {
-      return apiCall((signal) => trackingOrNull(labelId, signal));
+      return apiCall('tracking', (signal) => trackingOrNull(labelId, signal));
     },
 
     /**
@@ -126,11 +169,12 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       const poll = `poll #${polls} at ${polledAt}`;
       let record: TrackingRecord | null;
       try {
-        record = await withHeartbeat((signal) => trackingOrNull(labelId, signal));
+        record = await paced('tracking', (signal) => trackingOrNull(labelId, signal));
       } catch (err) {
         if (!(err instanceof ShippingApiError)) throw err;
         progress.failuresInARow++;
         progress.lastResult = `${err.kind}: ${err.message}`;
+        if (err.kind === 'rate_limited') progress.notBefore = Date.now() + retryAfterMs(err);
         ctx.heartbeat(progress);
         const retryable = isRetryable(err, progress.failuresInARow);
         const delayMs = err.kind === 'rate_limited' ? undefined : pollBackoffMs(progress.failuresInARow, pollIntervalMs);
@@ -180,18 +224,16 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
 
 export type ShipmentActivities = ReturnType<typeof createActivities>;
 
-/** One API call as an activity: a ShippingApiError becomes the failure the retry policy expects. */
-async function apiCall<T>(
-  call: (signal: AbortSignal) => Promise<T>,
-  context: { idempotencyKey?: string } = {},
-): Promise<T> {
-  try {
-    return await withHeartbeat(call);
-  } catch (err) {
-    if (!(err instanceof ShippingApiError)) throw err;
-    logFailure(err, context);
-    throw toApplicationFailure(err, context, { nonRetryable: !isRetryable(err, Context.current().info.attempt) });
-  }
+/** Keeps a 429's Retry-After for the next attempt (one heartbeat, only on a 429: each is a billed action). */
+function rememberRetryAfter(err: ShippingApiError): void {
+  const ctx = Context.current();
+  if (ctx.info.isLocal) return; // the workflow waits before the regular activity
+  const details = (ctx.info.heartbeatDetails as Record<string, unknown> | undefined) ?? {};
+  ctx.heartbeat({ ...details, notBefore: Date.now() + retryAfterMs(err) } satisfies RetryNotBefore);
+}
+
+export function retryAfterMs(err: Pick<ShippingApiError, 'retryAfterSeconds'>): number {
+  return (err.retryAfterSeconds ?? 1) * 1000;
 }
 
 /** A 429 is the API pacing the fleet, expected and retried: info, not a warning. */

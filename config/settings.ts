@@ -96,6 +96,10 @@ const WorkerEnv = ShippingEnv.extend({
   WORKER_MAX_ACTIVITIES_PER_SECOND: optionalPositive,
   /** Server-enforced cap for the whole task queue; give every worker the same value. */
   TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND: optionalPositive,
+  /** adaptive: find and follow the account's rate limit from 429s; off: every call at once. */
+  SHIPPING_API_PACING: z.enum(['adaptive', 'off'], { error: 'must be adaptive or off' }).default('adaptive'),
+  /** Optional ceiling of the adaptive pace, in calls per second for this worker. */
+  SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalPositive,
   /** A workflow bundle prebuilt by `npm run build`; without it the worker bundles at start. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /** e.g. 0.0.0.0:9464 to expose Prometheus metrics of the worker. */
@@ -145,12 +149,19 @@ export function loadShippingApiSettings(env: Env = process.env): ShippingApiClie
   };
 }
 
+export interface PacingSettings {
+  mode: 'adaptive' | 'off';
+  /** Ceiling of this worker's pace, calls per second; unset: whatever the account accepts. */
+  maxRequestsPerSecond?: number;
+}
+
 export interface WorkerSettings {
   shippingApi: ShippingApiClientOptions;
   logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
   tracking: TrackingPolicyShape;
   maxActivitiesPerSecond?: number;
   maxTaskQueueActivitiesPerSecond?: number;
+  pacing: PacingSettings;
   maxCachedWorkflows: number;
   maxConcurrentWorkflowTaskExecutions: number;
   maxConcurrentActivityTaskExecutions: number;
@@ -190,6 +201,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     }),
     maxActivitiesPerSecond: e.WORKER_MAX_ACTIVITIES_PER_SECOND,
     maxTaskQueueActivitiesPerSecond: e.TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND,
+    pacing: { mode: e.SHIPPING_API_PACING, maxRequestsPerSecond: e.SHIPPING_API_MAX_REQUESTS_PER_SECOND },
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     maxConcurrentWorkflowTaskExecutions: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
     maxConcurrentActivityTaskExecutions: e.WORKER_MAX_CONCURRENT_ACTIVITIES,

@@ -105,6 +105,26 @@ function detailsOf(err: unknown): FailureDetails {
 }
 
 /** The SDK's activity context, with activity logs below WARN kept out of the test output. */
+it("records a 429's Retry-After in the attempt's heartbeat, and the next attempt waits for it even when dispatched early", async () => {
+  fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 429, retryAfter: '2' }] });
+  const first = activityEnv();
+  const heartbeats: unknown[] = [];
+  first.on('heartbeat', (d: unknown) => heartbeats.push(d));
+  const input = { shop: 'acme', orderId: 'U-RA', revision: 1, labelRequest: labelRequest('U-RA') };
+  const limitedAt = Date.now();
+  await expect(first.run(activities.createLabel, input)).rejects.toMatchObject({ type: 'RateLimited' });
+  const notBefore = (heartbeats.at(-1) as { notBefore?: number } | undefined)?.notBefore;
+  expect(notBefore).toBeGreaterThanOrEqual(limitedAt + 2000);
+  expect(notBefore).toBeLessThanOrEqual(Date.now() + 2000);
+
+  // The server hands the retry out at once (as it can right after a restart): the attempt waits.
+  const second = activityEnv({ attempt: 2, heartbeatDetails: { notBefore }, heartbeatTimeoutMs: 10_000 });
+  const label = (await second.run(activities.createLabel, input)) as CreatedLabel;
+  const sent = fake.requestLog().filter((r) => r.endpoint === 'POST /labels' && r.status !== 429).at(-1)!;
+  expect(sent.at).toBeGreaterThanOrEqual(notBefore! - 5);
+  expect(label.idempotencyKey).toBe('acme:U-RA:r1');
+}, 15_000);
+
 function activityEnv(info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {}): MockActivityEnvironment {
   return new MockActivityEnvironment(info, { logger: new DefaultLogger('WARN') });
 }

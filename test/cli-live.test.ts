@@ -139,7 +139,8 @@ describe('status', () => {
   });
 
   it('shows a label being retried: the pending activity with its attempt count and last failure', async () => {
-    h.fake.setFaults({ failNext: [500, 500, 500].map((status) => ({ endpoint: 'POST /labels', status })) });
+    // Six failures: backoff 1, 2, 4, 8 s keeps the label retrying while two CLI processes start.
+    h.fake.setFaults({ failNext: [500, 500, 500, 500, 500, 500].map((status) => ({ endpoint: 'POST /labels', status })) });
     await startShipment(client, h.taskQueue, order('retry-shop', 'R-1'));
     const report = await waitFor('a retried createLabel', async () => {
       const run = await cli('status', 'retry-shop', 'R-1', '--json');

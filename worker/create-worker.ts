@@ -2,7 +2,11 @@
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { createActivities } from '../activities';
+import { createActivities, retryAfterMs } from '../activities';
+import { AccountPacer, pacedCalls, UNPACED, type CallPacing } from '../activities/account-pacer';
+import type { PacingSettings } from '../config/settings';
+import { ShippingApiError } from '../shipping-api/errors';
+import type { FleetRateLimits } from './fleet-rate-limit';
 import { createShopDeliveryActivities } from '../activities/shop-delivery';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
 import { WORKER_DEFAULTS } from '../config/settings';
@@ -31,17 +35,22 @@ export interface ShipmentWorkerOptions {
   identity?: string;
   /** The codec and failure converter from codec/data-converter.ts; unset: plain JSON payloads. */
   dataConverter?: DataConverter;
+  /** How API calls share the account's rate limit. Default: adaptive, no ceiling. */
+  pacing?: PacingSettings;
+  /** Relays 429s to and from the rest of the fleet (worker/fleet-rate-limit.ts); unset: this worker alone. */
+  fleet?: FleetRateLimits;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
   const api = options.shippingApi instanceof ShippingApiClient ? options.shippingApi : new ShippingApiClient(options.shippingApi);
   const tracking: TrackingPolicy = { ...DEFAULT_TRACKING_POLICY, ...options.tracking };
   const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
+  const pacing = await callPacing(options.pacing ?? { mode: 'adaptive' }, options.fleet);
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: { ...createActivities(api, tracking, shopConnectors), ...createShopDeliveryActivities(shopConnectors) },
+    activities: { ...createActivities(api, tracking, { shopConnectors, pacing }), ...createShopDeliveryActivities(shopConnectors) },
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
     interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags)] },
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
@@ -58,6 +67,21 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
       dataConverter: options.dataConverter,
     }),
   });
+}
+
+/** The worker's pacer (one per process: the account's limit is shared by all its calls). */
+async function callPacing(settings: PacingSettings, fleet: FleetRateLimits | undefined): Promise<CallPacing> {
+  if (settings.mode === 'off') return UNPACED;
+  const pacer = new AccountPacer({ maxRate: settings.maxRequestsPerSecond });
+  await fleet?.subscribe((until) => pacer.recordFleetRateLimited(until));
+  return pacedCalls(
+    pacer,
+    {
+      rateLimitOf: (err) => (err instanceof ShippingApiError && err.kind === 'rate_limited' ? { retryAfterMs: retryAfterMs(err) } : null),
+      answered: (err) => err instanceof ShippingApiError && err.status !== undefined,
+    },
+    fleet ? (until) => fleet.publish(until) : undefined,
+  );
 }
 
 function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {

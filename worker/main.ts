@@ -3,6 +3,7 @@
  * (see config/settings.ts); SIGINT/SIGTERM drain in-flight tasks and exit.
  */
 import { NativeConnection, Runtime } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { ConfigError, loadWorkerSettings, WORKER_ENV_VARIABLES } from '../config/settings';
 import { dataConverterFor } from '../codec/data-converter';
 import { describeTemporal, explainConnectFailure, loadTemporalSettings, TEMPORAL_CONNECTION_HELP, temporalTarget } from '../config/temporal-connection';
@@ -10,6 +11,7 @@ import { ShippingApiClient } from '../shipping-api/client';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
 import { createShipmentWorker } from './create-worker';
+import { accountWorkflowId, fleetRateLimits } from './fleet-rate-limit';
 import { createLogger, PinoTemporalLogger } from './logger';
 import { registry } from '../metrics/counters';
 import { startHealthServer, WorkerReadiness } from '../metrics/health-server';
@@ -75,6 +77,17 @@ async function main(): Promise<number> {
     return 1;
   }
   const api = new ShippingApiClient(settings.shippingApi);
+  const dataConverter = dataConverterFor(settings.payloadEncryption);
+  // 429s reach every worker of the account through Temporal (not when pacing is off).
+  const fleet =
+    settings.pacing.mode === 'adaptive'
+      ? fleetRateLimits({
+          client: new Client({ connection, namespace: temporal.namespace, dataConverter }),
+          taskQueue: temporal.taskQueue,
+          workflowId: accountWorkflowId(settings.shippingApi.baseUrl, settings.shippingApi.apiKey, temporal.taskQueue),
+          log: { warn: (message, meta) => logger.warn(meta ?? {}, message), debug: (message, meta) => logger.debug(meta ?? {}, message) },
+        })
+      : undefined;
   const worker = await createShipmentWorker({
     connection,
     namespace: temporal.namespace,
@@ -88,7 +101,9 @@ async function main(): Promise<number> {
     maxCachedWorkflows: settings.maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTaskExecutions,
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
-    dataConverter: dataConverterFor(settings.payloadEncryption),
+    dataConverter,
+    pacing: settings.pacing,
+    fleet,
   });
   readiness.watch(worker, connection);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -99,6 +114,7 @@ async function main(): Promise<number> {
       temporal: describeTemporal(temporal),
       shippingApi: new URL(settings.shippingApi.baseUrl).origin,
       tracking: settings.tracking,
+      pacing: settings.pacing,
       shopsWithConnector: shopConnectors.shops,
       cache: settings.maxCachedWorkflows,
       prebuiltBundle: Boolean(settings.workflowBundlePath),
@@ -110,6 +126,7 @@ async function main(): Promise<number> {
   try {
     await worker.run(); // resolves after a graceful shutdown (the Runtime handles the signals)
   } finally {
+    await fleet?.close();
     await health?.close();
     await api.close();
     await closeWebhookDispatcher();

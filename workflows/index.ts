@@ -1,2 +1,3 @@
 // The workflow bundle's entry: every workflow the worker runs.
 export { shipmentWorkflow } from './shipment';
+export { shippingAccountWorkflow } from './account';

@@ -1,0 +1,276 @@
+/**
+ * Paces one worker's calls to the shipping API account, so the fleet spends the account's rate
+ * limit without being told the limit:
+ *
+ * - **Retry-After holds the account**: after a 429 (this worker's, or another worker's relayed
+ *   by the fleet channel), no call goes out before the time the API named.
+ * - **Adaptive rate**: calls are spaced at `rate` per second. From `initialRate` the rate grows
+ *   by half each second while calls wait for it (slow start); the first 429 sets it to 90 % of
+ *   the rate the API actually accepted over the last seconds, and from then on it grows by 1 %
+ *   a second and shrinks by 10 % at each 429 (additive increase, multiplicative decrease). Each
+ *   worker converges on its share of the account's limit, as TCP flows share a link.
+ * - **Labels first**: a free slot goes to a label creation before an order read, and to an order
+ *   read before a tracking poll; so polls are not starved, one slot in `fairShareEvery` goes to
+ *   the oldest waiter of a lower class while one waits.
+ *
+ * In memory, per worker process: the API's own answers are the truth it adapts to.
+ */
+export type CallClass = 'label' | 'order' | 'tracking';
+const CLASSES: readonly CallClass[] = ['label', 'order', 'tracking'];
+
+export interface AccountPacerOptions {
+  /** Calls per second at start; slow start grows it until the first 429. Default 10. */
+  initialRate?: number;
+  /** Never faster than this many calls per second (a configured ceiling). Default: none. */
+  maxRate?: number;
+  /** Never slower than this. Default 0.2 (one call in 5 s). */
+  minRate?: number;
+  /** One grant in this many goes to a waiting lower class. Default 4. */
+  fairShareEvery?: number;
+  now?: () => number;
+}
+
+interface Waiter {
+  cls: CallClass;
+  /** Arrival order: the oldest lower-class waiter gets the fair-share slot. */
+  seq: number;
+  resolve: () => void;
+  reject: (reason: unknown) => void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+export interface PacerSnapshot {
+  rate: number;
+  slowStart: boolean;
+  notBefore: number;
+  waiting: Record<CallClass, number>;
+}
+
+export class AccountPacer {
+  private rate: number;
+  private slowStart = true;
+  private notBefore = 0;
+  private nextSlotAt = 0;
+  private lastIncreaseAt: number;
+  private lastDecreaseAt = 0;
+  private readonly successes: number[] = [];
+  private readonly queues: Record<CallClass, Waiter[]> = { label: [], order: [], tracking: [] };
+  private streak = 0;
+  private arrivals = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly maxRate: number;
+  private readonly minRate: number;
+  private readonly fairShareEvery: number;
+  private readonly now: () => number;
+
+  constructor(options: AccountPacerOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.maxRate = options.maxRate ?? Number.POSITIVE_INFINITY;
+    this.minRate = options.minRate ?? 0.2;
+    this.rate = Math.min(this.maxRate, options.initialRate ?? 10);
+    this.fairShareEvery = Math.max(2, options.fairShareEvery ?? 4);
+    this.lastIncreaseAt = this.now();
+  }
+
+  /** Resolves when this call may go out; rejects with the signal's reason if it aborts first. */
+  acquire(cls: CallClass, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { cls, seq: this.arrivals++, resolve, reject, signal };
+      if (signal) {
+        waiter.onAbort = () => {
+          const queue = this.queues[cls];
+          const at = queue.indexOf(waiter);
+          if (at >= 0) queue.splice(at, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      this.queues[cls].push(waiter);
+      this.pump();
+    });
+  }
+
+  /** No call before `until` (epoch ms): a Retry-After, this worker's or the fleet's. */
+  holdUntil(until: number): void {
+    if (until <= this.notBefore) return;
+    this.notBefore = until;
+    this.pump();
+  }
+
+  /** The API accepted a call (any answer but 429). */
+  recordAccepted(): void {
+    const t = this.now();
+    this.successes.push(t);
+    while (this.successes.length > 0 && this.successes[0]! < t - 3000) this.successes.shift();
+  }
+
+  /** The API answered 429 with this Retry-After: hold the account and slow down. */
+  recordRateLimited(retryAfterMs: number): void {
+    const t = this.now();
+    this.holdUntil(t + retryAfterMs);
+    this.slowDown(t, retryAfterMs);
+  }
+
+  /** Another worker of the fleet was told to wait until `until`: the account is at its limit. */
+  recordFleetRateLimited(until: number): void {
+    const t = this.now();
+    if (until <= t) return;
+    this.holdUntil(until);
+    // A worker that has not called lately (e.g. just started) learns nothing about its own share.
+    if (this.acceptedPerSecond(t) > 0) this.slowDown(t, until - t);
+  }
+
+  private acceptedPerSecond(t: number): number {
+    return this.successes.filter((s) => s >= t - 2000).length / 2;
+  }
+
+  snapshot(): PacerSnapshot {
+    return {
+      rate: Math.round(this.rate * 100) / 100,
+      slowStart: this.slowStart,
+      notBefore: this.notBefore,
+      waiting: { label: this.queues.label.length, order: this.queues.order.length, tracking: this.queues.tracking.length },
+    };
+  }
+
+  /** The time the next call could go out if one were waiting (for tests and status). */
+  nextCallAt(): number {
+    return Math.max(this.notBefore, this.nextSlotAt, this.now());
+  }
+
+  private slowDown(t: number, windowMs: number): void {
+    // One decrease per Retry-After window: the 429s of calls already in flight say nothing new.
+    if (t - this.lastDecreaseAt < Math.max(1000, windowMs)) return;
+    this.lastDecreaseAt = t;
+    if (this.slowStart) {
+      // What the API actually accepted lately is the best estimate of this worker's share; with
+      // too few calls to tell (a 429 on the first calls), halve and keep searching.
+      const accepted = this.acceptedPerSecond(t);
+      if (accepted < 2) {
+        this.rate = Math.max(this.minRate, this.rate * 0.5);
+      } else {
+        this.slowStart = false;
+        this.rate = Math.max(this.minRate, Math.min(accepted * 0.9, this.maxRate));
+      }
+    } else {
+      this.rate = Math.max(this.minRate, this.rate * 0.9);
+    }
+    this.lastIncreaseAt = t;
+  }
+
+  private speedUp(t: number): void {
+    if (t - this.lastIncreaseAt < 1000) return;
+    this.lastIncreaseAt = t;
+    this.rate = Math.min(this.maxRate, this.slowStart ? this.rate * 1.5 : this.rate + Math.max(0.05, this.rate * 0.01));
+  }
+
+  private waiting(): number {
+    return this.queues.label.length + this.queues.order.length + this.queues.tracking.length;
+  }
+
+  private pick(): Waiter | undefined {
+    const first = CLASSES.find((c) => this.queues[c].length > 0);
+    if (!first) return undefined;
+    const lower = CLASSES.slice(CLASSES.indexOf(first) + 1).filter((c) => this.queues[c].length > 0);
+    if (lower.length > 0 && this.streak >= this.fairShareEvery - 1) {
+      this.streak = 0;
+      const oldest = lower.reduce((a, b) => (this.queues[a][0]!.seq <= this.queues[b][0]!.seq ? a : b));
+      return this.queues[oldest].shift();
+    }
+    this.streak = lower.length > 0 ? this.streak + 1 : 0;
+    return this.queues[first].shift();
+  }
+
+  private pump(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    for (;;) {
+      if (this.waiting() === 0) return;
+      const t = this.now();
+      const gate = Math.max(this.notBefore, this.nextSlotAt);
+      if (t < gate) {
+        this.timer = setTimeout(() => this.pump(), gate - t);
+        this.timer.unref?.();
+        return;
+      }
+      const waiter = this.pick()!;
+      // No saved-up credit after an idle spell: the next call is one interval after this one.
+      this.nextSlotAt = Math.max(t, this.nextSlotAt) + 1000 / this.rate;
+      if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
+      waiter.resolve();
+      // Calls are waiting for the rate, not for the API: this worker could go faster.
+      if (this.waiting() > 0) this.speedUp(t);
+    }
+  }
+}
+
+/** How every shipping API call of a worker goes out: paced, or straight (pacing off). */
+export interface CallPacing {
+  /** Waits until `until` (epoch ms): a Retry-After an earlier attempt of this call recorded. */
+  waitUntil(until: number, signal: AbortSignal): Promise<void>;
+  /** Waits for the call's turn, makes it, and learns from the answer. */
+  run<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
+}
+
+/** A shipping API answer that says "slow down": a 429 and its Retry-After. */
+export type RateLimitOf = (err: unknown) => { retryAfterMs: number } | null;
+/** Whether the API answered at all (a 4xx or 2xx uses the account's budget; a network failure may not). */
+export type AnsweredOf = (err: unknown) => boolean;
+
+export function pacedCalls(
+  pacer: AccountPacer,
+  classify: { rateLimitOf: RateLimitOf; answered: AnsweredOf },
+  /** Tells the rest of the fleet (fire and forget). */
+  onRateLimited?: (until: number) => void,
+): CallPacing {
+  return {
+    async waitUntil(until, signal) {
+      pacer.holdUntil(until);
+      await sleepUntil(until, signal);
+    },
+    async run(cls, call, signal) {
+      await pacer.acquire(cls, signal);
+      try {
+        const result = await call(signal);
+        pacer.recordAccepted();
+        return result;
+      } catch (err) {
+        const limited = classify.rateLimitOf(err);
+        if (limited) {
+          pacer.recordRateLimited(limited.retryAfterMs);
+          onRateLimited?.(Date.now() + limited.retryAfterMs);
+        } else if (classify.answered(err)) {
+          pacer.recordAccepted();
+        }
+        throw err;
+      }
+    },
+  };
+}
+
+/** Pacing off (SHIPPING_API_PACING=off): calls go out at once; an attempt's own Retry-After still holds. */
+export const UNPACED: CallPacing = {
+  waitUntil: (until, signal) => sleepUntil(until, signal),
+  run: (_cls, call, signal) => call(signal),
+};
+
+function sleepUntil(until: number, signal: AbortSignal): Promise<void> {
+  const ms = until - Date.now();
+  if (ms <= 0) return Promise.resolve();
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

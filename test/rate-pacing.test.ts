@@ -1,0 +1,190 @@
+/**
+ * Account-wide pacing on a real Temporal dev server with the fake API over loopback: a 429's
+ * Retry-After holds every call of the account on every worker (relayed through the account's
+ * workflow, and still known to a worker started after the 429), and label creation goes before
+ * tracking polls when the pace is short.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { startShipment } from '../client/start-shipment';
+import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
+import type { PacingSettings } from '../config/settings';
+import { createShipmentWorker } from '../worker/create-worker';
+import { accountWorkflowId, fleetRateLimits, type FleetRateLimits } from '../worker/fleet-rate-limit';
+import { stateQuery } from '../workflows/definitions';
+import { TEST_CREDENTIALS } from './helpers/harness';
+import { order } from './helpers/orders';
+import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
+import { waitFor } from './helpers/wait';
+
+let env: TestWorkflowEnvironment;
+let fake: FakeShippingApi;
+const running: Array<{ worker: Worker; done: Promise<void>; fleet?: FleetRateLimits }> = [];
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  fake = await startFakeShippingApi({ port: 0, trackingStepMs: 600_000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+});
+afterEach(async () => {
+  for (const w of running.splice(0)) await stop(w);
+});
+afterAll(async () => {
+  await fake?.close();
+  await env?.teardown();
+});
+
+const silentLog = { warn: () => undefined, debug: () => undefined };
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/** The real worker process (`npm run worker`): the fleet's other member, with its own pacer. */
+async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: path.join(__dirname, '..'),
+    env: {
+      PATH: process.env.PATH,
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SHIPPING_API_BASE_URL: fake.baseUrl,
+      SHIPPING_API_KEY: TEST_CREDENTIALS.apiKey,
+      SHIPPING_API_TOKEN: TEST_CREDENTIALS.apiToken,
+      TRACKING_POLL_INTERVAL: '60s',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  await waitFor(() => (output.includes('RUNNING') ? true : child.exitCode !== null ? Promise.reject(new Error(output)) : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+    what: 'the worker process to poll',
+  });
+  return child;
+}
+
+async function startWorker(taskQueue: string, pacing: PacingSettings, opts: { fleet?: boolean; pollIntervalMs?: number } = {}) {
+  const fleet = opts.fleet
+    ? fleetRateLimits({ client: env.client, taskQueue, workflowId: accountWorkflowId(fake.baseUrl, TEST_CREDENTIALS.apiKey, taskQueue), log: silentLog })
+    : undefined;
+  const worker = await createShipmentWorker({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    shippingApi: { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS },
+    tracking: { pollIntervalMs: opts.pollIntervalMs ?? 60_000, pollIntervalsMs: {} },
+    workflowBundle: await getWorkflowBundle(),
+    pacing,
+    fleet,
+  });
+  const entry = { worker, done: worker.run(), fleet };
+  running.push(entry);
+  return entry;
+}
+
+async function stop(entry: { worker: Worker; done: Promise<void>; fleet?: FleetRateLimits }) {
+  if (entry.worker.getState() === 'RUNNING') entry.worker.shutdown();
+  await entry.done.catch(() => undefined);
+  await entry.fleet?.close();
+}
+
+/** The 429 the fake answered first after `since`, and every request of the account after it. */
+function after429(since: number) {
+  const log = fake.requestLog().filter((r) => r.at >= since);
+  const limited = log.find((r) => r.status === 429);
+  if (!limited) throw new Error('no 429 in the request log');
+  return { at: limited.at, retryAfterMs: Number(limited.retryAfter) * 1000, later: log.filter((r) => r.at > limited.at) };
+}
+
+it("a 429's Retry-After holds every call of the account on both workers of the fleet", async () => {
+  const taskQueue = `pacing-fleet-${randomUUID()}`;
+  await startWorker(taskQueue, { mode: 'adaptive' }, { fleet: true });
+  const other = await startWorkerProcess(taskQueue);
+  await new Promise((r) => setTimeout(r, 500)); // both workers listening to the account workflow
+  const since = Date.now();
+  fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 429, retryAfter: '3' }] });
+  const handles = await Promise.all(
+    Array.from({ length: 12 }, async (_, i) => {
+      const started = await startShipment(env.client, taskQueue, order('acme', `P-${i}-${since}`));
+      return env.client.workflow.getHandle(started.workflowId);
+    }),
+  );
+  await waitFor(async () => {
+    const states = await Promise.all(handles.map((h) => h.query(stateQuery)));
+    return states.every((s) => s.phase === 'tracking') ? true : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 200, what: 'every shipment in tracking' });
+
+  const { at, retryAfterMs, later } = after429(since);
+  expect(retryAfterMs).toBe(3000);
+  // The relay reaches the other worker within a fraction of a second; after that, nothing
+  // of the account goes out until Retry-After has passed.
+  const early = later.filter((r) => r.at >= at + 500 && r.at < at + retryAfterMs);
+  expect(early).toEqual([]);
+  expect(later.filter((r) => r.at >= at + retryAfterMs).length).toBeGreaterThan(0);
+  // Exactly one label per order despite the wait.
+  for (let i = 0; i < 12; i++) expect(fake.labels().filter((l) => l.customerOrderNumber === `P-${i}-${since}`)).toHaveLength(1);
+  other.kill('SIGTERM');
+}, 90_000);
+
+it('a worker started after the 429 learns the hold from the account workflow', async () => {
+  const taskQueue = `pacing-restart-${randomUUID()}`;
+  const first = await startWorker(taskQueue, { mode: 'adaptive' }, { fleet: true });
+  await new Promise((r) => setTimeout(r, 500));
+  const since = Date.now();
+  fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 429, retryAfter: '4' }] });
+  const handle = env.client.workflow.getHandle((await startShipment(env.client, taskQueue, order('acme', `R-${since}`))).workflowId);
+  await waitFor(() => (fake.requestLog().some((r) => r.at >= since && r.status === 429) ? true : undefined), { timeoutMs: 10_000 });
+  // The worker that got the 429 goes away; a fresh one (a new pacer, knowing nothing) takes over.
+  await stop(first);
+  const second = await startWorker(taskQueue, { mode: 'adaptive' }, { fleet: true });
+  const others = await Promise.all(
+    Array.from({ length: 4 }, async (_, i) => env.client.workflow.getHandle((await startShipment(env.client, taskQueue, order('acme', `R-${i}-${since}`))).workflowId)),
+  );
+  await waitFor(async () => ((await handle.query(stateQuery)).phase === 'tracking' ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
+  await Promise.all(others.map((h) => waitFor(async () => ((await h.query(stateQuery)).phase === 'tracking' ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 })));
+  const { at, retryAfterMs, later } = after429(since);
+  expect(later.filter((r) => r.at < at + retryAfterMs)).toEqual([]);
+  await stop(second);
+});
+
+it('labels go before waiting tracking polls when the pace is short, and polls still get their share', async () => {
+  const taskQueue = `pacing-labels-${randomUUID()}`;
+  // A ceiling of 4 calls a second and 10 shipments polling every 100 ms: polls always wait.
+  await startWorker(taskQueue, { mode: 'adaptive', maxRequestsPerSecond: 4 }, { pollIntervalMs: 100 });
+  const stamp = Date.now();
+  await Promise.all(Array.from({ length: 10 }, (_, i) => startShipment(env.client, taskQueue, order('acme', `W-${i}-${stamp}`))));
+  await waitFor(() => (fake.requestLog().filter((r) => r.at >= stamp && r.endpoint === 'GET /tracking').length >= 12 ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+    what: 'the tracking wave',
+  });
+  const importedAt = Date.now();
+  await Promise.all(Array.from({ length: 3 }, (_, i) => startShipment(env.client, taskQueue, order('acme', `N-${i}-${stamp}`))));
+  await waitFor(() => (fake.labels().filter((l) => l.customerOrderNumber.startsWith('N-')).length >= 3 ? true : undefined), {
+    timeoutMs: 20_000,
+    intervalMs: 100,
+  });
+  const after = await waitFor(
+    () => {
+      const log = fake.requestLog().filter((r) => r.at >= importedAt);
+      return log.length >= 12 ? log : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 100, what: '12 calls after the import' },
+  );
+  const labelPositions = after.map((r, i) => (r.endpoint === 'POST /labels' ? i : -1)).filter((i) => i >= 0);
+  // Each new label takes one of the next free slots (the import's workflow task comes first),
+  // not a place behind the queue of polls.
+  expect(labelPositions).toHaveLength(3);
+  expect(Math.max(...labelPositions)).toBeLessThanOrEqual(6);
+  // Polls are not starved while labels and order reads wait: at least one slot in four is theirs.
+  expect(after.slice(0, 12).filter((r) => r.endpoint === 'GET /tracking').length).toBeGreaterThanOrEqual(2);
+});
