@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { hasBaselineCommit, TIMER_LOOP_COMMIT } from './baseline';
 import { historyScenario, type HistoryRow } from './history';
 import { scaleScenario, type ScaleRow } from './scale';
+import { rateLimitScenario, rateLimitSettings, type RateLimitRow } from './rate-limit';
 import { shopSyncScenario, type ShopSyncCostRow, type ShopSyncOutageRow } from './shop-sync';
 import { startDevServer } from './stack';
 
@@ -25,9 +26,14 @@ Scenarios (default: all):
             down for --outage seconds while --shop-sync-shipments run their course
             (time-scaled: the outage stands for 1 h, maxBackoff scaled alike): delivery
             lag once it is back, and events/s against a plain script POSTing the same events
+  rate-limit two worker processes against the API limited to --rate-limit calls/s per account:
+            --rate-orders orders, then a wave of --rate-wave shipments polling every second,
+            then --rate-orders more; accepted/s ÷ limit, share of 429s, label p50/p95 without
+            and with the wave, duplicates, calls during a Retry-After; adaptive pacing vs
+            pacing off uncapped vs pacing off with TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND=0.9×limit
 
 Options:
-  --scenario <list>            history,scale,shop-sync (default all three)
+  --scenario <list>            history,scale,shop-sync,rate-limit (default all four)
   --polls <list>               unchanged polls per shipment for history (default 5,400)
   --history-shipments <n>      shipments per path and poll count (default 3)
   --shipments <n>              shipments for the change-driven scale run (default 10000)
@@ -37,6 +43,9 @@ Options:
   --import-flags <flags>       extra flags for the import CLI, e.g. "--max-backlog 0" (default none)
   --shop-sync-shipments <n>    shipments in the shop outage (default 100)
   --outage <seconds>           shop downtime standing for one hour (default 60)
+  --rate-limit <n>             the API's limit, calls/s per account (default 20)
+  --rate-orders <n>            new orders per phase (default 200)
+  --rate-wave <n>              shipments in the tracking wave (default 150)
   --out <file>                 JSON results (default bench/results.json)
   -h, --help                   this help
 
@@ -53,7 +62,10 @@ function positiveInt(name: string, text: string | undefined, fallback: number, m
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      scenario: { type: 'string', default: 'history,scale,shop-sync' },
+      scenario: { type: 'string', default: 'history,scale,shop-sync,rate-limit' },
+      'rate-limit': { type: 'string' },
+      'rate-orders': { type: 'string' },
+      'rate-wave': { type: 'string' },
       'shop-sync-shipments': { type: 'string' },
       outage: { type: 'string' },
       polls: { type: 'string', default: '5,400' },
@@ -73,7 +85,9 @@ async function main(): Promise<number> {
   }
   const scenarios = values.scenario.split(',').map((s) => s.trim());
   for (const s of scenarios) {
-    if (!['history', 'scale', 'shop-sync'].includes(s)) throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync)`);
+    if (!['history', 'scale', 'shop-sync', 'rate-limit'].includes(s)) {
+      throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync, rate-limit)`);
+    }
   }
   const polls = values.polls.split(',').map((p) => positiveInt('polls', p.trim(), 5, 2));
   const historyShipments = positiveInt('history-shipments', values['history-shipments'], 3);
@@ -120,6 +134,25 @@ async function main(): Promise<number> {
     }
   }
 
+  if (scenarios.includes('rate-limit')) {
+    const limit = positiveInt('rate-limit', values['rate-limit'], 20);
+    const server = await startDevServer();
+    try {
+      results.rateLimit = await rateLimitScenario(
+        server,
+        {
+          limit,
+          orders: positiveInt('rate-orders', values['rate-orders'], 200),
+          wave: positiveInt('rate-wave', values['rate-wave'], 150),
+          settings: rateLimitSettings(limit),
+        },
+        log,
+      );
+    } finally {
+      await server.stop();
+    }
+  }
+
   writeFileSync(values.out, JSON.stringify(results, null, 2) + '\n');
   printTables(results);
   process.stdout.write(`\nJSON: ${values.out}\n`);
@@ -132,9 +165,29 @@ interface Results {
   history?: HistoryRow[];
   scale?: ScaleRow[];
   shopSync?: { cost: ShopSyncCostRow[]; outage: ShopSyncOutageRow };
+  rateLimit?: RateLimitRow[];
 }
 
 function printTables(r: Results): void {
+  if (r.rateLimit) {
+    const first = r.rateLimit[0]!;
+    table(
+      `Rate limit: 2 workers, API limited to ${first.limit} calls/s, ${first.orders} orders before and during a wave of ${first.wave} shipments polling every second`,
+      ['setting', 'accepted/s ÷ limit (wave)', '429 share', 'calls', 'label p50/p95 s, no wave', 'label p50/p95 s, wave', 'p95 wave ÷ no wave', 'duplicate labels', 'calls during Retry-After', 's'],
+      r.rateLimit.map((x) => [
+        x.setting,
+        x.acceptedPerLimit,
+        `${Math.round(x.share429 * 1000) / 10} %`,
+        x.calls,
+        `${x.labelP50NoWaveSeconds} / ${x.labelP95NoWaveSeconds}`,
+        `${x.labelP50WaveSeconds} / ${x.labelP95WaveSeconds}`,
+        x.waveP95Ratio,
+        x.duplicateLabels,
+        x.callsDuringRetryAfter,
+        x.seconds,
+      ]),
+    );
+  }
   if (r.shopSync) {
     const { cost, outage: o } = r.shopSync;
     table(

@@ -119,7 +119,8 @@ export function fleetRateLimits(options: {
     },
     async close() {
       stop.abort();
-      await listening;
+      // A waiting update may not end with the abort on every connection type: do not wait for it.
+      await Promise.race([listening, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     },
   };
 }

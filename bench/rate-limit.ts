@@ -1,0 +1,161 @@
+/**
+ * Spending the account's rate limit: two worker processes against the local API limited to R
+ * calls a second per account (429 with Retry-After), with today's settings side by side in the
+ * same run: adaptive pacing (the default), no pacing and no cap, and no pacing with the task
+ * queue capped below R.
+ *
+ * Per setting: `orders` new orders without any tracking wave, then a wave of `wave` shipments
+ * polling every second, then `orders` more new orders while the wave runs. It measures accepted
+ * calls per second over R while the wave saturates the account, the share of 429 answers, label
+ * latency (workflow start to label created) without and with the wave, duplicate labels, and
+ * calls made while a 429's Retry-After was running.
+ */
+import { randomUUID } from 'node:crypto';
+import { startShipment } from '../client/start-shipment';
+import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
+import type { ShipmentInput } from '../workflows/definitions';
+import { benchOrder } from './orders';
+import { ROOT, sleep, startWorkerProcess, type DevServer, type Proc } from './stack';
+
+const CREDENTIALS = { apiKey: 'bench-rate-key', apiToken: 'bench-rate-token' };
+const HOUR_MS = 3_600_000;
+
+export interface RateLimitSetting {
+  name: string;
+  env: Record<string, string>;
+}
+
+export function rateLimitSettings(limit: number): RateLimitSetting[] {
+  return [
+    { name: 'adaptive pacing (default)', env: {} },
+    { name: 'no cap (pacing off)', env: { SHIPPING_API_PACING: 'off' } },
+    {
+      name: `TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND=${Math.floor(limit * 0.9)} (pacing off)`,
+      env: { SHIPPING_API_PACING: 'off', TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND: String(Math.floor(limit * 0.9)) },
+    },
+  ];
+}
+
+export interface RateLimitRow {
+  setting: string;
+  limit: number;
+  orders: number;
+  wave: number;
+  /** Calls the API accepted per second during the wave, over the limit. */
+  acceptedPerLimit: number;
+  /** 429 answers over all answers, whole run. */
+  share429: number;
+  calls: number;
+  labelP50NoWaveSeconds: number;
+  labelP95NoWaveSeconds: number;
+  labelP50WaveSeconds: number;
+  labelP95WaveSeconds: number;
+  /** p95 with the wave over p95 without it. */
+  waveP95Ratio: number;
+  duplicateLabels: number;
+  /** Calls that reached the API while a Retry-After it had answered was still running (200 ms grace for calls already on the wire). */
+  callsDuringRetryAfter: number;
+  seconds: number;
+}
+
+export async function rateLimitScenario(
+  server: DevServer,
+  opts: { limit: number; orders: number; wave: number; settings: RateLimitSetting[] },
+  log: (m: string) => void,
+): Promise<RateLimitRow[]> {
+  const rows: RateLimitRow[] = [];
+  for (const setting of opts.settings) {
+    const fake = await startFakeShippingApi({
+      port: 0,
+      trackingStepMs: HOUR_MS, // tracking never moves: every poll of the wave is an unchanged poll
+      faults: { rateLimit: { perSecond: opts.limit, burst: opts.limit } },
+      accounts: [{ name: 'bench', ...CREDENTIALS }],
+    });
+    const taskQueue = `bench-rate-${randomUUID()}`;
+    const env = {
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SHIPPING_API_BASE_URL: fake.baseUrl,
+      SHIPPING_API_KEY: CREDENTIALS.apiKey,
+      SHIPPING_API_TOKEN: CREDENTIALS.apiToken,
+      ...setting.env,
+    };
+    const workers: Proc[] = [startWorkerProcess(ROOT, env), startWorkerProcess(ROOT, env)];
+    try {
+      await sleep(8000); // both workers bundled and polling
+      const started = Date.now();
+      log(`rate-limit, ${setting.name}: ${opts.orders} orders without a wave`);
+      const noWave = await labelLatencies(server, fake, taskQueue, 'A', opts.orders, HOUR_MS);
+      log(`rate-limit, ${setting.name}: a wave of ${opts.wave} shipments polling every second`);
+      await labelLatencies(server, fake, taskQueue, 'W', opts.wave, 1000);
+      await sleep(3000);
+      const waveFrom = Date.now();
+      log(`rate-limit, ${setting.name}: ${opts.orders} orders with the wave running`);
+      const withWave = await labelLatencies(server, fake, taskQueue, 'B', opts.orders, HOUR_MS);
+      const waveTo = Date.now();
+
+      const requests = fake.requestLog();
+      const inWave = requests.filter((r) => r.at >= waveFrom && r.at <= waveTo);
+      const limited = requests.filter((r) => r.status === 429);
+      const windows = limited.map((r) => ({ from: r.at + 200, to: r.at + Number(r.retryAfter ?? 1) * 1000 }));
+      const during = requests.filter((r) => windows.some((w) => r.at > w.from && r.at < w.to)).length;
+      const perOrder = new Map<string, number>();
+      for (const label of fake.labels()) perOrder.set(label.customerOrderNumber, (perOrder.get(label.customerOrderNumber) ?? 0) + 1);
+      const row: RateLimitRow = {
+        setting: setting.name,
+        limit: opts.limit,
+        orders: opts.orders,
+        wave: opts.wave,
+        acceptedPerLimit: round(inWave.filter((r) => r.status !== 429).length / ((waveTo - waveFrom) / 1000) / opts.limit),
+        share429: round(limited.length / Math.max(1, requests.length)),
+        calls: requests.length,
+        labelP50NoWaveSeconds: round(percentile(noWave, 0.5)),
+        labelP95NoWaveSeconds: round(percentile(noWave, 0.95)),
+        labelP50WaveSeconds: round(percentile(withWave, 0.5)),
+        labelP95WaveSeconds: round(percentile(withWave, 0.95)),
+        waveP95Ratio: round(percentile(withWave, 0.95) / Math.max(0.001, percentile(noWave, 0.95))),
+        duplicateLabels: [...perOrder.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0),
+        callsDuringRetryAfter: during,
+        seconds: Math.round((Date.now() - started) / 1000),
+      };
+      log(`rate-limit, ${setting.name}: accepted ${row.acceptedPerLimit} of the limit, ${Math.round(row.share429 * 1000) / 10} % 429s`);
+      rows.push(row);
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()));
+      await fake.close();
+    }
+  }
+  return rows;
+}
+
+/** Starts `count` orders at once; resolves with each one's seconds from start to label. */
+async function labelLatencies(server: DevServer, fake: FakeShippingApi, taskQueue: string, tag: string, count: number, pollIntervalMs: number): Promise<number[]> {
+  const stamp = Date.now();
+  const startedAt = new Map<string, number>();
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const input: ShipmentInput = { ...benchOrder(`${tag}-${i}-${stamp}`), tracking: { pollIntervalMs, pollIntervalsMs: {} } };
+      startedAt.set(input.orderId, Date.now());
+      await startShipment(server.client, taskQueue, input);
+    }),
+  );
+  const deadline = Date.now() + 15 * 60_000;
+  for (;;) {
+    const created = fake.labels().filter((l) => startedAt.has(l.customerOrderNumber));
+    if (created.length >= count) {
+      return created.map((l) => (Date.parse(l.createdAt) - startedAt.get(l.customerOrderNumber)!) / 1000);
+    }
+    if (Date.now() > deadline) throw new Error(`only ${created.length} of ${count} labels after 15 minutes`);
+    await sleep(250);
+  }
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
