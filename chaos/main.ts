@@ -115,7 +115,7 @@ export function printReport(report: ChaosReport, write: (s: string) => void): vo
     `Run: ${(report.elapsedMs / 1000).toFixed(0)} s; ${e.workerKills} worker kills, ${e.scriptKills} script kills ` +
       `(script started ${e.scriptStarts}x, ${e.scriptFinished ? 'finished its last pass' : 'did not finish its last pass'}), ` +
       `${e.serverRestarts} server restart(s)${e.serverDownMs === null ? '' : ` (at ${e.serverRestartAt}, down ${(e.serverDownMs / 1000).toFixed(1)} s)`}, ` +
-      `import runs: ${e.importRuns.map((r) => r.exitCode).join(', ')}; ` +
+      `import: ${e.importRuns.length} run(s), exit code(s) ${e.importRuns.map((r) => r.exitCode).join(', ')}; ` +
       `settled ${e.settledAfterFaultsMs === null ? 'not before the deadline' : `${(e.settledAfterFaultsMs / 1000).toFixed(0)} s after the faults stopped`}.\n`,
   );
   const faults = (s: ChaosReport['stats']['ours']) =>

@@ -53,7 +53,7 @@ export interface ChaosOptions {
 export const DEFAULT_OPTIONS: Omit<ChaosOptions, 'log'> = {
   orders: 300,
   seed: 1,
-  durationMs: 180_000,
+  durationMs: 240_000,
   deadlineMs: 570_000,
   minKillMs: 5_000,
   maxKillMs: 10_000,
