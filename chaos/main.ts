@@ -38,7 +38,7 @@ Options:
 Our path passes (exit 0) with: zero duplicate labels, every order with a label whose details
 were read, zero stuck shipments (each finished, or waiting for an operator after a rejection),
 zero calls before their Retry-After (same order / label / tracking id), no credential in any
-worker or import output. Otherwise exit 1, naming what failed.
+worker or import output nor in the Temporal SQLite file. Otherwise exit 1, naming what failed.
 Environment: TEMPORAL_CLI_PATH (the Temporal CLI; else found or built, see README);
 CHAOS_KEEP_WORK_DIR=1 keeps the logs, the SQLite file and the orders.
 `;

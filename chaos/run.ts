@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -296,6 +296,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
 
     for (const p of processes) await p.close();
     const outputs = ['worker-1.log', 'worker-2.log', 'import.log'].map((name) => ({ name, text: readFileSync(file(name), 'utf8') }));
+    // The histories too: a secret in a workflow input or result would sit in the SQLite file.
+    for (const name of ['temporal.db', 'temporal.db-wal']) {
+      if (existsSync(file(name))) outputs.push({ name, text: readFileSync(file(name)).toString('latin1') });
+    }
     const scriptOutput = [{ name: 'plain-script.log', text: readFileSync(file('plain-script.log'), 'utf8') }];
 
     const pathResult = (name: string, fake: FakeShippingApi, acct: FakeAccount, shipments: ShipmentCounts | null, texts: typeof outputs): PathResult => {
