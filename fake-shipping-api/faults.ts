@@ -28,22 +28,36 @@ export interface FailNextEntry {
   retryAfter?: string | null;
 }
 
+/** Range of the Retry-After (whole seconds) of a random 429 (`rateLimitedRate`). */
+export interface RetryAfterRange {
+  minSeconds: number;
+  maxSeconds: number;
+}
+
 export interface Faults {
   rateLimit: RateLimit | null;
+  /** Share of requests answered 429 at random, whatever the token bucket says (a shared quota). */
+  rateLimitedRate: number;
+  rateLimitedRetryAfter: RetryAfterRange;
   serverErrorRate: number;
   latencyMs: number;
   hangRate: number;
   malformedRate: number;
+  /** Share of requests handled (a label is created) whose connection is then cut without an answer. */
+  lostAnswerRate: number;
   endpoints: string[] | null;
   failNext: FailNextEntry[];
 }
 
 export const DEFAULT_FAULTS: Readonly<Faults> = Object.freeze({
   rateLimit: null,
+  rateLimitedRate: 0,
+  rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 },
   serverErrorRate: 0,
   latencyMs: 0,
   hangRate: 0,
   malformedRate: 0,
+  lostAnswerRate: 0,
   endpoints: null,
   failNext: [],
 });
@@ -75,10 +89,18 @@ export const FaultsPatch = z
     rateLimit: z
       .strictObject({ perSecond: z.number().positive(), burst: z.number().int().min(1) })
       .nullable(),
+    rateLimitedRate: Rate,
+    rateLimitedRetryAfter: z
+      .strictObject({
+        minSeconds: z.number().int().min(0).max(3600),
+        maxSeconds: z.number().int().min(0).max(3600),
+      })
+      .refine((r) => r.minSeconds <= r.maxSeconds, { message: 'minSeconds must not exceed maxSeconds', path: ['maxSeconds'] }),
     serverErrorRate: Rate,
     latencyMs: z.number().int().min(0).max(600_000),
     hangRate: Rate,
     malformedRate: Rate,
+    lostAnswerRate: Rate,
     endpoints: z.array(EndpointKeySchema).nullable(),
     failNext: z.array(
       z.strictObject({
@@ -102,10 +124,13 @@ export class InvalidFaultsError extends Error {
 export function cloneFaults(f: Faults): Faults {
   return {
     rateLimit: f.rateLimit === null ? null : { ...f.rateLimit },
+    rateLimitedRate: f.rateLimitedRate,
+    rateLimitedRetryAfter: { ...f.rateLimitedRetryAfter },
     serverErrorRate: f.serverErrorRate,
     latencyMs: f.latencyMs,
     hangRate: f.hangRate,
     malformedRate: f.malformedRate,
+    lostAnswerRate: f.lostAnswerRate,
     endpoints: f.endpoints === null ? null : [...f.endpoints],
     failNext: f.failNext.map((e) => ({ ...e })),
   };

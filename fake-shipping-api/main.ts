@@ -37,10 +37,15 @@ Flags:
   --rate-limit <perSecond>      Per-account token bucket refill rate, > 0 (default: no limit)
   --burst <n>                   Token bucket size, integer >= 1; needs --rate-limit
                                 (default: ceil(perSecond))
+  --rate-limited-rate <0..1>    Share of requests answered 429 at random, bucket or not (default 0)
+  --retry-after <s|min-max>     Retry-After seconds of those random 429s, one value or a range
+                                drawn per answer (default 1)
   --error-rate <0..1>           Share of requests answered 500 (default 0)
   --latency-ms <ms>             Delay added after handling, before answering (default 0)
   --hang-rate <0..1>            Share of requests handled and never answered (default 0)
   --malformed-rate <0..1>       Share of 2xx answers whose body breaks the contract (default 0)
+  --lost-answer-rate <0..1>     Share of requests handled (label created) whose connection is then
+                                cut without an answer (default 0)
   --fault-endpoint <key>        Restrict faults to this endpoint; repeatable (default: all).
                                 Keys: ${ENDPOINT_KEYS.join(', ')}
   --extra-account <name:key:token>
@@ -95,10 +100,13 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
         seed: { type: 'string' },
         'rate-limit': { type: 'string' },
         burst: { type: 'string' },
+        'rate-limited-rate': { type: 'string' },
+        'retry-after': { type: 'string' },
         'error-rate': { type: 'string' },
         'latency-ms': { type: 'string' },
         'hang-rate': { type: 'string' },
         'malformed-rate': { type: 'string' },
+        'lost-answer-rate': { type: 'string' },
         'fault-endpoint': { type: 'string', multiple: true },
         'extra-account': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
@@ -132,6 +140,17 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   const burst = num('burst', { integer: true, min: 1 });
   if (burst !== undefined && perSecond === undefined) throw new CliError('--burst: only valid together with --rate-limit');
   if (perSecond !== undefined) faults.rateLimit = { perSecond, burst: burst ?? Math.max(1, Math.ceil(perSecond)) };
+  const rateLimitedRate = num('rate-limited-rate', { min: 0, max: 1 });
+  if (rateLimitedRate !== undefined) faults.rateLimitedRate = rateLimitedRate;
+  const retryAfter = str('retry-after');
+  if (retryAfter !== undefined) {
+    const [low, high, ...more] = retryAfter.split('-');
+    if (more.length > 0) throw new CliError(`--retry-after: "${retryAfter}" is not seconds or a range min-max`);
+    const minSeconds = parseNumber('--retry-after', low!, { integer: true, min: 0, max: 3600 });
+    const maxSeconds = high === undefined ? minSeconds : parseNumber('--retry-after', high, { integer: true, min: 0, max: 3600 });
+    if (minSeconds > maxSeconds) throw new CliError(`--retry-after: the range "${retryAfter}" ends before it starts`);
+    faults.rateLimitedRetryAfter = { minSeconds, maxSeconds };
+  }
   const errorRate = num('error-rate', { min: 0, max: 1 });
   if (errorRate !== undefined) faults.serverErrorRate = errorRate;
   const latencyMs = num('latency-ms', { integer: true, min: 0, max: 600_000 });
@@ -140,6 +159,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   if (hangRate !== undefined) faults.hangRate = hangRate;
   const malformedRate = num('malformed-rate', { min: 0, max: 1 });
   if (malformedRate !== undefined) faults.malformedRate = malformedRate;
+  const lostAnswerRate = num('lost-answer-rate', { min: 0, max: 1 });
+  if (lostAnswerRate !== undefined) faults.lostAnswerRate = lostAnswerRate;
   const endpoints = list('fault-endpoint');
   if (endpoints !== undefined) {
     faults.endpoints = endpoints.map((raw) => {

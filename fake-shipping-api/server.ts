@@ -44,7 +44,7 @@ import {
 } from './records';
 import { cancellableDelays } from '../dev-server/local-server';
 
-export type { EndpointKey, FailNextEntry, Faults, RateLimit } from './faults';
+export type { EndpointKey, FailNextEntry, Faults, RateLimit, RetryAfterRange } from './faults';
 export { ENDPOINT_KEYS, FaultsPatch, InvalidFaultsError, normalizeEndpointKey } from './faults';
 export { INTEGRATION_CODE } from './catalog';
 
@@ -71,7 +71,7 @@ export interface FakeShippingApiOptions {
    * GET /tracking calls of the label (benchmarks of N unchanged polls). Default unset.
    */
   trackingStepPolls?: number;
-  /** How many answered API requests requestLog() keeps (the newest). Default 100 000. */
+  /** How many API requests requestLog() keeps (the newest). Default 100 000. */
   requestLogSize?: number;
   /** Destination postal codes the courier rejects. Default ["00000"]. */
   rejectPostalCodes?: string[];
@@ -80,13 +80,28 @@ export interface FakeShippingApiOptions {
   faults?: Partial<Faults>;
 }
 
-/** One answered API request, for tests that check timing (e.g. nothing sent before Retry-After). */
+/** Which fault shaped a request's answer (the `x-fake-fault` header, plus the unanswered ones). */
+export type FakeFault = 'fail-next' | 'rate-limit' | 'rate-limited' | 'server-error' | 'malformed' | 'hang' | 'lost-answer';
+
+/** One API request, for tests that check timing (e.g. nothing sent before Retry-After). */
 export interface FakeRequest {
+  /** When the answer was sent (or, unanswered, when it was decided not to answer). */
   at: number;
+  /** When the request arrived (before its body was read). */
+  receivedAt: number;
   endpoint: string;
   /** The label, order or tracking id in the path, when there is one. */
   id: string | null;
+  /** The authenticated account's name; null for a 401. */
+  account: string | null;
+  /** POST /labels: the body's idempotencyKey and order.customerOrderNumber, when it has them. */
+  idempotencyKey: string | null;
+  customerOrderNumber: string | null;
+  /** The status sent, or for an unanswered request the one the handler produced. */
   status: number;
+  /** False for a hang or a lost answer: the client never saw `status`. */
+  answered: boolean;
+  fault: FakeFault | null;
   retryAfter: string | null;
 }
 
@@ -95,7 +110,7 @@ export interface FakeStats {
   labelsRejected: number;
   idempotentReplays: number;
   idempotencyPayloadMismatches: number;
-  /** Endpoint key -> status code (or "hang") -> count. */
+  /** Endpoint key -> status code (or "hang", "lost") -> count. */
   requests: Record<string, Record<string, number>>;
 }
 
@@ -112,7 +127,7 @@ export interface FakeShippingApi {
   baseUrl: string;
   port: number;
   stats(): FakeStats;
-  /** Answered API requests, oldest first (admin and unmatched routes are not logged). */
+  /** API requests, oldest first, hung and lost ones included (admin and unmatched routes are not logged). */
   requestLog(): FakeRequest[];
   labels(): FakeLabelSummary[];
   /** Validates and applies a partial patch; throws InvalidFaultsError naming the field. */
@@ -255,6 +270,22 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
   });
 }
 
+/** The idempotencyKey and customerOrderNumber of a label request body, as far as it has them. */
+function identityOf(body: string | null): { idempotencyKey: string | null; customerOrderNumber: string | null } {
+  let json: unknown;
+  try {
+    json = body === null ? null : JSON.parse(body);
+  } catch {
+    json = null;
+  }
+  const record = json !== null && typeof json === 'object' ? (json as Record<string, unknown>) : {};
+  const order = record.order !== null && typeof record.order === 'object' ? (record.order as Record<string, unknown>) : {};
+  return {
+    idempotencyKey: typeof record.idempotencyKey === 'string' ? record.idempotencyKey : null,
+    customerOrderNumber: typeof order.customerOrderNumber === 'string' ? order.customerOrderNumber : null,
+  };
+}
+
 function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -275,8 +306,8 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
   const trackingPolls = new Map<string, number>();
   const requestLogSize = options.requestLogSize ?? 100_000;
   let requests: FakeRequest[] = [];
-  function logRequest(endpoint: string, id: string | undefined, answer: Answer): void {
-    requests.push({ at: Date.now(), endpoint, id: id ?? null, status: answer.status, retryAfter: answer.headers?.['retry-after'] ?? null });
+  function logRequest(entry: Omit<FakeRequest, 'at'>): void {
+    requests.push({ at: Date.now(), ...entry });
     if (requests.length > requestLogSize * 1.5) requests = requests.slice(-requestLogSize);
   }
   const rejectPostalCodes = new Set(options.rejectPostalCodes ?? DEFAULTS.rejectPostalCodes);
@@ -299,7 +330,7 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
   });
   let stats = emptyStats();
 
-  function count(key: string, status: number | 'hang'): void {
+  function count(key: string, status: number | 'hang' | 'lost'): void {
     const perStatus = (stats.requests[key] ??= {});
     perStatus[String(status)] = (perStatus[String(status)] ?? 0) + 1;
   }
@@ -330,8 +361,7 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
     return { record };
   }
 
-  async function createLabel(req: IncomingMessage, account: FakeAccount): Promise<Answer> {
-    const text = await readBody(req, DEFAULTS.maxBodyBytes);
+  function createLabel(text: string | null, account: FakeAccount): Answer {
     if (text === null) return standard(413, `Request body larger than ${DEFAULTS.maxBodyBytes} bytes`);
     let json: unknown;
     try {
@@ -447,11 +477,11 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
     return tracking === null ? standard(404, 'Tracking not found') : { status: 200, body: tracking };
   }
 
-  async function handleApi(req: IncomingMessage, key: EndpointKey, id: string | undefined, account: FakeAccount, url: URL): Promise<Answer> {
+  function handleApi(key: EndpointKey, id: string | undefined, account: FakeAccount, url: URL, body: string | null): Answer {
     const now = Date.now();
     switch (key) {
       case 'POST /labels':
-        return createLabel(req, account);
+        return createLabel(body, account);
       case 'GET /labels': {
         const found = ownedLabel(account, id!, 'Label not found');
         return 'answer' in found ? found.answer : { status: 200, body: labelDocument(found.record, now, trackingStepMs) };
@@ -577,13 +607,29 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
     }
 
     const key = r.key;
+    const receivedAt = Date.now();
+    const account = authenticate(req);
+    // Read before any fault, so a faulted label request is logged with its key and order.
+    const body = account && key === 'POST /labels' ? await readBody(req, DEFAULTS.maxBodyBytes) : null;
+    const labelIdentity = identityOf(body);
+    const log = (answer: Answer, answered: boolean, fault: FakeFault | null): void =>
+      logRequest({
+        receivedAt,
+        endpoint: key,
+        id: r.id ?? null,
+        account: account?.name ?? null,
+        ...labelIdentity,
+        status: answer.status,
+        answered,
+        fault,
+        retryAfter: answer.headers?.['retry-after'] ?? null,
+      });
     const reply = (answer: Answer): void => {
       count(key, answer.status);
-      logRequest(key, r.id, answer);
+      log(answer, true, (answer.headers?.['x-fake-fault'] as FakeFault | undefined) ?? null);
       send(res, answer);
     };
 
-    const account = authenticate(req);
     if (!account) return reply(standard(401, 'Unauthorized'));
 
     // 1. the deterministic fail-next queue
@@ -603,15 +649,21 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
         return reply(standard(429, 'Too many requests: rate limit exceeded', { 'retry-after': String(wait), 'x-fake-fault': 'rate-limit' }));
       }
     }
-    // 3. random server errors
+    // 3. random 429s, as from a quota shared with other clients of the account
+    if (inScope && faults.rateLimitedRate > 0 && random() < faults.rateLimitedRate) {
+      const { minSeconds, maxSeconds } = faults.rateLimitedRetryAfter;
+      const wait = minSeconds + Math.floor(random() * (maxSeconds - minSeconds + 1));
+      return reply(standard(429, 'Too many requests: rate limit exceeded', { 'retry-after': String(wait), 'x-fake-fault': 'rate-limited' }));
+    }
+    // 4. random server errors
     if (inScope && faults.serverErrorRate > 0 && random() < faults.serverErrorRate) {
       return reply(standard(500, 'Internal server error', { 'x-fake-fault': 'server-error' }));
     }
 
-    // 4. handle (state changes here)
-    const answer = await handleApi(req, key, r.id, account, url);
+    // 5. handle (state changes here)
+    const answer = handleApi(key, r.id, account, url, body);
 
-    // 5. malformed body, hang, latency
+    // 6. malformed body, hang, lost answer, latency
     if (inScope) {
       if (answer.status >= 200 && answer.status < 300 && faults.malformedRate > 0 && random() < faults.malformedRate) {
         answer.body = malform(key, answer.body);
@@ -619,7 +671,14 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
       }
       if (faults.hangRate > 0 && random() < faults.hangRate) {
         count(key, 'hang');
+        log(answer, false, 'hang');
         return; // handled, never answered: the socket stays open until the client gives up
+      }
+      if (faults.lostAnswerRate > 0 && random() < faults.lostAnswerRate) {
+        count(key, 'lost');
+        log(answer, false, 'lost-answer');
+        res.socket?.destroy(); // handled, then the connection drops: the client sees a reset
+        return;
       }
       if (faults.latencyMs > 0) await delay(faults.latencyMs);
     }

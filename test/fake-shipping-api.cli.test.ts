@@ -15,7 +15,7 @@ const TSX_CLI = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const MAIN = path.join(ROOT, 'fake-shipping-api', 'main.ts');
 const FLAGS = [
   '--host', '--port', '--tracking-step-ms', '--reject-postal-code', '--seed', '--rate-limit', '--burst', '--error-rate',
-  '--latency-ms', '--hang-rate', '--malformed-rate', '--fault-endpoint', '--extra-account', '--help',
+  '--latency-ms', '--hang-rate', '--malformed-rate', '--rate-limited-rate', '--retry-after', '--lost-answer-rate', '--fault-endpoint', '--extra-account', '--help',
 ];
 
 interface Run {
@@ -116,6 +116,7 @@ describe('flag parsing', () => {
       [
         '--host', '0.0.0.0', '--port', '5000', '--tracking-step-ms', '250', '--reject-postal-code', '11111', '--reject-postal-code', '22222',
         '--seed', '9', '--rate-limit', '2.5', '--error-rate', '0.1', '--latency-ms', '20', '--hang-rate', '0.05', '--malformed-rate', '0.2',
+        '--rate-limited-rate', '0.1', '--retry-after', '1-5', '--lost-answer-rate', '0.03',
         '--fault-endpoint', 'POST /labels', '--fault-endpoint', 'get /tracking/{id}', '--extra-account', 'b:kb:tb',
       ],
       { SHIPPING_API_KEY: 'k', SHIPPING_API_TOKEN: 't' },
@@ -135,15 +136,19 @@ describe('flag parsing', () => {
         ],
         faults: {
           rateLimit: { perSecond: 2.5, burst: 3 },
+          rateLimitedRate: 0.1,
+          rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 5 },
           serverErrorRate: 0.1,
           latencyMs: 20,
           hangRate: 0.05,
           malformedRate: 0.2,
+          lostAnswerRate: 0.03,
           endpoints: ['POST /labels', 'GET /tracking'],
         },
       },
     });
     expect(parseCli([], {})).toMatchObject({ kind: 'run', options: { port: 4010, host: '127.0.0.1' } });
+    expect(parseCli(['--retry-after', '3'], {})).toMatchObject({ options: { faults: { rateLimitedRetryAfter: { minSeconds: 3, maxSeconds: 3 } } } });
   });
 
   it.each([
@@ -161,6 +166,11 @@ describe('flag parsing', () => {
     [['--extra-account', 'only-a-name'], '--extra-account'],
     [['--extra-account', 'default:x:y'], '--extra-account'],
     [['--port'], '--port'],
+    [['--rate-limited-rate', '1.1'], '--rate-limited-rate'],
+    [['--retry-after', '5-2'], '--retry-after'],
+    [['--retry-after', '1-2-3'], '--retry-after'],
+    [['--retry-after', 'soon'], '--retry-after'],
+    [['--lost-answer-rate', 'x'], '--lost-answer-rate'],
   ])('%j is rejected naming %s', (args, flag) => {
     expect(() => parseCli(args, {})).toThrow(flag);
   });

@@ -29,7 +29,18 @@ afterAll(async () => {
   await api.close();
 });
 beforeEach(() => {
-  api.setFaults({ failNext: [], rateLimit: null, serverErrorRate: 0, hangRate: 0, malformedRate: 0, latencyMs: 0, endpoints: null });
+  api.setFaults({
+    failNext: [],
+    rateLimit: null,
+    rateLimitedRate: 0,
+    rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 },
+    serverErrorRate: 0,
+    hangRate: 0,
+    malformedRate: 0,
+    lostAnswerRate: 0,
+    latencyMs: 0,
+    endpoints: null,
+  });
   api.resetStats();
 });
 
@@ -186,10 +197,13 @@ describe('admin endpoints', () => {
     expect(answer.status).toBe(200);
     const expected: Faults = {
       rateLimit: { perSecond: 5, burst: 10 },
+      rateLimitedRate: 0,
+      rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 },
       serverErrorRate: 0,
       latencyMs: 0,
       hangRate: 0,
       malformedRate: 0,
+      lostAnswerRate: 0,
       endpoints: ['GET /tracking', 'POST /labels'],
       failNext: [{ status: 503 }],
     };
@@ -211,6 +225,51 @@ describe('admin endpoints', () => {
     expect((await rawRequest(api.baseUrl, 'POST', '/__admin/faults', { body: '{nope' })).status).toBe(400);
     expect(() => api.setFaults({ hangRate: -1 })).toThrow(InvalidFaultsError);
     expect(() => api.setFaults({ hangRate: -1 })).toThrow(/hangRate/);
+    expect(() => api.setFaults({ rateLimitedRetryAfter: { minSeconds: 5, maxSeconds: 2 } })).toThrow(/rateLimitedRetryAfter\.maxSeconds/);
+    expect(() => api.setFaults({ lostAnswerRate: 2 })).toThrow(/lostAnswerRate/);
+  });
+});
+
+describe('random 429s and lost answers', () => {
+  it('rateLimitedRate answers 429 with a Retry-After drawn from the range, whatever the bucket says', async () => {
+    api.setFaults({ rateLimitedRate: 1, rateLimitedRetryAfter: { minSeconds: 2, maxSeconds: 4 } });
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i += 1) {
+      const answer = await rawRequest(api.baseUrl, 'GET', '/couriers', { headers: auth });
+      expect(answer.status).toBe(429);
+      expect(answer.headers.get('x-fake-fault')).toBe('rate-limited');
+      seen.add(String(answer.headers.get('retry-after')));
+    }
+    expect([...seen].sort()).toEqual(['2', '3', '4']);
+    const log = api.requestLog().slice(-40);
+    expect(log.every((r) => r.status === 429 && r.fault === 'rate-limited' && r.account === 'main' && r.answered)).toBe(true);
+    expect(log.map((r) => r.retryAfter)).toEqual(expect.arrayContaining(['2', '3', '4']));
+  });
+
+  it('a 429 on POST /labels is logged with the idempotency key and order, and creates nothing', async () => {
+    api.setFaults({ rateLimitedRate: 1, endpoints: ['POST /labels'] });
+    const request = { ...sampleLabelRequest(), idempotencyKey: 'rl-key-1', order: { customerOrderNumber: 'RL-1' } };
+    const answer = await rawRequest(api.baseUrl, 'POST', '/labels', { headers: auth, body: request });
+    expect(answer.status).toBe(429);
+    expect(api.labels().some((l) => l.idempotencyKey === 'rl-key-1')).toBe(false);
+    const entry = api.requestLog().at(-1)!;
+    expect(entry).toMatchObject({ endpoint: 'POST /labels', idempotencyKey: 'rl-key-1', customerOrderNumber: 'RL-1', status: 429, retryAfter: '1' });
+    expect(entry.receivedAt).toBeLessThanOrEqual(entry.at);
+  });
+
+  it('lostAnswerRate creates the label, then cuts the connection; the replay with the same key answers it', async () => {
+    api.setFaults({ lostAnswerRate: 1, endpoints: ['POST /labels'] });
+    const request = { ...sampleLabelRequest(), idempotencyKey: 'lost-key-1', order: { customerOrderNumber: 'LOST-1' } };
+    await expect(rawRequest(api.baseUrl, 'POST', '/labels', { headers: auth, body: request })).rejects.toThrow();
+    const created = api.labels().filter((l) => l.idempotencyKey === 'lost-key-1');
+    expect(created).toHaveLength(1);
+    expect(api.stats().requests['POST /labels']).toEqual({ lost: 1 });
+    expect(api.requestLog().at(-1)).toMatchObject({ status: 201, answered: false, fault: 'lost-answer', idempotencyKey: 'lost-key-1' });
+
+    api.setFaults({ lostAnswerRate: 0 });
+    const replay = await rawRequest(api.baseUrl, 'POST', '/labels', { headers: auth, body: request });
+    expect(replay.status).toBe(200);
+    expect((replay.json as { id: string }).id).toBe(created[0]!.id);
   });
 });
 
