@@ -7,8 +7,9 @@
  * - **Adaptive rate**: calls are spaced at `rate` per second. From `initialRate` the rate grows
  *   by half each second while calls wait for it (slow start); the first 429 sets it to 90 % of
  *   the rate the API actually accepted over the last seconds, and from then on it grows by 1 %
- *   a second and shrinks by 10 % at each 429 (additive increase, multiplicative decrease). Each
- *   worker converges on its share of the account's limit, as TCP flows share a link.
+ *   a second and shrinks by 10 % at each 429 (additive increase, multiplicative decrease); after a
+ *   minute without a 429 while calls wait it grows by a tenth a second. Each worker converges on
+ *   its share of the account's limit, as TCP flows share a link.
  * - **Labels first**: a free slot goes to a label creation before an order read, and to an order
  *   read before a tracking poll; so polls are not starved, one slot in `fairShareEvery` goes to
  *   the oldest waiter of a lower class while one waits.
@@ -16,6 +17,8 @@
  * In memory, per worker process: the API's own answers are the truth it adapts to.
  */
 export type CallClass = 'label' | 'order' | 'tracking';
+/** No 429 for this long while calls wait: the pace grows faster again. */
+const QUIET_MS = 60_000;
 const CLASSES: readonly CallClass[] = ['label', 'order', 'tracking'];
 
 export interface AccountPacerOptions {
@@ -23,7 +26,7 @@ export interface AccountPacerOptions {
   initialRate?: number;
   /** Never faster than this many calls per second (a configured ceiling). Default: none. */
   maxRate?: number;
-  /** Never slower than this. Default 0.2 (one call in 5 s). */
+  /** Never slower than this. Default 1. */
   minRate?: number;
   /** One grant in this many goes to a waiting lower class. Default 4. */
   fairShareEvery?: number;
@@ -54,6 +57,8 @@ export class AccountPacer {
   private nextSlotAt = 0;
   private lastIncreaseAt: number;
   private lastDecreaseAt = 0;
+  /** The last 429 (own or relayed); a long quiet spell since means the limit left room. */
+  private lastRateLimitedAt = 0;
   private readonly successes: number[] = [];
   private readonly queues: Record<CallClass, Waiter[]> = { label: [], order: [], tracking: [] };
   private streak = 0;
@@ -67,7 +72,7 @@ export class AccountPacer {
   constructor(options: AccountPacerOptions = {}) {
     this.now = options.now ?? Date.now;
     this.maxRate = options.maxRate ?? Number.POSITIVE_INFINITY;
-    this.minRate = options.minRate ?? 0.2;
+    this.minRate = options.minRate ?? 1;
     this.rate = Math.min(this.maxRate, options.initialRate ?? 10);
     this.fairShareEvery = Math.max(2, options.fairShareEvery ?? 4);
     this.lastIncreaseAt = this.now();
@@ -141,6 +146,7 @@ export class AccountPacer {
   }
 
   private slowDown(t: number, windowMs: number): void {
+    this.lastRateLimitedAt = t;
     // One decrease per Retry-After window: the 429s of calls already in flight say nothing new.
     if (t - this.lastDecreaseAt < Math.max(1000, windowMs)) return;
     this.lastDecreaseAt = t;
@@ -163,7 +169,11 @@ export class AccountPacer {
   private speedUp(t: number): void {
     if (t - this.lastIncreaseAt < 1000) return;
     this.lastIncreaseAt = t;
-    this.rate = Math.min(this.maxRate, this.slowStart ? this.rate * 1.5 : this.rate + Math.max(0.05, this.rate * 0.01));
+    // Near the limit, probe gently; after a minute without any 429 while calls wait (e.g. a
+    // storm of 429s that pushed the pace down is over), grow by a tenth a second to find it again.
+    const quiet = t - this.lastRateLimitedAt >= QUIET_MS;
+    const grown = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : this.rate + Math.max(0.05, this.rate * 0.01);
+    this.rate = Math.min(this.maxRate, grown);
   }
 
   private waiting(): number {

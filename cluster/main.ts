@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
+import { portProblem } from '../dev-server/local-server';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Connection, isGrpcServiceError } from '@temporalio/client';
@@ -225,20 +225,9 @@ async function stopLeftovers(layout: ClusterLayout): Promise<string[]> {
 
 // ---------------------------------------------------------------- checks
 
-async function assertPortFree(p: number, what: string, flag: string): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        new UsageError(
-          err.code === 'EADDRINUSE'
-            ? `Port ${p} (${what}) is already in use; choose others with ${flag}.`
-            : `Cannot listen on port ${p} (${what}): ${err.message}`,
-        ),
-      ),
-    );
-    server.listen({ port: p, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve()));
-  });
+async function assertPortFree(port: number, what: string, flag: string): Promise<void> {
+  const problem = await portProblem(port, what, flag);
+  if (problem) throw new UsageError(problem);
 }
 
 // ---------------------------------------------------------------- Temporal

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
+import { portProblem } from './local-server';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -272,19 +272,8 @@ function checkScript(scripts: Record<string, string>, script: string, expectedFi
 }
 
 async function assertPortFree(port: number, what: string, flag: string): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        new Error(
-          err.code === 'EADDRINUSE'
-            ? `Port ${port} (${what}) is already in use — is another \`npm run dev\` or Temporal server running? Choose another with ${flag}.`
-            : `Cannot listen on port ${port} (${what}): ${err.message}`,
-        ),
-      ),
-    );
-    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve()));
-  });
+  const problem = await portProblem(port, what, flag, ' (is another `npm run dev` or Temporal server running?)');
+  if (problem) throw new Error(problem);
 }
 
 function parsePort(value: string | undefined, fallback: number, flag: string): number {

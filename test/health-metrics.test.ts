@@ -5,7 +5,6 @@
  * checked against the fake's own counts. The shop delivery counts go through a real in-process
  * worker running an activity named `deliverShopEvents` that answers like the real one (activities/shop-delivery.ts).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -24,11 +23,11 @@ import { freePort } from './helpers/net';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
+import { spawnWorkerProcess, type WorkerProcess, workerEnv } from './helpers/worker-process';
 
-const ROOT = path.join(__dirname, '..');
 let env: TestWorkflowEnvironment;
 let fake: FakeShippingApi;
-const workers: WorkerProcess[] = [];
+const workers: HealthWorker[] = [];
 const taskQueue = `health-${randomUUID()}`;
 
 beforeAll(async () => {
@@ -67,10 +66,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
-interface WorkerProcess {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
+interface HealthWorker extends WorkerProcess {
   healthUrl: string;
   sdkMetricsUrl: string;
 }
@@ -80,33 +76,18 @@ interface WorkerProcess {
  * on free loopback ports. No prebuilt bundle: it bundles its workflows at start (seconds), the
  * window in which it is alive but not ready.
  */
-async function startWorkerProcess(): Promise<WorkerProcess> {
+async function startHealthWorker(): Promise<HealthWorker> {
   const healthPort = await freePort();
   const sdkPort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      SHIPPING_API_BASE_URL: fake.baseUrl,
-      SHIPPING_API_KEY: TEST_CREDENTIALS.apiKey,
-      SHIPPING_API_TOKEN: TEST_CREDENTIALS.apiToken,
+  const started: HealthWorker = {
+    ...spawnWorkerProcess({
+      ...workerEnv(env.address, taskQueue, fake.baseUrl),
       TRACKING_POLL_INTERVAL: '200ms',
       LOG_LEVEL: 'info',
       WORKER_HEALTH_PORT: String(healthPort),
       WORKER_HEALTH_HOST: '127.0.0.1',
       METRICS_BIND_ADDRESS: `127.0.0.1:${sdkPort}`,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const started: WorkerProcess = {
-    child,
-    output: () => output,
-    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+    }),
     healthUrl: `http://127.0.0.1:${healthPort}`,
     sdkMetricsUrl: `http://127.0.0.1:${sdkPort}/metrics`,
   };
@@ -115,7 +96,7 @@ async function startWorkerProcess(): Promise<WorkerProcess> {
 }
 
 /** Probes /readyz (and /livez) as an orchestrator would, from the process start until ready. */
-async function probeUntilReady(w: WorkerProcess): Promise<Array<Probe & { live: number | undefined }>> {
+async function probeUntilReady(w: HealthWorker): Promise<Array<Probe & { live: number | undefined }>> {
   const answers: Array<Probe & { live: number | undefined }> = [];
   await waitFor(
     async () => {
@@ -131,7 +112,7 @@ async function probeUntilReady(w: WorkerProcess): Promise<Array<Probe & { live: 
 }
 
 it('readiness follows start-up; the project counters count a 429, a rejection, labels and outcomes', { timeout: 120_000 }, async () => {
-  const w = await startWorkerProcess();
+  const w = await startHealthWorker();
   const { healthUrl, sdkMetricsUrl } = w;
   const answers = await probeUntilReady(w);
   const notReady = answers.filter((a) => a.status === 503);
@@ -279,7 +260,7 @@ it('/readyz is 503 while the worker drains after SIGTERM, then the process exits
 });
 
 it('/readyz turns 503 when the Temporal server goes away, while /livez stays 200', { timeout: 60_000 }, async () => {
-  const w = await startWorkerProcess();
+  const w = await startHealthWorker();
   await probeUntilReady(w);
   await env.teardown(); // stops the dev server
   const lost = await waitFor(

@@ -4,9 +4,7 @@
  * workflow, and still known to a worker started after the 429), and label creation goes before
  * tracking polls when the pace is short.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
@@ -19,6 +17,7 @@ import { stateQuery } from '../workflows/definitions';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { order } from './helpers/orders';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
+import { killWorkerProcesses, startWorkerProcess, workerEnv } from './helpers/worker-process';
 import { waitFor } from './helpers/wait';
 
 let env: TestWorkflowEnvironment;
@@ -38,38 +37,18 @@ afterAll(async () => {
 });
 
 const silentLog = { warn: () => undefined, debug: () => undefined };
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-});
+afterAll(() => killWorkerProcesses());
 
 /** The real worker process (`npm run worker`): the fleet's other member, with its own pacer. */
-async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: path.join(__dirname, '..'),
-    env: {
-      PATH: process.env.PATH,
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_NAMESPACE: 'default',
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      SHIPPING_API_BASE_URL: fake.baseUrl,
-      SHIPPING_API_KEY: TEST_CREDENTIALS.apiKey,
-      SHIPPING_API_TOKEN: TEST_CREDENTIALS.apiToken,
+function startWorkerProcessFor(taskQueue: string) {
+  return startWorkerProcess(
+    {
+      ...workerEnv(env.address, taskQueue, fake.baseUrl),
       TRACKING_POLL_INTERVAL: '60s',
       LOG_LEVEL: 'info',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  await waitFor(() => (output.includes('RUNNING') ? true : child.exitCode !== null ? Promise.reject(new Error(output)) : undefined), {
-    timeoutMs: 60_000,
-    intervalMs: 100,
-    what: 'the worker process to poll',
-  });
-  return child;
+    'RUNNING',
+  );
 }
 
 async function startWorker(taskQueue: string, pacing: PacingSettings, opts: { fleet?: boolean; pollIntervalMs?: number } = {}) {
@@ -108,7 +87,7 @@ function after429(since: number) {
 it("a 429's Retry-After holds every call of the account on both workers of the fleet", async () => {
   const taskQueue = `pacing-fleet-${randomUUID()}`;
   await startWorker(taskQueue, { mode: 'adaptive' }, { fleet: true });
-  const other = await startWorkerProcess(taskQueue);
+  const other = await startWorkerProcessFor(taskQueue);
   await new Promise((r) => setTimeout(r, 500)); // both workers listening to the account workflow
   const since = Date.now();
   fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 429, retryAfter: '3' }] });
@@ -132,7 +111,7 @@ it("a 429's Retry-After holds every call of the account on both workers of the f
   expect(later.filter((r) => r.at >= at + retryAfterMs).length).toBeGreaterThan(0);
   // Exactly one label per order despite the wait.
   for (let i = 0; i < 12; i++) expect(fake.labels().filter((l) => l.customerOrderNumber === `P-${i}-${since}`)).toHaveLength(1);
-  other.kill('SIGTERM');
+  other.child.kill('SIGTERM');
 }, 90_000);
 
 it('a worker started after the 429 learns the hold from the account workflow', async () => {

@@ -6,7 +6,7 @@
  * real worker process and the CLI's import and status, all through the proxy; then the same
  * with a wrong credential, which must fail with a message that says why and never shows a key.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../client/cli-support';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { REPO_ROOT, runCli } from './helpers/cli';
+import { killWorkerProcesses, spawnWorkerProcess, type WorkerProcess } from './helpers/worker-process';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { freePort } from './helpers/net';
 import { labelRequest } from './helpers/orders';
@@ -32,7 +33,6 @@ let pki: TestPki;
 let tlsProxy: TestProxy;
 let mtlsProxy: TestProxy;
 let keyProxy: TestProxy;
-const children: ChildProcess[] = [];
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'temporal-connection-'));
 /** No default profile file for the CLI runs: only what a test states. */
 const emptyConfigHome = path.join(tmp, 'config-home');
@@ -59,32 +59,16 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  killWorkerProcesses();
   await Promise.all([tlsProxy?.close(), mtlsProxy?.close(), keyProxy?.close()]);
   await fake?.close();
   await server?.teardown();
   rmSync(tmp, { recursive: true, force: true });
 });
 
-interface WorkerRun {
-  output: () => string;
-  exited: Promise<number | null>;
-  child: ChildProcess;
-}
-
 /** The real worker entry point as its own process, with only PATH and the given variables. */
-function spawnWorker(env: Env): WorkerRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, ...shippingEnv(), WORKFLOW_BUNDLE_PATH: bundlePath, TRACKING_POLL_INTERVAL: '200ms', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+function spawnWorker(env: Env): WorkerProcess {
+  return spawnWorkerProcess({ ...shippingEnv(), WORKFLOW_BUNDLE_PATH: bundlePath, TRACKING_POLL_INTERVAL: '200ms', ...env });
 }
 
 const cli = (args: string[], env: Env) => runCli(args, { env: { XDG_CONFIG_HOME: emptyConfigHome, ...shippingEnv(), ...env } });

@@ -3,7 +3,7 @@
  * is killed with SIGKILL while the label request is in flight and the label already exists on
  * the API side; a new worker process finishes the order. Exactly one label may exist.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import { startShopReceiver, type WebhookAnswer } from '../shop-receiver/server';
 import { redeliverShopEventsUpdate, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
 import { saveFixture } from './helpers/fixtures';
 import { TEST_CREDENTIALS } from './helpers/harness';
+import { killWorkerProcesses, spawnWorkerProcess, startWorkerProcess, type WorkerProcess, workerEnv } from './helpers/worker-process';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
 import { freePort } from './helpers/net';
@@ -23,7 +24,6 @@ import { freePort } from './helpers/net';
 const ROOT = path.join(__dirname, '..');
 let env: TestWorkflowEnvironment;
 let fake: FakeShippingApi;
-const children: ChildProcess[] = [];
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'worker-crash-'));
 /** Built as `npm run build` does, so the restarted worker runs the production start path. */
 const prebuiltBundle = path.join(tmp, 'workflow-bundle.js');
@@ -34,49 +34,21 @@ beforeAll(async () => {
   fake = await startFakeShippingApi({ port: 0, trackingStepMs: 150, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
 });
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  killWorkerProcesses();
   await fake?.close();
   await env?.teardown();
   rmSync(tmp, { recursive: true, force: true });
 });
 
 
-interface WorkerProcess {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Starts the real worker entry point as its own OS process (one process: node --import tsx). */
-async function startWorkerProcess(taskQueue: string, extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_NAMESPACE: 'default',
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      SHIPPING_API_BASE_URL: fake.baseUrl,
-      SHIPPING_API_KEY: TEST_CREDENTIALS.apiKey,
-      SHIPPING_API_TOKEN: TEST_CREDENTIALS.apiToken,
-      TRACKING_POLL_INTERVAL: '200ms',
-      LOG_LEVEL: 'info',
-      ...extraEnv,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** The worker process against this file's dev server and fake API. */
+function startWorkerFor(taskQueue: string, extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
+  return startWorkerProcess({
+    ...workerEnv(env.address, taskQueue, fake.baseUrl),
+    TRACKING_POLL_INTERVAL: '200ms',
+    LOG_LEVEL: 'info',
+    ...extraEnv,
   });
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const until = Date.now() + 60_000;
-  while (!output.includes('worker started')) {
-    if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
-    if (Date.now() > until) throw new Error(`worker did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { child, output: () => output, exited };
 }
 
 it('a worker killed with SIGKILL during label creation, then restarted, ends with exactly one label', async () => {
@@ -85,7 +57,7 @@ it('a worker killed with SIGKILL during label creation, then restarted, ends wit
   // The API creates the label at once but answers only after 5 s: the crash loses the answer.
   fake.setFaults({ latencyMs: 5_000, endpoints: ['POST /labels'] });
 
-  const first = await startWorkerProcess(taskQueue);
+  const first = await startWorkerFor(taskQueue);
   const started = await startShipment(env.client, taskQueue, order('acme', orderId));
   const handle = env.client.workflow.getHandle(started.workflowId);
 
@@ -99,7 +71,7 @@ it('a worker killed with SIGKILL during label creation, then restarted, ends wit
   fake.setFaults({ latencyMs: 0, endpoints: null });
 
   const metricsPort = await freePort();
-  const second = await startWorkerProcess(taskQueue, {
+  const second = await startWorkerFor(taskQueue, {
     WORKFLOW_BUNDLE_PATH: prebuiltBundle,
     METRICS_BIND_ADDRESS: `127.0.0.1:${metricsPort}`,
   });
@@ -149,7 +121,7 @@ it('a worker SIGKILLed after the shop answered 2xx, before the delivery complete
   });
   try {
     const shopEnv = { SHOP_CONNECTORS: JSON.stringify({ maxBackoff: '1s', acme: { type: 'webhook', url: receiver.webhookUrl('acme'), secrets: [secret] } }) };
-    const first = await startWorkerProcess(taskQueue, shopEnv);
+    const first = await startWorkerFor(taskQueue, shopEnv);
     const started = await startShipment(env.client, taskQueue, order('acme', 'K-2'));
     const handle = env.client.workflow.getHandle(started.workflowId);
     const waiting = await (async () => {
@@ -172,7 +144,7 @@ it('a worker SIGKILLed after the shop answered 2xx, before the delivery complete
     const killedAfter = answered.find((a) => a.status === 200)!.webhookId!;
     expect(receiver.state().orders.find((o) => o.orderId === 'K-2')!.received).toEqual([1]);
 
-    const second = await startWorkerProcess(taskQueue, shopEnv);
+    const second = await startWorkerFor(taskQueue, shopEnv);
     expect(await redelivery).toMatchObject({ fromSequence: 1, previousStatus: 'failed' });
     const outcome = (await handle.result()) as ShipmentOutcome;
     expect(outcome.shopSync).toMatchObject({ status: 'up_to_date', delivered: outcome.shopSync!.emitted });
@@ -192,14 +164,9 @@ it('a worker SIGKILLed after the shop answered 2xx, before the delivery complete
 });
 
 it('refuses to start with a message naming each missing or invalid setting', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, SHIPPING_API_BASE_URL: 'not a url', TRACKING_POLL_INTERVAL: 'soon' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const worker = spawnWorkerProcess({ SHIPPING_API_BASE_URL: 'not a url', TRACKING_POLL_INTERVAL: 'soon' });
+  const code = await worker.exited;
+  const stderr = worker.output();
   expect(code).toBe(2);
   expect(stderr).toContain('SHIPPING_API_BASE_URL: must be an http(s) URL');
   expect(stderr).toContain('SHIPPING_API_KEY: is required');
