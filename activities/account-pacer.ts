@@ -33,17 +33,6 @@ export interface AccountPacerOptions {
   now?: () => number;
 }
 
-/**
- * A call whose turn did not come within its wait limit: it should try again after `retryInMs`
- * (from the server, holding no worker slot meanwhile).
- */
-export class PaceDeferral extends Error {
-  override readonly name = 'PaceDeferral';
-  constructor(readonly retryInMs: number) {
-    super(`waiting for the account's pace: next try in ${Math.round(retryInMs / 100) / 10} s`);
-  }
-}
-
 interface Waiter {
   cls: CallClass;
   /** Arrival order: the oldest lower-class waiter gets the fair-share slot. */
@@ -52,7 +41,6 @@ interface Waiter {
   reject: (reason: unknown) => void;
   signal?: AbortSignal;
   onAbort?: () => void;
-  timer?: NodeJS.Timeout;
 }
 
 export interface PacerSnapshot {
@@ -90,45 +78,23 @@ export class AccountPacer {
     this.lastIncreaseAt = this.now();
   }
 
-  /**
-   * Resolves when this call may go out; rejects with the signal's reason if it aborts first, or
-   * with a PaceDeferral if its turn has not come within `maxWaitMs`.
-   */
-  acquire(cls: CallClass, signal?: AbortSignal, maxWaitMs?: number): Promise<void> {
+  /** Resolves when this call may go out; rejects with the signal's reason if it aborts first. */
+  acquire(cls: CallClass, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { cls, seq: this.arrivals++, resolve, reject, signal };
-      const leave = () => {
-        const queue = this.queues[cls];
-        const at = queue.indexOf(waiter);
-        if (at >= 0) queue.splice(at, 1);
-        clearTimeout(waiter.timer);
-        if (signal && waiter.onAbort) signal.removeEventListener('abort', waiter.onAbort);
-      };
       if (signal) {
         waiter.onAbort = () => {
-          leave();
+          const queue = this.queues[cls];
+          const at = queue.indexOf(waiter);
+          if (at >= 0) queue.splice(at, 1);
           reject(signal.reason);
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
-      if (maxWaitMs !== undefined) {
-        waiter.timer = setTimeout(() => {
-          leave();
-          reject(new PaceDeferral(this.estimatedWaitMs(cls)));
-        }, maxWaitMs);
-        waiter.timer.unref?.();
-      }
       this.queues[cls].push(waiter);
       this.pump();
     });
-  }
-
-  /** Roughly when a call of this class would get its turn: the hold, then the calls ahead of it. */
-  private estimatedWaitMs(cls: CallClass): number {
-    const t = this.now();
-    const ahead = CLASSES.slice(0, CLASSES.indexOf(cls) + 1).reduce((n, c) => n + this.queues[c].length, 0);
-    return Math.max(1000, this.notBefore - t, Math.max(this.nextSlotAt - t, 0) + (ahead * 1000) / this.rate);
   }
 
   /** No call before `until` (epoch ms): a Retry-After, this worker's or the fleet's. */
@@ -245,7 +211,6 @@ export class AccountPacer {
       // No saved-up credit after an idle spell: the next call is one interval after this one.
       this.nextSlotAt = Math.max(t, this.nextSlotAt) + 1000 / this.rate;
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
-      clearTimeout(waiter.timer);
       waiter.resolve();
       // Calls are waiting for the rate, not for the API: this worker could go faster.
       if (this.waiting() > 0) this.speedUp(t);
@@ -257,8 +222,8 @@ export class AccountPacer {
 export interface CallPacing {
   /** Waits until `until` (epoch ms): a Retry-After an earlier attempt of this call recorded. */
   waitUntil(until: number, signal: AbortSignal): Promise<void>;
-  /** Waits for the call's turn (at most `maxWaitMs`, else a PaceDeferral), makes it, and learns from the answer. */
-  run<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, maxWaitMs?: number): Promise<T>;
+  /** Waits for the call's turn, makes it, and learns from the answer. */
+  run<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
 }
 
 /** A shipping API answer that says "slow down": a 429 and its Retry-After. */
@@ -277,8 +242,8 @@ export function pacedCalls(
       pacer.holdUntil(until);
       await sleepUntil(until, signal);
     },
-    async run(cls, call, signal, maxWaitMs) {
-      await pacer.acquire(cls, signal, maxWaitMs);
+    async run(cls, call, signal) {
+      await pacer.acquire(cls, signal);
       try {
         const result = await call(signal);
         pacer.recordAccepted();

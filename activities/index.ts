@@ -10,9 +10,9 @@ import type { Checkpoint, LabelRequestWithoutKey, OrderDetail, TrackingRecord } 
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../workflows/definitions';
-import { PaceDeferral, UNPACED, type CallClass, type CallPacing } from './account-pacer';
+import { UNPACED, type CallClass, type CallPacing } from './account-pacer';
 import { withHeartbeat } from './heartbeat';
-import { isRetryable, PACED_BY_ACCOUNT, pollBackoffMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
+import { isRetryable, pollBackoffMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
 
 export interface CreateLabelInput extends OrderIdentity {
   revision: number;
@@ -71,19 +71,12 @@ export interface TrackingChange extends TrackingSnapshot {
  * failure that schedules the next poll, which the Web UI shows as the last failure.
  */
 export interface PollProgress extends RetryNotBefore {
-  /** Attempts the account's pace sent back to the server before they polled (not polls). */
-  deferred?: number;
   failuresInARow: number;
   lastPolledAt: string | null;
   lastResult: string | null;
 }
 
 const NO_PROGRESS: PollProgress = { failuresInARow: 0, lastPolledAt: null, lastResult: null };
-
-/** Longest wait for the account's pace inside an attempt; then the server retries it later. */
-const MAX_PACE_WAIT_MS = 5_000;
-/** A first attempt holds its workflow task while it waits: shorter. */
-const MAX_PACE_WAIT_LOCAL_MS = 2_000;
 
 export interface ActivityOptions {
   /** Which shops get shipment events (their connector type reaches the workflow, nothing else). */
@@ -108,26 +101,12 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
    * One API call inside an activity: waits for an earlier attempt's Retry-After, then for its
    * turn under the account's pace; heartbeats while either is slow.
    */
-  async function paced<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const ctx = Context.current();
-    const notBefore = Number((ctx.info.heartbeatDetails as RetryNotBefore | undefined)?.notBefore ?? 0);
-    try {
-      return await withHeartbeat(async (signal) => {
-        await pacing.waitUntil(notBefore, signal);
-        // A long wait goes back to the server: no slot held, nothing lost with a killed worker.
-        return pacing.run(cls, call, signal, ctx.info.isLocal ? MAX_PACE_WAIT_LOCAL_MS : MAX_PACE_WAIT_MS);
-      });
-    } catch (err) {
-      if (!(err instanceof PaceDeferral)) throw err;
-      const deferred = ApplicationFailure.create({
-        type: PACED_BY_ACCOUNT,
-        message: err.message,
-        nextRetryDelay: err.retryInMs,
-        category: ApplicationFailureCategory.BENIGN,
-      });
-      deferred.stack = '';
-      throw deferred;
-    }
+  function paced<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const notBefore = Number((Context.current().info.heartbeatDetails as RetryNotBefore | undefined)?.notBefore ?? 0);
+    return withHeartbeat(async (signal) => {
+      await pacing.waitUntil(notBefore, signal);
+      return pacing.run(cls, call, signal);
+    });
   }
 
   /** One API call as an activity: a ShippingApiError becomes the failure the retry policy expects. */
@@ -185,17 +164,13 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       const ctx = Context.current();
       const previous: PollProgress = { ...NO_PROGRESS, ...(ctx.info.heartbeatDetails as Partial<PollProgress> | undefined) };
       const polledAt = new Date().toISOString();
-      const polls = ctx.info.attempt - (previous.deferred ?? 0); // each attempt is one poll, unless deferred by the pace
+      const polls = ctx.info.attempt; // each attempt is one poll
       const progress: PollProgress = { ...previous, lastPolledAt: polledAt };
       const poll = `poll #${polls} at ${polledAt}`;
       let record: TrackingRecord | null;
       try {
         record = await paced('tracking', (signal) => trackingOrNull(labelId, signal));
       } catch (err) {
-        if (err instanceof ApplicationFailure && err.type === PACED_BY_ACCOUNT) {
-          ctx.heartbeat({ ...previous, deferred: (previous.deferred ?? 0) + 1 } satisfies PollProgress);
-          throw err;
-        }
         if (!(err instanceof ShippingApiError)) throw err;
         progress.failuresInARow++;
         progress.lastResult = `${err.kind}: ${err.message}`;

@@ -124,9 +124,6 @@ export function shopDeliveryOptions({ deliveryWindowMs, maxBackoffMs }: { delive
   };
 }
 
-/** An attempt whose turn under the account's pace did not come soon: the server retries it later. */
-export const PACED_BY_ACCOUNT = 'PacedByAccount';
-
 /** ApplicationFailure type of a poll that found nothing new: the retry that is the next poll. */
 export const TRACKING_UNCHANGED = 'TrackingUnchanged';
 

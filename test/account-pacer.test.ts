@@ -3,7 +3,7 @@
  * polls, Retry-After holding every call, the adaptive rate, and cancellation.
  */
 import { describe, expect, it } from 'vitest';
-import { AccountPacer, PaceDeferral, type CallClass } from '../activities/account-pacer';
+import { AccountPacer, type CallClass } from '../activities/account-pacer';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -84,17 +84,6 @@ describe('AccountPacer', () => {
     for (let i = 0; i < 11; i++) await pacer.acquire('tracking');
     // 10 intervals of at least 50 ms after the first call.
     expect(Date.now() - started).toBeGreaterThanOrEqual(490);
-  });
-
-  it('a call whose turn does not come within its wait limit is deferred, with a time to try again, and leaves the queue', async () => {
-    const pacer = new AccountPacer({ initialRate: 100 });
-    pacer.holdUntil(Date.now() + 3000);
-    const waited = Date.now();
-    const deferred = await pacer.acquire('tracking', undefined, 100).catch((e: unknown) => e);
-    expect(deferred).toBeInstanceOf(PaceDeferral);
-    expect(Date.now() - waited).toBeLessThan(1000);
-    expect((deferred as PaceDeferral).retryInMs).toBeGreaterThanOrEqual(2500); // the hold is still on
-    expect(pacer.snapshot().waiting.tracking).toBe(0);
   });
 
   it('a cancelled wait leaves the queue and rejects with the reason', async () => {

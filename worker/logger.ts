@@ -4,7 +4,7 @@
  */
 import pino, { type Logger as Pino } from 'pino';
 import { ApplicationFailure, type Logger, type LogLevel, type LogMetadata } from '@temporalio/common';
-import { FAILURE_TYPES, PACED_BY_ACCOUNT, SHOP_BUSY, SHOP_UNAVAILABLE } from '../activities/retry-policy';
+import { FAILURE_TYPES, SHOP_BUSY, SHOP_UNAVAILABLE } from '../activities/retry-policy';
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Pino {
   return pino(
@@ -30,7 +30,7 @@ const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = 
 };
 
 // Failures our activities already logged once, in their own words (shipping API and shop delivery).
-const SHIPPING_FAILURE_TYPES = new Set([...Object.values(FAILURE_TYPES), SHOP_BUSY, SHOP_UNAVAILABLE, PACED_BY_ACCOUNT]);
+const SHIPPING_FAILURE_TYPES = new Set([...Object.values(FAILURE_TYPES), SHOP_BUSY, SHOP_UNAVAILABLE]);
 
 /**
  * Temporal's Logger interface on top of pino: meta (workflowId, activityId, ...) becomes fields.
