@@ -142,7 +142,10 @@ it('a worker SIGKILLed after the shop answered 2xx, before the delivery complete
     const redelivery = handle.executeUpdate(redeliverShopEventsUpdate);
     expect(await first.exited).toBeNull();
     const killedAfter = answered.find((a) => a.status === 200)!.webhookId!;
-    expect(receiver.state().orders.find((o) => o.orderId === 'K-2')!.received).toEqual([1]);
+    // Event 1 was answered; event 2 may already have been on the wire when the kill landed.
+    const beforeRestart = receiver.state().orders.find((o) => o.orderId === 'K-2')!.received;
+    expect(beforeRestart[0]).toBe(1);
+    expect(beforeRestart.length).toBeLessThanOrEqual(2);
 
     const second = await startWorkerFor(taskQueue, shopEnv);
     expect(await redelivery).toMatchObject({ fromSequence: 1, previousStatus: 'failed' });
