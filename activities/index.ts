@@ -12,7 +12,7 @@ import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../workflows/definitions';
 import { UNPACED, type CallClass, type CallPacing } from './account-pacer';
 import { withHeartbeat } from './heartbeat';
-import { isRetryable, pollBackoffMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
+import { isRetryable, pollBackoffMs, retryAfterMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
 
 export interface CreateLabelInput extends OrderIdentity {
   revision: number;
@@ -230,10 +230,6 @@ function rememberRetryAfter(err: ShippingApiError): void {
   if (ctx.info.isLocal) return; // the workflow waits before the regular activity
   const details = (ctx.info.heartbeatDetails as Record<string, unknown> | undefined) ?? {};
   ctx.heartbeat({ ...details, notBefore: Date.now() + retryAfterMs(err) } satisfies RetryNotBefore);
-}
-
-export function retryAfterMs(err: Pick<ShippingApiError, 'retryAfterSeconds'>): number {
-  return (err.retryAfterSeconds ?? 1) * 1000;
 }
 
 /** A 429 is the API pacing the fleet, expected and retried: info, not a warning. */

@@ -132,6 +132,11 @@ export function pollBackoffMs(failuresInARow: number, pollIntervalMs: number): n
   return Math.min(1000 * 2 ** Math.min(30, Math.max(0, failuresInARow - 1)), pollIntervalMs);
 }
 
+/** A 429's wait: its Retry-After (the client reads a missing or invalid header as its default). */
+export function retryAfterMs(err: Pick<ShippingApiError, 'retryAfterSeconds'>): number {
+  return (err.retryAfterSeconds ?? 1) * 1000;
+}
+
 /** What the workflow can read back from a failed call: the error's data plus call context. */
 export type FailureDetails = ReturnType<ShippingApiError['toJSON']> & { idempotencyKey?: string };
 
@@ -142,8 +147,7 @@ export function toApplicationFailure(
 ): ApplicationFailure {
   const details: FailureDetails = { ...err.toJSON(), ...context };
   if (overrides.nonRetryable !== undefined) details.retryable = !overrides.nonRetryable;
-  const nextRetryDelay =
-    overrides.nextRetryDelayMs ?? (err.kind === 'rate_limited' ? (err.retryAfterSeconds ?? 1) * 1000 : undefined);
+  const nextRetryDelay = overrides.nextRetryDelayMs ?? (err.kind === 'rate_limited' ? retryAfterMs(err) : undefined);
   return ApplicationFailure.create({
     message: overrides.message ?? err.message,
     type: FAILURE_TYPES[err.kind],

@@ -167,6 +167,8 @@ export interface ShipmentState extends OrderIdentity {
  * - `expired`: an event could not be delivered within the delivery window.
  */
 export type ShopSyncStatus = 'no_connector' | 'delivering' | 'up_to_date' | 'failed' | 'gone' | 'expired';
+/** Shop sync states that wait for an operator's redeliver. */
+export const SHOP_SYNC_STOPPED: readonly ShopSyncStatus[] = ['failed', 'gone', 'expired'];
 
 /** An event as the workflow emits it; the activity adds shop, order and the derived id. */
 export type ShopEventDraft = ShipmentEventInput extends infer E ? (E extends ShipmentEventInput ? Omit<E, 'shop' | 'orderId'> : never) : never;

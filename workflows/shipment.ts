@@ -41,6 +41,7 @@ import {
   redeliverShopEventsUpdate,
   resubmitLabelUpdate,
   SA,
+  SHOP_SYNC_STOPPED,
   stateQuery,
   type CancelShipment,
   type OutcomeKind,
@@ -93,8 +94,7 @@ export const CHANGE_DRIVEN_TRACKING = 'change-driven-tracking';
 export const SHOP_SYNC = 'shop-sync';
 /** Events per delivery call: a shop back from an outage catches up in a few calls, not one per event. */
 const SHOP_DELIVERY_BATCH = 20;
-/** Shop sync states that wait for an operator's redeliver. */
-const STOPPED: ReadonlySet<string> = new Set(['failed', 'gone', 'expired']);
+const STOPPED: ReadonlySet<string> = new Set(SHOP_SYNC_STOPPED);
 
 /** Failures an operator can fix by resubmitting label data: the label was not created. */
 const CORRECTABLE_KINDS = new Set(['courier_error', 'validation']);
@@ -300,7 +300,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
           if (deliveryPaused) continue; // continuing as new: the events stay pending for the next run
           return; // the workflow itself is being cancelled
         }
-        const expired = err instanceof ActivityFailure && (err.retryState === RetryState.TIMEOUT || err.cause instanceof TimeoutFailure);
+        const expired = ranOutOfTime(err);
         sync.status = expired ? 'expired' : 'failed';
         sync.failure = {
           sequence: sync.pending[0]?.sequence ?? sync.delivered + 1,
@@ -422,7 +422,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
         );
       } catch (err) {
         if (isCancellation(err)) return cancelledByOperator();
-        if (err instanceof ActivityFailure && (err.retryState === RetryState.TIMEOUT || err.cause instanceof TimeoutFailure)) {
+        if (ranOutOfTime(err)) {
           return finish('tracking_timed_out', `no terminal tag within ${policy.maxTrackingMs} ms of tracking`);
         }
         // A failure retrying cannot fix (e.g. 401): recorded, and tried again after one interval.
@@ -674,6 +674,11 @@ export function pollIntervalOf(policy: TrackingPolicy, state: Pick<ShipmentState
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** An activity that stopped for its schedule-to-close time (the tracking limit, the delivery window). */
+function ranOutOfTime(err: unknown): boolean {
+  return err instanceof ActivityFailure && (err.retryState === RetryState.TIMEOUT || err.cause instanceof TimeoutFailure);
+}
 
 /** The last checkpoint as a shop event carries it (the fields the event schema names). */
 function lastCheckpointOf(state: ShipmentState) {

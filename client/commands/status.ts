@@ -1,7 +1,7 @@
 /** `shipments status <shop> <orderId>`: the workflow's own state, plus what Temporal knows. */
 import { WorkflowFailedError } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
-import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../../workflows/definitions';
+import { SHOP_SYNC_STOPPED, stateQuery, type ShipmentOutcome, type ShipmentState } from '../../workflows/definitions';
 import { connectTemporal, EXIT, messageOf, parseCommandArgs, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
 import { findShipment, shipmentAttributes, timestampIso } from '../shipment-lookup';
 
@@ -160,7 +160,7 @@ function statusText(r: StatusReport): string {
           : `${sync.status}, ${sync.delivered} of ${sync.emitted} event(s) delivered${sync.pending.length > 0 ? `, ${sync.pending.length} pending from sequence ${sync.pending[0]!.sequence}` : ''}`,
       ]);
       if (sync.failure) rows.push(['', `event ${sync.failure.sequence}: ${sync.failure.message} (${sync.failure.at})`]);
-      if (['failed', 'gone', 'expired'].includes(sync.status)) {
+      if (SHOP_SYNC_STOPPED.includes(sync.status)) {
         rows.push(['Next step', `fix the shop's receiver or connector, then: shipments redeliver ${quoteArg(r.shop)} ${quoteArg(r.orderId)}`]);
       }
     }
