@@ -12,7 +12,7 @@ import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../workflows/definitions';
 import { UNPACED, type CallClass, type CallPacing } from './account-pacer';
 import { withHeartbeat } from './heartbeat';
-import { isRetryable, pollBackoffMs, retryAfterMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
+import { apiBackoffMs, isRetryable, pollBackoffMs, retryAfterMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
 
 export interface CreateLabelInput extends OrderIdentity {
   revision: number;
@@ -86,12 +86,18 @@ export interface ActivityOptions {
 }
 
 /**
- * Retry-After of an attempt that got a 429, kept in its heartbeat details (which the server
- * keeps for the next attempt): the next attempt waits for it even if the server dispatches it
- * early (e.g. right after a server restart).
+ * What an attempt that failed leaves for the next one, in its heartbeat details (which the
+ * server keeps across attempts): the Retry-After of a 429, which the next attempt waits for even
+ * if the server dispatches it early (e.g. right after a server restart), and the API failures in
+ * a row, which set the backoff. Attempts lost with a killed worker leave nothing, so they
+ * neither count as API failures nor lengthen the backoff.
  */
 interface RetryNotBefore {
   notBefore?: number;
+}
+
+interface CallProgress extends RetryNotBefore {
+  failuresInARow?: number;
 }
 
 export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy, options: ActivityOptions = {}) {
@@ -116,8 +122,19 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
     } catch (err) {
       if (!(err instanceof ShippingApiError)) throw err;
       logFailure(err, context);
-      if (err.kind === 'rate_limited') rememberRetryAfter(err);
-      throw toApplicationFailure(err, context, { nonRetryable: !isRetryable(err, Context.current().info.attempt) });
+      const ctx = Context.current();
+      const previous = (ctx.info.heartbeatDetails as CallProgress | undefined) ?? {};
+      // A 429 is the API pacing us, not a fault: it neither counts nor resets the streak.
+      const failuresInARow = (previous.failuresInARow ?? 0) + (err.kind === 'rate_limited' ? 0 : 1);
+      const retryable = isRetryable(err, failuresInARow);
+      const nextRetryDelayMs = err.kind === 'rate_limited' ? retryAfterMs(err) : apiBackoffMs(failuresInARow);
+      // A local first attempt has no next attempt to tell: the workflow decides what follows.
+      if (retryable && !ctx.info.isLocal) {
+        // One heartbeat per failed attempt (a billed action on Temporal Cloud), none on success.
+        const notBefore = err.kind === 'rate_limited' ? Date.now() + nextRetryDelayMs : previous.notBefore;
+        ctx.heartbeat({ ...previous, failuresInARow, notBefore } satisfies CallProgress);
+      }
+      throw toApplicationFailure(err, context, { nonRetryable: !retryable, nextRetryDelayMs: retryable ? nextRetryDelayMs : undefined });
     }
   }
 
@@ -223,14 +240,6 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
 }
 
 export type ShipmentActivities = ReturnType<typeof createActivities>;
-
-/** Keeps a 429's Retry-After for the next attempt (one heartbeat, only on a 429: each is a billed action). */
-function rememberRetryAfter(err: ShippingApiError): void {
-  const ctx = Context.current();
-  if (ctx.info.isLocal) return; // the workflow waits before the regular activity
-  const details = (ctx.info.heartbeatDetails as Record<string, unknown> | undefined) ?? {};
-  ctx.heartbeat({ ...details, notBefore: Date.now() + retryAfterMs(err) } satisfies RetryNotBefore);
-}
 
 /** A 429 is the API pacing the fleet, expected and retried: info, not a warning. */
 function logFailure(err: ShippingApiError, context: Record<string, unknown>): void {

@@ -4,8 +4,12 @@
  * makes the server apply them.
  *
  * - 429: next attempt after exactly Retry-After (`nextRetryDelay`, which bypasses backoff).
- * - 5xx, network errors, timeouts: exponential backoff capped at MAX_BACKOFF, no attempt limit,
- *   bounded by TOTAL_RETRY_WINDOW (schedule-to-close).
+ * - 5xx, network errors, timeouts: exponential backoff capped at MAX_BACKOFF (`nextRetryDelay`,
+ *   counted from the call's failures in a row, which the activity keeps in its heartbeat
+ *   details), no attempt limit, bounded by TOTAL_RETRY_WINDOW (schedule-to-close).
+ * - An attempt lost with its worker (heartbeat timeout): the policy's own backoff, capped at
+ *   LOST_ATTEMPT_MAX_BACKOFF. A killed worker says nothing about the API, and the attempt number
+ *   it inflates must not push a call into the 5-minute backoff.
  * - A contract violation (a broken 2xx body): asked again CONTRACT_VIOLATION_RETRIES times,
  *   every call being idempotent, then it stands.
  * - Everything else (validation, 401, 403, 404, courier rejection): not retried; the typed
@@ -17,7 +21,11 @@ import { ApplicationFailure, ApplicationFailureCategory, type ActivityOptions, t
 import { RETRYABLE, type ShippingErrorKind } from '../shipping-api/error-kinds';
 import type { ShippingApiError, ShippingApiErrorFields } from '../shipping-api/errors';
 
+/** Longest wait between attempts after the API failed (5xx, network, broken body). */
 export const MAX_BACKOFF = '5 minutes';
+const MAX_BACKOFF_MS = 5 * 60_000;
+/** Longest wait before re-running an attempt that was lost with its worker. */
+export const LOST_ATTEMPT_MAX_BACKOFF = '30 seconds';
 export const TOTAL_RETRY_WINDOW = '24 hours';
 
 /** ApplicationFailure `type` per error kind: what the Web UI shows as the failure's type. */
@@ -40,9 +48,11 @@ export const SHIPPING_ACTIVITY_OPTIONS: ActivityOptions = {
   heartbeatTimeout: '10 seconds',
   scheduleToCloseTimeout: TOTAL_RETRY_WINDOW,
   retry: {
+    // Applies only to attempts lost with their worker: every API failure sets its own
+    // nextRetryDelay (Retry-After, or apiBackoffMs of its failures in a row).
     initialInterval: '1 second',
     backoffCoefficient: 2,
-    maximumInterval: MAX_BACKOFF,
+    maximumInterval: LOST_ATTEMPT_MAX_BACKOFF,
     // No maximumAttempts: unlimited attempts, bounded by the window above.
     // The activity marks these non-retryable itself; listed again so a change there cannot
     // silently turn a rejected label into a retry loop. Not a contract violation: the activity
@@ -129,7 +139,12 @@ export const TRACKING_UNCHANGED = 'TrackingUnchanged';
 
 /** A failed poll's next attempt: 1 s doubling per failure in a row, never later than the next regular poll. */
 export function pollBackoffMs(failuresInARow: number, pollIntervalMs: number): number {
-  return Math.min(1000 * 2 ** Math.min(30, Math.max(0, failuresInARow - 1)), pollIntervalMs);
+  return Math.min(apiBackoffMs(failuresInARow), pollIntervalMs);
+}
+
+/** A failed call's next attempt: 1 s doubling per API failure in a row, capped at MAX_BACKOFF. */
+export function apiBackoffMs(failuresInARow: number): number {
+  return Math.min(1000 * 2 ** Math.min(30, Math.max(0, failuresInARow - 1)), MAX_BACKOFF_MS);
 }
 
 /** A 429's wait: its Retry-After (the client reads a missing or invalid header as its default). */

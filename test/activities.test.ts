@@ -63,15 +63,52 @@ it('retries a malformed answer to an idempotent call a bounded number of times, 
   fake.setFaults({ malformedRate: 1, endpoints: ['POST /labels'] });
   try {
     const input = { shop: 'acme', orderId: 'U-9', revision: 1, labelRequest: labelRequest('U-9') };
-    const first = await activityEnv({ attempt: 1 }).run(activities.createLabel, input).catch((e: ApplicationFailure) => e);
-    expect(first).toMatchObject({ type: 'ContractViolation', nonRetryable: false });
-    expect(detailsOf(first)).toMatchObject({ kind: 'contract_violation', retryable: true });
-    const fourth = await activityEnv({ attempt: 4 }).run(activities.createLabel, input).catch((e: ApplicationFailure) => e);
-    expect(fourth).toMatchObject({ type: 'ContractViolation', nonRetryable: true });
-    expect(detailsOf(fourth)).toMatchObject({ kind: 'contract_violation', retryable: false });
+    // Each attempt reads the failures in a row from the last one's heartbeat, as the server hands them over.
+    const failures: ApplicationFailure[] = [];
+    let details: unknown;
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      const env = activityEnv({ attempt, heartbeatDetails: details });
+      env.on('heartbeat', (d: unknown) => (details = d));
+      failures.push(await env.run(activities.createLabel, input).catch((e: ApplicationFailure) => e));
+    }
+    expect(failures[0]).toMatchObject({ type: 'ContractViolation', nonRetryable: false });
+    expect(detailsOf(failures[0])).toMatchObject({ kind: 'contract_violation', retryable: true });
+    expect(failures[2]).toMatchObject({ type: 'ContractViolation', nonRetryable: false });
+    expect(failures[3]).toMatchObject({ type: 'ContractViolation', nonRetryable: true });
+    expect(detailsOf(failures[3])).toMatchObject({ kind: 'contract_violation', retryable: false });
   } finally {
     fake.setFaults({ malformedRate: 0, endpoints: null });
   }
+});
+
+it('backs off by the API failures in a row, not by attempts lost with a killed worker', async () => {
+  const input = { shop: 'acme', orderId: 'U-5XX', revision: 1, labelRequest: labelRequest('U-5XX') };
+  const attemptFailing = async (attempt: number, heartbeatDetails: unknown) => {
+    fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 503 }] });
+    const env = activityEnv({ attempt, heartbeatDetails });
+    let recorded: unknown;
+    env.on('heartbeat', (d: unknown) => (recorded = d));
+    const failure = await env.run(activities.createLabel, input).catch((e: ApplicationFailure) => e);
+    return { failure, recorded: recorded as { failuresInARow?: number } };
+  };
+  const first = await attemptFailing(1, undefined);
+  expect(first.failure).toMatchObject({ type: 'ServerError', nonRetryable: false, nextRetryDelay: 1_000 });
+  expect(first.recorded).toMatchObject({ failuresInARow: 1 });
+  // Attempts 2..8 were lost with their workers (no answer, nothing recorded): attempt 9 is the
+  // second API failure, so 2 s, where the attempt number alone would have meant minutes.
+  const ninth = await attemptFailing(9, first.recorded);
+  expect(ninth.failure).toMatchObject({ nextRetryDelay: 2_000 });
+  expect(ninth.recorded).toMatchObject({ failuresInARow: 2 });
+  // A long outage still ends at the 5-minute cap.
+  const late = await attemptFailing(30, { failuresInARow: 25 });
+  expect(late.failure).toMatchObject({ nextRetryDelay: 300_000 });
+  // A 429 in the streak waits its Retry-After and keeps the count.
+  fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 429, retryAfter: '3' }] });
+  const env = activityEnv({ attempt: 10, heartbeatDetails: ninth.recorded });
+  let recorded: unknown;
+  env.on('heartbeat', (d: unknown) => (recorded = d));
+  expect(await env.run(activities.createLabel, input).catch((e) => e)).toMatchObject({ type: 'RateLimited', nextRetryDelay: 3_000 });
+  expect(recorded).toMatchObject({ failuresInARow: 2 });
 });
 
 it('turns a courier rejection into a non-retryable failure carrying the carrier wording', async () => {

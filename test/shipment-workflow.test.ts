@@ -145,6 +145,13 @@ describe('shipment workflow', () => {
     expect(result.outcome).toBe('delivered');
     expect(labelsOf('S-5xx')).toHaveLength(1);
     expect(h.fake.stats().labelsCreated).toBeGreaterThan(0);
+    // The local first attempt (500), then the activity: 503 waits 1 s, 502 waits 2 s. The 2 s
+    // holds only if the failure count reached the next attempt through the server's heartbeat
+    // details (the retry policy's own backoff is no longer what spaces API failures).
+    const sent = h.fake.requestLog().filter((r) => r.endpoint === 'POST /labels' && r.idempotencyKey === 'acme:S-5xx:r1');
+    expect(sent.map((r) => r.status)).toEqual([500, 503, 502, 201]);
+    expect(sent[2]!.receivedAt - sent[1]!.at).toBeGreaterThanOrEqual(950);
+    expect(sent[3]!.receivedAt - sent[2]!.at).toBeGreaterThanOrEqual(1_900);
     await history(handle, 'change-driven-server-errors');
   });
 
