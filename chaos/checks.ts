@@ -202,6 +202,34 @@ export function credentialLeaks(outputs: ReadonlyArray<{ name: string; text: str
   return outputs.filter((o) => secrets.some((s) => s !== '' && o.text.includes(s))).map((o) => o.name);
 }
 
+/** What the workers wrote: a failed call is logged once, at a fitting level, with no task token. */
+export interface LogVolume {
+  bytes: number;
+  lines: number;
+  /** pino level warn (40) or worse. */
+  warnLines: number;
+  /** Our activity's one line per failed shipping API call (a 429 at info, the rest at warn). */
+  failedCallLines: number;
+  /** Lines naming the activity task token, which completes an activity: must be none. */
+  taskTokenLines: number;
+}
+
+export function logVolume(texts: readonly string[]): LogVolume {
+  const volume: LogVolume = { bytes: 0, lines: 0, warnLines: 0, failedCallLines: 0, taskTokenLines: 0 };
+  for (const text of texts) {
+    volume.bytes += Buffer.byteLength(text);
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      volume.lines++;
+      const level = /"level":(\d+)/.exec(line);
+      if (level && Number(level[1]) >= 40) volume.warnLines++;
+      if (line.includes('"msg":"shipping API call failed"')) volume.failedCallLines++;
+      if (/task_?token/i.test(line)) volume.taskTokenLines++;
+    }
+  }
+  return volume;
+}
+
 export interface ShipmentCounts {
   /** Workflow completed. */
   finished: number;
@@ -220,6 +248,8 @@ export interface PathResult {
   /** Null for the plain script: it keeps no shipments. */
   shipments: ShipmentCounts | null;
   leaks: string[];
+  /** Our workers' logs; null for the plain script. */
+  logs: LogVolume | null;
 }
 
 /** What our path must meet for exit code 0; each failure as one line. */
@@ -240,6 +270,7 @@ export function failuresOf(ours: PathResult): string[] {
     );
   }
   if (ours.leaks.length > 0) failures.push(`credentials in: ${ours.leaks.join(', ')}`);
+  if (ours.logs && ours.logs.taskTokenLines > 0) failures.push(`${ours.logs.taskTokenLines} worker log line(s) name an activity task token`);
   return failures;
 }
 

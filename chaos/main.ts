@@ -38,7 +38,9 @@ Options:
 Our path passes (exit 0) with: zero duplicate labels, every order with a label whose details
 were read, zero stuck shipments (each finished, or waiting for an operator after a rejection),
 zero calls before their Retry-After (same order / label / tracking id), no credential in any
-worker or import output nor in the Temporal SQLite file. Otherwise exit 1, naming what failed.
+worker or import output nor in the Temporal SQLite file, no worker log line naming a task token.
+It also prints the workers' log volume and their "shipping API call failed" lines (one per failed
+call) against the failed or unanswered requests the fake saw. Otherwise exit 1, naming what failed.
 Environment: TEMPORAL_CLI_PATH (the Temporal CLI; else found or built, see README);
 CHAOS_KEEP_WORK_DIR=1 keeps the logs, the SQLite file and the orders.
 `;
@@ -122,6 +124,15 @@ export function printReport(report: ChaosReport, write: (s: string) => void): vo
     Object.entries(s.requests)
       .map(([k, v]) => `${k} ${Object.entries(v).map(([st, n]) => `${st}:${n}`).join(' ')}`)
       .join('; ');
+  const logs = report.ours.logs;
+  if (logs) {
+    const failedAnswers = report.logs.ours.filter((r) => (r.status >= 400 && r.status !== 404) || r.fault !== null).length;
+    write(
+      `Our workers' logs: ${(logs.bytes / 1024).toFixed(0)} KB, ${logs.lines} lines, ${logs.warnLines} at warn or worse; ` +
+        `${logs.failedCallLines} "shipping API call failed" lines for ${failedAnswers} failed or unanswered requests; ` +
+        `${logs.taskTokenLines} naming a task token.\n`,
+    );
+  }
   write(`Requests seen by our fake: ${faults(report.stats.ours)}\n`);
   write(`Requests seen by the script's fake: ${faults(report.stats.plain)}\n`);
   for (const r of [report.ours, report.plain]) {

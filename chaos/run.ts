@@ -22,6 +22,7 @@ import {
   credentialLeaks,
   failuresOf,
   formatTable,
+  logVolume,
   retryAfterViolations,
   type PathResult,
   type ShipmentCounts,
@@ -302,7 +303,15 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     }
     const scriptOutput = [{ name: 'plain-script.log', text: readFileSync(file('plain-script.log'), 'utf8') }];
 
-    const pathResult = (name: string, fake: FakeShippingApi, acct: FakeAccount, shipments: ShipmentCounts | null, texts: typeof outputs): PathResult => {
+    const workerLogs = logVolume(outputs.filter((o) => o.name.startsWith('worker-')).map((o) => o.text));
+    const pathResult = (
+      name: string,
+      fake: FakeShippingApi,
+      acct: FakeAccount,
+      shipments: ShipmentCounts | null,
+      texts: typeof outputs,
+      logs: PathResult['logs'] = null,
+    ): PathResult => {
       const requests = fake.requestLog();
       return {
         path: name,
@@ -311,12 +320,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         accountWide: accountWideViolations(requests),
         shipments,
         leaks: credentialLeaks(texts, [acct.apiKey, acct.apiToken]),
+        logs,
       };
     };
     // Kept with CHAOS_KEEP_WORK_DIR=1: the evidence behind every count.
     writeFileSync(file('requests-ours.ndjson'), ourFake.requestLog().map((r) => JSON.stringify(r)).join('\n') + '\n');
     writeFileSync(file('requests-plain.ndjson'), plainFake.requestLog().map((r) => JSON.stringify(r)).join('\n') + '\n');
-    const ours = pathResult('ours (import + 2 workers, Temporal)', ourFake, ourAccount, counts, outputs);
+    const ours = pathResult('ours (import + 2 workers, Temporal)', ourFake, ourAccount, counts, outputs, workerLogs);
     const plain = pathResult('plain script (SDK-style)', plainFake, plainAccount, null, scriptOutput);
     return {
       ours,

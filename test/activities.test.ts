@@ -69,7 +69,7 @@ it('retries a malformed answer to an idempotent call a bounded number of times, 
     for (let attempt = 1; attempt <= 4; attempt++) {
       const env = activityEnv({ attempt, heartbeatDetails: details });
       env.on('heartbeat', (d: unknown) => (details = d));
-      failures.push(await env.run(activities.createLabel, input).catch((e: ApplicationFailure) => e));
+      failures.push((await env.run(activities.createLabel, input).catch((e: unknown) => e)) as ApplicationFailure);
     }
     expect(failures[0]).toMatchObject({ type: 'ContractViolation', nonRetryable: false });
     expect(detailsOf(failures[0])).toMatchObject({ kind: 'contract_violation', retryable: true });

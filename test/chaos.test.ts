@@ -12,6 +12,7 @@ import {
   credentialLeaks,
   failuresOf,
   formatTable,
+  logVolume,
   retryAfterViolations,
   type PathResult,
 } from '../chaos/checks';
@@ -132,7 +133,12 @@ describe('chaos checks on synthetic logs', () => {
       accountWide: { broken429s: 3, requestsInWindow: 9, rateLimited: 4 },
       shipments: { finished: 1, waiting: 1, stuck: 0, stuckOrders: [] },
       leaks: [],
+      logs: logVolume([
+        '{"level":30,"msg":"shipping API call failed","kind":"rate_limited"}\n{"level":40,"msg":"shipping API call failed","kind":"server_error"}\n',
+      ]),
     };
+    expect(clean.logs).toMatchObject({ lines: 2, warnLines: 1, failedCallLines: 2, taskTokenLines: 0 });
+    expect(clean.logs!.bytes).toBeGreaterThan(100);
     expect(failuresOf(clean)).toEqual([]); // account-wide windows are reported, not failed
     const failures = failuresOf({
       ...clean,
@@ -140,12 +146,14 @@ describe('chaos checks on synthetic logs', () => {
       retryAfter: [{ resource: 'GET /tracking/x', account: 'a', rateLimitedAt: 0, retryAfterMs: 2000, nextAt: 1500, gapMs: 1500 }],
       shipments: { finished: 1, waiting: 0, stuck: 1, stuckOrders: ['C-2'] },
       leaks: ['worker-1.log'],
+      logs: logVolume(['{"level":40,"msg":"Activity failed","taskToken":"CiQ2..."}\n']),
     });
     expect(failures.join('\n')).toMatch(/1 duplicate label/);
     expect(failures.join('\n')).toMatch(/never read: C-2/);
     expect(failures.join('\n')).toMatch(/1 shipment\(s\) stuck: C-2/);
     expect(failures.join('\n')).toMatch(/1 call\(s\) before their Retry-After .*1500 ms after a 429 asking for 2000 ms/);
     expect(failures.join('\n')).toMatch(/credentials in: worker-1.log/);
+    expect(failures.join('\n')).toMatch(/1 worker log line\(s\) name an activity task token/);
     expect(formatTable([clean])).toContain('| ours | 2 | 2 | 0 | 0 (0 / 0) | 0 | 9 (after 3 of 4 429s) | 1/1/0 | none |');
     expect(credentialLeaks([{ name: 'x', text: 'key=secret-1' }, { name: 'y', text: 'nothing' }], ['secret-1'])).toEqual(['x']);
   });
@@ -184,6 +192,10 @@ it('a small chaos run: kills, one server restart, and counts that match the fake
   const { ours, plain } = report;
   expect(ours.labels).toMatchObject({ orders: 20, labels: 20, duplicateLabels: 0, withoutLabel: [] });
   expect(ours.leaks).toEqual([]);
+  // The workers' logs were read, name no task token, and have a line per failed call they saw.
+  expect(ours.logs!.lines).toBeGreaterThan(0);
+  expect(ours.logs!.taskTokenLines).toBe(0);
+  expect(ours.logs!.failedCallLines).toBeGreaterThan(0);
   const rejected = chaosOrders(20).rejected;
   expect(ours.shipments!.finished + ours.shipments!.waiting + ours.shipments!.stuck).toBe(20);
   expect(ours.shipments!.waiting).toBeLessThanOrEqual(rejected.length);
