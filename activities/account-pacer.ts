@@ -222,8 +222,19 @@ export class AccountPacer {
 export interface CallPacing {
   /** Waits until `until` (epoch ms): a Retry-After an earlier attempt of this call recorded. */
   waitUntil(until: number, signal: AbortSignal): Promise<void>;
-  /** Waits for the call's turn, makes it, and learns from the answer. */
-  run<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
+  /**
+   * Waits for the call's turn, makes it, and learns from the answer. With `maxWaitMs`, a turn
+   * that has not come by then throws PaceWaitExceeded, and no call is made.
+   */
+  run<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, maxWaitMs?: number): Promise<T>;
+}
+
+/** The call's turn under the account's pace did not come within the wait it was allowed. */
+export class PaceWaitExceeded extends Error {
+  constructor(readonly cls: CallClass, readonly waitedMs: number) {
+    super(`no turn under the account's pace within ${waitedMs} ms (${cls} call not sent)`);
+    this.name = 'PaceWaitExceeded';
+  }
 }
 
 /** A shipping API answer that says "slow down": a 429 and its Retry-After. */
@@ -242,8 +253,14 @@ export function pacedCalls(
       pacer.holdUntil(until);
       await sleepUntil(until, signal);
     },
-    async run(cls, call, signal) {
-      await pacer.acquire(cls, signal);
+    async run(cls, call, signal, maxWaitMs) {
+      const turn = maxWaitMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(maxWaitMs)]);
+      try {
+        await pacer.acquire(cls, turn);
+      } catch (err) {
+        if (!signal.aborted && turn.aborted) throw new PaceWaitExceeded(cls, maxWaitMs!);
+        throw err;
+      }
       try {
         const result = await call(signal);
         pacer.recordAccepted();

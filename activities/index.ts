@@ -10,9 +10,18 @@ import type { Checkpoint, LabelRequestWithoutKey, OrderDetail, TrackingRecord } 
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../workflows/definitions';
-import { UNPACED, type CallClass, type CallPacing } from './account-pacer';
+import { PaceWaitExceeded, UNPACED, type CallClass, type CallPacing } from './account-pacer';
 import { withHeartbeat } from './heartbeat';
-import { apiBackoffMs, isRetryable, pollBackoffMs, retryAfterMs, toApplicationFailure, TRACKING_UNCHANGED } from './retry-policy';
+import {
+  apiBackoffMs,
+  FIRST_ATTEMPT_PACE_WAIT_MS,
+  isRetryable,
+  PACED_BY_ACCOUNT,
+  pollBackoffMs,
+  retryAfterMs,
+  toApplicationFailure,
+  TRACKING_UNCHANGED,
+} from './retry-policy';
 
 export interface CreateLabelInput extends OrderIdentity {
   revision: number;
@@ -108,10 +117,11 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
    * turn under the account's pace; heartbeats while either is slow.
    */
   function paced<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const notBefore = Number((Context.current().info.heartbeatDetails as RetryNotBefore | undefined)?.notBefore ?? 0);
+    const { info } = Context.current();
+    const notBefore = Number((info.heartbeatDetails as RetryNotBefore | undefined)?.notBefore ?? 0);
     return withHeartbeat(async (signal) => {
       await pacing.waitUntil(notBefore, signal);
-      return pacing.run(cls, call, signal);
+      return pacing.run(cls, call, signal, info.isLocal ? FIRST_ATTEMPT_PACE_WAIT_MS : undefined);
     });
   }
 
@@ -120,6 +130,7 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
     try {
       return await paced(cls, call);
     } catch (err) {
+      if (err instanceof PaceWaitExceeded) throw pacedByAccount(err);
       if (!(err instanceof ShippingApiError)) throw err;
       logFailure(err, context);
       const ctx = Context.current();
@@ -240,6 +251,13 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
 }
 
 export type ShipmentActivities = ReturnType<typeof createActivities>;
+
+/** A first attempt that got no turn in time: the workflow continues with the regular activity at once. */
+function pacedByAccount(err: PaceWaitExceeded): ApplicationFailure {
+  const failure = ApplicationFailure.create({ type: PACED_BY_ACCOUNT, message: err.message, category: ApplicationFailureCategory.BENIGN });
+  failure.stack = '';
+  return failure;
+}
 
 /** A 429 is the API pacing the fleet, expected and retried: info, not a warning. */
 function logFailure(err: ShippingApiError, context: Record<string, unknown>): void {

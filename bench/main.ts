@@ -173,7 +173,7 @@ function printTables(r: Results): void {
     const first = r.rateLimit[0]!;
     table(
       `Rate limit: 2 workers, API limited to ${first.limit} calls/s, ${first.orders} orders before and during a wave of ${first.wave} shipments polling every second`,
-      ['setting', 'accepted/s ÷ limit (wave)', '429 share', 'calls', 'label p50/p95 s, no wave', 'label p50/p95 s, wave', 'p95 wave ÷ no wave', 'duplicate labels', 'calls during Retry-After', 's'],
+      ['setting', 'accepted/s ÷ limit (wave)', '429 share', 'calls', 'label p50/p95 s, no wave', 'label p50/p95 s, wave', 'p95 wave ÷ no wave', 'duplicate labels', 'workflow tasks to tracking, median / max', 'calls during Retry-After', 's'],
       r.rateLimit.map((x) => [
         x.setting,
         x.acceptedPerLimit,
@@ -183,6 +183,7 @@ function printTables(r: Results): void {
         `${x.labelP50WaveSeconds} / ${x.labelP95WaveSeconds}`,
         x.waveP95Ratio,
         x.duplicateLabels,
+        `${x.workflowTasksMedian} / ${x.workflowTasksMax}`,
         x.callsDuringRetryAfter,
         x.seconds,
       ]),

@@ -3,7 +3,7 @@
  * polls, Retry-After holding every call, the adaptive rate, and cancellation.
  */
 import { describe, expect, it } from 'vitest';
-import { AccountPacer, type CallClass } from '../activities/account-pacer';
+import { AccountPacer, PaceWaitExceeded, pacedCalls, type CallClass } from '../activities/account-pacer';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -95,5 +95,21 @@ describe('AccountPacer', () => {
     await expect(waiting).rejects.toThrow('activity cancelled');
     expect(pacer.snapshot().waiting.label).toBe(0);
     await sleep(0);
+  });
+
+  it('a call allowed a limited wait gives up unsent when its turn does not come, and leaves the queue', async () => {
+    const pacer = new AccountPacer({ initialRate: 100 });
+    const pacing = pacedCalls(pacer, { rateLimitOf: () => null, answered: () => true });
+    pacer.holdUntil(Date.now() + 400);
+    let calls = 0;
+    const call = async () => ++calls;
+    const signal = new AbortController().signal;
+    await expect(pacing.run('label', call, signal, 100)).rejects.toBeInstanceOf(PaceWaitExceeded);
+    expect(calls).toBe(0);
+    expect(pacer.snapshot().waiting.label).toBe(0);
+    // A wait long enough gets its turn; without a limit, it waits as long as it takes.
+    await expect(pacing.run('label', call, signal, 1_000)).resolves.toBe(1);
+    pacer.holdUntil(Date.now() + 300);
+    await expect(pacing.run('order', call, signal)).resolves.toBe(2);
   });
 });

@@ -13,7 +13,7 @@ import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api
 import type { PacingSettings } from '../config/settings';
 import { createShipmentWorker } from '../worker/create-worker';
 import { accountWorkflowId, fleetRateLimits, type FleetRateLimits } from '../worker/fleet-rate-limit';
-import { stateQuery } from '../workflows/definitions';
+import { shipmentWorkflowId, stateQuery } from '../workflows/definitions';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { order } from './helpers/orders';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
@@ -167,3 +167,43 @@ it('labels go before waiting tracking polls when the pace is short, and polls st
   // Polls are not starved while labels and order reads wait: at least one slot in four is theirs.
   expect(after.slice(0, 12).filter((r) => r.endpoint === 'GET /tracking').length).toBeGreaterThanOrEqual(2);
 });
+
+it('a first attempt that gets no turn within 2 s leaves the workflow task unsent, and the regular activity makes the call', async () => {
+  const taskQueue = `pacing-first-${randomUUID()}`;
+  // One call a second for 8 new shipments (a label and an order read each): most first attempts
+  // cannot get a turn within 2 s.
+  await startWorker(taskQueue, { mode: 'adaptive', maxRequestsPerSecond: 1 });
+  const stamp = Date.now();
+  const ids = Array.from({ length: 8 }, (_, i) => `F-${i}-${stamp}`);
+  await Promise.all(ids.map((id) => startShipment(env.client, taskQueue, order('acme', id))));
+  const handles = ids.map((id) => env.client.workflow.getHandle(shipmentWorkflowId({ shop: 'acme', orderId: id })));
+  await waitFor(
+    async () => {
+      const phases = await Promise.all(handles.map(async (h) => (await h.query(stateQuery)).phase));
+      return phases.every((p) => p === 'tracking') ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 500, what: 'every shipment tracking' },
+  );
+  // One label request per order, none refused: the API never failed, so every regular activity
+  // below was a first attempt handed over unsent.
+  const sent = fake.requestLog().filter((r) => r.endpoint === 'POST /labels' && ids.includes(r.customerOrderNumber ?? ''));
+  expect(sent.map((r) => r.status)).toEqual(ids.map(() => 201));
+  let handedOver = 0;
+  let longestTaskMs = 0;
+  for (const handle of handles) {
+    const events = (await handle.fetchHistory()).events ?? [];
+    handedOver += events.filter((e) => ['createLabel', 'readOrder'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '')).length;
+    // A workflow task's length: from its start to its completion.
+    let startedAt = 0;
+    for (const e of events) {
+      const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+      if (e.workflowTaskStartedEventAttributes) startedAt = at;
+      if (e.workflowTaskCompletedEventAttributes) longestTaskMs = Math.max(longestTaskMs, at - startedAt);
+    }
+  }
+  expect(handedOver).toBeGreaterThan(0);
+  // A task may run two first attempts (label, then order read) of at most 2 s of waiting each:
+  // well under the 8 s at which the SDK extends a task. Without the limit the last first
+  // attempts would wait ~15 s inside their tasks.
+  expect(longestTaskMs).toBeLessThan(6_000);
+}, 90_000);
