@@ -7,8 +7,8 @@
  * Per setting: `orders` new orders without any tracking wave, then a wave of `wave` shipments
  * polling every second, then `orders` more new orders while the wave runs. It measures accepted
  * calls per second over R while the wave saturates the account, the share of 429 answers, label
- * latency (workflow start to label created) without and with the wave, duplicate labels, and
- * calls made while a 429's Retry-After was running.
+ * latency (workflow start to label created) without and with the wave, duplicate labels,
+ * workflow tasks per shipment up to tracking, and calls made while a 429's Retry-After was running.
  */
 import { randomUUID } from 'node:crypto';
 import { startShipment } from '../client/start-shipment';
