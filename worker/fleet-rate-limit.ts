@@ -33,7 +33,11 @@ export function fleetRateLimits(options: {
   client: Client;
   taskQueue: string;
   workflowId: string;
-  log: { warn(message: string, meta?: Record<string, unknown>): void; debug(message: string, meta?: Record<string, unknown>): void };
+  log: {
+    warn(message: string, meta?: Record<string, unknown>): void;
+    info(message: string, meta?: Record<string, unknown>): void;
+    debug(message: string, meta?: Record<string, unknown>): void;
+  };
 }): FleetRateLimits {
   const { client, taskQueue, workflowId, log } = options;
   const listeners: Array<(until: number) => void> = [];
@@ -60,6 +64,8 @@ export function fleetRateLimits(options: {
         if (until > known) {
           known = until;
           for (const listener of listeners) listener(until);
+          // One line per relayed 429 and worker: when this worker learned of the hold.
+          log.info('account held by the fleet', { until: new Date(until).toISOString() });
         }
       } catch (err) {
         if (stop.signal.aborted) return;
@@ -114,6 +120,7 @@ export function fleetRateLimits(options: {
       if (recorded > Date.now()) {
         known = Math.max(known, recorded);
         listener(recorded);
+        log.info('account held by the fleet', { until: new Date(recorded).toISOString(), recorded: true });
       }
       listening ??= listen();
     },

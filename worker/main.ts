@@ -85,7 +85,11 @@ async function main(): Promise<number> {
           client: new Client({ connection, namespace: temporal.namespace, dataConverter }),
           taskQueue: temporal.taskQueue,
           workflowId: accountWorkflowId(settings.shippingApi.baseUrl, settings.shippingApi.apiKey, temporal.taskQueue),
-          log: { warn: (message, meta) => logger.warn(meta ?? {}, message), debug: (message, meta) => logger.debug(meta ?? {}, message) },
+          log: {
+            warn: (message, meta) => logger.warn(meta ?? {}, message),
+            info: (message, meta) => logger.info(meta ?? {}, message),
+            debug: (message, meta) => logger.debug(meta ?? {}, message),
+          },
         })
       : undefined;
   const worker = await createShipmentWorker({
