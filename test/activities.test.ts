@@ -8,7 +8,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities, labelIdempotencyKey, type CreatedLabel } from '../activities';
-import type { FailureDetails } from '../activities/retry-policy';
+import { AccountPacer, pacedCalls } from '../activities/account-pacer';
+import { PACED_BY_ACCOUNT, type FailureDetails } from '../activities/retry-policy';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { ShippingApiClient } from '../shipping-api/client';
 import { DEFAULT_TRACKING_POLICY } from '../workflows/definitions';
@@ -160,6 +161,23 @@ it("records a 429's Retry-After in the attempt's heartbeat, and the next attempt
   const sent = fake.requestLog().filter((r) => r.endpoint === 'POST /labels' && r.status !== 429).at(-1)!;
   expect(sent.at).toBeGreaterThanOrEqual(notBefore! - 5);
   expect(label.idempotencyKey).toBe('acme:U-RA:r1');
+}, 15_000);
+
+it('a first attempt (local activity) that gets no turn under the pace within 2 s gives up unsent; a regular attempt waits', async () => {
+  const pacer = new AccountPacer({ initialRate: 100 });
+  const paced = createActivities(api, DEFAULT_TRACKING_POLICY, { pacing: pacedCalls(pacer, { rateLimitOf: () => null, answered: () => true }) });
+  const input = { shop: 'acme', orderId: 'U-PACE', revision: 1, labelRequest: labelRequest('U-PACE') };
+  const sentFor = () => fake.requestLog().filter((r) => r.endpoint === 'POST /labels' && r.customerOrderNumber === 'U-PACE').length;
+  pacer.holdUntil(Date.now() + 60_000);
+  const first = await activityEnv({ isLocal: true }).run(paced.createLabel, input).catch((e: unknown) => e);
+  expect(first).toMatchObject({ type: PACED_BY_ACCOUNT, category: 'BENIGN' });
+  expect(sentFor()).toBe(0);
+  const regular = new AccountPacer({ initialRate: 100 });
+  regular.holdUntil(Date.now() + 2_500);
+  const waiting = createActivities(api, DEFAULT_TRACKING_POLICY, { pacing: pacedCalls(regular, { rateLimitOf: () => null, answered: () => true }) });
+  const label = (await activityEnv({ heartbeatTimeoutMs: 10_000 }).run(waiting.createLabel, input)) as CreatedLabel;
+  expect(label.idempotencyKey).toBe('acme:U-PACE:r1');
+  expect(sentFor()).toBe(1);
 }, 15_000);
 
 function activityEnv(info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {}): MockActivityEnvironment {
