@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { Connection } from '@temporalio/client';
+import { connectWhenReady } from '../dev-server/temporal-ready';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
 
@@ -133,21 +133,9 @@ export class DevServer {
   /** Starts it and waits until its frontend answers. */
   async start(timeoutMs = 60_000): Promise<void> {
     this.process.start();
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      let connection: Connection | undefined;
-      try {
-        connection = await Connection.connect({ address: this.address, connectTimeout: 1000 });
-        await connection.workflowService.getSystemInfo({});
-        return;
-      } catch (err) {
-        if (!this.process.running) throw new Error(`the Temporal dev server exited at start (see ${this.process.logFile})`);
-        if (Date.now() > deadline) throw new Error(`the Temporal dev server did not answer within ${timeoutMs} ms: ${String(err)}`);
-        await sleep(250);
-      } finally {
-        await connection?.close();
-      }
-    }
+    const what = `the Temporal dev server (log: ${this.process.logFile})`;
+    const connection = await connectWhenReady(this.address, { namespace: 'default', alive: () => this.process.running, what, timeoutMs });
+    await connection.close();
   }
 
   /** A graceful stop (SIGTERM), so the SQLite file is consistent for the restart. */

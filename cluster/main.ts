@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import { portProblem } from '../dev-server/local-server';
+import { connectWhenReady } from '../dev-server/temporal-ready';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Connection, isGrpcServiceError } from '@temporalio/client';
@@ -232,28 +233,6 @@ async function assertPortFree(port: number, what: string, flag: string): Promise
 
 // ---------------------------------------------------------------- Temporal
 
-async function connectTemporal(address: string, alive: () => boolean, timeoutMs = 120_000): Promise<Connection> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = '';
-  while (Date.now() < deadline) {
-    if (!alive()) throw new Error('the Temporal server exited during startup');
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 2_000 });
-      try {
-        // Answers once the frontend reaches the persistence layer, not merely its port.
-        await connection.workflowService.describeNamespace({ namespace: 'temporal-system' });
-        return connection;
-      } catch (err) {
-        await connection.close();
-        throw err;
-      }
-    } catch (err) {
-      lastError = (err as Error).message;
-      await delay(500);
-    }
-  }
-  throw new Error(`Temporal did not answer on ${address} within ${timeoutMs / 1000} s (${lastError})`);
-}
 
 const GRPC_NOT_FOUND = 5;
 const GRPC_ALREADY_EXISTS = 6;
@@ -443,7 +422,7 @@ async function up(o: Options): Promise<void> {
     stopSignal: 'SIGTERM',
     critical: true,
     ready: async (s) => {
-      const connection = await connectTemporal(address, () => s.alive());
+      const connection = await connectWhenReady(address, { namespace: 'temporal-system', alive: () => s.alive(), what: 'the Temporal server', timeoutMs: 120_000 });
       await connection.close();
     },
     // Its config loading at every start; while it stops on purpose, the warnings of services

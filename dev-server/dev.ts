@@ -8,10 +8,10 @@ import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { portProblem } from './local-server';
+import { connectWhenReady } from './temporal-ready';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { parseCsv } from '../client/csv';
 import { connectionVariablesIn, localServerEnv } from '../config/temporal-connection';
@@ -285,27 +285,6 @@ function parsePort(value: string | undefined, fallback: number, flag: string): n
 
 // ---------------------------------------------------------------- Temporal
 
-async function waitForTemporal(address: string, temporal: Child, timeoutMs = 90_000): Promise<Connection> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = '';
-  while (Date.now() < deadline) {
-    if (!temporal.running) throw new Error('Temporal dev server exited during startup');
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 2_000 });
-      try {
-        await connection.workflowService.describeNamespace({ namespace: NAMESPACE });
-        return connection;
-      } catch (err) {
-        await connection.close();
-        throw err;
-      }
-    } catch (err) {
-      lastError = (err as Error).message;
-      await delay(500);
-    }
-  }
-  throw new Error(`Temporal dev server did not answer on ${address} within ${timeoutMs / 1000} s (${lastError})`);
-}
 
 /** The shops of the example order files, so the demo's every order reaches the shop page. */
 function exampleShops(): string[] {
@@ -461,7 +440,7 @@ async function main(): Promise<void> {
     { command: cli, args: temporalArgs, display: `${cli} ${temporalArgs.join(' ')}`, signalGroupOnStop: false },
     process.env,
   );
-  const connection = await waitForTemporal(address, temporal);
+  const connection = await connectWhenReady(address, { namespace: NAMESPACE, alive: () => temporal.running, what: 'Temporal dev server', timeoutMs: 90_000 });
   try {
     // start-dev --search-attribute registers attributes only when it creates the database (CLI
     // v1.5.1): on an existing .data/temporal.db, ones added to the code since would be missing.
