@@ -13,9 +13,8 @@ import { createShipmentWorker } from '../worker/create-worker';
 import type { ShipmentInput } from '../workflows/definitions';
 import { baselineWorkflowBundle } from './baseline';
 import { benchOrder } from './orders';
-import { median, type DevServer } from './stack';
+import { BENCH_ACCOUNTS, BENCH_CREDENTIALS, median, type DevServer } from './stack';
 
-const CREDENTIALS = { apiKey: 'bench-key', apiToken: 'bench-token' };
 const EVENT_WORKFLOW_TASK_COMPLETED = 7;
 
 export interface HistoryRow {
@@ -43,7 +42,7 @@ export async function historyScenario(server: DevServer, pollCounts: number[], s
     for (const polls of pollCounts) {
       // 4 stages before the terminal answer: (polls - 1) / 4 polls each.
       const perStage = Math.max(1, Math.round((polls - 1) / 4));
-      const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: perStage, accounts: [{ name: 'bench', ...CREDENTIALS }] });
+      const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: perStage, accounts: BENCH_ACCOUNTS });
       try {
         // Both paths at once: the same load on the server for each.
         const results = await Promise.all(
@@ -53,7 +52,7 @@ export async function historyScenario(server: DevServer, pollCounts: number[], s
               connection,
               namespace: 'default',
               taskQueue,
-              shippingApi: { baseUrl: fake.baseUrl, ...CREDENTIALS },
+              shippingApi: { baseUrl: fake.baseUrl, ...BENCH_CREDENTIALS },
               tracking: { pollIntervalMs: 10, pollIntervalsMs: {} },
               workflowBundle: bundles[path],
             });

@@ -15,9 +15,8 @@ import { startShipment } from '../client/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { shipmentWorkflowId, type ShipmentInput } from '../workflows/definitions';
 import { benchOrder } from './orders';
-import { ROOT, sleep, startWorkerProcess, type DevServer, type Proc } from './stack';
+import { BENCH_ACCOUNTS, benchProcessEnv, ROOT, sleep, startWorkerProcess, type DevServer, type Proc } from './stack';
 
-const CREDENTIALS = { apiKey: 'bench-rate-key', apiToken: 'bench-rate-token' };
 const HOUR_MS = 3_600_000;
 
 export interface RateLimitSetting {
@@ -72,18 +71,10 @@ export async function rateLimitScenario(
       port: 0,
       trackingStepMs: HOUR_MS, // tracking never moves: every poll of the wave is an unchanged poll
       faults: { rateLimit: { perSecond: opts.limit, burst: opts.limit } },
-      accounts: [{ name: 'bench', ...CREDENTIALS }],
+      accounts: BENCH_ACCOUNTS,
     });
     const taskQueue = `bench-rate-${randomUUID()}`;
-    const env = {
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_NAMESPACE: 'default',
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      SHIPPING_API_BASE_URL: fake.baseUrl,
-      SHIPPING_API_KEY: CREDENTIALS.apiKey,
-      SHIPPING_API_TOKEN: CREDENTIALS.apiToken,
-      ...setting.env,
-    };
+    const env = { ...benchProcessEnv(server, taskQueue, fake.baseUrl), ...setting.env };
     const workers: Proc[] = [startWorkerProcess(ROOT, env), startWorkerProcess(ROOT, env)];
     try {
       await sleep(8000); // both workers bundled and polling

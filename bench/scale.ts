@@ -13,9 +13,8 @@ import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { parseDuration } from '../config/settings';
 import { baselineDir } from './baseline';
 import { benchOrder } from './orders';
-import { cpuMs, ROOT, rssMb, runImport, sleep, startDevServer, startWorkerProcess } from './stack';
+import { BENCH_ACCOUNTS, benchProcessEnv, cpuMs, ROOT, rssMb, runImport, sleep, startDevServer, startWorkerProcess } from './stack';
 
-const CREDENTIALS = { apiKey: 'bench-key', apiToken: 'bench-token' };
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
 export interface ScaleRow {
@@ -55,7 +54,7 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
   const fake = await startFakeShippingApi({
     port: 0,
     trackingStepMs: WEEK_MS, // never registered: every shipment stays waiting in tracking
-    accounts: [{ name: 'bench', ...CREDENTIALS }],
+    accounts: BENCH_ACCOUNTS,
     requestLogSize: 4 * o.shipments + 200_000,
   });
   const sourceDir = o.path === 'change-driven' ? ROOT : baselineDir();
@@ -63,13 +62,7 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
   const bundle = await bundleWorkflowCode({ workflowsPath: path.join(sourceDir, 'workflows'), logger: new DefaultLogger('WARN') });
   writeFileSync(bundlePath, bundle.code);
   const taskQueue = `bench-scale-${Date.now()}`;
-  const env = {
-    TEMPORAL_ADDRESS: server.address,
-    TEMPORAL_TASK_QUEUE: taskQueue,
-    SHIPPING_API_BASE_URL: fake.baseUrl,
-    SHIPPING_API_KEY: CREDENTIALS.apiKey,
-    SHIPPING_API_TOKEN: CREDENTIALS.apiToken,
-  };
+  const env = benchProcessEnv(server, taskQueue, fake.baseUrl);
   const workerEnv = { ...env, WORKFLOW_BUNDLE_PATH: bundlePath, TRACKING_POLL_INTERVAL: o.pollInterval };
   let worker = startWorkerProcess(sourceDir, workerEnv);
   let workerPeak = 0;

@@ -21,9 +21,8 @@ import { createShipmentWorker } from '../worker/create-worker';
 import { stateQuery, type ShipmentOutcome } from '../workflows/definitions';
 import { oneShipment } from './history';
 import { benchOrder } from './orders';
-import { median, sleep, type DevServer } from './stack';
+import { BENCH_ACCOUNTS, BENCH_CREDENTIALS, median, sleep, type DevServer } from './stack';
 
-const CREDENTIALS = { apiKey: 'bench-key', apiToken: 'bench-token' };
 const HOUR_MS = 3_600_000;
 
 export interface ShopSyncCostRow {
@@ -64,7 +63,7 @@ export async function shopSyncScenario(
   installQuietRuntime();
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
   const receiver = await startShopReceiver({ secrets: [secret] });
-  const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: 1, accounts: [{ name: 'bench', ...CREDENTIALS }] });
+  const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: 1, accounts: BENCH_ACCOUNTS });
   const scale = HOUR_MS / (opts.outageSeconds * 1000);
   const maxBackoffMs = Math.max(1000, Math.round(parseDuration(DEFAULT_MAX_BACKOFF)! / scale));
   const shopConnectors = loadShopConnectors({
@@ -76,7 +75,7 @@ export async function shopSyncScenario(
     connection,
     namespace: 'default',
     taskQueue,
-    shippingApi: { baseUrl: fake.baseUrl, ...CREDENTIALS },
+    shippingApi: { baseUrl: fake.baseUrl, ...BENCH_CREDENTIALS },
     tracking: { pollIntervalMs: 10, pollIntervalsMs: {} },
     shopConnectors,
     workflowBundle: await getWorkflowBundle(),

@@ -15,6 +15,22 @@ import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
 
 export const ROOT = path.join(__dirname, '..');
 
+/** The fake API account every scenario uses. */
+export const BENCH_CREDENTIALS = { apiKey: 'bench-key', apiToken: 'bench-token' };
+export const BENCH_ACCOUNTS = [{ name: 'bench', ...BENCH_CREDENTIALS }];
+
+/** What a worker process (or the import) needs to reach the bench's server and fake API. */
+export function benchProcessEnv(server: DevServer, taskQueue: string, apiBaseUrl: string): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    SHIPPING_API_BASE_URL: apiBaseUrl,
+    SHIPPING_API_KEY: BENCH_CREDENTIALS.apiKey,
+    SHIPPING_API_TOKEN: BENCH_CREDENTIALS.apiToken,
+  };
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
