@@ -13,14 +13,12 @@ import type { OrderIdentity, TrackingPolicy } from '../workflows/definitions';
 import { PaceWaitExceeded, UNPACED, type CallClass, type CallPacing } from './account-pacer';
 import { withHeartbeat } from './heartbeat';
 import {
-  apiBackoffMs,
+  afterFailure,
   FIRST_ATTEMPT_PACE_WAIT_MS,
-  isRetryable,
   PACED_BY_ACCOUNT,
-  pollBackoffMs,
-  retryAfterMs,
   toApplicationFailure,
   TRACKING_UNCHANGED,
+  type AttemptProgress,
 } from './retry-policy';
 
 export interface CreateLabelInput extends OrderIdentity {
@@ -79,7 +77,7 @@ export interface TrackingChange extends TrackingSnapshot {
  * Temporal Cloud, so an unchanged poll records nothing. Its time and result are in the
  * failure that schedules the next poll, which the Web UI shows as the last failure.
  */
-export interface PollProgress extends RetryNotBefore {
+export interface PollProgress extends AttemptProgress {
   failuresInARow: number;
   lastPolledAt: string | null;
   lastResult: string | null;
@@ -95,19 +93,12 @@ export interface ActivityOptions {
 }
 
 /**
- * What an attempt that failed leaves for the next one, in its heartbeat details (which the
- * server keeps across attempts): the Retry-After of a 429, which the next attempt waits for even
- * if the server dispatches it early (e.g. right after a server restart), and the API failures in
- * a row, which set the backoff. Attempts lost with a killed worker leave nothing, so they
- * neither count as API failures nor lengthen the backoff.
+ * What a failed attempt leaves for the next one is `AttemptProgress` (retry-policy.ts), in its
+ * heartbeat details, which the server keeps across attempts: the next attempt waits for a
+ * 429's Retry-After even if the server dispatches it early (e.g. right after a server restart),
+ * and the backoff follows the API failures in a row. Attempts lost with a killed worker leave
+ * nothing, so they neither count as API failures nor lengthen the backoff.
  */
-interface RetryNotBefore {
-  notBefore?: number;
-}
-
-interface CallProgress extends RetryNotBefore {
-  failuresInARow?: number;
-}
 
 export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy, options: ActivityOptions = {}) {
   const { shopConnectors, pacing = UNPACED } = options;
@@ -118,7 +109,7 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
    */
   function paced<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const { info } = Context.current();
-    const notBefore = Number((info.heartbeatDetails as RetryNotBefore | undefined)?.notBefore ?? 0);
+    const notBefore = Number((info.heartbeatDetails as AttemptProgress | undefined)?.notBefore ?? 0);
     return withHeartbeat(async (signal) => {
       await pacing.waitUntil(notBefore, signal);
       return pacing.run(cls, call, signal, info.isLocal ? FIRST_ATTEMPT_PACE_WAIT_MS : undefined);
@@ -134,18 +125,12 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       if (!(err instanceof ShippingApiError)) throw err;
       logFailure(err, context);
       const ctx = Context.current();
-      const previous = (ctx.info.heartbeatDetails as CallProgress | undefined) ?? {};
-      // A 429 is the API pacing us, not a fault: it neither counts nor resets the streak.
-      const failuresInARow = (previous.failuresInARow ?? 0) + (err.kind === 'rate_limited' ? 0 : 1);
-      const retryable = isRetryable(err, failuresInARow);
-      const nextRetryDelayMs = err.kind === 'rate_limited' ? retryAfterMs(err) : apiBackoffMs(failuresInARow);
+      const previous = (ctx.info.heartbeatDetails as AttemptProgress | undefined) ?? {};
+      const { retryable, delayMs, failuresInARow, notBefore } = afterFailure(err, previous, Date.now());
       // A local first attempt has no next attempt to tell: the workflow decides what follows.
-      if (retryable && !ctx.info.isLocal) {
-        // One heartbeat per failed attempt (a billed action on Temporal Cloud), none on success.
-        const notBefore = err.kind === 'rate_limited' ? Date.now() + nextRetryDelayMs : previous.notBefore;
-        ctx.heartbeat({ ...previous, failuresInARow, notBefore } satisfies CallProgress);
-      }
-      throw toApplicationFailure(err, context, { nonRetryable: !retryable, nextRetryDelayMs: retryable ? nextRetryDelayMs : undefined });
+      // Otherwise one heartbeat per failed attempt (a billed action on Temporal Cloud), none on success.
+      if (retryable && !ctx.info.isLocal) ctx.heartbeat({ ...previous, failuresInARow, notBefore } satisfies AttemptProgress);
+      throw toApplicationFailure(err, context, { nonRetryable: !retryable, nextRetryDelayMs: retryable ? delayMs : undefined });
     }
   }
 
@@ -200,14 +185,15 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
         record = await paced('tracking', (signal) => trackingOrNull(labelId, signal));
       } catch (err) {
         if (!(err instanceof ShippingApiError)) throw err;
-        progress.failuresInARow++;
+        const next = afterFailure(err, previous, Date.now());
+        progress.failuresInARow = next.failuresInARow;
+        progress.notBefore = next.notBefore;
         progress.lastResult = `${err.kind}: ${err.message}`;
-        if (err.kind === 'rate_limited') progress.notBefore = Date.now() + retryAfterMs(err);
         ctx.heartbeat(progress);
-        const retryable = isRetryable(err, progress.failuresInARow);
-        const delayMs = err.kind === 'rate_limited' ? undefined : pollBackoffMs(progress.failuresInARow, pollIntervalMs);
+        // A 429 waits its Retry-After; anything else never later than the next regular poll.
+        const delayMs = err.kind === 'rate_limited' ? next.delayMs : Math.min(next.delayMs, pollIntervalMs);
         logFailure(err, { labelId, poll: polls });
-        throw toApplicationFailure(err, {}, { message: `${poll}: ${err.message}`, nextRetryDelayMs: delayMs, nonRetryable: !retryable });
+        throw toApplicationFailure(err, {}, { message: `${poll}: ${err.message}`, nextRetryDelayMs: delayMs, nonRetryable: !next.retryable });
       }
 
       const seen = summarize(record);

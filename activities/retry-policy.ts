@@ -146,14 +146,38 @@ export function shopDeliveryOptions({ deliveryWindowMs, maxBackoffMs }: { delive
 /** ApplicationFailure type of a poll that found nothing new: the retry that is the next poll. */
 export const TRACKING_UNCHANGED = 'TrackingUnchanged';
 
-/** A failed poll's next attempt: 1 s doubling per failure in a row, never later than the next regular poll. */
-export function pollBackoffMs(failuresInARow: number, pollIntervalMs: number): number {
-  return Math.min(apiBackoffMs(failuresInARow), pollIntervalMs);
-}
-
 /** A failed call's next attempt: 1 s doubling per API failure in a row, capped at MAX_BACKOFF. */
 export function apiBackoffMs(failuresInARow: number): number {
   return Math.min(1000 * 2 ** Math.min(30, Math.max(0, failuresInARow - 1)), MAX_BACKOFF_MS);
+}
+
+/** What a failed attempt leaves in its heartbeat details for the next attempt of the same call. */
+export interface AttemptProgress {
+  /** No call before this time (epoch ms): the Retry-After of a 429. */
+  notBefore?: number;
+  /** API failures in a row; a 429 (the API pacing us) neither counts nor resets it. */
+  failuresInARow?: number;
+}
+
+/**
+ * The one rule for a failed API call, tracking polls included: the streak, whether to go on,
+ * and when (a 429 its Retry-After, anything else apiBackoffMs of the streak). Pure: `now` is
+ * the caller's clock.
+ */
+export function afterFailure(
+  err: Pick<ShippingApiError, 'kind' | 'retryable' | 'retryAfterSeconds'>,
+  previous: AttemptProgress,
+  now: number,
+): Required<AttemptProgress> & { retryable: boolean; delayMs: number } {
+  const limited = err.kind === 'rate_limited';
+  const failuresInARow = (previous.failuresInARow ?? 0) + (limited ? 0 : 1);
+  const delayMs = limited ? retryAfterMs(err) : apiBackoffMs(failuresInARow);
+  return {
+    failuresInARow,
+    notBefore: limited ? now + delayMs : (previous.notBefore ?? 0),
+    retryable: isRetryable(err, failuresInARow),
+    delayMs,
+  };
 }
 
 /** A 429's wait: its Retry-After (the client reads a missing or invalid header as its default). */
