@@ -287,7 +287,10 @@ describe('key rotation', () => {
     const [again] = await rotated.encode([plain]);
     expect(Buffer.from(again!.data!).equals(Buffer.from(underNew!.data!))).toBe(false);
 
-    const altered = { ...underOld!, data: Buffer.from(underOld!.data!).fill(0, 20, 21) };
+    // Flip every bit of one byte: setting it to a fixed value leaves it unchanged when it already held that value (1 run in 256).
+    const tampered = Buffer.from(underOld!.data!);
+    tampered[20] = tampered[20]! ^ 0xff;
+    const altered = { ...underOld!, data: tampered };
     await expect(rotated.decode([altered])).rejects.toThrow(PayloadDecryptionError);
     const relabelled = { ...underOld!, metadata: { ...underOld!.metadata, [KEY_ID_METADATA]: Buffer.from(NEW_KEY.id) } };
     await expect(rotated.decode([relabelled])).rejects.toThrow(/failed authentication/);
