@@ -130,10 +130,13 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.infer<S> {
   const parsed = schema.safeParse(cleaned);
   if (parsed.success) return parsed.data;
   throw new ConfigError(
-    parsed.error.issues.map((issue) => ({
-      variable: String(issue.path[0] ?? '(environment)'),
-      message: issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message,
-    })),
+    parsed.error.issues.map((issue) => {
+      const variable = String(issue.path[0] ?? '(environment)');
+      // Zod does not keep the input in its issues; whether the variable was set tells "missing" from "not a number".
+      const set = cleaned[variable] !== undefined;
+      const message = issue.code !== 'invalid_type' ? issue.message : set ? `must be a ${issue.expected}` : 'is required';
+      return { variable, message };
+    }),
   );
 }
 

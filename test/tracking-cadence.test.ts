@@ -45,6 +45,15 @@ describe('tracking cadence configuration', () => {
     expect(configError({ WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '1' }).problems[0]?.variable).toBe('WORKER_MAX_CONCURRENT_WORKFLOW_TASKS');
     expect(configError({ WORKER_MAX_CACHED_WORKFLOWS: 'many' }).problems[0]?.variable).toBe('WORKER_MAX_CACHED_WORKFLOWS');
   });
+
+  it('says a number setting that was given is not a number, rather than that it is missing', () => {
+    expect(configError({ HISTORY_EVENT_LIMIT: 'lots', WORKER_MAX_ACTIVITIES_PER_SECOND: 'fast' }).problems).toEqual([
+      { variable: 'HISTORY_EVENT_LIMIT', message: 'must be a number' },
+      { variable: 'WORKER_MAX_ACTIVITIES_PER_SECOND', message: 'must be a number' },
+    ]);
+    const { SHIPPING_API_TOKEN: _unset, ...withoutToken } = REQUIRED;
+    expect(() => loadWorkerSettings(withoutToken)).toThrow('SHIPPING_API_TOKEN: is required');
+  });
 });
 
 describe('the interval a shipment polls at', () => {
