@@ -89,10 +89,6 @@ export function isRetryable(err: Pick<ShippingApiError, 'kind' | 'retryable'>, f
 }
 
 /**
- * The first attempt of a call, run inside the workflow task as a local activity: one try, no
- * retries there (a retryable failure continues as a regular activity with the options above).
- */
-/**
  * A first attempt waits at most this long for its turn under the account's pace: longer would
  * hold the workflow task (and make the SDK extend it, at the cost of extra tasks). It then fails
  * with PACED_BY_ACCOUNT, unsent, and the regular activity waits for the turn instead.
@@ -101,6 +97,10 @@ export const FIRST_ATTEMPT_PACE_WAIT_MS = 2_000;
 /** ApplicationFailure type of a first attempt handed to the regular activity unsent (not an API failure). */
 export const PACED_BY_ACCOUNT = 'PacedByAccount';
 
+/**
+ * The first attempt of a call, run inside the workflow task as a local activity: one try, no
+ * retries there (a retryable failure continues as a regular activity with the options above).
+ */
 export const FIRST_ATTEMPT_OPTIONS: LocalActivityOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 1 },
