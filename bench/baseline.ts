@@ -24,7 +24,7 @@ export function hasBaselineCommit(commit = TIMER_LOOP_COMMIT): boolean {
   }
 }
 
-/** The source tree at `commit`: its worker (worker/main.ts) and import (client/import.ts) run from there with tsx. */
+/** The source tree at `commit`: its worker (worker/main.ts) and import (client/import.ts, as it was then) run from there with tsx. */
 export function baselineDir(commit = TIMER_LOOP_COMMIT): string {
   const dir = path.join(ROOT, '.baseline', commit.slice(0, 12));
   if (!existsSync(path.join(dir, 'client', 'import.ts'))) {

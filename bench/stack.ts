@@ -3,7 +3,7 @@
  * child process, so their RSS and CPU can be read from /proc), plus readers for those figures.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -128,12 +128,18 @@ export function startWorkerProcess(dir: string, env: Record<string, string>): Pr
   return startProcess(process.execPath, ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')], { ...localServerEnv(process.env), LOG_LEVEL: 'warn', ...env }, 'worker');
 }
 
+/** The import command of the tree at `dir`: client/import/main.ts, or client/import.ts in trees older than that folder (the baseline). */
+function importEntry(dir: string): string {
+  const current = path.join(dir, 'client', 'import', 'main.ts');
+  return existsSync(current) ? current : path.join(dir, 'client', 'import.ts');
+}
+
 /** Runs the import CLI of the tree at `dir` to completion; resolves with its JSON summary. */
 export async function runImport(dir: string, file: string, env: Record<string, string>, flags: string[] = []): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(dir, 'client', 'import.ts'), file, '--json', '--skip-preflight', ...flags],
+      ['--import', 'tsx', importEntry(dir), file, '--json', '--skip-preflight', ...flags],
       { cwd: ROOT, env: { ...localServerEnv(process.env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';

@@ -394,7 +394,7 @@ async function runImport(file: string, env: NodeJS.ProcessEnv, logFile: string):
   let stderr = '';
   let exitCode: number | null = 0;
   try {
-    ({ stdout, stderr } = await exec(process.execPath, ['--import', 'tsx', 'client/import.ts', file, '--json', '--skip-preflight'], {
+    ({ stdout, stderr } = await exec(process.execPath, ['--import', 'tsx', 'client/import/main.ts', file, '--json', '--skip-preflight'], {
       cwd: ROOT,
       env,
       maxBuffer: 64 * 1024 * 1024,

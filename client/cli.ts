@@ -10,7 +10,7 @@ import { listCommand } from './commands/list';
 import { redeliverCommand } from './commands/redeliver';
 import { resubmitCommand } from './commands/resubmit';
 import { statusCommand } from './commands/status';
-import { importCommand } from './import';
+import { importCommand } from './import/main';
 
 type Command = (argv: string[], io: Io) => Promise<ExitCode>;
 

@@ -13,7 +13,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { parseCsv } from '../client/csv';
+import { parseCsv } from '../client/import/csv';
 import { connectionVariablesIn, localServerEnv } from '../config/temporal-connection';
 import { loadPayloadEncryptionSettings } from '../config/settings';
 import { DEFAULT_TASK_QUEUE, SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';

@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor as poll } from './helpers/wait';
 import { EXIT } from '../client/cli-support';
-import { importCommand } from '../client/import';
+import { importCommand } from '../client/import/main';
 import { startShipment } from '../client/start-shipment';
 import { SA, shipmentWorkflowId, WORKFLOW_TYPE, stateQuery, type ShipmentState } from '../workflows/definitions';
 import { captureIo, REPO_ROOT, runCli } from './helpers/cli';

@@ -4,7 +4,7 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BacklogGate, workflowBacklogReader } from '../client/backlog-gate';
+import { BacklogGate, workflowBacklogReader } from '../client/import/backlog-gate';
 import { startShipment } from '../client/start-shipment';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';

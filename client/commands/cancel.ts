@@ -1,7 +1,7 @@
 /** `shipments cancel <shop> <orderId>`: stops a shipment (label wait or tracking). */
 import { cancelShipmentSignal, type ShipmentOutcome } from '../../workflows/definitions';
 import { CliError, connectTemporal, EXIT, parseCommandArgs, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
-import { findShipment } from '../shipment-lookup';
+import { findShipment } from './shipment-lookup';
 
 export const CANCEL_HELP = `Usage: shipments cancel [--reason <text>] [--wait] [--json] <shop> <orderId>
 

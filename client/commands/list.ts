@@ -12,7 +12,7 @@ import {
   type ExitCode,
   type Io,
 } from '../cli-support';
-import { timestampIso } from '../shipment-lookup';
+import { timestampIso } from './shipment-lookup';
 
 export const LIST_HELP = `Usage: shipments list [options]
 

@@ -14,8 +14,8 @@ import {
   type ExitCode,
   type Io,
 } from '../cli-support';
-import { validateLabelRequest } from '../import-record';
-import { findShipment } from '../shipment-lookup';
+import { validateLabelRequest } from '../import/record';
+import { findShipment } from './shipment-lookup';
 
 export const RESUBMIT_HELP = `Usage: shipments resubmit [--reason <text>] [--json] <shop> <orderId> <file>
 

@@ -3,7 +3,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import { SHOP_SYNC_STOPPED, stateQuery, type ShipmentOutcome, type ShipmentState } from '../../workflows/definitions';
 import { connectTemporal, EXIT, messageOf, parseCommandArgs, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
-import { findShipment, shipmentAttributes, timestampIso } from '../shipment-lookup';
+import { findShipment, shipmentAttributes, timestampIso } from './shipment-lookup';
 
 export const STATUS_HELP = `Usage: shipments status [--json] <shop> <orderId>
 

@@ -4,8 +4,8 @@
  */
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
-import { SA, shipmentWorkflowId } from '../workflows/definitions';
-import { isNotFound, noShipment } from './cli-support';
+import { SA, shipmentWorkflowId } from '../../workflows/definitions';
+import { isNotFound, noShipment } from '../cli-support';
 
 export interface FoundShipment {
   workflowId: string;

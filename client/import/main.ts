@@ -5,8 +5,8 @@
 import { constants, createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { once } from 'node:events';
-import type { ShippingApiClient } from '../shipping-api/client';
-import type { FieldProblem } from '../shipping-api/contract';
+import type { ShippingApiClient } from '../../shipping-api/client';
+import type { FieldProblem } from '../../shipping-api/contract';
 import {
   CliError,
   connectTemporal,
@@ -22,14 +22,14 @@ import {
   type ExitCode,
   type Io,
   type TemporalSession,
-} from './cli-support';
-import { TEMPORAL_CONNECTION_HELP } from '../config/temporal-connection';
+} from '../cli-support';
+import { TEMPORAL_CONNECTION_HELP } from '../../config/temporal-connection';
 import { BacklogGate, workflowBacklogReader } from './backlog-gate';
-import { importRecords, type ImportResult, type Rejection, type StartFailure } from './import-engine';
-import { formatFromPath, FORMATS, readRecords, sniffFormat, type InputFormat, type SourceRecord } from './import-source';
+import { importRecords, type ImportResult, type Rejection, type StartFailure } from './engine';
+import { formatFromPath, FORMATS, readRecords, sniffFormat, type InputFormat, type SourceRecord } from './source';
 import { Preflight } from './preflight';
 import { Progress } from './progress';
-import { startShipment } from './start-shipment';
+import { startShipment } from '../start-shipment';
 
 export const DEFAULT_CONCURRENCY = 16;
 /** Workflow tasks waiting for a worker above which the import holds new starts. */

@@ -4,8 +4,8 @@
  * dotted field path, the shape of the API's own validation error.
  */
 import { z } from 'zod';
-import { fieldProblems, LabelRequestWithoutKey, type FieldProblem } from '../shipping-api/contract';
-import { ShipmentInput } from '../workflows/schemas';
+import { fieldProblems, LabelRequestWithoutKey, type FieldProblem } from '../../shipping-api/contract';
+import { ShipmentInput } from '../../workflows/schemas';
 
 /**
  * What an import file may hold per order: the workflow input without the per-order tracking

@@ -6,10 +6,10 @@
  * (a JSON file that is not an array, an unknown CSV column) stops the run, before any record.
  */
 import { extname } from 'node:path';
-import type { FieldProblem } from '../shipping-api/contract';
+import type { FieldProblem } from '../../shipping-api/contract';
 import { CsvParser } from './csv';
 import { checkHeader, CsvHeaderError, CsvOrderGrouper, type CsvOrder } from './csv-orders';
-import { usageError } from './cli-support';
+import { usageError } from '../cli-support';
 
 export const FORMATS = ['ndjson', 'json', 'csv'] as const;
 export type InputFormat = (typeof FORMATS)[number];
