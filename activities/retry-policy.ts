@@ -26,6 +26,7 @@ export const MAX_BACKOFF = '5 minutes';
 const MAX_BACKOFF_MS = 5 * 60_000;
 /** Longest wait before re-running an attempt that was lost with its worker. */
 export const LOST_ATTEMPT_MAX_BACKOFF = '30 seconds';
+const LOST_ATTEMPT_MAX_BACKOFF_MS = 30_000;
 export const TOTAL_RETRY_WINDOW = '24 hours';
 
 /** ApplicationFailure `type` per error kind: what the Web UI shows as the failure's type. */
@@ -125,9 +126,11 @@ export const FIRST_DELIVERY_OPTIONS: LocalActivityOptions = {
 };
 
 /**
- * Retried deliveries: exponential backoff from 1 s capped at the connector's maxBackoff, for at
- * most the delivery window. A worker lost mid-delivery is noticed by the heartbeat timeout and
- * the batch is sent again (same ids: the shop de-duplicates).
+ * Retried deliveries, for at most the delivery window. As for API calls, a failing shop sets its
+ * own next delay (Retry-After, or apiBackoffMs of the shop's failures in a row capped at the
+ * connector's maxBackoff); this policy's backoff applies only to an attempt lost with its worker
+ * (noticed by the heartbeat timeout, the batch is sent again with the same ids: the shop
+ * de-duplicates), capped at LOST_ATTEMPT_MAX_BACKOFF or maxBackoff if that is shorter.
  */
 export function shopDeliveryOptions({ deliveryWindowMs, maxBackoffMs }: { deliveryWindowMs: number; maxBackoffMs: number }): ActivityOptions {
   return {
@@ -137,7 +140,7 @@ export function shopDeliveryOptions({ deliveryWindowMs, maxBackoffMs }: { delive
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,
-      maximumInterval: Math.max(1000, maxBackoffMs),
+      maximumInterval: Math.max(1000, Math.min(LOST_ATTEMPT_MAX_BACKOFF_MS, maxBackoffMs)),
       nonRetryableErrorTypes: [INVALID_SHIPMENT_EVENT],
     },
   };
@@ -146,9 +149,9 @@ export function shopDeliveryOptions({ deliveryWindowMs, maxBackoffMs }: { delive
 /** ApplicationFailure type of a poll that found nothing new: the retry that is the next poll. */
 export const TRACKING_UNCHANGED = 'TrackingUnchanged';
 
-/** A failed call's next attempt: 1 s doubling per API failure in a row, capped at MAX_BACKOFF. */
-export function apiBackoffMs(failuresInARow: number): number {
-  return Math.min(1000 * 2 ** Math.min(30, Math.max(0, failuresInARow - 1)), MAX_BACKOFF_MS);
+/** A failed call's next attempt: 1 s doubling per failure in a row, capped at MAX_BACKOFF (or `capMs`). */
+export function apiBackoffMs(failuresInARow: number, capMs = MAX_BACKOFF_MS): number {
+  return Math.min(1000 * 2 ** Math.min(30, Math.max(0, failuresInARow - 1)), Math.max(1000, capMs));
 }
 
 /** What a failed attempt leaves in its heartbeat details for the next attempt of the same call. */

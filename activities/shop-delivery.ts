@@ -6,7 +6,7 @@
  * Run as a local activity first (inside the workflow task: a delivered event costs no task and
  * no activity events), which reports a retryable failure instead of throwing it; the workflow
  * then continues with the regular activity, which throws it so the server schedules the retry
- * (after Retry-After for 429/503, else exponential backoff) without writing history.
+ * (after Retry-After for 429/503, else backoff by the shop's failures in a row) without writing history.
  */
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
@@ -15,7 +15,7 @@ import type { ShopConnectors } from '../shop-sync/connectors';
 import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
 import type { OrderIdentity, ShopDeliveryResult, ShopEventDraft } from '../workflows/definitions';
 import { withHeartbeat } from './heartbeat';
-import { INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE } from './retry-policy';
+import { apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE } from './retry-policy';
 
 export interface DeliverShopEventsInput extends OrderIdentity {
   /** Consecutive pending events, the lowest sequence first. */
@@ -24,12 +24,15 @@ export interface DeliverShopEventsInput extends OrderIdentity {
   resumeGone?: boolean;
 }
 
-/** Carried from a failed attempt to the next: the events of the batch already acknowledged. */
+/** Carried from a failed attempt to the next in heartbeat details, which the server keeps across attempts. */
 interface DeliveryProgress {
+  /** Events of the batch already acknowledged. */
   delivered: number;
+  /** The shop's failures in a row (5xx, 408, unreachable); a 429/503 neither counts nor resets it. */
+  failuresInARow?: number;
 }
 
-export function createShopDeliveryActivities(connectors: ShopConnectors) {
+export function createShopDeliveryActivities(connectors: Pick<ShopConnectors, 'connectorFor' | 'maxBackoffMs'>) {
   /** Endpoints that answered 410 since this worker started: other orders of the shop stop without calling. */
   const goneUrls = new Set<string>();
 
@@ -83,12 +86,16 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
             else if (ctx.info.isLocal || ctx.info.attempt === 1) ctx.log.warn('shop delivery failed, retrying', { shop, orderId, ...at, message });
             else ctx.log.debug('shop delivery failed again', { shop, orderId, ...at, attempt: ctx.info.attempt, message });
             if (ctx.info.isLocal) return { delivered, stopped: null, retry: { ...at, status: result.status, message, retryAfterMs } };
-            // Recorded only when it moved: a heartbeat that reaches the server is a billed action.
-            if (delivered > already) ctx.heartbeat({ delivered } satisfies DeliveryProgress);
+            // An event acknowledged in this attempt ends the streak.
+            const before = delivered > already ? 0 : Math.max(0, Number(progress?.failuresInARow ?? 0));
+            const failuresInARow = before + (retryAfterMs === null ? 1 : 0);
+            // Recorded only when it changed: a heartbeat that reaches the server is a billed action.
+            if (delivered > already || failuresInARow !== before) ctx.heartbeat({ delivered, failuresInARow } satisfies DeliveryProgress);
             const failure = ApplicationFailure.create({
               type: result.kind === 'retry_after' ? SHOP_BUSY : SHOP_UNAVAILABLE,
               message: `event ${draft.sequence}: ${message}`,
-              nextRetryDelay: retryAfterMs ?? undefined,
+              // Set here, not left to the policy: the attempt number also counts 429s and attempts lost with a worker.
+              nextRetryDelay: retryAfterMs ?? apiBackoffMs(failuresInARow, connectors.maxBackoffMs),
               category: result.kind === 'retry_after' ? ApplicationFailureCategory.BENIGN : undefined,
             });
             failure.stack = ''; // the shop's answer says it all; a stack would be stored with every retry
