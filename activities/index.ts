@@ -126,10 +126,11 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       logFailure(err, context);
       const ctx = Context.current();
       const previous = (ctx.info.heartbeatDetails as AttemptProgress | undefined) ?? {};
-      const { retryable, delayMs, failuresInARow, notBefore } = afterFailure(err, previous, Date.now());
+      const { retryable, delayMs, failuresInARow, notBefore, record } = afterFailure(err, previous, Date.now());
       // A local first attempt has no next attempt to tell: the workflow decides what follows.
-      // Otherwise one heartbeat per failed attempt (a billed action on Temporal Cloud), none on success.
-      if (retryable && !ctx.info.isLocal) ctx.heartbeat({ ...previous, failuresInARow, notBefore } satisfies AttemptProgress);
+      // Otherwise one heartbeat per failed attempt (a billed action on Temporal Cloud) until the
+      // backoff reaches its cap, none on success.
+      if (retryable && record && !ctx.info.isLocal) ctx.heartbeat({ ...previous, failuresInARow, notBefore } satisfies AttemptProgress);
       throw toApplicationFailure(err, context, { nonRetryable: !retryable, nextRetryDelayMs: retryable ? delayMs : undefined });
     }
   }
@@ -185,12 +186,13 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
         record = await paced('tracking', (signal) => trackingOrNull(labelId, signal));
       } catch (err) {
         if (!(err instanceof ShippingApiError)) throw err;
-        const next = afterFailure(err, previous, Date.now());
+        // A 429 waits its Retry-After; anything else never later than the next regular poll.
+        const next = afterFailure(err, previous, Date.now(), pollIntervalMs);
         progress.failuresInARow = next.failuresInARow;
         progress.notBefore = next.notBefore;
         progress.lastResult = `${err.kind}: ${err.message}`;
-        ctx.heartbeat(progress);
-        // A 429 waits its Retry-After; anything else never later than the next regular poll.
+        // Once the backoff is at the poll interval, the failure's message tells the Web UI the rest.
+        if (next.record) ctx.heartbeat(progress);
         const delayMs = err.kind === 'rate_limited' ? next.delayMs : Math.min(next.delayMs, pollIntervalMs);
         logFailure(err, { labelId, poll: polls });
         throw toApplicationFailure(err, {}, { message: `${poll}: ${err.message}`, nextRetryDelayMs: delayMs, nonRetryable: !next.retryable });

@@ -164,23 +164,35 @@ export interface AttemptProgress {
 
 /**
  * The one rule for a failed API call, tracking polls included: the streak, whether to go on,
- * and when (a 429 its Retry-After, anything else apiBackoffMs of the streak). Pure: `now` is
- * the caller's clock.
+ * and when (a 429 its Retry-After, anything else apiBackoffMs of the streak, capped at `capMs`).
+ * `record`: whether the next attempt must learn of this failure through a heartbeat (a billed
+ * action on Temporal Cloud). Pure: `now` is the caller's clock.
  */
 export function afterFailure(
   err: Pick<ShippingApiError, 'kind' | 'retryable' | 'retryAfterSeconds'>,
   previous: AttemptProgress,
   now: number,
-): Required<AttemptProgress> & { retryable: boolean; delayMs: number } {
+  capMs = MAX_BACKOFF_MS,
+): Required<AttemptProgress> & { retryable: boolean; delayMs: number; record: boolean } {
   const limited = err.kind === 'rate_limited';
   const failuresInARow = (previous.failuresInARow ?? 0) + (limited ? 0 : 1);
-  const delayMs = limited ? retryAfterMs(err) : apiBackoffMs(failuresInARow);
+  const delayMs = limited ? retryAfterMs(err) : apiBackoffMs(failuresInARow, capMs);
   return {
     failuresInARow,
     notBefore: limited ? now + delayMs : (previous.notBefore ?? 0),
     retryable: isRetryable(err, failuresInARow),
     delayMs,
+    record: limited || streakStillCounts(previous.failuresInARow ?? 0, capMs),
   };
+}
+
+/**
+ * Whether one more failure after `failuresInARow` can still change a decision: the backoff
+ * has not reached its cap, or a contract violation's bounded retries are not used up. Past
+ * that, a long outage's attempts record nothing, which halves their billed actions.
+ */
+export function streakStillCounts(failuresInARow: number, capMs: number): boolean {
+  return failuresInARow <= CONTRACT_VIOLATION_RETRIES || apiBackoffMs(failuresInARow, capMs) < Math.max(1000, capMs);
 }
 
 /** A 429's wait: its Retry-After (the client reads a missing or invalid header as its default). */

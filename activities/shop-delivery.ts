@@ -15,7 +15,7 @@ import type { ShopConnectors } from '../shop-sync/connectors';
 import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
 import type { OrderIdentity, ShopDeliveryResult, ShopEventDraft } from '../workflows/definitions';
 import { withHeartbeat } from './heartbeat';
-import { apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE } from './retry-policy';
+import { apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE, streakStillCounts } from './retry-policy';
 
 export interface DeliverShopEventsInput extends OrderIdentity {
   /** Consecutive pending events, the lowest sequence first. */
@@ -89,8 +89,9 @@ export function createShopDeliveryActivities(connectors: Pick<ShopConnectors, 'c
             // An event acknowledged in this attempt ends the streak.
             const before = delivered > already ? 0 : Math.max(0, Number(progress?.failuresInARow ?? 0));
             const failuresInARow = before + (retryAfterMs === null ? 1 : 0);
-            // Recorded only when it changed: a heartbeat that reaches the server is a billed action.
-            if (delivered > already || failuresInARow !== before) ctx.heartbeat({ delivered, failuresInARow } satisfies DeliveryProgress);
+            // Recorded only when it changes what the next attempt does: a heartbeat that reaches the server is a billed action.
+            const counts = failuresInARow !== before && streakStillCounts(before, connectors.maxBackoffMs);
+            if (delivered > already || counts) ctx.heartbeat({ delivered, failuresInARow } satisfies DeliveryProgress);
             const failure = ApplicationFailure.create({
               type: result.kind === 'retry_after' ? SHOP_BUSY : SHOP_UNAVAILABLE,
               message: `event ${draft.sequence}: ${message}`,

@@ -100,9 +100,14 @@ it('backs off by the API failures in a row, not by attempts lost with a killed w
   const ninth = await attemptFailing(9, first.recorded);
   expect(ninth.failure).toMatchObject({ nextRetryDelay: 2_000 });
   expect(ninth.recorded).toMatchObject({ failuresInARow: 2 });
-  // A long outage still ends at the 5-minute cap.
-  const late = await attemptFailing(30, { failuresInARow: 25 });
+  // The 10th failure in a row reaches the 5-minute cap and is the last one recorded: past it a
+  // long outage's attempts send no heartbeat (a billed action each) and stay at the cap.
+  const tenth = await attemptFailing(20, { failuresInARow: 9 });
+  expect(tenth.failure).toMatchObject({ nextRetryDelay: 300_000 });
+  expect(tenth.recorded).toMatchObject({ failuresInARow: 10 });
+  const late = await attemptFailing(30, tenth.recorded);
   expect(late.failure).toMatchObject({ nextRetryDelay: 300_000 });
+  expect(late.recorded).toBeUndefined();
   // A 429 in the streak waits its Retry-After and keeps the count.
   fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 429, retryAfter: '3' }] });
   const env = activityEnv({ attempt: 10, heartbeatDetails: ninth.recorded });
@@ -110,6 +115,34 @@ it('backs off by the API failures in a row, not by attempts lost with a killed w
   env.on('heartbeat', (d: unknown) => (recorded = d));
   expect(await env.run(activities.createLabel, input).catch((e) => e)).toMatchObject({ type: 'RateLimited', nextRetryDelay: 3_000 });
   expect(recorded).toMatchObject({ failuresInARow: 2 });
+});
+
+it('a failing tracking poll backs off up to its poll interval and records its failures only until it gets there', async () => {
+  const created = (await activityEnv().run(activities.createLabel, {
+    shop: 'acme',
+    orderId: 'U-POLL',
+    revision: 1,
+    labelRequest: labelRequest('U-POLL'),
+  })) as CreatedLabel;
+  const known = { tag: null, subtag: null, trackingNumber: null, checkpoints: 0, lastCheckpointTime: null };
+  const poll = async (heartbeatDetails: unknown) => {
+    fake.setFaults({ failNext: [{ endpoint: 'GET /tracking', status: 500 }] });
+    const env = activityEnv({ attempt: 9, heartbeatDetails, heartbeatTimeoutMs: 10_000 });
+    let recorded: unknown;
+    env.on('heartbeat', (d: unknown) => (recorded = d));
+    const failure = await env.run(activities.awaitTrackingChange, { labelId: created.labelId, known, pollIntervalMs: 4_000 }).catch((e) => e);
+    return { failure, recorded: recorded as { failuresInARow?: number; lastResult?: string } | undefined };
+  };
+  // 1 s, 2 s, 4 s: the third failure reaches the 4 s poll interval; the fourth is still recorded
+  // (a broken answer is asked again 3 times, and that count must go on), the fifth is not.
+  const third = await poll({ failuresInARow: 2 });
+  expect(third.failure).toMatchObject({ type: 'ServerError', nextRetryDelay: 4_000 });
+  expect(third.recorded).toMatchObject({ failuresInARow: 3, lastResult: expect.stringContaining('server_error') });
+  const fourth = await poll(third.recorded);
+  expect(fourth.recorded).toMatchObject({ failuresInARow: 4 });
+  const fifth = await poll(fourth.recorded);
+  expect(fifth.failure).toMatchObject({ type: 'ServerError', nextRetryDelay: 4_000, message: expect.stringContaining('poll #9') });
+  expect(fifth.recorded).toBeUndefined();
 });
 
 it('turns a courier rejection into a non-retryable failure carrying the carrier wording', async () => {

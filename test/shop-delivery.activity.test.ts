@@ -82,10 +82,15 @@ it("backs off by the shop's failures in a row, not by attempts lost with a worke
   expect(busy.failure).toMatchObject({ type: 'ShopBusy', nextRetryDelay: 3_000 });
   expect(busy.recorded).toBe(seventh.recorded);
 
-  // A long outage ends at the connector's maxBackoff.
-  await receiver.setFaults({ failNext: [{ status: 500 }] });
-  const late = await attempt(40, { delivered: 0, failuresInARow: 30 }, input);
+  // A long outage ends at the connector's maxBackoff (20 s: 1, 2, 4, 8, 16, 20): the failure
+  // that reaches it is the last one recorded, so the rest of an outage sends no heartbeats.
+  await receiver.setFaults({ failNext: [{ status: 500 }, { status: 500 }] });
+  const sixth = await attempt(40, { delivered: 0, failuresInARow: 5 }, input);
+  expect(sixth.failure).toMatchObject({ nextRetryDelay: 20_000 });
+  expect(sixth.recorded).toEqual({ delivered: 0, failuresInARow: 6 });
+  const late = await attempt(41, sixth.recorded, input);
   expect(late.failure).toMatchObject({ nextRetryDelay: 20_000 });
+  expect(late.recorded).toBe(sixth.recorded);
 });
 
 it('an event acknowledged in the failing attempt ends the streak', async () => {
