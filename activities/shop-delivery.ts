@@ -32,7 +32,7 @@ interface DeliveryProgress {
   failuresInARow?: number;
 }
 
-export function createShopDeliveryActivities(connectors: Pick<ShopConnectors, 'connectorFor' | 'maxBackoffMs'>) {
+export function createShopDeliveryActivities(connectors: ShopConnectors) {
   /** Endpoints that answered 410 since this worker started: other orders of the shop stop without calling. */
   const goneUrls = new Set<string>();
 
