@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baselineWorkflowBundle, hasBaselineCommit } from '../bench/baseline';
 import { startShipment } from '../client/start-shipment';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
+import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
 import { createShipmentWorker } from '../worker/create-worker';
 import { cancelShipmentSignal, stateQuery, type ShipmentInput } from '../workflows/definitions';
 import { startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
@@ -171,14 +172,18 @@ describe('change-driven tracking', () => {
 
 describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code', () => {
   it('finishes under the new code, switching to change-driven tracking at its next poll', async () => {
-    const fake = await startFakeShippingApi({ port: 0, trackingStepMs: 2_000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+    // Tracking moves one stage per poll (1: not registered, 2: Pending, 3: InfoReceived, 4:
+    // InTransit, 5: Delivered), so the old code cannot run the shipment to its end while the
+    // test waits, however slow the machine: its third poll is held until its worker stops.
+    const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: 1, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
     const taskQueue = `migration-${Date.now()}`;
-    const workerFor = async (workflowBundle: Awaited<ReturnType<typeof getWorkflowBundle>>) => {
+    const oldApi = new PollGate({ baseUrl: fake.baseUrl, ...TEST_CREDENTIALS }, 2);
+    const workerFor = async (workflowBundle: Awaited<ReturnType<typeof getWorkflowBundle>>, shippingApi: ShippingApiClient | ShippingApiClientOptions) => {
       const worker = await createShipmentWorker({
         connection: env.nativeConnection,
         namespace: 'default',
         taskQueue,
-        shippingApi: { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS },
+        shippingApi,
         tracking: { pollIntervalMs: 300, pollIntervalsMs: {} },
         workflowBundle,
       });
@@ -189,17 +194,15 @@ describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code
       };
     };
     try {
-      const stopOld = await workerFor(await baselineWorkflowBundle());
+      const stopOld = await workerFor(await baselineWorkflowBundle(), oldApi);
       const started = await startShipment(env.client, taskQueue, order('cdt', 'M-1'));
       const handle = env.client.workflow.getHandle(started.workflowId);
-      await waitFor(async () => ((await handle.query(stateQuery)).attempts.trackingPolls >= 2 ? true : undefined), {
-        what: 'two polls of the timer loop',
-        timeoutMs: 30_000,
-        intervalMs: 100,
-      });
+      await waitFor(async () => (oldApi.held ? true : undefined), { what: 'the timer loop at its third poll', timeoutMs: 30_000, intervalMs: 100 });
       await stopOld();
+      await oldApi.close();
+      expect((await handle.describe()).status.name).toBe('RUNNING');
 
-      const stopNew = await workerFor(await getWorkflowBundle());
+      const stopNew = await workerFor(await getWorkflowBundle(), { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS });
       try {
         const result = await handle.result();
         expect(result.outcome).toBe('delivered');
@@ -217,3 +220,22 @@ describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code
     }
   });
 });
+
+/** A client whose tracking polls after the first `allowed` wait until their activity is cancelled (its worker stops). */
+class PollGate extends ShippingApiClient {
+  private polls = 0;
+  held = false;
+  constructor(options: ShippingApiClientOptions, private readonly allowed: number) {
+    super(options);
+  }
+  override async getTracking(id: string, options: Parameters<ShippingApiClient['getTracking']>[1] = {}) {
+    if (++this.polls <= this.allowed) return super.getTracking(id, options);
+    this.held = true;
+    const signal = options.signal;
+    await new Promise<never>((_, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+    throw new Error('unreachable');
+  }
+}
