@@ -4,12 +4,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection, Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { localServerEnv } from '../config/temporal-connection';
+import { freePort } from '../dev-server/free-port';
 import { findTemporalCli } from '../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
 
@@ -31,16 +31,6 @@ export function benchProcessEnv(server: DevServer, taskQueue: string, apiBaseUrl
   };
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Proc {
   child: ChildProcess;

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { localServerEnv } from '../config/temporal-connection';
+import { freePort } from '../dev-server/free-port';
 import { findTemporalCli } from '../dev-server/temporal-cli';
 import { mulberry32 } from '../fake-shipping-api/faults';
 import { startFakeShippingApi, type FakeAccount, type FakeRequest, type FakeShippingApi, type Faults } from '../fake-shipping-api/server';
@@ -416,14 +417,3 @@ async function runImport(file: string, env: NodeJS.ProcessEnv, logFile: string):
   return { exitCode, counts };
 }
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}

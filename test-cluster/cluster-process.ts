@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { ClusterStatusSchema } from '../cluster/control';
-import { freePort } from '../test/helpers/net';
+import { freePort } from '../dev-server/free-port';
 import { TEMPORAL_PORT_BLOCK } from '../cluster/config';
 
 export const ROOT = path.join(__dirname, '..');

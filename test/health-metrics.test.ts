@@ -19,7 +19,7 @@ import { WorkerReadiness } from '../metrics/health-server';
 import { shipmentWorkflowId, stateQuery, type ShopDeliveryResult } from '../workflows/definitions';
 import type { ProbeMode } from './fixtures/workflows/shop-delivery-probe';
 import { TEST_CREDENTIALS } from './helpers/harness';
-import { freePort } from './helpers/net';
+import { freePort } from '../dev-server/free-port';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';

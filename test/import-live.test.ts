@@ -13,7 +13,7 @@ import { SA, shipmentWorkflowId, WORKFLOW_TYPE } from '../workflows/definitions'
 import { runCli, REPO_ROOT } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 import { labelRequest } from './helpers/orders';
-import { freePort } from './helpers/net';
+import { freePort } from '../dev-server/free-port';
 
 const SAMPLE = 'examples/orders.ndjson';
 const sampleRecords = readFileSync(path.join(REPO_ROOT, SAMPLE), 'utf8')

@@ -36,7 +36,7 @@ import { createShipmentWorker } from '../worker/create-worker';
 import { FAST_TRACKING, TEST_CREDENTIALS } from './helpers/harness';
 import { rawRequest } from './helpers/api';
 import { REPO_ROOT, runCli } from './helpers/cli';
-import { freePort } from './helpers/net';
+import { freePort } from '../dev-server/free-port';
 import { order } from './helpers/orders';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { REPO_ROOT, runCli } from './helpers/cli';
 import { waitFor } from './helpers/wait';
-import { freePort } from './helpers/net';
+import { freePort } from '../dev-server/free-port';
 
 let dev: ChildProcess | undefined;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'quick-start-'));

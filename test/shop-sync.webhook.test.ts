@@ -20,7 +20,7 @@ import {
   WebhookArgumentError,
   type DeliveryResult,
 } from '../shop-sync/webhook';
-import { freePort } from './helpers/net';
+import { freePort } from '../dev-server/free-port';
 
 const secretA = `whsec_${randomBytes(32).toString('base64')}`;
 const secretB = `whsec_${randomBytes(24).toString('base64')}`;

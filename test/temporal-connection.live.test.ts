@@ -18,7 +18,7 @@ import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api
 import { REPO_ROOT, runCli } from './helpers/cli';
 import { killWorkerProcesses, spawnWorkerProcess, type WorkerProcess } from './helpers/worker-process';
 import { TEST_CREDENTIALS } from './helpers/harness';
-import { freePort } from './helpers/net';
+import { freePort } from '../dev-server/free-port';
 import { labelRequest } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
 import { makeTestPki, startApiKeyProxy, startTlsProxy, type TestPki, type TestProxy } from './helpers/tls-proxy';

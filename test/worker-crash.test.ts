@@ -19,7 +19,7 @@ import { TEST_CREDENTIALS } from './helpers/harness';
 import { killWorkerProcesses, spawnWorkerProcess, startWorkerProcess, type WorkerProcess, workerEnv } from './helpers/worker-process';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
-import { freePort } from './helpers/net';
+import { freePort } from '../dev-server/free-port';
 
 const ROOT = path.join(__dirname, '..');
 let env: TestWorkflowEnvironment;
