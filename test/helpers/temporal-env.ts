@@ -13,6 +13,7 @@
 import path from 'node:path';
 import { TestWorkflowEnvironment, type LocalTestWorkflowEnvironmentOptions } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundle } from '@temporalio/worker';
+import { freePort } from '../../dev-server/free-port';
 import { temporalServerExecutable } from '../../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/definitions';
 
@@ -39,6 +40,8 @@ export async function createTestEnv(opts: LocalTestWorkflowEnvironmentOptions = 
     ...opts,
     server: {
       executable: temporalServerExecutable(),
+      // Not the SDK's listen(0) pick, which an outgoing connection can take before the server binds it.
+      port: await freePort(),
       searchAttributes: SEARCH_ATTRIBUTE_KEYS,
       namespace: 'default',
       log: { format: 'pretty', level: 'warn' },
