@@ -48,6 +48,9 @@ it('has recorded histories for each path through the workflow', () => {
       'shop-sync-gone-redelivered.json',
       'shop-sync-no-connector.json',
       'shop-sync-killed-after-2xx.json',
+      // a first delivery attempt that ran out of its seconds hands over to the delivery activity
+      'shop-sync-slow-shop.json',
+      'shop-sync-window-expired.json',
     ]),
   );
 });

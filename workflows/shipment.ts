@@ -22,7 +22,7 @@ import {
   ApplicationFailure,
   TimeoutFailure,
 } from '@temporalio/workflow';
-import { RetryState } from '@temporalio/common';
+import { RetryState, TimeoutType } from '@temporalio/common';
 import type { ShipmentActivities, CreatedLabel, TrackingChange, TrackingSnapshot } from '../activities';
 import type { ShopDeliveryActivities } from '../activities/shop-delivery';
 import {
@@ -92,6 +92,12 @@ export const CHANGE_DRIVEN_TRACKING = 'change-driven-tracking';
  * started before it send nothing and finish as they did.
  */
 export const SHOP_SYNC = 'shop-sync';
+/**
+ * A first delivery attempt that fails (its few seconds ran out on a slow shop, or an unexpected
+ * error) goes on as the regular delivery activity; before this, any such failure stopped
+ * delivery as `expired`. Checked only when a first attempt fails, so other histories are unchanged.
+ */
+export const FIRST_DELIVERY_HANDS_OVER = 'first-delivery-hands-over';
 /** Events per delivery call: a shop back from an outage catches up in a few calls, not one per event. */
 const SHOP_DELIVERY_BATCH = 20;
 const STOPPED: ReadonlySet<string> = new Set(SHOP_SYNC_STOPPED);
@@ -278,18 +284,20 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
       deliveryInFlight = true;
       const resumeGone = redeliverRequested;
       redeliverRequested = false;
+      let attempt: 'first' | 'regular' = 'first';
       try {
         let batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
-        let result = await scope.run(() =>
-          firstDelivery(`Deliver ${describeEvents(batch)} to shop`).deliverShopEvents({ ...order, events: batch, resumeGone }),
-        );
-        if (result.retry) {
-          acknowledge(sync, batch, result);
-          if (result.retry.retryAfterMs !== null) {
-            const wait = result.retry.retryAfterMs;
-            await scope.run(() => sleep(wait));
+        let result = await firstDeliveryAttempt(scope, batch, resumeGone);
+        if (result === null || result.retry) {
+          if (result?.retry) {
+            acknowledge(sync, batch, result);
+            if (result.retry.retryAfterMs !== null) {
+              const wait = result.retry.retryAfterMs;
+              await scope.run(() => sleep(wait));
+            }
           }
           batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
+          attempt = 'regular';
           result = await scope.run(() =>
             shopDelivery(`Deliver ${describeEvents(batch)} to shop`, settings).deliverShopEvents({ ...order, events: batch, resumeGone }),
           );
@@ -300,7 +308,8 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
           if (deliveryPaused) continue; // continuing as new: the events stay pending for the next run
           return; // the workflow itself is being cancelled
         }
-        const expired = ranOutOfTime(err);
+        // A first attempt's failure gets here only when final, or in a run recorded before FIRST_DELIVERY_HANDS_OVER.
+        const expired = attempt === 'first' ? ranOutOfTime(err) : windowEnded(err);
         sync.status = expired ? 'expired' : 'failed';
         sync.failure = {
           sequence: sync.pending[0]?.sequence ?? sync.delivered + 1,
@@ -316,6 +325,30 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
         deliveryScope = null;
       }
       publish();
+    }
+  }
+
+  /**
+   * The first delivery attempt, inside the workflow task. It has seconds, not the connector's
+   * timeout: a slow shop or an unexpected error ends it, and then (null) the regular activity
+   * sends the same batch at once, with the same ids. Only the regular activity's own end, the
+   * delivery window, makes a delivery expire.
+   */
+  async function firstDeliveryAttempt(scope: CancellationScope, batch: ShopEventDraft[], resumeGone: boolean): Promise<ShopDeliveryResult | null> {
+    try {
+      return await scope.run(() =>
+        firstDelivery(`Deliver ${describeEvents(batch)} to shop`).deliverShopEvents({ shop: state.shop, orderId: state.orderId, events: batch, resumeGone }),
+      );
+    } catch (err) {
+      if (isCancellation(err) || isNonRetryable(err)) throw err;
+      // Workflows recorded before this took any failure of the first attempt for the window's end.
+      if (!patched(FIRST_DELIVERY_HANDS_OVER)) throw err;
+      log.info('first shop delivery attempt did not finish; the delivery activity takes over', {
+        orderId: state.orderId,
+        shop: state.shop,
+        failure: describeFailure(err),
+      });
+      return null;
     }
   }
 
@@ -422,7 +455,7 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
         );
       } catch (err) {
         if (isCancellation(err)) return cancelledByOperator();
-        if (ranOutOfTime(err)) {
+        if (windowEnded(err)) {
           return finish('tracking_timed_out', `no terminal tag within ${policy.maxTrackingMs} ms of tracking`);
         }
         // A failure retrying cannot fix (e.g. 401): recorded, and tried again after one interval.
@@ -675,9 +708,29 @@ export function pollIntervalOf(policy: TrackingPolicy, state: Pick<ShipmentState
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-/** An activity that stopped for its schedule-to-close time (the tracking limit, the delivery window). */
+/**
+ * How workflows recorded before FIRST_DELIVERY_HANDS_OVER read a delivery failure: any timeout,
+ * a first attempt's own included, counted as the delivery window's end. Kept for their replay.
+ */
 function ranOutOfTime(err: unknown): boolean {
   return err instanceof ActivityFailure && (err.retryState === RetryState.TIMEOUT || err.cause instanceof TimeoutFailure);
+}
+
+/**
+ * A regular activity that stopped because its schedule-to-close time ran out (the tracking limit,
+ * the delivery window): the server gave up retrying for time, or the timeout is that one. An
+ * attempt's own start-to-close or heartbeat timeout is retried by the server and is not this.
+ */
+function windowEnded(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return false;
+  if (err.retryState === RetryState.TIMEOUT) return true;
+  return err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE;
+}
+
+/** A failure the activity or its policy marked final: sending the same batch again would not help. */
+function isNonRetryable(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure && cause.nonRetryable === true;
 }
 
 /** The last checkpoint as a shop event carries it (the fields the event schema names). */
