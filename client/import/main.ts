@@ -15,6 +15,7 @@ import {
   messageOf,
   parseCommandArgs,
   positiveInt,
+  printable,
   println,
   runMain,
   shippingApi,
@@ -154,11 +155,11 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       concurrency,
       onRejected: (rejection, record) => {
         rejects?.write(rejectLine('rejected', record, { shop: rejection.shop, orderId: rejection.orderId, reasons: rejection.reasons }));
-        if (human) report(`rejected ${where(rejection)}${who(rejection)}: ${reasonsText(rejection.reasons)}`);
+        if (human) report(`rejected ${where(rejection)}${who(rejection)}: ${printable(reasonsText(rejection.reasons))}`);
       },
       onFailed: (failure, record) => {
         rejects?.write(rejectLine('failed_to_start', record, { shop: failure.shop, orderId: failure.orderId, error: failure.message }));
-        if (human) report(`failed to start ${where(failure)}${who(failure)}: ${failure.message}`);
+        if (human) report(`failed to start ${where(failure)}${who(failure)}: ${printable(failure.message)}`);
       },
       onProgress: (counts) => progress.update(counts),
     });
@@ -272,7 +273,7 @@ function where(p: { line: number; index?: number }): string {
 }
 
 function who(p: { shop: string | null; orderId: string | null }): string {
-  return p.shop !== null || p.orderId !== null ? ` (shop ${p.shop ?? '?'} order ${p.orderId ?? '?'})` : '';
+  return p.shop !== null || p.orderId !== null ? ` (shop ${printable(p.shop ?? '?')} order ${printable(p.orderId ?? '?')})` : '';
 }
 
 function reasonsText(reasons: FieldProblem[]): string {
