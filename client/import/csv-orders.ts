@@ -11,6 +11,7 @@
 import type { FieldProblem } from '../../shipping-api/contract';
 import { dottedPath } from '../../shipping-api/contract';
 import type { CsvRow } from './csv';
+import { RECORD_LIMITS } from './limits';
 
 type Level = 'order' | 'parcel' | 'item';
 type Kind = 'string' | 'number' | 'list' | 'options';
@@ -129,6 +130,9 @@ export interface CsvOrder {
  */
 export class CsvOrderGrouper {
   private current: CsvRow[] = [];
+  /** Characters of the current order's rows, and rows not kept because the order passed RECORD_LIMITS.maxChars. */
+  private chars = 0;
+  private dropped = 0;
   private readonly shopAt: number;
   private readonly orderAt: number;
 
@@ -141,18 +145,28 @@ export class CsvOrderGrouper {
     const first = this.current[0];
     if (first && !this.sameOrder(first, row)) {
       const done = this.build(this.current);
-      this.current = [row];
+      this.start(row);
       return [done];
     }
-    this.current.push(row);
+    if (first && this.chars + row.raw.length > RECORD_LIMITS.maxChars) this.dropped++;
+    else {
+      this.current.push(row);
+      this.chars += row.raw.length;
+    }
     return [];
   }
 
   end(): CsvOrder[] {
     if (this.current.length === 0) return [];
     const done = this.build(this.current);
-    this.current = [];
+    this.start();
     return [done];
+  }
+
+  private start(row?: CsvRow): void {
+    this.current = row ? [row] : [];
+    this.chars = row?.raw.length ?? 0;
+    this.dropped = 0;
   }
 
   private sameOrder(a: CsvRow, b: CsvRow): boolean {
@@ -163,7 +177,12 @@ export class CsvOrderGrouper {
   }
 
   private build(rows: CsvRow[]): CsvOrder {
-    return { line: rows[0]!.line, rows, ...rowsToRecord(this.header, rows) };
+    const order: CsvOrder = { line: rows[0]!.line, rows, ...rowsToRecord(this.header, rows) };
+    if (this.dropped > 0) {
+      const message = `the order's rows pass ${RECORD_LIMITS.maxChars} characters, the most one record may have; ${this.dropped} later row(s) not kept`;
+      order.problems.unshift({ field: '(size)', message });
+    }
+    return order;
   }
 }
 

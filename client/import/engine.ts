@@ -35,9 +35,16 @@ export interface StartFailure extends Position {
 
 export interface ImportResult {
   counts: ProgressCounts;
+  /** The first KEPT_IN_RESULT rejections and start failures (all of them go to onRejected/onFailed, e.g. the rejects file). */
   rejections: Rejection[];
   failures: StartFailure[];
 }
+
+/**
+ * Rejections and failures the result keeps: an input of millions of bad lines must not be held
+ * in memory (300,000 kept ones took 693 MB); counts cover all of them.
+ */
+export const KEPT_IN_RESULT = 20;
 
 export interface ImportEngineOptions {
   records: AsyncIterable<SourceRecord>;
@@ -48,8 +55,9 @@ export interface ImportEngineOptions {
   concurrency: number;
   /** Resolves when the next start may go ahead (backpressure); absent = always. */
   admit?: () => Promise<void>;
-  onRejected?: (rejection: Rejection, record: SourceRecord) => void;
-  onFailed?: (failure: StartFailure, record: SourceRecord) => void;
+  /** Awaited: a slow rejects file holds the reading (backpressure) instead of filling memory. */
+  onRejected?: (rejection: Rejection, record: SourceRecord) => void | Promise<void>;
+  onFailed?: (failure: StartFailure, record: SourceRecord) => void | Promise<void>;
   onProgress?: (counts: ProgressCounts) => void;
 }
 
@@ -64,11 +72,11 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
   const position = (record: SourceRecord): Position =>
     record.index === undefined ? { line: record.line } : { line: record.line, index: record.index };
 
-  const reject = (record: SourceRecord, reasons: FieldProblem[]) => {
+  const reject = async (record: SourceRecord, reasons: FieldProblem[]): Promise<void> => {
     const rejection: Rejection = { ...position(record), ...identityOf(record.value), reasons };
     counts.rejected++;
-    rejections.push(rejection);
-    options.onRejected?.(rejection, record);
+    if (rejections.length < KEPT_IN_RESULT) rejections.push(rejection);
+    await options.onRejected?.(rejection, record);
     options.onProgress?.(counts);
   };
 
@@ -92,8 +100,8 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
         message: err instanceof Error ? err.message : String(err),
       };
       counts.failed++;
-      failures.push(failure);
-      options.onFailed?.(failure, record);
+      if (failures.length < KEPT_IN_RESULT) failures.push(failure);
+      await options.onFailed?.(failure, record);
     }
     options.onProgress?.(counts);
   };
@@ -125,7 +133,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
     }
 
     if (reasons.length > 0 || input === undefined) {
-      reject(record, reasons);
+      await reject(record, reasons);
       continue;
     }
 
