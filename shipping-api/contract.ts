@@ -29,7 +29,8 @@ export type LabelErrorObject = z.infer<typeof LabelErrorObject>;
  * line and paragraph separators: none belongs in an id, and any of them lets an id forge a line
  * of human output or blur where one part of a hashed identity ends.
  */
-export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const CONTROL_CHARACTERS = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029';
+export const CONTROL_CHARACTER = new RegExp(`[${CONTROL_CHARACTERS}]`);
 const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
@@ -44,7 +45,7 @@ export const ExternalId = z
   .min(1)
   .max(200)
   // A pattern (not a refinement) so the published event JSON schema carries it too.
-  .regex(new RegExp(`^(?:(?!${CONTROL_CHARACTER.source}).)*$`, 's'), 'must not contain control characters (U+0000-U+001F, U+007F-U+009F, U+2028, U+2029)')
+  .regex(new RegExp(`^[^${CONTROL_CHARACTERS}]*$`), 'must not contain control characters (U+0000-U+001F, U+007F-U+009F, U+2028, U+2029)')
   .refine((text) => !UNPAIRED_SURROGATE.test(text), 'must be well-formed Unicode (it holds an unpaired surrogate)');
 
 // ---------------------------------------------------------------- label creation request

@@ -30,7 +30,8 @@ import { importRecords, KEPT_IN_RESULT, type ImportResult, type Rejection, type 
 import { formatFromPath, FORMATS, readRecords, sniffFormat, type InputFormat, type SourceRecord } from './source';
 import { Preflight } from './preflight';
 import { Progress } from './progress';
-import { startShipment } from '../start-shipment';
+import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../start-shipment';
+import { RECORD_LIMITS } from './limits';
 import { decodeUtf8 } from './utf8';
 
 export const DEFAULT_CONCURRENCY = 16;
@@ -45,6 +46,10 @@ Starts one shipment workflow per order of a shop export. Records are
 the system derives it). Every record is validated; invalid ones are reported with
 their line (or array index) and field path, and the others are still imported.
 Importing the same file again starts nothing new (orders are counted "already known").
+shop and orderId: 1-200 characters without control characters, and together short enough
+for a workflow id of at most ${MAX_WORKFLOW_ID_BYTES} bytes. A record may have ${RECORD_LIMITS.maxChars} characters and
+${RECORD_LIMITS.maxDepth} levels of nesting; the input must be UTF-8 (a line that is not is rejected).
+The first ${KEPT_IN_RESULT} problems are printed and kept in the summary; --rejects has them all.
 
 Input (- reads standard input):
   --format <ndjson|json|csv>  Default: from the extension (.ndjson/.jsonl, .json, .csv),
