@@ -98,3 +98,27 @@ describe('ids from outside', () => {
     expect(table([['shop', 'order'], ['acme', 'x\ry']])).toBe('shop  order\nacme  x\\u000dy');
   });
 });
+
+describe('the import', () => {
+  it('does not take two orders that share a workflow id for duplicates: both reach the start, which tells them apart', async () => {
+    const { importRecords } = await import('../client/import/engine');
+    const started: string[] = [];
+    async function* records() {
+      for (const [line, shop, orderId] of [[1, 'nordic-outdoor', '7'], [2, 'nordic', 'outdoor-7'], [3, 'nordic', 'outdoor-7']] as const) {
+        yield { line, raw: '', value: { shop, orderId, labelRequest }, problems: [] };
+      }
+    }
+    const result = await importRecords({
+      records: records(),
+      concurrency: 1,
+      start: async (input) => {
+        started.push(`${input.shop}/${input.orderId}`);
+        return { status: 'started', workflowId: shipmentWorkflowId(input), runId: 'r' };
+      },
+    });
+    expect(started).toEqual(['nordic-outdoor/7', 'nordic/outdoor-7']);
+    expect(result.rejections).toEqual([
+      { line: 3, shop: 'nordic', orderId: 'outdoor-7', reasons: [{ field: 'orderId', message: expect.stringMatching(/duplicate: shop nordic order outdoor-7 already appears at line 2/) }] },
+    ]);
+  });
+});

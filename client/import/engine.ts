@@ -65,7 +65,11 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
   const counts: ProgressCounts = { records: 0, accepted: 0, started: 0, alreadyKnown: 0, rejected: 0, failed: 0 };
   const rejections: Rejection[] = [];
   const failures: StartFailure[] = [];
-  /** workflow id → where that order first appeared in this input. */
+  /**
+   * shop and orderId → where that order first appeared in this input. Not keyed by workflow id:
+   * shop "a-b" order "c" and shop "a" order "b-c" share one, and the second is another order
+   * (its start reports the clash), not a duplicate.
+   */
   const seen = new Map<string, Position>();
   const inFlight = new Set<Promise<void>>();
 
@@ -119,7 +123,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
     // The first occurrence of an order wins; later ones are rejected as duplicates, valid or not.
     const { shop, orderId } = identityOf(record.value);
     if (shop !== null && orderId !== null) {
-      const id = shipmentWorkflowId({ shop, orderId });
+      const id = JSON.stringify([shop, orderId]);
       const first = seen.get(id);
       if (first) {
         const where = first.index === undefined ? `line ${first.line}` : `index ${first.index}`;
