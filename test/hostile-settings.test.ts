@@ -118,6 +118,13 @@ describe('the worker process', () => {
     expect(worker.output()).not.toMatch(/\n\s+at /);
   });
 
+  it('exits 2 with one line naming METRICS_BIND_ADDRESS when the SDK cannot serve metrics there', { timeout: 60_000 }, async () => {
+    const worker = spawnWorkerProcess({ ...env(), METRICS_BIND_ADDRESS: '192.0.2.1:9464' });
+    expect(await worker.exited).toBe(2);
+    expect(worker.output()).toContain("METRICS_BIND_ADDRESS: cannot serve the SDK's metrics on 192.0.2.1:9464");
+    expect(worker.output()).not.toMatch(/\n\s+at /);
+  });
+
   it('exits 2 before "worker started" for a cache that cannot fit', { timeout: 60_000 }, async () => {
     const worker = spawnWorkerProcess({ ...env(), WORKER_MAX_CACHED_WORKFLOWS: '1000000000' });
     expect(await worker.exited).toBe(2);
