@@ -38,6 +38,9 @@ export interface CreatedLabel {
  * The label's idempotencyKey: a pure function of the order and the label data revision, so
  * every retry, crash, redeploy, reset and re-import of the same revision sends the same key.
  * Readable when short enough; otherwise a SHA-256 of the identity keeps it within 100 chars.
+ * The NUL between shop and orderId separates them unambiguously because neither may contain a
+ * control character (ExternalId, checked wherever an order enters: import, CLI, startShipment);
+ * the key of every order valid before that check is unchanged (test/hostile-ids.test.ts pins one).
  */
 export function labelIdempotencyKey({ shop, orderId, revision }: OrderIdentity & { revision: number }): string {
   const readable = `${encodeURIComponent(shop)}:${encodeURIComponent(orderId)}:r${revision}`;

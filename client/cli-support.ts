@@ -11,6 +11,7 @@ import { ConfigError, loadShippingApiSettings } from '../config/settings';
 import { explainConnectFailure, loadTemporalSettings, temporalTarget, type TemporalSettings } from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
 import { ShippingApiError } from '../shipping-api/errors';
+import { CONTROL_CHARACTER } from '../shipping-api/contract';
 
 /** Exit codes of `shipments` and `npm run import` (documented in docs/import-and-cli.md). */
 export const EXIT = {
@@ -142,7 +143,8 @@ export function shippingApiFailure(what: string, err: unknown): CliError {
   return new CliError(`${what}: ${messageOf(err)}`, isUnavailable(err) ? EXIT.unavailable : EXIT.rejected);
 }
 
-export const noShipment = (shop: string, orderId: string) => new CliError(`no shipment for shop ${shop} order ${orderId}`, EXIT.notFound);
+export const noShipment = (shop: string, orderId: string) =>
+  new CliError(`no shipment for shop ${printable(shop)} order ${printable(orderId)}`, EXIT.notFound);
 
 export function isNotFound(err: unknown): boolean {
   return err instanceof WorkflowNotFoundError;
@@ -161,6 +163,17 @@ export function runMain(command: (argv: string[], io: Io) => Promise<ExitCode>, 
   });
 }
 
+const CONTROL_CHARACTERS = new RegExp(CONTROL_CHARACTER.source, 'g');
+
+/**
+ * Text from outside (ids, API and server answers) as it may be printed for a human: control
+ * characters as \\uXXXX escapes, so an id cannot break a line, forge one, or send terminal codes.
+ * (JSON output escapes them already.)
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Writes a line. */
 export function println(stream: NodeJS.WritableStream, text = ''): void {
   stream.write(`${text}\n`);
@@ -169,6 +182,7 @@ export function println(stream: NodeJS.WritableStream, text = ''): void {
 /** Plain left-aligned columns for human output. */
 export function table(rows: string[][]): string {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
+  const cells = rows.map((row) => row.map(printable));
+  for (const row of cells) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return cells.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
 }

@@ -5,18 +5,68 @@
  * workflow.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { z } from 'zod';
+import { ExternalId, fieldProblems, type FieldProblem } from '../shipping-api/contract';
 import {
   SA,
   shipmentWorkflowId,
   WORKFLOW_TYPE,
+  type OrderIdentity,
   type ShipmentInput,
 } from '../workflows/definitions';
+
+/**
+ * The Temporal server's longest workflow id, in bytes: dynamic config `limit.maxIDLength`,
+ * default 1000 (the dev server and the project's cluster keep the default). A longer id is
+ * refused by the server with only "Failed to start Workflow".
+ */
+export const MAX_WORKFLOW_ID_BYTES = 1000;
+
+/** Shop and order id as a start accepts them: valid ids whose workflow id the server takes. */
+export const StartableIdentity = z
+  .object({ shop: ExternalId, orderId: ExternalId })
+  .superRefine(workflowIdFits);
+
+/** A zod refinement of any object with shop and orderId: the workflow id fits the server. */
+export function workflowIdFits(identity: OrderIdentity, ctx: z.RefinementCtx): void {
+  // Refinements run even after a field failed: invalid ids have their own issue (and may not encode).
+  if (!ExternalId.safeParse(identity.shop).success || !ExternalId.safeParse(identity.orderId).success) return;
+  const problem = workflowIdProblem(identity);
+  if (problem) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message });
+}
+
+/** The field to blame when the order's workflow id would be too long for the server, or undefined. */
+export function workflowIdProblem({ shop, orderId }: OrderIdentity): FieldProblem | undefined {
+  const bytes = Buffer.byteLength(shipmentWorkflowId({ shop, orderId }));
+  if (bytes <= MAX_WORKFLOW_ID_BYTES) return undefined;
+  // The order id, unless the shop alone already leaves no room for one.
+  const shopOnly = Buffer.byteLength(shipmentWorkflowId({ shop, orderId: '' }));
+  return {
+    field: shopOnly >= MAX_WORKFLOW_ID_BYTES ? 'shop' : 'orderId',
+    message: `makes a workflow id of ${bytes} bytes (shipment-<shop>-<orderId>, percent-encoded); the Temporal server refuses ids over ${MAX_WORKFLOW_ID_BYTES} bytes`,
+  };
+}
+
+/** An order that cannot be started as given; `problems` name the fields. */
+export class InvalidOrderIdentity extends Error {
+  override readonly name = 'InvalidOrderIdentity';
+  constructor(readonly problems: FieldProblem[]) {
+    super(`invalid order identity: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
+  }
+}
+
+/** Throws InvalidOrderIdentity unless the shop and order id can be started. */
+export function checkStartableIdentity(identity: OrderIdentity): void {
+  const parsed = StartableIdentity.safeParse({ shop: identity.shop, orderId: identity.orderId });
+  if (!parsed.success) throw new InvalidOrderIdentity(fieldProblems(parsed.error));
+}
 
 export type StartResult =
   | { status: 'started'; workflowId: string; runId: string }
   | { status: 'already_known'; workflowId: string };
 
 export async function startShipment(client: Client, taskQueue: string, input: ShipmentInput): Promise<StartResult> {
+  checkStartableIdentity(input);
   const workflowId = shipmentWorkflowId(input);
   const { labelRequest } = input;
   try {
@@ -38,9 +88,27 @@ export async function startShipment(client: Client, taskQueue: string, input: Sh
     });
     return { status: 'started', workflowId, runId: handle.firstExecutionRunId };
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return { status: 'already_known', workflowId };
-    throw err;
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    await checkSameOrder(client, workflowId, input);
+    return { status: 'already_known', workflowId };
   }
+}
+
+/**
+ * `shipment-<shop>-<orderId>` cannot change for orders already started, and a `-` inside the shop
+ * makes it ambiguous: shop "a-b" order "c" and shop "a" order "b-c" share one id. When the id can
+ * be read two ways, the existing workflow's shop and orderId search attributes tell whether it
+ * is this order; another order's is a failure, never "already known" (which would lose this one).
+ */
+async function checkSameOrder(client: Client, workflowId: string, { shop, orderId }: OrderIdentity): Promise<void> {
+  if (workflowId.split('-').length <= 3) return; // shipment, shop, order: only one reading
+  const existing = (await client.workflow.getHandle(workflowId).describe()).typedSearchAttributes;
+  const [otherShop, otherOrder] = [existing.get(SA.shop), existing.get(SA.orderId)];
+  if (otherShop === undefined || (otherShop === shop && otherOrder === orderId)) return;
+  throw new Error(
+    `workflow id ${workflowId} already belongs to shop ${JSON.stringify(otherShop)} order ${JSON.stringify(otherOrder)}; ` +
+      `shop ${JSON.stringify(shop)} order ${JSON.stringify(orderId)} cannot be started under it`,
+  );
 }
 
 /** One line for the Web UI's workflow list. */

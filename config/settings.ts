@@ -4,6 +4,8 @@
  * never echoed back. Where Temporal is and how to reach it: temporal-connection.ts.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy as TrackingPolicyShape } from '../workflows/definitions';
 import { TrackingPolicy } from '../workflows/schemas';
@@ -19,22 +21,63 @@ export function parseDuration(text: string): number | undefined {
   return ms > 0 ? ms : undefined;
 }
 
-/** A duration setting (`500ms` … `7d`) with its default, parsed to milliseconds. */
-export const duration = (fallback: string) =>
+/**
+ * Longest wait a Node timer holds (2^31-1 ms, 24.8 days): setTimeout fires a longer one after
+ * 1 ms, so an HTTP timeout of "30d" failed every call at once.
+ */
+export const TIMER_MAX_MS = 2 ** 31 - 1;
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+export interface DurationBounds {
+  minMs: number;
+  maxMs: number;
+}
+
+/** HTTP timeouts: below 100 ms nothing answers, beyond 10 minutes a stuck call holds its slot for nothing. */
+export const HTTP_TIMEOUT_BOUNDS: DurationBounds = { minMs: 100, maxMs: 10 * MINUTE };
+
+/** `500ms`, `20s`, `5m`, `3h`, `7d` as it appears in messages. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [['d', DAY], ['h', HOUR], ['m', MINUTE], ['s', SECOND]] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/** Parses a duration within `bounds`; undefined with the reason otherwise. */
+function boundedDuration(text: string, { minMs, maxMs }: DurationBounds): { ms: number } | { problem: string } {
+  const ms = parseDuration(text);
+  if (ms === undefined) return { problem: `must be a positive duration like 500ms, 20s, 5m, 3h or 7d (got "${text}")` };
+  if (ms < minMs || ms > maxMs) return { problem: `must be from ${formatDuration(minMs)} to ${formatDuration(maxMs)} (got "${text.trim()}")` };
+  return { ms };
+}
+
+/** A duration setting (`500ms` … `7d`) with its default and bounds, parsed to milliseconds. */
+export const duration = (fallback: string, bounds: DurationBounds) =>
   z
     .string({ error: 'must be a duration string like 500ms, 20s, 5m, 3h or 7d' })
     .default(fallback)
     .transform((text, ctx) => {
-      const ms = parseDuration(text);
-      if (ms === undefined) {
-        ctx.addIssue({ code: 'custom', message: `must be a positive duration like 500ms, 20s, 5m, 3h or 7d (got "${text}")` });
+      const parsed = boundedDuration(text, bounds);
+      if ('problem' in parsed) {
+        ctx.addIssue({ code: 'custom', message: parsed.problem });
         return z.NEVER;
       }
-      return ms;
+      return parsed.ms;
     });
 
-const optionalPositive = z.coerce.number().positive().optional();
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** A poll faster than this is a busy loop against the API; slower than a timer holds is never. */
+export const POLL_INTERVAL_BOUNDS: DurationBounds = { minMs: 100, maxMs: TIMER_MAX_MS };
+/** How long a shipment is tracked or waits for corrected data: up to a year. */
+const LONG_WAIT_BOUNDS: DurationBounds = { minMs: SECOND, maxMs: 365 * DAY };
+
+/** A rate in calls per second, at most `max`. */
+const optionalRate = (max: number) => z.coerce.number().positive().max(max, `must be at most ${max} per second`).optional();
+const positiveInt = (fallback: number, max: number, why: string) =>
+  z.coerce.number().int().positive().max(max, `must be at most ${max} (${why})`).default(fallback);
 
 /** `Stage=duration` pairs, e.g. `Pending=6h,OutForDelivery=1h`; `none` polls every stage at TRACKING_POLL_INTERVAL. */
 const stageIntervals = (fallback: Record<string, number>) =>
@@ -47,12 +90,16 @@ const stageIntervals = (fallback: Record<string, number>) =>
       const out: Record<string, number> = {};
       for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
         const match = /^([^=\s]+)\s*=\s*(.+)$/.exec(pair);
-        const ms = match ? parseDuration(match[2]!) : undefined;
-        if (!match || ms === undefined) {
+        if (!match || parseDuration(match[2]!) === undefined) {
           ctx.addIssue({ code: 'custom', message: `"${pair}" is not Stage=duration (e.g. InTransit=3h, OutForDelivery=1h), or use none` });
           return z.NEVER;
         }
-        out[match[1]!] = ms;
+        const parsed = boundedDuration(match[2]!, POLL_INTERVAL_BOUNDS);
+        if ('problem' in parsed) {
+          ctx.addIssue({ code: 'custom', message: `${match[1]}: ${parsed.problem}` });
+          return z.NEVER;
+        }
+        out[match[1]!] = parsed.ms;
       }
       return out;
     });
@@ -64,6 +111,36 @@ export const WORKER_DEFAULTS = {
   maxConcurrentActivityTaskExecutions: 100,
 } as const;
 const PORT_MESSAGE = 'must be a TCP port number (1..65535)';
+/** The health server has no authentication: loopback unless WORKER_HEALTH_HOST says otherwise. */
+export const HEALTH_DEFAULTS = { host: '127.0.0.1' } as const;
+
+/**
+ * About 20 KB of live heap per cached shipment (README "Worker memory and concurrency"); the
+ * cache may take at most half the heap. 1,000,000,000 logged "worker started", then aborted
+ * allocating 36 GB.
+ */
+const CACHED_WORKFLOW_BYTES = 20 * 1024;
+export function maxCachedWorkflowsForHeap(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
+  return Math.floor(heapLimitBytes / 2 / CACHED_WORKFLOW_BYTES);
+}
+
+/** An IP address or a DNS name (no scheme, no port). */
+export function isHost(text: string): boolean {
+  return isIP(text) !== 0 || /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/.test(text);
+}
+
+/** `host:port` (an IPv6 host in brackets) with a port of 1..65535; undefined when it is not. */
+export function parseHostPort(text: string): { host: string; port: number } | undefined {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:/[\]@]+)):(\d{1,5})$/.exec(text);
+  if (!match) return undefined;
+  const host = match[1] ?? match[2]!;
+  const port = Number(match[3]);
+  if (port < 1 || port > 65535 || (match[1] !== undefined ? isIP(host) !== 6 : !isHost(host))) return undefined;
+  return { host, port };
+}
+
+const hostPort = (example: string) =>
+  z.string().refine((text) => parseHostPort(text) !== undefined, `must be host:port with a port from 1 to 65535, e.g. ${example}`);
 const secret = z.string({ error: 'is required' }).min(1, 'is required');
 
 const ShippingEnv = z.object({
@@ -71,39 +148,56 @@ const ShippingEnv = z.object({
   SHIPPING_API_KEY: secret,
   SHIPPING_API_TOKEN: secret,
   SHIPPING_API_PRODUCTS_COURIER_PARAM: z.string().min(1).default(CLIENT_DEFAULTS.productsCourierParam),
-  SHIPPING_API_TIMEOUT: duration(`${CLIENT_DEFAULTS.headersTimeoutMs}ms`),
+  SHIPPING_API_TIMEOUT: duration(`${CLIENT_DEFAULTS.headersTimeoutMs}ms`, HTTP_TIMEOUT_BOUNDS),
 });
 
 const WorkerEnv = ShippingEnv.extend({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
-  TRACKING_POLL_INTERVAL: duration(`${DEFAULT_TRACKING_POLICY.pollIntervalMs}ms`),
+  TRACKING_POLL_INTERVAL: duration(`${DEFAULT_TRACKING_POLICY.pollIntervalMs}ms`, POLL_INTERVAL_BOUNDS),
   TRACKING_POLL_INTERVALS: stageIntervals(DEFAULT_TRACKING_POLICY.pollIntervalsMs ?? {}),
-  TRACKING_MAX_DURATION: duration(`${DEFAULT_TRACKING_POLICY.maxTrackingMs}ms`),
+  TRACKING_MAX_DURATION: duration(`${DEFAULT_TRACKING_POLICY.maxTrackingMs}ms`, LONG_WAIT_BOUNDS),
   TRACKING_TERMINAL_TAGS: z
     .string()
     .default(DEFAULT_TRACKING_POLICY.terminalTags.join(','))
     .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
     .pipe(z.array(z.string()).min(1, 'must name at least one tag')),
-  LABEL_CORRECTION_TIMEOUT: duration(`${DEFAULT_TRACKING_POLICY.correctionTimeoutMs}ms`),
-  HISTORY_EVENT_LIMIT: z.coerce.number().int().min(10).default(DEFAULT_TRACKING_POLICY.historyEventLimit),
+  LABEL_CORRECTION_TIMEOUT: duration(`${DEFAULT_TRACKING_POLICY.correctionTimeoutMs}ms`, LONG_WAIT_BOUNDS),
+  // Temporal terminates a workflow at 51,200 history events: continue-as-new must come well before.
+  HISTORY_EVENT_LIMIT: z.coerce.number().int().min(10).max(40_000, 'must be at most 40000 (Temporal ends a workflow at 51,200 history events)').default(DEFAULT_TRACKING_POLICY.historyEventLimit),
   /** Workflows kept in memory between their tasks; the rest replay their (short) history when woken. */
-  WORKER_MAX_CACHED_WORKFLOWS: positiveInt(WORKER_DEFAULTS.maxCachedWorkflows),
-  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt(WORKER_DEFAULTS.maxConcurrentWorkflowTaskExecutions).pipe(
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(WORKER_DEFAULTS.maxCachedWorkflows)
+    .superRefine((n, ctx) => {
+      const max = maxCachedWorkflowsForHeap();
+      const heapMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
+      if (n > max) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be at most ${max}: at about 20 KB each, more do not fit half of this process's ${heapMb} MB heap limit (raise it with NODE_OPTIONS=--max-old-space-size=<MB>)`,
+        });
+      }
+    }),
+  // Each task replays a workflow at once: beyond a few hundred they only compete for the CPU.
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt(WORKER_DEFAULTS.maxConcurrentWorkflowTaskExecutions, 500, 'more only compete for the CPU').pipe(
     z.number().min(2, 'must be at least 2 (the SDK needs 2 with a workflow cache)'),
   ),
-  WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(WORKER_DEFAULTS.maxConcurrentActivityTaskExecutions),
+  // Each in-flight call holds its answer in memory.
+  WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(WORKER_DEFAULTS.maxConcurrentActivityTaskExecutions, 1000, 'each in-flight API call holds its answer in memory'),
   /** Per-worker cap on activity starts per second. */
-  WORKER_MAX_ACTIVITIES_PER_SECOND: optionalPositive,
+  WORKER_MAX_ACTIVITIES_PER_SECOND: optionalRate(100_000),
   /** Server-enforced cap for the whole task queue; give every worker the same value. */
-  TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND: optionalPositive,
+  TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND: optionalRate(100_000),
   /** adaptive: find and follow the account's rate limit from 429s; off: every call at once. */
   SHIPPING_API_PACING: z.enum(['adaptive', 'off'], { error: 'must be adaptive or off' }).default('adaptive'),
   /** Optional ceiling of the adaptive pace, in calls per second for this worker. */
-  SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalPositive,
+  SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalRate(10_000),
   /** A workflow bundle prebuilt by `npm run build`; without it the worker bundles at start. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
-  /** e.g. 0.0.0.0:9464 to expose Prometheus metrics of the worker. */
-  METRICS_BIND_ADDRESS: z.string().min(1).optional(),
+  /** e.g. 127.0.0.1:9464 for the SDK's Prometheus metrics of the worker (0.0.0.0:9464 to expose them). */
+  METRICS_BIND_ADDRESS: hostPort('127.0.0.1:9464').optional(),
   /** Port of /livez, /readyz and the project's /metrics; unset = no health server. */
   WORKER_HEALTH_PORT: z
     .string()
@@ -111,7 +205,11 @@ const WorkerEnv = ShippingEnv.extend({
     .transform(Number)
     .pipe(z.number().min(1, PORT_MESSAGE).max(65535, PORT_MESSAGE))
     .optional(),
-  WORKER_HEALTH_HOST: z.string().min(1).default('0.0.0.0'),
+  /** Loopback unless told otherwise: the endpoints have no authentication. */
+  WORKER_HEALTH_HOST: z
+    .string()
+    .refine(isHost, 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0')
+    .default(HEALTH_DEFAULTS.host),
 });
 
 export class ConfigError extends Error {
@@ -190,18 +288,33 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     }
     throw err;
   }
+  const payloadEncryption = loadPayloadEncryptionSettings(env);
+  if (e.LOG_LEVEL === 'trace' && !payloadEncryption) {
+    // The SDK logs every workflow activation and activity task at trace, payloads included:
+    // label requests (names, addresses, phones) in base64 unless they are encrypted.
+    throw new ConfigError([
+      {
+        variable: 'LOG_LEVEL',
+        message: 'trace logs every workflow and activity payload (label requests with names and addresses); allowed only with PAYLOAD_ENCRYPTION_KEYS set, so they are ciphertext. Use debug otherwise',
+      },
+    ]);
+  }
+  const tracking = TrackingPolicy.safeParse({
+    pollIntervalMs: e.TRACKING_POLL_INTERVAL,
+    // As for an order's own settings: one interval given without a stage table means every stage.
+    pollIntervalsMs: env.TRACKING_POLL_INTERVAL && !env.TRACKING_POLL_INTERVALS ? {} : e.TRACKING_POLL_INTERVALS,
+    maxTrackingMs: e.TRACKING_MAX_DURATION,
+    terminalTags: e.TRACKING_TERMINAL_TAGS,
+    correctionTimeoutMs: e.LABEL_CORRECTION_TIMEOUT,
+    historyEventLimit: e.HISTORY_EVENT_LIMIT,
+  });
+  if (!tracking.success) {
+    throw new ConfigError(tracking.error.issues.map((issue) => ({ variable: `tracking policy ${issue.path.join('.')}`, message: issue.message })));
+  }
   return {
     shippingApi: loadShippingApiSettings(env),
     logLevel: e.LOG_LEVEL,
-    tracking: TrackingPolicy.parse({
-      pollIntervalMs: e.TRACKING_POLL_INTERVAL,
-      // As for an order's own settings: one interval given without a stage table means every stage.
-      pollIntervalsMs: env.TRACKING_POLL_INTERVAL && !env.TRACKING_POLL_INTERVALS ? {} : e.TRACKING_POLL_INTERVALS,
-      maxTrackingMs: e.TRACKING_MAX_DURATION,
-      terminalTags: e.TRACKING_TERMINAL_TAGS,
-      correctionTimeoutMs: e.LABEL_CORRECTION_TIMEOUT,
-      historyEventLimit: e.HISTORY_EVENT_LIMIT,
-    }),
+    tracking: tracking.data,
     maxActivitiesPerSecond: e.WORKER_MAX_ACTIVITIES_PER_SECOND,
     maxTaskQueueActivitiesPerSecond: e.TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND,
     pacing: { mode: e.SHIPPING_API_PACING, maxRequestsPerSecond: e.SHIPPING_API_MAX_REQUESTS_PER_SECOND },
@@ -211,7 +324,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     metricsBindAddress: e.METRICS_BIND_ADDRESS,
     health: e.WORKER_HEALTH_PORT === undefined ? undefined : { host: e.WORKER_HEALTH_HOST, port: e.WORKER_HEALTH_PORT },
-    payloadEncryption: loadPayloadEncryptionSettings(env),
+    payloadEncryption,
   };
 }
 

@@ -23,7 +23,7 @@ import {
 } from '@temporalio/envconfig';
 import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
-import { ConfigError, parseEnv, type Env } from './settings';
+import { ConfigError, parseEnv, parseHostPort, type Env } from './settings';
 
 export const TEMPORAL_DEFAULTS = { address: 'localhost:7233', namespace: 'default', taskQueue: DEFAULT_TASK_QUEUE } as const;
 
@@ -61,8 +61,8 @@ the values of the profile file):
   TEMPORAL_CONFIG_FILE              TOML profile file (default ~/.config/temporalio/temporal.toml)
   Also TEMPORAL_TLS_*_DATA (PEM text instead of a path) and TEMPORAL_GRPC_META_<NAME> (a header).`;
 
-const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:/[\]@]+):\d{1,5}$/;
-const HOST_PORT_MESSAGE = 'must be host:port without a scheme, e.g. localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233';
+const HOST_PORT_MESSAGE = 'must be host:port without a scheme, with a port from 1 to 65535, e.g. localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233';
+const isHostPort = (text: string) => parseHostPort(text) !== undefined;
 
 /** The SDK reads only 1/true as on, so anything else would silently mean off. */
 const flag = z.enum(['true', 'false', '1', '0'], { error: (issue) => `must be true or false (got "${String(issue.input)}")` });
@@ -88,7 +88,7 @@ const pemPath = z
   });
 
 const ConnectionEnv = z.object({
-  TEMPORAL_ADDRESS: z.string().regex(HOST_PORT, HOST_PORT_MESSAGE).optional(),
+  TEMPORAL_ADDRESS: z.string().refine(isHostPort, HOST_PORT_MESSAGE).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).optional(),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(TEMPORAL_DEFAULTS.taskQueue),
   TEMPORAL_API_KEY: z.string().optional(),
@@ -163,7 +163,7 @@ export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
   }
 
   // Values from the file that the environment does not override are checked here, named by file and key.
-  if (fileProfile.address !== undefined && e.TEMPORAL_ADDRESS === undefined && !HOST_PORT.test(fileProfile.address)) {
+  if (fileProfile.address !== undefined && e.TEMPORAL_ADDRESS === undefined && !isHostPort(fileProfile.address)) {
     problems.push({ variable: where('address'), message: HOST_PORT_MESSAGE });
   }
   const fileFiles: Array<[string, string | undefined, string]> = [

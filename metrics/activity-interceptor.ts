@@ -13,6 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { FAILURE_TYPES } from '../activities/retry-policy';
 import { outcomeOfTag } from '../workflows/definitions';
+import { courierLabels } from './courier-labels';
 import { labelsCreated, labelsRejected, rateLimited, recordShopDelivery, trackingCompleted } from './counters';
 
 /** Failure types of a label the shipment cannot get without corrected data (see workflows/shipment.ts). */
@@ -97,10 +98,9 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0;
 }
 
-/** createLabel's input carries the label request; the courier code is from a closed list. */
+/** createLabel's input carries the label request; its courier is order data, so the label is from the account's closed list. */
 function courierOf(args: unknown[]): string {
-  const courier = field(field(args[0], 'labelRequest'), 'courier');
-  return typeof courier === 'string' ? courier : 'unknown';
+  return courierLabels.label(field(field(args[0], 'labelRequest'), 'courier'));
 }
 
 function shopOf(args: unknown[]): string {

@@ -22,6 +22,32 @@ const unspecifiedObject = z.record(z.string(), z.unknown());
 export const LabelErrorObject = z.object({ code: z.string(), message: z.string() });
 export type LabelErrorObject = z.infer<typeof LabelErrorObject>;
 
+// ---------------------------------------------------------------- shop and order ids
+
+/**
+ * C0 and C1 control characters (NUL, line breaks, the ESC of terminal sequences) and the Unicode
+ * line and paragraph separators: none belongs in an id, and any of them lets an id forge a line
+ * of human output or blur where one part of a hashed identity ends.
+ */
+const CONTROL_CHARACTERS = '\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029';
+export const CONTROL_CHARACTER = new RegExp(`[${CONTROL_CHARACTERS}]`);
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A shop id or an order id as supplied from outside (import file, CLI, code that starts a
+ * shipment). Refusing control characters keeps the label's hashed idempotencyKey input
+ * (shop NUL orderId) and the shipment event id unambiguous without changing the key or id of
+ * any order that was valid before; refusing unpaired surrogates keeps UTF-8 encoding (which
+ * would replace each with the same U+FFFD) one-to-one.
+ */
+export const ExternalId = z
+  .string()
+  .min(1)
+  .max(200)
+  // A pattern (not a refinement) so the published event JSON schema carries it too.
+  .regex(new RegExp(`^[^${CONTROL_CHARACTERS}]*$`), 'must not contain control characters (U+0000-U+001F, U+007F-U+009F, U+2028, U+2029)')
+  .refine((text) => !UNPAIRED_SURROGATE.test(text), 'must be well-formed Unicode (it holds an unpaired surrogate)');
+
 // ---------------------------------------------------------------- label creation request
 
 export const Contact = z.strictObject({

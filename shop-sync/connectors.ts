@@ -19,12 +19,16 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError, duration } from '../config/settings';
+import { ConfigError, duration, HTTP_TIMEOUT_BOUNDS, type DurationBounds } from '../config/settings';
 import { WEBHOOK_DEFAULTS, WebhookSecrets } from './webhook';
 
 export const DEFAULT_DELIVERY_WINDOW = '7d';
 /** Cap of the backoff between two attempts of a failed delivery: a shop that is back gets its events within this. */
 export const DEFAULT_MAX_BACKOFF = '5m';
+/** An event is retried for at least a minute and at most a year. */
+const DELIVERY_WINDOW_BOUNDS: DurationBounds = { minMs: 60_000, maxMs: 365 * 86_400_000 };
+/** A shop that is back gets its events within a day at the latest. */
+const MAX_BACKOFF_BOUNDS: DurationBounds = { minMs: 1_000, maxMs: 86_400_000 };
 
 const WebhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).refine((text) => {
   const url = new URL(text);
@@ -35,12 +39,12 @@ const WebhookConnectorConfig = z.strictObject({
   type: z.literal('webhook', { error: 'must be "webhook" (the only connector type so far)' }),
   url: WebhookUrl,
   secrets: WebhookSecrets,
-  timeout: duration(`${WEBHOOK_DEFAULTS.timeoutMs}ms`),
+  timeout: duration(`${WEBHOOK_DEFAULTS.timeoutMs}ms`, HTTP_TIMEOUT_BOUNDS),
 });
 
 const ConnectorsFile = z
   .object(
-    { deliveryWindow: duration(DEFAULT_DELIVERY_WINDOW), maxBackoff: duration(DEFAULT_MAX_BACKOFF) },
+    { deliveryWindow: duration(DEFAULT_DELIVERY_WINDOW, DELIVERY_WINDOW_BOUNDS), maxBackoff: duration(DEFAULT_MAX_BACKOFF, MAX_BACKOFF_BOUNDS) },
     { error: 'must be a JSON object of shop ids to connectors' },
   )
   .catchall(WebhookConnectorConfig);
@@ -64,6 +68,14 @@ export interface ShopConnectors {
   shops: string[];
   /** The shop's connector, or null when it has none (its events are not sent). */
   connectorFor(shop: string): ShopConnector | null;
+  /** What is allowed but risky, for the worker to log at start (e.g. http:// to another host). */
+  warnings: readonly string[];
+}
+
+/** Loopback hosts, where plain http:// does not cross a network. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 type Env = Record<string, string | undefined>;
@@ -129,7 +141,14 @@ export function loadShopConnectors(env: Env = process.env): ShopConnectors {
 
   const { deliveryWindow, maxBackoff, ...shops } = parsed.data;
   const connectors = new Map<string, ShopConnector>();
+  const warnings: string[] = [];
   for (const [shop, config] of Object.entries(shops)) {
+    const url = new URL(config.url);
+    if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+      warnings.push(
+        `${variable}${jsonPath([shop, 'url'])}: plain http:// to ${url.host}: shipment events (names, tracking) travel unencrypted; use https://`,
+      );
+    }
     const connector = { type: config.type, shop, url: config.url, timeoutMs: config.timeout } as WebhookConnector;
     Object.defineProperty(connector, 'secrets', { value: Object.freeze([...config.secrets]), enumerable: false });
     connectors.set(shop, Object.freeze(connector));
@@ -139,5 +158,6 @@ export function loadShopConnectors(env: Env = process.env): ShopConnectors {
     maxBackoffMs: maxBackoff,
     shops: [...connectors.keys()].sort(),
     connectorFor: (shop) => connectors.get(shop) ?? null,
+    warnings,
   };
 }

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { Checkpoint, fieldProblems } from '../shipping-api/contract';
+import { Checkpoint, ExternalId, fieldProblems } from '../shipping-api/contract';
 import type { OutcomeKind } from '../workflows/definitions';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -25,13 +25,15 @@ export const EVENT_ID_PATTERN = /^evt_[0-9a-f]{32}$/;
  * continue-as-new that re-sends event N of an order sends the same id, and the receiver can
  * de-duplicate on it (it is also the `webhook-id` header).
  *
- * Unambiguous: the sequence is digits only, so the last NUL separates it; a shop id may not
- * contain NUL (checked here and by the event schema), so the first NUL separates the shop.
- * ("a\u0000b", "c") is therefore refused rather than colliding with ("a", "b\u0000c").
+ * Unambiguous by construction: shop and order ids are ExternalIds (no control characters, so no
+ * NUL; checked here and by the event schema) and the sequence is digits only, so each NUL is a
+ * separator. ("a\u0000b", "c") is therefore refused rather than colliding with ("a", "b\u0000c").
  */
 export function shipmentEventId({ shop, orderId, sequence }: { shop: string; orderId: string; sequence: number }): string {
-  if (shop === '' || shop.includes('\u0000')) throw new Error('shipmentEventId: shop must be non-empty and must not contain NUL');
-  if (orderId === '') throw new Error('shipmentEventId: orderId must be non-empty');
+  for (const [field, value] of [['shop', shop], ['orderId', orderId]] as const) {
+    const id = ExternalId.safeParse(value);
+    if (!id.success) throw new Error(`shipmentEventId: ${field} ${id.error.issues[0]!.message}`);
+  }
   if (!Number.isSafeInteger(sequence) || sequence < 1) throw new Error(`shipmentEventId: sequence must be an integer >= 1 (got ${sequence})`);
   const digest = createHash('sha256').update(`${shop}\u0000${orderId}\u0000${sequence}`, 'utf8').digest('hex');
   return `evt_${digest.slice(0, 32)}`;
@@ -117,12 +119,8 @@ const envelope = {
   }),
   sequence: z.number().int().min(1).meta({ description: 'Per order: 1, 2, 3, ... in the order the events happened.' }),
   occurredAt: z.iso.datetime({ offset: true }),
-  shop: z
-    .string()
-    .min(1)
-    .max(200)
-    .regex(/^[^\u0000]*$/, 'must not contain NUL'),
-  orderId: z.string().min(1).max(200),
+  shop: ExternalId,
+  orderId: ExternalId,
 };
 
 export const LabelCreatedEvent = z.object({ ...envelope, type: z.literal('label.created'), data: LabelCreatedData });

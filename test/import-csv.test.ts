@@ -171,6 +171,31 @@ describe('CSV orders', () => {
     );
   });
 
+  it('refuses __proto__ as an integration code without touching Object.prototype; later orders are unaffected', async () => {
+    const header = 'shop,order_id,courier,product_code,courier_options_integration,courier_options_source_code';
+    const csv = [header, 's,o1,ups,UPS_STANDARD,__proto__,POLLUTED', 's,o2,ups,UPS_STANDARD,fake-integration,SRC', 's,o3,ups,UPS_STANDARD,,'].join('\n');
+    const orders = ordersOf(csv);
+    expect(Object.prototype).not.toHaveProperty('sourceCode');
+    expect(({} as Record<string, unknown>).sourceCode).toBeUndefined();
+    expect(orders[0]!.problems).toEqual([
+      { field: 'labelRequest.courierOptions', message: expect.stringMatching(/courier_options_integration "__proto__" cannot be an integration code/) },
+      { field: 'labelRequest.courierOptions', message: expect.stringMatching(/column courier_options_source_code needs courier_options_integration/) },
+    ]);
+    const [, second, third] = orders.map((o) => validateRecord(o.value));
+    expect(second).toMatchObject({ ok: true, value: { labelRequest: { courierOptions: { 'fake-integration': { sourceCode: 'SRC' } } } } });
+    expect(third!.ok).toBe(true);
+    for (const key of ['constructor', 'prototype']) {
+      const [order] = ordersOf([header, `s,o1,ups,UPS_STANDARD,${key},X`].join('\n'));
+      expect(order!.problems[0]!.message).toMatch(new RegExp(`"${key}" cannot be an integration code`));
+    }
+  });
+
+  it('refuses constructor, __proto__ and other Object property names as columns (their data was dropped silently)', () => {
+    for (const column of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect(() => checkHeader(parseCsv(`shop,order_id,${column}\n`)[0]!)).toThrow(new RegExp(`unknown column\\(s\\): "${column}"`));
+    }
+  });
+
   it('a missing product code is reported at labelRequest.service.productCode', () => {
     const { value } = rowsToRecord(['shop', 'order_id', 'courier', 'product_code'], parseCsv('s,o,ups,\n'));
     const result = validateRecord(value);

@@ -83,7 +83,7 @@ describe('from environment variables', () => {
         TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true',
       }),
     ).toEqual([
-      'TEMPORAL_ADDRESS: must be host:port without a scheme, e.g. localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233',
+      'TEMPORAL_ADDRESS: must be host:port without a scheme, with a port from 1 to 65535, e.g. localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233',
       'TEMPORAL_TLS: must be true or false (got "yes")',
       `TEMPORAL_TLS_CLIENT_CERT_PATH: ${path.join(tmp, 'not-pem.txt')} is not a PEM file (no -----BEGIN line)`,
       `TEMPORAL_TLS_SERVER_CA_CERT_PATH: file not found: ${path.join(tmp, 'missing-ca.pem')}`,

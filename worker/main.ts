@@ -14,7 +14,8 @@ import { createShipmentWorker } from './create-worker';
 import { accountWorkflowId, fleetRateLimits } from './fleet-rate-limit';
 import { createLogger, PinoTemporalLogger } from './logger';
 import { registry } from '../metrics/counters';
-import { startHealthServer, WorkerReadiness } from '../metrics/health-server';
+import { watchCourierCodes } from '../metrics/courier-labels';
+import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
 
 const HELP = `Usage: npm run worker
 
@@ -57,17 +58,29 @@ async function main(): Promise<number> {
   }
 
   const logger = createLogger(settings.logLevel);
-  Runtime.install({
-    logger: new PinoTemporalLogger(logger),
-    telemetryOptions: {
-      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
-      ...(settings.metricsBindAddress ? { metrics: { prometheus: { bindAddress: settings.metricsBindAddress } } } : {}),
-    },
-  });
+  try {
+    Runtime.install({
+      logger: new PinoTemporalLogger(logger),
+      telemetryOptions: {
+        logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+        ...(settings.metricsBindAddress ? { metrics: { prometheus: { bindAddress: settings.metricsBindAddress } } } : {}),
+      },
+    });
+  } catch (err) {
+    return startupError('METRICS_BIND_ADDRESS', `cannot serve the SDK's metrics on ${settings.metricsBindAddress}`, err);
+  }
 
   // Up before connecting, so probes get a 503 while the worker starts.
   const readiness = new WorkerReadiness();
-  const health = settings.health && (await startHealthServer({ ...settings.health, readiness, registry, logger }));
+  let health: HealthServer | undefined;
+  if (settings.health) {
+    try {
+      health = await startHealthServer({ ...settings.health, readiness, registry, logger });
+    } catch (err) {
+      const { host, port } = settings.health;
+      return startupError('WORKER_HEALTH_HOST/WORKER_HEALTH_PORT', `cannot listen on ${host}:${port}`, err);
+    }
+  }
 
   let connection: NativeConnection;
   try {
@@ -77,6 +90,7 @@ async function main(): Promise<number> {
     return 1;
   }
   const api = new ShippingApiClient(settings.shippingApi);
+  const courierCodes = watchCourierCodes(() => api.listCouriers(), (message, meta) => logger.warn(meta, message));
   const dataConverter = dataConverterFor(settings.payloadEncryption);
   // 429s reach every worker of the account through Temporal (not when pacing is off).
   const fleet =
@@ -113,6 +127,7 @@ async function main(): Promise<number> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => logger.info({ signal }, 'shutting down: finishing in-flight tasks'));
   }
+  for (const warning of shopConnectors.warnings) logger.warn(warning);
   logger.info(
     {
       temporal: describeTemporal(temporal),
@@ -130,6 +145,7 @@ async function main(): Promise<number> {
   try {
     await worker.run(); // resolves after a graceful shutdown (the Runtime handles the signals)
   } finally {
+    courierCodes.close();
     await fleet?.close();
     await health?.close();
     await api.close();
@@ -138,6 +154,13 @@ async function main(): Promise<number> {
   }
   logger.info('worker stopped');
   return 0;
+}
+
+/** A setting that validated but cannot be used on this machine: one line naming it, exit 2 (as for invalid configuration). */
+function startupError(variable: string, what: string, err: unknown): number {
+  const reason = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+  console.error(`${new ConfigError([{ variable, message: `${what}: ${reason}` }]).message}`);
+  return 2;
 }
 
 main().then(

@@ -5,7 +5,8 @@
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import { SA, shipmentWorkflowId } from '../../workflows/definitions';
-import { isNotFound, noShipment } from '../cli-support';
+import { isNotFound, noShipment, printable, usageError } from '../cli-support';
+import { checkStartableIdentity, InvalidOrderIdentity } from '../start-shipment';
 
 export interface FoundShipment {
   workflowId: string;
@@ -15,6 +16,12 @@ export interface FoundShipment {
 
 /** Describes the order's workflow; a missing one is "no shipment for shop X order Y" (exit 4). */
 export async function findShipment(client: Client, shop: string, orderId: string): Promise<FoundShipment> {
+  try {
+    checkStartableIdentity({ shop, orderId }); // no shipment could have been started with these ids
+  } catch (err) {
+    if (err instanceof InvalidOrderIdentity) throw usageError(printable(err.message));
+    throw err;
+  }
   const workflowId = shipmentWorkflowId({ shop, orderId });
   const handle = client.workflow.getHandle(workflowId);
   try {

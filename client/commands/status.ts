@@ -2,7 +2,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import { SHOP_SYNC_STOPPED, stateQuery, type ShipmentOutcome, type ShipmentState } from '../../workflows/definitions';
-import { connectTemporal, EXIT, messageOf, parseCommandArgs, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
+import { connectTemporal, EXIT, messageOf, parseCommandArgs, printable, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
 import { findShipment, shipmentAttributes, timestampIso } from './shipment-lookup';
 
 export const STATUS_HELP = `Usage: shipments status [--json] <shop> <orderId>
@@ -174,13 +174,13 @@ function statusText(r: StatusReport): string {
   if (r.failure) rows.push(['Failure', r.failure]);
 
   const width = Math.max(...rows.map(([k]) => k.length));
-  const lines = [`Shipment of shop ${r.shop} order ${r.orderId} (workflow ${r.workflowId})`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)];
+  const lines = [`Shipment of shop ${r.shop} order ${r.orderId} (workflow ${r.workflowId})`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${printable(v)}`)];
   if (r.pendingActivities.length > 0) {
     lines.push('Pending activities:');
     for (const a of r.pendingActivities) {
       const max = a.maximumAttempts > 0 ? `/${a.maximumAttempts}` : '';
       lines.push(`  ${a.activity ?? a.activityId}  ${a.state}  attempt ${a.attempt}${max}${a.nextAttemptAt ? `, next attempt ${a.nextAttemptAt}` : ''}`);
-      if (a.lastFailure) lines.push(`    last failure: ${a.lastFailure}`);
+      if (a.lastFailure) lines.push(`    last failure: ${printable(a.lastFailure)}`);
     }
   }
   return lines.join('\n');

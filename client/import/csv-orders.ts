@@ -11,6 +11,7 @@
 import type { FieldProblem } from '../../shipping-api/contract';
 import { dottedPath } from '../../shipping-api/contract';
 import type { CsvRow } from './csv';
+import { RECORD_LIMITS } from './limits';
 
 type Level = 'order' | 'parcel' | 'item';
 type Kind = 'string' | 'number' | 'list' | 'options';
@@ -41,8 +42,12 @@ const party = (prefix: 'ship_to' | 'ship_from', key: 'shipTo' | 'shipFrom'): Rec
 };
 const order = (kind: Kind, ...path: Array<string | number>): Column => ({ level: 'order', kind, path });
 
-/** Every column the CSV import understands. Any other header is an error (a typo must not drop data). */
-export const CSV_COLUMNS: Readonly<Record<string, Column>> = {
+/**
+ * Every column the CSV import understands. Any other header is an error (a typo must not drop
+ * data). Prototype-less and read with own-property checks, so a `constructor` or `__proto__`
+ * header is an unknown column, not Object's.
+ */
+export const CSV_COLUMNS: Readonly<Record<string, Column>> = Object.assign(Object.create(null) as Record<string, Column>, {
   shop: order('string', 'shop'),
   order_id: order('string', 'orderId'),
   courier: order('string', LR, 'courier'),
@@ -79,7 +84,13 @@ export const CSV_COLUMNS: Readonly<Record<string, Column>> = {
   item_unit_price_amount: { level: 'item', kind: 'number', path: ['unitPrice', 'amount'] },
   item_unit_price_currency: { level: 'item', kind: 'string', path: ['unitPrice', 'currency'] },
   item_unit_weight: { level: 'item', kind: 'number', path: ['unitWeight'] },
-};
+});
+
+/** Keys that reach an object's prototype (or would be dropped by the schema's copy): never taken from a cell. */
+const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** A new object without a prototype, so no key written into it reaches Object.prototype. */
+const bare = (): Record<string | number, unknown> => Object.create(null) as Record<string | number, unknown>;
 
 export class CsvHeaderError extends Error {
   override readonly name = 'CsvHeaderError';
@@ -89,7 +100,7 @@ export class CsvHeaderError extends Error {
 export function checkHeader(row: CsvRow): string[] {
   const names = row.fields.map((f) => f.trim());
   const problems: string[] = [];
-  const unknown = names.filter((n) => !(n in CSV_COLUMNS));
+  const unknown = names.filter((n) => !Object.hasOwn(CSV_COLUMNS, n));
   if (unknown.length > 0) problems.push(`unknown column(s): ${unknown.map((n) => `"${n}"`).join(', ')}`);
   const repeated = names.filter((n, i) => names.indexOf(n) !== i);
   if (repeated.length > 0) problems.push(`repeated column(s): ${[...new Set(repeated)].join(', ')}`);
@@ -119,6 +130,9 @@ export interface CsvOrder {
  */
 export class CsvOrderGrouper {
   private current: CsvRow[] = [];
+  /** Characters of the current order's rows, and rows not kept because the order passed RECORD_LIMITS.maxChars. */
+  private chars = 0;
+  private dropped = 0;
   private readonly shopAt: number;
   private readonly orderAt: number;
 
@@ -131,18 +145,28 @@ export class CsvOrderGrouper {
     const first = this.current[0];
     if (first && !this.sameOrder(first, row)) {
       const done = this.build(this.current);
-      this.current = [row];
+      this.start(row);
       return [done];
     }
-    this.current.push(row);
+    if (first && this.chars + row.raw.length > RECORD_LIMITS.maxChars) this.dropped++;
+    else {
+      this.current.push(row);
+      this.chars += row.raw.length;
+    }
     return [];
   }
 
   end(): CsvOrder[] {
     if (this.current.length === 0) return [];
     const done = this.build(this.current);
-    this.current = [];
+    this.start();
     return [done];
+  }
+
+  private start(row?: CsvRow): void {
+    this.current = row ? [row] : [];
+    this.chars = row?.raw.length ?? 0;
+    this.dropped = 0;
   }
 
   private sameOrder(a: CsvRow, b: CsvRow): boolean {
@@ -153,15 +177,20 @@ export class CsvOrderGrouper {
   }
 
   private build(rows: CsvRow[]): CsvOrder {
-    return { line: rows[0]!.line, rows, ...rowsToRecord(this.header, rows) };
+    const order: CsvOrder = { line: rows[0]!.line, rows, ...rowsToRecord(this.header, rows) };
+    if (this.dropped > 0) {
+      const message = `the order's rows pass ${RECORD_LIMITS.maxChars} characters, the most one record may have; ${this.dropped} later row(s) not kept`;
+      order.problems.unshift({ field: '(size)', message });
+    }
+    return order;
   }
 }
 
 /** Builds one import record from the rows of one order. Exported for unit tests. */
 export function rowsToRecord(header: string[], rows: CsvRow[]): { value: Record<string, unknown>; problems: FieldProblem[] } {
   const problems: FieldProblem[] = [];
-  const value: Record<string, unknown> = {};
-  const labelRequest: Record<string, unknown> = { service: {}, shipment: {} };
+  const value = bare();
+  const labelRequest = Object.assign(bare(), { service: bare(), shipment: bare() });
   value.labelRequest = labelRequest;
 
   for (const row of rows) {
@@ -192,7 +221,15 @@ export function rowsToRecord(header: string[], rows: CsvRow[]): { value: Record<
     });
   }
 
-  const integration = orderCells.get('courier_options_integration')?.value;
+  let integration = orderCells.get('courier_options_integration')?.value;
+  if (integration !== undefined && PROTOTYPE_KEYS.has(integration)) {
+    problems.push({
+      field: `${LR}.courierOptions`,
+      message: `courier_options_integration "${integration}" cannot be an integration code (it names a JavaScript object property)`,
+    });
+    integration = undefined;
+    orderCells.delete('courier_options_integration');
+  }
   for (const [name, { value: cell }] of orderCells) {
     const column = CSV_COLUMNS[name]!;
     if (name === 'courier_options_integration') continue;
@@ -213,7 +250,7 @@ export function rowsToRecord(header: string[], rows: CsvRow[]): { value: Record<
       setPath(value, column.path, column.kind === 'number' ? toNumber(cell) : cell);
     }
   }
-  if (integration !== undefined && !('courierOptions' in labelRequest)) setPath(value, [LR, 'courierOptions', integration], {});
+  if (integration !== undefined && !Object.hasOwn(labelRequest, 'courierOptions')) setPath(value, [LR, 'courierOptions', integration], bare());
 
   // Street lines: street1..3 in order, without gaps left by empty columns.
   for (const key of ['shipTo', 'shipFrom']) {
@@ -225,7 +262,7 @@ export function rowsToRecord(header: string[], rows: CsvRow[]): { value: Record<
   if (parcels.length > 0) (labelRequest.shipment as Record<string, unknown>).parcels = parcels;
   // shop and orderId first, as in the JSON forms (the rejects file shows this record).
   const { labelRequest: _built, ...identity } = value;
-  return { value: { ...identity, labelRequest }, problems };
+  return { value: Object.assign(bare(), identity, { labelRequest }), problems };
 }
 
 function buildParcels(header: string[], rows: CsvRow[], problems: FieldProblem[]): Array<Record<string, unknown>> {
@@ -245,7 +282,7 @@ function buildParcels(header: string[], rows: CsvRow[], problems: FieldProblem[]
 
     let entry = parcels.find((p) => p.no === no);
     if (!entry) {
-      entry = { no, parcel: {}, cells: new Map() };
+      entry = { no, parcel: bare(), cells: new Map() };
       parcels.push(entry);
     }
     const index = parcels.indexOf(entry);
@@ -262,7 +299,7 @@ function buildParcels(header: string[], rows: CsvRow[], problems: FieldProblem[]
       }
     }
     if (itemCells.length > 0) {
-      const item: Record<string, unknown> = {};
+      const item = bare();
       for (const { column, cell } of itemCells) setPath(item, column.path, column.kind === 'number' ? toNumber(cell) : cell);
       const items = (entry.parcel.items ??= []) as unknown[];
       items.push(item);
@@ -291,6 +328,7 @@ function toNumber(cell: string): number | string {
   return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(cell) ? Number(cell) : cell;
 }
 
+/** Writes `value` at `path`, creating prototype-less objects (and arrays) on the way; only own properties are followed. */
 function setPath(target: Record<string, unknown>, path: ReadonlyArray<string | number>, value: unknown): void {
   let node: Record<string | number, unknown> = target;
   path.forEach((segment, i) => {
@@ -298,8 +336,7 @@ function setPath(target: Record<string, unknown>, path: ReadonlyArray<string | n
       node[segment] = value;
       return;
     }
-    const nextIsIndex = typeof path[i + 1] === 'number';
-    node[segment] ??= nextIsIndex ? [] : {};
+    if (!Object.hasOwn(node, segment) || node[segment] === undefined) node[segment] = typeof path[i + 1] === 'number' ? [] : bare();
     node = node[segment] as Record<string | number, unknown>;
   });
 }

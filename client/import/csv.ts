@@ -10,6 +10,8 @@
  * so the caller can reject the row and go on.
  */
 
+import { PREVIEW_CHARS, RECORD_LIMITS } from './limits';
+
 export interface CsvRow {
   fields: string[];
   /** 1-based physical line on which the row starts (line breaks inside quotes count). */
@@ -22,6 +24,10 @@ export interface CsvRow {
 
 type State = 'fieldStart' | 'unquoted' | 'quoted' | 'quoteInQuoted';
 
+/** Characters that end a run of plain text in an unquoted field, and in a quoted one (line breaks are counted). */
+const UNQUOTED_SPECIAL = /[,\r\n]/g;
+const QUOTED_SPECIAL = /["\r\n]/g;
+
 export class CsvParser {
   private state: State = 'fieldStart';
   private field = '';
@@ -32,6 +38,7 @@ export class CsvParser {
   private rowLine = 1;
   /** The previous chunk ended with CR: a LF at the start of the next one belongs to it. */
   private pendingCr = false;
+  private previous = '';
   private started = false;
   private out: CsvRow[] = [];
 
@@ -48,7 +55,16 @@ export class CsvParser {
         this.pendingCr = false;
         if (ch === '\n') continue; // the LF of a CRLF split across chunks
       }
-      this.step(ch);
+      const plainEnd = this.plainRunEnd(text, i);
+      if (plainEnd > i + 1) {
+        // A run of characters that change no state is appended at once: time linear in the row's length.
+        const part = text.slice(i, plainEnd);
+        this.field += part;
+        this.raw += part;
+        i = plainEnd - 1;
+      } else this.step(ch);
+      this.previous = text[i]!;
+      if (this.raw.length > RECORD_LIMITS.maxChars) this.dropOverlongRow();
     }
     return this.take();
   }
@@ -60,6 +76,22 @@ export class CsvParser {
     }
     if (this.state !== 'fieldStart' || this.fields.length > 0 || this.raw !== '') this.endRow();
     return this.take();
+  }
+
+  /** End of the run of ordinary characters at `i` inside a field (i itself when there is none). */
+  private plainRunEnd(text: string, i: number): number {
+    const special = this.state === 'unquoted' ? UNQUOTED_SPECIAL : this.state === 'quoted' ? QUOTED_SPECIAL : undefined;
+    if (!special) return i;
+    special.lastIndex = i;
+    return special.exec(text)?.index ?? text.length;
+  }
+
+  /** A row longer than a record may be keeps only its start, so memory stays bounded; it becomes a row error. */
+  private dropOverlongRow(): void {
+    this.error ??= `the row on line ${this.rowLine} is longer than ${RECORD_LIMITS.maxChars} characters (only its start is kept)`;
+    this.raw = this.raw.slice(0, PREVIEW_CHARS);
+    this.field = '';
+    this.fields = [];
   }
 
   private take(): CsvRow[] {
@@ -122,7 +154,7 @@ export class CsvParser {
 
   private countLine(ch: string): void {
     // CRLF counts once: the CR counts, the LF after it does not.
-    if (ch === '\r' || !this.raw.endsWith('\r\n')) this.line++;
+    if (ch === '\r' || this.previous !== '\r') this.line++;
   }
 
   private lineBreak(ch: string): void {

@@ -35,9 +35,16 @@ export interface StartFailure extends Position {
 
 export interface ImportResult {
   counts: ProgressCounts;
+  /** The first KEPT_IN_RESULT rejections and start failures (all of them go to onRejected/onFailed, e.g. the rejects file). */
   rejections: Rejection[];
   failures: StartFailure[];
 }
+
+/**
+ * Rejections and failures the result keeps: an input of millions of bad lines must not be held
+ * in memory (300,000 kept ones took 693 MB); counts cover all of them.
+ */
+export const KEPT_IN_RESULT = 20;
 
 export interface ImportEngineOptions {
   records: AsyncIterable<SourceRecord>;
@@ -48,8 +55,9 @@ export interface ImportEngineOptions {
   concurrency: number;
   /** Resolves when the next start may go ahead (backpressure); absent = always. */
   admit?: () => Promise<void>;
-  onRejected?: (rejection: Rejection, record: SourceRecord) => void;
-  onFailed?: (failure: StartFailure, record: SourceRecord) => void;
+  /** Awaited: a slow rejects file holds the reading (backpressure) instead of filling memory. */
+  onRejected?: (rejection: Rejection, record: SourceRecord) => void | Promise<void>;
+  onFailed?: (failure: StartFailure, record: SourceRecord) => void | Promise<void>;
   onProgress?: (counts: ProgressCounts) => void;
 }
 
@@ -57,18 +65,22 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
   const counts: ProgressCounts = { records: 0, accepted: 0, started: 0, alreadyKnown: 0, rejected: 0, failed: 0 };
   const rejections: Rejection[] = [];
   const failures: StartFailure[] = [];
-  /** workflow id → where that order first appeared in this input. */
+  /**
+   * shop and orderId → where that order first appeared in this input. Not keyed by workflow id:
+   * shop "a-b" order "c" and shop "a" order "b-c" share one, and the second is another order
+   * (its start reports the clash), not a duplicate.
+   */
   const seen = new Map<string, Position>();
   const inFlight = new Set<Promise<void>>();
 
   const position = (record: SourceRecord): Position =>
     record.index === undefined ? { line: record.line } : { line: record.line, index: record.index };
 
-  const reject = (record: SourceRecord, reasons: FieldProblem[]) => {
+  const reject = async (record: SourceRecord, reasons: FieldProblem[]): Promise<void> => {
     const rejection: Rejection = { ...position(record), ...identityOf(record.value), reasons };
     counts.rejected++;
-    rejections.push(rejection);
-    options.onRejected?.(rejection, record);
+    if (rejections.length < KEPT_IN_RESULT) rejections.push(rejection);
+    await options.onRejected?.(rejection, record);
     options.onProgress?.(counts);
   };
 
@@ -92,8 +104,8 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
         message: err instanceof Error ? err.message : String(err),
       };
       counts.failed++;
-      failures.push(failure);
-      options.onFailed?.(failure, record);
+      if (failures.length < KEPT_IN_RESULT) failures.push(failure);
+      await options.onFailed?.(failure, record);
     }
     options.onProgress?.(counts);
   };
@@ -111,7 +123,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
     // The first occurrence of an order wins; later ones are rejected as duplicates, valid or not.
     const { shop, orderId } = identityOf(record.value);
     if (shop !== null && orderId !== null) {
-      const id = shipmentWorkflowId({ shop, orderId });
+      const id = JSON.stringify([shop, orderId]);
       const first = seen.get(id);
       if (first) {
         const where = first.index === undefined ? `line ${first.line}` : `index ${first.index}`;
@@ -125,7 +137,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
     }
 
     if (reasons.length > 0 || input === undefined) {
-      reject(record, reasons);
+      await reject(record, reasons);
       continue;
     }
 

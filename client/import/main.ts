@@ -15,6 +15,7 @@ import {
   messageOf,
   parseCommandArgs,
   positiveInt,
+  printable,
   println,
   runMain,
   shippingApi,
@@ -25,11 +26,13 @@ import {
 } from '../cli-support';
 import { TEMPORAL_CONNECTION_HELP } from '../../config/temporal-connection';
 import { BacklogGate, workflowBacklogReader } from './backlog-gate';
-import { importRecords, type ImportResult, type Rejection, type StartFailure } from './engine';
+import { importRecords, KEPT_IN_RESULT, type ImportResult, type Rejection, type StartFailure } from './engine';
 import { formatFromPath, FORMATS, readRecords, sniffFormat, type InputFormat, type SourceRecord } from './source';
 import { Preflight } from './preflight';
 import { Progress } from './progress';
-import { startShipment } from '../start-shipment';
+import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../start-shipment';
+import { RECORD_LIMITS } from './limits';
+import { decodeUtf8 } from './utf8';
 
 export const DEFAULT_CONCURRENCY = 16;
 /** Workflow tasks waiting for a worker above which the import holds new starts. */
@@ -43,6 +46,10 @@ Starts one shipment workflow per order of a shop export. Records are
 the system derives it). Every record is validated; invalid ones are reported with
 their line (or array index) and field path, and the others are still imported.
 Importing the same file again starts nothing new (orders are counted "already known").
+shop and orderId: 1-200 characters without control characters, and together short enough
+for a workflow id of at most ${MAX_WORKFLOW_ID_BYTES} bytes. A record may have ${RECORD_LIMITS.maxChars} characters and
+${RECORD_LIMITS.maxDepth} levels of nesting; the input must be UTF-8 (a line that is not is rejected).
+The first ${KEPT_IN_RESULT} problems are printed and kept in the summary; --rejects has them all.
 
 Input (- reads standard input):
   --format <ndjson|json|csv>  Default: from the extension (.ndjson/.jsonl, .json, .csv),
@@ -138,6 +145,16 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       progress.clear();
       println(io.stderr, line);
     };
+    // Each bad record is printed up to KEPT_IN_RESULT; beyond that only the rejects file has them.
+    let printed = 0;
+    const reportProblem = (line: string) => {
+      if (!human) return;
+      printed++;
+      if (printed <= KEPT_IN_RESULT) report(line);
+      else if (printed === KEPT_IN_RESULT + 1) {
+        report(`note: more records were rejected or failed; they are counted${values.rejects === undefined ? ' (use --rejects <path> to keep every one)' : ` and written to ${values.rejects}`}`);
+      }
+    };
     const session = temporal;
     const gate = session
       ? new BacklogGate({
@@ -153,12 +170,12 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       admit: gate ? () => gate.admit() : undefined,
       concurrency,
       onRejected: (rejection, record) => {
-        rejects?.write(rejectLine('rejected', record, { shop: rejection.shop, orderId: rejection.orderId, reasons: rejection.reasons }));
-        if (human) report(`rejected ${where(rejection)}${who(rejection)}: ${reasonsText(rejection.reasons)}`);
+        reportProblem(`rejected ${where(rejection)}${who(rejection)}: ${printable(reasonsText(rejection.reasons))}`);
+        return rejects?.write(rejectLine('rejected', record, { shop: rejection.shop, orderId: rejection.orderId, reasons: rejection.reasons }));
       },
       onFailed: (failure, record) => {
-        rejects?.write(rejectLine('failed_to_start', record, { shop: failure.shop, orderId: failure.orderId, error: failure.message }));
-        if (human) report(`failed to start ${where(failure)}${who(failure)}: ${failure.message}`);
+        reportProblem(`failed to start ${where(failure)}${who(failure)}: ${printable(failure.message)}`);
+        return rejects?.write(rejectLine('failed_to_start', record, { shop: failure.shop, orderId: failure.orderId, error: failure.message }));
       },
       onProgress: (counts) => progress.update(counts),
     });
@@ -178,7 +195,8 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     else println(io.stdout, summaryText(summary, values.rejects));
     return exitCode;
   } finally {
-    await Promise.allSettled([source.close(), catalog?.close(), temporal?.close(), rejects && closeStream(rejects)]);
+    const [, , , rejectsClosed] = await Promise.allSettled([source.close(), catalog?.close(), temporal?.close(), rejects?.close()]);
+    if (rejectsClosed?.status === 'rejected') println(io.stderr, `error: ${messageOf(rejectsClosed.reason)}`);
   }
 }
 
@@ -207,19 +225,15 @@ async function openInput(input: string, io: Io): Promise<InputSource> {
     }
   }
   let bytes = 0;
-  async function* decode(): AsyncGenerator<string> {
-    const stream: AsyncIterable<Buffer> =
+  async function* counted(): AsyncGenerator<Buffer | string> {
+    const stream: AsyncIterable<Buffer | string> =
       input === '-' ? (io.stdin as AsyncIterable<Buffer>) : createReadStream(input, { highWaterMark: 64 * 1024 });
-    const decoder = new TextDecoder('utf-8');
     for await (const chunk of stream) {
-      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      bytes += buffer.length;
-      yield decoder.decode(buffer, { stream: true });
+      bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+      yield chunk;
     }
-    const rest = decoder.decode();
-    if (rest !== '') yield rest;
   }
-  const chunks = decode();
+  const chunks = decodeUtf8(counted());
   return {
     chunks,
     size,
@@ -230,19 +244,53 @@ async function openInput(input: string, io: Io): Promise<InputSource> {
   };
 }
 
-async function openRejects(path: string): Promise<WriteStream> {
+/**
+ * The rejects file. A write waits while the file is behind (so a flood of bad records holds the
+ * reading instead of filling memory); a write error is remembered and reported at the end, never thrown.
+ */
+class RejectsFile {
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly stream: WriteStream,
+    readonly path: string,
+  ) {
+    stream.on('error', (err) => (this.failure ??= err));
+  }
+
+  private drained: Promise<void> | undefined;
+
+  write(line: string): Promise<void> | undefined {
+    if (this.failure || this.stream.write(line)) return undefined;
+    // One wait shared by every writer, ended by 'drain' or by 'close' (after an error).
+    this.drained ??= new Promise<void>((resolve) => {
+      const done = () => {
+        this.stream.off('drain', done).off('close', done);
+        this.drained = undefined;
+        resolve();
+      };
+      this.stream.on('drain', done).on('close', done);
+    });
+    return this.drained;
+  }
+
+  async close(): Promise<void> {
+    if (!this.failure) {
+      this.stream.end();
+      await once(this.stream, 'finish').catch(() => undefined);
+    }
+    if (this.failure) throw new Error(`could not write the rejects file ${this.path}: ${this.failure.message}`);
+  }
+}
+
+async function openRejects(path: string): Promise<RejectsFile> {
   const stream = createWriteStream(path, { flags: 'w' });
   try {
     await once(stream, 'open');
   } catch (err) {
     throw usageError(`cannot write rejects file ${path}: ${messageOf(err)}`);
   }
-  return stream;
-}
-
-async function closeStream(stream: WriteStream): Promise<void> {
-  stream.end();
-  await once(stream, 'finish');
+  return new RejectsFile(stream, path);
 }
 
 function preflightClient(env: Io['env']): ShippingApiClient {
@@ -254,14 +302,23 @@ function preflightClient(env: Io['env']): ShippingApiClient {
   }
 }
 
-/** One NDJSON line of the rejects file: the record as it was read, and why it was not imported. */
+/**
+ * One NDJSON line of the rejects file: the record as it was read, and why it was not imported.
+ * Cannot throw: a parsed record that does not serialize is left out (its raw text stays).
+ */
 function rejectLine(kind: 'rejected' | 'failed_to_start', record: SourceRecord, details: Record<string, unknown>): string {
   const entry: Record<string, unknown> = { kind, line: record.line };
   if (record.index !== undefined) entry.index = record.index;
   Object.assign(entry, details);
   entry.raw = record.raw;
   if (record.header !== undefined) entry.header = record.header;
-  if (record.value !== undefined) entry.record = record.value;
+  if (record.value !== undefined) {
+    try {
+      return `${JSON.stringify({ ...entry, record: record.value })}\n`;
+    } catch {
+      entry.recordOmitted = 'the parsed record could not be written as JSON';
+    }
+  }
   return `${JSON.stringify(entry)}\n`;
 }
 
@@ -272,7 +329,7 @@ function where(p: { line: number; index?: number }): string {
 }
 
 function who(p: { shop: string | null; orderId: string | null }): string {
-  return p.shop !== null || p.orderId !== null ? ` (shop ${p.shop ?? '?'} order ${p.orderId ?? '?'})` : '';
+  return p.shop !== null || p.orderId !== null ? ` (shop ${printable(p.shop ?? '?')} order ${printable(p.orderId ?? '?')})` : '';
 }
 
 function reasonsText(reasons: FieldProblem[]): string {

@@ -4,14 +4,18 @@
  * dotted field path, the shape of the API's own validation error.
  */
 import { z } from 'zod';
-import { fieldProblems, LabelRequestWithoutKey, type FieldProblem } from '../../shipping-api/contract';
+import { ExternalId, fieldProblems, LabelRequestWithoutKey, type FieldProblem } from '../../shipping-api/contract';
 import { ShipmentInput } from '../../workflows/schemas';
+import { workflowIdFits } from '../start-shipment';
 
 /**
  * What an import file may hold per order: the workflow input without the per-order tracking
  * override, and nothing else (a misspelt top-level field is an error, not silently dropped).
+ * Shop and order ids as a start accepts them (no control characters, a workflow id the server takes).
  */
-export const ImportRecord = z.strictObject(ShipmentInput.omit({ tracking: true }).shape);
+export const ImportRecord = z
+  .strictObject({ ...ShipmentInput.omit({ tracking: true }).shape, shop: ExternalId, orderId: ExternalId })
+  .superRefine(workflowIdFits);
 export type ImportRecord = z.infer<typeof ImportRecord>;
 
 export const IDEMPOTENCY_KEY_MESSAGE =

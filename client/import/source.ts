@@ -10,6 +10,10 @@ import type { FieldProblem } from '../../shipping-api/contract';
 import { CsvParser } from './csv';
 import { checkHeader, CsvHeaderError, CsvOrderGrouper, type CsvOrder } from './csv-orders';
 import { usageError } from '../cli-support';
+import { dottedPath } from '../../shipping-api/contract';
+import { INVALID_UTF8 } from './utf8';
+
+import { PREVIEW_CHARS, RECORD_LIMITS } from './limits';
 
 export const FORMATS = ['ndjson', 'json', 'csv'] as const;
 export type InputFormat = (typeof FORMATS)[number];
@@ -87,33 +91,112 @@ export function readRecords(chunks: AsyncIterable<string>, format: InputFormat):
 // ---------------------------------------------------------------- NDJSON
 
 async function* readNdjson(chunks: AsyncIterable<string>): AsyncGenerator<SourceRecord> {
-  let buffer = '';
+  // Each chunk is searched once for line breaks (only its own text), so a line of any length
+  // costs time in proportion to its length; one longer than a record may be is not kept.
+  let pending = new BoundedText();
   let line = 0;
   for await (const chunk of chunks) {
-    buffer += chunk;
     let start = 0;
-    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n', start)) {
-      const record = ndjsonLine(buffer.slice(start, nl), ++line);
+    for (let nl = chunk.indexOf('\n'); nl >= 0; nl = chunk.indexOf('\n', start)) {
+      pending.add(chunk.slice(start, nl));
+      const record = ndjsonLine(pending, ++line);
       if (record) yield record;
+      pending = new BoundedText();
       start = nl + 1;
     }
-    buffer = buffer.slice(start);
+    pending.add(chunk.slice(start));
   }
-  if (buffer !== '') {
-    const record = ndjsonLine(buffer, ++line);
+  if (pending.length > 0) {
+    const record = ndjsonLine(pending, ++line);
     if (record) yield record;
   }
 }
 
-function ndjsonLine(text: string, line: number): SourceRecord | undefined {
-  let raw = text.endsWith('\r') ? text.slice(0, -1) : text;
+function ndjsonLine(pending: BoundedText, line: number): SourceRecord | undefined {
+  if (pending.tooLong) return tooLong(pending, line);
+  let raw = pending.text.endsWith('\r') ? pending.text.slice(0, -1) : pending.text;
   if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
   if (raw.trim() === '') return undefined;
-  try {
-    return { line, raw, value: JSON.parse(raw), problems: [] };
-  } catch (err) {
-    return { line, raw, problems: [{ field: '(json)', message: `not valid JSON: ${(err as Error).message}` }] };
+  return parsed({ line, raw, problems: [] });
+}
+
+/** Text of one record while it streams in: whole up to RECORD_LIMITS.maxChars, then only its start and length. */
+class BoundedText {
+  text = '';
+  length = 0;
+
+  get tooLong(): boolean {
+    return this.length > RECORD_LIMITS.maxChars;
   }
+
+  add(part: string): void {
+    const wasTooLong = this.tooLong;
+    this.length += part.length;
+    if (!this.tooLong) this.text += part;
+    else if (!wasTooLong) this.text = (this.text + part.slice(0, PREVIEW_CHARS)).slice(0, PREVIEW_CHARS);
+  }
+}
+
+function tooLong(text: BoundedText, line: number, index?: number): SourceRecord {
+  const record: SourceRecord = {
+    line,
+    raw: `${text.text}…`,
+    problems: [{ field: '(size)', message: `the record has ${text.length} characters; one record may have at most ${RECORD_LIMITS.maxChars} (only its start is kept)` }],
+  };
+  if (index !== undefined) record.index = index;
+  return record;
+}
+
+/**
+ * Parses a record's text: not JSON, invalid UTF-8, deeper than RECORD_LIMITS.maxDepth or a
+ * `__proto__` key is a problem of that record. A record too deep keeps no parsed value, so no
+ * later step (the rejects file, Temporal) has to serialize it.
+ */
+function parsed(record: SourceRecord): SourceRecord {
+  const encoding = encodingProblem(record.raw, record.line);
+  if (encoding) return { ...record, problems: [...record.problems, encoding] };
+  let value: unknown;
+  try {
+    value = JSON.parse(record.raw);
+  } catch (err) {
+    return { ...record, problems: [...record.problems, { field: '(json)', message: `not valid JSON: ${(err as Error).message}` }] };
+  }
+  const problems = structureProblems(value);
+  if (problems.some((p) => p.field === '(depth)')) return { ...record, problems: [...record.problems, ...problems] };
+  return { ...record, value, problems: [...record.problems, ...problems] };
+}
+
+/** Line `line` (or a later one of the same record) holds bytes that are not UTF-8. */
+export function encodingProblem(text: string, line: number): FieldProblem | undefined {
+  const at = text.indexOf(INVALID_UTF8);
+  if (at < 0) return undefined;
+  const where = line + countLineBreaks(text, at);
+  return { field: '(encoding)', message: `line ${where} is not valid UTF-8 (byte ${at + 1} of the record cannot be decoded); fix the file's encoding` };
+}
+
+function countLineBreaks(text: string, end: number): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < end; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/** Nesting deeper than allowed and `__proto__` keys (JSON.parse keeps them as own keys, which a copy would turn into a prototype), without recursion. */
+export function structureProblems(value: unknown): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const stack: Array<{ node: unknown; path: Array<string | number> }> = [{ node: value, path: [] }];
+  while (stack.length > 0) {
+    const { node, path } = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (path.length >= RECORD_LIMITS.maxDepth) {
+      return [{ field: '(depth)', message: `nested deeper than ${RECORD_LIMITS.maxDepth} levels (at ${dottedPath(path.slice(0, 8))}…)` }];
+    }
+    for (const key of Object.keys(node)) {
+      const at = [...path, Array.isArray(node) ? Number(key) : key];
+      if (key === '__proto__') problems.push({ field: dottedPath(at), message: 'is not allowed as a field name' });
+      else stack.push({ node: (node as Record<string, unknown>)[key], path: at });
+    }
+  }
+  return problems;
 }
 
 // ---------------------------------------------------------------- JSON array
@@ -127,7 +210,7 @@ async function* readJsonArray(chunks: AsyncIterable<string>): AsyncGenerator<Sou
   let phase: Phase = 'before';
   let line = 1;
   let index = 0;
-  let text = '';
+  let text = new BoundedText();
   let startLine = 1;
   let depth = 0;
   let inString = false;
@@ -136,15 +219,13 @@ async function* readJsonArray(chunks: AsyncIterable<string>): AsyncGenerator<Sou
   const isSpace = (ch: string) => ch === ' ' || ch === '\t' || ch === '\n' || ch === '\r' || ch === '\uFEFF';
 
   const element = (): SourceRecord => {
-    const raw = text.trim();
     const at = index++;
-    text = '';
+    const whole = text;
+    text = new BoundedText();
+    if (whole.tooLong) return tooLong(whole, startLine, at);
+    const raw = whole.text.trim();
     if (raw === '') return { line: startLine, index: at, raw, problems: [{ field: '(json)', message: 'empty array element' }] };
-    try {
-      return { line: startLine, index: at, raw, value: JSON.parse(raw), problems: [] };
-    } catch (err) {
-      return { line: startLine, index: at, raw, problems: [{ field: '(json)', message: `not valid JSON: ${(err as Error).message}` }] };
-    }
+    return parsed({ line: startLine, index: at, raw, problems: [] });
   };
 
   for await (const chunk of chunks) {
@@ -187,7 +268,7 @@ async function* readJsonArray(chunks: AsyncIterable<string>): AsyncGenerator<Sou
             phase = 'expectElement';
             break;
           }
-          text += ch;
+          text.add(ch);
           break;
         case 'after':
           if (!isSpace(ch)) {
@@ -224,13 +305,11 @@ async function* readCsv(chunks: AsyncIterable<string>): AsyncGenerator<SourceRec
   const parser = new CsvParser();
   let grouper: CsvOrderGrouper | undefined;
   let header = '';
-  const toRecord = (order: CsvOrder): SourceRecord => ({
-    line: order.line,
-    raw: order.rows.map((r) => r.raw).join('\n'),
-    value: order.value,
-    problems: order.problems,
-    header,
-  });
+  const toRecord = (order: CsvOrder): SourceRecord => {
+    const raw = order.rows.map((r) => r.raw).join('\n');
+    const encoding = order.rows.map((r) => encodingProblem(r.raw, r.line)).find((p) => p !== undefined);
+    return { line: order.line, raw, value: order.value, problems: encoding ? [encoding, ...order.problems] : order.problems, header };
+  };
   const consume = function* (rows: ReturnType<CsvParser['push']>): Generator<SourceRecord> {
     for (const row of rows) {
       if (!grouper) {
