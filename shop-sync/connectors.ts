@@ -25,8 +25,8 @@ import { WEBHOOK_DEFAULTS, WebhookSecrets } from './webhook';
 export const DEFAULT_DELIVERY_WINDOW = '7d';
 /** Cap of the backoff between two attempts of a failed delivery: a shop that is back gets its events within this. */
 export const DEFAULT_MAX_BACKOFF = '5m';
-/** An event is retried for at least a minute and at most a year. */
-const DELIVERY_WINDOW_BOUNDS: DurationBounds = { minMs: 60_000, maxMs: 365 * 86_400_000 };
+/** An event is retried for at least a second (tests and demos shorten it) and at most a year. */
+const DELIVERY_WINDOW_BOUNDS: DurationBounds = { minMs: 1_000, maxMs: 365 * 86_400_000 };
 /** A shop that is back gets its events within a day at the latest. */
 const MAX_BACKOFF_BOUNDS: DurationBounds = { minMs: 1_000, maxMs: 86_400_000 };
 

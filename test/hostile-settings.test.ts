@@ -91,7 +91,7 @@ describe('shop connectors', () => {
     ]);
     const windowed = JSON.stringify({ deliveryWindow: '9999d', maxBackoff: '30d' });
     expect(problems(() => loadShopConnectors({ SHOP_CONNECTORS: windowed }))).toEqual([
-      'SHOP_CONNECTORS.deliveryWindow: must be from 1m to 365d (got "9999d")',
+      'SHOP_CONNECTORS.deliveryWindow: must be from 1s to 365d (got "9999d")',
       'SHOP_CONNECTORS.maxBackoff: must be from 1s to 1d (got "30d")',
     ]);
   });
