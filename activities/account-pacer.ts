@@ -16,6 +16,8 @@
  *
  * In memory, per worker process: the API's own answers are the truth it adapts to.
  */
+import { boundHold } from '../shipping-api/retry-after';
+
 export type CallClass = 'label' | 'order' | 'tracking';
 /** No 429 for this long while calls wait: the pace grows faster again. */
 const QUIET_MS = 60_000;
@@ -98,7 +100,9 @@ export class AccountPacer {
   }
 
   /** No call before `until` (epoch ms): a Retry-After, this worker's or the fleet's. */
-  holdUntil(until: number): void {
+  holdUntil(requested: number): void {
+    // Bounded here, where every hold arrives (own 429, relayed, read back at start).
+    const until = boundHold(requested, this.now());
     if (until <= this.notBefore) return;
     this.notBefore = until;
     this.pump();

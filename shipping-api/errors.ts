@@ -15,10 +15,11 @@ import {
   type FieldProblem,
 } from './contract';
 import { RETRYABLE, type ShippingErrorKind } from './error-kinds';
+import { MAX_RETRY_AFTER_SECONDS, readRetryAfterMs } from './retry-after';
 
 export { RETRYABLE, type ShippingErrorKind };
 
-/** Used when a 429 carries no Retry-After, or one that is not an integer >= 1. */
+/** Used when a 429 carries no Retry-After, or one that is neither an integer >= 1 nor an HTTP-date. */
 export const DEFAULT_RETRY_AFTER_SECONDS = 5;
 
 export type Operation =
@@ -94,12 +95,16 @@ export class ShippingApiError extends Error {
   }
 }
 
-/** Parses Retry-After as the spec defines it: an integer number of seconds, at least 1. */
-export function parseRetryAfter(header: string | string[] | undefined): number {
-  const raw = Array.isArray(header) ? header[0] : header;
-  if (raw === undefined || !/^\s*\d+\s*$/.test(raw)) return DEFAULT_RETRY_AFTER_SECONDS;
-  const seconds = Number(raw);
-  return seconds >= 1 ? seconds : DEFAULT_RETRY_AFTER_SECONDS;
+/**
+ * A 429's Retry-After in whole seconds, from 1 to MAX_RETRY_AFTER_SECONDS (15 min). The spec
+ * gives an integer of seconds >= 1; an HTTP-date (the header's other form) counts from now, a past
+ * one as 1 s. A larger value is cut to 15 min (it would otherwise hold the whole fleet); a missing,
+ * zero or unreadable one counts as DEFAULT_RETRY_AFTER_SECONDS.
+ */
+export function parseRetryAfter(header: string | string[] | undefined, nowMs: number = Date.now()): number {
+  const read = readRetryAfterMs(header, nowMs);
+  if (read === undefined || (read.form === 'seconds' && read.ms < 1000)) return DEFAULT_RETRY_AFTER_SECONDS;
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(read.ms / 1000)));
 }
 
 function kindOfStatus(status: number): ShippingErrorKind {

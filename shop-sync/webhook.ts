@@ -14,6 +14,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { fieldProblems } from '../shipping-api/contract';
+import { readRetryAfterMs } from '../shipping-api/retry-after';
 import { ShipmentEvent } from './events';
 
 export const USER_AGENT = 'shipping-sync-worker/0.1 (shop-sync; Standard Webhooks v1)';
@@ -107,15 +108,9 @@ export type DeliveryResult =
  * [minRetryAfterMs, maxRetryAfterMs]; missing or unparseable → retryAfterMs (30 s).
  */
 export function parseRetryAfterMs(header: string | string[] | undefined, nowMs: number): number {
-  const raw = (Array.isArray(header) ? header[0] : header)?.trim();
-  let ms: number | undefined;
-  if (raw !== undefined && /^\d+$/.test(raw)) ms = Number(raw) * 1000;
-  else if (raw !== undefined && raw !== '' && /[a-z]/i.test(raw)) {
-    const at = Date.parse(raw);
-    if (Number.isFinite(at)) ms = at - nowMs;
-  }
-  if (ms === undefined || !Number.isFinite(ms)) return WEBHOOK_DEFAULTS.retryAfterMs;
-  return Math.min(WEBHOOK_DEFAULTS.maxRetryAfterMs, Math.max(WEBHOOK_DEFAULTS.minRetryAfterMs, ms));
+  const read = readRetryAfterMs(header, nowMs);
+  if (read === undefined) return WEBHOOK_DEFAULTS.retryAfterMs;
+  return Math.min(WEBHOOK_DEFAULTS.maxRetryAfterMs, Math.max(WEBHOOK_DEFAULTS.minRetryAfterMs, read.ms));
 }
 
 /** The one place an HTTP answer becomes a DeliveryResult. */

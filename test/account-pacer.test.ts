@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AccountPacer, PaceWaitExceeded, pacedCalls, type CallClass } from '../activities/account-pacer';
+import { MAX_HOLD_MS } from '../shipping-api/retry-after';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -35,6 +36,19 @@ describe('AccountPacer', () => {
     const times: number[] = [];
     await Promise.all((['label', 'order', 'tracking'] as const).map((cls) => pacer.acquire(cls).then(() => times.push(Date.now()))));
     for (const t of times) expect(t - limitedAt).toBeGreaterThanOrEqual(395);
+  });
+
+  it('bounds every hold to 15 minutes from now: a 429, a relayed hold and one read back at start alike', () => {
+    let t = Date.parse('2026-11-24T10:00:00Z');
+    const pacer = new AccountPacer({ initialRate: 10, now: () => t });
+    pacer.recordRateLimited(999_999_999_000); // Retry-After: 999999999 s, ~31.7 years
+    expect(pacer.snapshot().notBefore).toBe(t + MAX_HOLD_MS);
+    pacer.recordFleetRateLimited(Date.parse('2058-08-02T00:00:00Z'));
+    expect(pacer.snapshot().notBefore).toBe(t + MAX_HOLD_MS);
+    t += 60_000;
+    pacer.holdUntil(Number.POSITIVE_INFINITY);
+    expect(pacer.snapshot().notBefore).toBe(t + MAX_HOLD_MS);
+    expect(MAX_HOLD_MS).toBe(15 * 60_000);
   });
 
   it("another worker's relayed Retry-After holds this worker too, and slows it down once it has a share to give up", async () => {

@@ -12,6 +12,7 @@ import {
   TrackingRecord,
 } from '../shipping-api/contract';
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from '../shipping-api/errors';
+import { MAX_RETRY_AFTER_SECONDS } from '../shipping-api/retry-after';
 import { sampleLabelRequest } from './helpers/api';
 
 const order = {
@@ -108,11 +109,20 @@ describe('contract schemas', () => {
     expect(LabelRequest.safeParse(request).success).toBe(true);
   });
 
-  it('Retry-After: integer >= 1, else the default', () => {
-    expect(parseRetryAfter('7')).toBe(7);
-    expect(parseRetryAfter(' 3 ')).toBe(3);
-    for (const bad of [undefined, '', '0', '-1', '1.5', 'soon', 'Wed, 21 Oct 2015 07:28:00 GMT']) {
-      expect(parseRetryAfter(bad)).toBe(DEFAULT_RETRY_AFTER_SECONDS);
+  it('Retry-After: integer >= 1 or an HTTP-date, within 1 s to 15 min, else the default', () => {
+    const now = Date.parse('2026-11-24T10:00:00Z');
+    expect(parseRetryAfter('7', now)).toBe(7);
+    expect(parseRetryAfter(' 3 ', now)).toBe(3);
+    expect(parseRetryAfter(['2', '9'], now)).toBe(2);
+    // A server that names decades holds the fleet for at most 15 minutes (it held it until 2058).
+    for (const absurd of ['999999999', '100000000000000000000000', '901', '2030']) expect(parseRetryAfter(absurd, now)).toBe(MAX_RETRY_AFTER_SECONDS);
+    expect(MAX_RETRY_AFTER_SECONDS).toBe(900);
+    // The header's other form (RFC 9110): an HTTP-date, counted from now; a past one is 1 s.
+    expect(parseRetryAfter('Tue, 24 Nov 2026 10:00:42 GMT', now)).toBe(42);
+    expect(parseRetryAfter('Tue, 24 Nov 2026 09:00:00 GMT', now)).toBe(1);
+    expect(parseRetryAfter('Fri, 01 Jan 2100 00:00:00 GMT', now)).toBe(MAX_RETRY_AFTER_SECONDS);
+    for (const bad of [undefined, '', '0', '-1', '-5', '1.5', '1e3', '1e23', 'soon', 'Sun, 99 Foo'] ) {
+      expect(parseRetryAfter(bad, now)).toBe(DEFAULT_RETRY_AFTER_SECONDS);
     }
   });
 });

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { accountRateLimitedSignal, ACCOUNT_WORKFLOW_TYPE, awaitAccountRateLimitUpdate } from '../workflows/account';
+import { boundHold } from '../shipping-api/retry-after';
 
 export interface FleetRateLimits {
   /** Tells the fleet: no call before `until` (fire and forget). */
@@ -60,7 +61,10 @@ export function fleetRateLimits(options: {
     while (!stop.signal.aborted) {
       try {
         const account = await handle();
-        const until = await client.withAbortSignal(stop.signal, () => account.executeUpdate(awaitAccountRateLimitUpdate, { args: [known] }));
+        const until = boundHold(
+          await client.withAbortSignal(stop.signal, () => account.executeUpdate(awaitAccountRateLimitUpdate, { args: [known] })),
+          Date.now(),
+        );
         if (until > known) {
           known = until;
           for (const listener of listeners) listener(until);
@@ -97,7 +101,7 @@ export function fleetRateLimits(options: {
         const time = typeof value === 'number' ? value : (value as { notBefore?: unknown } | undefined)?.notBefore;
         if (typeof time === 'number' && time > until) until = time;
       }
-      return until;
+      return boundHold(until, Date.now());
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) log.debug('fleet rate-limit relay: no recorded hold read', { error: String(err) });
       return 0;

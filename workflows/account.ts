@@ -3,6 +3,7 @@
  * Retry-After. A worker told to wait by a 429 signals the time; every worker waits on an update
  * that answers as soon as a later time is known, so the whole fleet holds its calls.
  */
+import { boundHold } from '../shipping-api/retry-after';
 import { allHandlersFinished, condition, continueAsNew, defineSignal, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
 
 /** No call of the account before this time (epoch ms). */
@@ -15,9 +16,11 @@ export const ACCOUNT_WORKFLOW_TYPE = 'shippingAccountWorkflow';
 const HISTORY_LIMIT = 2_000;
 
 export async function shippingAccountWorkflow(carried?: { notBefore: number }): Promise<void> {
-  let notBefore = carried?.notBefore ?? 0;
+  // A hold recorded before holds were bounded (a Retry-After of decades) ends within MAX_HOLD_MS.
+  let notBefore = boundHold(carried?.notBefore ?? 0, Date.now());
   let draining = false;
-  setHandler(accountRateLimitedSignal, (until) => {
+  setHandler(accountRateLimitedSignal, (requested) => {
+    const until = boundHold(requested, Date.now());
     if (Number.isFinite(until) && until > notBefore) notBefore = until;
   });
   setHandler(awaitAccountRateLimitUpdate, async (known) => {
