@@ -149,6 +149,12 @@ const ShippingEnv = z.object({
   SHIPPING_API_TOKEN: secret,
   SHIPPING_API_PRODUCTS_COURIER_PARAM: z.string().min(1).default(CLIENT_DEFAULTS.productsCourierParam),
   SHIPPING_API_TIMEOUT: duration(`${CLIENT_DEFAULTS.headersTimeoutMs}ms`, HTTP_TIMEOUT_BOUNDS),
+  SHIPPING_API_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024, 'must be at least 65536 (64 KiB)')
+    .max(256 * 1024 * 1024, 'must be at most 268435456 (256 MiB)')
+    .default(CLIENT_DEFAULTS.maxResponseBytes),
 });
 
 const WorkerEnv = ShippingEnv.extend({
@@ -247,6 +253,7 @@ export function loadShippingApiSettings(env: Env = process.env): ShippingApiClie
     productsCourierParam: e.SHIPPING_API_PRODUCTS_COURIER_PARAM,
     headersTimeoutMs: e.SHIPPING_API_TIMEOUT,
     bodyTimeoutMs: e.SHIPPING_API_TIMEOUT,
+    maxResponseBytes: e.SHIPPING_API_MAX_RESPONSE_BYTES,
   };
 }
 

@@ -3,7 +3,7 @@
  * client per base URL and share it); every request is validated before it is sent and every
  * response after it arrives, and every failure is a ShippingApiError.
  */
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   CourierList,
@@ -30,6 +30,14 @@ export interface ShippingApiClientOptions {
   bodyTimeoutMs?: number;
   /** Keep-alive connections in the pool. */
   connections?: number;
+  /** Largest answer body read; a longer one is abandoned as a contract violation naming the limit. */
+  maxResponseBytes?: number;
+  /**
+   * A call's whole time, connection to last byte, with or without a caller's signal: the
+   * timeouts above are idle limits, and a body that trickles in forever never meets them.
+   * Default: connectTimeoutMs + headersTimeoutMs + bodyTimeoutMs.
+   */
+  totalTimeoutMs?: number;
   /**
    * Name of the query parameter of GET /products that selects the courier. The spec does not
    * show it; `courier` is our default guess, configurable so a real deployment can correct it.
@@ -46,6 +54,7 @@ export const CLIENT_DEFAULTS = {
   headersTimeoutMs: 15_000,
   bodyTimeoutMs: 15_000,
   connections: 16,
+  maxResponseBytes: 4 * 1024 * 1024,
   productsCourierParam: 'courier',
 } as const;
 
@@ -54,6 +63,8 @@ export class ShippingApiClient {
   private readonly pathPrefix: string;
   private readonly headers: Record<string, string>;
   private readonly productsCourierParam: string;
+  private readonly maxResponseBytes: number;
+  private readonly totalTimeoutMs: number;
 
   constructor(options: ShippingApiClientOptions) {
     const url = new URL(options.baseUrl);
@@ -64,6 +75,10 @@ export class ShippingApiClient {
       accept: 'application/json',
     };
     this.productsCourierParam = options.productsCourierParam ?? CLIENT_DEFAULTS.productsCourierParam;
+    this.maxResponseBytes = options.maxResponseBytes ?? CLIENT_DEFAULTS.maxResponseBytes;
+    const connect = options.connectTimeoutMs ?? CLIENT_DEFAULTS.connectTimeoutMs;
+    this.totalTimeoutMs =
+      options.totalTimeoutMs ?? connect + (options.headersTimeoutMs ?? CLIENT_DEFAULTS.headersTimeoutMs) + (options.bodyTimeoutMs ?? CLIENT_DEFAULTS.bodyTimeoutMs);
     this.pool = new Pool(url.origin, {
       connections: options.connections ?? CLIENT_DEFAULTS.connections,
       connect: { timeout: options.connectTimeoutMs ?? CLIENT_DEFAULTS.connectTimeoutMs },
@@ -140,18 +155,37 @@ export class ShippingApiClient {
     let status: number;
     let retryAfter: string | string[] | undefined;
     let text: string;
+    const deadline = AbortSignal.timeout(this.totalTimeoutMs);
+    let answered: number | undefined;
     try {
       const response = await this.pool.request({
         method,
         path: this.pathPrefix + path,
         headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: options.signal,
+        signal: options.signal ? AbortSignal.any([options.signal, deadline]) : deadline,
       });
       status = response.statusCode;
       retryAfter = response.headers['retry-after'];
-      text = await response.body.text();
+      answered = status;
+      // An error's body only names the error: a little of it is enough.
+      text = await readBounded(response.body, status >= 200 && status < 300 ? this.maxResponseBytes : Math.min(this.maxResponseBytes, MAX_ERROR_BODY_BYTES));
     } catch (cause) {
+      if (cause instanceof ResponseTooLarge && answered !== undefined && (answered < 200 || answered >= 300)) {
+        // Decided by its status, as any error whose body is not one of the spec's shapes.
+        throw classifyErrorResponse(operation, answered, retryAfter, undefined);
+      }
+      if (cause instanceof ResponseTooLarge) {
+        throw new ShippingApiError({
+          kind: 'contract_violation',
+          operation,
+          path: '(body)',
+          message: `${operation}: the answer is larger than the ${cause.limit}-byte limit (SHIPPING_API_MAX_RESPONSE_BYTES); not read`,
+        });
+      }
+      if (deadline.aborted && !options.signal?.aborted) {
+        throw networkError(operation, new Error(`no complete answer within ${this.totalTimeoutMs} ms`));
+      }
       throw networkError(operation, cause);
     }
 
@@ -180,6 +214,30 @@ export class ShippingApiClient {
     if (!parsed.success) throw contractViolation(operation, parsed.error);
     return parsed.data as never;
   }
+}
+
+/** How much of a non-2xx body is read. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+class ResponseTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`response body over ${limit} bytes`);
+  }
+}
+
+/** The body as text, abandoning it (and its connection) past `limit` bytes instead of buffering it whole. */
+async function readBounded(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      body.destroy();
+      throw new ResponseTooLarge(limit);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 /** Validates a request part before sending; a failure names each field like the service would. */

@@ -147,7 +147,7 @@ export function classifyErrorResponse(
         ? standard.data.error
         : `HTTP ${status} with an unrecognised body`;
   const code = tracking.success ? tracking.data.errorCode : standard.success ? standard.data.code : undefined;
-  const base = { operation, status, code, message: `${operation}: ${text} (HTTP ${status})` };
+  const base = { operation, status, code: code === undefined ? undefined : cut(code, 100), message: `${operation}: ${cut(text)} (HTTP ${status})` };
 
   // Throttling and server faults are decided by status whatever the body says.
   if (status === 429) return new ShippingApiError({ ...base, kind: 'rate_limited', retryAfterSeconds: parseRetryAfter(retryAfterHeader) });
@@ -156,14 +156,20 @@ export function classifyErrorResponse(
   if (validation.success && status >= 400) {
     const fields = validation.data.details;
     const list = fields.map((f) => `${f.field}: ${f.message}`).join('; ');
-    return new ShippingApiError({ ...base, kind: 'validation', fields, message: `${operation}: ${text}${list ? ` (${list})` : ''} (HTTP ${status})` });
+    return new ShippingApiError({ ...base, kind: 'validation', fields, message: `${operation}: ${cut(`${text}${list ? ` (${list})` : ''}`)} (HTTP ${status})` });
   }
   if (code === COURIER_ERROR_CODE) {
     // The carrier's wording verbatim: a tracking failure body carries it in errorMessage.
-    const courierMessage = tracking.success ? tracking.data.errorMessage : text;
+    const courierMessage = cut(tracking.success ? tracking.data.errorMessage : text);
     return new ShippingApiError({ ...base, kind: 'courier_error', courierCode: code, courierMessage });
   }
   return new ShippingApiError({ ...base, kind: kindOfStatus(status) });
+}
+
+/** Error text kept from an answer goes to logs, workflow state and history: the first MAX_ERROR_TEXT characters. */
+export const MAX_ERROR_TEXT = 1_000;
+function cut(text: string, max = MAX_ERROR_TEXT): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
 }
 
 /** A 2xx body that does not match the contract: names the operation and the JSON path that broke. */

@@ -47,6 +47,8 @@ describe('worker settings with bounds', () => {
     ['METRICS_BIND_ADDRESS', 'not an address', /^METRICS_BIND_ADDRESS: must be host:port with a port from 1 to 65535/],
     ['METRICS_BIND_ADDRESS', '127.0.0.1:99999', /^METRICS_BIND_ADDRESS: must be host:port/],
     ['WORKER_HEALTH_HOST', 'http://0.0.0.0/', /^WORKER_HEALTH_HOST: must be an IP address or a host name/],
+    ['SHIPPING_API_MAX_RESPONSE_BYTES', '1073741824', /^SHIPPING_API_MAX_RESPONSE_BYTES: must be at most 268435456 \(256 MiB\)$/],
+    ['SHIPPING_API_MAX_RESPONSE_BYTES', '1000', /^SHIPPING_API_MAX_RESPONSE_BYTES: must be at least 65536 \(64 KiB\)$/],
   ])('%s=%s is a configuration error naming it', (variable, value, message) => {
     expect(problems(() => loadWorkerSettings({ ...BASE, [variable]: value }))).toEqual([expect.stringMatching(message)]);
   });
