@@ -51,7 +51,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: { ...createActivities(api, tracking, { shopConnectors, pacing }), ...createShopDeliveryActivities(shopConnectors) },
+    activities: mergeActivities(createActivities(api, tracking, { shopConnectors, pacing }), createShopDeliveryActivities(shopConnectors)),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
     interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags)] },
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
@@ -96,4 +96,14 @@ function bundleFromSource(): Promise<WorkflowBundleOption> {
     workflowsPath: path.join(__dirname, '..', 'workflows'),
     logger: new DefaultLogger('WARN', (entry) => runtimeLogger.log(entry.level, entry.message, entry.meta)),
   });
+}
+
+/**
+ * The worker's activities, from factories that must not share a name: a spread would let the
+ * second silently replace the first, and the workflow would call code it never meant to.
+ */
+export function mergeActivities<A extends object, B extends object>(a: A, b: B): A & B {
+  const clashes = Object.keys(b).filter((name) => Object.hasOwn(a, name));
+  if (clashes.length > 0) throw new Error(`activity names defined twice: ${clashes.join(', ')}`);
+  return { ...a, ...b };
 }
