@@ -51,6 +51,8 @@ it('has recorded histories for each path through the workflow', () => {
       // a first delivery attempt that ran out of its seconds hands over to the delivery activity
       'shop-sync-slow-shop.json',
       'shop-sync-window-expired.json',
+      // a resubmit update racing an operator's cancel: answered before the workflow completes
+      'resubmit-racing-cancel.json',
     ]),
   );
 });

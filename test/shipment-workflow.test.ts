@@ -6,6 +6,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { temporal } from '@temporalio/proto';
+
+const EventType = temporal.api.enums.v1.EventType;
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShipment } from '../client/start-shipment';
 import {
@@ -198,6 +201,33 @@ describe('shipment workflow', () => {
     ]);
 
     await history(handle, 'change-driven-rejection-resubmit');
+  });
+
+  it('a resubmit racing an operator cancel gets its answer before the workflow completes', async () => {
+    const handle = await start(order('acme', 'C-R', { postalCode: '00000' }));
+    await waitFor(async () => ((await handle.query(stateQuery)).phase === 'awaiting_correction' ? true : undefined), {
+      what: 'awaiting_correction',
+      timeoutMs: 20_000,
+      intervalMs: 100,
+    });
+    // The corrected label takes a while to create: the cancel arrives while the update waits for it.
+    h.fake.setFaults({ latencyMs: 1_500 });
+    try {
+      const update = handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: labelRequest('C-R', { postalCode: '20095' }) }] });
+      await new Promise((r) => setTimeout(r, 300));
+      await handle.signal(cancelShipmentSignal, { reason: 'customer cancelled meanwhile' });
+      const [answer, result] = await Promise.all([update, handle.result()]);
+      expect(answer).toMatchObject({ revision: 2 });
+      expect(result.outcome).toBe('cancelled_by_operator');
+    } finally {
+      h.fake.setFaults({ latencyMs: 0 });
+    }
+    // The update's completion is in the history, before the workflow's.
+    const types = ((await handle.fetchHistory()).events ?? []).map((e) => e.eventType);
+    const updateCompleted = types.lastIndexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+    expect(updateCompleted).toBeGreaterThan(-1);
+    expect(updateCompleted).toBeLessThan(types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED));
+    await history(handle, 'resubmit-racing-cancel');
   });
 
   it('abandons a rejected label when no correction comes in time', async () => {

@@ -488,11 +488,14 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
 
   const outcome = await runShipment();
   const told = sync;
-  if (!told) return outcome;
-  // Not cancellable: a cancelled workflow still hands its last events to the shop.
-  if (shopSettings) await CancellationScope.nonCancellable(() => handOverToShop(told, shopSettings));
-  publish();
-  return { ...outcome, shopSync: { status: told.status, emitted: told.emitted, delivered: told.delivered, failure: told.failure } };
+  if (told) {
+    // Not cancellable: a cancelled workflow still hands its last events to the shop.
+    if (shopSettings) await CancellationScope.nonCancellable(() => handOverToShop(told, shopSettings));
+    publish();
+  }
+  // A resubmit racing the end gets its answer from this run (it issues no command when none runs).
+  await condition(allHandlersFinished);
+  return told ? { ...outcome, shopSync: { status: told.status, emitted: told.emitted, delivered: told.delivered, failure: told.failure } } : outcome;
 
   /** Label, order, tracking: the shipment itself, until its outcome. */
   async function runShipment(): Promise<ShipmentOutcome> {
