@@ -494,7 +494,9 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
     publish();
   }
   // A resubmit racing the end gets its answer from this run (it issues no command when none runs).
-  await condition(allHandlersFinished);
+  // Not cancellable: after a cancellation request (Web UI) the root scope is cancelled, and the
+  // wait would throw instead of returning the operator stop.
+  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   return told ? { ...outcome, shopSync: { status: told.status, emitted: told.emitted, delivered: told.delivered, failure: told.failure } } : outcome;
 
   /** Label, order, tracking: the shipment itself, until its outcome. */
