@@ -53,6 +53,9 @@ it('has recorded histories for each path through the workflow', () => {
       'shop-sync-window-expired.json',
       // a resubmit update racing an operator's cancel: answered before the workflow completes
       'resubmit-racing-cancel.json',
+      // A Temporal cancellation request (Web UI) and a failure that stops the shipment.
+      'temporal-cancel-request.json',
+      'shipment-failed-unauthorized.json',
     ]),
   );
 });

@@ -282,6 +282,7 @@ describe('shipment workflow', () => {
     const described = await handle.describe();
     expect(described.status.name).toBe('COMPLETED');
     expect(described.typedSearchAttributes.get(SA.status)).toBe('cancelled_by_operator');
+    await history(handle, 'temporal-cancel-request');
   });
 
   it('ends with tracking_timed_out after the maximum tracking duration', async () => {
@@ -322,6 +323,7 @@ describe('shipment workflow', () => {
       expect(types).toContain('Unauthorized');
       // Not retried: exactly one request was refused.
       expect(labelsOf('A-401')).toHaveLength(0);
+      await history(h.env.client.workflow.getHandle(started.workflowId), 'shipment-failed-unauthorized');
     } finally {
       await wrong.stop();
     }
