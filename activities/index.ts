@@ -19,7 +19,7 @@ import {
   toApplicationFailure,
   TRACKING_UNCHANGED,
   type AttemptProgress,
-} from './retry-policy';
+} from './failures';
 
 export interface CreateLabelInput extends OrderIdentity {
   revision: number;

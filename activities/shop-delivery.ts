@@ -15,7 +15,7 @@ import type { ShopConnectors } from '../shop-sync/connectors';
 import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
 import type { OrderIdentity, ShopDeliveryResult, ShopEventDraft } from '../workflows/definitions';
 import { withHeartbeat } from './heartbeat';
-import { apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE, streakStillCounts } from './retry-policy';
+import { apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE, streakStillCounts } from './failures';
 
 export interface DeliverShopEventsInput extends OrderIdentity {
   /** Consecutive pending events, the lowest sequence first. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../activities';
-import { retryAfterMs } from '../activities/retry-policy';
+import { retryAfterMs } from '../activities/failures';
 import { AccountPacer, pacedCalls, UNPACED, type CallPacing } from '../activities/account-pacer';
 import type { PacingSettings } from '../config/settings';
 import { ShippingApiError } from '../shipping-api/errors';

@@ -4,7 +4,7 @@
  */
 import pino, { type Logger as Pino } from 'pino';
 import { ApplicationFailure, type Logger, type LogLevel, type LogMetadata } from '@temporalio/common';
-import { FAILURE_TYPES, SHOP_BUSY, SHOP_UNAVAILABLE } from '../activities/retry-policy';
+import { FAILURE_TYPES, SHOP_BUSY, SHOP_UNAVAILABLE } from '../activities/failures';
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Pino {
   return pino(
