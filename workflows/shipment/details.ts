@@ -1,0 +1,47 @@
+/** How a shipment presents itself: the Web UI's current details and the summaries of its calls. */
+import type { ShipmentState, ShopEventDraft } from '../definitions';
+
+/** The Web UI's "current details" of the workflow (markdown). */
+export function currentDetails(state: ShipmentState): string {
+  const lines = [
+    `**${state.outcome ?? state.phase}**${state.tag ? ` · ${state.tag}${state.subtag ? ` (${state.subtag})` : ''}` : ''}`,
+    '',
+    `- Label: ${state.labelId ?? '-'} (revision ${state.revision}${state.idempotencyKey ? `, key \`${state.idempotencyKey}\`` : ''})`,
+    `- Courier: ${state.courier}, order ${state.courierOrderNumber ?? '-'}, tracking ${state.trackingNumber ?? 'not assigned yet'}`,
+  ];
+  if (state.lastCheckpoint) {
+    const c = state.lastCheckpoint;
+    lines.push(`- Last checkpoint: ${c.checkpointTime} ${c.location || c.city} — ${c.message}`);
+  }
+  if (state.lastError) {
+    const e = state.lastError;
+    lines.push(`- Last error (${e.kind}): ${e.courierMessage ? `${e.courierCode}: ${e.courierMessage}` : e.message}`);
+  }
+  lines.push(
+    `- Polls: ${state.attempts.trackingPolls}${state.lastPolledAt ? ` (last change seen ${state.lastPolledAt})` : ''}, label requests: ${state.attempts.labelRequests}`,
+  );
+  const sync = state.shopSync;
+  if (sync) {
+    lines.push(
+      sync.status === 'no_connector'
+        ? `- Shop: no connector for shop ${state.shop}, ${sync.emitted} event(s) not sent`
+        : `- Shop: ${sync.delivered} of ${sync.emitted} event(s) delivered (${sync.status}${sync.failure ? `: event ${sync.failure.sequence}: ${sync.failure.message}` : ''})`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** "event 3" or "events 3-7": a delivery call's summary in the event history. */
+export function describeEvents(batch: ShopEventDraft[]): string {
+  const first = batch[0]?.sequence;
+  const last = batch.at(-1)?.sequence;
+  return first === last ? `event ${first}` : `events ${first}-${last}`;
+}
+
+/** A duration in the largest whole unit: 15m, 2h, 1500ms. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}

@@ -1,0 +1,69 @@
+/**
+ * The workflow's reading of a failed activity: the shipping error inside it, and whether a
+ * timeout was a window's end. How activities produce these failures is `activities/failures.ts`.
+ */
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
+import { RetryState, TimeoutType } from '@temporalio/common';
+import { FAILURE_TYPES, type FailureDetails } from '../../activities/failures';
+import type { ShippingApiErrorFields } from '../../shipping-api/errors';
+import type { RecordedError } from '../definitions';
+
+/** Finds the shipping error data inside a failure thrown by an activity call, if there is one. */
+export function shippingErrorOf(err: unknown): FailureDetails | undefined {
+  let current: unknown = err;
+  for (let depth = 0; current && depth < 5; depth++) {
+    if (current instanceof ApplicationFailure && Object.values(FAILURE_TYPES).includes(current.type ?? '')) {
+      const first = current.details?.[0] as Partial<ShippingApiErrorFields> | undefined;
+      if (first && typeof first.kind === 'string') return first as FailureDetails;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** A failure as the shipment's state keeps it (`lastError`): what the Web UI and the CLI show. */
+export function recordError(failure: FailureDetails): RecordedError {
+  return {
+    kind: failure.kind,
+    message: failure.message,
+    ...(failure.code === undefined ? {} : { code: failure.code }),
+    ...(failure.courierCode === undefined ? {} : { courierCode: failure.courierCode }),
+    ...(failure.courierMessage === undefined ? {} : { courierMessage: failure.courierMessage }),
+    ...(failure.fields === undefined ? {} : { fields: failure.fields }),
+    at: new Date().toISOString(),
+  };
+}
+
+/**
+ * A regular activity that stopped because its schedule-to-close time ran out (the tracking limit,
+ * the delivery window): the server gave up retrying for time, or the timeout is that one. An
+ * attempt's own start-to-close or heartbeat timeout is retried by the server and is not this.
+ */
+export function windowEnded(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return false;
+  if (err.retryState === RetryState.TIMEOUT) return true;
+  return err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE;
+}
+
+/**
+ * How workflows recorded before FIRST_DELIVERY_HANDS_OVER read a delivery failure: any timeout,
+ * a first attempt's own included, counted as the delivery window's end. Kept for their replay.
+ */
+export function ranOutOfTime(err: unknown): boolean {
+  return err instanceof ActivityFailure && (err.retryState === RetryState.TIMEOUT || err.cause instanceof TimeoutFailure);
+}
+
+/** A failure the activity or its policy marked final: sending the same batch again would not help. */
+export function isNonRetryable(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure && cause.nonRetryable === true;
+}
+
+/** A failure's own message, from the innermost cause that has one (an activity failure wraps the useful one). */
+export function describeFailure(err: unknown): string {
+  let message = err instanceof Error ? err.message : String(err);
+  for (let current = (err as { cause?: unknown })?.cause, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    if (current instanceof Error && current.message) message = current.message;
+  }
+  return message;
+}

@@ -1,0 +1,38 @@
+/**
+ * The shipment's messages, wired to the run: the state query, the operator's cancel signal, and
+ * the resubmit and redeliver updates with their validators.
+ */
+import { setHandler } from '@temporalio/workflow';
+import { cancelShipmentSignal, redeliverShopEventsUpdate, resubmitLabelUpdate, stateQuery, type ResubmitLabel } from '../definitions';
+import type { ShipmentRun } from './run';
+
+/** Registered before the first await, so a query or update arriving with the first workflow task finds them. */
+export function registerHandlers(run: ShipmentRun): void {
+  setHandler(stateQuery, () => run.state);
+  setHandler(cancelShipmentSignal, (request) => run.cancel(request));
+  setHandler(resubmitLabelUpdate, (request) => run.resubmit(request), {
+    validator: (request) => {
+      checkResubmitShape(request);
+      run.validateResubmit();
+    },
+  });
+  setHandler(
+    redeliverShopEventsUpdate,
+    () => run.delivery.redeliver(),
+    { validator: () => run.delivery.validateRedeliver() },
+  );
+}
+
+/**
+ * The CLI validates the label data field by field, and the API validates it again when the
+ * label is sent (a rejection waits for correction again); here only its shape is checked, so
+ * zod and the contract schemas stay out of the workflow bundle.
+ */
+function checkResubmitShape(request: ResubmitLabel): void {
+  if (typeof request?.labelRequest !== 'object' || request.labelRequest === null || Array.isArray(request.labelRequest)) {
+    throw new Error('invalid label data: labelRequest: must be an object');
+  }
+  if (request.reason !== undefined && (typeof request.reason !== 'string' || request.reason.length > 500)) {
+    throw new Error('invalid label data: reason: must be a string of at most 500 characters');
+  }
+}

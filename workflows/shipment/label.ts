@@ -1,0 +1,70 @@
+/**
+ * Step 1, the label: created once per revision (the idempotency key makes any re-send return the
+ * same label); a rejected one waits for corrected data from an operator. `ShipmentRun.ship`
+ * makes the call; these are the decisions around it.
+ */
+import { condition, log } from '@temporalio/workflow';
+import type { CreatedLabel, CreateLabelInput } from '../../activities';
+import type { ShipmentOutcome } from '../definitions';
+import { recordError, shippingErrorOf } from './failures';
+import type { ShipmentRun } from './run';
+import { applyLabel } from './state';
+
+/** Failures an operator can fix by resubmitting label data: the label was not created. */
+const CORRECTABLE_KINDS = new Set(['courier_error', 'validation']);
+
+/** The request of the current revision, counted and shown as `creating_label`. */
+export function nextRequest(run: ShipmentRun): { summary: string; input: CreateLabelInput } {
+  const { state } = run;
+  state.phase = 'creating_label';
+  state.attempts.labelRequests++;
+  run.publish();
+  return {
+    summary: `Create label (revision ${state.revision})`,
+    input: { shop: state.shop, orderId: state.orderId, revision: state.revision, labelRequest: run.labelRequest },
+  };
+}
+
+export function created(run: ShipmentRun, label: CreatedLabel): void {
+  applyLabel(run.state, label);
+}
+
+/** A courier or validation rejection is recorded and told to the shop; any other failure goes on up. */
+export function rejected(run: ShipmentRun, err: unknown): void {
+  const { state } = run;
+  const failure = shippingErrorOf(err);
+  if (!failure || !CORRECTABLE_KINDS.has(failure.kind)) throw err;
+  state.lastError = recordError(failure);
+  state.idempotencyKey = failure.idempotencyKey ?? state.idempotencyKey;
+  run.emit({
+    type: 'label.rejected',
+    data: {
+      revision: state.revision,
+      kind: failure.kind,
+      courierCode: failure.courierCode ?? null,
+      courierMessage: failure.courierMessage ?? null,
+      message: failure.message,
+      ...(failure.fields === undefined ? {} : { fields: failure.fields }),
+      awaitingCorrection: true,
+    },
+  });
+}
+
+/**
+ * Waits for a resubmit (the next revision), the operator's stop, or the correction timeout;
+ * returns the outcome when the shipment ends here.
+ */
+export async function awaitCorrection(run: ShipmentRun): Promise<ShipmentOutcome | undefined> {
+  const { state } = run;
+  state.phase = 'awaiting_correction';
+  run.publish();
+  log.warn('label rejected, waiting for corrected label data', { orderId: state.orderId, error: state.lastError });
+  const answered = await condition(() => run.correction !== null || run.cancelRequest !== null, run.policy.correctionTimeoutMs);
+  if (run.cancelRequest) return run.cancelledByOperator();
+  const correction = run.correction;
+  if (!answered || correction === null) return run.finish('label_failed', 'no corrected label data before the correction timeout');
+  run.labelRequest = correction.labelRequest;
+  run.correction = null;
+  state.revision++;
+  return undefined;
+}

@@ -1,0 +1,42 @@
+/**
+ * Step 2, the order: the courier order number, tracking number and carrier details. Informational
+ * only: tracking proceeds without it. `ShipmentRun.ship` makes the call; these are the steps around it.
+ */
+import type { OrderDetail } from '../../shipping-api/contract';
+import { recordError, shippingErrorOf } from './failures';
+import type { ShipmentRun } from './run';
+import { applyOrder } from './state';
+
+export function beforeRead(run: ShipmentRun): void {
+  if (!run.changeDriven) run.publish(); // a first attempt takes milliseconds: no search attribute for it
+}
+
+export function read(run: ShipmentRun, detail: OrderDetail): void {
+  applyOrder(run.state, detail);
+}
+
+/** A failed read is recorded and tracking goes on. */
+export function notRead(run: ShipmentRun, err: unknown): void {
+  const failure = shippingErrorOf(err);
+  if (!failure) throw err;
+  run.state.lastError = recordError(failure);
+}
+
+/** Tracking starts now; the shop hears of the label, after the read that brings its tracking number and document link. */
+export function trackingBegins(run: ShipmentRun, labelId: string): void {
+  const { state } = run;
+  state.phase = 'tracking';
+  state.trackingStartedAt = new Date().toISOString();
+  run.emit({
+    type: 'label.created',
+    data: {
+      labelId,
+      revision: state.revision,
+      courier: state.courier,
+      customerOrderNumber: state.customerOrderNumber ?? '',
+      courierOrderNumber: state.courierOrderNumber,
+      trackingNumber: state.trackingNumber,
+      labelUrl: state.labelUrl ?? null,
+    },
+  });
+}

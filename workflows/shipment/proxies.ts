@@ -1,0 +1,41 @@
+/**
+ * The activities the shipment workflow calls, with the options of each kind of call (the retry
+ * rules themselves are `activities/retry-options.ts`). Each call is labelled for the Web UI's
+ * event history by its summary.
+ */
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { ShipmentActivities } from '../../activities';
+import type { ShopDeliveryActivities } from '../../activities/shop-delivery';
+import {
+  FIRST_ATTEMPT_OPTIONS,
+  FIRST_DELIVERY_OPTIONS,
+  SHIPPING_ACTIVITY_OPTIONS,
+  shopDeliveryOptions,
+  TRACKING_ACTIVITY_OPTIONS,
+} from '../../activities/retry-options';
+import type { ShopSyncPolicy } from '../definitions';
+
+/** A shipping API call as a regular activity, with the full retry policy. */
+export const shippingApi = (summary: string) => proxyActivities<ShipmentActivities>({ ...SHIPPING_ACTIVITY_OPTIONS, summary });
+
+/** The worker's tracking policy (and shop connector settings), read once per workflow. */
+export const { trackingPolicy } = proxyLocalActivities<ShipmentActivities>({ startToCloseTimeout: '10 seconds' });
+
+/**
+ * A call's first attempt inside the workflow task (a local activity): no task round trip and no
+ * activity events when it succeeds, which most do. A retryable failure goes on as a regular
+ * activity, with the full retry policy and visible in the Web UI. Safe for labels: the key
+ * makes a second send of the same revision return the same label.
+ */
+export const firstAttempt = (summary: string) =>
+  proxyLocalActivities<ShipmentActivities>({ ...FIRST_ATTEMPT_OPTIONS, summary: `${summary} (first attempt)` });
+
+/** Waits for the next tracking change; the server retries it at the poll interval, writing no history. */
+export const trackingApi = (summary: string, remainingMs: number) =>
+  proxyActivities<ShipmentActivities>({ ...TRACKING_ACTIVITY_OPTIONS, scheduleToCloseTimeout: remainingMs, summary });
+
+/** Shop delivery: a first attempt inside the workflow task, then the retried activity. */
+export const firstDelivery = (summary: string) =>
+  proxyLocalActivities<ShopDeliveryActivities>({ ...FIRST_DELIVERY_OPTIONS, summary: `${summary} (first attempt)` });
+export const shopDelivery = (summary: string, settings: ShopSyncPolicy) =>
+  proxyActivities<ShopDeliveryActivities>({ ...shopDeliveryOptions(settings), summary });

@@ -1,0 +1,207 @@
+/**
+ * Shop delivery: every change of the shipment as a numbered event, delivered to the shop in
+ * order by a coroutine beside the shipment, so a shop that is down or slow never holds up the
+ * label or tracking. The shipment emits; this class queues, delivers, acknowledges, hands over
+ * at the end, pauses for continue-as-new, and redelivers when an operator asks.
+ */
+import { CancellationScope, condition, isCancellation, log, patched, sleep } from '@temporalio/workflow';
+import {
+  SHOP_SYNC_STOPPED,
+  type RedeliverResult,
+  type ShipmentState,
+  type ShopDeliveryResult,
+  type ShopEventDraft,
+  type ShopSyncPolicy,
+  type ShopSyncState,
+} from '../definitions';
+import { describeEvents, formatDuration } from './details';
+import { describeFailure, isNonRetryable, ranOutOfTime, windowEnded } from './failures';
+import { FIRST_DELIVERY_HANDS_OVER } from './patches';
+import { firstDelivery, shopDelivery } from './proxies';
+
+/** Events per delivery call: a shop back from an outage catches up in a few calls, not one per event. */
+const SHOP_DELIVERY_BATCH = 20;
+export const STOPPED: ReadonlySet<string> = new Set(SHOP_SYNC_STOPPED);
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event as the shipment emits it; delivery numbers and dates it. */
+export type ShopEventInput = DistributiveOmit<ShopEventDraft, 'sequence' | 'occurredAt'>;
+
+export class ShopDelivery {
+  /** Set once the policy is known (shop sync on); null for workflows started before shop sync. */
+  sync: ShopSyncState | null = null;
+  /** The call in flight, cancelled to continue as new. */
+  private scope: CancellationScope | null = null;
+  private inFlight = false;
+  private paused = false;
+  private redeliverRequested = false;
+
+  constructor(
+    private readonly state: ShipmentState,
+    /** Mirrors a changed status into the Web UI and search attributes. */
+    private readonly onChange: () => void,
+  ) {}
+
+  /** Starts the coroutine when there is a shop to tell; it runs until the workflow ends. */
+  start(settings: ShopSyncPolicy | null): void {
+    this.sync = this.state.shopSync ?? null;
+    if (this.sync && settings && this.sync.status !== 'no_connector') void this.deliver(this.sync, settings);
+  }
+
+  /** Numbers an event and queues it for the shop; the coroutine picks it up. */
+  emit(draft: ShopEventInput): void {
+    const sync = this.sync;
+    if (!sync) return;
+    sync.emitted++;
+    if (sync.status === 'no_connector') return;
+    sync.pending.push({ ...draft, sequence: sync.emitted, occurredAt: new Date().toISOString() } as ShopEventDraft);
+    if (sync.status === 'up_to_date') sync.status = 'delivering';
+  }
+
+  validateRedeliver(): void {
+    const sync = this.state.shopSync;
+    if (!sync) throw new Error('this shipment started before shop sync: it sends no events to the shop');
+    if (!STOPPED.has(sync.status)) throw new Error(`nothing to redeliver: shop sync is ${sync.status}`);
+  }
+
+  /** An operator's redeliver: delivery resumes from the first event the shop does not have. */
+  redeliver(): RedeliverResult {
+    const sync = this.state.shopSync as ShopSyncState;
+    const previousStatus = sync.status;
+    sync.status = 'delivering';
+    sync.failure = null;
+    this.redeliverRequested = true;
+    this.onChange();
+    return { fromSequence: sync.pending[0]?.sequence ?? sync.delivered + 1, pending: sync.pending.length, previousStatus };
+  }
+
+  /** Before continue-as-new: the next run delivers what is still pending; a call cut short here is sent again (same ids). */
+  async pause(): Promise<void> {
+    this.paused = true;
+    this.scope?.cancel();
+    await condition(() => !this.inFlight);
+  }
+
+  /**
+   * The shipment is over: it completes once the shop has every event. An event the shop refused
+   * (or a gone endpoint, or an expired window) waits for an operator's redeliver within the
+   * delivery window; after that the workflow completes and its state says what was not delivered.
+   */
+  async handOver(sync: ShopSyncState, settings: ShopSyncPolicy): Promise<void> {
+    for (;;) {
+      await condition(() => (sync.pending.length === 0 && !this.inFlight) || sync.status === 'no_connector' || STOPPED.has(sync.status));
+      if ((sync.pending.length === 0 && !this.inFlight) || sync.status === 'no_connector') return;
+      if (!(await condition(() => sync.status === 'delivering', settings.deliveryWindowMs))) return;
+    }
+  }
+
+  /** The coroutine: pending events in sequence order, one call at a time. */
+  private async deliver(sync: ShopSyncState, settings: ShopSyncPolicy): Promise<void> {
+    for (;;) {
+      await condition(() => !this.paused && sync.status === 'delivering' && sync.pending.length > 0);
+      const scope = new CancellationScope();
+      this.scope = scope;
+      this.inFlight = true;
+      const resumeGone = this.redeliverRequested;
+      this.redeliverRequested = false;
+      let attempt: 'first' | 'regular' = 'first';
+      try {
+        let batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
+        let result = await this.firstAttempt(scope, batch, resumeGone);
+        if (result === null || result.retry) {
+          if (result?.retry) {
+            this.acknowledge(sync, batch, result);
+            if (result.retry.retryAfterMs !== null) {
+              const wait = result.retry.retryAfterMs;
+              await scope.run(() => sleep(wait));
+            }
+          }
+          batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
+          attempt = 'regular';
+          result = await scope.run(() =>
+            shopDelivery(`Deliver ${describeEvents(batch)} to shop`, settings).deliverShopEvents({ ...this.order(), events: batch, resumeGone }),
+          );
+        }
+        this.acknowledge(sync, batch, result);
+      } catch (err) {
+        if (isCancellation(err)) {
+          if (this.paused) continue; // continuing as new: the events stay pending for the next run
+          return; // the workflow itself is being cancelled
+        }
+        this.stop(sync, settings, err, attempt);
+      } finally {
+        this.inFlight = false;
+        this.scope = null;
+      }
+      this.onChange();
+    }
+  }
+
+  /**
+   * The first delivery attempt, inside the workflow task. It has seconds, not the connector's
+   * timeout: a slow shop or an unexpected error ends it, and then (null) the regular activity
+   * sends the same batch at once, with the same ids. Only the regular activity's own end, the
+   * delivery window, makes a delivery expire.
+   */
+  private async firstAttempt(scope: CancellationScope, batch: ShopEventDraft[], resumeGone: boolean): Promise<ShopDeliveryResult | null> {
+    try {
+      return await scope.run(() => firstDelivery(`Deliver ${describeEvents(batch)} to shop`).deliverShopEvents({ ...this.order(), events: batch, resumeGone }));
+    } catch (err) {
+      if (isCancellation(err) || isNonRetryable(err)) throw err;
+      // Workflows recorded before this took any failure of the first attempt for the window's end.
+      if (!patched(FIRST_DELIVERY_HANDS_OVER)) throw err;
+      log.info('first shop delivery attempt did not finish; the delivery activity takes over', {
+        orderId: this.state.orderId,
+        shop: this.state.shop,
+        failure: describeFailure(err),
+      });
+      return null;
+    }
+  }
+
+  /** Drops what the shop acknowledged from the queue and records why delivery stopped, if it did. */
+  private acknowledge(sync: ShopSyncState, batch: ShopEventDraft[], result: ShopDeliveryResult): void {
+    const last = batch[result.delivered - 1];
+    if (last) {
+      sync.pending.splice(0, result.delivered);
+      sync.delivered = last.sequence;
+    }
+    if (result.stopped) {
+      const { reason, ...failure } = result.stopped;
+      if (reason === 'no_connector') {
+        sync.status = 'no_connector'; // the connector was removed from the worker's configuration
+        sync.pending = [];
+      } else {
+        sync.status = reason === 'gone' ? 'gone' : 'failed';
+        sync.failure = { ...failure, at: new Date().toISOString() };
+        this.warnStopped(sync);
+      }
+    } else if (!result.retry && sync.pending.length === 0 && sync.status === 'delivering') {
+      sync.status = 'up_to_date';
+    }
+  }
+
+  /** A delivery that failed for good: expired when the delivery window ended, else failed. */
+  private stop(sync: ShopSyncState, settings: ShopSyncPolicy, err: unknown, attempt: 'first' | 'regular'): void {
+    // A first attempt's failure gets here only when final, or in a run recorded before FIRST_DELIVERY_HANDS_OVER.
+    const expired = attempt === 'first' ? ranOutOfTime(err) : windowEnded(err);
+    sync.status = expired ? 'expired' : 'failed';
+    sync.failure = {
+      sequence: sync.pending[0]?.sequence ?? sync.delivered + 1,
+      status: null,
+      message: expired
+        ? `not delivered within the delivery window (${formatDuration(settings.deliveryWindowMs)}): ${describeFailure(err)}`
+        : describeFailure(err),
+      at: new Date().toISOString(),
+    };
+    this.warnStopped(sync);
+  }
+
+  private warnStopped(sync: ShopSyncState): void {
+    log.warn('shop delivery stopped', { orderId: this.state.orderId, shop: this.state.shop, status: sync.status, failure: sync.failure });
+  }
+
+  private order() {
+    return { shop: this.state.shop, orderId: this.state.orderId };
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The shipment's state and the pure steps that change it: what each answer of the API does to
+ * it. No Temporal calls here; the workflow decides when each applies.
+ */
+import type { CreatedLabel, TrackingChange, TrackingSnapshot } from '../../activities';
+import type { OrderDetail, TrackingRecord } from '../../shipping-api/contract';
+import { NOT_REGISTERED_STAGE, type ShipmentInput, type ShipmentState, type ShopSyncState, type TrackingPolicy } from '../definitions';
+
+export function initialState(input: ShipmentInput): ShipmentState {
+  return {
+    shop: input.shop,
+    orderId: input.orderId,
+    phase: 'creating_label',
+    courier: input.labelRequest.courier,
+    revision: 1,
+    idempotencyKey: null,
+    labelId: null,
+    customerOrderNumber: null,
+    courierOrderNumber: null,
+    trackingNumber: null,
+    tag: null,
+    subtag: null,
+    subtagMessage: null,
+    lastCheckpoint: null,
+    attempts: { labelRequests: 0, trackingPolls: 0 },
+    lastError: null,
+    outcome: null,
+    trackingStartedAt: null,
+    continuedAsNew: 0,
+    checkpoints: 0,
+    lastPolledAt: null,
+  };
+}
+
+/** Shop sync of a new shipment: nothing emitted yet, and whether there is a shop to tell. */
+export function initialShopSync(policy: TrackingPolicy): ShopSyncState {
+  return { status: policy.shopSync?.connector ? 'up_to_date' : 'no_connector', emitted: 0, delivered: 0, pending: [], failure: null };
+}
+
+export function applyLabel(state: ShipmentState, label: CreatedLabel): void {
+  state.idempotencyKey = label.idempotencyKey;
+  state.labelId = label.labelId;
+  state.customerOrderNumber = label.customerOrderNumber;
+  state.courierOrderNumber = label.courierOrderNumber;
+  state.trackingNumber = label.courierTrackingNumber ?? state.trackingNumber;
+  state.lastError = null;
+  state.phase = 'reading_order';
+}
+
+export function applyOrder(state: ShipmentState, { order, carrierDetails }: OrderDetail): void {
+  state.courier = order.courier;
+  state.courierOrderNumber = order.courierOrderNumber ?? state.courierOrderNumber;
+  state.trackingNumber = order.courierTrackingNumber ?? carrierDetails.orderNumbers.trackingNumber ?? state.trackingNumber;
+  state.labelUrl = carrierDetails.courierOptions.labelUrl ?? state.labelUrl ?? null;
+}
+
+/** A poll of the timer loop (workflows recorded before change-driven tracking). */
+export function applyTracking(state: ShipmentState, record: TrackingRecord): void {
+  state.tag = record.tag;
+  state.subtag = record.subtag;
+  state.subtagMessage = record.subtagMessage;
+  // A courier may not have assigned a number yet: keep the one we know.
+  state.trackingNumber = record.trackingNumber ?? state.trackingNumber;
+  state.lastCheckpoint = record.checkpoints.at(-1) ?? state.lastCheckpoint;
+}
+
+export function applyTrackingChange(state: ShipmentState, change: TrackingChange): void {
+  state.tag = change.tag;
+  state.subtag = change.subtag;
+  state.subtagMessage = change.subtagMessage;
+  state.trackingNumber = change.trackingNumber ?? state.trackingNumber;
+  state.lastCheckpoint = change.lastCheckpoint ?? state.lastCheckpoint;
+  state.checkpoints = change.checkpoints;
+  state.attempts.trackingPolls += change.polls;
+  state.lastPolledAt = change.polledAt;
+  // The poll succeeded, so an error recorded by an earlier poll no longer stands.
+  state.lastError = null;
+}
+
+/** What the tracking activity compares each poll against. */
+export function snapshotOf(state: ShipmentState): TrackingSnapshot {
+  return {
+    tag: state.tag,
+    subtag: state.subtag,
+    trackingNumber: state.trackingNumber,
+    checkpoints: state.checkpoints ?? 0,
+    lastCheckpointTime: state.lastCheckpoint?.checkpointTime ?? null,
+  };
+}
+
+/**
+ * The worker's policy with the order's own settings on top. An order that sets pollIntervalMs
+ * without a stage table means that interval in every stage.
+ */
+export function withOrderOverrides(worker: TrackingPolicy, order: Partial<TrackingPolicy> | undefined): TrackingPolicy {
+  if (!order) return worker;
+  const stages = order.pollIntervalMs !== undefined && order.pollIntervalsMs === undefined ? {} : undefined;
+  return { ...worker, ...order, ...(stages ? { pollIntervalsMs: stages } : {}) };
+}
+
+/** The interval of the current stage: subtag, then tag, then the default. */
+export function pollIntervalOf(policy: TrackingPolicy, state: Pick<ShipmentState, 'tag' | 'subtag'>): number {
+  const byStage = policy.pollIntervalsMs ?? {};
+  if (state.tag === null) return byStage[NOT_REGISTERED_STAGE] ?? policy.pollIntervalMs;
+  return (state.subtag !== null ? byStage[state.subtag] : undefined) ?? byStage[state.tag] ?? policy.pollIntervalMs;
+}
+
+/** The last checkpoint as a shop event carries it (the fields the event schema names). */
+export function lastCheckpointOf(state: ShipmentState) {
+  const c = state.lastCheckpoint;
+  if (!c) return null;
+  return {
+    checkpointTime: c.checkpointTime,
+    location: c.location,
+    city: c.city,
+    countryRegion: c.countryRegion,
+    message: c.message,
+    tag: c.tag,
+    subtag: c.subtag,
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * One durable workflow per shop order: create the label once, read the order, then follow
+ * tracking until a terminal tag, telling the shop every change. Deterministic: every call to the
+ * outside is an activity, time comes from the SDK's deterministic clock.
+ */
+import type { ShipmentInput, ShipmentOutcome } from '../definitions';
+import { registerHandlers } from './handlers';
+import { ShipmentRun, type CarriedState } from './run';
+
+export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedState): Promise<ShipmentOutcome> {
+  const run = new ShipmentRun(input, carried);
+  registerHandlers(run);
+  // The patches this run follows, the worker's policy, and the shop delivery coroutine beside it.
+  await run.start();
+  // Label, order, tracking.
+  const outcome = await run.ship();
+  // The shop's last events, the update handlers' answers, and the result.
+  return await run.complete(outcome);
+}
