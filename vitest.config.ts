@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // Fast tests with mocked activities live beside the code they test.
+    include: ['test/**/*.test.ts', 'workflows/**/*.test.ts'],
     // The Temporal SDK's native module crashes under worker threads: one child process per fork.
     pool: 'forks',
     poolOptions: {

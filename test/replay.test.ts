@@ -1,6 +1,7 @@
 /**
  * Replays histories recorded from real runs (test/fixtures/histories, refreshed with
- * RECORD_HISTORIES=1 npx vitest run test/shipment-workflow.test.ts) against the current workflow
+ * RECORD_HISTORIES=1 npx vitest run test/shipment-workflow.test.ts, and the other suites that call
+ * saveFixture) against the current workflow
  * code. A change that would break workflows already running in production fails here.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -56,6 +57,9 @@ it('has recorded histories for each path through the workflow', () => {
       // A Temporal cancellation request (Web UI) and a failure that stops the shipment.
       'temporal-cancel-request.json',
       'shipment-failed-unauthorized.json',
+      // The shop delivery outlives a Temporal cancellation request (SHOP_DELIVERY_OUTLIVES_CANCEL).
+      'shop-sync-temporal-cancel.json',
+      'shop-sync-temporal-cancel-mid-delivery.json',
     ]),
   );
 });

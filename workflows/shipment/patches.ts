@@ -28,3 +28,14 @@ export const SHOP_SYNC = 'shop-sync';
  * delivery as `expired`. Checked only when a first attempt fails, so other histories are unchanged.
  */
 export const FIRST_DELIVERY_HANDS_OVER = 'first-delivery-hands-over';
+
+/**
+ * The shop delivery coroutine runs outside the workflow's cancellation: a shipment cancelled
+ * from the Web UI (`temporal workflow cancel`) still tells the shop, in order, and completes.
+ * Before it, the cancellation reached the coroutine: waiting, it threw unhandled and failed every
+ * workflow task; mid-call, it cancelled the call and the shipment then waited for the shop
+ * forever. Checked once per run, at its start and before the policy is read: a marker after that
+ * local activity could fall in the next workflow task on the original run (the activity outlasted
+ * a task's heartbeat) yet in the first on replay, which fails the replay.
+ */
+export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';

@@ -34,6 +34,8 @@ export class ShopDelivery {
   private scope: CancellationScope | null = null;
   private inFlight = false;
   private paused = false;
+  /** The coroutine runs (only runs recorded before SHOP_DELIVERY_OUTLIVES_CANCEL can see it end). */
+  private running = false;
   private redeliverRequested = false;
 
   constructor(
@@ -43,9 +45,12 @@ export class ShopDelivery {
   ) {}
 
   /** Starts the coroutine when there is a shop to tell; it runs until the workflow ends. */
-  start(settings: ShopSyncPolicy | null): void {
-    this.sync = this.state.shopSync ?? null;
-    if (this.sync && settings && this.sync.status !== 'no_connector') void this.deliver(this.sync, settings);
+  start(settings: ShopSyncPolicy | null, outlivesCancel: boolean): void {
+    const sync = (this.sync = this.state.shopSync ?? null);
+    if (!sync || !settings || sync.status === 'no_connector') return;
+    this.running = true;
+    if (outlivesCancel) void CancellationScope.nonCancellable(() => this.deliver(sync, settings));
+    else void this.deliver(sync, settings);
   }
 
   /** Numbers an event and queues it for the shop; the coroutine picks it up. */
@@ -54,7 +59,7 @@ export class ShopDelivery {
     if (!sync) return;
     sync.emitted++;
     if (sync.status === 'no_connector') return;
-    sync.pending.push({ ...draft, sequence: sync.emitted, occurredAt: new Date().toISOString() } as ShopEventDraft);
+    sync.pending.push({ ...draft, sequence: sync.emitted, occurredAt: new Date().toISOString() });
     if (sync.status === 'up_to_date') sync.status = 'delivering';
   }
 
@@ -89,14 +94,26 @@ export class ShopDelivery {
    */
   async handOver(sync: ShopSyncState, settings: ShopSyncPolicy): Promise<void> {
     for (;;) {
-      await condition(() => (sync.pending.length === 0 && !this.inFlight) || sync.status === 'no_connector' || STOPPED.has(sync.status));
-      if ((sync.pending.length === 0 && !this.inFlight) || sync.status === 'no_connector') return;
+      const done = () => (sync.pending.length === 0 && !this.inFlight) || sync.status === 'no_connector' || !this.running;
+      await condition(() => done() || STOPPED.has(sync.status));
+      if (done()) return;
       if (!(await condition(() => sync.status === 'delivering', settings.deliveryWindowMs))) return;
     }
   }
 
   /** The coroutine: pending events in sequence order, one call at a time. */
   private async deliver(sync: ShopSyncState, settings: ShopSyncPolicy): Promise<void> {
+    try {
+      await this.deliverInOrder(sync, settings);
+    } catch (err) {
+      // Runs recorded before SHOP_DELIVERY_OUTLIVES_CANCEL: a cancellation request ends the coroutine.
+      if (!isCancellation(err)) throw err;
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async deliverInOrder(sync: ShopSyncState, settings: ShopSyncPolicy): Promise<void> {
     for (;;) {
       await condition(() => !this.paused && sync.status === 'delivering' && sync.pending.length > 0);
       const scope = new CancellationScope();
@@ -126,7 +143,7 @@ export class ShopDelivery {
       } catch (err) {
         if (isCancellation(err)) {
           if (this.paused) continue; // continuing as new: the events stay pending for the next run
-          return; // the workflow itself is being cancelled
+          return; // the workflow itself is being cancelled (runs before SHOP_DELIVERY_OUTLIVES_CANCEL)
         }
         this.stop(sync, settings, err, attempt);
       } finally {

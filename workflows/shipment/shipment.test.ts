@@ -1,0 +1,314 @@
+/**
+ * The shipment workflow's decisions, fast: the real Temporal dev server and the real workflow
+ * bundle, with the activities replaced by scripts (no HTTP, no fake API). Each test scripts one
+ * order's calls and asserts what the workflow decided and what the shop was told. The end-to-end
+ * suites (test/shipment-workflow.test.ts, test/shop-sync*.test.ts) stay the proof against the API.
+ */
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AwaitTrackingChangeInput, CreatedLabel, CreateLabelInput, TrackingChange } from '../../activities';
+import { toApplicationFailure, TRACKING_UNCHANGED } from '../../activities/failures';
+import type { DeliverShopEventsInput } from '../../activities/shop-delivery';
+import { ShippingApiError } from '../../shipping-api/errors';
+import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-env';
+import { saveFixture } from '../../test/helpers/fixtures';
+import { labelRequest } from '../../test/helpers/orders';
+import { waitFor } from '../../test/helpers/wait';
+import {
+  cancelShipmentSignal,
+  DEFAULT_TRACKING_POLICY,
+  redeliverShopEventsUpdate,
+  resubmitLabelUpdate,
+  stateQuery,
+  type ShipmentInput,
+  type ShipmentOutcome,
+  type ShopDeliveryResult,
+  type ShopEventDraft,
+  type TrackingPolicy,
+} from '../definitions';
+
+/** One order's scripted activities. Unset calls answer as a healthy API and shop would. */
+interface Script {
+  /** Answers createLabel for a revision (attempt counts from 1 per revision); throw to fail. */
+  label?: (input: CreateLabelInput, attempt: number) => CreatedLabel;
+  /** Tracking changes handed out one per wait; when used up, every poll is unchanged. */
+  changes?: Array<Partial<TrackingChange>>;
+  /** Answers a delivery call (attempt counts from 1 overall); default: everything acknowledged. */
+  deliver?: (events: ShopEventDraft[], attempt: number) => ShopDeliveryResult | Promise<ShopDeliveryResult>;
+  /** Policy overrides for this order (the shop is always `sync`, with a webhook connector). */
+  policy?: Partial<TrackingPolicy>;
+}
+
+interface Calls {
+  labels: CreateLabelInput[];
+  delivered: ShopEventDraft[];
+  deliveries: number;
+}
+
+const scripts = new Map<string, Script>();
+const calls = new Map<string, Calls>();
+const callsOf = (orderId: string): Calls => calls.get(orderId) ?? calls.set(orderId, { labels: [], delivered: [], deliveries: 0 }).get(orderId)!;
+const labelIdOf = (orderId: string) => `label-${orderId}`;
+const orderOf = (labelId: string) => labelId.slice('label-'.length);
+
+const SHOP_SYNC = { connector: 'webhook' as const, deliveryWindowMs: 10_000, maxBackoffMs: 1_000 };
+
+const activities = {
+  async trackingPolicy(shop?: string): Promise<TrackingPolicy> {
+    const base: TrackingPolicy = { ...DEFAULT_TRACKING_POLICY, pollIntervalMs: 50, pollIntervalsMs: {}, correctionTimeoutMs: 30_000 };
+    return shop === undefined ? base : { ...base, shopSync: SHOP_SYNC };
+  },
+  async createLabel(input: CreateLabelInput): Promise<CreatedLabel> {
+    const made = callsOf(input.orderId).labels;
+    made.push(input);
+    const attempt = made.filter((l) => l.revision === input.revision).length;
+    const script = scripts.get(input.orderId)?.label;
+    if (script) return script(input, attempt);
+    return created(input);
+  },
+  async readOrder(labelId: string) {
+    return {
+      order: { courier: 'gls', courierOrderNumber: `CO-${orderOf(labelId)}`, courierTrackingNumber: `TN-${orderOf(labelId)}` },
+      carrierDetails: { orderNumbers: { trackingNumber: null }, courierOptions: { labelUrl: null } },
+    };
+  },
+  async awaitTrackingChange({ labelId, known, pollIntervalMs }: AwaitTrackingChangeInput): Promise<TrackingChange> {
+    const next = scripts.get(orderOf(labelId))?.changes?.shift();
+    if (!next) {
+      throw ApplicationFailure.create({ type: TRACKING_UNCHANGED, message: 'no change', nextRetryDelay: pollIntervalMs, category: ApplicationFailureCategory.BENIGN });
+    }
+    return { ...known, subtag: null, subtagMessage: null, lastCheckpoint: null, polls: 1, polledAt: new Date().toISOString(), checkpoints: known.checkpoints + 1, ...next };
+  },
+  async getTracking(): Promise<null> {
+    return null;
+  },
+  async deliverShopEvents({ orderId, events }: DeliverShopEventsInput): Promise<ShopDeliveryResult> {
+    const seen = callsOf(orderId);
+    seen.deliveries++;
+    const result = (await scripts.get(orderId)?.deliver?.(events, seen.deliveries)) ?? { delivered: events.length, stopped: null, retry: null };
+    seen.delivered.push(...events.slice(0, result.delivered));
+    return result;
+  },
+};
+
+function created(input: CreateLabelInput): CreatedLabel {
+  return {
+    idempotencyKey: `${input.shop}:${input.orderId}:r${input.revision}`,
+    labelId: labelIdOf(input.orderId),
+    customerOrderNumber: input.orderId,
+    courierOrderNumber: null,
+    courierTrackingNumber: null,
+  };
+}
+
+/** A failure exactly as the label activity throws it for the API's answer. */
+function apiFailure(kind: 'courier_error' | 'server_error', message: string): ApplicationFailure {
+  return toApplicationFailure(
+    new ShippingApiError({ kind, operation: 'createLabel', message, ...(kind === 'courier_error' ? { courierCode: 'E42', courierMessage: message } : { status: 503 }) }),
+  );
+}
+
+const delivered = { tag: 'Delivered', trackingNumber: 'TN-1' };
+
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let running: Promise<void>;
+const taskQueue = `shipment-decisions-${randomUUID()}`;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await getWorkflowBundle(), activities });
+  running = worker.run();
+});
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await env?.teardown();
+});
+
+async function start(orderId: string, script: Script = {}): Promise<WorkflowHandle> {
+  scripts.set(orderId, script);
+  const input: ShipmentInput = { shop: 'sync', orderId, labelRequest: labelRequest(orderId), tracking: script.policy };
+  return env.client.workflow.start('shipmentWorkflow', { taskQueue, workflowId: `decisions-${orderId}-${randomUUID()}`, args: [input] });
+}
+
+async function phase(handle: WorkflowHandle, wanted: string): Promise<void> {
+  await waitFor(async () => ((await handle.query(stateQuery)).phase === wanted ? true : undefined), { what: wanted, timeoutMs: 10_000, intervalMs: 25 });
+}
+
+const told = (orderId: string) => callsOf(orderId).delivered.map((e) => `${e.sequence}:${e.type}`);
+
+describe('shipment decisions (activities mocked)', () => {
+  it('a courier rejection waits for corrected data; the resubmit creates revision 2 and the shop hears both, in order', async () => {
+    const handle = await start('R-1', {
+      label: (input) => {
+        if (input.revision === 1) throw apiFailure('courier_error', 'postcode unknown');
+        return created(input);
+      },
+      changes: [delivered],
+    });
+    await phase(handle, 'awaiting_correction');
+    const answer = await handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: labelRequest('R-1') }] });
+    expect(answer).toMatchObject({ revision: 2, labelCreated: true, labelId: 'label-R-1' });
+    const result: ShipmentOutcome = await handle.result();
+    expect(result.outcome).toBe('delivered');
+    expect(callsOf('R-1').labels.map((l) => l.revision)).toEqual([1, 2]);
+    expect(told('R-1')).toEqual(['1:label.rejected', '2:label.created', '3:tracking.updated', '4:shipment.completed']);
+    expect(result.shopSync).toMatchObject({ status: 'up_to_date', emitted: 4, delivered: 4 });
+  });
+
+  it('a resubmit while no correction is awaited is refused with the phase', async () => {
+    const handle = await start('R-2', { changes: [] });
+    await phase(handle, 'tracking');
+    const err = await handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: labelRequest('R-2') }] }).catch((e) => e);
+    expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(err.cause?.message)).toContain('the shipment is tracking, not awaiting corrected label data');
+    await handle.signal(cancelShipmentSignal, { reason: 'test over' });
+    expect((await handle.result()).outcome).toBe('cancelled_by_operator');
+  });
+
+  it('no correction before the correction timeout ends as label_failed, and the shop is told', async () => {
+    const handle = await start('R-3', {
+      label: () => {
+        throw apiFailure('courier_error', 'weight over limit');
+      },
+      policy: { correctionTimeoutMs: 300 },
+    });
+    const result: ShipmentOutcome = await handle.result();
+    expect(result).toMatchObject({ outcome: 'label_failed', labelId: null, reason: 'no corrected label data before the correction timeout' });
+    expect(told('R-3')).toEqual(['1:label.rejected', '2:shipment.completed']);
+  });
+
+  it.each([
+    ['awaiting correction', 'awaiting_correction'],
+    ['tracking', 'tracking'],
+  ] as const)('the operator cancel signal while %s ends the shipment at once', async (_name, during) => {
+    const orderId = `C-${during}`;
+    const handle = await start(orderId, {
+      label: (input) => {
+        if (during === 'awaiting_correction') throw apiFailure('courier_error', 'no such street');
+        return created(input);
+      },
+      changes: [],
+    });
+    await phase(handle, during);
+    await handle.signal(cancelShipmentSignal, { reason: 'customer collected it' });
+    const result: ShipmentOutcome = await handle.result();
+    expect(result).toMatchObject({ outcome: 'cancelled_by_operator', reason: 'customer collected it' });
+    expect(told(orderId).at(-1)).toMatch(/:shipment\.completed$/);
+  });
+
+  it('a cancel signal while the label call is being retried takes effect once the call returns: the label it made is kept', async () => {
+    let release = false;
+    const handle = await start('C-label', {
+      label: (input) => {
+        if (!release) throw apiFailure('server_error', 'HTTP 503');
+        return created(input);
+      },
+    });
+    await waitFor(async () => (callsOf('C-label').labels.length >= 2 ? true : undefined), { what: 'a retried label call', timeoutMs: 10_000 });
+    await handle.signal(cancelShipmentSignal, { reason: 'wrong address' });
+    release = true;
+    const result: ShipmentOutcome = await handle.result();
+    expect(result).toMatchObject({ outcome: 'cancelled_by_operator', labelId: 'label-C-label' });
+    expect(told('C-label')).toEqual(['1:shipment.completed']);
+  });
+
+  it('a Temporal cancellation request (Web UI) is an operator stop, and the shop still gets the last event', async () => {
+    const handle = await start('C-temporal', { changes: [] });
+    await phase(handle, 'tracking');
+    await handle.cancel();
+    const result: ShipmentOutcome = await handle.result();
+    expect(result.outcome).toBe('cancelled_by_operator');
+    expect(told('C-temporal')).toEqual(['1:label.created', '2:shipment.completed']);
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
+    await saveFixture(handle, 'shop-sync-temporal-cancel');
+  });
+
+  it('a Temporal cancellation request while the shop is slow to answer lets that delivery finish, then tells the shop the rest', async () => {
+    const handle = await start('C-slow-shop', {
+      changes: [{ tag: 'InTransit' }],
+      deliver: async (events) => {
+        // The shop takes a second to answer the tracking update: the cancellation arrives meanwhile.
+        if (events.some((e) => e.type === 'tracking.updated')) await new Promise((resolve) => setTimeout(resolve, 1_000));
+        return { delivered: events.length, stopped: null, retry: null };
+      },
+    });
+    await waitFor(async () => (callsOf('C-slow-shop').deliveries >= 2 ? true : undefined), { what: 'the slow delivery', timeoutMs: 10_000, intervalMs: 10 });
+    await handle.cancel();
+    const result: ShipmentOutcome = await handle.result();
+    expect(result.outcome).toBe('cancelled_by_operator');
+    expect(told('C-slow-shop')).toEqual(['1:label.created', '2:tracking.updated', '3:shipment.completed']);
+    expect(result.shopSync).toMatchObject({ status: 'up_to_date', emitted: 3, delivered: 3 });
+    await saveFixture(handle, 'shop-sync-temporal-cancel-mid-delivery');
+  });
+
+  it('tracking without a terminal tag ends as tracking_timed_out after maxTrackingMs', async () => {
+    const handle = await start('T-1', { changes: [{ tag: 'InTransit' }], policy: { maxTrackingMs: 800 } });
+    const result: ShipmentOutcome = await handle.result();
+    expect(result).toMatchObject({ outcome: 'tracking_timed_out', tag: 'InTransit' });
+    expect(told('T-1')).toEqual(['1:label.created', '2:tracking.updated', '3:shipment.completed']);
+  });
+
+  it('continues as new while shop events are pending, and the next run delivers them: every event once acknowledged, in order', async () => {
+    const handle = await start('N-1', {
+      changes: [{ tag: 'InfoReceived' }, { tag: 'InTransit' }, { tag: 'InTransit', subtag: 'InTransit_002' }, { tag: 'OutForDelivery' }, delivered],
+      // The shop is busy on every other call: events are still pending when history reaches the bound.
+      deliver: (events, attempt) =>
+        attempt % 2 === 1
+          ? { delivered: 0, stopped: null, retry: { sequence: events[0]!.sequence, status: 503, message: 'busy', retryAfterMs: 200 } }
+          : { delivered: events.length, stopped: null, retry: null },
+      policy: { historyEventLimit: 12 },
+    });
+    const result: ShipmentOutcome = await handle.result();
+    expect(result.outcome).toBe('delivered');
+    const state = await handle.query(stateQuery);
+    expect(state.continuedAsNew).toBeGreaterThan(0);
+    const sequences = callsOf('N-1').delivered.map((e) => e.sequence);
+    // Acknowledged exactly once each and in order (a call cut short by continue-as-new acknowledged nothing).
+    expect(sequences).toEqual(Array.from({ length: result.shopSync!.emitted }, (_, i) => i + 1));
+    expect(result.shopSync).toMatchObject({ status: 'up_to_date', delivered: result.shopSync!.emitted });
+  });
+
+  it('a refused event stops delivery until an operator redelivers it; the shipment waits for it before completing', async () => {
+    let refuse = true;
+    const handle = await start('D-1', {
+      changes: [delivered],
+      deliver: (events) =>
+        refuse
+          ? { delivered: 0, stopped: { reason: 'rejected', sequence: events[0]!.sequence, status: 422, message: 'unknown order' }, retry: null }
+          : { delivered: events.length, stopped: null, retry: null },
+    });
+    await waitFor(async () => ((await handle.query(stateQuery)).shopSync?.status === 'failed' ? true : undefined), { what: 'failed', timeoutMs: 10_000 });
+    refuse = false;
+    const answer = await handle.executeUpdate(redeliverShopEventsUpdate);
+    expect(answer).toMatchObject({ fromSequence: 1, previousStatus: 'failed' });
+    const result: ShipmentOutcome = await handle.result();
+    expect(result.outcome).toBe('delivered');
+    expect(told('D-1')).toEqual(['1:label.created', '2:tracking.updated', '3:shipment.completed']);
+  });
+
+  it('a resubmit racing the operator cancel gets its answer before the workflow completes', async () => {
+    const handle = await start('H-1', {
+      label: (input) => {
+        if (input.revision === 1) throw apiFailure('courier_error', 'house number missing');
+        return created(input);
+      },
+      changes: [],
+    });
+    await phase(handle, 'awaiting_correction');
+    const [answer] = await Promise.all([
+      handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: labelRequest('H-1') }] }).catch((e) => e),
+      handle.signal(cancelShipmentSignal, { reason: 'both at once' }),
+    ]);
+    const result: ShipmentOutcome = await handle.result();
+    expect(result.outcome).toBe('cancelled_by_operator');
+    // Either order is a valid race; never an update left without its answer.
+    expect(answer).not.toBeInstanceOf(Error);
+    expect(answer.revision).toBe(2);
+  });
+});
