@@ -90,7 +90,7 @@ export class AccountPacer {
           const queue = this.queues[cls];
           const at = queue.indexOf(waiter);
           if (at >= 0) queue.splice(at, 1);
-          reject(signal.reason);
+          reject(signal.reason as Error); // an AbortSignal's reason, passed on as given
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
@@ -296,7 +296,7 @@ function sleepUntil(until: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      reject(signal.reason as Error); // an AbortSignal's reason, passed on as given
     };
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);

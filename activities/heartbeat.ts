@@ -11,7 +11,7 @@ export async function withHeartbeat<T>(call: (signal: AbortSignal) => Promise<T>
   const ctx = Context.current();
   // A local activity (a first attempt) runs inside a workflow task: nothing to heartbeat to.
   const heartbeatMs = ctx.info.isLocal ? undefined : ctx.info.heartbeatTimeoutMs;
-  const details = ctx.info.heartbeatDetails;
+  const details: unknown = ctx.info.heartbeatDetails;
   const timer = heartbeatMs ? setInterval(() => ctx.heartbeat(details), Math.max(200, heartbeatMs / 3)) : undefined;
   try {
     return await call(ctx.cancellationSignal);

@@ -253,7 +253,9 @@ function pacedByAccount(err: PaceWaitExceeded): ApplicationFailure {
 /** A 429 is the API pacing the fleet, expected and retried: info, not a warning. */
 function logFailure(err: ShippingApiError, context: Record<string, unknown>): void {
   const log = Context.current().log;
-  (err.kind === 'rate_limited' ? log.info : log.warn).call(log, 'shipping API call failed', { ...err.toJSON(), ...context });
+  const fields = { ...err.toJSON(), ...context };
+  if (err.kind === 'rate_limited') log.info('shipping API call failed', fields);
+  else log.warn('shipping API call failed', fields);
 }
 
 function summarize(record: TrackingRecord | null): TrackingSnapshot {

@@ -55,7 +55,7 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
         }
         let event;
         try {
-          event = makeShipmentEvent({ ...draft, shop, orderId } as Parameters<typeof makeShipmentEvent>[0]);
+          event = makeShipmentEvent({ ...draft, shop, orderId });
         } catch (err) {
           // A bug, not the shop: sending it again would not help.
           throw ApplicationFailure.create({ type: INVALID_SHIPMENT_EVENT, message: (err as Error).message, nonRetryable: true });

@@ -6,16 +6,17 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { startShipment } from '../client/start-shipment';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { createShipmentWorker } from '../worker/create-worker';
-import type { ShipmentInput } from '../workflows/definitions';
+import type { ShipmentInput, ShipmentOutcome } from '../workflows/definitions';
 import { baselineWorkflowBundle } from './baseline';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, BENCH_CREDENTIALS, median, type DevServer } from './stack';
 
-const EVENT_WORKFLOW_TASK_COMPLETED = 7;
+const EVENT_WORKFLOW_TASK_COMPLETED = temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;
 
 export interface HistoryRow {
   path: 'change-driven' | 'timer loop';
@@ -91,7 +92,7 @@ export async function historyScenario(server: DevServer, pollCounts: number[], s
 export async function oneShipment(server: DevServer, taskQueue: string, input: ShipmentInput) {
   const started = await startShipment(server.client, taskQueue, input);
   if (started.status !== 'started') throw new Error(`bench order ${input.orderId} was already known`);
-  const outcome = await server.client.workflow.getHandle(started.workflowId).result();
+  const outcome = (await server.client.workflow.getHandle(started.workflowId).result()) as ShipmentOutcome;
   if (outcome.outcome !== 'delivered') throw new Error(`bench order ${input.orderId} ended ${outcome.outcome}`);
   let runId: string | undefined = started.runId;
   let events = 0;

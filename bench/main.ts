@@ -5,6 +5,7 @@
  * meanwhile: these figures are CPU and memory of a shared 2-core machine.
  */
 import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { hasBaselineCommit, TIMER_LOOP_COMMIT } from './baseline';
 import { historyScenario, type HistoryRow } from './history';
@@ -99,7 +100,7 @@ async function main(): Promise<number> {
 
   const log = (m: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
   const results: Results = {
-    machine: `${process.platform} ${process.arch}, ${require('node:os').cpus().length} cores, node ${process.version}`,
+    machine: `${process.platform} ${process.arch}, ${cpus().length} cores, node ${process.version}`,
     startedAt: new Date().toISOString(),
   };
 

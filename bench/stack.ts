@@ -41,7 +41,7 @@ export interface Proc {
 function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv, name: string): Proc {
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   child.on('exit', (code, signal) => {
@@ -96,7 +96,7 @@ export async function startDevServer(): Promise<DevServer> {
       await connection.workflowService.getSystemInfo({});
     } catch (err) {
       connection = undefined;
-      if (Date.now() > deadline) throw new Error(`dev server did not start: ${String(err)}`);
+      if (Date.now() > deadline) throw new Error(`dev server did not start: ${String(err)}`, { cause: err });
       await new Promise((r) => setTimeout(r, 250));
     }
   }

@@ -73,7 +73,7 @@ export class EncryptionCodec implements PayloadCodec {
     const data = payload.data ?? new Uint8Array();
     if (data.length < IV_BYTES + TAG_BYTES) throw new PayloadDecryptionError(`encrypted payload (key "${id}") is truncated`);
     const decipher = createDecipheriv(CIPHER, key, data.subarray(0, IV_BYTES));
-    decipher.setAAD(utf8.encode(id!));
+    decipher.setAAD(utf8.encode(id));
     decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
     let plain: Buffer;
     try {

@@ -18,7 +18,7 @@ if (values.help) {
 }
 const runs = Number(values.runs);
 const codec = new EncryptionCodec({ keys: [{ id: 'key-2026-01', key: randomBytes(32) }], activeKeyId: 'key-2026-01' });
-const sampleOrder = JSON.parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders.ndjson'), 'utf8').split('\n')[0]!);
+const sampleOrder: unknown = JSON.parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders.ndjson'), 'utf8').split('\n')[0]!);
 const cases: Array<[string, unknown]> = [
   ['small value ("delivered")', 'delivered'],
   ['a shipment input (examples/orders.ndjson, first order)', sampleOrder],

@@ -247,7 +247,7 @@ export function temporalTarget(settings: TemporalSettings): string {
 export async function explainConnectFailure(settings: TemporalSettings, err: unknown): Promise<string> {
   const messages: string[] = [];
   for (let e: unknown = err; e !== undefined && messages.length < 5; e = e instanceof Error ? e.cause : undefined) {
-    const text = e instanceof Error ? e.message : String(e);
+    const text = e instanceof Error ? e.message : typeof e === 'string' ? e : JSON.stringify(e);
     if (!messages.some((m) => m.includes(text))) messages.push(text);
   }
   const tlsProblem = settings.connection.tls ? await tlsHandshakeProblem(settings) : undefined;
@@ -288,7 +288,7 @@ function tlsHandshakeProblem(settings: TemporalSettings, timeoutMs = 3_000): Pro
     };
     const timer = setTimeout(() => done(socket.encrypted && socket.authorized ? undefined : 'no answer'), timeoutMs);
     // OpenSSL's "80EC..:error:0A00045C:SSL routines:ssl3_read_bytes:tlsv13 alert certificate required:..." → its reason.
-    socket.on('error', (e) => done(/:SSL routines:[^:]*:([^:]+)/.exec(e.message)?.[1] ?? e.message));
+    socket.on('error', (e: Error) => done(/:SSL routines:[^:]*:([^:]+)/.exec(e.message)?.[1] ?? e.message));
     // A refused client certificate shows only after the handshake (TLS 1.3): wait briefly for the alert.
     socket.on('secureConnect', () => setTimeout(() => done(undefined), 300));
   });

@@ -137,7 +137,7 @@ export class ShippingApiClient {
 
   async listProducts(courier: string, options: CallOptions = {}): Promise<Product[]> {
     const query = new URLSearchParams({ [this.productsCourierParam]: courier });
-    return (await this.call('listProducts', 'GET', `/products?${query}`, ProductList, options)).products;
+    return (await this.call('listProducts', 'GET', `/products?${query.toString()}`, ProductList, options)).products;
   }
 
   async close(): Promise<void> {

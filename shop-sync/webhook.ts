@@ -234,6 +234,7 @@ async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<strin
     // keep what arrived
   }
   const text = Buffer.concat(chunks).subarray(0, WEBHOOK_DEFAULTS.excerptBytes).toString('utf8');
+  // eslint-disable-next-line no-control-regex -- control characters are what it removes
   const line = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
   return line.length > WEBHOOK_DEFAULTS.excerptChars ? `${line.slice(0, WEBHOOK_DEFAULTS.excerptChars)}…` : line;
 }

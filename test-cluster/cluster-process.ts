@@ -79,8 +79,8 @@ export async function startCluster(opts: { workers: number; trackingStepMs: numb
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  proc.stdout!.on('data', (d) => (output += d));
-  proc.stderr!.on('data', (d) => (output += d));
+  proc.stdout.on('data', (d) => (output += d));
+  proc.stderr.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   const cli = (...cliArgs: string[]) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {

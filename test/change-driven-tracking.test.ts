@@ -4,6 +4,7 @@
  * the tracking time limit and the operator's stop still hold. Also: a shipment started by the
  * pre-change code (bundled from git) finishes under the new code.
  */
+import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,7 +52,7 @@ function scheduledActivities(list: Awaited<ReturnType<typeof events>>, type: str
   return list.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type).length;
 }
 
-const WORKFLOW_TASK_COMPLETED = 7; // EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+const WORKFLOW_TASK_COMPLETED = temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;
 
 async function tracking(handle: WorkflowHandle): Promise<void> {
   await waitFor(async () => ((await handle.query(stateQuery)).phase === 'tracking' ? true : undefined), {
@@ -87,7 +88,7 @@ describe('change-driven tracking', () => {
     expect(result.lastError).toBeNull();
 
     // 404, Pending, InfoReceived, InTransit: POLLS_PER_STAGE polls each, then Delivered.
-    const polls = trackingRequests(byPolls, result.labelId!).length;
+    const polls = trackingRequests(byPolls, result.labelId).length;
     expect(polls).toBe(4 * POLLS_PER_STAGE + 1);
     expect((await handle.query(stateQuery)).attempts.trackingPolls).toBe(polls);
 
@@ -106,7 +107,7 @@ describe('change-driven tracking', () => {
     const result = await handle.result();
     expect(result.outcome).toBe('delivered');
     expect(result.lastError).toBeNull();
-    const log = trackingRequests(byTime, result.labelId!);
+    const log = trackingRequests(byTime, result.labelId);
     const limited = log.findIndex((r) => r.status === 429);
     expect(limited).toBeGreaterThanOrEqual(0);
     expect(log[limited + 1]!.at - log[limited]!.at).toBeGreaterThanOrEqual(3_000);
@@ -123,7 +124,7 @@ describe('change-driven tracking', () => {
     const result = await handle.result();
     expect(result.outcome).toBe('delivered');
     expect(result.lastError).toBeNull();
-    const log = trackingRequests(byTime, result.labelId!);
+    const log = trackingRequests(byTime, result.labelId);
     expect(log.slice(0, 2).map((r) => r.status)).toEqual([500, 502]);
     expect(log[1]!.at - log[0]!.at).toBeGreaterThanOrEqual(1_000);
     // The streak is carried to the next attempt in heartbeat details: the second wait doubles.
@@ -233,8 +234,8 @@ class PollGate extends ShippingApiClient {
     this.held = true;
     const signal = options.signal;
     await new Promise<never>((_, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      if (signal?.aborted) return reject(signal.reason as Error);
+      signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
     });
     throw new Error('unreachable');
   }

@@ -13,7 +13,7 @@ import { waitFor as poll } from './helpers/wait';
 import { EXIT } from '../client/cli-support';
 import { importCommand } from '../client/import/main';
 import { startShipment } from '../client/start-shipment';
-import { SA, shipmentWorkflowId, WORKFLOW_TYPE, stateQuery, type ShipmentState } from '../workflows/definitions';
+import { shipmentWorkflowId, WORKFLOW_TYPE, stateQuery, type ShipmentState } from '../workflows/definitions';
 import { captureIo, REPO_ROOT, runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 

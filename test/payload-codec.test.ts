@@ -43,6 +43,7 @@ import { waitFor } from './helpers/wait';
 
 // The SDK require()s the failure converter by path (codec/failure-converter.ts): under tsx and
 // in dist/ that works; a vitest fork's own require needs tsx's hook for a .ts file.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the hook must load before the SDK, synchronously
 (require('tsx/cjs/api') as { register: () => unknown }).register();
 
 const OLD_KEY: EncryptionKey = { id: 'key-2026-01', key: randomBytes(32) };
@@ -140,7 +141,7 @@ const normalized = (payloads: Payload[]) =>
   }));
 
 function startInput(events: temporal.api.history.v1.IHistoryEvent[]): Payload[] {
-  return (events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads ?? []) as Payload[];
+  return (events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads ?? []);
 }
 
 describe('a shipment with encryption keys set', () => {

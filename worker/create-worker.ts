@@ -94,7 +94,9 @@ function bundleFromSource(): Promise<WorkflowBundleOption> {
   const runtimeLogger = Runtime.instance().logger;
   return bundleWorkflowCode({
     workflowsPath: path.join(__dirname, '..', 'workflows'),
-    logger: new DefaultLogger('WARN', (entry) => runtimeLogger.log(entry.level, entry.message, entry.meta)),
+    logger: new DefaultLogger('WARN', (entry) => {
+      runtimeLogger.log(entry.level, entry.message, entry.meta);
+    }),
   });
 }
 

@@ -44,7 +44,7 @@ export class PinoTemporalLogger implements Logger {
 
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
     const { taskToken: _token, ...fields } = meta ?? {};
-    const error = fields.error;
+    const error: unknown = fields.error;
     const shippingFailure = error instanceof ApplicationFailure && SHIPPING_FAILURE_TYPES.has(error.type ?? '');
     const effective = message === 'Activity failed' && shippingFailure ? 'DEBUG' : level;
     this.pino[LEVELS[effective]](fields, message);

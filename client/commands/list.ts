@@ -1,5 +1,5 @@
 /** `shipments list`: shipment workflows filtered on their search attributes, one page at a time. */
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { SA, WORKFLOW_TYPE } from '../../workflows/definitions';
 import {
   connectTemporal,
@@ -143,8 +143,8 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
       const attr = (name: string): string | null => {
         const payload = fields[name];
         if (!payload) return null;
-        const value = defaultPayloadConverter.fromPayload<unknown>(payload as Payload);
-        const first = Array.isArray(value) ? value[0] : value;
+        const value = defaultPayloadConverter.fromPayload<unknown>(payload);
+        const first: unknown = Array.isArray(value) ? value[0] : value;
         return typeof first === 'string' ? first : null;
       };
       return {

@@ -254,8 +254,9 @@ export function rowsToRecord(header: string[], rows: CsvRow[]): { value: Record<
 
   // Street lines: street1..3 in order, without gaps left by empty columns.
   for (const key of ['shipTo', 'shipFrom']) {
-    const address = ((labelRequest.shipment as Record<string, any>)[key] as Record<string, any> | undefined)?.address;
-    if (Array.isArray(address?.streetLines)) address.streetLines = address.streetLines.filter((s: unknown) => s !== undefined);
+    const party = (labelRequest.shipment as Record<string, { address?: { streetLines?: unknown } } | undefined>)[key];
+    const address = party?.address;
+    if (address && Array.isArray(address.streetLines)) address.streetLines = address.streetLines.filter((s: unknown) => s !== undefined);
   }
 
   const parcels = buildParcels(header, rows, problems);

@@ -107,7 +107,7 @@ async function* readNdjson(chunks: AsyncIterable<string>): AsyncGenerator<Source
     pending.add(chunk.slice(start));
   }
   if (pending.length > 0) {
-    const record = ndjsonLine(pending, ++line);
+    const record = ndjsonLine(pending, line + 1);
     if (record) yield record;
   }
 }

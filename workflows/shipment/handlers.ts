@@ -11,7 +11,7 @@ export function registerHandlers(run: ShipmentRun): void {
   setHandler(stateQuery, () => run.state);
   setHandler(cancelShipmentSignal, (request) => run.cancel(request));
   setHandler(resubmitLabelUpdate, (request) => run.resubmit(request), {
-    validator: (request) => {
+    validator: (request: ResubmitLabel) => {
       checkResubmitShape(request);
       run.validateResubmit();
     },
