@@ -70,7 +70,7 @@ export interface DevServer extends Proc {
 /** A dev server with a SQLite file in a temp dir (so its RSS is the server, not the data). */
 export async function startDevServer(): Promise<DevServer> {
   const cli = await findTemporalCli({ build: true, log: (m) => process.stderr.write(`[temporal-cli] ${m}\n`) });
-  if (!cli) throw new Error('No Temporal CLI found or built (see README "The Temporal CLI")');
+  if (!cli) throw new Error('No Temporal CLI found or built (see docs/testing.md, "The Temporal CLI")');
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-temporal-'));
   const args = [

@@ -1,6 +1,6 @@
 /**
  * `npx tsx codec/measure-overhead.ts [--runs n]`: what encryption adds per payload, for the
- * README: stored size (the protobuf Payload the server keeps) and the codec's time to encrypt
+ * docs (production.md, "Encrypted payloads"): stored size (the protobuf Payload the server keeps) and the codec's time to encrypt
  * and decrypt one payload (median of n runs, after a warm-up). Uses a throwaway random key.
  */
 import { randomBytes } from 'node:crypto';

@@ -33,7 +33,7 @@ Environment:
   LOG_LEVEL                    info by default
 
 Wire it into the Web UI: temporal server start-dev --ui-codec-endpoint http://127.0.0.1:<port>
-(see README, "Encrypted payloads and the codec server").
+(see docs/production.md, "Encrypted payloads and the codec server").
 `;
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);

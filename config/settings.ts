@@ -104,7 +104,7 @@ const stageIntervals = (fallback: Record<string, number>) =>
       return out;
     });
 
-/** Sized for a 2 GB worker: see README "Worker memory and concurrency". */
+/** Sized for a 2 GB worker: see docs/configuration.md, "Worker memory and concurrency". */
 export const WORKER_DEFAULTS = {
   maxCachedWorkflows: 1000,
   maxConcurrentWorkflowTaskExecutions: 40,
@@ -115,7 +115,7 @@ const PORT_MESSAGE = 'must be a TCP port number (1..65535)';
 export const HEALTH_DEFAULTS = { host: '127.0.0.1' } as const;
 
 /**
- * About 20 KB of live heap per cached shipment (README "Worker memory and concurrency"); the
+ * About 20 KB of live heap per cached shipment (docs/configuration.md, "Worker memory and concurrency"); the
  * cache may take at most half the heap. 1,000,000,000 logged "worker started", then aborted
  * allocating 36 GB.
  */

@@ -12,7 +12,7 @@
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 
 export const registry = new Registry();
-// Process CPU, memory, event loop lag and GC of the worker process: the figures the README's
+// Process CPU, memory, event loop lag and GC of the worker process: the figures docs/configuration.md's
 // sizing section is about.
 collectDefaultMetrics({ register: registry });
 

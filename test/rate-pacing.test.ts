@@ -206,7 +206,7 @@ it('a first attempt that gets no turn within 2 s leaves the workflow task unsent
   const sent = fake.requestLog().filter((r) => r.endpoint === 'POST /labels' && ids.includes(r.customerOrderNumber ?? ''));
   expect(sent.map((r) => r.status)).toEqual(ids.map(() => 201));
   // (How long the tasks took is measured, not asserted here: on a quiet machine the longest was
-  // 4.2 s, against 8.0 s with first attempts waiting in the task; see README "Pacing".)
+  // 4.2 s, against 8.0 s with first attempts waiting in the task; see docs/retries-and-pacing.md.)
   let handedOver = 0;
   for (const handle of handles) {
     const events = (await handle.fetchHistory()).events ?? [];

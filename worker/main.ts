@@ -25,12 +25,12 @@ SHIPPING_API_TOKEN); durations take 500ms, 20s, 5m, 3h, 7d:
 
 ${WORKER_ENV_VARIABLES.map((v) => `  ${v}`).join('\n')}
 
-Shop sync (README "Shop sync"): SHOP_CONNECTORS (JSON) or SHOP_CONNECTORS_FILE (a JSON file)
+Shop sync (docs/shop-sync-delivery.md): SHOP_CONNECTORS (JSON) or SHOP_CONNECTORS_FILE (a JSON file)
 maps shop ids to their signed-webhook endpoint and secrets; shops without one get no events.
 
 ${TEMPORAL_CONNECTION_HELP}
 
-See README.md, "Worker configuration" and "Connecting to a Temporal cluster or Temporal
+See docs/configuration.md and docs/production.md, "Connecting to a Temporal cluster or Temporal
 Cloud", for defaults and meanings.`;
 
 async function main(): Promise<number> {

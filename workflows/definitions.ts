@@ -66,7 +66,7 @@ export const NOT_REGISTERED_STAGE = 'NotRegistered';
 
 const HOUR = 60 * 60 * 1000;
 
-/** Defaults, justified in README "Tracking cadence": carriers and aggregators refresh every few hours. */
+/** Defaults, justified in docs/workflow.md, "Tracking cadence": carriers and aggregators refresh every few hours. */
 export const DEFAULT_TRACKING_POLICY: TrackingPolicy = {
   pollIntervalMs: 3 * HOUR,
   pollIntervalsMs: {
