@@ -10,17 +10,7 @@
  * behaviour the spec leaves open is chosen in the routes and documented in docs/fake-shipping-api.md.
  */
 import type { ServerResponse } from 'node:http';
-import {
-  baseUrlOf,
-  cancellableDelays,
-  JSON_TYPE,
-  jsonText,
-  LocalHttpServer,
-  methodOf,
-  pathSegments,
-  urlOf,
-  writeAnswer,
-} from '../local-http';
+import { baseUrlOf, cancellableDelays, JSON_TYPE, jsonText, LocalHttpServer, requestLine, writeAnswer } from '../local-http';
 import { standard, type Answer } from './answers';
 import { DEFAULTS } from './defaults';
 import type { EndpointKey } from './faults';
@@ -76,9 +66,7 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
   const http = new LocalHttpServer(
     'fake shipping API',
     async (req, res) => {
-      const method = methodOf(req);
-      const url = urlOf(req);
-      const segments = pathSegments(url);
+      const { method, url, segments } = requestLine(req);
       if (segments === null) {
         fake.traffic.count(`${method} (unmatched)`, 404);
         return send(res, standard(404, 'Resource not found'));

@@ -23,22 +23,17 @@ export function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-export function methodOf(req: IncomingMessage): string {
-  return (req.method ?? 'GET').toUpperCase();
-}
-
-/** The request URL; the base only fills in what a request line leaves out. */
-export function urlOf(req: IncomingMessage): URL {
-  return new URL(req.url ?? '/', 'http://local.invalid');
-}
-
-/** Decoded, non-empty path segments; null when a segment is not valid percent-encoding. */
-export function pathSegments(url: URL): string[] | null {
+/** Method, URL and decoded path segments (null when one is not valid percent-encoding). */
+export function requestLine(req: IncomingMessage): { method: string; url: URL; segments: string[] | null } {
+  // The base only fills in what a request line leaves out.
+  const url = new URL(req.url ?? '/', 'http://local.invalid');
+  let segments: string[] | null;
   try {
-    return url.pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
+    segments = url.pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
   } catch {
-    return null;
+    segments = null;
   }
+  return { method: (req.method ?? 'GET').toUpperCase(), url, segments };
 }
 
 /**

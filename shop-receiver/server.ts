@@ -9,19 +9,7 @@
  * GET /__admin/stats, GET|POST /__admin/faults, POST /__admin/reset. See docs/shop-sync.md.
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import {
-  baseUrlOf,
-  cancellableDelays,
-  header,
-  HTML_TYPE,
-  JSON_TYPE,
-  jsonText,
-  LocalHttpServer,
-  methodOf,
-  pathSegments,
-  urlOf,
-  writeAnswer,
-} from '../local-http';
+import { baseUrlOf, cancellableDelays, header, HTML_TYPE, JSON_TYPE, jsonText, LocalHttpServer, requestLine, writeAnswer } from '../local-http';
 import { handleAdmin } from './admin-route';
 import { error, type ReceiverAnswer } from './answers';
 import { cloneFaults, describeFaults } from './faults';
@@ -55,8 +43,7 @@ export async function startShopReceiver(options: ShopReceiverOptions): Promise<S
   const http: LocalHttpServer = new LocalHttpServer(
     'shop receiver',
     async (req, res): Promise<void> => {
-      const method = methodOf(req);
-      const segments = pathSegments(urlOf(req));
+      const { method, segments } = requestLine(req);
       if (segments === null) return send(res, error(404, 'not found'));
       const [first, second, ...rest] = segments;
 
