@@ -1,7 +1,7 @@
 /**
- * Plumbing shared by the local servers (the fake shipping API and the reference shop
- * receiver) and the launchers (`npm run dev`, `npm run cluster`): injected delays that closing
- * ends at once, a CLI that stops on a signal, and a check that a port is free.
+ * Plumbing shared by the local servers' command lines and the launchers (`npm run dev`,
+ * `npm run cluster`): a CLI that stops on a signal, and a check that a port is free. The
+ * servers' HTTP plumbing is in ../local-http.
  */
 import net from 'node:net';
 
@@ -21,32 +21,6 @@ export function portProblem(port: number, what: string, flag: string, inUseHint 
     );
     server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve(null)));
   });
-}
-
-/** Delays that `releaseAll()` ends early, so closing a server never waits for a slow fault. */
-export function cancellableDelays() {
-  const pending = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
-  return {
-    delay(ms: number): Promise<void> {
-      return new Promise((resolve) => {
-        const entry = {
-          timer: setTimeout(() => {
-            pending.delete(entry);
-            resolve();
-          }, ms),
-          resolve,
-        };
-        pending.add(entry);
-      });
-    },
-    releaseAll(): void {
-      for (const entry of pending) {
-        clearTimeout(entry.timer);
-        entry.resolve();
-      }
-      pending.clear();
-    },
-  };
 }
 
 /** SIGINT/SIGTERM close the server and exit 0; a second signal exits at once with 1. */

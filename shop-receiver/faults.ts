@@ -12,7 +12,7 @@ export interface ReceiverFailNext {
 }
 
 export interface ReceiverFaults {
-  /** Not listening: connections are refused (see server.ts for what "down" does exactly). */
+  /** Not listening: connections are refused (see listening.ts for what "down" does exactly). */
   down: boolean;
   /** Delay before every webhook answer, after the event is applied. */
   slowMs: number;
@@ -67,4 +67,16 @@ export function cloneFaults(f: ReceiverFaults): ReceiverFaults {
 
 export function isGone(faults: ReceiverFaults, shop: string): boolean {
   return Array.isArray(faults.gone) ? faults.gone.includes(shop) : faults.gone;
+}
+
+/** The faults in force, in a few words for the orders page ("none" when there are none). */
+export function describeFaults(f: ReceiverFaults): string {
+  const on = [
+    f.slowMs > 0 ? `slowMs ${f.slowMs}` : '',
+    f.errorRate > 0 ? `errorRate ${f.errorRate}` : '',
+    f.rateLimit ? `rateLimit ${f.rateLimit.perSecond}/s burst ${f.rateLimit.burst}` : '',
+    f.gone === true ? 'gone (all shops)' : Array.isArray(f.gone) && f.gone.length > 0 ? `gone (${f.gone.join(', ')})` : '',
+    f.failNext.length > 0 ? `failNext ${f.failNext.map((e) => e.status).join(',')}` : '',
+  ].filter(Boolean);
+  return on.length > 0 ? on.join(', ') : 'none';
 }
