@@ -1,27 +1,8 @@
 /**
- * Plumbing shared by the local servers (the fake shipping API and the reference shop
- * receiver) and the launchers (`npm run dev`, `npm run cluster`): injected delays that closing
- * ends at once, a CLI that stops on a signal, and a check that a port is free.
+ * Plumbing shared by the local servers (the fake shipping API, the reference shop receiver, the
+ * codec server): injected delays that closing ends at once, and a CLI that stops on a signal.
+ * The launchers' port check is in launcher/ports.ts.
  */
-import net from 'node:net';
-
-/**
- * Why `port` cannot be listened on at 127.0.0.1 (`in use` names `flag`, how to choose another),
- * or null when it is free.
- */
-export function portProblem(port: number, what: string, flag: string, inUseHint = ''): Promise<string | null> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      resolve(
-        err.code === 'EADDRINUSE'
-          ? `Port ${port} (${what}) is already in use${inUseHint}; choose another with ${flag}.`
-          : `Cannot listen on port ${port} (${what}): ${err.message}`,
-      ),
-    );
-    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve(null)));
-  });
-}
 
 /** Delays that `releaseAll()` ends early, so closing a server never waits for a slow fault. */
 export function cancellableDelays() {
