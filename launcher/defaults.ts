@@ -3,11 +3,11 @@
  * API's credentials, the demo's tracking poll interval, the ports they default to, and the
  * environment their workers get.
  */
+import { DEV_API_KEY, DEV_API_TOKEN } from '../fake-shipping-api/server';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
 
-/** The credentials the fake shipping API expects unless told otherwise. */
-export const DEV_API_KEY = 'dev-api-key';
-export const DEV_API_TOKEN = 'dev-api-token';
+/** The credentials the fake shipping API expects unless told otherwise: its own definition. */
+export { DEV_API_KEY, DEV_API_TOKEN };
 /** Short, so a demo shipment moves while someone watches (the worker's own default is longer). */
 export const DEMO_POLL_INTERVAL = '20s';
 export const LOCAL_NAMESPACE = 'default';
