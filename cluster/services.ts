@@ -5,8 +5,7 @@
  * stops the whole cluster; a worker that dies is reported and stays down (the others carry on, as
  * they would in production), until `npm run cluster -- start <worker>`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import readline from 'node:readline';
+import { Child } from '../launcher/child';
 import type { RunAs } from './postgres';
 
 const STOP_TIMEOUT_MS = 20_000;
@@ -41,140 +40,75 @@ export interface ServiceStatus {
 }
 
 export class Service {
-  private proc: ChildProcess | undefined;
-  private exitedPromise: Promise<void> = Promise.resolve();
-  private readonly listeners = new Set<(line: string) => void>();
-  private expectingExit = false;
+  private readonly child: Child;
   state: ServiceState = 'stopped';
   since: Date | undefined;
-  starts = 0;
-  lastExit: string | undefined;
 
   constructor(
     readonly spec: ServiceSpec,
     private readonly out: (service: string, line: string, stderr: boolean) => void,
     private readonly onUnexpectedExit: (service: Service, why: string) => void,
-  ) {}
+  ) {
+    this.child = new Child({
+      name: spec.name,
+      command: spec.command,
+      args: spec.args,
+      env: spec.env, // the same object: main sets the workers' API URL once the fake API serves
+      cwd: spec.cwd,
+      runAs: spec.runAs,
+      detached: true,
+      output: (line, stderr) => {
+        if (!this.spec.quiet?.(line, this.state === 'stopping')) this.out(this.name, line, stderr);
+      },
+      onExit: ({ why, expected }) => {
+        this.state = expected ? 'stopped' : 'exited';
+        this.since = new Date();
+        if (!expected) this.onUnexpectedExit(this, why);
+      },
+    });
+  }
 
   get name(): string {
     return this.spec.name;
   }
 
   get pid(): number | undefined {
-    return this.alive() ? this.proc?.pid : undefined;
+    return this.alive() ? this.child.pid : undefined;
+  }
+
+  get lastExit(): string | undefined {
+    return this.child.lastExit;
   }
 
   alive(): boolean {
     return this.state === 'starting' || this.state === 'running' || this.state === 'stopping';
   }
 
-  /** Calls `listener` with each output line until the returned function is called. */
-  onLine(listener: (line: string) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
   /** Resolves with the first output line matching `pattern`; rejects if the process exits first. */
-  waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        off();
-        reject(new Error(`${this.name} did not print ${pattern} within ${timeoutMs / 1000} s`));
-      }, timeoutMs);
-      const off = this.onLine((line) => {
-        const match = pattern.exec(line);
-        if (match) {
-          clearTimeout(timer);
-          off();
-          resolve(match);
-        }
-      });
-      void this.exitedPromise.then(() => {
-        if (this.state !== 'exited') return;
-        clearTimeout(timer);
-        off();
-        reject(new Error(`${this.name} exited during startup (${this.lastExit})`));
-      });
-    });
+  async waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
+    const match = await this.child.waitForLine(pattern, timeoutMs);
+    if (!match) throw new Error(`${this.name} did not print ${pattern} within ${timeoutMs / 1000} s`);
+    return match;
   }
 
   async start(): Promise<void> {
     if (this.alive()) throw new Error(`${this.name} is already ${this.state}`);
-    const { command, args, env, cwd, runAs } = this.spec;
     this.state = 'starting';
-    this.expectingExit = false;
     this.since = new Date();
-    this.starts += 1;
-    const proc = spawn(command, args, {
-      cwd,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-      ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
-    });
-    this.proc = proc;
-    this.exitedPromise = new Promise<void>((resolve) => {
-      let done = false;
-      const finish = (why: string) => {
-        if (done) return;
-        done = true;
-        this.lastExit = why;
-        const expected = this.expectingExit;
-        this.state = expected ? 'stopped' : 'exited';
-        this.since = new Date();
-        resolve();
-        if (!expected) this.onUnexpectedExit(this, why);
-      };
-      proc.on('exit', (code, signal) => finish(signal ? `killed by ${signal}` : `exit code ${code}`));
-      proc.on('error', (err) => finish(`could not be started: ${err.message}`));
-    });
-    for (const [stream, isErr] of [
-      [proc.stdout, false],
-      [proc.stderr, true],
-    ] as const) {
-      readline.createInterface({ input: stream }).on('line', (line) => {
-        for (const listener of this.listeners) listener(line);
-        if (!this.spec.quiet?.(line, this.state === 'stopping')) this.out(this.name, line, isErr);
-      });
-    }
+    this.child.start();
     await this.spec.ready(this);
     if (this.state === 'starting') this.state = 'running';
   }
 
   /** Stops it with its stop signal; after STOP_TIMEOUT_MS kills its process group. */
   async stop(): Promise<void> {
-    if (!this.alive() || !this.proc) return;
-    this.expectingExit = true;
+    if (!this.alive()) return;
     this.state = 'stopping';
-    this.signal(this.spec.stopSignal);
-    const stopped = await Promise.race([
-      this.exitedPromise.then(() => true),
-      new Promise<boolean>((r) => setTimeout(() => r(false), STOP_TIMEOUT_MS).unref()),
-    ]);
-    if (!stopped) {
-      this.out(this.name, `did not stop within ${STOP_TIMEOUT_MS / 1000} s; killing it`, true);
-      this.killGroup();
-      await this.exitedPromise;
-    }
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    try {
-      this.proc?.kill(signal);
-    } catch {
-      /* gone already */
-    }
-  }
-
-  /** Last resort: the whole process group, so nothing it started outlives it. */
-  killGroup(): void {
-    if (!this.proc?.pid || !this.alive()) return;
-    this.expectingExit = true;
-    try {
-      process.kill(-this.proc.pid, 'SIGKILL');
-    } catch {
-      this.signal('SIGKILL');
-    }
+    await this.child.stop({
+      signal: this.spec.stopSignal,
+      graceMs: STOP_TIMEOUT_MS,
+      onTimeout: () => this.out(this.name, `did not stop within ${STOP_TIMEOUT_MS / 1000} s; killing it`, true),
+    });
   }
 
   status(): ServiceStatus {
@@ -183,7 +117,7 @@ export class Service {
       state: this.state,
       pid: this.pid ?? null,
       since: this.since?.toISOString() ?? null,
-      restarts: Math.max(0, this.starts - 1),
+      restarts: Math.max(0, this.child.starts - 1),
       lastExit: this.lastExit ?? null,
       critical: this.spec.critical,
     };

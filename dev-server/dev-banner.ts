@@ -1,0 +1,60 @@
+/** What `npm run dev` prints once everything runs: where things are and what to type next. */
+import path from 'node:path';
+import { connectionVariablesIn } from '../config/temporal-connection';
+import type { LauncherConsole } from '../launcher/console';
+import { credentialExports, LOCAL_NAMESPACE as NAMESPACE, type DemoSettings } from '../launcher/defaults';
+import { DEFAULTS, type DevOptions } from './dev-options';
+
+export interface RunningDev {
+  address: string;
+  apiUrl: string;
+  dbFile: string;
+  codecUrl: string | undefined;
+  shopUrl: string | undefined;
+  settings: DemoSettings;
+}
+
+export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDev): void {
+  // The import and CLI in the other terminal read the same shell: say when it points elsewhere.
+  const same: Record<string, string> = { TEMPORAL_ADDRESS: r.address, TEMPORAL_NAMESPACE: NAMESPACE };
+  const elsewhere = connectionVariablesIn(process.env).filter((k) => process.env[k] !== same[k]);
+  if (elsewhere.length) out.warn(`This shell sets ${elsewhere.join(', ')}: unset them where you run the import and CLI against this dev server.`);
+  out.banner('Shipping worker dev environment is running', [
+    '',
+    `   Temporal Web UI   http://localhost:${o.uiPort}`,
+    `   Temporal address  ${r.address}  (namespace ${NAMESPACE}, task queue ${r.settings.taskQueue})`,
+    `   Shipping API      ${r.apiUrl}${o.externalApi ? '' : `  (fake; tracking advances every ${Number(o.trackingStepMs) / 1000} s)`}`,
+    `   Tracking polls    every ${r.settings.pollInterval}`,
+    ...(r.shopUrl ? [`   Shop page         ${r.shopUrl}  (what the shops were told: label link, tracking, outcome)`] : []),
+    `   Payloads          ${r.codecUrl ? `encrypted (key "${o.encryption!.activeKeyId}"); the Web UI decrypts through ${r.codecUrl}` : 'not encrypted (set PAYLOAD_ENCRYPTION_KEYS to encrypt)'}`,
+    `   Data              ${r.dbFile}  (stop, then delete ${o.dataDir} to start fresh)`,
+    '',
+    ' Next steps, in another terminal:',
+    `   export ${exportsFor(o, r).join(' ')}`,
+    '   npm run import -- examples/orders.ndjson --rejects /tmp/rejects.ndjson',
+    '   npm run cli -- list',
+    '   npm run cli -- status <shop> <orderId>',
+    '   npm run cli -- resubmit lyon-ceramics LC-5531 examples/corrected-label.json',
+    ...(r.shopUrl ? [`   curl -s -XPOST ${r.shopUrl}/__admin/faults -d '{"downForMs":60000}'   # take the shop down for a minute`] : []),
+    '',
+    ' Ctrl-C stops everything.',
+  ]);
+}
+
+/**
+ * What the import and CLI need in the other terminal. Only the fake's dev credentials are
+ * printed; a real key or token stays a placeholder, and key material is never printed (a key
+ * file's path is not secret): the other terminal needs the same keys.
+ */
+function exportsFor(o: DevOptions, r: RunningDev): string[] {
+  return [
+    ...(o.temporalPort === DEFAULTS.temporalPort ? [] : [`TEMPORAL_ADDRESS=${r.address}`]),
+    `SHIPPING_API_BASE_URL=${r.apiUrl}`,
+    ...credentialExports(r.settings),
+    ...(!o.encryption
+      ? []
+      : process.env.PAYLOAD_ENCRYPTION_KEYS_FILE
+        ? [`PAYLOAD_ENCRYPTION_KEYS_FILE=${path.resolve(process.env.PAYLOAD_ENCRYPTION_KEYS_FILE)}`]
+        : ['PAYLOAD_ENCRYPTION_KEYS=<the same keys as here>']),
+  ];
+}

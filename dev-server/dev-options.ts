@@ -1,0 +1,194 @@
+/**
+ * `npm run dev`'s command line and what is checked before anything starts: its help text, its
+ * options, the npm scripts it runs (and how to run each as one process).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadPayloadEncryptionSettings } from '../config/settings';
+import {
+  DEFAULT_FAKE_API_PORT,
+  DEFAULT_TEMPORAL_PORT,
+  DEFAULT_TRACKING_STEP_MS,
+  DEMO_POLL_INTERVAL,
+  DEV_API_KEY,
+  DEV_API_TOKEN,
+  LOCAL_NAMESPACE as NAMESPACE,
+} from '../launcher/defaults';
+import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
+import { REPO_ROOT } from './temporal-cli';
+
+export const DEFAULTS = {
+  temporalPort: DEFAULT_TEMPORAL_PORT,
+  uiPort: 8233,
+  fakeApiPort: DEFAULT_FAKE_API_PORT,
+  shopReceiverPort: 8090,
+  codecPort: 8888,
+  dataDir: path.join(REPO_ROOT, '.data'),
+  trackingStepMs: DEFAULT_TRACKING_STEP_MS,
+};
+
+export const HELP = `Usage: npm run dev [-- options]
+
+Runs the shipping worker locally with everything it needs, as child processes:
+  temporal   Temporal dev server (\`temporal server start-dev\`) with this project's search
+             attributes, state kept in <data-dir>/temporal.db, Web UI on --ui-port
+  fake-api   the fake shipping API (\`npm run fake-api\`), only if SHIPPING_API_BASE_URL is unset
+  shop       the reference shop receiver (\`npm run shop-receiver\`) with a page of the orders, and
+             the example files' shops wired to it (signed webhooks, a fresh secret per run);
+             only if SHOP_CONNECTORS and SHOP_CONNECTORS_FILE are unset
+  codec      the codec server (\`npm run codec-server\`), only if PAYLOAD_ENCRYPTION_KEYS(_FILE) is
+             set: the Web UI decrypts payloads through it (loopback, no token: the dev
+             server's Web UI cannot send one)
+  worker     the worker (\`npm run worker\`), connected to all of them
+
+Ctrl-C stops all of them. If one exits on its own, the others are stopped too and npm run dev
+exits non-zero naming it.
+
+Options:
+  --temporal-port <n>     Temporal gRPC port (default ${DEFAULTS.temporalPort})
+  --ui-port <n>           Temporal Web UI port (default ${DEFAULTS.uiPort})
+  --fake-api-port <n>     fake shipping API port (default ${DEFAULTS.fakeApiPort})
+  --shop-port <n>         shop receiver port (default ${DEFAULTS.shopReceiverPort})
+  --codec-port <n>        codec server port, with encryption keys (default ${DEFAULTS.codecPort})
+  --data-dir <dir>        where the Temporal SQLite file lives (default .data/); delete it to reset
+  --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs})
+  -h, --help              this text
+
+Environment:
+  TEMPORAL_CLI_PATH       Temporal CLI to use (else \`temporal\` on PATH, else .tools/bin/temporal,
+                          else built with Go into .tools/bin; see docs/dev-server.md)
+  SHIPPING_API_BASE_URL   use this shipping API instead of starting the fake one
+  SHIPPING_API_KEY        API key for the shipping API (default "${DEV_API_KEY}", as the fake expects)
+  SHIPPING_API_TOKEN      API token for the shipping API (default "${DEV_API_TOKEN}")
+  TRACKING_POLL_INTERVAL  worker's tracking poll interval (default ${DEMO_POLL_INTERVAL} here, for the demo)
+  SHOP_CONNECTORS(_FILE)  your own shop connectors for the worker; then no shop receiver is started
+  TEMPORAL_TASK_QUEUE     task queue of the worker (default ${DEFAULT_TASK_QUEUE})
+  LOG_LEVEL               worker log level (passed through)
+  PAYLOAD_ENCRYPTION_KEYS keyId=base64-32-bytes,...: encrypt payloads (worker) and start the codec
+                          server; also PAYLOAD_ENCRYPTION_KEYS_FILE, PAYLOAD_ENCRYPTION_KEY_ID
+The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_NAMESPACE=${NAMESPACE},
+and none of the shell's other Temporal connection settings (TEMPORAL_API_KEY, TEMPORAL_TLS*,
+TEMPORAL_PROFILE, the profile file).
+`;
+
+export interface DevOptions {
+  temporalPort: number;
+  uiPort: number;
+  fakeApiPort: number;
+  shopPort: number;
+  codecPort: number;
+  dataDir: string;
+  trackingStepMs: string;
+  /** SHIPPING_API_BASE_URL: then no fake API is started. */
+  externalApi: string | undefined;
+  /** SHOP_CONNECTORS(_FILE): then no shop receiver is started. */
+  ownConnectors: boolean;
+  encryption: ReturnType<typeof loadPayloadEncryptionSettings>;
+}
+
+/** The options, or undefined after printing --help. Throws on a bad flag or bad encryption keys. */
+export function parseDevOptions(argv: string[]): DevOptions | undefined {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'temporal-port': { type: 'string' },
+      'ui-port': { type: 'string' },
+      'fake-api-port': { type: 'string' },
+      'shop-port': { type: 'string' },
+      'codec-port': { type: 'string' },
+      'data-dir': { type: 'string' },
+      'tracking-step-ms': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return undefined;
+  const o = {
+    temporalPort: parsePort(values['temporal-port'], DEFAULTS.temporalPort, '--temporal-port'),
+    uiPort: parsePort(values['ui-port'], DEFAULTS.uiPort, '--ui-port'),
+    fakeApiPort: parsePort(values['fake-api-port'], DEFAULTS.fakeApiPort, '--fake-api-port'),
+    shopPort: parsePort(values['shop-port'], DEFAULTS.shopReceiverPort, '--shop-port'),
+    ownConnectors: Boolean(process.env.SHOP_CONNECTORS || process.env.SHOP_CONNECTORS_FILE),
+    codecPort: parsePort(values['codec-port'], DEFAULTS.codecPort, '--codec-port'),
+    // Bad keys stop us here, before anything starts (the error names the variable, never the key).
+    encryption: loadPayloadEncryptionSettings(process.env),
+    dataDir: path.resolve(values['data-dir'] ?? DEFAULTS.dataDir),
+    trackingStepMs: values['tracking-step-ms'] ?? String(DEFAULTS.trackingStepMs),
+    externalApi: process.env.SHIPPING_API_BASE_URL,
+  };
+  if (!/^\d+$/.test(o.trackingStepMs)) throw new Error(`--tracking-step-ms must be a number of milliseconds, got "${o.trackingStepMs}"`);
+  return o;
+}
+
+function parsePort(value: string | undefined, fallback: number, flag: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${flag} must be a port number, got "${value}"`);
+  return n;
+}
+
+// ---------------------------------------------------------------- npm scripts
+
+export function readPackageScripts(): Record<string, string> {
+  const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  return pkg.scripts ?? {};
+}
+
+
+/** Problems with an npm script the dev environment runs: missing, or naming a missing .ts file. */
+export function checkScript(scripts: Record<string, string>, script: string, expectedFile: string): string[] {
+  const command = scripts[script];
+  if (!command) {
+    return [`package.json has no "${script}" script (expected to run ${expectedFile}; is it written yet?)`];
+  }
+  const problems: string[] = [];
+  for (const file of command.match(/[\w./-]+\.[cm]?[tj]s\b/g) ?? []) {
+    if (!fs.existsSync(path.join(REPO_ROOT, file))) problems.push(`npm run ${script} runs "${command}", but ${file} does not exist`);
+  }
+  return problems;
+}
+
+/** Problems with the scripts these options would run, all at once, so the user fixes them in one go. */
+export function scriptProblems(scripts: Record<string, string>, o: DevOptions): string[] {
+  return [
+    ...checkScript(scripts, 'worker', 'worker/main.ts'),
+    ...(o.externalApi ? [] : checkScript(scripts, 'fake-api', 'fake-shipping-api/main.ts')),
+    ...(o.ownConnectors ? [] : checkScript(scripts, 'shop-receiver', 'shop-receiver/main.ts')),
+    ...(o.encryption ? checkScript(scripts, 'codec-server', 'codec/server-main.ts') : []),
+  ];
+}
+
+export interface Launch {
+  command: string;
+  args: string[];
+  /** What the user would type, for messages. */
+  display: string;
+  signalGroupOnStop: boolean;
+}
+
+/**
+ * How to run npm script `name` with `extraArgs`. A plain `tsx <file> [args]` script runs as
+ * `node --import tsx <file> [args]`: the same thing in ONE process, so the SIGINT we send on
+ * Ctrl-C reaches it exactly once. (Via `npm run`, dash does not forward signals, and tsx's
+ * own relay re-sends SIGINT, then SIGKILLs its child, when the child does not acknowledge the
+ * signal within 30 ms — a busy worker would be killed mid-drain.) Anything fancier runs through
+ * `npm run` and is stopped by signalling its whole process group.
+ */
+export function launchScript(scripts: Record<string, string>, name: string, extraArgs: string[]): Launch {
+  const script = (scripts[name] ?? '').trim();
+  const tokens = script.split(/\s+/);
+  if (/^[\w./=:@-]+(\s+[\w./=:@-]+)*$/.test(script) && tokens[0] === 'tsx' && /\.[cm]?[tj]s$/.test(tokens[1] ?? '')) {
+    return {
+      command: process.execPath,
+      args: ['--import', 'tsx', ...tokens.slice(1), ...extraArgs],
+      display: `npm run ${name}${extraArgs.length ? ` -- ${extraArgs.join(' ')}` : ''} (as node --import tsx ${tokens.slice(1).join(' ')})`,
+      signalGroupOnStop: false,
+    };
+  }
+  return {
+    command: 'npm',
+    args: ['run', '--silent', name, ...(extraArgs.length ? ['--', ...extraArgs] : [])],
+    display: `npm run ${name}${extraArgs.length ? ` -- ${extraArgs.join(' ')}` : ''}`,
+    signalGroupOnStop: true,
+  };
+}
