@@ -83,7 +83,7 @@ export class ChaosRun {
   /** A dev server on a SQLite file (so it can be restarted on it), and the workers' bundle beside it. */
   async startTemporal(): Promise<void> {
     const cli = await findTemporalCli({ build: true, log: (m) => this.log(`temporal cli: ${m}`) });
-    if (!cli) throw new Error('no Temporal CLI found or built (set TEMPORAL_CLI_PATH; see README "The Temporal CLI")');
+    if (!cli) throw new Error('no Temporal CLI found or built (set TEMPORAL_CLI_PATH; see docs/testing.md, "The Temporal CLI")');
     const server = new DevServer(cli, await freePort(), this.file('temporal.db'), this.file('temporal.log'), ROOT);
     this.server = server;
     await Promise.all([

@@ -1,6 +1,6 @@
 /**
  * `npm run chaos`: a bounded chaos run of the whole system next to a plain script (see
- * ./run.ts and README "Chaos run"). Exit codes: 0 our path met every check, 1 it did not
+ * ./run.ts and docs/chaos.md). Exit codes: 0 our path met every check, 1 it did not
  * (or the run broke), 2 bad flags, 130 interrupted.
  */
 import { parseArgs } from 'node:util';
@@ -41,7 +41,7 @@ zero calls before their Retry-After (same order / label / tracking id), no crede
 worker or import output nor in the Temporal SQLite file, no worker log line naming a task token.
 It also prints the workers' log volume and their "shipping API call failed" lines (one per failed
 call) against the failed or unanswered requests the fake saw. Otherwise exit 1, naming what failed.
-Environment: TEMPORAL_CLI_PATH (the Temporal CLI; else found or built, see README);
+Environment: TEMPORAL_CLI_PATH (the Temporal CLI; else found or built, see docs/testing.md);
 CHAOS_KEEP_WORK_DIR=1 keeps the logs, the SQLite file and the orders.
 `;
 
