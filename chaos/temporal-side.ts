@@ -46,8 +46,8 @@ export async function shipmentCounts(client: Client, orderIds: readonly string[]
 /** One run of the real import CLI; its output goes to the log file (checked for credentials). */
 export async function runImport(file: string, env: NodeJS.ProcessEnv, logFile: string): Promise<{ exitCode: number | null; counts: unknown }> {
   const exec = promisify(execFile);
-  let stdout = '';
-  let stderr = '';
+  let stdout: string;
+  let stderr: string;
   let exitCode: number | null = 0;
   try {
     ({ stdout, stderr } = await exec(process.execPath, ['--import', 'tsx', 'client/import/main.ts', file, '--json', '--skip-preflight'], {
@@ -67,7 +67,7 @@ export async function runImport(file: string, env: NodeJS.ProcessEnv, logFile: s
   try {
     counts = (JSON.parse(stdout) as { counts: unknown }).counts;
   } catch {
-    counts = null;
+    // not JSON: counts stay null
   }
   return { exitCode, counts };
 }

@@ -82,7 +82,7 @@ async function findOne(
     try {
       verify(bin, file);
     } catch (err) {
-      throw new Error(`${bin.envVar} is set to ${fromEnv}, but it is not usable: ${(err as Error).message}`);
+      throw new Error(`${bin.envVar} is set to ${fromEnv}, but it is not usable: ${(err as Error).message}`, { cause: err });
     }
     return file;
   }

@@ -42,7 +42,7 @@ export async function stopLeftovers(layout: ClusterLayout): Promise<string[]> {
     for (const s of [...state.data.services].reverse()) {
       if (processCommand(s.pid) !== s.command) continue;
       try {
-        process.kill(s.pid, s.stopSignal as NodeJS.Signals);
+        process.kill(s.pid, s.stopSignal);
       } catch {
         continue;
       }

@@ -14,7 +14,7 @@ export async function setUpNamespace(connection: Connection, dataDir: string): P
   try {
     await connection.workflowService.describeNamespace({ namespace: NAMESPACE });
   } catch (err) {
-    if (!isGrpcServiceError(err) || err.code !== GRPC_NOT_FOUND) throw err;
+    if (!isGrpcServiceError(err) || Number(err.code) !== GRPC_NOT_FOUND) throw err;
     try {
       await connection.workflowService.registerNamespace({
         namespace: NAMESPACE,
@@ -23,7 +23,7 @@ export async function setUpNamespace(connection: Connection, dataDir: string): P
       });
       created = true;
     } catch (e) {
-      if (!isGrpcServiceError(e) || e.code !== GRPC_ALREADY_EXISTS) throw e;
+      if (!isGrpcServiceError(e) || Number(e.code) !== GRPC_ALREADY_EXISTS) throw e;
     }
   }
   // A new namespace reaches the frontend's namespace cache within seconds; until then it is "not found".
@@ -37,7 +37,7 @@ export async function setUpNamespace(connection: Connection, dataDir: string): P
       );
       return { created, attributes };
     } catch (err) {
-      if (!isGrpcServiceError(err) || err.code !== GRPC_NOT_FOUND || Date.now() > deadline) throw err;
+      if (!isGrpcServiceError(err) || Number(err.code) !== GRPC_NOT_FOUND || Date.now() > deadline) throw err;
       await delay(500);
     }
   }

@@ -127,7 +127,7 @@ export function initPostgres(
     fs.rmSync(pwDir, { recursive: true, force: true });
   }
   if (result.status !== 0) {
-    const out = `${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`.trim();
+    const out = `${String(result.stdout ?? '')}${String(result.stderr ?? '')}${result.error?.message ?? ''}`.trim();
     const hint = runAs
       ? ` (it runs as the ${runAs.user} user, which needs to reach ${pgDir}: every parent directory must be searchable, e.g. chmod o+x)`
       : '';

@@ -104,7 +104,7 @@ function lookupWithoutBuild(opts: FindTemporalCliOptions): string | undefined {
     try {
       version = verifyTemporalCli(file);
     } catch (err) {
-      throw new Error(`${TEMPORAL_CLI_ENV} is set to ${fromEnv}, but it does not run: ${(err as Error).message}`);
+      throw new Error(`${TEMPORAL_CLI_ENV} is set to ${fromEnv}, but it does not run: ${(err as Error).message}`, { cause: err });
     }
     log(`Temporal CLI from ${TEMPORAL_CLI_ENV}: ${file} (${version})`);
     return file;

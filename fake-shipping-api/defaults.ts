@@ -23,7 +23,7 @@ export function defaultAccount(env: NodeJS.ProcessEnv = process.env): {
   const devKey = key === undefined || key === '';
   const devToken = token === undefined || token === '';
   return {
-    account: { name: 'default', apiKey: devKey ? DEV_API_KEY : key!, apiToken: devToken ? DEV_API_TOKEN : token! },
+    account: { name: 'default', apiKey: devKey ? DEV_API_KEY : key, apiToken: devToken ? DEV_API_TOKEN : token },
     devKey,
     devToken,
   };

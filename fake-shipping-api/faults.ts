@@ -79,7 +79,7 @@ const EndpointKeySchema = z.string().transform((raw, ctx) => {
     ctx.addIssue({ code: 'custom', message: `unknown endpoint key "${raw}"; expected one of: ${ENDPOINT_KEYS.join(', ')}` });
     return z.NEVER;
   }
-  return key as string;
+  return key;
 });
 
 const Rate = z.number().min(0).max(1);

@@ -126,7 +126,10 @@ export class Child {
       const timer = setTimeout(() => (off(), resolve(undefined)), timeoutMs);
       const listener = (line: string) => {
         const match = pattern.exec(line);
-        if (match) (clearTimeout(timer), off(), resolve(match));
+        if (!match) return;
+        clearTimeout(timer);
+        off();
+        resolve(match);
       };
       this.listeners.add(listener);
       void this.exit.then(() => {

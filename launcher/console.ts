@@ -1,13 +1,13 @@
 /** What a launcher prints: its own tagged lines, its children's prefixed lines, the banner. */
 
 export interface LauncherConsole {
-  paint(code: number, s: string): string;
-  say(msg: string): void;
-  warn(msg: string): void;
+  paint: (code: number, s: string) => string;
+  say: (msg: string) => void;
+  warn: (msg: string) => void;
   /** A child's output line, prefixed with its name in its colour. */
-  child(name: string, line: string, stderr: boolean): void;
+  child: (name: string, line: string, stderr: boolean) => void;
   /** The "is running" box: a title and its lines between two rules. */
-  banner(title: string, lines: string[]): void;
+  banner: (title: string, lines: string[]) => void;
 }
 
 /** `tag` e.g. "dev"; `colors` per child name, `otherColor` for the rest (ANSI codes). */

@@ -144,8 +144,8 @@ export class LocalHttpServer {
 export function cancellableDelays() {
   const pending = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   return {
-    delay(ms: number): Promise<void> {
-      return new Promise((resolve) => {
+    delay: (ms: number): Promise<void> =>
+      new Promise((resolve) => {
         const entry = {
           timer: setTimeout(() => {
             pending.delete(entry);
@@ -154,9 +154,8 @@ export function cancellableDelays() {
           resolve,
         };
         pending.add(entry);
-      });
-    },
-    releaseAll(): void {
+      }),
+    releaseAll: (): void => {
       for (const entry of pending) {
         clearTimeout(entry.timer);
         entry.resolve();
