@@ -30,12 +30,12 @@ export const SHOP_SYNC = 'shop-sync';
 export const FIRST_DELIVERY_HANDS_OVER = 'first-delivery-hands-over';
 
 /**
- * The shop delivery coroutine runs outside the workflow's cancellation: a shipment cancelled
- * from the Web UI (`temporal workflow cancel`) still tells the shop, in order, and completes.
- * Before it, the cancellation reached the coroutine: waiting, it threw unhandled and failed every
- * workflow task; mid-call, it cancelled the call and the shipment then waited for the shop
- * forever. Checked once per run, at its start and before the policy is read: a marker after that
- * local activity could fall in the next workflow task on the original run (the activity outlasted
- * a task's heartbeat) yet in the first on replay, which fails the replay.
+ * A Temporal cancellation request (Web UI, `temporal workflow cancel`) no longer ends the shop
+ * delivery coroutine: it goes on outside cancellation, so the shop still hears the rest, in
+ * order, and the shipment completes. Before it, the request threw unhandled in the waiting
+ * coroutine (every workflow task failed), or cancelled its call and ended it (the shipment then
+ * waited for the shop forever). Checked only when a cancellation reaches the coroutine, so no
+ * other history gains a marker; the events of a call cancelled mid-flight are sent again, with
+ * the same ids.
  */
 export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';

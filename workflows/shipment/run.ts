@@ -36,7 +36,7 @@ import { recordError, shippingErrorOf } from './failures';
 import * as label from './label';
 import { pollOnTimer } from './legacy-tracking';
 import * as order from './order';
-import { CHANGE_DRIVEN_TRACKING, SHOP_DELIVERY_OUTLIVES_CANCEL, SHOP_SYNC } from './patches';
+import { CHANGE_DRIVEN_TRACKING, SHOP_SYNC } from './patches';
 import { firstAttempt, shippingApi, trackingPolicy } from './proxies';
 import { ShopDelivery, STOPPED, type ShopEventInput } from './shop-delivery';
 import { initialShopSync, initialState, withOrderOverrides } from './state';
@@ -58,8 +58,6 @@ export class ShipmentRun {
   policy!: TrackingPolicy;
   /** How this run calls the API: decided once, at its start (see CHANGE_DRIVEN_TRACKING). */
   changeDriven = false;
-  /** Whether the shop delivery runs outside cancellation (see SHOP_DELIVERY_OUTLIVES_CANCEL). */
-  private deliveryOutlivesCancel = false;
   /** Corrected label data from a resubmit, taken by the label step. */
   correction: ResubmitLabel | null = null;
   cancelRequest: CancelShipment | null = null;
@@ -83,8 +81,6 @@ export class ShipmentRun {
     // Decided once per run: a workflow started before this change keeps calling the API as it did.
     this.changeDriven = patched(CHANGE_DRIVEN_TRACKING);
     const shopSyncOn = patched(SHOP_SYNC);
-    // Before the policy is read, so the marker always lands in the run's first workflow task.
-    this.deliveryOutlivesCancel = shopSyncOn && patched(SHOP_DELIVERY_OUTLIVES_CANCEL);
     if (this.changeDriven) this.rememberStartAttributes();
     this.policy =
       this.carried?.policy ?? withOrderOverrides(await (shopSyncOn ? trackingPolicy(this.input.shop) : trackingPolicy()), this.input.tracking);
@@ -100,7 +96,7 @@ export class ShipmentRun {
    */
   async ship(): Promise<ShipmentOutcome> {
     const state = this.state;
-    this.delivery.start(this.policy.shopSync ?? null, this.deliveryOutlivesCancel);
+    this.delivery.start(this.policy.shopSync ?? null);
     try {
       // 1. The label: created once per revision; a rejected one waits for corrected data.
       while (state.labelId === null) {
