@@ -16,7 +16,7 @@ import {
 } from '../definitions';
 import { describeEvents, formatDuration } from './details';
 import { describeFailure, isNonRetryable, ranOutOfTime, windowEnded } from './failures';
-import { FIRST_DELIVERY_HANDS_OVER } from './patches';
+import { FIRST_DELIVERY_HANDS_OVER, SHOP_DELIVERY_OUTLIVES_CANCEL } from './patches';
 import { firstDelivery, shopDelivery } from './proxies';
 
 /** Events per delivery call: a shop back from an outage catches up in a few calls, not one per event. */
@@ -34,8 +34,6 @@ export class ShopDelivery {
   private scope: CancellationScope | null = null;
   private inFlight = false;
   private paused = false;
-  /** The coroutine runs (only runs recorded before SHOP_DELIVERY_OUTLIVES_CANCEL can see it end). */
-  private running = false;
   private redeliverRequested = false;
 
   constructor(
@@ -45,12 +43,9 @@ export class ShopDelivery {
   ) {}
 
   /** Starts the coroutine when there is a shop to tell; it runs until the workflow ends. */
-  start(settings: ShopSyncPolicy | null, outlivesCancel: boolean): void {
+  start(settings: ShopSyncPolicy | null): void {
     const sync = (this.sync = this.state.shopSync ?? null);
-    if (!sync || !settings || sync.status === 'no_connector') return;
-    this.running = true;
-    if (outlivesCancel) void CancellationScope.nonCancellable(() => this.deliver(sync, settings));
-    else void this.deliver(sync, settings);
+    if (sync && settings && sync.status !== 'no_connector') void this.deliver(sync, settings);
   }
 
   /** Numbers an event and queues it for the shop; the coroutine picks it up. */
@@ -94,9 +89,8 @@ export class ShopDelivery {
    */
   async handOver(sync: ShopSyncState, settings: ShopSyncPolicy): Promise<void> {
     for (;;) {
-      const done = () => (sync.pending.length === 0 && !this.inFlight) || sync.status === 'no_connector' || !this.running;
-      await condition(() => done() || STOPPED.has(sync.status));
-      if (done()) return;
+      await condition(() => (sync.pending.length === 0 && !this.inFlight) || sync.status === 'no_connector' || STOPPED.has(sync.status));
+      if ((sync.pending.length === 0 && !this.inFlight) || sync.status === 'no_connector') return;
       if (!(await condition(() => sync.status === 'delivering', settings.deliveryWindowMs))) return;
     }
   }
@@ -106,10 +100,11 @@ export class ShopDelivery {
     try {
       await this.deliverInOrder(sync, settings);
     } catch (err) {
-      // Runs recorded before SHOP_DELIVERY_OUTLIVES_CANCEL: a cancellation request ends the coroutine.
       if (!isCancellation(err)) throw err;
-    } finally {
-      this.running = false;
+      // A Temporal cancellation request (Web UI) reached the coroutine; the shipment is being
+      // stopped and the shop must still hear the rest. Runs recorded before the patch ended here.
+      if (!patched(SHOP_DELIVERY_OUTLIVES_CANCEL)) return;
+      await CancellationScope.nonCancellable(() => this.deliverInOrder(sync, settings));
     }
   }
 
@@ -143,7 +138,7 @@ export class ShopDelivery {
       } catch (err) {
         if (isCancellation(err)) {
           if (this.paused) continue; // continuing as new: the events stay pending for the next run
-          return; // the workflow itself is being cancelled (runs before SHOP_DELIVERY_OUTLIVES_CANCEL)
+          throw err; // the workflow itself is being cancelled: see deliver()
         }
         this.stop(sync, settings, err, attempt);
       } finally {
