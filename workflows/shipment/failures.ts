@@ -6,7 +6,7 @@ import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio
 import { RetryState, TimeoutType } from '@temporalio/common';
 import { FAILURE_TYPES, type FailureDetails } from '../../activities/failures';
 import type { ShippingApiErrorFields } from '../../shipping-api/errors';
-import type { RecordedError } from '../definitions';
+import type { RecordedError, ShipmentState } from '../definitions';
 
 /** Finds the shipping error data inside a failure thrown by an activity call, if there is one. */
 export function shippingErrorOf(err: unknown): FailureDetails | undefined {
@@ -66,4 +66,19 @@ export function describeFailure(err: unknown): string {
     if (current instanceof Error && current.message) message = current.message;
   }
   return message;
+}
+
+/** A shipping error that stops the shipment, as the workflow's own typed failure (the Web UI shows its type). */
+export function shipmentFailed(state: ShipmentState, err: unknown): unknown {
+  // (a regular activity's failure arrives as an ActivityFailure, a first attempt's unwrapped)
+  const failure = shippingErrorOf(err);
+  if (!failure || (err instanceof ApplicationFailure && err.type === 'ShipmentFailed')) return err;
+  state.lastError = recordError(failure);
+  return ApplicationFailure.create({
+    message: `shipment stopped: ${failure.message}`,
+    type: 'ShipmentFailed',
+    nonRetryable: true,
+    details: [failure],
+    cause: err as Error,
+  });
 }

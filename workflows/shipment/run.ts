@@ -3,43 +3,28 @@
  * API, publish, emit to the shop, finish, continue as new). The steps themselves are functions of
  * their own (label.ts, order.ts, tracking.ts); `ship()` reads them in order.
  */
-import {
-  allHandlersFinished,
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  continueAsNew,
-  isCancellation,
-  log,
-  patched,
-  setCurrentDetails,
-  sleep,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
-import type { ShipmentActivities } from '../../activities';
+import { allHandlersFinished, CancellationScope, condition, continueAsNew, isCancellation, log, patched, workflowInfo } from '@temporalio/workflow';
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
-import {
-  SA,
-  type CancelShipment,
-  type OutcomeKind,
-  type RecordedError,
-  type ResubmitLabel,
-  type ResubmitResult,
-  type ShipmentInput,
-  type ShipmentOutcome,
-  type ShipmentState,
-  type TrackingPolicy,
+import type {
+  CancelShipment,
+  OutcomeKind,
+  ResubmitLabel,
+  ResubmitResult,
+  ShipmentInput,
+  ShipmentOutcome,
+  ShipmentState,
+  TrackingPolicy,
 } from '../definitions';
-import { currentDetails } from './details';
-import { recordError, shippingErrorOf } from './failures';
+import { callApi, type ApiArgs, type ApiCall, type ApiResult } from './api-call';
+import { shipmentFailed } from './failures';
 import * as label from './label';
 import { pollOnTimer } from './legacy-tracking';
 import * as order from './order';
 import { CHANGE_DRIVEN_TRACKING, SHOP_SYNC } from './patches';
-import { firstAttempt, shippingApi, trackingPolicy } from './proxies';
-import { ShopDelivery, STOPPED, type ShopEventInput } from './shop-delivery';
-import { initialShopSync, initialState, withOrderOverrides } from './state';
+import { trackingPolicy } from './proxies';
+import { Published } from './published';
+import { ShopDelivery, type ShopEventInput } from './shop-delivery';
+import { initialShopSync, initialState, outcomeOf, withOrderOverrides } from './state';
 import { followTrackingChanges } from './tracking';
 import type { shipmentWorkflow } from './workflow';
 
@@ -49,8 +34,6 @@ export interface CarriedState {
   policy: TrackingPolicy;
   labelRequest: LabelRequestWithoutKey;
 }
-
-type ApiCall = 'createLabel' | 'readOrder';
 
 export class ShipmentRun {
   readonly state: ShipmentState;
@@ -64,8 +47,7 @@ export class ShipmentRun {
   /** The pending wait for a tracking change, cancelled at once by an operator's stop. */
   trackingScope: CancellationScope | null = null;
   readonly delivery: ShopDelivery;
-  /** Search attributes as last written: only changes are written again. */
-  private readonly published = new Map<string, string>();
+  private readonly published: Published;
 
   constructor(
     private readonly input: ShipmentInput,
@@ -74,6 +56,7 @@ export class ShipmentRun {
     this.state = carried?.state ?? initialState(input);
     this.labelRequest = carried?.labelRequest ?? input.labelRequest;
     this.delivery = new ShopDelivery(this.state, () => this.publish());
+    this.published = new Published(this.state, () => this.labelRequest.courier, this.delivery);
   }
 
   /** The patches this run follows and the worker's policy. */
@@ -81,7 +64,7 @@ export class ShipmentRun {
     // Decided once per run: a workflow started before this change keeps calling the API as it did.
     this.changeDriven = patched(CHANGE_DRIVEN_TRACKING);
     const shopSyncOn = patched(SHOP_SYNC);
-    if (this.changeDriven) this.rememberStartAttributes();
+    if (this.changeDriven) this.published.rememberStartAttributes();
     this.policy =
       this.carried?.policy ?? withOrderOverrides(await (shopSyncOn ? trackingPolicy(this.input.shop) : trackingPolicy()), this.input.tracking);
     // A run continued from one started before shop sync stays without it: the shop never had event 1.
@@ -134,7 +117,7 @@ export class ShipmentRun {
       }
     } catch (err) {
       if (isCancellation(err)) return this.cancelledByOperator();
-      throw this.stoppedBy(err);
+      throw shipmentFailed(this.state, err);
     }
   }
 
@@ -180,46 +163,14 @@ export class ShipmentRun {
 
   // ---------------------------------------------------------------- operations the steps share
 
-  /**
-   * One shipping API call. Since change-driven tracking, the first attempt runs in the workflow
-   * task; a retryable failure continues as a regular activity (after Retry-After for a 429).
-   */
-  async callApi<K extends ApiCall>(name: K, summary: string, ...args: Parameters<ShipmentActivities[K]>): Promise<Awaited<ReturnType<ShipmentActivities[K]>>> {
-    type Call = (...a: Parameters<ShipmentActivities[K]>) => Promise<Awaited<ReturnType<ShipmentActivities[K]>>>;
-    let recorded: RecordedError | null = null;
-    if (this.changeDriven) {
-      try {
-        return await (firstAttempt(summary)[name] as Call)(...args);
-      } catch (err) {
-        if (isCancellation(err)) throw err;
-        const failure = shippingErrorOf(err);
-        if (failure && !failure.retryable) throw err; // e.g. a courier rejection: the caller decides
-        // Anything else (5xx, 429, network, a timed-out attempt) is retried as a regular activity.
-        if (failure) recorded = this.state.lastError = recordError(failure);
-        this.publish();
-        if (failure?.kind === 'rate_limited') await sleep(Math.max(1, failure.retryAfterSeconds ?? 1) * 1000);
-      }
-    }
-    const result = await (shippingApi(summary)[name] as Call)(...args);
-    if (recorded !== null && this.state.lastError === recorded) this.state.lastError = null;
-    return result;
+  /** One shipping API call: see api-call.ts. */
+  callApi<K extends ApiCall>(name: K, summary: string, ...args: ApiArgs<K>): Promise<ApiResult<K>> {
+    return callApi(this, name, summary, ...args);
   }
 
   /** Mirrors the state into search attributes (only on change) and the Web UI's details. */
   publish(): void {
-    const wanted: Array<[(typeof SA)[keyof typeof SA], string | null]> = [
-      [SA.status, this.state.outcome ?? this.state.phase],
-      [SA.courier, this.labelRequest.courier],
-      [SA.trackingNumber, this.state.trackingNumber],
-      [SA.trackingTag, this.state.tag],
-      [SA.shopSync, this.shopSyncAttribute()],
-    ];
-    const changes = wanted.filter(([key, value]) => value !== null && this.published.get(key.name) !== value);
-    if (changes.length > 0) {
-      upsertSearchAttributes(changes.map(([key, value]) => ({ key, value: value as string })));
-      for (const [key, value] of changes) this.published.set(key.name, value as string);
-    }
-    setCurrentDetails(currentDetails(this.state));
+    this.published.publish();
   }
 
   /** Tells the shop (through the delivery coroutine), when shop sync is on. */
@@ -234,18 +185,7 @@ export class ShipmentRun {
     this.emit({ type: 'shipment.completed', data: { outcome, reason: reason ?? null, tag: state.tag, trackingNumber: state.trackingNumber } });
     this.publish();
     log.info('shipment finished', { orderId: state.orderId, shop: state.shop, outcome, reason });
-    return {
-      shop: state.shop,
-      orderId: state.orderId,
-      outcome,
-      labelId: state.labelId,
-      trackingNumber: state.trackingNumber,
-      tag: state.tag,
-      subtag: state.subtag,
-      lastCheckpoint: state.lastCheckpoint,
-      lastError: state.lastError,
-      ...(reason === undefined ? {} : { reason }),
-    };
+    return outcomeOf(state, outcome, reason);
   }
 
   cancelledByOperator(): ShipmentOutcome {
@@ -267,36 +207,4 @@ export class ShipmentRun {
   }
 
   // ---------------------------------------------------------------- internals
-
-  /** The start options set these already; re-sending them would only add history events. */
-  private rememberStartAttributes(): void {
-    const given = workflowInfo().typedSearchAttributes;
-    for (const key of [SA.status, SA.courier, SA.trackingNumber, SA.trackingTag]) {
-      const value = given.get(key);
-      if (typeof value === 'string') this.published.set(key.name, value);
-    }
-  }
-
-  /** Only states an operator must act on, and `ok` once one of them is over: the usual path writes none. */
-  private shopSyncAttribute(): string | null {
-    const sync = this.delivery.sync;
-    if (!sync) return null;
-    if (STOPPED.has(sync.status)) return sync.status;
-    return this.published.has(SA.shopSync.name) ? 'ok' : null;
-  }
-
-  /** A shipping error that stops the shipment, as the workflow's own typed failure (the Web UI shows its type). */
-  private stoppedBy(err: unknown): unknown {
-    // (a regular activity's failure arrives as an ActivityFailure, a first attempt's unwrapped)
-    const failure = shippingErrorOf(err);
-    if (!failure || (err instanceof ApplicationFailure && err.type === 'ShipmentFailed')) return err;
-    this.state.lastError = recordError(failure);
-    return ApplicationFailure.create({
-      message: `shipment stopped: ${failure.message}`,
-      type: 'ShipmentFailed',
-      nonRetryable: true,
-      details: [failure],
-      cause: err as Error,
-    });
-  }
 }

@@ -4,7 +4,7 @@
  */
 import type { CreatedLabel, TrackingChange, TrackingSnapshot } from '../../activities';
 import type { OrderDetail, TrackingRecord } from '../../shipping-api/contract';
-import { NOT_REGISTERED_STAGE, type ShipmentInput, type ShipmentState, type ShopSyncState, type TrackingPolicy } from '../definitions';
+import { NOT_REGISTERED_STAGE, type OutcomeKind, type ShipmentInput, type ShipmentOutcome, type ShipmentState, type ShopSyncState, type TrackingPolicy } from '../definitions';
 
 export function initialState(input: ShipmentInput): ShipmentState {
   return {
@@ -117,5 +117,21 @@ export function lastCheckpointOf(state: ShipmentState) {
     message: c.message,
     tag: c.tag,
     subtag: c.subtag,
+  };
+}
+
+/** The workflow's result: what the shipment came to, as the client and the shop read it. */
+export function outcomeOf(state: ShipmentState, outcome: OutcomeKind, reason?: string): ShipmentOutcome {
+  return {
+    shop: state.shop,
+    orderId: state.orderId,
+    outcome,
+    labelId: state.labelId,
+    trackingNumber: state.trackingNumber,
+    tag: state.tag,
+    subtag: state.subtag,
+    lastCheckpoint: state.lastCheckpoint,
+    lastError: state.lastError,
+    ...(reason === undefined ? {} : { reason }),
   };
 }
