@@ -235,7 +235,10 @@ export interface CallPacing {
 
 /** The call's turn under the account's pace did not come within the wait it was allowed. */
 export class PaceWaitExceeded extends Error {
-  constructor(readonly cls: CallClass, readonly waitedMs: number) {
+  constructor(
+    readonly cls: CallClass,
+    readonly waitedMs: number,
+  ) {
     super(`no turn under the account's pace within ${waitedMs} ms (${cls} call not sent)`);
     this.name = 'PaceWaitExceeded';
   }

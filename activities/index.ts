@@ -120,7 +120,11 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
   }
 
   /** One API call as an activity: a ShippingApiError becomes the failure the retry policy expects. */
-  async function apiCall<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>, context: { idempotencyKey?: string } = {}): Promise<T> {
+  async function apiCall<T>(
+    cls: CallClass,
+    call: (signal: AbortSignal) => Promise<T>,
+    context: { idempotencyKey?: string } = {},
+  ): Promise<T> {
     try {
       return await paced(cls, call);
     } catch (err) {
@@ -198,7 +202,11 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
         if (next.record) ctx.heartbeat(progress);
         const delayMs = err.kind === 'rate_limited' ? next.delayMs : Math.min(next.delayMs, pollIntervalMs);
         logFailure(err, { labelId, poll: polls });
-        throw toApplicationFailure(err, {}, { message: `${poll}: ${err.message}`, nextRetryDelayMs: delayMs, nonRetryable: !next.retryable });
+        throw toApplicationFailure(
+          err,
+          {},
+          { message: `${poll}: ${err.message}`, nextRetryDelayMs: delayMs, nonRetryable: !next.retryable },
+        );
       }
 
       const seen = summarize(record);

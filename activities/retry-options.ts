@@ -84,7 +84,13 @@ export const FIRST_DELIVERY_OPTIONS: LocalActivityOptions = {
  * (noticed by the heartbeat timeout, the batch is sent again with the same ids: the shop
  * de-duplicates), capped at LOST_ATTEMPT_MAX_BACKOFF or maxBackoff if that is shorter.
  */
-export function shopDeliveryOptions({ deliveryWindowMs, maxBackoffMs }: { deliveryWindowMs: number; maxBackoffMs: number }): ActivityOptions {
+export function shopDeliveryOptions({
+  deliveryWindowMs,
+  maxBackoffMs,
+}: {
+  deliveryWindowMs: number;
+  maxBackoffMs: number;
+}): ActivityOptions {
   return {
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: '10 seconds',

@@ -44,14 +44,27 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
       const first = events[0];
       if (!first) return { delivered: 0, stopped: null, retry: null };
       if (!connector) {
-        return { delivered: 0, retry: null, stopped: { reason: 'no_connector', sequence: first.sequence, status: null, message: `no connector configured for shop ${shop}` } };
+        return {
+          delivered: 0,
+          retry: null,
+          stopped: { reason: 'no_connector', sequence: first.sequence, status: null, message: `no connector configured for shop ${shop}` },
+        };
       }
       const progress = ctx.info.heartbeatDetails as Partial<DeliveryProgress> | undefined;
       const already = ctx.info.isLocal ? 0 : Math.min(events.length, Math.max(0, Number(progress?.delivered ?? 0)));
       let delivered = already;
       for (const draft of events.slice(already)) {
         if (goneUrls.has(connector.url)) {
-          return { delivered, retry: null, stopped: { reason: 'gone', sequence: draft.sequence, status: 410, message: `the shop's endpoint answered 410 Gone earlier: ${connector.url}` } };
+          return {
+            delivered,
+            retry: null,
+            stopped: {
+              reason: 'gone',
+              sequence: draft.sequence,
+              status: 410,
+              message: `the shop's endpoint answered 410 Gone earlier: ${connector.url}`,
+            },
+          };
         }
         let event;
         try {
@@ -60,7 +73,9 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
           // A bug, not the shop: sending it again would not help.
           throw ApplicationFailure.create({ type: INVALID_SHIPMENT_EVENT, message: (err as Error).message, nonRetryable: true });
         }
-        const result = await withHeartbeat((signal) => deliverWebhook({ url: connector.url, secrets: connector.secrets, timeoutMs: connector.timeoutMs, event, signal }));
+        const result = await withHeartbeat((signal) =>
+          deliverWebhook({ url: connector.url, secrets: connector.secrets, timeoutMs: connector.timeoutMs, event, signal }),
+        );
         const at = { sequence: draft.sequence };
         switch (result.kind) {
           case 'delivered':
@@ -69,13 +84,22 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
           case 'gone':
             goneUrls.add(connector.url);
             ctx.log.warn('shop endpoint is gone (410): delivery stopped', { shop, orderId, ...at });
-            return { delivered, retry: null, stopped: { reason: 'gone', ...at, status: 410, message: `the shop's endpoint answered 410 Gone: ${connector.url}` } };
+            return {
+              delivered,
+              retry: null,
+              stopped: { reason: 'gone', ...at, status: 410, message: `the shop's endpoint answered 410 Gone: ${connector.url}` },
+            };
           case 'rejected':
             ctx.log.warn('shop refused an event', { shop, orderId, ...at, status: result.status, body: result.bodyExcerpt });
             return {
               delivered,
               retry: null,
-              stopped: { reason: 'rejected', ...at, status: result.status, message: `HTTP ${result.status}${result.bodyExcerpt ? `: ${result.bodyExcerpt}` : ''}` },
+              stopped: {
+                reason: 'rejected',
+                ...at,
+                status: result.status,
+                message: `HTTP ${result.status}${result.bodyExcerpt ? `: ${result.bodyExcerpt}` : ''}`,
+              },
             };
           case 'retry_after':
           case 'retry': {
@@ -83,7 +107,8 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
             const retryAfterMs = result.kind === 'retry_after' ? result.retryAfterMs : null;
             // The shop pacing us is expected; a failing shop is worth a warning once per streak.
             if (result.kind === 'retry_after') ctx.log.info('shop asked to wait', { shop, orderId, ...at, retryAfterMs });
-            else if (ctx.info.isLocal || ctx.info.attempt === 1) ctx.log.warn('shop delivery failed, retrying', { shop, orderId, ...at, message });
+            else if (ctx.info.isLocal || ctx.info.attempt === 1)
+              ctx.log.warn('shop delivery failed, retrying', { shop, orderId, ...at, message });
             else ctx.log.debug('shop delivery failed again', { shop, orderId, ...at, attempt: ctx.info.attempt, message });
             if (ctx.info.isLocal) return { delivered, stopped: null, retry: { ...at, status: result.status, message, retryAfterMs } };
             // An event acknowledged in this attempt ends the streak.

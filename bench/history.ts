@@ -34,7 +34,12 @@ export interface HistoryRow {
   wallSeconds: number;
 }
 
-export async function historyScenario(server: DevServer, pollCounts: number[], shipments: number, log: (m: string) => void): Promise<HistoryRow[]> {
+export async function historyScenario(
+  server: DevServer,
+  pollCounts: number[],
+  shipments: number,
+  log: (m: string) => void,
+): Promise<HistoryRow[]> {
   const rows: HistoryRow[] = [];
   installQuietRuntime();
   const connection = await NativeConnection.connect({ address: server.address });
@@ -60,7 +65,9 @@ export async function historyScenario(server: DevServer, pollCounts: number[], s
             const started = Date.now();
             return worker.runUntil(async () => {
               const measured = await Promise.all(
-                Array.from({ length: shipments }, (_, i) => oneShipment(server, taskQueue, benchOrder(`H-${path[0]}-${polls}-${i}-${started}`))),
+                Array.from({ length: shipments }, (_, i) =>
+                  oneShipment(server, taskQueue, benchOrder(`H-${path[0]}-${polls}-${i}-${started}`)),
+                ),
               );
               const row: HistoryRow = {
                 path,

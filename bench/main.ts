@@ -174,7 +174,19 @@ function printTables(r: Results): void {
     const first = r.rateLimit[0]!;
     table(
       `Rate limit: 2 workers, API limited to ${first.limit} calls/s, ${first.orders} orders before and during a wave of ${first.wave} shipments polling every second`,
-      ['setting', 'accepted/s ÷ limit (wave)', '429 share', 'calls', 'label p50/p95 s, no wave', 'label p50/p95 s, wave', 'p95 wave ÷ no wave', 'duplicate labels', 'workflow tasks to tracking, median / max', 'calls during Retry-After', 's'],
+      [
+        'setting',
+        'accepted/s ÷ limit (wave)',
+        '429 share',
+        'calls',
+        'label p50/p95 s, no wave',
+        'label p50/p95 s, wave',
+        'p95 wave ÷ no wave',
+        'duplicate labels',
+        'workflow tasks to tracking, median / max',
+        'calls during Retry-After',
+        's',
+      ],
       r.rateLimit.map((x) => [
         x.setting,
         x.acceptedPerLimit,
@@ -195,7 +207,14 @@ function printTables(r: Results): void {
     table(
       'Shop sync: history per delivered shipment (medians)',
       ['shop', 'shipments', 'shop events', 'history events', 'workflow tasks', 'actions (est.)'],
-      cost.map((c) => [c.shop, c.shipments, c.shopEventsPerShipment, c.eventsPerShipment, c.workflowTasksPerShipment, c.actionsPerShipment]),
+      cost.map((c) => [
+        c.shop,
+        c.shipments,
+        c.shopEventsPerShipment,
+        c.eventsPerShipment,
+        c.workflowTasksPerShipment,
+        c.actionsPerShipment,
+      ]),
     );
     const [withSync, without] = cost;
     if (withSync && without) {
@@ -205,8 +224,32 @@ function printTables(r: Results): void {
     }
     table(
       `Shop sync: shop down ${o.outageSeconds} s (stands for 1 h; maxBackoff ${o.maxBackoffSeconds} s stands for 5 min)`,
-      ['shipments', 'events', 'lag p50 s', 'lag max s', 'lag max after 1 h, scaled (min)', 'catch-up events/s', 'plain script events/s', 'duplicates', 'gaps/out of order', 'missing'],
-      [[o.shipments, o.events, o.lagP50Seconds, o.lagMaxSeconds, o.scaledLagMaxMinutes, o.catchUpEventsPerSecond, o.plainScriptEventsPerSecond, o.duplicates, o.gapsOrOutOfOrder, o.missing]],
+      [
+        'shipments',
+        'events',
+        'lag p50 s',
+        'lag max s',
+        'lag max after 1 h, scaled (min)',
+        'catch-up events/s',
+        'plain script events/s',
+        'duplicates',
+        'gaps/out of order',
+        'missing',
+      ],
+      [
+        [
+          o.shipments,
+          o.events,
+          o.lagP50Seconds,
+          o.lagMaxSeconds,
+          o.scaledLagMaxMinutes,
+          o.catchUpEventsPerSecond,
+          o.plainScriptEventsPerSecond,
+          o.duplicates,
+          o.gapsOrOutOfOrder,
+          o.missing,
+        ],
+      ],
     );
     process.stdout.write(`  catch-up rate ${ratio(o.catchUpEventsPerSecond, o.plainScriptEventsPerSecond)} the plain script's\n`);
   }
@@ -214,7 +257,15 @@ function printTables(r: Results): void {
     table(
       'History per delivered shipment (medians)',
       ['path', 'polls', 'shipments', 'events', 'workflow tasks', 'runs', 'actions (est.)'],
-      r.history.map((h) => [h.path, h.polls, h.shipments, h.eventsPerShipment, h.workflowTasksPerShipment, h.runsPerShipment, h.actionsPerShipment]),
+      r.history.map((h) => [
+        h.path,
+        h.polls,
+        h.shipments,
+        h.eventsPerShipment,
+        h.workflowTasksPerShipment,
+        h.runsPerShipment,
+        h.actionsPerShipment,
+      ]),
     );
     for (const polls of new Set(r.history.map((h) => h.polls))) {
       const cd = r.history.find((h) => h.polls === polls && h.path === 'change-driven');
@@ -229,7 +280,22 @@ function printTables(r: Results): void {
   if (r.scale) {
     table(
       'Open shipments',
-      ['path', 'shipments', 'in tracking', 's to tracking', 'per s', 'worker RSS MB', 'worker peak MB', 'server RSS MB', 'polls in window', 'worker CPU ms/poll', 'server CPU ms/poll', 'worker CPU ms/shipment', 'server CPU ms/shipment', 'restarted worker CPU ms/poll (polls)'],
+      [
+        'path',
+        'shipments',
+        'in tracking',
+        's to tracking',
+        'per s',
+        'worker RSS MB',
+        'worker peak MB',
+        'server RSS MB',
+        'polls in window',
+        'worker CPU ms/poll',
+        'server CPU ms/poll',
+        'worker CPU ms/shipment',
+        'server CPU ms/shipment',
+        'restarted worker CPU ms/poll (polls)',
+      ],
       r.scale.map((s) => [
         s.path,
         s.shipments,
@@ -264,7 +330,9 @@ function table(title: string, head: string[], rows: Array<Array<string | number>
   const cells = [head, ...rows.map((row) => row.map(String))];
   const widths = head.map((_, i) => Math.max(...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => `| ${c.map((v, i) => v.padEnd(widths[i]!)).join(' | ')} |`;
-  process.stdout.write(`\n${title}\n${line(head)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n${cells.slice(1).map(line).join('\n')}\n`);
+  process.stdout.write(
+    `\n${title}\n${line(head)}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|\n${cells.slice(1).map(line).join('\n')}\n`,
+  );
 }
 
 main().then(

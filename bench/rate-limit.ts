@@ -189,4 +189,3 @@ function percentile(values: number[], p: number): number {
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
-

@@ -98,7 +98,9 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
       seen = log.length;
       if (Date.now() - lastReport > 30_000) {
         lastReport = Date.now();
-        o.log(`scale: ${o.path}: ${tracked.size}/${o.shipments} in tracking after ${Math.round((Date.now() - t0) / 1000)} s, worker RSS ${Math.round(rssMb(worker.pid).rss)} MB`);
+        o.log(
+          `scale: ${o.path}: ${tracked.size}/${o.shipments} in tracking after ${Math.round((Date.now() - t0) / 1000)} s, worker RSS ${Math.round(rssMb(worker.pid).rss)} MB`,
+        );
       }
     }
     const secondsToTracking = (Date.now() - t0) / 1000;
@@ -125,7 +127,10 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
     await sleep(5_000); // start-up (loading the bundle) is not what this measures
     const restartBefore = { cpu: cpuMs(worker.pid), requests: fake.requestLog().length };
     await sleep(30_000);
-    const restartPolls = fake.requestLog().slice(restartBefore.requests).filter((r) => r.endpoint === 'GET /tracking').length;
+    const restartPolls = fake
+      .requestLog()
+      .slice(restartBefore.requests)
+      .filter((r) => r.endpoint === 'GET /tracking').length;
     const restartCpu = cpuMs(worker.pid) - restartBefore.cpu;
     const row: ScaleRow = {
       path: o.path,

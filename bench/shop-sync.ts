@@ -67,7 +67,10 @@ export async function shopSyncScenario(
   const scale = HOUR_MS / (opts.outageSeconds * 1000);
   const maxBackoffMs = Math.max(1000, Math.round(parseDuration(DEFAULT_MAX_BACKOFF)! / scale));
   const shopConnectors = loadShopConnectors({
-    SHOP_CONNECTORS: JSON.stringify({ maxBackoff: `${maxBackoffMs}ms`, bench: { type: 'webhook', url: receiver.webhookUrl('bench'), secrets: [secret] } }),
+    SHOP_CONNECTORS: JSON.stringify({
+      maxBackoff: `${maxBackoffMs}ms`,
+      bench: { type: 'webhook', url: receiver.webhookUrl('bench'), secrets: [secret] },
+    }),
   });
   const connection = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-shop-sync-${Date.now()}`;
@@ -85,12 +88,19 @@ export async function shopSyncScenario(
     return await worker.runUntil(async () => {
       // 1. Cost per shipment: the same deliveries with and without a connector.
       const cost: ShopSyncCostRow[] = [];
-      for (const [label, shop] of [['with connector', 'bench'], ['no connector', 'bench-no-connector']] as const) {
+      for (const [label, shop] of [
+        ['with connector', 'bench'],
+        ['no connector', 'bench-no-connector'],
+      ] as const) {
         const measured = await Promise.all(
-          Array.from({ length: opts.costShipments }, (_, i) => oneShipment(server, taskQueue, { ...benchOrder(`C-${shop}-${i}-${stamp}`), shop })),
+          Array.from({ length: opts.costShipments }, (_, i) =>
+            oneShipment(server, taskQueue, { ...benchOrder(`C-${shop}-${i}-${stamp}`), shop }),
+          ),
         );
         const emitted = await Promise.all(
-          measured.map(async (m) => ((await server.client.workflow.getHandle(m.workflowId).result()) as ShipmentOutcome).shopSync?.emitted ?? 0),
+          measured.map(
+            async (m) => ((await server.client.workflow.getHandle(m.workflowId).result()) as ShipmentOutcome).shopSync?.emitted ?? 0,
+          ),
         );
         cost.push({
           shop: label,
@@ -124,7 +134,9 @@ export async function shopSyncScenario(
           await sleep(200);
         }
       }
-      log(`shop-sync outage: all ${opts.shipments} shipments ended while the shop was down, ${Math.round((Date.now() - wentDown) / 1000)} s in`);
+      log(
+        `shop-sync outage: all ${opts.shipments} shipments ended while the shop was down, ${Math.round((Date.now() - wentDown) / 1000)} s in`,
+      );
       await sleep(Math.max(0, wentDown + opts.outageSeconds * 1000 - Date.now()));
       await receiver.setFaults({ down: false });
       const cameBack = Date.now();

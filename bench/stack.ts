@@ -31,7 +31,6 @@ export function benchProcessEnv(server: DevServer, taskQueue: string, apiBaseUrl
   };
 }
 
-
 export interface Proc {
   child: ChildProcess;
   pid: number;
@@ -115,7 +114,12 @@ export async function startDevServer(): Promise<DevServer> {
 
 /** `npm run worker` as a process (tsx as a loader, so one process to measure), from `dir`. */
 export function startWorkerProcess(dir: string, env: Record<string, string>): Proc {
-  return startProcess(process.execPath, ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')], { ...localServerEnv(process.env), LOG_LEVEL: 'warn', ...env }, 'worker');
+  return startProcess(
+    process.execPath,
+    ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')],
+    { ...localServerEnv(process.env), LOG_LEVEL: 'warn', ...env },
+    'worker',
+  );
 }
 
 /** The import command of the tree at `dir`: client/import/main.ts, or client/import.ts in trees older than that folder (the baseline). */
@@ -127,11 +131,11 @@ function importEntry(dir: string): string {
 /** Runs the import CLI of the tree at `dir` to completion; resolves with its JSON summary. */
 export async function runImport(dir: string, file: string, env: Record<string, string>, flags: string[] = []): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', importEntry(dir), file, '--json', '--skip-preflight', ...flags],
-      { cwd: ROOT, env: { ...localServerEnv(process.env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, ['--import', 'tsx', importEntry(dir), file, '--json', '--skip-preflight', ...flags], {
+      cwd: ROOT,
+      env: { ...localServerEnv(process.env), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));

@@ -55,7 +55,9 @@ export class ChaosRun {
     const { orders, rejected } = chaosOrders(o.orders);
     writeFileSync(this.file('orders.ndjson'), orders.map((x) => JSON.stringify(x)).join('\n') + '\n');
     this.orderNumbers = orders.map((x) => x.orderId);
-    this.log(`${o.orders} orders (${rejected.length} the courier rejects), seed ${o.seed}, faults for ${o.durationMs / 1000}s, work dir ${this.workDir}`);
+    this.log(
+      `${o.orders} orders (${rejected.length} the courier rejects), seed ${o.seed}, faults for ${o.durationMs / 1000}s, work dir ${this.workDir}`,
+    );
     o.signal?.addEventListener('abort', this.onAbort);
   }
 
@@ -94,8 +96,17 @@ export class ChaosRun {
     this.connection = await Connection.connect({ address: server.address });
     this.client = new Client({ connection: this.connection, namespace: 'default' });
     this.env = {
-      temporal: { ...localServerEnv(process.env), TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: TASK_QUEUE },
-      api: { SHIPPING_API_BASE_URL: this.ourFake.baseUrl, SHIPPING_API_KEY: this.ourAccount.apiKey, SHIPPING_API_TOKEN: this.ourAccount.apiToken },
+      temporal: {
+        ...localServerEnv(process.env),
+        TEMPORAL_ADDRESS: server.address,
+        TEMPORAL_NAMESPACE: 'default',
+        TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+      },
+      api: {
+        SHIPPING_API_BASE_URL: this.ourFake.baseUrl,
+        SHIPPING_API_KEY: this.ourAccount.apiKey,
+        SHIPPING_API_TOKEN: this.ourAccount.apiToken,
+      },
     };
   }
 
@@ -116,7 +127,12 @@ export class ChaosRun {
     );
     const { plainFake: fake, plainAccount: acct } = this;
     const plain = nodeTsx('chaos/plain-script.ts', ['--input', this.file('orders.ndjson')]);
-    const plainEnv = { PATH: process.env.PATH, SHIPPING_API_BASE_URL: fake.baseUrl, SHIPPING_API_KEY: acct.apiKey, SHIPPING_API_TOKEN: acct.apiToken };
+    const plainEnv = {
+      PATH: process.env.PATH,
+      SHIPPING_API_BASE_URL: fake.baseUrl,
+      SHIPPING_API_KEY: acct.apiKey,
+      SHIPPING_API_TOKEN: acct.apiToken,
+    };
     this.script = new ManagedProcess('plain script', plain.command, plain.args, plainEnv, this.file('plain-script.log'), ROOT);
     this.processes.push(...this.workers, this.script);
     for (const w of this.workers) w.start();
@@ -183,7 +199,9 @@ export class ChaosRun {
   stopFaults(): void {
     for (const fake of this.fakes) fake.setFaults(NO_FAULTS);
     this.faultsOff = Date.now();
-    this.log(`faults and kills stopped (${this.events.workerKills} worker kills, ${this.events.scriptKills} script kills); waiting for the shipments to settle`);
+    this.log(
+      `faults and kills stopped (${this.events.workerKills} worker kills, ${this.events.scriptKills} script kills); waiting for the shipments to settle`,
+    );
     for (const w of this.workers) if (!w.running) w.start();
   }
 
@@ -196,7 +214,9 @@ export class ChaosRun {
         this.events.settledAfterFaultsMs = Date.now() - this.faultsOff;
         break;
       }
-      this.log(`settling: ${counts.finished} finished, ${counts.waiting} waiting, ${counts.stuck} not yet; plain script ${this.script.running ? 'running' : 'done'}`);
+      this.log(
+        `settling: ${counts.finished} finished, ${counts.waiting} waiting, ${counts.stuck} not yet; plain script ${this.script.running ? 'running' : 'done'}`,
+      );
       await delay(5_000, this.stopping.signal);
     }
     this.events.scriptFinished = !this.script.running && this.script.lastExitCode === 0;
@@ -216,8 +236,20 @@ export class ChaosRun {
       if (existsSync(this.file(name))) ourOutputs.push({ name, text: readFileSync(this.file(name)).toString('latin1') });
     }
     // Kept with CHAOS_KEEP_WORK_DIR=1: the evidence behind every count.
-    writeFileSync(this.file('requests-ours.ndjson'), this.ourFake.requestLog().map((r) => JSON.stringify(r)).join('\n') + '\n');
-    writeFileSync(this.file('requests-plain.ndjson'), this.plainFake.requestLog().map((r) => JSON.stringify(r)).join('\n') + '\n');
+    writeFileSync(
+      this.file('requests-ours.ndjson'),
+      this.ourFake
+        .requestLog()
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n',
+    );
+    writeFileSync(
+      this.file('requests-plain.ndjson'),
+      this.plainFake
+        .requestLog()
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n',
+    );
     return chaosReport({
       orderNumbers: this.orderNumbers,
       ours: { fake: this.ourFake, account: this.ourAccount, shipments: counts, outputs: ourOutputs },

@@ -259,8 +259,10 @@ export function failuresOf(ours: PathResult): string[] {
   if (labels.duplicateLabels > 0) {
     failures.push(`${labels.duplicateLabels} duplicate label(s), orders: ${sample(labels.ordersWithDuplicates)}`);
   }
-  if (labels.withoutLabel.length > 0) failures.push(`${labels.withoutLabel.length} order(s) without a label: ${sample(labels.withoutLabel)}`);
-  if (labels.neverRead.length > 0) failures.push(`${labels.neverRead.length} order(s) whose details were never read: ${sample(labels.neverRead)}`);
+  if (labels.withoutLabel.length > 0)
+    failures.push(`${labels.withoutLabel.length} order(s) without a label: ${sample(labels.withoutLabel)}`);
+  if (labels.neverRead.length > 0)
+    failures.push(`${labels.neverRead.length} order(s) whose details were never read: ${sample(labels.neverRead)}`);
   if (ours.shipments === null) failures.push('shipments were not checked');
   else if (ours.shipments.stuck > 0) failures.push(`${ours.shipments.stuck} shipment(s) stuck: ${sample(ours.shipments.stuckOrders)}`);
   if (ours.retryAfter.length > 0) {
@@ -270,7 +272,8 @@ export function failuresOf(ours: PathResult): string[] {
     );
   }
   if (ours.leaks.length > 0) failures.push(`credentials in: ${ours.leaks.join(', ')}`);
-  if (ours.logs && ours.logs.taskTokenLines > 0) failures.push(`${ours.logs.taskTokenLines} worker log line(s) name an activity task token`);
+  if (ours.logs && ours.logs.taskTokenLines > 0)
+    failures.push(`${ours.logs.taskTokenLines} worker log line(s) name an activity task token`);
   return failures;
 }
 

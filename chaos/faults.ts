@@ -12,4 +12,3 @@ export const CHAOS_FAULTS: Partial<Faults> = {
 };
 
 export const NO_FAULTS: Partial<Faults> = { rateLimitedRate: 0, serverErrorRate: 0, hangRate: 0, lostAnswerRate: 0, malformedRate: 0 };
-

@@ -51,7 +51,9 @@ function pct(rate: number | undefined): string {
 
 export class UsageError extends Error {}
 
-export function parseChaosArgs(argv: string[]): { help: true } | { help: false; json: boolean; options: Omit<ChaosOptions, 'log' | 'signal'> } {
+export function parseChaosArgs(
+  argv: string[],
+): { help: true } | { help: false; json: boolean; options: Omit<ChaosOptions, 'log' | 'signal'> } {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -94,7 +96,9 @@ export function parseChaosArgs(argv: string[]): { help: true } | { help: false; 
   options.deadlineMs = duration('deadline', values.deadline as string | undefined) ?? options.deadlineMs;
   if (options.deadlineMs > MAX_DEADLINE_MS) throw new UsageError(`--deadline: at most 9m40s (got ${seconds(options.deadlineMs)})`);
   if (options.durationMs + 60_000 > options.deadlineMs) {
-    throw new UsageError(`--duration: leave at least 60s before the deadline for start-up and checks (deadline ${seconds(options.deadlineMs)})`);
+    throw new UsageError(
+      `--duration: leave at least 60s before the deadline for start-up and checks (deadline ${seconds(options.deadlineMs)})`,
+    );
   }
   const kill = values['kill-every'] as string | undefined;
   if (kill !== undefined) {
@@ -122,7 +126,12 @@ export function printReport(report: ChaosReport, write: (s: string) => void): vo
   );
   const faults = (s: ChaosReport['stats']['ours']) =>
     Object.entries(s.requests)
-      .map(([k, v]) => `${k} ${Object.entries(v).map(([st, n]) => `${st}:${n}`).join(' ')}`)
+      .map(
+        ([k, v]) =>
+          `${k} ${Object.entries(v)
+            .map(([st, n]) => `${st}:${n}`)
+            .join(' ')}`,
+      )
       .join('; ');
   const logs = report.ours.logs;
   if (logs) {

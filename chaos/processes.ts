@@ -15,7 +15,14 @@ export class ManagedProcess extends Child {
   private readonly log: WriteStream;
   kills = 0;
 
-  constructor(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, readonly logFile: string, cwd: string) {
+  constructor(
+    name: string,
+    command: string,
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    readonly logFile: string,
+    cwd: string,
+  ) {
     const log = createWriteStream(logFile, { flags: 'a' });
     // Not detached: a chaos run's children die with its process group.
     super({ name, command, args, env, cwd, detached: false, log });

@@ -44,7 +44,11 @@ export async function shipmentCounts(client: Client, orderIds: readonly string[]
 }
 
 /** One run of the real import CLI; its output goes to the log file (checked for credentials). */
-export async function runImport(file: string, env: NodeJS.ProcessEnv, logFile: string): Promise<{ exitCode: number | null; counts: unknown }> {
+export async function runImport(
+  file: string,
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+): Promise<{ exitCode: number | null; counts: unknown }> {
   const exec = promisify(execFile);
   let stdout: string;
   let stderr: string;
@@ -71,4 +75,3 @@ export async function runImport(file: string, env: NodeJS.ProcessEnv, logFile: s
   }
   return { exitCode, counts };
 }
-

@@ -120,7 +120,10 @@ export async function connectTemporal(env: Io['env']): Promise<TemporalSession> 
   try {
     connection = await Connection.connect({ ...settings.connection, connectTimeout: '5s' });
   } catch (err) {
-    throw new CliError(`cannot connect to Temporal at ${temporalTarget(settings)}: ${await explainConnectFailure(settings, err)}`, EXIT.unavailable);
+    throw new CliError(
+      `cannot connect to Temporal at ${temporalTarget(settings)}: ${await explainConnectFailure(settings, err)}`,
+      EXIT.unavailable,
+    );
   }
   const client = new Client({ connection, namespace: settings.namespace, dataConverter });
   return { client, settings, close: () => connection.close() };

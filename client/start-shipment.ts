@@ -7,13 +7,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { ExternalId, fieldProblems, type FieldProblem } from '../shipping-api/contract';
-import {
-  SA,
-  shipmentWorkflowId,
-  WORKFLOW_TYPE,
-  type OrderIdentity,
-  type ShipmentInput,
-} from '../workflows/definitions';
+import { SA, shipmentWorkflowId, WORKFLOW_TYPE, type OrderIdentity, type ShipmentInput } from '../workflows/definitions';
 
 /**
  * The Temporal server's longest workflow id, in bytes: dynamic config `limit.maxIDLength`,
@@ -23,9 +17,7 @@ import {
 export const MAX_WORKFLOW_ID_BYTES = 1000;
 
 /** Shop and order id as a start accepts them: valid ids whose workflow id the server takes. */
-export const StartableIdentity = z
-  .object({ shop: ExternalId, orderId: ExternalId })
-  .superRefine(workflowIdFits);
+export const StartableIdentity = z.object({ shop: ExternalId, orderId: ExternalId }).superRefine(workflowIdFits);
 
 /** A zod refinement of any object with shop and orderId: the workflow id fits the server. */
 export function workflowIdFits(identity: OrderIdentity, ctx: z.RefinementCtx): void {
@@ -61,9 +53,7 @@ export function checkStartableIdentity(identity: OrderIdentity): void {
   if (!parsed.success) throw new InvalidOrderIdentity(fieldProblems(parsed.error));
 }
 
-export type StartResult =
-  | { status: 'started'; workflowId: string; runId: string }
-  | { status: 'already_known'; workflowId: string };
+export type StartResult = { status: 'started'; workflowId: string; runId: string } | { status: 'already_known'; workflowId: string };
 
 export async function startShipment(client: Client, taskQueue: string, input: ShipmentInput): Promise<StartResult> {
   checkStartableIdentity(input);

@@ -75,7 +75,12 @@ const Options = z.object({
   dataDir: z.string().min(1).default(DEFAULTS.dataDir),
   pgPort: port.default(DEFAULTS.pgPort),
   // The server stores membership ports in a SQL smallint: the whole block must stay below 32768.
-  temporalPort: z.coerce.number().int().min(1).max(32767 - TEMPORAL_PORT_BLOCK, 'the server keeps its ports in a smallint: at most 32757').default(DEFAULTS.temporalPort),
+  temporalPort: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(32767 - TEMPORAL_PORT_BLOCK, 'the server keeps its ports in a smallint: at most 32757')
+    .default(DEFAULTS.temporalPort),
   uiPort: port.default(DEFAULTS.uiPort),
   fakeApiPort: port.default(DEFAULTS.fakeApiPort),
   workers: z.coerce.number().int().min(1).max(32).default(DEFAULTS.workers),
@@ -127,19 +132,17 @@ export function parseCommandLine(argv: string[]): { command: string; target?: st
     json: values.json,
   });
   if (!parsed.success) {
-    throw new UsageError(
-      parsed.error.issues.map((i) => `${FLAG_NAMES[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`).join('\n'),
-    );
+    throw new UsageError(parsed.error.issues.map((i) => `${FLAG_NAMES[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`).join('\n'));
   }
   const [command = 'up', target, ...rest] = positionals;
   const known = ['up', 'status', 'down', 'binaries', ...SERVICE_ACTIONS];
   if (!known.includes(command)) throw new UsageError(`Unknown command "${command}" (one of ${known.join(', ')})`);
   const wantsTarget = (SERVICE_ACTIONS as readonly string[]).includes(command);
   if (wantsTarget && !target) throw new UsageError(`${command} needs a service name, e.g. ${command} worker-1`);
-  if ((!wantsTarget && target !== undefined) || rest.length > 0) throw new UsageError(`Unexpected argument "${wantsTarget ? rest[0] : target}"`);
+  if ((!wantsTarget && target !== undefined) || rest.length > 0)
+    throw new UsageError(`Unexpected argument "${wantsTarget ? rest[0] : target}"`);
   return { command, target, options: { ...parsed.data, dataDir: path.resolve(parsed.data.dataDir) }, help: values.help ?? false };
 }
-
 
 /** The cluster's own lines and its services' prefixed output. */
 export const out = launcherConsole('cluster', { postgres: 34, temporal: 35, ui: 33, 'fake-api': 36 }, 32);

@@ -82,7 +82,10 @@ export class Cluster {
     writeStateFile(this.layout, this.services);
     if (this.supervisor.stopping) return;
     if (service.spec.critical) void this.supervisor.shutdown(1, `${service.name} exited unexpectedly (${why}); stopping the cluster.`);
-    else out.warn(`${service.name} exited (${why}); the other workers carry on. Start it again with: npm run cluster -- start ${service.name}`);
+    else
+      out.warn(
+        `${service.name} exited (${why}); the other workers carry on. Start it again with: npm run cluster -- start ${service.name}`,
+      );
   }
 
   status(): ClusterStatus {
@@ -169,7 +172,9 @@ export class Cluster {
 
   private async startTemporal(): Promise<void> {
     const { temporalPort } = this.o;
-    out.say(`Starting the Temporal server ${TEMPORAL_SERVER_VERSION} on ${this.address} (ports ${temporalPort}-${temporalPort + TEMPORAL_PORT_BLOCK - 1})`);
+    out.say(
+      `Starting the Temporal server ${TEMPORAL_SERVER_VERSION} on ${this.address} (ports ${temporalPort}-${temporalPort + TEMPORAL_PORT_BLOCK - 1})`,
+    );
     await this.startService(this.temporal);
     this.timer.phase('temporal start');
   }

@@ -168,10 +168,7 @@ export function writeServerConfigs(
   fs.mkdirSync(layout.uiConfigDir, { recursive: true });
   const dynamicConfigFile = path.join(layout.temporalConfigDir, 'dynamicconfig.yaml');
   fs.writeFileSync(dynamicConfigFile, temporalDynamicConfig());
-  fs.writeFileSync(
-    path.join(layout.temporalConfigDir, `${layout.configEnv}.yaml`),
-    temporalServerConfig({ ...opts, dynamicConfigFile }),
-  );
+  fs.writeFileSync(path.join(layout.temporalConfigDir, `${layout.configEnv}.yaml`), temporalServerConfig({ ...opts, dynamicConfigFile }));
   fs.writeFileSync(path.join(layout.uiConfigDir, `${layout.configEnv}.yaml`), uiServerConfig(opts));
   // Both read <root>/<config>/<env>.yaml; an absolute --config would be joined onto --root.
   return {

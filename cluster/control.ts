@@ -93,7 +93,12 @@ export function startControlServer(socketPath: string, handlers: ControlHandlers
 }
 
 /** One request to the control socket; undefined when no cluster answers there. */
-export function controlRequest(socketPath: string, method: 'GET' | 'POST', urlPath: string, timeoutMs = 120_000): Promise<{ status: number; body: unknown } | undefined> {
+export function controlRequest(
+  socketPath: string,
+  method: 'GET' | 'POST',
+  urlPath: string,
+  timeoutMs = 120_000,
+): Promise<{ status: number; body: unknown } | undefined> {
   return new Promise((resolve, reject) => {
     const req = http.request({ socketPath, method, path: urlPath, timeout: timeoutMs }, (res) => {
       let data = '';

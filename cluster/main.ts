@@ -18,10 +18,21 @@ const EXIT_NOT_RUNNING = 3;
 // ---------------------------------------------------------------- status, down, service actions
 
 function printStatus(s: ClusterStatus): void {
-  const rows = s.services.map((v) => [v.name, v.state, v.pid === null ? '-' : String(v.pid), v.since ?? '-', String(v.restarts), v.lastExit ?? '-']);
+  const rows = s.services.map((v) => [
+    v.name,
+    v.state,
+    v.pid === null ? '-' : String(v.pid),
+    v.since ?? '-',
+    String(v.restarts),
+    v.lastExit ?? '-',
+  ]);
   const header = ['SERVICE', 'STATE', 'PID', 'SINCE', 'RESTARTS', 'LAST EXIT'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const fmt = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   process.stdout.write(
     [
       `Cluster pid ${s.pid}, up since ${s.startedAt}, data ${s.dataDir}`,

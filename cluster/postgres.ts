@@ -44,7 +44,10 @@ export function findPostgres(env: NodeJS.ProcessEnv = process.env): PostgresInst
   }
   const debianRoot = '/usr/lib/postgresql';
   const majors = fs.existsSync(debianRoot)
-    ? fs.readdirSync(debianRoot).filter((d) => /^\d+$/.test(d)).sort((a, b) => Number(b) - Number(a))
+    ? fs
+        .readdirSync(debianRoot)
+        .filter((d) => /^\d+$/.test(d))
+        .sort((a, b) => Number(b) - Number(a))
     : [];
   for (const major of majors) {
     const found = installAt(path.join(debianRoot, major, 'bin'));
@@ -98,12 +101,7 @@ export function postgresPassword(passwordFile: string): string {
 }
 
 /** initdb into `pgDir` unless it already holds a cluster. Returns whether it created one. */
-export function initPostgres(
-  install: PostgresInstall,
-  pgDir: string,
-  password: string,
-  runAs: RunAs | undefined,
-): boolean {
+export function initPostgres(install: PostgresInstall, pgDir: string, password: string, runAs: RunAs | undefined): boolean {
   if (fs.existsSync(path.join(pgDir, 'PG_VERSION'))) return false;
   fs.mkdirSync(pgDir, { recursive: true, mode: 0o700 });
   if (runAs) fs.chownSync(pgDir, runAs.uid, runAs.gid);

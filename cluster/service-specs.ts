@@ -50,7 +50,12 @@ export function temporalSpec(layout: ClusterLayout, setup: ClusterSetup, address
     stopSignal: 'SIGTERM',
     critical: true,
     ready: async (s) => {
-      const connection = await connectWhenReady(address, { namespace: 'temporal-system', alive: () => s.alive(), what: 'the Temporal server', timeoutMs: 120_000 });
+      const connection = await connectWhenReady(address, {
+        namespace: 'temporal-system',
+        alive: () => s.alive(),
+        what: 'the Temporal server',
+        timeoutMs: 120_000,
+      });
       await connection.close();
     },
     // Its config loading at every start; while it stops on purpose, the warnings of services

@@ -60,7 +60,12 @@ async function prepare(o: Options, layout: ClusterLayout, timer: PhaseTimer): Pr
   const password = postgresPassword(layout.passwordFile);
   if (initPostgres(pg, layout.pgDir, password, runAs)) out.say(`Created a PostgreSQL ${pg.version} cluster in ${layout.pgDir}`);
   timer.phase('initdb');
-  const configs = writeServerConfigs(layout, { temporalPort: o.temporalPort, pgPort: o.pgPort, uiPort: o.uiPort, logLevel: o.temporalLogLevel });
+  const configs = writeServerConfigs(layout, {
+    temporalPort: o.temporalPort,
+    pgPort: o.pgPort,
+    uiPort: o.uiPort,
+    logLevel: o.temporalLogLevel,
+  });
   return { pg, binaries, runAs, password, ...configs };
 }
 

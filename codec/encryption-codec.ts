@@ -79,7 +79,9 @@ export class EncryptionCodec implements PayloadCodec {
     try {
       plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
     } catch {
-      throw new PayloadDecryptionError(`payload encrypted with key "${id}" failed authentication (wrong key material for that id, or altered data)`);
+      throw new PayloadDecryptionError(
+        `payload encrypted with key "${id}" failed authentication (wrong key material for that id, or altered data)`,
+      );
     }
     const decoded = temporal.api.common.v1.Payload.decode(plain);
     return { metadata: decoded.metadata, data: decoded.data };

@@ -13,7 +13,9 @@ import { EncryptionCodec } from './encryption-codec';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5000' }, help: { type: 'boolean', short: 'h' } } });
 if (values.help) {
-  process.stdout.write('Usage: npx tsx codec/measure-overhead.ts [--runs n]\nPrints stored size and codec time per payload, plain vs encrypted.\n');
+  process.stdout.write(
+    'Usage: npx tsx codec/measure-overhead.ts [--runs n]\nPrints stored size and codec time per payload, plain vs encrypted.\n',
+  );
   process.exit(0);
 }
 const runs = Number(values.runs);

@@ -81,7 +81,13 @@ async function main(): Promise<number> {
   const logger = createLogger(process.env.LOG_LEVEL || 'info');
   const server = await startCodecServer({ ...settings, token: noAuth ? undefined : settings.token, host: values.host, port, logger });
   logger.info(
-    { url: server.url, corsOrigins: settings.corsOrigins, activeKeyId: settings.encryption.activeKeyId, keyIds: settings.encryption.keys.map((k) => k.id), auth: noAuth ? 'none (--insecure-no-auth)' : 'bearer token' },
+    {
+      url: server.url,
+      corsOrigins: settings.corsOrigins,
+      activeKeyId: settings.encryption.activeKeyId,
+      keyIds: settings.encryption.keys.map((k) => k.id),
+      auth: noAuth ? 'none (--insecure-no-auth)' : 'bearer token',
+    },
     'codec server started',
   );
   // A plain line too, for people and for npm run dev, which waits for it.

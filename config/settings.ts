@@ -41,7 +41,12 @@ export const HTTP_TIMEOUT_BOUNDS: DurationBounds = { minMs: 100, maxMs: 10 * MIN
 
 /** `500ms`, `20s`, `5m`, `3h`, `7d` as it appears in messages. */
 export function formatDuration(ms: number): string {
-  for (const [unit, size] of [['d', DAY], ['h', HOUR], ['m', MINUTE], ['s', SECOND]] as const) {
+  for (const [unit, size] of [
+    ['d', DAY],
+    ['h', HOUR],
+    ['m', MINUTE],
+    ['s', SECOND],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
@@ -51,7 +56,8 @@ export function formatDuration(ms: number): string {
 function boundedDuration(text: string, { minMs, maxMs }: DurationBounds): { ms: number } | { problem: string } {
   const ms = parseDuration(text);
   if (ms === undefined) return { problem: `must be a positive duration like 500ms, 20s, 5m, 3h or 7d (got "${text}")` };
-  if (ms < minMs || ms > maxMs) return { problem: `must be from ${formatDuration(minMs)} to ${formatDuration(maxMs)} (got "${text.trim()}")` };
+  if (ms < minMs || ms > maxMs)
+    return { problem: `must be from ${formatDuration(minMs)} to ${formatDuration(maxMs)} (got "${text.trim()}")` };
   return { ms };
 }
 
@@ -88,7 +94,10 @@ const stageIntervals = (fallback: Record<string, number>) =>
       if (text === undefined) return fallback;
       if (text.trim() === 'none') return {};
       const out: Record<string, number> = {};
-      for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+      for (const pair of text
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
         const match = /^([^=\s]+)\s*=\s*(.+)$/.exec(pair);
         if (!match || parseDuration(match[2]!) === undefined) {
           ctx.addIssue({ code: 'custom', message: `"${pair}" is not Stage=duration (e.g. InTransit=3h, OutForDelivery=1h), or use none` });
@@ -126,7 +135,10 @@ export function maxCachedWorkflowsForHeap(heapLimitBytes = getHeapStatistics().h
 
 /** An IP address or a DNS name (no scheme, no port). */
 export function isHost(text: string): boolean {
-  return isIP(text) !== 0 || /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/.test(text);
+  return (
+    isIP(text) !== 0 ||
+    /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/.test(text)
+  );
 }
 
 /** `host:port` (an IPv6 host in brackets) with a port of 1..65535; undefined when it is not. */
@@ -165,11 +177,21 @@ const WorkerEnv = ShippingEnv.extend({
   TRACKING_TERMINAL_TAGS: z
     .string()
     .default(DEFAULT_TRACKING_POLICY.terminalTags.join(','))
-    .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string()).min(1, 'must name at least one tag')),
   LABEL_CORRECTION_TIMEOUT: duration(`${DEFAULT_TRACKING_POLICY.correctionTimeoutMs}ms`, LONG_WAIT_BOUNDS),
   // Temporal terminates a workflow at 51,200 history events: continue-as-new must come well before.
-  HISTORY_EVENT_LIMIT: z.coerce.number().int().min(10).max(40_000, 'must be at most 40000 (Temporal ends a workflow at 51,200 history events)').default(DEFAULT_TRACKING_POLICY.historyEventLimit),
+  HISTORY_EVENT_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(40_000, 'must be at most 40000 (Temporal ends a workflow at 51,200 history events)')
+    .default(DEFAULT_TRACKING_POLICY.historyEventLimit),
   /** Workflows kept in memory between their tasks; the rest replay their (short) history when woken. */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce
     .number()
@@ -187,11 +209,17 @@ const WorkerEnv = ShippingEnv.extend({
       }
     }),
   // Each task replays a workflow at once: beyond a few hundred they only compete for the CPU.
-  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt(WORKER_DEFAULTS.maxConcurrentWorkflowTaskExecutions, 500, 'more only compete for the CPU').pipe(
-    z.number().min(2, 'must be at least 2 (the SDK needs 2 with a workflow cache)'),
-  ),
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt(
+    WORKER_DEFAULTS.maxConcurrentWorkflowTaskExecutions,
+    500,
+    'more only compete for the CPU',
+  ).pipe(z.number().min(2, 'must be at least 2 (the SDK needs 2 with a workflow cache)')),
   // Each in-flight call holds its answer in memory.
-  WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(WORKER_DEFAULTS.maxConcurrentActivityTaskExecutions, 1000, 'each in-flight API call holds its answer in memory'),
+  WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(
+    WORKER_DEFAULTS.maxConcurrentActivityTaskExecutions,
+    1000,
+    'each in-flight API call holds its answer in memory',
+  ),
   /** Per-worker cap on activity starts per second. */
   WORKER_MAX_ACTIVITIES_PER_SECOND: optionalRate(100_000),
   /** Server-enforced cap for the whole task queue; give every worker the same value. */
@@ -302,7 +330,8 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     throw new ConfigError([
       {
         variable: 'LOG_LEVEL',
-        message: 'trace logs every workflow and activity payload (label requests with names and addresses); allowed only with PAYLOAD_ENCRYPTION_KEYS set, so they are ciphertext. Use debug otherwise',
+        message:
+          'trace logs every workflow and activity payload (label requests with names and addresses); allowed only with PAYLOAD_ENCRYPTION_KEYS set, so they are ciphertext. Use debug otherwise',
       },
     ]);
   }
@@ -316,7 +345,9 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     historyEventLimit: e.HISTORY_EVENT_LIMIT,
   });
   if (!tracking.success) {
-    throw new ConfigError(tracking.error.issues.map((issue) => ({ variable: `tracking policy ${issue.path.join('.')}`, message: issue.message })));
+    throw new ConfigError(
+      tracking.error.issues.map((issue) => ({ variable: `tracking policy ${issue.path.join('.')}`, message: issue.message })),
+    );
   }
   return {
     shippingApi: loadShippingApiSettings(env),
@@ -336,7 +367,12 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
 }
 
 /** Names of the worker's own variables, for --help texts (the connection's are in temporal-connection.ts). */
-export const WORKER_ENV_VARIABLES = [...Object.keys(WorkerEnv.shape), 'PAYLOAD_ENCRYPTION_KEYS', 'PAYLOAD_ENCRYPTION_KEYS_FILE', 'PAYLOAD_ENCRYPTION_KEY_ID'];
+export const WORKER_ENV_VARIABLES = [
+  ...Object.keys(WorkerEnv.shape),
+  'PAYLOAD_ENCRYPTION_KEYS',
+  'PAYLOAD_ENCRYPTION_KEYS_FILE',
+  'PAYLOAD_ENCRYPTION_KEY_ID',
+];
 
 // ---------------------------------------------------------------- payload encryption
 
@@ -363,7 +399,10 @@ export interface PayloadEncryptionSettings {
  */
 function parseKeyList(text: string, ctx: z.RefinementCtx): EncryptionKey[] {
   const keys: EncryptionKey[] = [];
-  const entries = text.split(/[,\n]/).map((e) => e.trim()).filter((e) => e !== '' && !e.startsWith('#'));
+  const entries = text
+    .split(/[,\n]/)
+    .map((e) => e.trim())
+    .filter((e) => e !== '' && !e.startsWith('#'));
   if (entries.length === 0) ctx.addIssue({ code: 'custom', message: 'holds no key; expected keyId=base64-of-32-bytes[,keyId=...]' });
   entries.forEach((entry, index) => {
     const eq = entry.indexOf('=');
@@ -384,7 +423,10 @@ function parseKeyList(text: string, ctx: z.RefinementCtx): EncryptionKey[] {
     }
     const key = Buffer.from(material, 'base64');
     if (key.length !== ENCRYPTION_KEY_BYTES) {
-      ctx.addIssue({ code: 'custom', message: `key "${id}" must be ${ENCRYPTION_KEY_BYTES} bytes, got ${key.length} (generate one with: openssl rand -base64 32)` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `key "${id}" must be ${ENCRYPTION_KEY_BYTES} bytes, got ${key.length} (generate one with: openssl rand -base64 32)`,
+      });
       return;
     }
     keys.push({ id, key });
@@ -401,7 +443,9 @@ function inlineOrFile(env: Env, name: string): { value: string; source: string }
   try {
     return { value: readFileSync(file, 'utf8'), source: `${name}_FILE` };
   } catch (err) {
-    throw new ConfigError([{ variable: `${name}_FILE`, message: `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}` }]);
+    throw new ConfigError([
+      { variable: `${name}_FILE`, message: `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}` },
+    ]);
   }
 }
 
@@ -421,7 +465,10 @@ export function loadPayloadEncryptionSettings(env: Env = process.env): PayloadEn
   const keys = parsed.data;
   if (activeId !== undefined && !keys.some((k) => k.id === activeId)) {
     throw new ConfigError([
-      { variable: 'PAYLOAD_ENCRYPTION_KEY_ID', message: `"${activeId}" is not among the configured keys (${keys.map((k) => k.id).join(', ')})` },
+      {
+        variable: 'PAYLOAD_ENCRYPTION_KEY_ID',
+        message: `"${activeId}" is not among the configured keys (${keys.map((k) => k.id).join(', ')})`,
+      },
     ]);
   }
   return { keys, activeKeyId: activeId ?? keys[0]!.id };
@@ -440,7 +487,12 @@ const CodecServerEnv = z.object({
   CODEC_SERVER_CORS_ORIGIN: z
     .string()
     .default(CODEC_SERVER_DEFAULTS.corsOrigins.join(','))
-    .transform((s) => s.split(',').map((o) => o.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
     .pipe(
       z
         .array(z.url({ protocol: /^https?$/, error: 'must be http(s) origins like http://localhost:8233, comma-separated' }))
@@ -450,7 +502,10 @@ const CodecServerEnv = z.object({
 });
 
 /** The codec server needs keys and (unless `requireToken` is false) a bearer token of at least 16 characters. */
-export function loadCodecServerSettings(env: Env = process.env, opts: { requireToken: boolean } = { requireToken: true }): CodecServerSettings {
+export function loadCodecServerSettings(
+  env: Env = process.env,
+  opts: { requireToken: boolean } = { requireToken: true },
+): CodecServerSettings {
   const problems: ConfigError['problems'] = [];
   const collect = <T>(load: () => T): T | undefined => {
     try {

@@ -61,7 +61,8 @@ the values of the profile file):
   TEMPORAL_CONFIG_FILE              TOML profile file (default ~/.config/temporalio/temporal.toml)
   Also TEMPORAL_TLS_*_DATA (PEM text instead of a path) and TEMPORAL_GRPC_META_<NAME> (a header).`;
 
-const HOST_PORT_MESSAGE = 'must be host:port without a scheme, with a port from 1 to 65535, e.g. localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233';
+const HOST_PORT_MESSAGE =
+  'must be host:port without a scheme, with a port from 1 to 65535, e.g. localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233';
 const isHostPort = (text: string) => parseHostPort(text) !== undefined;
 
 /** The SDK reads only 1/true as on, so anything else would silently mean off. */
@@ -100,7 +101,10 @@ const ConnectionEnv = z.object({
   // Read by the SDK's loader but not applied by the TypeScript SDK's connections: refuse rather than ignore.
   TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: flag
     .optional()
-    .refine((v) => v !== 'true' && v !== '1', 'is not supported by the TypeScript SDK; use TEMPORAL_TLS_SERVER_NAME with the name in the server certificate'),
+    .refine(
+      (v) => v !== 'true' && v !== '1',
+      'is not supported by the TypeScript SDK; use TEMPORAL_TLS_SERVER_NAME with the name in the server certificate',
+    ),
   TEMPORAL_PROFILE: z.string().optional(),
   TEMPORAL_CONFIG_FILE: z
     .string()
@@ -148,7 +152,10 @@ export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
     else if (e.TEMPORAL_PROFILE !== undefined) {
       const names = Object.keys(profiles);
       throw new ConfigError([
-        { variable: 'TEMPORAL_PROFILE', message: `no profile "${profileName}" in ${configFile} (it has: ${names.length ? names.join(', ') : 'none'})` },
+        {
+          variable: 'TEMPORAL_PROFILE',
+          message: `no profile "${profileName}" in ${configFile} (it has: ${names.length ? names.join(', ') : 'none'})`,
+        },
       ]);
     }
   } else if (e.TEMPORAL_PROFILE !== undefined) {
@@ -181,9 +188,7 @@ export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
   try {
     profile = loadClientConfigProfile({
       // The SDK's loader fails on a file without the profile (or without any): the file counts only when it has it.
-      ...(fileHasProfile
-        ? { configSource: { path: configFile! }, profile: profileName, configFileStrict: true }
-        : { disableFile: true }),
+      ...(fileHasProfile ? { configSource: { path: configFile! }, profile: profileName, configFileStrict: true } : { disableFile: true }),
       overrideEnvVars: sdkEnv(env),
     });
   } catch (err) {
@@ -257,11 +262,23 @@ export async function explainConnectFailure(settings: TemporalSettings, err: unk
 }
 
 const HINTS: Array<[RegExp, string]> = [
-  [/unable to verify|self.signed|local issuer|UnknownIssuer/i, 'the server certificate is not signed by a CA we trust: set TEMPORAL_TLS_SERVER_CA_CERT_PATH (tls.server_ca_cert_path) to its CA'],
-  [/altnames|NotValidForName/i, 'the server certificate is not for this name: set TEMPORAL_TLS_SERVER_NAME (tls.server_name) to a name it carries'],
-  [/certificate required|bad certificate|unknown ca|CertificateRequired/i, 'the server wants a client certificate it trusts: TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH'],
+  [
+    /unable to verify|self.signed|local issuer|UnknownIssuer/i,
+    'the server certificate is not signed by a CA we trust: set TEMPORAL_TLS_SERVER_CA_CERT_PATH (tls.server_ca_cert_path) to its CA',
+  ],
+  [
+    /altnames|NotValidForName/i,
+    'the server certificate is not for this name: set TEMPORAL_TLS_SERVER_NAME (tls.server_name) to a name it carries',
+  ],
+  [
+    /certificate required|bad certificate|unknown ca|CertificateRequired/i,
+    'the server wants a client certificate it trusts: TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH',
+  ],
   [/wrong version number|packet length too long|http request/i, 'the server does not speak TLS: set TEMPORAL_TLS=false'],
-  [/UNAUTHENTICATED|authentication credentials/i, 'the server refused the credentials: check TEMPORAL_API_KEY (api_key) or the client certificate'],
+  [
+    /UNAUTHENTICATED|authentication credentials/i,
+    'the server refused the credentials: check TEMPORAL_API_KEY (api_key) or the client certificate',
+  ],
 ];
 
 /** A TLS handshake (ALPN h2, as gRPC) with the connection's CA, client certificate and server name; undefined when it succeeds. */
@@ -338,7 +355,9 @@ function readProfiles(file: string, variable: string): Record<string, ClientConf
     if (err instanceof TypeError && !/profile/.test(text)) return {};
     const message = firstLine(err);
     // The Temporal CLI writes this key, but the TypeScript SDK cannot apply it.
-    const why = /disable_host_verification/.test(message) ? ' (host verification cannot be turned off in the TypeScript SDK; use tls.server_name)' : '';
+    const why = /disable_host_verification/.test(message)
+      ? ' (host verification cannot be turned off in the TypeScript SDK; use tls.server_name)'
+      : '';
     throw new ConfigError([{ variable, message: `${file}: ${message}${why}` }]);
   }
 }

@@ -18,7 +18,8 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
   // The import and CLI in the other terminal read the same shell: say when it points elsewhere.
   const same: Record<string, string> = { TEMPORAL_ADDRESS: r.address, TEMPORAL_NAMESPACE: NAMESPACE };
   const elsewhere = connectionVariablesIn(process.env).filter((k) => process.env[k] !== same[k]);
-  if (elsewhere.length) out.warn(`This shell sets ${elsewhere.join(', ')}: unset them where you run the import and CLI against this dev server.`);
+  if (elsewhere.length)
+    out.warn(`This shell sets ${elsewhere.join(', ')}: unset them where you run the import and CLI against this dev server.`);
   out.banner('Shipping worker dev environment is running', [
     '',
     `   Temporal Web UI   http://localhost:${o.uiPort}`,

@@ -134,7 +134,6 @@ export function readPackageScripts(): Record<string, string> {
   return pkg.scripts ?? {};
 }
 
-
 /** Problems with an npm script the dev environment runs: missing, or naming a missing .ts file. */
 export function checkScript(scripts: Record<string, string>, script: string, expectedFile: string): string[] {
   const command = scripts[script];

@@ -10,7 +10,14 @@ import path from 'node:path';
 import { localServerEnv } from '../config/temporal-connection';
 import { Child } from '../launcher/child';
 import { launcherConsole } from '../launcher/console';
-import { demoSettings, fakeApiLaunch, FAKE_API_LISTENING, LOCAL_NAMESPACE as NAMESPACE, workerEnv, type DemoSettings } from '../launcher/defaults';
+import {
+  demoSettings,
+  fakeApiLaunch,
+  FAKE_API_LISTENING,
+  LOCAL_NAMESPACE as NAMESPACE,
+  workerEnv,
+  type DemoSettings,
+} from '../launcher/defaults';
 import { assertPortsFree } from '../launcher/ports';
 import { Supervisor } from '../launcher/supervisor';
 import { searchAttributeArgs } from '../launcher/temporal';
@@ -54,7 +61,11 @@ async function main(): Promise<void> {
   const { address, dbFile } = await startTemporal(o, cli, codecUrl);
   const apiUrl = await startShippingApi(o, scripts, settings);
   const shop = await startShop(o, scripts);
-  await startWorker(scripts, workerEnv(localServerEnv(process.env), { ...settings, address, namespace: NAMESPACE, apiUrl }), shop?.connectors);
+  await startWorker(
+    scripts,
+    workerEnv(localServerEnv(process.env), { ...settings, address, namespace: NAMESPACE, apiUrl }),
+    shop?.connectors,
+  );
   printDevBanner(out, o, { address, apiUrl, dbFile, codecUrl, shopUrl: shop?.url, settings });
 }
 
@@ -78,7 +89,10 @@ function startChild(name: string, launch: Launch, env: NodeJS.ProcessEnv): Child
     },
     onExit: ({ why, spawnFailed }) => {
       if (supervisor.stopping) return;
-      void supervisor.shutdown(1, `${name} (${launch.display}) ${spawnFailed ? why : `exited unexpectedly (${why})`}; stopping the others.`);
+      void supervisor.shutdown(
+        1,
+        `${name} (${launch.display}) ${spawnFailed ? why : `exited unexpectedly (${why})`}; stopping the others.`,
+      );
     },
   });
   child.start();
@@ -140,8 +154,17 @@ async function startTemporal(o: DevOptions, cli: string, codecUrl: string | unde
     ...searchAttributeArgs(),
   ];
   out.say(`Starting Temporal dev server (${path.relative(process.cwd(), dbFile) || dbFile})`);
-  const temporal = startChild('temporal', { command: cli, args, display: `${cli} ${args.join(' ')}`, signalGroupOnStop: false }, process.env);
-  const connection = await connectWhenReady(address, { namespace: NAMESPACE, alive: () => temporal.running, what: 'Temporal dev server', timeoutMs: 90_000 });
+  const temporal = startChild(
+    'temporal',
+    { command: cli, args, display: `${cli} ${args.join(' ')}`, signalGroupOnStop: false },
+    process.env,
+  );
+  const connection = await connectWhenReady(address, {
+    namespace: NAMESPACE,
+    alive: () => temporal.running,
+    what: 'Temporal dev server',
+    timeoutMs: 90_000,
+  });
   try {
     // start-dev --search-attribute registers attributes only when it creates the database (CLI
     // v1.5.1): on an existing .data/temporal.db, ones added to the code since would be missing.
@@ -188,7 +211,9 @@ async function startShop(o: DevOptions, scripts: Record<string, string>): Promis
   const connectors = JSON.stringify({
     // Short, so a shop taken down in the demo catches up within seconds of coming back.
     maxBackoff: '10s',
-    ...Object.fromEntries(shops.map((shop) => [shop, { type: 'webhook', url: `${url}/webhooks/${encodeURIComponent(shop)}`, secrets: [secret] }])),
+    ...Object.fromEntries(
+      shops.map((shop) => [shop, { type: 'webhook', url: `${url}/webhooks/${encodeURIComponent(shop)}`, secrets: [secret] }]),
+    ),
   });
   out.say(`Shops wired to the receiver: ${shops.join(', ')}`);
   return { url, connectors };
@@ -196,7 +221,10 @@ async function startShop(o: DevOptions, scripts: Record<string, string>): Promis
 
 async function startWorker(scripts: Record<string, string>, env: NodeJS.ProcessEnv, shopConnectors: string | undefined): Promise<void> {
   out.say('Starting the worker');
-  const worker = startChild('worker', launchScript(scripts, 'worker', []), { ...env, ...(shopConnectors ? { SHOP_CONNECTORS: shopConnectors } : {}) });
+  const worker = startChild('worker', launchScript(scripts, 'worker', []), {
+    ...env,
+    ...(shopConnectors ? { SHOP_CONNECTORS: shopConnectors } : {}),
+  });
   // The SDK logs "Worker state changed ... RUNNING" once it polls (after bundling the workflows).
   // If the worker dies first, the exit handler stops everything and we never get past this.
   const running = await worker.waitForLine(/RUNNING/, 60_000);

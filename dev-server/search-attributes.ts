@@ -12,11 +12,7 @@ import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
  * missing). Throws naming each attribute whose server type differs from the code's;
  * `mismatchHint` says what to do about it.
  */
-export async function ensureSearchAttributes(
-  connection: Connection,
-  namespace: string,
-  mismatchHint: string,
-): Promise<string[]> {
+export async function ensureSearchAttributes(connection: Connection, namespace: string, mismatchHint: string): Promise<string[]> {
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
   const existing = customAttributes ?? {};
   const missing: Record<string, number> = {};

@@ -257,10 +257,7 @@ async function buildTemporalCli(args: {
  * Builds `tool` into its target with `go install`, under a lock directory next to `.tools/bin`
  * so concurrent processes build once; returns the target path.
  */
-export async function buildWithGo(
-  tool: GoTool,
-  args: { go: string; env: NodeJS.ProcessEnv; log: (msg: string) => void },
-): Promise<string> {
+export async function buildWithGo(tool: GoTool, args: { go: string; env: NodeJS.ProcessEnv; log: (msg: string) => void }): Promise<string> {
   let inFlight = buildsInFlight.get(tool.target);
   if (!inFlight) {
     inFlight = buildOrWait(tool, args).finally(() => buildsInFlight.delete(tool.target));

@@ -30,7 +30,10 @@ const CODE_OF_STATUS: Record<number, string> = {
 function codeOfStatus(status: number): string {
   return (
     CODE_OF_STATUS[status] ??
-    (STATUS_CODES[status] ?? `HTTP_${status}`).toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_|_$/g, '')
+    (STATUS_CODES[status] ?? `HTTP_${status}`)
+      .toUpperCase()
+      .replace(/[^A-Z0-9]+/g, '_')
+      .replace(/^_|_$/g, '')
   );
 }
 

@@ -27,8 +27,7 @@ interface CourierEntry {
 }
 
 const digits = (n: number): string => Array.from({ length: n }, () => String(randomInt(10))).join('');
-const upperAlnum = (n: number): string =>
-  Array.from({ length: n }, () => '0123456789ABCDEFGHJKLMNPRSTUVWXYZ'[randomInt(33)]).join('');
+const upperAlnum = (n: number): string => Array.from({ length: n }, () => '0123456789ABCDEFGHJKLMNPRSTUVWXYZ'[randomInt(33)]).join('');
 
 export const CATALOG: readonly CourierEntry[] = [
   {
@@ -56,8 +55,7 @@ export const CATALOG: readonly CourierEntry[] = [
     trackingNumber: () => `1Z${upperAlnum(6)}${digits(10)}`,
     hub: { city: 'Köln', state: 'North Rhine-Westphalia', countryRegion: 'DE', utcOffsetMinutes: 60 },
     rejection: (pc, cc) =>
-      `120802: Address Validation Error on ShipTo address. The postal code ${pc} is invalid` +
-      `${cc ? ` for ${cc}` : ''}.`,
+      `120802: Address Validation Error on ShipTo address. The postal code ${pc} is invalid` + `${cc ? ` for ${cc}` : ''}.`,
   },
   {
     courier: { code: 'postnl', name: 'PostNL' },
@@ -81,8 +79,7 @@ export const CATALOG: readonly CourierEntry[] = [
     orderNumber: () => `DPD${digits(10)}`,
     trackingNumber: () => `0${digits(13)}`,
     hub: { city: 'Aschaffenburg', state: 'Bavaria', countryRegion: 'DE', utcOffsetMinutes: 60 },
-    rejection: (pc, cc) =>
-      `COMMON_7: Zip code ${pc} unknown${cc ? ` in country ${cc}` : ''}; the consignment cannot be routed.`,
+    rejection: (pc, cc) => `COMMON_7: Zip code ${pc} unknown${cc ? ` in country ${cc}` : ''}; the consignment cannot be routed.`,
   },
 ];
 

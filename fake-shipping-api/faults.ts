@@ -5,14 +5,7 @@
 import { z } from 'zod';
 
 /** Every API endpoint key the fake knows: `METHOD /first-path-segment`. */
-export const ENDPOINT_KEYS = [
-  'POST /labels',
-  'GET /labels',
-  'GET /orders',
-  'GET /tracking',
-  'GET /couriers',
-  'GET /products',
-] as const;
+export const ENDPOINT_KEYS = ['POST /labels', 'GET /labels', 'GET /orders', 'GET /tracking', 'GET /couriers', 'GET /products'] as const;
 export type EndpointKey = (typeof ENDPOINT_KEYS)[number];
 
 export interface RateLimit {
@@ -86,9 +79,7 @@ const Rate = z.number().min(0).max(1);
 
 export const FaultsPatch = z
   .strictObject({
-    rateLimit: z
-      .strictObject({ perSecond: z.number().positive(), burst: z.number().int().min(1) })
-      .nullable(),
+    rateLimit: z.strictObject({ perSecond: z.number().positive(), burst: z.number().int().min(1) }).nullable(),
     rateLimitedRate: Rate,
     rateLimitedRetryAfter: z
       .strictObject({

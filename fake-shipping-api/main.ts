@@ -79,8 +79,7 @@ function parseNumber(flag: string, raw: string, check: { integer?: boolean; min?
 }
 
 export type CliCommand =
-  | { kind: 'help' }
-  | { kind: 'run'; options: FakeShippingApiOptions & { host: string; port: number }; extraAccountNames: string[] };
+  { kind: 'help' } | { kind: 'run'; options: FakeShippingApiOptions & { host: string; port: number }; extraAccountNames: string[] };
 
 /** Parses the flags; throws CliError naming the flag on any invalid value. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): CliCommand {

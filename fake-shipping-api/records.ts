@@ -52,11 +52,7 @@ export function canonicalJson(value: unknown): string {
 /** Deterministic ending: EXCEPTION wins over CANCEL, which wins over STALL; else Delivered. */
 export function endingOf(request: LabelRequest): Ending {
   const order = request.order;
-  const haystack = [
-    order?.customerOrderNumber,
-    order?.orderNumbers?.platformOrderNumber,
-    ...(order?.orderNumbers?.referenceNumbers ?? []),
-  ]
+  const haystack = [order?.customerOrderNumber, order?.orderNumbers?.platformOrderNumber, ...(order?.orderNumbers?.referenceNumbers ?? [])]
     .filter((s): s is string => typeof s === 'string')
     .map((s) => s.toUpperCase());
   if (haystack.some((s) => s.includes('EXCEPTION'))) return 'Exception';
@@ -221,8 +217,26 @@ export function orderDetail(record: LabelRecord, now: number, stepMs: number): O
 // ---------------------------------------------------------------- tracking
 
 const UTC_OFFSETS: Record<string, number> = {
-  DE: 60, NL: 60, BE: 60, FR: 60, AT: 60, CH: 60, IT: 60, ES: 60, PL: 60, DK: 60, SE: 60, CZ: 60,
-  GB: 0, IE: 0, PT: 0, US: -300, CA: -300, JP: 540, CN: 480, AU: 600,
+  DE: 60,
+  NL: 60,
+  BE: 60,
+  FR: 60,
+  AT: 60,
+  CH: 60,
+  IT: 60,
+  ES: 60,
+  PL: 60,
+  DK: 60,
+  SE: 60,
+  CZ: 60,
+  GB: 0,
+  IE: 0,
+  PT: 0,
+  US: -300,
+  CA: -300,
+  JP: 540,
+  CN: 480,
+  AU: 600,
 };
 
 /** ISO 8601 with the local UTC offset of the place, e.g. 2025-03-01T14:05:00.000+01:00. */
@@ -293,7 +307,13 @@ export function trackingRecord(record: LabelRecord, now: number, stepMs: number)
   if (stage >= 2) checkpoints.push(checkpoint(2, from, 'Shipment information received by the carrier', TAGS.info));
   if (stage >= 3) checkpoints.push(checkpoint(3, hubPlace, `Arrived at the ${hub.city} sort facility`, TAGS.transit));
   const current =
-    stage === 1 ? TAGS.pending : stage === 2 ? TAGS.info : stage === 3 ? TAGS.transit : TAGS[record.ending as 'Delivered' | 'Exception' | 'Cancelled'];
+    stage === 1
+      ? TAGS.pending
+      : stage === 2
+        ? TAGS.info
+        : stage === 3
+          ? TAGS.transit
+          : TAGS[record.ending as 'Delivered' | 'Exception' | 'Cancelled'];
   if (stage === 4) {
     const ending = record.ending as 'Delivered' | 'Exception' | 'Cancelled';
     checkpoints.push(checkpoint(4, to, TERMINAL_MESSAGE[ending], TAGS[ending]));

@@ -31,15 +31,7 @@ export type { EndpointKey, FailNextEntry, Faults, RateLimit, RetryAfterRange } f
 export { ENDPOINT_KEYS, FaultsPatch, InvalidFaultsError, normalizeEndpointKey } from './faults';
 export { INTEGRATION_CODE } from './catalog';
 export { defaultAccount, DEFAULTS, DEV_API_KEY, DEV_API_TOKEN } from './defaults';
-export type {
-  FakeAccount,
-  FakeFault,
-  FakeLabelSummary,
-  FakeRequest,
-  FakeShippingApi,
-  FakeShippingApiOptions,
-  FakeStats,
-} from './types';
+export type { FakeAccount, FakeFault, FakeLabelSummary, FakeRequest, FakeShippingApi, FakeShippingApiOptions, FakeStats } from './types';
 
 /** The spec's endpoints, one module each under routes/ (the admin ones: routes/admin.ts). */
 const ENDPOINTS: Readonly<Record<EndpointKey, EndpointHandler>> = {

@@ -92,7 +92,13 @@ export class Child {
     this.starts += 1;
     this.expecting = false;
     this.finished = false;
-    const proc = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached, ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}) });
+    const proc = spawn(command, args, {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached,
+      ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+    });
     this.proc = proc;
     live.add(this);
     this.exit = new Promise<void>((resolve) => {
@@ -110,7 +116,10 @@ export class Child {
       });
       proc.on('error', (err) => finish(`could not be started: ${err.message}`, true));
     });
-    for (const [stream, stderr] of [[proc.stdout, false], [proc.stderr, true]] as const) {
+    for (const [stream, stderr] of [
+      [proc.stdout, false],
+      [proc.stderr, true],
+    ] as const) {
       if (this.spec.log) stream.pipe(this.spec.log, { end: false });
       readline.createInterface({ input: stream }).on('line', (line) => {
         for (const listener of this.listeners) listener(line);

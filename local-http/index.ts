@@ -29,7 +29,10 @@ export function requestLine(req: IncomingMessage): { method: string; url: URL; s
   const url = new URL(req.url ?? '/', 'http://local.invalid');
   let segments: string[] | null;
   try {
-    segments = url.pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
+    segments = url.pathname
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent);
   } catch {
     segments = null;
   }

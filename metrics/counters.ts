@@ -40,7 +40,7 @@ export const rateLimited = new Counter({
 
 export const trackingCompleted = new Counter({
   name: 'shipping_tracking_completed_total',
-  help: "Tracking polls that reached a terminal tag (the shipment ends with that outcome), by outcome and tag.",
+  help: 'Tracking polls that reached a terminal tag (the shipment ends with that outcome), by outcome and tag.',
   labelNames: ['outcome', 'tag'] as const,
   registers: [registry],
 });

@@ -19,7 +19,12 @@ export class CourierLabels {
   }
 
   replace(couriers: readonly Courier[]): void {
-    this.known = new Set(couriers.map((c) => c.code).filter((code) => COURIER_CODE.test(code)).slice(0, MAX_COURIER_LABELS));
+    this.known = new Set(
+      couriers
+        .map((c) => c.code)
+        .filter((code) => COURIER_CODE.test(code))
+        .slice(0, MAX_COURIER_LABELS),
+    );
   }
 }
 
@@ -37,7 +42,8 @@ export function watchCourierCodes(
   const refresh = () =>
     listCouriers().then(
       (couriers) => labels.replace(couriers),
-      (err: unknown) => warn('cannot read GET /couriers for the courier metric label; unknown couriers count as "other"', { err: String(err) }),
+      (err: unknown) =>
+        warn('cannot read GET /couriers for the courier metric label; unknown couriers count as "other"', { err: String(err) }),
     );
   void refresh();
   const timer = setInterval(() => void refresh(), REFRESH_EVERY_MS);

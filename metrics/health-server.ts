@@ -110,7 +110,8 @@ export async function startHealthServer({ host, port, readiness, registry, logge
 
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, readiness: WorkerReadiness, registry: Registry): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://health').pathname;
-  if (!['/livez', '/readyz', '/metrics'].includes(path)) return send(res, 404, 'text/plain', 'not found: use /livez, /readyz or /metrics\n');
+  if (!['/livez', '/readyz', '/metrics'].includes(path))
+    return send(res, 404, 'text/plain', 'not found: use /livez, /readyz or /metrics\n');
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('allow', 'GET, HEAD');
     return send(res, 405, 'text/plain', 'method not allowed\n');

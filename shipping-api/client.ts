@@ -78,7 +78,8 @@ export class ShippingApiClient {
     this.maxResponseBytes = options.maxResponseBytes ?? CLIENT_DEFAULTS.maxResponseBytes;
     const connect = options.connectTimeoutMs ?? CLIENT_DEFAULTS.connectTimeoutMs;
     this.totalTimeoutMs =
-      options.totalTimeoutMs ?? connect + (options.headersTimeoutMs ?? CLIENT_DEFAULTS.headersTimeoutMs) + (options.bodyTimeoutMs ?? CLIENT_DEFAULTS.bodyTimeoutMs);
+      options.totalTimeoutMs ??
+      connect + (options.headersTimeoutMs ?? CLIENT_DEFAULTS.headersTimeoutMs) + (options.bodyTimeoutMs ?? CLIENT_DEFAULTS.bodyTimeoutMs);
     this.pool = new Pool(url.origin, {
       connections: options.connections ?? CLIENT_DEFAULTS.connections,
       connect: { timeout: options.connectTimeoutMs ?? CLIENT_DEFAULTS.connectTimeoutMs },
@@ -169,7 +170,10 @@ export class ShippingApiClient {
       retryAfter = response.headers['retry-after'];
       answered = status;
       // An error's body only names the error: a little of it is enough.
-      text = await readBounded(response.body, status >= 200 && status < 300 ? this.maxResponseBytes : Math.min(this.maxResponseBytes, MAX_ERROR_BODY_BYTES));
+      text = await readBounded(
+        response.body,
+        status >= 200 && status < 300 ? this.maxResponseBytes : Math.min(this.maxResponseBytes, MAX_ERROR_BODY_BYTES),
+      );
     } catch (cause) {
       if (cause instanceof ResponseTooLarge && answered !== undefined && (answered < 200 || answered >= 300)) {
         // Decided by its status, as any error whose body is not one of the spec's shapes.

@@ -110,7 +110,10 @@ export const LabelRequest = z.strictObject({
   shipment: Shipment,
   // Allowed values of label.format and units.* are not shown: any non-empty string.
   label: z.strictObject({ format: z.string().min(1) }).optional(),
-  units: z.strictObject({ weight: z.string().min(1), dimension: z.string().min(1) }).partial().optional(),
+  units: z
+    .strictObject({ weight: z.string().min(1), dimension: z.string().min(1) })
+    .partial()
+    .optional(),
   order: z
     .strictObject({
       customerOrderNumber: z.string().min(1).optional(),
@@ -165,14 +168,7 @@ export const KNOWN_ORDER_STATUSES = [
   'failed',
 ] as const;
 
-export const KNOWN_EXCEPTION_STATES = [
-  'trashed',
-  'hold',
-  'carrier_hold',
-  'refund_requested',
-  'returned',
-  'refund_rejected',
-] as const;
+export const KNOWN_EXCEPTION_STATES = ['trashed', 'hold', 'carrier_hold', 'refund_requested', 'returned', 'refund_rejected'] as const;
 
 export const ParcelMeasurements = z.strictObject({
   weightUnit: z.string().nullable(),
@@ -251,9 +247,7 @@ export const CarrierDetails = z.strictObject({
   }),
   customs: z.strictObject({ taxNumber: nullableString, ioss: nullableString, vat: nullableString, eori: nullableString }),
   iossApplied: nullableString,
-  serviceOptions: z.array(
-    z.strictObject({ code: z.string(), value: nullableString, cost: z.number().nullable() }),
-  ),
+  serviceOptions: z.array(z.strictObject({ code: z.string(), value: nullableString, cost: z.number().nullable() })),
   courierOptions: CarrierCourierOptions,
 });
 export type CarrierDetails = z.infer<typeof CarrierDetails>;
@@ -263,15 +257,7 @@ export type OrderDetail = z.infer<typeof OrderDetail>;
 
 // ---------------------------------------------------------------- tracking
 
-export const KNOWN_TRACKING_TAGS = [
-  'Pending',
-  'InfoReceived',
-  'InTransit',
-  'Delivered',
-  'Exception',
-  'Cancelled',
-  'Unknown',
-] as const;
+export const KNOWN_TRACKING_TAGS = ['Pending', 'InfoReceived', 'InTransit', 'Delivered', 'Exception', 'Cancelled', 'Unknown'] as const;
 export type KnownTrackingTag = (typeof KNOWN_TRACKING_TAGS)[number];
 
 export const Checkpoint = z.object({

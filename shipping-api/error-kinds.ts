@@ -27,4 +27,3 @@ export const RETRYABLE: Readonly<Record<ShippingErrorKind, boolean>> = {
   contract_violation: false,
   client_error: false,
 };
-

@@ -22,13 +22,7 @@ export { RETRYABLE, type ShippingErrorKind };
 /** Used when a 429 carries no Retry-After, or one that is neither an integer >= 1 nor an HTTP-date. */
 export const DEFAULT_RETRY_AFTER_SECONDS = 5;
 
-export type Operation =
-  | 'createLabel'
-  | 'getOrder'
-  | 'getLabel'
-  | 'getTracking'
-  | 'listCouriers'
-  | 'listProducts';
+export type Operation = 'createLabel' | 'getOrder' | 'getLabel' | 'getTracking' | 'listCouriers' | 'listProducts';
 
 export interface ShippingApiErrorFields {
   kind: ShippingErrorKind;
@@ -147,7 +141,12 @@ export function classifyErrorResponse(
         ? standard.data.error
         : `HTTP ${status} with an unrecognised body`;
   const code = tracking.success ? tracking.data.errorCode : standard.success ? standard.data.code : undefined;
-  const base = { operation, status, code: code === undefined ? undefined : cut(code, 100), message: `${operation}: ${cut(text)} (HTTP ${status})` };
+  const base = {
+    operation,
+    status,
+    code: code === undefined ? undefined : cut(code, 100),
+    message: `${operation}: ${cut(text)} (HTTP ${status})`,
+  };
 
   // Throttling and server faults are decided by status whatever the body says.
   if (status === 429) return new ShippingApiError({ ...base, kind: 'rate_limited', retryAfterSeconds: parseRetryAfter(retryAfterHeader) });
@@ -156,7 +155,12 @@ export function classifyErrorResponse(
   if (validation.success && status >= 400) {
     const fields = validation.data.details;
     const list = fields.map((f) => `${f.field}: ${f.message}`).join('; ');
-    return new ShippingApiError({ ...base, kind: 'validation', fields, message: `${operation}: ${cut(`${text}${list ? ` (${list})` : ''}`)} (HTTP ${status})` });
+    return new ShippingApiError({
+      ...base,
+      kind: 'validation',
+      fields,
+      message: `${operation}: ${cut(`${text}${list ? ` (${list})` : ''}`)} (HTTP ${status})`,
+    });
   }
   if (code === COURIER_ERROR_CODE) {
     // The carrier's wording verbatim: a tracking failure body carries it in errorMessage.

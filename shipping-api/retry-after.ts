@@ -13,7 +13,10 @@ export const MAX_RETRY_AFTER_SECONDS = 15 * 60;
 export const MAX_HOLD_MS = MAX_RETRY_AFTER_SECONDS * 1000;
 
 /** The header's wait in ms, as the server wrote it (unbounded, may be ≤ 0), or undefined when it is neither form. */
-export function readRetryAfterMs(header: string | string[] | undefined, nowMs: number): { ms: number; form: 'seconds' | 'date' } | undefined {
+export function readRetryAfterMs(
+  header: string | string[] | undefined,
+  nowMs: number,
+): { ms: number; form: 'seconds' | 'date' } | undefined {
   const raw = (Array.isArray(header) ? header[0] : header)?.trim();
   if (raw === undefined || raw === '') return undefined;
   if (/^\d+$/.test(raw)) {

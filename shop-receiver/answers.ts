@@ -6,7 +6,12 @@ export interface ReceiverAnswer extends Answer {
   html?: string;
 }
 
-export const error = (status: number, message: string, extra: Record<string, unknown> = {}, headers?: Record<string, string>): ReceiverAnswer => ({
+export const error = (
+  status: number,
+  message: string,
+  extra: Record<string, unknown> = {},
+  headers?: Record<string, string>,
+): ReceiverAnswer => ({
   status,
   body: { error: message, ...extra },
   headers,

@@ -49,7 +49,12 @@ See docs/shop-sync.md.
 
 function parseNumber(flag: string, raw: string, check: { integer?: boolean; min: number; max?: number; exclusiveMin?: boolean }): number {
   const value = /^\s*(\d+\.?\d*|\.\d+)\s*$/.test(raw) ? Number(raw) : NaN;
-  const range = check.max !== undefined ? ` between ${check.min} and ${check.max}` : check.exclusiveMin ? ` greater than ${check.min}` : ` >= ${check.min}`;
+  const range =
+    check.max !== undefined
+      ? ` between ${check.min} and ${check.max}`
+      : check.exclusiveMin
+        ? ` greater than ${check.min}`
+        : ` >= ${check.min}`;
   const ok =
     Number.isFinite(value) &&
     (!check.integer || Number.isInteger(value)) &&

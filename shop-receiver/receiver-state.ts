@@ -76,6 +76,11 @@ export class ReceiverState {
   }
 
   snapshot(): ShopReceiverState {
-    return { orders: this.store.orderViews(), events: this.store.events(), stats: structuredClone(this.stats), faults: cloneFaults(this.faults) };
+    return {
+      orders: this.store.orderViews(),
+      events: this.store.events(),
+      stats: structuredClone(this.stats),
+      faults: cloneFaults(this.faults),
+    };
   }
 }

@@ -9,7 +9,17 @@
  * GET /__admin/stats, GET|POST /__admin/faults, POST /__admin/reset. See docs/shop-sync.md.
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import { baseUrlOf, cancellableDelays, header, HTML_TYPE, JSON_TYPE, jsonText, LocalHttpServer, requestLine, writeAnswer } from '../local-http';
+import {
+  baseUrlOf,
+  cancellableDelays,
+  header,
+  HTML_TYPE,
+  JSON_TYPE,
+  jsonText,
+  LocalHttpServer,
+  requestLine,
+  writeAnswer,
+} from '../local-http';
 import { handleAdmin } from './admin-route';
 import { error, type ReceiverAnswer } from './answers';
 import { cloneFaults, describeFaults } from './faults';
@@ -53,7 +63,8 @@ export async function startShopReceiver(options: ShopReceiverOptions): Promise<S
         const key = String(answer.status);
         receiver.stats.answers[key] = (receiver.stats.answers[key] ?? 0) + 1;
         const onAnswered = options.onWebhookAnswered;
-        if (onAnswered) res.once('finish', () => onAnswered({ shop: second, status: answer.status, webhookId: header(req, 'webhook-id') ?? null }));
+        if (onAnswered)
+          res.once('finish', () => onAnswered({ shop: second, status: answer.status, webhookId: header(req, 'webhook-id') ?? null }));
         return send(res, answer);
       }
       if (first === '__admin' && second !== undefined && rest.length === 0) {
@@ -61,11 +72,17 @@ export async function startShopReceiver(options: ShopReceiverOptions): Promise<S
       }
       if (method !== 'GET' && (first === undefined || first === 'api')) return send(res, error(405, 'use GET', {}, { allow: 'GET' }));
       if (first === undefined) {
-        const page = { events: receiver.store.events().length, duplicates: receiver.stats.duplicates, faults: describeFaults(receiver.faults) };
+        const page = {
+          events: receiver.store.events().length,
+          duplicates: receiver.stats.duplicates,
+          faults: describeFaults(receiver.faults),
+        };
         return send(res, { status: 200, html: renderOrdersPage(receiver.store.orderViews(), page) });
       }
-      if (first === 'api' && second === 'orders' && rest.length === 0) return send(res, { status: 200, body: { orders: receiver.store.orderViews() } });
-      if (first === 'api' && second === 'events' && rest.length === 0) return send(res, { status: 200, body: { events: receiver.store.events() } });
+      if (first === 'api' && second === 'orders' && rest.length === 0)
+        return send(res, { status: 200, body: { orders: receiver.store.orderViews() } });
+      if (first === 'api' && second === 'events' && rest.length === 0)
+        return send(res, { status: 200, body: { events: receiver.store.events() } });
       return send(res, error(404, `not found; webhooks go to POST /webhooks/<shop>`));
     },
     (res) => send(res, error(500, `internal error (receiver bug): ${STATUS_CODES[500]}`)),

@@ -67,7 +67,17 @@ export interface LoggedEvent {
 
 type Field = Exclude<
   keyof OrderView,
-  'shop' | 'orderId' | 'lastSequence' | 'lastType' | 'lastOccurredAt' | 'lastReceivedAt' | 'received' | 'missing' | 'gap' | 'outOfOrder' | 'duplicates'
+  | 'shop'
+  | 'orderId'
+  | 'lastSequence'
+  | 'lastType'
+  | 'lastOccurredAt'
+  | 'lastReceivedAt'
+  | 'received'
+  | 'missing'
+  | 'gap'
+  | 'outOfOrder'
+  | 'duplicates'
 >;
 
 interface OrderRecord {

@@ -26,7 +26,10 @@ export function verifyRequest(raw: Buffer, req: IncomingMessage, secrets: readon
   const skew = Math.floor(nowMs / 1000) - Number(timestamp);
   if (Math.abs(skew) > RECEIVER_DEFAULTS.toleranceSeconds) {
     const which = skew > 0 ? `${skew} s old` : `${-skew} s in the future`;
-    return error(401, `webhook-timestamp is ${which}; tolerance is ${RECEIVER_DEFAULTS.toleranceSeconds} s (replayed message, or a clock off)`);
+    return error(
+      401,
+      `webhook-timestamp is ${which}; tolerance is ${RECEIVER_DEFAULTS.toleranceSeconds} s (replayed message, or a clock off)`,
+    );
   }
   const headers = { 'webhook-id': id!, 'webhook-timestamp': timestamp!, 'webhook-signature': signature! };
   for (const secret of secrets) {

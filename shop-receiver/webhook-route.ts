@@ -46,13 +46,20 @@ function injectedFault(shop: string, receiver: ReceiverState): ReceiverAnswer | 
   const queued = faults.failNext.shift();
   if (queued) {
     const retryAfter = queued.retryAfter === undefined ? (queued.status === 429 ? '1' : null) : queued.retryAfter;
-    return error(queued.status, `injected failure (failNext)`, {}, { 'x-fault': 'fail-next', ...(retryAfter === null ? {} : { 'retry-after': retryAfter }) });
+    return error(
+      queued.status,
+      `injected failure (failNext)`,
+      {},
+      { 'x-fault': 'fail-next', ...(retryAfter === null ? {} : { 'retry-after': retryAfter }) },
+    );
   }
   if (isGone(faults, shop)) return error(410, `shop ${shop} no longer accepts webhooks (injected: gone)`, {}, { 'x-fault': 'gone' });
   if (buckets) {
     const wait = buckets.take('webhooks', Date.now());
-    if (wait > 0) return error(429, 'too many requests (injected: rateLimit)', {}, { 'retry-after': String(wait), 'x-fault': 'rate-limit' });
+    if (wait > 0)
+      return error(429, 'too many requests (injected: rateLimit)', {}, { 'retry-after': String(wait), 'x-fault': 'rate-limit' });
   }
-  if (faults.errorRate > 0 && receiver.random() < faults.errorRate) return error(500, 'internal error (injected: errorRate)', {}, { 'x-fault': 'error-rate' });
+  if (faults.errorRate > 0 && receiver.random() < faults.errorRate)
+    return error(500, 'internal error (injected: errorRate)', {}, { 'x-fault': 'error-rate' });
   return null;
 }

@@ -44,7 +44,10 @@ const WebhookConnectorConfig = z.strictObject({
 
 const ConnectorsFile = z
   .object(
-    { deliveryWindow: duration(DEFAULT_DELIVERY_WINDOW, DELIVERY_WINDOW_BOUNDS), maxBackoff: duration(DEFAULT_MAX_BACKOFF, MAX_BACKOFF_BOUNDS) },
+    {
+      deliveryWindow: duration(DEFAULT_DELIVERY_WINDOW, DELIVERY_WINDOW_BOUNDS),
+      maxBackoff: duration(DEFAULT_MAX_BACKOFF, MAX_BACKOFF_BOUNDS),
+    },
     { error: 'must be a JSON object of shop ids to connectors' },
   )
   .catchall(WebhookConnectorConfig);
@@ -84,7 +87,11 @@ type Env = Record<string, string | undefined>;
 function jsonPath(path: ReadonlyArray<PropertyKey>): string {
   return path
     .map((segment) =>
-      typeof segment === 'number' ? `[${segment}]` : /^[A-Za-z_$][\w$-]*$/.test(String(segment)) ? `.${String(segment)}` : `[${JSON.stringify(String(segment))}]`,
+      typeof segment === 'number'
+        ? `[${segment}]`
+        : /^[A-Za-z_$][\w$-]*$/.test(String(segment))
+          ? `.${String(segment)}`
+          : `[${JSON.stringify(String(segment))}]`,
     )
     .join('');
 }

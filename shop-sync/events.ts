@@ -30,11 +30,15 @@ export const EVENT_ID_PATTERN = /^evt_[0-9a-f]{32}$/;
  * separator. ("a\u0000b", "c") is therefore refused rather than colliding with ("a", "b\u0000c").
  */
 export function shipmentEventId({ shop, orderId, sequence }: { shop: string; orderId: string; sequence: number }): string {
-  for (const [field, value] of [['shop', shop], ['orderId', orderId]] as const) {
+  for (const [field, value] of [
+    ['shop', shop],
+    ['orderId', orderId],
+  ] as const) {
     const id = ExternalId.safeParse(value);
     if (!id.success) throw new Error(`shipmentEventId: ${field} ${id.error.issues[0]!.message}`);
   }
-  if (!Number.isSafeInteger(sequence) || sequence < 1) throw new Error(`shipmentEventId: sequence must be an integer >= 1 (got ${sequence})`);
+  if (!Number.isSafeInteger(sequence) || sequence < 1)
+    throw new Error(`shipmentEventId: sequence must be an integer >= 1 (got ${sequence})`);
   const digest = createHash('sha256').update(`${shop}\u0000${orderId}\u0000${sequence}`, 'utf8').digest('hex');
   return `evt_${digest.slice(0, 32)}`;
 }
@@ -64,7 +68,9 @@ export const LabelRejectedData = z.object({
     .array(z.object({ field: z.string(), message: z.string() }))
     .optional()
     .meta({ description: 'The label request fields the shipping API named, when it named any.' }),
-  awaitingCorrection: z.literal(true).meta({ description: 'The order waits for an operator to correct the label data; a label.created of a higher revision may follow.' }),
+  awaitingCorrection: z
+    .literal(true)
+    .meta({ description: 'The order waits for an operator to correct the label data; a label.created of a higher revision may follow.' }),
 });
 export type LabelRejectedData = z.infer<typeof LabelRejectedData>;
 
@@ -81,7 +87,9 @@ export const LastCheckpoint = Checkpoint.pick({
 export type LastCheckpoint = z.infer<typeof LastCheckpoint>;
 
 export const TrackingUpdatedData = z.object({
-  tag: z.string().meta({ description: 'Tracking tag, an open set: Pending, InfoReceived, InTransit, Delivered, Exception, Cancelled, ...' }),
+  tag: z
+    .string()
+    .meta({ description: 'Tracking tag, an open set: Pending, InfoReceived, InTransit, Delivered, Exception, Cancelled, ...' }),
   subtag: nullableString,
   subtagMessage: nullableString,
   trackingNumber: nullableString,
@@ -105,7 +113,7 @@ void outcomesMatchWorkflow;
 
 export const ShipmentCompletedData = z.object({
   outcome: Outcome,
-  reason: nullableString.meta({ description: 'Human-readable detail, e.g. the operator\'s reason or the timeout.' }),
+  reason: nullableString.meta({ description: "Human-readable detail, e.g. the operator's reason or the timeout." }),
   tag: nullableString.meta({ description: 'The last tracking tag, when tracking started.' }),
   trackingNumber: nullableString,
 });
@@ -154,7 +162,9 @@ export function makeShipmentEvent(input: ShipmentEventInput): ShipmentEvent {
   const id = shipmentEventId(input);
   const parsed = ShipmentEvent.safeParse({ ...input, id });
   if (!parsed.success) {
-    const problems = fieldProblems(parsed.error).map((p) => `${p.field}: ${p.message}`).join('; ');
+    const problems = fieldProblems(parsed.error)
+      .map((p) => `${p.field}: ${p.message}`)
+      .join('; ');
     throw new Error(`makeShipmentEvent: invalid ${input.type} event: ${problems}`);
   }
   return parsed.data;

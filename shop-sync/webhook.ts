@@ -78,8 +78,19 @@ export interface SignedHeaders {
  * The three Standard Webhooks headers for `body`, signed with every secret:
  * `webhook-signature` = "v1,<sig1> v1,<sig2>", each over "<id>.<timestamp>.<body>".
  */
-export function signWebhook({ id, timestampSeconds, body, secrets }: { id: string; timestampSeconds: number; body: string; secrets: readonly string[] }): SignedHeaders {
-  if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0) throw new WebhookArgumentError('timestampSeconds: must be an integer >= 0');
+export function signWebhook({
+  id,
+  timestampSeconds,
+  body,
+  secrets,
+}: {
+  id: string;
+  timestampSeconds: number;
+  body: string;
+  secrets: readonly string[];
+}): SignedHeaders {
+  if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0)
+    throw new WebhookArgumentError('timestampSeconds: must be an integer >= 0');
   const valid = checkSecrets(secrets);
   const at = new Date(timestampSeconds * 1000);
   return {
@@ -114,7 +125,12 @@ export function parseRetryAfterMs(header: string | string[] | undefined, nowMs: 
 }
 
 /** The one place an HTTP answer becomes a DeliveryResult. */
-export function classifyResponse(status: number, retryAfter: string | string[] | undefined, bodyExcerpt: string, nowMs: number): DeliveryResult {
+export function classifyResponse(
+  status: number,
+  retryAfter: string | string[] | undefined,
+  bodyExcerpt: string,
+  nowMs: number,
+): DeliveryResult {
   if (status >= 200 && status < 300) return { kind: 'delivered', status };
   if (status === 429 || status === 503) return { kind: 'retry_after', status, retryAfterMs: parseRetryAfterMs(retryAfter, nowMs) };
   if (status === 410) return { kind: 'gone', status };
@@ -177,7 +193,11 @@ export async function deliverWebhook(options: DeliverWebhookOptions): Promise<De
   if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new WebhookArgumentError('url: must be http(s)');
   const valid = ShipmentEvent.safeParse(event);
   if (!valid.success) {
-    throw new WebhookArgumentError(`event: ${fieldProblems(valid.error).map((p) => `${p.field}: ${p.message}`).join('; ')}`);
+    throw new WebhookArgumentError(
+      `event: ${fieldProblems(valid.error)
+        .map((p) => `${p.field}: ${p.message}`)
+        .join('; ')}`,
+    );
   }
 
   // Serialised once: these exact bytes are signed and sent (JSON.stringify output is
@@ -243,7 +263,8 @@ function describeNetworkError(cause: unknown): string {
   if (!(cause instanceof Error)) return String(cause);
   const code = (cause as { code?: unknown }).code;
   // Happy-eyeballs connects fail with an AggregateError whose own message is empty.
-  const inner = cause instanceof AggregateError && cause.message === '' ? cause.errors.find((e): e is Error => e instanceof Error) : undefined;
+  const inner =
+    cause instanceof AggregateError && cause.message === '' ? cause.errors.find((e): e is Error => e instanceof Error) : undefined;
   const message = cause.message || inner?.message || cause.name;
   return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
 }

@@ -48,7 +48,11 @@ export async function freePortBlock(size: number): Promise<number> {
   throw new Error(`no block of ${size} free ports found`);
 }
 
-export async function startCluster(opts: { workers: number; trackingStepMs: number; env: Record<string, string> }): Promise<RunningCluster> {
+export async function startCluster(opts: {
+  workers: number;
+  trackingStepMs: number;
+  env: Record<string, string>;
+}): Promise<RunningCluster> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-test-'));
   // Run as root, PostgreSQL runs as the postgres user, which must be able to enter the directory.
   fs.chmodSync(tmp, 0o755);

@@ -136,7 +136,8 @@ it('ships orders end to end with two workers on the task queue, searchable in th
   const found = await waitFor(
     async () => {
       const ids: string[] = [];
-      for await (const wf of client.workflow.list({ query: `ShipmentShop = "${shop}" AND ShipmentStatus = "delivered"` })) ids.push(wf.workflowId);
+      for await (const wf of client.workflow.list({ query: `ShipmentShop = "${shop}" AND ShipmentStatus = "delivered"` }))
+        ids.push(wf.workflowId);
       return ids.length === orderIds.length ? ids : undefined;
     },
     { timeoutMs: 30_000, intervalMs: 500, what: 'visibility to list the delivered shipments' },

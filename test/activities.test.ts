@@ -130,7 +130,9 @@ it('a failing tracking poll backs off up to its poll interval and records its fa
     const env = activityEnv({ attempt: 9, heartbeatDetails, heartbeatTimeoutMs: 10_000 });
     let recorded: unknown;
     env.on('heartbeat', (d: unknown) => (recorded = d));
-    const failure = await env.run(activities.awaitTrackingChange, { labelId: created.labelId, known, pollIntervalMs: 4_000 }).catch((e) => e);
+    const failure = await env
+      .run(activities.awaitTrackingChange, { labelId: created.labelId, known, pollIntervalMs: 4_000 })
+      .catch((e) => e);
     return { failure, recorded: recorded as { failuresInARow?: number; lastResult?: string } | undefined };
   };
   // 1 s, 2 s, 4 s: the third failure reaches the 4 s poll interval; the fourth is still recorded
@@ -156,7 +158,10 @@ it('turns a courier rejection into a non-retryable failure carrying the carrier 
 
 it('reads a tracking 404 as "not registered yet", not as an error', async () => {
   const label: CreatedLabel = await activityEnv().run(activities.createLabel, {
-    shop: 'acme', orderId: 'U-3', revision: 1, labelRequest: labelRequest('U-3'),
+    shop: 'acme',
+    orderId: 'U-3',
+    revision: 1,
+    labelRequest: labelRequest('U-3'),
   });
   // The fake answers 404 during the first tracking step (60 s here).
   expect(await activityEnv().run(activities.getTracking, label.labelId)).toBeNull();
@@ -168,7 +173,9 @@ it('keeps idempotency keys within 100 characters and distinct per order and revi
   expect(long).toMatch(/^sha256-[0-9a-f]{64}:r1$/);
   expect(labelIdempotencyKey({ shop: 's'.repeat(150), orderId: 'p', revision: 1 })).not.toBe(long);
   // Separators cannot make two orders collide.
-  expect(labelIdempotencyKey({ shop: 'a:b', orderId: 'c', revision: 1 })).not.toBe(labelIdempotencyKey({ shop: 'a', orderId: 'b:c', revision: 1 }));
+  expect(labelIdempotencyKey({ shop: 'a:b', orderId: 'c', revision: 1 })).not.toBe(
+    labelIdempotencyKey({ shop: 'a', orderId: 'b:c', revision: 1 }),
+  );
 });
 
 function detailsOf(err: unknown): FailureDetails {
@@ -191,23 +198,32 @@ it("records a 429's Retry-After in the attempt's heartbeat, and the next attempt
   // The server hands the retry out at once (as it can right after a restart): the attempt waits.
   const second = activityEnv({ attempt: 2, heartbeatDetails: { notBefore }, heartbeatTimeoutMs: 10_000 });
   const label = (await second.run(activities.createLabel, input)) as CreatedLabel;
-  const sent = fake.requestLog().filter((r) => r.endpoint === 'POST /labels' && r.status !== 429).at(-1)!;
+  const sent = fake
+    .requestLog()
+    .filter((r) => r.endpoint === 'POST /labels' && r.status !== 429)
+    .at(-1)!;
   expect(sent.at).toBeGreaterThanOrEqual(notBefore! - 5);
   expect(label.idempotencyKey).toBe('acme:U-RA:r1');
 }, 15_000);
 
 it('a first attempt (local activity) that gets no turn under the pace within 2 s gives up unsent; a regular attempt waits', async () => {
   const pacer = new AccountPacer({ initialRate: 100 });
-  const paced = createActivities(api, DEFAULT_TRACKING_POLICY, { pacing: pacedCalls(pacer, { rateLimitOf: () => null, answered: () => true }) });
+  const paced = createActivities(api, DEFAULT_TRACKING_POLICY, {
+    pacing: pacedCalls(pacer, { rateLimitOf: () => null, answered: () => true }),
+  });
   const input = { shop: 'acme', orderId: 'U-PACE', revision: 1, labelRequest: labelRequest('U-PACE') };
   const sentFor = () => fake.requestLog().filter((r) => r.endpoint === 'POST /labels' && r.customerOrderNumber === 'U-PACE').length;
   pacer.holdUntil(Date.now() + 60_000);
-  const first = await activityEnv({ isLocal: true }).run(paced.createLabel, input).catch((e: unknown) => e);
+  const first = await activityEnv({ isLocal: true })
+    .run(paced.createLabel, input)
+    .catch((e: unknown) => e);
   expect(first).toMatchObject({ type: PACED_BY_ACCOUNT, category: 'BENIGN' });
   expect(sentFor()).toBe(0);
   const regular = new AccountPacer({ initialRate: 100 });
   regular.holdUntil(Date.now() + 2_500);
-  const waiting = createActivities(api, DEFAULT_TRACKING_POLICY, { pacing: pacedCalls(regular, { rateLimitOf: () => null, answered: () => true }) });
+  const waiting = createActivities(api, DEFAULT_TRACKING_POLICY, {
+    pacing: pacedCalls(regular, { rateLimitOf: () => null, answered: () => true }),
+  });
   const label = (await activityEnv({ heartbeatTimeoutMs: 10_000 }).run(waiting.createLabel, input)) as CreatedLabel;
   expect(label.idempotencyKey).toBe('acme:U-PACE:r1');
   expect(sentFor()).toBe(1);

@@ -179,7 +179,10 @@ describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code
     const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: 1, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
     const taskQueue = `migration-${Date.now()}`;
     const oldApi = new PollGate({ baseUrl: fake.baseUrl, ...TEST_CREDENTIALS }, 2);
-    const workerFor = async (workflowBundle: Awaited<ReturnType<typeof getWorkflowBundle>>, shippingApi: ShippingApiClient | ShippingApiClientOptions) => {
+    const workerFor = async (
+      workflowBundle: Awaited<ReturnType<typeof getWorkflowBundle>>,
+      shippingApi: ShippingApiClient | ShippingApiClientOptions,
+    ) => {
       const worker = await createShipmentWorker({
         connection: env.nativeConnection,
         namespace: 'default',
@@ -198,7 +201,11 @@ describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code
       const stopOld = await workerFor(await baselineWorkflowBundle(), oldApi);
       const started = await startShipment(env.client, taskQueue, order('cdt', 'M-1'));
       const handle = env.client.workflow.getHandle(started.workflowId);
-      await waitFor(async () => (oldApi.held ? true : undefined), { what: 'the timer loop at its third poll', timeoutMs: 30_000, intervalMs: 100 });
+      await waitFor(async () => (oldApi.held ? true : undefined), {
+        what: 'the timer loop at its third poll',
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      });
       await stopOld();
       await oldApi.close();
       expect((await handle.describe()).status.name).toBe('RUNNING');
@@ -226,7 +233,10 @@ describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code
 class PollGate extends ShippingApiClient {
   private polls = 0;
   held = false;
-  constructor(options: ShippingApiClientOptions, private readonly allowed: number) {
+  constructor(
+    options: ShippingApiClientOptions,
+    private readonly allowed: number,
+  ) {
     super(options);
   }
   override async getTracking(id: string, options: Parameters<ShippingApiClient['getTracking']>[1] = {}) {

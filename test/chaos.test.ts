@@ -155,7 +155,15 @@ describe('chaos checks on synthetic logs', () => {
     expect(failures.join('\n')).toMatch(/credentials in: worker-1.log/);
     expect(failures.join('\n')).toMatch(/1 worker log line\(s\) name an activity task token/);
     expect(formatTable([clean])).toContain('| ours | 2 | 2 | 0 | 0 (0 / 0) | 0 | 9 (after 3 of 4 429s) | 1/1/0 | none |');
-    expect(credentialLeaks([{ name: 'x', text: 'key=secret-1' }, { name: 'y', text: 'nothing' }], ['secret-1'])).toEqual(['x']);
+    expect(
+      credentialLeaks(
+        [
+          { name: 'x', text: 'key=secret-1' },
+          { name: 'y', text: 'nothing' },
+        ],
+        ['secret-1'],
+      ),
+    ).toEqual(['x']);
   });
 
   it('parses its options and refuses a deadline past 10 minutes', () => {
@@ -170,7 +178,7 @@ describe('chaos checks on synthetic logs', () => {
   });
 });
 
-it('a small chaos run: kills, one server restart, and counts that match the fakes\' own records', async () => {
+it("a small chaos run: kills, one server restart, and counts that match the fakes' own records", async () => {
   const started = Date.now();
   const lines: string[] = [];
   const report = await runChaos({
@@ -204,10 +212,15 @@ it('a small chaos run: kills, one server restart, and counts that match the fake
   const created = (s: typeof report.stats.ours) => s.labelsCreated + s.labelsRejected;
   expect(ours.labels.labels).toBe(created(report.stats.ours));
   expect(plain.labels.labels).toBe(created(report.stats.plain));
-  const plainOrdersWithLabel = new Set(report.logs.plain.filter((r) => r.endpoint === 'POST /labels' && r.status === 201).map((r) => r.customerOrderNumber));
+  const plainOrdersWithLabel = new Set(
+    report.logs.plain.filter((r) => r.endpoint === 'POST /labels' && r.status === 201).map((r) => r.customerOrderNumber),
+  );
   expect(plain.labels.duplicateLabels).toBe(plain.labels.labels - plainOrdersWithLabel.size);
   expect(plain.labels.withoutLabel).toHaveLength(20 - plainOrdersWithLabel.size);
-  for (const [result, log] of [[ours, report.logs.ours], [plain, report.logs.plain]] as const) {
+  for (const [result, log] of [
+    [ours, report.logs.ours],
+    [plain, report.logs.plain],
+  ] as const) {
     expect(result.retryAfter.map((v) => ({ at: v.rateLimitedAt, next: v.nextAt }))).toEqual(bruteForceViolations(log));
   }
   // The faults really happened.

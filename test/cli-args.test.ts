@@ -24,7 +24,9 @@ describe('shipments list: visibility query', () => {
   it('--query prints the query without connecting anywhere', async () => {
     const { io, stdout } = captureIo();
     expect(await main(['list', '--status', 'tracking,awaiting_correction', '--shop', 'a b', '--query'], io)).toBe(EXIT.ok);
-    expect(stdout()).toBe(`WorkflowType = 'shipmentWorkflow' AND ShipmentStatus IN ('tracking', 'awaiting_correction') AND ShipmentShop = 'a b'\n`);
+    expect(stdout()).toBe(
+      `WorkflowType = 'shipmentWorkflow' AND ShipmentStatus IN ('tracking', 'awaiting_correction') AND ShipmentShop = 'a b'\n`,
+    );
   });
 });
 
@@ -42,7 +44,16 @@ describe('shipments: dispatch and usage', () => {
   });
 
   it('unknown commands, flags and argument counts are usage errors (exit 2) before any connection', async () => {
-    const cases = [['ship'], ['status', 'only-shop'], ['cancel', 'a', 'b', 'c'], ['list', 'extra'], ['list', '--page-size', '0'], ['list', '--next-page-token', 'not a token!'], ['products'], ['resubmit', 'a', 'b']];
+    const cases = [
+      ['ship'],
+      ['status', 'only-shop'],
+      ['cancel', 'a', 'b', 'c'],
+      ['list', 'extra'],
+      ['list', '--page-size', '0'],
+      ['list', '--next-page-token', 'not a token!'],
+      ['products'],
+      ['resubmit', 'a', 'b'],
+    ];
     for (const argv of cases) {
       const { io } = captureIo();
       await expect(main(argv, io), argv.join(' ')).rejects.toMatchObject({ exitCode: EXIT.usage });
@@ -51,7 +62,10 @@ describe('shipments: dispatch and usage', () => {
 
   it('a resubmit file that is not JSON is exit 2; invalid label data is exit 1 naming the fields, before connecting', async () => {
     const notJson = captureIo({ stdin: '{ nope' });
-    await expect(main(['resubmit', 's', 'o', '-'], notJson.io)).rejects.toMatchObject({ exitCode: EXIT.usage, message: expect.stringMatching(/not valid JSON/) });
+    await expect(main(['resubmit', 's', 'o', '-'], notJson.io)).rejects.toMatchObject({
+      exitCode: EXIT.usage,
+      message: expect.stringMatching(/not valid JSON/),
+    });
     const invalid = captureIo({ stdin: JSON.stringify({ courier: 'ups', service: {}, shipment: {}, idempotencyKey: 'k' }) });
     expect(await main(['resubmit', 's', 'o', '-', '--json'], invalid.io)).toBe(EXIT.rejected);
     expect(JSON.parse(invalid.stdout()).problems.map((p: { field: string }) => p.field)).toEqual(['idempotencyKey', 'service.productCode']);

@@ -18,7 +18,8 @@ import { captureIo, REPO_ROOT, runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 
 /** Polls every 200 ms (each probe may be a CLI run) for up to 20 s unless told otherwise. */
-const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000) => poll(probe, { what, timeoutMs, intervalMs: 200 });
+const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000) =>
+  poll(probe, { what, timeoutMs, intervalMs: 200 });
 import { labelRequest, order } from './helpers/orders';
 
 let h: Harness;
@@ -69,7 +70,10 @@ describe('list', () => {
     ]);
     for (const run of [exception, deliveredOrCancelled, tagged, postnlOfShop, awaiting]) expect(run.code, run.stderr).toBe(EXIT.ok);
 
-    const ids = (run: { stdout: string }) => json(run.stdout).shipments.map((s: { orderId: string }) => s.orderId).sort();
+    const ids = (run: { stdout: string }) =>
+      json(run.stdout)
+        .shipments.map((s: { orderId: string }) => s.orderId)
+        .sort();
     expect(ids(exception)).toEqual([...EXCEPTION].sort());
     expect(json(exception.stdout).shipments[0]).toMatchObject({ status: 'exception', trackingTag: 'Exception', execution: 'COMPLETED' });
     expect(json(exception.stdout).query).toBe(`WorkflowType = 'shipmentWorkflow' AND ShipmentStatus = 'exception'`);
@@ -119,7 +123,13 @@ describe('status', () => {
     expect(report).toMatchObject({
       workflowId: 'shipment-nordic-outdoor-NO-7001',
       execution: { status: 'COMPLETED', taskQueue: h.taskQueue },
-      searchAttributes: { shop: 'nordic-outdoor', orderId: 'NO-7001', courier: 'dhl-express', status: 'delivered', trackingTag: 'Delivered' },
+      searchAttributes: {
+        shop: 'nordic-outdoor',
+        orderId: 'NO-7001',
+        courier: 'dhl-express',
+        status: 'delivered',
+        trackingTag: 'Delivered',
+      },
       state: { phase: 'completed', outcome: 'delivered', tag: 'Delivered', revision: 1 },
       outcome: { outcome: 'delivered' },
       pendingActivities: [],
@@ -179,7 +189,7 @@ describe('resubmit', () => {
     expect((await state('lyon-ceramics', 'LC-5531')).revision).toBe(1);
   });
 
-  it('shows the workflow validator\'s refusal when the shipment is not awaiting corrected data', async () => {
+  it("shows the workflow validator's refusal when the shipment is not awaiting corrected data", async () => {
     await startShipment(client, h.taskQueue, order('stall-shop', 'S-1', { marker: 'STALL' }));
     await waitFor('tracking', async () => ((await state('stall-shop', 'S-1')).phase === 'tracking' ? true : undefined));
     const refused = await cli('resubmit', 'stall-shop', 'S-1', 'examples/corrected-label.json', '--json');
@@ -195,13 +205,23 @@ describe('resubmit', () => {
   });
 
   it('resubmits the courier-rejected order with examples/corrected-label.json: label created, then delivered', async () => {
-    const run = await cli('resubmit', 'lyon-ceramics', REJECTED['lyon-ceramics'], 'examples/corrected-label.json', '--reason', 'postal code corrected by support', '--json');
+    const run = await cli(
+      'resubmit',
+      'lyon-ceramics',
+      REJECTED['lyon-ceramics'],
+      'examples/corrected-label.json',
+      '--reason',
+      'postal code corrected by support',
+      '--json',
+    );
     expect(run.code, run.stdout + run.stderr).toBe(EXIT.ok);
     const { result } = json(run.stdout);
     expect(result).toMatchObject({ revision: 2, labelCreated: true, error: null });
     expect(result.labelId).toEqual(expect.any(String));
     expect(result.idempotencyKey).toEqual(expect.any(String));
-    await waitFor('LC-5531 delivered', async () => ((await count(`ShipmentOrderId = 'LC-5531' AND ShipmentStatus = 'delivered'`)) === 1 ? true : undefined));
+    await waitFor('LC-5531 delivered', async () =>
+      (await count(`ShipmentOrderId = 'LC-5531' AND ShipmentStatus = 'delivered'`)) === 1 ? true : undefined,
+    );
     const final = await state('lyon-ceramics', 'LC-5531');
     expect(final).toMatchObject({ outcome: 'delivered', revision: 2, labelId: result.labelId });
   });
@@ -209,10 +229,23 @@ describe('resubmit', () => {
 
 describe('cancel', () => {
   it('cancels a shipment waiting for corrected data, with a reason; a second cancel says it already ended', async () => {
-    const run = await cli('cancel', 'berlin-coffee', REJECTED['berlin-coffee'], '--reason', 'customer cancelled the order', '--wait', '--json');
+    const run = await cli(
+      'cancel',
+      'berlin-coffee',
+      REJECTED['berlin-coffee'],
+      '--reason',
+      'customer cancelled the order',
+      '--wait',
+      '--json',
+    );
     expect(run.code, run.stderr).toBe(EXIT.ok);
-    expect(json(run.stdout)).toMatchObject({ cancelRequested: true, outcome: { outcome: 'cancelled_by_operator', reason: 'customer cancelled the order' } });
-    await waitFor('search attribute', async () => ((await count(`ShipmentOrderId = 'BC-10240' AND ShipmentStatus = 'cancelled_by_operator'`)) === 1 ? true : undefined));
+    expect(json(run.stdout)).toMatchObject({
+      cancelRequested: true,
+      outcome: { outcome: 'cancelled_by_operator', reason: 'customer cancelled the order' },
+    });
+    await waitFor('search attribute', async () =>
+      (await count(`ShipmentOrderId = 'BC-10240' AND ShipmentStatus = 'cancelled_by_operator'`)) === 1 ? true : undefined,
+    );
 
     const again = await cli('cancel', 'berlin-coffee', 'BC-10240');
     expect(again.code).toBe(EXIT.rejected);
@@ -236,7 +269,11 @@ describe('cancel', () => {
 
 describe('couriers, products, help and usage', () => {
   it('lists couriers and products from the shipping API', async () => {
-    const [couriers, products, unknown] = await Promise.all([cli('couriers', '--json'), cli('products', 'postnl'), cli('products', 'royal-mail')]);
+    const [couriers, products, unknown] = await Promise.all([
+      cli('couriers', '--json'),
+      cli('products', 'postnl'),
+      cli('products', 'royal-mail'),
+    ]);
     expect(couriers.code, couriers.stderr).toBe(EXIT.ok);
     expect(json(couriers.stdout).couriers.map((c: { code: string }) => c.code)).toEqual(['dhl-express', 'ups', 'postnl', 'dpd-de']);
     expect(products.code, products.stderr).toBe(EXIT.ok);
@@ -246,7 +283,9 @@ describe('couriers, products, help and usage', () => {
   });
 
   it('every command has --help; bad usage is exit 2; a config error prints its message', async () => {
-    const helps = await Promise.all(['import', 'status', 'list', 'resubmit', 'redeliver', 'cancel', 'couriers', 'products'].map((c) => runCli([c, '--help'])));
+    const helps = await Promise.all(
+      ['import', 'status', 'list', 'resubmit', 'redeliver', 'cancel', 'couriers', 'products'].map((c) => runCli([c, '--help'])),
+    );
     for (const run of helps) {
       expect(run.code).toBe(EXIT.ok);
       expect(run.stdout).toMatch(/^Usage: shipments /);
@@ -265,6 +304,8 @@ describe('couriers, products, help and usage', () => {
     expect(badFlag.code).toBe(EXIT.usage);
     expect(badFlag.stderr).toMatch(/--colour/);
     expect(badConfig.code).toBe(EXIT.usage);
-    expect(badConfig.stderr).toMatch(/Invalid configuration:\n\s+SHIPPING_API_BASE_URL: must be an http\(s\) URL[\s\S]*SHIPPING_API_KEY: is required/);
+    expect(badConfig.stderr).toMatch(
+      /Invalid configuration:\n\s+SHIPPING_API_BASE_URL: must be an http\(s\) URL[\s\S]*SHIPPING_API_KEY: is required/,
+    );
   });
 });

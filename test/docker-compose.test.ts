@@ -26,7 +26,8 @@ it('docker-compose.yml pins the versions npm run cluster runs', () => {
   expect(images).toContain(`temporalio/ui:${TEMPORAL_UI_VERSION}`);
   const adminTools = images.filter((i) => i.startsWith('temporalio/admin-tools:'));
   expect(adminTools.length).toBeGreaterThan(0);
-  for (const image of adminTools) expect(image).toMatch(new RegExp(`^temporalio/admin-tools:${TEMPORAL_SERVER_VERSION.replace(/\./g, '\\.')}-`));
+  for (const image of adminTools)
+    expect(image).toMatch(new RegExp(`^temporalio/admin-tools:${TEMPORAL_SERVER_VERSION.replace(/\./g, '\\.')}-`));
   const postgres = images.find((i) => i.startsWith('postgres:'));
   expect(postgres).toMatch(/^postgres:\d+-/);
   // The same major as the Debian package the native cluster runs, where one is installed.
@@ -48,7 +49,11 @@ const composeCli = composeCommand();
 it.skipIf(!composeCli)('`compose config` accepts the file, with and without the shop profile', () => {
   for (const profile of [[], ['--profile', 'shop']]) {
     const [command, ...args] = composeCli!;
-    const result = spawnSync(command!, [...args, ...profile, 'config', '-q'], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH } });
+    const result = spawnSync(command!, [...args, ...profile, 'config', '-q'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH },
+    });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
   }

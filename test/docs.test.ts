@@ -8,7 +8,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = path.join(__dirname, '..');
-const pages = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(path.join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 /** Paths that a build, a run or an install writes: named in the docs, absent from a clone. */
 const WRITTEN_BY_RUNS = /^(dist|\.data|\.tools|node_modules)\/|^bench\/results\.json$/;
 const text = new Map(pages.map((p) => [p, readFileSync(path.join(root, p), 'utf8')]));
@@ -23,7 +28,11 @@ function anchorsOf(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const anchors = new Set<string>();
   for (const [, heading] of prose(markdown).matchAll(/^#{1,6} (.+)$/gm)) {
-    const slug = heading!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = heading!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const n = seen.get(slug) ?? 0;
     seen.set(slug, n + 1);
     anchors.add(n === 0 ? slug : `${slug}-${n}`);

@@ -14,8 +14,23 @@ const ROOT = path.resolve(__dirname, '..');
 const TSX_CLI = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const MAIN = path.join(ROOT, 'fake-shipping-api', 'main.ts');
 const FLAGS = [
-  '--host', '--port', '--tracking-step-ms', '--reject-postal-code', '--seed', '--rate-limit', '--burst', '--error-rate',
-  '--latency-ms', '--hang-rate', '--malformed-rate', '--rate-limited-rate', '--retry-after', '--lost-answer-rate', '--fault-endpoint', '--extra-account', '--help',
+  '--host',
+  '--port',
+  '--tracking-step-ms',
+  '--reject-postal-code',
+  '--seed',
+  '--rate-limit',
+  '--burst',
+  '--error-rate',
+  '--latency-ms',
+  '--hang-rate',
+  '--malformed-rate',
+  '--rate-limited-rate',
+  '--retry-after',
+  '--lost-answer-rate',
+  '--fault-endpoint',
+  '--extra-account',
+  '--help',
 ];
 
 interface Run {
@@ -114,10 +129,40 @@ describe('flag parsing', () => {
   it('maps every flag onto the options', () => {
     const command = parseCli(
       [
-        '--host', '0.0.0.0', '--port', '5000', '--tracking-step-ms', '250', '--reject-postal-code', '11111', '--reject-postal-code', '22222',
-        '--seed', '9', '--rate-limit', '2.5', '--error-rate', '0.1', '--latency-ms', '20', '--hang-rate', '0.05', '--malformed-rate', '0.2',
-        '--rate-limited-rate', '0.1', '--retry-after', '1-5', '--lost-answer-rate', '0.03',
-        '--fault-endpoint', 'POST /labels', '--fault-endpoint', 'get /tracking/{id}', '--extra-account', 'b:kb:tb',
+        '--host',
+        '0.0.0.0',
+        '--port',
+        '5000',
+        '--tracking-step-ms',
+        '250',
+        '--reject-postal-code',
+        '11111',
+        '--reject-postal-code',
+        '22222',
+        '--seed',
+        '9',
+        '--rate-limit',
+        '2.5',
+        '--error-rate',
+        '0.1',
+        '--latency-ms',
+        '20',
+        '--hang-rate',
+        '0.05',
+        '--malformed-rate',
+        '0.2',
+        '--rate-limited-rate',
+        '0.1',
+        '--retry-after',
+        '1-5',
+        '--lost-answer-rate',
+        '0.03',
+        '--fault-endpoint',
+        'POST /labels',
+        '--fault-endpoint',
+        'get /tracking/{id}',
+        '--extra-account',
+        'b:kb:tb',
       ],
       { SHIPPING_API_KEY: 'k', SHIPPING_API_TOKEN: 't' },
     );
@@ -148,7 +193,9 @@ describe('flag parsing', () => {
       },
     });
     expect(parseCli([], {})).toMatchObject({ kind: 'run', options: { port: 4010, host: '127.0.0.1' } });
-    expect(parseCli(['--retry-after', '3'], {})).toMatchObject({ options: { faults: { rateLimitedRetryAfter: { minSeconds: 3, maxSeconds: 3 } } } });
+    expect(parseCli(['--retry-after', '3'], {})).toMatchObject({
+      options: { faults: { rateLimitedRetryAfter: { minSeconds: 3, maxSeconds: 3 } } },
+    });
   });
 
   it.each([

@@ -81,7 +81,10 @@ describe('routing and auth', () => {
   it('the default account comes from the environment, else the dev credentials', async () => {
     const saved = { key: process.env.SHIPPING_API_KEY, token: process.env.SHIPPING_API_TOKEN };
     const restore = () => {
-      for (const [name, value] of [['SHIPPING_API_KEY', saved.key], ['SHIPPING_API_TOKEN', saved.token]] as const) {
+      for (const [name, value] of [
+        ['SHIPPING_API_KEY', saved.key],
+        ['SHIPPING_API_TOKEN', saved.token],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -90,15 +93,21 @@ describe('routing and auth', () => {
       delete process.env.SHIPPING_API_KEY;
       delete process.env.SHIPPING_API_TOKEN;
       const dev = await startFakeShippingApi();
-      const ok = await rawRequest(dev.baseUrl, 'GET', '/couriers', { headers: { 'x-rr-apikey': 'dev-api-key', 'x-rr-apitoken': 'dev-api-token' } });
+      const ok = await rawRequest(dev.baseUrl, 'GET', '/couriers', {
+        headers: { 'x-rr-apikey': 'dev-api-key', 'x-rr-apitoken': 'dev-api-token' },
+      });
       await dev.close();
       expect(ok.status).toBe(200);
 
       process.env.SHIPPING_API_KEY = 'env-key';
       process.env.SHIPPING_API_TOKEN = 'env-token';
       const fromEnv = await startFakeShippingApi();
-      const envOk = await rawRequest(fromEnv.baseUrl, 'GET', '/couriers', { headers: { 'x-rr-apikey': 'env-key', 'x-rr-apitoken': 'env-token' } });
-      const devRefused = await rawRequest(fromEnv.baseUrl, 'GET', '/couriers', { headers: { 'x-rr-apikey': 'dev-api-key', 'x-rr-apitoken': 'dev-api-token' } });
+      const envOk = await rawRequest(fromEnv.baseUrl, 'GET', '/couriers', {
+        headers: { 'x-rr-apikey': 'env-key', 'x-rr-apitoken': 'env-token' },
+      });
+      const devRefused = await rawRequest(fromEnv.baseUrl, 'GET', '/couriers', {
+        headers: { 'x-rr-apikey': 'dev-api-key', 'x-rr-apitoken': 'dev-api-token' },
+      });
       await fromEnv.close();
       expect(envOk.status).toBe(200);
       expect(devRefused.status).toBe(401);
@@ -183,7 +192,13 @@ describe('admin endpoints', () => {
     const labelCount = api.labels().length;
     const reset = await rawRequest(api.baseUrl, 'POST', '/__admin/reset-stats');
     expect(reset.status).toBe(200);
-    expect(api.stats()).toEqual({ labelsCreated: 0, labelsRejected: 0, idempotentReplays: 0, idempotencyPayloadMismatches: 0, requests: {} });
+    expect(api.stats()).toEqual({
+      labelsCreated: 0,
+      labelsRejected: 0,
+      idempotentReplays: 0,
+      idempotencyPayloadMismatches: 0,
+      requests: {},
+    });
     expect(api.labels()).toHaveLength(labelCount); // labels survive a stats reset
 
     expect((await rawRequest(api.baseUrl, 'GET', '/__admin/nope')).status).toBe(404);
@@ -253,7 +268,13 @@ describe('random 429s and lost answers', () => {
     expect(answer.status).toBe(429);
     expect(api.labels().some((l) => l.idempotencyKey === 'rl-key-1')).toBe(false);
     const entry = api.requestLog().at(-1)!;
-    expect(entry).toMatchObject({ endpoint: 'POST /labels', idempotencyKey: 'rl-key-1', customerOrderNumber: 'RL-1', status: 429, retryAfter: '1' });
+    expect(entry).toMatchObject({
+      endpoint: 'POST /labels',
+      idempotencyKey: 'rl-key-1',
+      customerOrderNumber: 'RL-1',
+      status: 429,
+      retryAfter: '1',
+    });
     expect(entry.receivedAt).toBeLessThanOrEqual(entry.at);
   });
 

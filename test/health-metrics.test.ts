@@ -183,60 +183,68 @@ it('readiness follows start-up; the project counters count a 429, a rejection, l
   expect(await get(`${healthUrl}/nothing`)).toMatchObject({ status: 404 });
 });
 
-it('counts shop deliveries from deliverShopEvents results and failures, regular or local; readiness of a stopped worker', { timeout: 60_000 }, async () => {
-  const attempts = new Map<ProbeMode, number>();
-  const probeQueue = `shop-probe-${randomUUID()}`;
-  const shopWorker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue: probeQueue,
-    workflowBundle: await bundleWorkflowCode({
-      workflowsPath: path.join(__dirname, 'fixtures', 'workflows', 'shop-delivery-probe.ts'),
-      logger: new DefaultLogger('WARN'),
-    }),
-    activities: {
-      // Results of the real activity's type (activities/shop-delivery.ts), chosen by the probe.
-      async deliverShopEvents({ mode }: { shop: string; mode: ProbeMode }): Promise<ShopDeliveryResult | string> {
-        const attempt = (attempts.get(mode) ?? 0) + 1;
-        attempts.set(mode, attempt);
-        const at = { sequence: 4, status: 422, message: 'HTTP 422' };
-        switch (mode) {
-          case 'some-failed': // three acknowledged, the fourth refused
-            return { delivered: 3, stopped: { reason: 'rejected', ...at }, retry: null };
-          case 'gone':
-            return { delivered: 0, stopped: { reason: 'gone', ...at, status: 410 }, retry: null };
-          case 'flaky':
-            if (attempt === 1) throw new Error('shop answered 503');
-            return { delivered: 1, stopped: null, retry: null };
-          case 'odd-shape':
-            return 'sent';
-          case 'fatal':
-            throw ApplicationFailure.nonRetryable('shop refused the signature', 'ShopRejected');
-        }
+it(
+  'counts shop deliveries from deliverShopEvents results and failures, regular or local; readiness of a stopped worker',
+  { timeout: 60_000 },
+  async () => {
+    const attempts = new Map<ProbeMode, number>();
+    const probeQueue = `shop-probe-${randomUUID()}`;
+    const shopWorker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: probeQueue,
+      workflowBundle: await bundleWorkflowCode({
+        workflowsPath: path.join(__dirname, 'fixtures', 'workflows', 'shop-delivery-probe.ts'),
+        logger: new DefaultLogger('WARN'),
+      }),
+      activities: {
+        // Results of the real activity's type (activities/shop-delivery.ts), chosen by the probe.
+        async deliverShopEvents({ mode }: { shop: string; mode: ProbeMode }): Promise<ShopDeliveryResult | string> {
+          const attempt = (attempts.get(mode) ?? 0) + 1;
+          attempts.set(mode, attempt);
+          const at = { sequence: 4, status: 422, message: 'HTTP 422' };
+          switch (mode) {
+            case 'some-failed': // three acknowledged, the fourth refused
+              return { delivered: 3, stopped: { reason: 'rejected', ...at }, retry: null };
+            case 'gone':
+              return { delivered: 0, stopped: { reason: 'gone', ...at, status: 410 }, retry: null };
+            case 'flaky':
+              if (attempt === 1) throw new Error('shop answered 503');
+              return { delivered: 1, stopped: null, retry: null };
+            case 'odd-shape':
+              return 'sent';
+            case 'fatal':
+              throw ApplicationFailure.nonRetryable('shop refused the signature', 'ShopRejected');
+          }
+        },
       },
-    },
-    interceptors: { activity: [shipmentMetricsInterceptor(['Delivered'])] },
-  });
-  const count = async (result: string) =>
-    (await registry.getSingleMetric('shop_deliveries_total')!.get()).values.find((v) => v.labels.result === result)?.value;
-  const before = Object.fromEntries(await Promise.all(['delivered', 'failed', 'gone', 'retry'].map(async (r) => [r, await count(r)])));
+      interceptors: { activity: [shipmentMetricsInterceptor(['Delivered'])] },
+    });
+    const count = async (result: string) =>
+      (await registry.getSingleMetric('shop_deliveries_total')!.get()).values.find((v) => v.labels.result === result)?.value;
+    const before = Object.fromEntries(await Promise.all(['delivered', 'failed', 'gone', 'retry'].map(async (r) => [r, await count(r)])));
 
-  // The readiness /readyz answers from, on this real worker: ready while it polls, not once stopped.
-  const readiness = new WorkerReadiness();
-  expect(await readiness.check()).toMatchObject({ ready: false, state: 'starting' });
-  readiness.watch(shopWorker, env.nativeConnection);
-  expect(await readiness.check()).toMatchObject({ ready: false, state: 'INITIALIZED' });
-  const answer = await shopWorker.runUntil(async () => {
-    expect(await readiness.check()).toEqual({ ready: true, state: 'RUNNING', temporal: 'reachable' });
-    return env.client.workflow.execute('shopDeliveryProbe', { taskQueue: probeQueue, workflowId: `probe-${randomUUID()}`, args: ['acme'] });
-  });
-  expect(await readiness.check()).toMatchObject({ ready: false, state: 'STOPPED' });
-  expect(answer).toBe('fatal failed as expected');
-  expect(attempts.get('flaky')).toBe(2);
-  expect((await count('delivered'))! - before.delivered!).toBe(4); // 3 + 1
-  expect((await count('failed'))! - before.failed!).toBe(2); // the refused event + the non-retryable failure
-  expect((await count('gone'))! - before.gone!).toBe(1); // from the local activity
-  expect((await count('retry'))! - before.retry!).toBe(1); // the flaky first attempt
-});
+    // The readiness /readyz answers from, on this real worker: ready while it polls, not once stopped.
+    const readiness = new WorkerReadiness();
+    expect(await readiness.check()).toMatchObject({ ready: false, state: 'starting' });
+    readiness.watch(shopWorker, env.nativeConnection);
+    expect(await readiness.check()).toMatchObject({ ready: false, state: 'INITIALIZED' });
+    const answer = await shopWorker.runUntil(async () => {
+      expect(await readiness.check()).toEqual({ ready: true, state: 'RUNNING', temporal: 'reachable' });
+      return env.client.workflow.execute('shopDeliveryProbe', {
+        taskQueue: probeQueue,
+        workflowId: `probe-${randomUUID()}`,
+        args: ['acme'],
+      });
+    });
+    expect(await readiness.check()).toMatchObject({ ready: false, state: 'STOPPED' });
+    expect(answer).toBe('fatal failed as expected');
+    expect(attempts.get('flaky')).toBe(2);
+    expect((await count('delivered'))! - before.delivered!).toBe(4); // 3 + 1
+    expect((await count('failed'))! - before.failed!).toBe(2); // the refused event + the non-retryable failure
+    expect((await count('gone'))! - before.gone!).toBe(1); // from the local activity
+    expect((await count('retry'))! - before.retry!).toBe(1); // the flaky first attempt
+  },
+);
 
 it('/readyz is 503 while the worker drains after SIGTERM, then the process exits 0', { timeout: 60_000 }, async () => {
   const w = workers[0]!;

@@ -21,8 +21,7 @@ afterAll(async () => {
 });
 
 it(`has the server refuse a workflow id of ${MAX_WORKFLOW_ID_BYTES + 1} bytes and take one of ${MAX_WORKFLOW_ID_BYTES} (limit.maxIDLength)`, async () => {
-  const start = (bytes: number) =>
-    env.client.workflow.start(WORKFLOW_TYPE, { workflowId: 'w'.repeat(bytes), taskQueue, args: [] });
+  const start = (bytes: number) => env.client.workflow.start(WORKFLOW_TYPE, { workflowId: 'w'.repeat(bytes), taskQueue, args: [] });
   await expect(start(MAX_WORKFLOW_ID_BYTES)).resolves.toBeDefined();
   await expect(start(MAX_WORKFLOW_ID_BYTES + 1)).rejects.toThrow();
 });

@@ -23,7 +23,7 @@ const colliding = [
 ];
 
 describe('the idempotencyKey', () => {
-  it("is unchanged for an order that was valid before (value computed on main at dad8937)", () => {
+  it('is unchanged for an order that was valid before (value computed on main at dad8937)', () => {
     const orderId = `ORD-2024-${'ü'.repeat(20)}/Ø`;
     expect(validateRecord({ shop: 'nordic-outdoor', orderId, labelRequest }).ok).toBe(true);
     expect(labelIdempotencyKey({ shop: 'nordic-outdoor', orderId, revision: 3 })).toBe(
@@ -79,14 +79,28 @@ describe('ids from outside', () => {
     expect(Buffer.byteLength(shipmentWorkflowId({ shop: 'acme', orderId: fits }))).toBeLessThanOrEqual(MAX_WORKFLOW_ID_BYTES);
     expect(validateRecord({ shop: 'acme', orderId: fits, labelRequest }).ok).toBe(true);
     // startShipment refuses before it talks to the server: this client would throw on any use.
-    const client = new Proxy({}, { get: () => { throw new Error('the server was called'); } }) as unknown as Client;
+    const client = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('the server was called');
+        },
+      },
+    ) as unknown as Client;
     await expect(startShipment(client, 'q', { shop: 'acme', orderId: emoji, labelRequest })).rejects.toThrow(
       /orderId: makes a workflow id of 1214 bytes/,
     );
   });
 
   it('is refused by the CLI lookup as a usage error, printed escaped', async () => {
-    const client = new Proxy({}, { get: () => { throw new Error('the server was called'); } }) as unknown as Client;
+    const client = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('the server was called');
+        },
+      },
+    ) as unknown as Client;
     await expect(findShipment(client, 'acme', 'A1\u001b[31m')).rejects.toMatchObject({
       exitCode: 2,
       message: expect.stringMatching(/^invalid order identity: orderId: must not contain control characters/),
@@ -95,7 +109,12 @@ describe('ids from outside', () => {
 
   it('is printed with control characters escaped in human output', () => {
     expect(printable('A1\nrejected\u001b[2K')).toBe('A1\\u000arejected\\u001b[2K');
-    expect(table([['shop', 'order'], ['acme', 'x\ry']])).toBe('shop  order\nacme  x\\u000dy');
+    expect(
+      table([
+        ['shop', 'order'],
+        ['acme', 'x\ry'],
+      ]),
+    ).toBe('shop  order\nacme  x\\u000dy');
   });
 });
 
@@ -104,7 +123,11 @@ describe('the import', () => {
     const { importRecords } = await import('../client/import/engine');
     const started: string[] = [];
     async function* records() {
-      for (const [line, shop, orderId] of [[1, 'nordic-outdoor', '7'], [2, 'nordic', 'outdoor-7'], [3, 'nordic', 'outdoor-7']] as const) {
+      for (const [line, shop, orderId] of [
+        [1, 'nordic-outdoor', '7'],
+        [2, 'nordic', 'outdoor-7'],
+        [3, 'nordic', 'outdoor-7'],
+      ] as const) {
         yield { line, raw: '', value: { shop, orderId, labelRequest }, problems: [] };
       }
     }
@@ -118,7 +141,12 @@ describe('the import', () => {
     });
     expect(started).toEqual(['nordic-outdoor/7', 'nordic/outdoor-7']);
     expect(result.rejections).toEqual([
-      { line: 3, shop: 'nordic', orderId: 'outdoor-7', reasons: [{ field: 'orderId', message: expect.stringMatching(/duplicate: shop nordic order outdoor-7 already appears at line 2/) }] },
+      {
+        line: 3,
+        shop: 'nordic',
+        orderId: 'outdoor-7',
+        reasons: [{ field: 'orderId', message: expect.stringMatching(/duplicate: shop nordic order outdoor-7 already appears at line 2/) }],
+      },
     ]);
   });
 });

@@ -33,7 +33,11 @@ function problems(load: () => unknown): string[] {
 
 describe('worker settings with bounds', () => {
   it.each([
-    ['WORKER_MAX_CACHED_WORKFLOWS', '1000000000', /^WORKER_MAX_CACHED_WORKFLOWS: must be at most \d+: at about 20 KB each, more do not fit half of this process's \d+ MB heap limit/],
+    [
+      'WORKER_MAX_CACHED_WORKFLOWS',
+      '1000000000',
+      /^WORKER_MAX_CACHED_WORKFLOWS: must be at most \d+: at about 20 KB each, more do not fit half of this process's \d+ MB heap limit/,
+    ],
     ['TRACKING_POLL_INTERVAL', '999999999d', /^TRACKING_POLL_INTERVAL: must be from 100ms to 2147483647ms \(got "999999999d"\)$/],
     ['TRACKING_POLL_INTERVAL', '1ms', /^TRACKING_POLL_INTERVAL: must be from 100ms to/],
     ['TRACKING_POLL_INTERVALS', 'Pending=1ms', /^TRACKING_POLL_INTERVALS: Pending: must be from 100ms/],
@@ -85,7 +89,8 @@ describe('worker settings with bounds', () => {
 });
 
 describe('shop connectors', () => {
-  const connector = (url: string, timeout = '15s') => JSON.stringify({ acme: { type: 'webhook', url, secrets: [`whsec_${'a'.repeat(32)}`], timeout } });
+  const connector = (url: string, timeout = '15s') =>
+    JSON.stringify({ acme: { type: 'webhook', url, secrets: [`whsec_${'a'.repeat(32)}`], timeout } });
 
   it('refuses a timeout beyond 10 minutes (30d failed every delivery within 30 ms) and bounds the window and backoff', () => {
     expect(problems(() => loadShopConnectors({ SHOP_CONNECTORS: connector('https://acme.example/h', '30d') }))).toEqual([
@@ -112,13 +117,17 @@ describe('the worker process', () => {
   afterAll(() => killWorkerProcesses());
   const env = () => workerEnv('127.0.0.1:1', 'q', BASE.SHIPPING_API_BASE_URL);
 
-  it('exits 2 with one line naming the setting when the health address cannot be bound (was a stack trace)', { timeout: 60_000 }, async () => {
-    const port = await freePort();
-    const worker = spawnWorkerProcess({ ...env(), WORKER_HEALTH_PORT: String(port), WORKER_HEALTH_HOST: '192.0.2.1' });
-    expect(await worker.exited).toBe(2);
-    expect(worker.output()).toContain(`WORKER_HEALTH_HOST/WORKER_HEALTH_PORT: cannot listen on 192.0.2.1:${port}: EADDRNOTAVAIL`);
-    expect(worker.output()).not.toMatch(/\n\s+at /);
-  });
+  it(
+    'exits 2 with one line naming the setting when the health address cannot be bound (was a stack trace)',
+    { timeout: 60_000 },
+    async () => {
+      const port = await freePort();
+      const worker = spawnWorkerProcess({ ...env(), WORKER_HEALTH_PORT: String(port), WORKER_HEALTH_HOST: '192.0.2.1' });
+      expect(await worker.exited).toBe(2);
+      expect(worker.output()).toContain(`WORKER_HEALTH_HOST/WORKER_HEALTH_PORT: cannot listen on 192.0.2.1:${port}: EADDRNOTAVAIL`);
+      expect(worker.output()).not.toMatch(/\n\s+at /);
+    },
+  );
 
   it('exits 2 with one line naming METRICS_BIND_ADDRESS when the SDK cannot serve metrics there', { timeout: 60_000 }, async () => {
     const worker = spawnWorkerProcess({ ...env(), METRICS_BIND_ADDRESS: '192.0.2.1:9464' });
@@ -152,14 +161,25 @@ describe('the courier metric label', () => {
   it('is read from GET /couriers, keeps codes only, and survives a failed read', async () => {
     const labels = new CourierLabels();
     const warnings: string[] = [];
-    let answer: () => Promise<Array<{ code: string; name: string }>> = async () => [{ code: 'ups', name: 'UPS' }, { code: 'not a code!', name: 'x' }];
-    const watch = watchCourierCodes(() => answer(), (m) => warnings.push(m), labels);
+    let answer: () => Promise<Array<{ code: string; name: string }>> = async () => [
+      { code: 'ups', name: 'UPS' },
+      { code: 'not a code!', name: 'x' },
+    ];
+    const watch = watchCourierCodes(
+      () => answer(),
+      (m) => warnings.push(m),
+      labels,
+    );
     await new Promise((r) => setImmediate(r));
     expect([labels.label('ups'), labels.label('not a code!'), labels.label(42)]).toEqual(['ups', 'other', 'other']);
     answer = async () => {
       throw new Error('down');
     };
-    watchCourierCodes(() => answer(), (m) => warnings.push(m), labels).close();
+    watchCourierCodes(
+      () => answer(),
+      (m) => warnings.push(m),
+      labels,
+    ).close();
     await new Promise((r) => setImmediate(r));
     expect(labels.label('ups')).toBe('ups');
     expect(warnings).toEqual([expect.stringMatching(/cannot read GET \/couriers/)]);

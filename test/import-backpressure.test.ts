@@ -97,7 +97,7 @@ describe('backlog of a real task queue', () => {
     const read = workflowBacklogReader(env.client, 'default', taskQueue);
     for (let i = 0; i < 5; i++) await startShipment(env.client, taskQueue, order('backlog', `B-${i}`));
     // The count is approximate and refreshed by the server every few seconds.
-    const backlog = await waitFor(async () => ((await read()) ?? 0) >= 5 ? read() : undefined, {
+    const backlog = await waitFor(async () => (((await read()) ?? 0) >= 5 ? read() : undefined), {
       what: 'a backlog of 5',
       timeoutMs: 30_000,
       intervalMs: 500,

@@ -149,7 +149,10 @@ describe('CSV orders', () => {
     const result = validateRecord(order!.value);
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.problems.map((p) => p.field).sort()).toEqual(['labelRequest.shipment.parcels[0].items[0].quantity', 'labelRequest.shipment.parcels[0].weight']);
+    expect(result.problems.map((p) => p.field).sort()).toEqual([
+      'labelRequest.shipment.parcels[0].items[0].quantity',
+      'labelRequest.shipment.parcels[0].weight',
+    ]);
   });
 
   it('reports conflicting order-level cells, options without integration and short rows', () => {
@@ -163,7 +166,9 @@ describe('CSV orders', () => {
     const messages = order!.problems.map((p) => `${p.field}: ${p.message}`);
     expect(messages).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^labelRequest\.service\.productCode: column product_code differs between rows of this order \(line 2: "UPS_STANDARD", line 3: "UPS_EXPRESS"\)/),
+        expect.stringMatching(
+          /^labelRequest\.service\.productCode: column product_code differs between rows of this order \(line 2: "UPS_STANDARD", line 3: "UPS_EXPRESS"\)/,
+        ),
         expect.stringMatching(/^labelRequest\.courierOptions: column courier_options_source_code needs courier_options_integration/),
         expect.stringMatching(/^labelRequest\.shipment\.parcels\[0\]\.weight: column parcel_weight differs between rows of parcel 1/),
         expect.stringMatching(/^\(csv\): line 4 has 3 cells, the header has 20 columns/),
@@ -173,13 +178,24 @@ describe('CSV orders', () => {
 
   it('refuses __proto__ as an integration code without touching Object.prototype; later orders are unaffected', async () => {
     const header = 'shop,order_id,courier,product_code,courier_options_integration,courier_options_source_code';
-    const csv = [header, 's,o1,ups,UPS_STANDARD,__proto__,POLLUTED', 's,o2,ups,UPS_STANDARD,fake-integration,SRC', 's,o3,ups,UPS_STANDARD,,'].join('\n');
+    const csv = [
+      header,
+      's,o1,ups,UPS_STANDARD,__proto__,POLLUTED',
+      's,o2,ups,UPS_STANDARD,fake-integration,SRC',
+      's,o3,ups,UPS_STANDARD,,',
+    ].join('\n');
     const orders = ordersOf(csv);
     expect(Object.prototype).not.toHaveProperty('sourceCode');
     expect(({} as Record<string, unknown>).sourceCode).toBeUndefined();
     expect(orders[0]!.problems).toEqual([
-      { field: 'labelRequest.courierOptions', message: expect.stringMatching(/courier_options_integration "__proto__" cannot be an integration code/) },
-      { field: 'labelRequest.courierOptions', message: expect.stringMatching(/column courier_options_source_code needs courier_options_integration/) },
+      {
+        field: 'labelRequest.courierOptions',
+        message: expect.stringMatching(/courier_options_integration "__proto__" cannot be an integration code/),
+      },
+      {
+        field: 'labelRequest.courierOptions',
+        message: expect.stringMatching(/column courier_options_source_code needs courier_options_integration/),
+      },
     ]);
     const [, second, third] = orders.map((o) => validateRecord(o.value));
     expect(second).toMatchObject({ ok: true, value: { labelRequest: { courierOptions: { 'fake-integration': { sourceCode: 'SRC' } } } } });

@@ -18,7 +18,8 @@ import { captureIo, REPO_ROOT } from './helpers/cli';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'import-hostile-'));
 const labelRequest = { courier: 'ups', service: { productCode: 'UPS_STANDARD' }, shipment: {} };
-const line = (orderId: string, extra: Record<string, unknown> = {}) => JSON.stringify({ shop: 's', orderId, labelRequest: { ...labelRequest, ...extra } });
+const line = (orderId: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ shop: 's', orderId, labelRequest: { ...labelRequest, ...extra } });
 
 /** Runs a dry-run import of `content` (written as a file) and returns the JSON summary and the rejects file's entries. */
 async function dryRun(name: string, content: string | Buffer) {
@@ -27,13 +28,21 @@ async function dryRun(name: string, content: string | Buffer) {
   writeFileSync(file, content);
   const { io, stdout } = captureIo();
   const code = await importCommand(['--dry-run', '--skip-preflight', '--json', '--rejects', rejects, file], io);
-  const written = readFileSync(rejects, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const written = readFileSync(rejects, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   return { code, summary: JSON.parse(stdout()), written };
 }
 
 async function decodeAll(chunks: Buffer[]): Promise<string> {
   let out = '';
-  for await (const text of decodeUtf8((async function* () { yield* chunks; })())) out += text;
+  for await (const text of decodeUtf8(
+    (async function* () {
+      yield* chunks;
+    })(),
+  ))
+    out += text;
   return out;
 }
 
@@ -49,21 +58,38 @@ describe('invalid UTF-8', () => {
     const { code, summary, written } = await dryRun('bad-utf8.ndjson', content);
     expect(code).toBe(EXIT.rejected);
     expect(summary.counts).toMatchObject({ records: 3, accepted: 1, rejected: 2 });
-    expect(summary.rejections.map((r: { line: number; reasons: Array<{ field: string; message: string }> }) => [r.line, r.reasons[0]!.field, r.reasons[0]!.message])).toEqual([
+    expect(
+      summary.rejections.map((r: { line: number; reasons: Array<{ field: string; message: string }> }) => [
+        r.line,
+        r.reasons[0]!.field,
+        r.reasons[0]!.message,
+      ]),
+    ).toEqual([
       [2, '(encoding)', expect.stringMatching(/^line 2 is not valid UTF-8/)],
       [3, '(encoding)', expect.stringMatching(/^line 3 is not valid UTF-8/)],
     ]);
-    expect(written.map((w) => w.raw)).toEqual([expect.stringContaining(`"A${INVALID_UTF8}"`), expect.stringContaining(`"A${INVALID_UTF8}"`)]);
+    expect(written.map((w) => w.raw)).toEqual([
+      expect.stringContaining(`"A${INVALID_UTF8}"`),
+      expect.stringContaining(`"A${INVALID_UTF8}"`),
+    ]);
   });
 
   it('names the line of a CSV row, and decodes sequences split between chunks', async () => {
-    const csv = Buffer.concat([Buffer.from('shop,order_id,courier,product_code\ns,1,ups,UPS_STANDARD\ns,2,ups,UPS_'), Buffer.from([0xc3, 0x28]), Buffer.from('\n')]);
+    const csv = Buffer.concat([
+      Buffer.from('shop,order_id,courier,product_code\ns,1,ups,UPS_STANDARD\ns,2,ups,UPS_'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('\n'),
+    ]);
     const { summary } = await dryRun('bad-utf8.csv', csv);
     expect(summary.rejections).toMatchObject([{ line: 3, reasons: [{ field: '(encoding)', message: expect.stringMatching(/^line 3 /) }] }]);
     const euro = Buffer.from('€uro 😀');
-    expect(await decodeAll([euro.subarray(0, 1), euro.subarray(1, 2), euro.subarray(2, 6), euro.subarray(6, 8), euro.subarray(8)])).toBe('€uro 😀');
+    expect(await decodeAll([euro.subarray(0, 1), euro.subarray(1, 2), euro.subarray(2, 6), euro.subarray(6, 8), euro.subarray(8)])).toBe(
+      '€uro 😀',
+    );
     // Overlong forms, surrogates and a sequence cut off by the end of the input are invalid too.
-    expect(await decodeAll([Buffer.from([0x41, 0xc0, 0xaf, 0xed, 0xa0, 0x80, 0x42, 0xe2, 0x82])])).toBe(`A${INVALID_UTF8.repeat(5)}B${INVALID_UTF8.repeat(2)}`);
+    expect(await decodeAll([Buffer.from([0x41, 0xc0, 0xaf, 0xed, 0xa0, 0x80, 0x42, 0xe2, 0x82])])).toBe(
+      `A${INVALID_UTF8.repeat(5)}B${INVALID_UTF8.repeat(2)}`,
+    );
   });
 });
 
@@ -72,7 +98,10 @@ describe('over-long records', () => {
     const long = line('big', { pad: 'x'.repeat(RECORD_LIMITS.maxChars) });
     const { summary, written } = await dryRun('long-line.ndjson', `${long}\n${line('after')}\n`);
     expect(summary.counts).toMatchObject({ records: 2, accepted: 1, rejected: 1 });
-    expect(summary.rejections[0]).toMatchObject({ line: 1, reasons: [{ field: '(size)', message: expect.stringMatching(/at most 524288/) }] });
+    expect(summary.rejections[0]).toMatchObject({
+      line: 1,
+      reasons: [{ field: '(size)', message: expect.stringMatching(/at most 524288/) }],
+    });
     expect(written[0].raw.length).toBeLessThan(2000);
     expect(written[0].raw.startsWith(long.slice(0, 100))).toBe(true);
   });
@@ -88,9 +117,15 @@ describe('over-long records', () => {
     const json = await dryRun('long.json', `[${line('big', { pad: 'x'.repeat(RECORD_LIMITS.maxChars) })}, ${line('after')}]`);
     expect(json.summary.rejections).toMatchObject([{ index: 0, reasons: [{ field: '(size)' }] }]);
     expect(json.summary.counts.accepted).toBe(1);
-    const csv = await dryRun('long.csv', `shop,order_id,courier,product_code\ns,1,ups,${'X'.repeat(RECORD_LIMITS.maxChars)}\ns,2,ups,UPS_STANDARD\n`);
+    const csv = await dryRun(
+      'long.csv',
+      `shop,order_id,courier,product_code\ns,1,ups,${'X'.repeat(RECORD_LIMITS.maxChars)}\ns,2,ups,UPS_STANDARD\n`,
+    );
     expect(csv.summary.rejections).toMatchObject([{ line: 2 }]);
-    expect(csv.summary.rejections[0].reasons[0]).toEqual({ field: '(csv)', message: expect.stringMatching(/longer than 524288 characters/) });
+    expect(csv.summary.rejections[0].reasons[0]).toEqual({
+      field: '(csv)',
+      message: expect.stringMatching(/longer than 524288 characters/),
+    });
     expect(csv.summary.counts.accepted).toBe(1);
   });
 });
@@ -104,20 +139,26 @@ describe('hostile nesting and keys', () => {
     const { code, summary, written } = await dryRun('deep.ndjson', `${top}\n${inCustoms}\n${line('fine')}\n`);
     expect(code).toBe(EXIT.rejected);
     expect(summary.counts).toMatchObject({ records: 3, rejected: 2, accepted: 1 });
-    for (const r of summary.rejections) expect(r.reasons).toEqual([{ field: '(depth)', message: expect.stringMatching(/nested deeper than 32 levels/) }]);
+    for (const r of summary.rejections)
+      expect(r.reasons).toEqual([{ field: '(depth)', message: expect.stringMatching(/nested deeper than 32 levels/) }]);
     expect(written).toHaveLength(2);
     expect(written.every((w) => w.raw.length > 100_000 && w.record === undefined)).toBe(true);
   });
 
   it('nesting within the limit is accepted', async () => {
-    const { summary } = await dryRun('ok-depth.ndjson', `{"shop":"s","orderId":"d","labelRequest":{"courier":"ups","service":{"productCode":"UPS_STANDARD"},"shipment":{},"customs":{"a":${deep(20)}}}}\n`);
+    const { summary } = await dryRun(
+      'ok-depth.ndjson',
+      `{"shop":"s","orderId":"d","labelRequest":{"courier":"ups","service":{"productCode":"UPS_STANDARD"},"shipment":{},"customs":{"a":${deep(20)}}}}\n`,
+    );
     expect(summary.counts).toMatchObject({ accepted: 1, rejected: 0 });
   });
 
   it('refuses a __proto__ key with its path (a copy would make it a prototype and drop its data)', async () => {
     const record = `{"shop":"s","orderId":"p","labelRequest":{"courier":"ups","service":{"productCode":"UPS_STANDARD"},"shipment":{},"courierOptions":{"__proto__":{"sourceCode":"X"}}}}`;
     const { summary } = await dryRun('proto.ndjson', `${record}\n`);
-    expect(summary.rejections[0].reasons).toEqual([{ field: 'labelRequest.courierOptions.__proto__', message: 'is not allowed as a field name' }]);
+    expect(summary.rejections[0].reasons).toEqual([
+      { field: 'labelRequest.courierOptions.__proto__', message: 'is not allowed as a field name' },
+    ]);
     expect(Object.prototype).not.toHaveProperty('sourceCode');
   });
 });
@@ -135,14 +176,26 @@ describe('a flood of rejected lines', () => {
     const file = path.join(tmp, 'rejected-300k.ndjson');
     const out = createWriteStream(file);
     for (let i = 0; i < 300_000; i++) {
-      if (!out.write(`${JSON.stringify({ shop: 's', orderId: `o${i}`, labelRequest: { courier: '', service: {} } })}\n`)) await once(out, 'drain');
+      if (!out.write(`${JSON.stringify({ shop: 's', orderId: `o${i}`, labelRequest: { courier: '', service: {} } })}\n`))
+        await once(out, 'drain');
     }
     out.end();
     await once(out, 'finish');
     const rejects = path.join(tmp, 'rejected-300k.rejects');
     const child = spawn(
       process.execPath,
-      ['--max-old-space-size=256', '--import', 'tsx', 'client/import/main.ts', '--dry-run', '--skip-preflight', '--json', '--rejects', rejects, file],
+      [
+        '--max-old-space-size=256',
+        '--import',
+        'tsx',
+        'client/import/main.ts',
+        '--dry-run',
+        '--skip-preflight',
+        '--json',
+        '--rejects',
+        rejects,
+        file,
+      ],
       { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';

@@ -74,13 +74,20 @@ describe('import of the sample export', () => {
     const summary = JSON.parse(run.stdout);
     expect(summary.counts).toEqual({ records: 35, accepted: 30, started: 30, alreadyKnown: 0, rejected: 5, failed: 0 });
     expect(summary.preflight).toBe('checked');
-    expect(summary.rejections.map((r: { line: number; shop: string; orderId: string; reasons: Array<{ field: string }> }) => [r.line, r.orderId, r.reasons.map((x) => x.field)])).toEqual(
-      Object.entries(BROKEN).map(([line, field]) => [Number(line), sampleRecords[Number(line) - 1]!.orderId, [field]]),
-    );
+    expect(
+      summary.rejections.map((r: { line: number; shop: string; orderId: string; reasons: Array<{ field: string }> }) => [
+        r.line,
+        r.orderId,
+        r.reasons.map((x) => x.field),
+      ]),
+    ).toEqual(Object.entries(BROKEN).map(([line, field]) => [Number(line), sampleRecords[Number(line) - 1]!.orderId, [field]]));
 
     // The reject file: each bad record's original text and its reasons.
     const sourceLines = readFileSync(path.join(REPO_ROOT, SAMPLE), 'utf8').split('\n');
-    const written = readFileSync(rejects, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const written = readFileSync(rejects, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(written.map((w) => w.line).sort((a, b) => a - b)).toEqual(Object.keys(BROKEN).map(Number));
     for (const w of written) {
       expect(w.kind).toBe('rejected');
@@ -120,7 +127,13 @@ describe('import of the sample export', () => {
     const summary = JSON.parse(run.stdout);
     expect(summary.format).toBe('csv');
     expect(summary.counts).toMatchObject({ records: 14, started: 12, alreadyKnown: 0, rejected: 2, failed: 0 });
-    expect(summary.rejections.map((r: { line: number; orderId: string; reasons: Array<{ field: string }> }) => [r.line, r.orderId, r.reasons.map((x) => x.field)])).toEqual([
+    expect(
+      summary.rejections.map((r: { line: number; orderId: string; reasons: Array<{ field: string }> }) => [
+        r.line,
+        r.orderId,
+        r.reasons.map((x) => x.field),
+      ]),
+    ).toEqual([
       [21, 'VT-3006', ['labelRequest.service.productCode']],
       [22, 'AB-30104', ['labelRequest.shipment.parcels[0].items[0].quantity']],
     ]);
@@ -131,7 +144,7 @@ describe('import of the sample export', () => {
 });
 
 describe('preflight, duplicates and exit codes', () => {
-  it('unknown courier and product codes are rejected before any start; each courier\'s products are read once', async () => {
+  it("unknown courier and product codes are rejected before any start; each courier's products are read once", async () => {
     h.fake.resetStats();
     const file = writeNdjson('preflight.ndjson', [
       { shop: 'pf', orderId: '1', labelRequest: labelRequest('pf-1', { courier: 'ups', productCode: 'UPS_STANDARD' }) },
@@ -145,8 +158,20 @@ describe('preflight, duplicates and exit codes', () => {
     const summary = JSON.parse(run.stdout);
     expect(summary.counts).toMatchObject({ records: 5, started: 3, rejected: 2 });
     expect(summary.rejections).toEqual([
-      { line: 2, shop: 'pf', orderId: '2', reasons: [{ field: 'labelRequest.courier', message: expect.stringMatching(/unknown courier "royal-mail"/) }] },
-      { line: 3, shop: 'pf', orderId: '3', reasons: [{ field: 'labelRequest.service.productCode', message: expect.stringMatching(/courier "ups" has no product "UPS_OVERNIGHT"/) }] },
+      {
+        line: 2,
+        shop: 'pf',
+        orderId: '2',
+        reasons: [{ field: 'labelRequest.courier', message: expect.stringMatching(/unknown courier "royal-mail"/) }],
+      },
+      {
+        line: 3,
+        shop: 'pf',
+        orderId: '3',
+        reasons: [
+          { field: 'labelRequest.service.productCode', message: expect.stringMatching(/courier "ups" has no product "UPS_OVERNIGHT"/) },
+        ],
+      },
     ]);
     expect(await exists('pf', '2')).toBe(false);
     expect(await exists('pf', '3')).toBe(false);
@@ -173,20 +198,32 @@ describe('preflight, duplicates and exit codes', () => {
     expect(second.code).toBe(EXIT.rejected);
     const summary = JSON.parse(second.stdout);
     expect(summary.counts).toMatchObject({ started: 1, rejected: 1 });
-    expect(summary.rejections[0]).toMatchObject({ line: 2, reasons: [{ field: 'orderId', message: expect.stringMatching(/duplicate.*line 1/) }] });
+    expect(summary.rejections[0]).toMatchObject({
+      line: 2,
+      reasons: [{ field: 'orderId', message: expect.stringMatching(/duplicate.*line 1/) }],
+    });
     const [wf] = await listShipments(`${SA.shop.name} = 'dup'`);
     expect(wf?.typedSearchAttributes.get(SA.courier)).toBe('dhl-express'); // the first one won
   });
 
   it('exit 3 when valid orders fail to start (unknown namespace); the failure is reported and kept', async () => {
-    const file = writeNdjson('fail.ndjson', [{ shop: 'ns', orderId: '1', labelRequest: labelRequest('ns-1') }, { shop: 'ns', orderId: '2' }]);
+    const file = writeNdjson('fail.ndjson', [
+      { shop: 'ns', orderId: '1', labelRequest: labelRequest('ns-1') },
+      { shop: 'ns', orderId: '2' },
+    ]);
     const rejects = path.join(tmp, 'fail-rejects.ndjson');
-    const run = await runCli(['import', file, '--json', '--rejects', rejects], { env: { ...env, TEMPORAL_NAMESPACE: 'no-such-namespace' } });
+    const run = await runCli(['import', file, '--json', '--rejects', rejects], {
+      env: { ...env, TEMPORAL_NAMESPACE: 'no-such-namespace' },
+    });
     expect(run.code, run.stderr).toBe(EXIT.failedToStart);
     const summary = JSON.parse(run.stdout);
     expect(summary.counts).toMatchObject({ started: 0, rejected: 1, failed: 1 });
     expect(summary.failures[0]).toMatchObject({ line: 1, shop: 'ns', orderId: '1', message: expect.stringMatching(/namespace/i) });
-    const kinds = readFileSync(rejects, 'utf8').trim().split('\n').map((l) => JSON.parse(l).kind).sort();
+    const kinds = readFileSync(rejects, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).kind)
+      .sort();
     expect(kinds).toEqual(['failed_to_start', 'rejected']);
   });
 
@@ -214,4 +251,3 @@ describe('preflight, duplicates and exit codes', () => {
     expect(await exists('x', '1')).toBe(false);
   });
 });
-

@@ -82,7 +82,10 @@ describe('reading records', () => {
   });
 
   it('JSON: a document that is not an array is a usage error; a truncated array reports its last element', async () => {
-    await expect(collect('{"shop": "s"}', 'json')).rejects.toMatchObject({ exitCode: EXIT.usage, message: expect.stringMatching(/not a JSON array/) });
+    await expect(collect('{"shop": "s"}', 'json')).rejects.toMatchObject({
+      exitCode: EXIT.usage,
+      message: expect.stringMatching(/not a JSON array/),
+    });
     const truncated = await collect(`[${JSON.stringify(valid('s', '1'))}, {"shop": "s"`, 'json');
     expect(truncated).toHaveLength(2);
     expect(truncated[1]!.problems.map((p) => p.message).join(' ')).toMatch(/ends before the array is closed/);
@@ -118,7 +121,11 @@ describe('record validation', () => {
     delete bad.labelRequest.service.productCode;
     bad.labelRequest.shipment.shipTo.address.countryCode = 'Germany';
     bad.labelRequest.shipment.parcels = [{ weight: '2kg', items: [{ quantity: 1.5 }] }];
-    expect(problemsOf(bad).map((p) => p.field).sort()).toEqual([
+    expect(
+      problemsOf(bad)
+        .map((p) => p.field)
+        .sort(),
+    ).toEqual([
       'labelRequest.service.productCode',
       'labelRequest.shipment.parcels[0].items[0].quantity',
       'labelRequest.shipment.parcels[0].weight',
@@ -139,9 +146,12 @@ describe('record validation', () => {
 
   it('rejects unknown fields, a tracking override, missing identity and non-objects', () => {
     expect(problemsOf({ ...valid('s', '1'), tracking: { pollIntervalMs: 1 } })).toEqual([{ field: 'tracking', message: 'unknown field' }]);
-    expect(problemsOf({ ...valid('s', '1'), labelRequest: { ...valid('s', '1').labelRequest, shipment: { shipTo: { address: { postcode: '1' } } } } })).toEqual([
-      { field: 'labelRequest.shipment.shipTo.address.postcode', message: 'unknown field' },
-    ]);
+    expect(
+      problemsOf({
+        ...valid('s', '1'),
+        labelRequest: { ...valid('s', '1').labelRequest, shipment: { shipTo: { address: { postcode: '1' } } } },
+      }),
+    ).toEqual([{ field: 'labelRequest.shipment.shipTo.address.postcode', message: 'unknown field' }]);
     expect(problemsOf({ labelRequest: valid('s', '1').labelRequest }).map((p) => p.field)).toEqual(['shop', 'orderId']);
     expect(problemsOf([1, 2])).toEqual([{ field: '(root)', message: 'expected an object, got an array' }]);
   });
@@ -240,7 +250,14 @@ describe('import command (in-process, no Temporal)', () => {
   const tmp = mkdtempSync(path.join(tmpdir(), 'import-test-'));
 
   it('usage errors are exit 2 before anything is read', async () => {
-    const cases: string[][] = [[], ['a.ndjson', 'b.ndjson'], ['--format', 'xml', 'a.ndjson'], ['--concurrency', '0', 'a.ndjson'], ['--bogus', 'a.ndjson'], [path.join(tmp, 'missing.ndjson')]];
+    const cases: string[][] = [
+      [],
+      ['a.ndjson', 'b.ndjson'],
+      ['--format', 'xml', 'a.ndjson'],
+      ['--concurrency', '0', 'a.ndjson'],
+      ['--bogus', 'a.ndjson'],
+      [path.join(tmp, 'missing.ndjson')],
+    ];
     for (const argv of cases) {
       const { io } = captureIo();
       await expect(importCommand(argv, io), argv.join(' ')).rejects.toMatchObject({ exitCode: EXIT.usage });
@@ -259,20 +276,30 @@ describe('import command (in-process, no Temporal)', () => {
   it('examples/orders.ndjson dry run: every broken record reported with line and field, and written to --rejects', async () => {
     const rejects = path.join(tmp, 'rejects.ndjson');
     const { io, stdout, stderr } = captureIo();
-    const code = await importCommand(['--dry-run', '--skip-preflight', '--json', '--rejects', rejects, path.join(EXAMPLES, 'orders.ndjson')], io);
+    const code = await importCommand(
+      ['--dry-run', '--skip-preflight', '--json', '--rejects', rejects, path.join(EXAMPLES, 'orders.ndjson')],
+      io,
+    );
     expect(code).toBe(EXIT.rejected);
     expect(stderr()).toBe(''); // --json: nothing per record on stderr, no bar (not a TTY)
     const summary = JSON.parse(stdout());
     expect(summary.counts).toMatchObject({ records: 35, accepted: 31, rejected: 4, started: 0 });
     expect(summary.preflight).toBe('skipped');
-    const byLine = summary.rejections.map((r: { line: number; orderId: string; reasons: Array<{ field: string }> }) => [r.line, r.orderId, r.reasons.map((x) => x.field)]);
+    const byLine = summary.rejections.map((r: { line: number; orderId: string; reasons: Array<{ field: string }> }) => [
+      r.line,
+      r.orderId,
+      r.reasons.map((x) => x.field),
+    ]);
     expect(byLine).toEqual([
       [5, 'BC-10241', ['labelRequest.service.productCode']],
       [12, 'AB-20109', ['labelRequest.shipment.shipTo.address.countryCode']],
       [19, 'LC-5532', ['labelRequest.shipment.parcels[0].weight']],
       [27, 'NO-7008', ['labelRequest.idempotencyKey']],
     ]);
-    const written = readFileSync(rejects, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const written = readFileSync(rejects, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(written.map((w) => w.line).sort((a, b) => a - b)).toEqual([5, 12, 19, 27]);
     const sourceLines = readFileSync(path.join(EXAMPLES, 'orders.ndjson'), 'utf8').split('\n');
     for (const w of written) {
@@ -283,7 +310,11 @@ describe('import command (in-process, no Temporal)', () => {
   });
 
   it('reads standard input with --format, and a JSON array reports indexes', async () => {
-    const input = JSON.stringify([valid('s', '1'), { ...valid('s', '2'), labelRequest: { ...valid('s', '2').labelRequest, idempotencyKey: 'x' } }, valid('s', '1')], null, 2);
+    const input = JSON.stringify(
+      [valid('s', '1'), { ...valid('s', '2'), labelRequest: { ...valid('s', '2').labelRequest, idempotencyKey: 'x' } }, valid('s', '1')],
+      null,
+      2,
+    );
     const { io, stdout } = captureIo({ stdin: input });
     const code = await importCommand(['--dry-run', '--skip-preflight', '--json', '-'], io);
     expect(code).toBe(EXIT.rejected);

@@ -53,7 +53,16 @@ const ROTATED: PayloadEncryptionSettings = { keys: [NEW_KEY, OLD_KEY], activeKey
 const keysSetting = (...keys: EncryptionKey[]) => keys.map((k) => `${k.id}=${k.key.toString('base64')}`).join(',');
 
 /** The personal data of test/helpers/api.ts's sample order (recipient and sender). */
-const PERSONAL_DATA = ['de Vries', 'Keizersgracht', '+31 20 7654321', 'jan@example.nl', 'Schmidt', 'Lagerstra', '+49 30 1234567', 'shipping@shop.example'];
+const PERSONAL_DATA = [
+  'de Vries',
+  'Keizersgracht',
+  '+31 20 7654321',
+  'jan@example.nl',
+  'Schmidt',
+  'Lagerstra',
+  '+49 30 1234567',
+  'shipping@shop.example',
+];
 /** The courier rejects this postal code, and its wording quotes it. */
 const REJECTED_POSTAL_CODE = '9999 ZZ';
 
@@ -141,7 +150,7 @@ const normalized = (payloads: Payload[]) =>
   }));
 
 function startInput(events: temporal.api.history.v1.IHistoryEvent[]): Payload[] {
-  return (events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads ?? []);
+  return events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads ?? [];
 }
 
 describe('a shipment with encryption keys set', () => {
@@ -269,7 +278,11 @@ describe('key rotation', () => {
 
     // The encrypted history replays deterministically with the codec.
     const history = temporal.api.history.v1.History.create({ events });
-    await Worker.runReplayHistory({ workflowBundle: await getWorkflowBundle(), dataConverter: dataConverterFor(ROTATED) }, history, workflowId);
+    await Worker.runReplayHistory(
+      { workflowBundle: await getWorkflowBundle(), dataConverter: dataConverterFor(ROTATED) },
+      history,
+      workflowId,
+    );
 
     // Dropping the old key too early makes the old payloads unreadable, with a message naming the key.
     await expect(new EncryptionCodec({ keys: [NEW_KEY], activeKeyId: NEW_KEY.id }).decode(startInput(events))).rejects.toThrow(
@@ -318,7 +331,10 @@ describe('key configuration', () => {
     expect(inline.activeKeyId).toBe(NEW_KEY.id);
     expect(inline.keys.map((k) => k.key)).toEqual([NEW_KEY.key, OLD_KEY.key]);
     const file = path.join(tmp, 'keys');
-    writeFileSync(file, `# rotated 2026-07\n${NEW_KEY.id}=${NEW_KEY.key.toString('base64')}\n${OLD_KEY.id}=${OLD_KEY.key.toString('base64')}\n`);
+    writeFileSync(
+      file,
+      `# rotated 2026-07\n${NEW_KEY.id}=${NEW_KEY.key.toString('base64')}\n${OLD_KEY.id}=${OLD_KEY.key.toString('base64')}\n`,
+    );
     const fromFile = loadPayloadEncryptionSettings({ PAYLOAD_ENCRYPTION_KEYS_FILE: file, PAYLOAD_ENCRYPTION_KEY_ID: OLD_KEY.id })!;
     expect(fromFile).toEqual({ keys: [NEW_KEY, OLD_KEY], activeKeyId: OLD_KEY.id });
   });
@@ -336,18 +352,21 @@ describe('key configuration', () => {
       'PAYLOAD_ENCRYPTION_KEYS: entry 6 is not keyId=base64 (a key id is 1-64 of A-Z a-z 0-9 . _ -)',
     ]);
     expect(found.join('\n')).not.toContain(short);
-    expect(problems(() => loadPayloadEncryptionSettings({ PAYLOAD_ENCRYPTION_KEYS: keysSetting(OLD_KEY), PAYLOAD_ENCRYPTION_KEY_ID: 'nope' }))).toEqual([
-      `PAYLOAD_ENCRYPTION_KEY_ID: "nope" is not among the configured keys (${OLD_KEY.id})`,
-    ]);
-    expect(problems(() => loadPayloadEncryptionSettings({ PAYLOAD_ENCRYPTION_KEYS: keysSetting(OLD_KEY), PAYLOAD_ENCRYPTION_KEYS_FILE: '/x' }))).toEqual([
-      'PAYLOAD_ENCRYPTION_KEYS: set either PAYLOAD_ENCRYPTION_KEYS or PAYLOAD_ENCRYPTION_KEYS_FILE, not both',
-    ]);
+    expect(
+      problems(() => loadPayloadEncryptionSettings({ PAYLOAD_ENCRYPTION_KEYS: keysSetting(OLD_KEY), PAYLOAD_ENCRYPTION_KEY_ID: 'nope' })),
+    ).toEqual([`PAYLOAD_ENCRYPTION_KEY_ID: "nope" is not among the configured keys (${OLD_KEY.id})`]);
+    expect(
+      problems(() => loadPayloadEncryptionSettings({ PAYLOAD_ENCRYPTION_KEYS: keysSetting(OLD_KEY), PAYLOAD_ENCRYPTION_KEYS_FILE: '/x' })),
+    ).toEqual(['PAYLOAD_ENCRYPTION_KEYS: set either PAYLOAD_ENCRYPTION_KEYS or PAYLOAD_ENCRYPTION_KEYS_FILE, not both']);
     expect(problems(() => loadPayloadEncryptionSettings({ PAYLOAD_ENCRYPTION_KEYS_FILE: path.join(tmp, 'missing') }))).toEqual([
       `PAYLOAD_ENCRYPTION_KEYS_FILE: cannot read ${path.join(tmp, 'missing')}: ENOENT`,
     ]);
     // The worker reports a bad key together with its other bad settings.
     expect(problems(() => loadWorkerSettings({ PAYLOAD_ENCRYPTION_KEYS: `a=${short}` }))).toEqual(
-      expect.arrayContaining(['SHIPPING_API_KEY: is required', expect.stringMatching(/^PAYLOAD_ENCRYPTION_KEYS: key "a" must be 32 bytes/)]),
+      expect.arrayContaining([
+        'SHIPPING_API_KEY: is required',
+        expect.stringMatching(/^PAYLOAD_ENCRYPTION_KEYS: key "a" must be 32 bytes/),
+      ]),
     );
   });
 });
@@ -357,7 +376,9 @@ describe('the codec server', () => {
   const UI = 'http://localhost:8233';
   let server: CodecServer;
   beforeAll(async () => {
-    server = await startCodecServer({ ...loadCodecServerSettings({ PAYLOAD_ENCRYPTION_KEYS: keysSetting(NEW_KEY, OLD_KEY), CODEC_SERVER_TOKEN: TOKEN }) });
+    server = await startCodecServer({
+      ...loadCodecServerSettings({ PAYLOAD_ENCRYPTION_KEYS: keysSetting(NEW_KEY, OLD_KEY), CODEC_SERVER_TOKEN: TOKEN }),
+    });
   });
   afterAll(() => server?.close());
 
@@ -380,7 +401,11 @@ describe('the codec server', () => {
 
   it('answers CORS only for the Web UI origin, preflight included', async () => {
     const preflight = await rawRequest(server.url, 'OPTIONS', '/decode', {
-      headers: { origin: UI, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-namespace' },
+      headers: {
+        origin: UI,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type,x-namespace',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(UI);
@@ -392,7 +417,9 @@ describe('the codec server', () => {
     expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
 
     expect((await post('decode', { payloads: [] }, { origin: UI })).headers.get('access-control-allow-origin')).toBe(UI);
-    expect((await post('decode', { payloads: [] }, { origin: 'https://evil.example' })).headers.get('access-control-allow-origin')).toBeNull();
+    expect(
+      (await post('decode', { payloads: [] }, { origin: 'https://evil.example' })).headers.get('access-control-allow-origin'),
+    ).toBeNull();
     // A refusal carries the CORS header, so the Web UI can tell "wrong token" from "unreachable".
     const refused = await rawRequest(server.url, 'POST', '/decode', { headers: { origin: UI }, body: { payloads: [] } });
     expect(refused.status).toBe(401);
@@ -406,7 +433,10 @@ describe('the codec server', () => {
     const served = (encoded.json as { payloads: Array<{ metadata: Record<string, string>; data: string }> }).payloads[0]!;
     expect(Buffer.from(served.metadata[KEY_ID_METADATA]!, 'base64').toString()).toBe(NEW_KEY.id);
     expect(Buffer.from(served.data, 'base64').includes(Buffer.from('Keizersgracht'))).toBe(false);
-    const servedPayload = { metadata: { encoding: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(NEW_KEY.id) }, data: Buffer.from(served.data, 'base64') };
+    const servedPayload = {
+      metadata: { encoding: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(NEW_KEY.id) },
+      data: Buffer.from(served.data, 'base64'),
+    };
     expect(normalized(await new EncryptionCodec(ROTATED).decode([servedPayload]))).toEqual(normalized([plain]));
 
     // The Web UI's request shape: an old-key payload, a plain one, its query parameter and X-Namespace.
@@ -421,7 +451,9 @@ describe('the codec server', () => {
     const stranger = await new EncryptionCodec({ keys: [{ id: 'retired', key: randomBytes(32) }], activeKeyId: 'retired' }).encode([plain]);
     const unknown = await post('decode', { payloads: [wire(stranger[0]!)] });
     expect(unknown.status).toBe(422);
-    expect(unknown.json).toEqual({ error: `payload encrypted with key "retired", which is not configured (known: ${NEW_KEY.id}, ${OLD_KEY.id}); add it to PAYLOAD_ENCRYPTION_KEYS` });
+    expect(unknown.json).toEqual({
+      error: `payload encrypted with key "retired", which is not configured (known: ${NEW_KEY.id}, ${OLD_KEY.id}); add it to PAYLOAD_ENCRYPTION_KEYS`,
+    });
     expect((await post('decode', { payloads: [{ data: 'not base64!' }] })).status).toBe(400);
   });
 
@@ -434,10 +466,13 @@ describe('the codec server', () => {
     // What a DNS-rebound page would send: its own host name, resolved to 127.0.0.1.
     const status = await new Promise<number>((resolve, reject) => {
       const { port } = new URL(open.url);
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/decode', headers: { host: `rebound.example:${port}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/decode', headers: { host: `rebound.example:${port}` } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end('{"payloads":[]}');
     });
@@ -474,13 +509,41 @@ describe('npm run dev with a key', () => {
     const [temporalPort, uiPort, fakeApiPort, codecPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const keyFile = path.join(tmp, 'dev-keys');
     writeFileSync(keyFile, `${OLD_KEY.id}=${OLD_KEY.key.toString('base64')}\n`);
-    const devEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TRACKING_POLL_INTERVAL: '500ms', PAYLOAD_ENCRYPTION_KEYS_FILE: keyFile };
-    for (const key of ['SHIPPING_API_BASE_URL', 'SHIPPING_API_KEY', 'SHIPPING_API_TOKEN', 'TEMPORAL_TASK_QUEUE', 'PAYLOAD_ENCRYPTION_KEYS', 'CODEC_SERVER_TOKEN']) delete devEnv[key];
+    const devEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      NO_COLOR: '1',
+      TRACKING_POLL_INTERVAL: '500ms',
+      PAYLOAD_ENCRYPTION_KEYS_FILE: keyFile,
+    };
+    for (const key of [
+      'SHIPPING_API_BASE_URL',
+      'SHIPPING_API_KEY',
+      'SHIPPING_API_TOKEN',
+      'TEMPORAL_TASK_QUEUE',
+      'PAYLOAD_ENCRYPTION_KEYS',
+      'CODEC_SERVER_TOKEN',
+    ])
+      delete devEnv[key];
     const dataDir = mkdtempSync(path.join(tmp, 'dev-'));
     dev = spawn(
       process.execPath,
-      ['--import', 'tsx', 'dev-server/dev.ts', '--temporal-port', `${temporalPort}`, '--ui-port', `${uiPort}`,
-        '--fake-api-port', `${fakeApiPort}`, '--codec-port', `${codecPort}`, '--data-dir', dataDir, '--tracking-step-ms', '300'],
+      [
+        '--import',
+        'tsx',
+        'dev-server/dev.ts',
+        '--temporal-port',
+        `${temporalPort}`,
+        '--ui-port',
+        `${uiPort}`,
+        '--fake-api-port',
+        `${fakeApiPort}`,
+        '--codec-port',
+        `${codecPort}`,
+        '--data-dir',
+        dataDir,
+        '--tracking-step-ms',
+        '300',
+      ],
       { cwd: REPO_ROOT, env: devEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
     );
     let output = '';
@@ -499,12 +562,20 @@ describe('npm run dev with a key', () => {
     expect(output).not.toContain(OLD_KEY.key.toString('base64'));
 
     // What the Web UI's server hands the browser: the codec endpoint, and no token to pass.
-    const settings = (await (await fetch(`http://localhost:${uiPort}/api/v1/settings`)).json()) as { Codec: { Endpoint: string; PassAccessToken: boolean } };
+    const settings = (await (await fetch(`http://localhost:${uiPort}/api/v1/settings`)).json()) as {
+      Codec: { Endpoint: string; PassAccessToken: boolean };
+    };
     expect(settings.Codec).toMatchObject({ Endpoint: codecUrl, PassAccessToken: false });
 
     // The banner's exports, as pasted into the second terminal: the import encrypts with the same keys.
     const exportLine = output.split('\n').find((l) => l.trim().startsWith('export '))!;
-    const userEnv = Object.fromEntries(exportLine.trim().slice('export '.length).split(' ').map((pair) => pair.split('=') as [string, string]));
+    const userEnv = Object.fromEntries(
+      exportLine
+        .trim()
+        .slice('export '.length)
+        .split(' ')
+        .map((pair) => pair.split('=') as [string, string]),
+    );
     expect(userEnv.PAYLOAD_ENCRYPTION_KEYS_FILE).toBe(keyFile);
     const input = order('dev-shop', 'D-1');
     const file = path.join(tmp, 'dev-order.ndjson');
@@ -514,13 +585,26 @@ describe('npm run dev with a key', () => {
 
     const connection = await Connection.connect({ address: `localhost:${temporalPort}` });
     try {
-      const history = await connection.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: shipmentWorkflowId(input) } });
+      const history = await connection.workflowService.getWorkflowExecutionHistory({
+        namespace: 'default',
+        execution: { workflowId: shipmentWorkflowId(input) },
+      });
       const stored = startInput(history.history!.events!)[0]!;
       expect(Buffer.from(stored.metadata!.encoding!).toString()).toBe(ENCRYPTED_ENCODING);
       // The request the browser makes: from the UI's origin, no Authorization header.
       const decoded = await rawRequest(codecUrl, 'POST', '/decode?preserveStorageRefs=true', {
         headers: { origin: `http://localhost:${uiPort}`, 'x-namespace': 'default' },
-        body: { payloads: [{ metadata: { encoding: Buffer.from(stored.metadata!.encoding!).toString('base64'), [KEY_ID_METADATA]: Buffer.from(stored.metadata![KEY_ID_METADATA]!).toString('base64') }, data: Buffer.from(stored.data!).toString('base64') }] },
+        body: {
+          payloads: [
+            {
+              metadata: {
+                encoding: Buffer.from(stored.metadata!.encoding!).toString('base64'),
+                [KEY_ID_METADATA]: Buffer.from(stored.metadata![KEY_ID_METADATA]!).toString('base64'),
+              },
+              data: Buffer.from(stored.data!).toString('base64'),
+            },
+          ],
+        },
       });
       expect(decoded.status).toBe(200);
       expect(decoded.headers.get('access-control-allow-origin')).toBe(`http://localhost:${uiPort}`);

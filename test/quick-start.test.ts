@@ -21,7 +21,6 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -33,13 +32,36 @@ function portOpen(port: number): Promise<boolean> {
 it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver and the worker; the sample imports, delivers and reaches the shop page', async () => {
   const [temporalPort, uiPort, fakeApiPort, shopPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TRACKING_POLL_INTERVAL: '500ms' };
-  for (const key of ['SHIPPING_API_BASE_URL', 'SHIPPING_API_KEY', 'SHIPPING_API_TOKEN', 'TEMPORAL_TASK_QUEUE', 'SHOP_CONNECTORS', 'SHOP_CONNECTORS_FILE']) delete env[key];
+  for (const key of [
+    'SHIPPING_API_BASE_URL',
+    'SHIPPING_API_KEY',
+    'SHIPPING_API_TOKEN',
+    'TEMPORAL_TASK_QUEUE',
+    'SHOP_CONNECTORS',
+    'SHOP_CONNECTORS_FILE',
+  ])
+    delete env[key];
   // A shell set up for a real cluster: the dev worker must still reach the local dev server, in plain text.
   Object.assign(env, { TEMPORAL_API_KEY: 'key-from-the-shell', TEMPORAL_TLS: 'true' });
   dev = spawn(
     process.execPath,
-    ['--import', 'tsx', 'dev-server/dev.ts', '--temporal-port', `${temporalPort}`, '--ui-port', `${uiPort}`,
-      '--fake-api-port', `${fakeApiPort}`, '--shop-port', `${shopPort}`, '--data-dir', dataDir, '--tracking-step-ms', '300'],
+    [
+      '--import',
+      'tsx',
+      'dev-server/dev.ts',
+      '--temporal-port',
+      `${temporalPort}`,
+      '--ui-port',
+      `${uiPort}`,
+      '--fake-api-port',
+      `${fakeApiPort}`,
+      '--shop-port',
+      `${shopPort}`,
+      '--data-dir',
+      dataDir,
+      '--tracking-step-ms',
+      '300',
+    ],
     { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   let output = '';
@@ -64,7 +86,11 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
   const exportLine = output.split('\n').find((l) => l.trim().startsWith('export '));
   expect(exportLine).toBeDefined();
   const userEnv = Object.fromEntries(
-    exportLine!.trim().slice('export '.length).split(' ').map((pair) => pair.split('=') as [string, string]),
+    exportLine!
+      .trim()
+      .slice('export '.length)
+      .split(' ')
+      .map((pair) => pair.split('=') as [string, string]),
   );
   expect(userEnv).toMatchObject({
     TEMPORAL_ADDRESS: `localhost:${temporalPort}`,
@@ -92,7 +118,9 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
   // Every started order reaches the shop: label link, tracking number, and for some, delivered.
   const shopOrders = await waitFor(
     async () => {
-      const { orders } = (await (await fetch(`${shopPage}/api/orders`)).json()) as { orders: Array<{ orderId: string; outcome: string | null; labelId: string | null; missing: number[] }> };
+      const { orders } = (await (await fetch(`${shopPage}/api/orders`)).json()) as {
+        orders: Array<{ orderId: string; outcome: string | null; labelId: string | null; missing: number[] }>;
+      };
       return orders.length === 30 && orders.some((o) => o.outcome === 'delivered') ? orders : undefined;
     },
     { what: 'the 30 started orders on the shop page, one delivered', timeoutMs: 60_000, intervalMs: 500 },

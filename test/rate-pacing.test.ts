@@ -61,7 +61,12 @@ function startWorkerProcessFor(taskQueue: string) {
 
 async function startWorker(taskQueue: string, pacing: PacingSettings, opts: { fleet?: boolean; pollIntervalMs?: number } = {}) {
   const fleet = opts.fleet
-    ? fleetRateLimits({ client: env.client, taskQueue, workflowId: accountWorkflowId(fake.baseUrl, TEST_CREDENTIALS.apiKey, taskQueue), log: silentLog })
+    ? fleetRateLimits({
+        client: env.client,
+        taskQueue,
+        workflowId: accountWorkflowId(fake.baseUrl, TEST_CREDENTIALS.apiKey, taskQueue),
+        log: silentLog,
+      })
     : undefined;
   const worker = await createShipmentWorker({
     connection: env.nativeConnection,
@@ -107,10 +112,13 @@ it("a 429's Retry-After holds every call of the account on both workers of the f
         return env.client.workflow.getHandle(started.workflowId);
       }),
     );
-    await waitFor(async () => {
-      const states = await Promise.all(handles.map((h) => h.query(stateQuery)));
-      return states.every((s) => s.phase === 'tracking') ? true : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 200, what: 'every shipment in tracking' });
+    await waitFor(
+      async () => {
+        const states = await Promise.all(handles.map((h) => h.query(stateQuery)));
+        return states.every((s) => s.phase === 'tracking') ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, what: 'every shipment in tracking' },
+    );
 
     const { at, retryAfterMs, later } = after429(since);
     expect(retryAfterMs).toBe(3000);
@@ -143,10 +151,19 @@ it('a worker started after the 429 learns the hold from the account workflow', a
   await stop(first);
   const second = await startWorker(taskQueue, { mode: 'adaptive' }, { fleet: true });
   const others = await Promise.all(
-    Array.from({ length: 4 }, async (_, i) => env.client.workflow.getHandle((await startShipment(env.client, taskQueue, order('acme', `R-${i}-${since}`))).workflowId)),
+    Array.from({ length: 4 }, async (_, i) =>
+      env.client.workflow.getHandle((await startShipment(env.client, taskQueue, order('acme', `R-${i}-${since}`))).workflowId),
+    ),
   );
-  await waitFor(async () => ((await handle.query(stateQuery)).phase === 'tracking' ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 });
-  await Promise.all(others.map((h) => waitFor(async () => ((await h.query(stateQuery)).phase === 'tracking' ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 })));
+  await waitFor(async () => ((await handle.query(stateQuery)).phase === 'tracking' ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 200,
+  });
+  await Promise.all(
+    others.map((h) =>
+      waitFor(async () => ((await h.query(stateQuery)).phase === 'tracking' ? true : undefined), { timeoutMs: 30_000, intervalMs: 200 }),
+    ),
+  );
   const { at, retryAfterMs, later } = after429(since);
   expect(later.filter((r) => r.at < at + retryAfterMs)).toEqual([]);
   await stop(second);
@@ -210,7 +227,9 @@ it('a first attempt that gets no turn within 2 s leaves the workflow task unsent
   let handedOver = 0;
   for (const handle of handles) {
     const events = (await handle.fetchHistory()).events ?? [];
-    handedOver += events.filter((e) => ['createLabel', 'readOrder'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '')).length;
+    handedOver += events.filter((e) =>
+      ['createLabel', 'readOrder'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
+    ).length;
   }
   expect(handedOver).toBeGreaterThan(0);
 }, 90_000);

@@ -12,7 +12,9 @@ import { expect, it } from 'vitest';
 import { getWorkflowBundle } from './helpers/temporal-env';
 
 const DIR = path.join(__dirname, 'fixtures', 'histories');
-const fixtures = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+const fixtures = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 it('has recorded histories for each path through the workflow', () => {
   expect(fixtures).toEqual(

@@ -49,7 +49,7 @@ describe('afterFailure', () => {
     expect(seen.slice(0, 4).every((s) => s.record)).toBe(true);
   });
 
-  it("a 429 waits its Retry-After, keeps the streak and is always recorded (the next attempt must know when)", () => {
+  it('a 429 waits its Retry-After, keeps the streak and is always recorded (the next attempt must know when)', () => {
     const atCap = { failuresInARow: 12, notBefore: 0 };
     const next = afterFailure(rateLimited, atCap, 1_000);
     expect(next).toMatchObject({ delayMs: 7_000, failuresInARow: 12, notBefore: 8_000, record: true, retryable: true });

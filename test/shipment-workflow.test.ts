@@ -314,7 +314,10 @@ describe('shipment workflow', () => {
     const wrong = await extraWorker(h, { apiKey: 'not-a-key', apiToken: 'not-a-token' });
     try {
       const started = await startShipment(h.env.client, wrong.taskQueue, order('acme', 'A-401'));
-      const err = await h.env.client.workflow.getHandle(started.workflowId).result().catch((e) => e);
+      const err = await h.env.client.workflow
+        .getHandle(started.workflowId)
+        .result()
+        .catch((e) => e);
       expect(err.cause?.type).toBe('ShipmentFailed');
       expect(err.cause?.message).toContain('HTTP 401');
       // The typed cause is in the chain (under an ActivityFailure when a regular activity made the call).

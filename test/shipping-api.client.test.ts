@@ -269,7 +269,9 @@ describe('error statuses and bodies', () => {
   });
 
   it('400 validation body: product not offered by the courier names service.productCode', async () => {
-    const e = await shippingError(client.createLabel(sampleLabelRequest({ courier: 'ups', service: { productCode: 'EXPRESS_WORLDWIDE' } })));
+    const e = await shippingError(
+      client.createLabel(sampleLabelRequest({ courier: 'ups', service: { productCode: 'EXPRESS_WORLDWIDE' } })),
+    );
     expect(e).toMatchObject({ kind: 'validation', retryable: false, status: 400 });
     expect(e.fields!.map((f) => f.field)).toEqual(['service.productCode']);
     expect(e.message).toContain('service.productCode');
@@ -372,6 +374,11 @@ describe('error statuses and bodies', () => {
   });
 
   it('every kind carries the retryable verdict of the taxonomy', () => {
-    expect(Object.entries(RETRYABLE).filter(([, r]) => r).map(([k]) => k).sort()).toEqual(['network', 'rate_limited', 'server_error']);
+    expect(
+      Object.entries(RETRYABLE)
+        .filter(([, r]) => r)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(['network', 'rate_limited', 'server_error']);
   });
 });

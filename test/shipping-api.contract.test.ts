@@ -3,14 +3,7 @@
  * strictness and the dotted field paths of validation problems.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  fieldProblems,
-  LabelRequest,
-  LabelResult,
-  Order,
-  OrderDetail,
-  TrackingRecord,
-} from '../shipping-api/contract';
+import { fieldProblems, LabelRequest, LabelResult, Order, OrderDetail, TrackingRecord } from '../shipping-api/contract';
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from '../shipping-api/errors';
 import { MAX_RETRY_AFTER_SECONDS } from '../shipping-api/retry-after';
 import { sampleLabelRequest } from './helpers/api';
@@ -60,8 +53,15 @@ describe('contract schemas', () => {
   it('accepts unknown tracking tags, on the record and on checkpoints', () => {
     const checkpoint = {
       checkpointTime: '2025-03-01T10:00:00+01:00',
-      city: 'Leipzig', state: 'Saxony', countryRegion: 'DE', location: 'Leipzig, DE', message: 'hm',
-      tag: 'Teleported', subtag: 'Teleported_042', subtagMessage: 'new', slug: 'ups',
+      city: 'Leipzig',
+      state: 'Saxony',
+      countryRegion: 'DE',
+      location: 'Leipzig, DE',
+      message: 'hm',
+      tag: 'Teleported',
+      subtag: 'Teleported_042',
+      subtagMessage: 'new',
+      slug: 'ups',
     };
     const parsed = TrackingRecord.parse({ ...tracking, tag: 'Teleported', subtag: 'Teleported_001', checkpoints: [checkpoint] });
     expect(parsed.tag).toBe('Teleported');
@@ -88,7 +88,15 @@ describe('contract schemas', () => {
   });
 
   it('label result requires a uuid id and a known status', () => {
-    const ok = { id: order.id, status: 'created', courier: 'ups', customerOrderNumber: 'A', courierOrderNumber: 'B', courierTrackingNumber: null, error: null };
+    const ok = {
+      id: order.id,
+      status: 'created',
+      courier: 'ups',
+      customerOrderNumber: 'A',
+      courierOrderNumber: 'B',
+      courierTrackingNumber: null,
+      error: null,
+    };
     expect(LabelResult.safeParse(ok).success).toBe(true);
     expect(fieldProblems(LabelResult.safeParse({ ...ok, id: 12345 }).error!)[0]!.field).toBe('id');
     expect(LabelResult.safeParse({ ...ok, status: 'pending' }).success).toBe(false);
@@ -115,13 +123,14 @@ describe('contract schemas', () => {
     expect(parseRetryAfter(' 3 ', now)).toBe(3);
     expect(parseRetryAfter(['2', '9'], now)).toBe(2);
     // A server that names decades holds the fleet for at most 15 minutes (it held it until 2058).
-    for (const absurd of ['999999999', '100000000000000000000000', '901', '2030']) expect(parseRetryAfter(absurd, now)).toBe(MAX_RETRY_AFTER_SECONDS);
+    for (const absurd of ['999999999', '100000000000000000000000', '901', '2030'])
+      expect(parseRetryAfter(absurd, now)).toBe(MAX_RETRY_AFTER_SECONDS);
     expect(MAX_RETRY_AFTER_SECONDS).toBe(900);
     // The header's other form (RFC 9110): an HTTP-date, counted from now; a past one is 1 s.
     expect(parseRetryAfter('Tue, 24 Nov 2026 10:00:42 GMT', now)).toBe(42);
     expect(parseRetryAfter('Tue, 24 Nov 2026 09:00:00 GMT', now)).toBe(1);
     expect(parseRetryAfter('Fri, 01 Jan 2100 00:00:00 GMT', now)).toBe(MAX_RETRY_AFTER_SECONDS);
-    for (const bad of [undefined, '', '0', '-1', '-5', '1.5', '1e3', '1e23', 'soon', 'Sun, 99 Foo'] ) {
+    for (const bad of [undefined, '', '0', '-1', '-5', '1.5', '1e3', '1e23', 'soon', 'Sun, 99 Foo']) {
       expect(parseRetryAfter(bad, now)).toBe(DEFAULT_RETRY_AFTER_SECONDS);
     }
   });

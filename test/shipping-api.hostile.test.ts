@@ -82,7 +82,9 @@ describe('a hostile shipping API', () => {
     expect(err.message).toMatch(/larger than the 4194304-byte limit \(SHIPPING_API_MAX_RESPONSE_BYTES\)/);
     // It stopped reading near the limit, not at the end of the gigabyte.
     expect(written.huge!).toBeLessThan(256 * MiB);
-    console.log(`1 GB answer: RSS grew ${(grown / MiB).toFixed(1)} MiB, server wrote ${(written.huge! / MiB).toFixed(0)} MiB before the client hung up`);
+    console.log(
+      `1 GB answer: RSS grew ${(grown / MiB).toFixed(1)} MiB, server wrote ${(written.huge! / MiB).toFixed(0)} MiB before the client hung up`,
+    );
     expect(grown).toBeLessThan(50 * MiB);
   });
 

@@ -63,7 +63,14 @@ describe('tracking progression', () => {
     expect(seen.map((o) => o.state)).toEqual(['404', 'Pending', 'InfoReceived', 'InTransit', 'Delivered']);
     const [, pending, info, transit, delivered] = seen.map((o) => o.tracking!);
 
-    expect(pending).toMatchObject({ id: label.id, tag: 'Pending', subtag: 'Pending_001', trackingNumber: null, checkpoints: [], slug: 'dhl-express' });
+    expect(pending).toMatchObject({
+      id: label.id,
+      tag: 'Pending',
+      subtag: 'Pending_001',
+      trackingNumber: null,
+      checkpoints: [],
+      slug: 'dhl-express',
+    });
     expect(info!.trackingNumber).toMatch(/^\d{10}$/);
     expect(info!.checkpoints).toHaveLength(1);
     expect(info!.checkpoints[0]).toMatchObject({ tag: 'InfoReceived', city: 'Hamburg', countryRegion: 'DE' });
@@ -82,7 +89,12 @@ describe('tracking progression', () => {
 
     // The order carries the tracking number and the final ladder step.
     const detail = await client.getOrder(label.id);
-    expect(detail.order).toMatchObject({ status: 'delivered', courierTrackingNumber: info!.trackingNumber, exceptionState: null, exceptionStateAt: null });
+    expect(detail.order).toMatchObject({
+      status: 'delivered',
+      courierTrackingNumber: info!.trackingNumber,
+      exceptionState: null,
+      exceptionStateAt: null,
+    });
     expect(detail.carrierDetails.orderNumbers.trackingNumber).toBe(info!.trackingNumber);
     expect(await client.getLabel(label.id)).toMatchObject({ courierTrackingNumber: info!.trackingNumber });
   });
@@ -120,7 +132,9 @@ describe('tracking progression', () => {
     const seen = await observe(stalled.id, (obs) => obs.at(-1)!.state === 'InTransit');
     expect(seen.map((o) => o.state)).toEqual(['404', 'Pending', 'InfoReceived', 'InTransit']);
     // Well past the point where other labels are terminal (>= 4 steps), still InTransit.
-    await waitFor(async () => (Date.now() - Date.parse((await client.getOrder(stalled.id)).order.createdAt) > 6 * STEP_MS ? true : undefined));
+    await waitFor(async () =>
+      Date.now() - Date.parse((await client.getOrder(stalled.id)).order.createdAt) > 6 * STEP_MS ? true : undefined,
+    );
     const later = await client.getTracking(stalled.id);
     expect(later).toMatchObject({ tag: 'InTransit' });
     expect(later.checkpoints).toHaveLength(2);

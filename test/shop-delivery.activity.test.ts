@@ -52,7 +52,10 @@ const completed = (sequence: number): ShopEventDraft => ({
 
 /** One regular (not local) attempt of the delivery, with what it recorded in its heartbeat. */
 async function attempt(attemptNumber: number, heartbeatDetails: unknown, input: DeliverShopEventsInput) {
-  const env = new MockActivityEnvironment({ attempt: attemptNumber, heartbeatDetails, heartbeatTimeoutMs: 10_000 }, { logger: new DefaultLogger('WARN') });
+  const env = new MockActivityEnvironment(
+    { attempt: attemptNumber, heartbeatDetails, heartbeatTimeoutMs: 10_000 },
+    { logger: new DefaultLogger('WARN') },
+  );
   let recorded: unknown = heartbeatDetails;
   env.on('heartbeat', (d: unknown) => (recorded = d));
   const failure = await env.run(activities.deliverShopEvents, input).then(

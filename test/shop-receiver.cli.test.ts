@@ -44,15 +44,49 @@ describe('parseCli', () => {
       options: { secrets: [secret], host: '127.0.0.1', port: CLI_DEFAULT_PORT, seed: undefined, faults: {} },
     });
     const cmd = parseCli(
-      ['--secret', secret, '--port', '0', '--slow-ms', '250', '--error-rate', '0.2', '--rate-limit', '2', '--gone-shop', 'beta', '--gone-shop', 'gamma', '--seed', '7'],
+      [
+        '--secret',
+        secret,
+        '--port',
+        '0',
+        '--slow-ms',
+        '250',
+        '--error-rate',
+        '0.2',
+        '--rate-limit',
+        '2',
+        '--gone-shop',
+        'beta',
+        '--gone-shop',
+        'gamma',
+        '--seed',
+        '7',
+      ],
       {},
     );
     expect(cmd).toMatchObject({
       kind: 'run',
-      options: { port: 0, seed: 7, faults: { slowMs: 250, errorRate: 0.2, rateLimit: { perSecond: 2, burst: 2 }, gone: ['beta', 'gamma'] } },
+      options: {
+        port: 0,
+        seed: 7,
+        faults: { slowMs: 250, errorRate: 0.2, rateLimit: { perSecond: 2, burst: 2 }, gone: ['beta', 'gamma'] },
+      },
     });
-    expect(parseCli(['--gone'], { [SECRETS_ENV]: `${secret} ${secret}` })).toMatchObject({ options: { secrets: [secret, secret], faults: { gone: true } } });
-    for (const flag of ['--secret', '--port', '--slow-ms', '--error-rate', '--rate-limit', '--burst', '--gone', '--gone-shop', '--seed', '--help']) {
+    expect(parseCli(['--gone'], { [SECRETS_ENV]: `${secret} ${secret}` })).toMatchObject({
+      options: { secrets: [secret, secret], faults: { gone: true } },
+    });
+    for (const flag of [
+      '--secret',
+      '--port',
+      '--slow-ms',
+      '--error-rate',
+      '--rate-limit',
+      '--burst',
+      '--gone',
+      '--gone-shop',
+      '--seed',
+      '--help',
+    ]) {
       expect(HELP).toContain(flag);
     }
   });
@@ -84,7 +118,10 @@ describe('parseCli', () => {
 describe('npm run shop-receiver (child process)', () => {
   it('starts, accepts a signed webhook, prints no secret, and stops on SIGTERM', async () => {
     const r = run('shop-receiver/main.ts', ['--port', '0'], { [SECRETS_ENV]: secret });
-    const url = await waitFor(() => /listening on (http:\/\/[^\s]+)/.exec(r.stdout())?.[1], { timeoutMs: 20_000, what: 'the start-up line' });
+    const url = await waitFor(() => /listening on (http:\/\/[^\s]+)/.exec(r.stdout())?.[1], {
+      timeoutMs: 20_000,
+      what: 'the start-up line',
+    });
     const event = makeShipmentEvent({
       shop: 'demo',
       orderId: 'D-1',

@@ -135,14 +135,22 @@ describe('verification', () => {
     expect(missing.status).toBe(400);
     expect(await missing.json()).toEqual({ error: 'missing headers webhook-id, webhook-timestamp, webhook-signature' });
     const headers = signWebhook({ id: event.id, timestampSeconds: Math.floor(Date.now() / 1000), body, secrets: [secretA] });
-    const tampered = await fetch(receiver.webhookUrl('acme'), { method: 'POST', body: body.replace('lbl-', 'lbX-'), headers: { ...headers } });
+    const tampered = await fetch(receiver.webhookUrl('acme'), {
+      method: 'POST',
+      body: body.replace('lbl-', 'lbX-'),
+      headers: { ...headers },
+    });
     expect(tampered.status).toBe(401);
-    const badTimestamp = await fetch(receiver.webhookUrl('acme'), { method: 'POST', body, headers: { ...headers, 'webhook-timestamp': 'soon' } });
+    const badTimestamp = await fetch(receiver.webhookUrl('acme'), {
+      method: 'POST',
+      body,
+      headers: { ...headers, 'webhook-timestamp': 'soon' },
+    });
     expect(badTimestamp.status).toBe(400);
     expect(receiver.state().orders).toEqual([]);
   });
 
-  it('a signed body that is not a valid event, or sent to another shop\'s path, is 400 naming the problem', async () => {
+  it("a signed body that is not a valid event, or sent to another shop's path, is 400 naming the problem", async () => {
     const event = labelCreated(1);
     const invalid = { ...event, data: { ...event.data, revision: 'one' } };
     const body = JSON.stringify(invalid);
@@ -212,7 +220,13 @@ describe('de-duplication and ordering', () => {
     await send(tracking(2, 'InTransit'));
     expect(order()).toMatchObject({ labelUrl: null, tag: 'InTransit', outOfOrder: false, gap: true, missing: [1] });
     await send(labelCreated(1));
-    expect(order()).toMatchObject({ labelUrl: `https://labels.example/${orderId}.pdf`, tag: 'InTransit', lastSequence: 2, outOfOrder: true, missing: [] });
+    expect(order()).toMatchObject({
+      labelUrl: `https://labels.example/${orderId}.pdf`,
+      tag: 'InTransit',
+      lastSequence: 2,
+      outOfOrder: true,
+      missing: [],
+    });
   });
 
   it('a label.created of a later revision clears a rejection; the late rejection does not bring it back', async () => {
@@ -222,7 +236,14 @@ describe('de-duplication and ordering', () => {
       sequence: 1,
       occurredAt: at(1),
       type: 'label.rejected',
-      data: { revision: 1, kind: 'courier_error', courierCode: 'COURIER_ERROR', courierMessage: 'Postal code not served', message: 'rejected', awaitingCorrection: true },
+      data: {
+        revision: 1,
+        kind: 'courier_error',
+        courierCode: 'COURIER_ERROR',
+        courierMessage: 'Postal code not served',
+        message: 'rejected',
+        awaitingCorrection: true,
+      },
     });
     await send(rejected);
     expect(order().rejection).toMatchObject({ revision: 1, courierMessage: 'Postal code not served' });
@@ -234,7 +255,12 @@ describe('de-duplication and ordering', () => {
 describe('pages', () => {
   it('GET / lists orders with escaped values and a clickable label link only for http(s)', async () => {
     await send(labelCreated(1, { orderId: '<script>alert(1)</script>' }));
-    await send(labelCreated(1, { orderId: 'js-link', data: { ...labelCreated(1).data, labelUrl: 'javascript:alert(1)' } } as Partial<ShipmentEventInput>));
+    await send(
+      labelCreated(1, {
+        orderId: 'js-link',
+        data: { ...labelCreated(1).data, labelUrl: 'javascript:alert(1)' },
+      } as Partial<ShipmentEventInput>),
+    );
     const page = await fetch(receiver.url);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const html = await page.text();
@@ -249,7 +275,9 @@ describe('pages', () => {
   it('GET /api/events is the raw accepted log; unknown paths are 404 and wrong methods 405', async () => {
     const event = labelCreated(1);
     await send(event);
-    const { events } = (await (await fetch(`${receiver.url}/api/events`)).json()) as { events: Array<{ webhookId: string; status: string; event: unknown }> };
+    const { events } = (await (await fetch(`${receiver.url}/api/events`)).json()) as {
+      events: Array<{ webhookId: string; status: string; event: unknown }>;
+    };
     expect(events).toEqual([{ receivedAt: expect.any(String), webhookId: event.id, status: 'applied', event }]);
     expect((await fetch(`${receiver.url}/nope`)).status).toBe(404);
     expect((await fetch(receiver.webhookUrl('acme'))).status).toBe(405);

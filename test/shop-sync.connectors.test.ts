@@ -48,7 +48,14 @@ describe('loadShopConnectors', () => {
 
   it('reads a file named by SHOP_CONNECTORS_FILE, with a deliveryWindow', () => {
     const file = path.join(dir, 'shops.json');
-    writeFileSync(file, JSON.stringify({ deliveryWindow: '36h', maxBackoff: '90s', acme: { type: 'webhook', url: 'https://acme.example/h', secrets: [secret] } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        deliveryWindow: '36h',
+        maxBackoff: '90s',
+        acme: { type: 'webhook', url: 'https://acme.example/h', secrets: [secret] },
+      }),
+    );
     const c = loadShopConnectors({ SHOP_CONNECTORS_FILE: file });
     expect(c.deliveryWindowMs).toBe(36 * 3_600_000);
     expect(c.maxBackoffMs).toBe(90_000);
@@ -100,13 +107,17 @@ describe('loadShopConnectors', () => {
     expect(problems({ SHOP_CONNECTORS_FILE: missing })).toContain(`SHOP_CONNECTORS_FILE: cannot read ${missing}: ENOENT`);
     const file = path.join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ acme: { type: 'webhook', url: 'https://a.example', secrets: ['nope'] } }));
-    expect(problems({ SHOP_CONNECTORS_FILE: file })).toContain(`SHOP_CONNECTORS_FILE.acme.secrets[0]: must look like whsec_<base64> (${file})`);
+    expect(problems({ SHOP_CONNECTORS_FILE: file })).toContain(
+      `SHOP_CONNECTORS_FILE.acme.secrets[0]: must look like whsec_<base64> (${file})`,
+    );
     expect(problems({ SHOP_CONNECTORS: '{}', SHOP_CONNECTORS_FILE: file })).toContain('not both');
     expect(problems({ SHOP_CONNECTORS: '[]' })).toContain('SHOP_CONNECTORS: must be a JSON object');
   });
 
   it('a connector printed, logged or spread shows no secret', () => {
-    const c = loadShopConnectors({ SHOP_CONNECTORS: JSON.stringify({ acme: { type: 'webhook', url: 'https://a.example', secrets: [secret] } }) });
+    const c = loadShopConnectors({
+      SHOP_CONNECTORS: JSON.stringify({ acme: { type: 'webhook', url: 'https://a.example', secrets: [secret] } }),
+    });
     const acme = c.connectorFor('acme')!;
     for (const text of [JSON.stringify(acme), inspect(acme), JSON.stringify({ ...acme }), JSON.stringify(c)]) {
       expect(text).not.toContain(secret.slice(6));

@@ -5,13 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  makeShipmentEvent,
-  SHIPMENT_EVENT_TYPES,
-  ShipmentEvent,
-  shipmentEventId,
-  type ShipmentEventInput,
-} from '../shop-sync/events';
+import { makeShipmentEvent, SHIPMENT_EVENT_TYPES, ShipmentEvent, shipmentEventId, type ShipmentEventInput } from '../shop-sync/events';
 import { SCHEMA_PATH, shipmentEventJsonSchema } from '../shop-sync/json-schema';
 
 const base = { shop: 'acme', orderId: '1001', occurredAt: '2025-01-02T03:04:05.000Z' };
@@ -161,7 +155,9 @@ describe('docs/shipment-event.schema.json', () => {
   });
 
   it('lists the four event types and leaves objects open to new fields', () => {
-    const schema = JSON.parse(shipmentEventJsonSchema()) as { oneOf: Array<{ properties: { type: { const: string } }; additionalProperties?: unknown }> };
+    const schema = JSON.parse(shipmentEventJsonSchema()) as {
+      oneOf: Array<{ properties: { type: { const: string } }; additionalProperties?: unknown }>;
+    };
     expect(schema.oneOf.map((o) => o.properties.type.const)).toEqual([...SHIPMENT_EVENT_TYPES]);
     expect(shipmentEventJsonSchema()).not.toContain('"additionalProperties": false');
   });

@@ -41,7 +41,9 @@ beforeAll(async () => {
   shortWindow = await startHarness({
     env,
     fake,
-    shopConnectors: loadShopConnectors({ SHOP_CONNECTORS: JSON.stringify({ deliveryWindow: '4s', maxBackoff: '1s', closed: webhook(down, 'closed') }) }),
+    shopConnectors: loadShopConnectors({
+      SHOP_CONNECTORS: JSON.stringify({ deliveryWindow: '4s', maxBackoff: '1s', closed: webhook(down, 'closed') }),
+    }),
   });
 }, 60_000);
 afterAll(async () => {
@@ -69,7 +71,11 @@ function expectEveryEventInOrder(receiver: ShopReceiver, orderId: string, outcom
 /** The workflow's history records the hand-over from the first attempt to the delivery activity. */
 async function handedOver(handle: WorkflowHandle): Promise<boolean> {
   const history = (await handle.fetchHistory()).events ?? [];
-  return history.some((e) => JSON.stringify(e.markerRecordedEventAttributes?.details ?? {}).includes(Buffer.from(JSON.stringify(FIRST_DELIVERY_HANDS_OVER)).toString('base64')));
+  return history.some((e) =>
+    JSON.stringify(e.markerRecordedEventAttributes?.details ?? {}).includes(
+      Buffer.from(JSON.stringify(FIRST_DELIVERY_HANDS_OVER)).toString('base64'),
+    ),
+  );
 }
 
 describe('a slow shop', () => {

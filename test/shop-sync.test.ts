@@ -15,13 +15,7 @@ import { startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
 import { registry } from '../metrics/counters';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { shipmentEventId, ShipmentEvent } from '../shop-sync/events';
-import {
-  redeliverShopEventsUpdate,
-  SA,
-  stateQuery,
-  type ShipmentInput,
-  type ShipmentOutcome,
-} from '../workflows/definitions';
+import { redeliverShopEventsUpdate, SA, stateQuery, type ShipmentInput, type ShipmentOutcome } from '../workflows/definitions';
 import { runCli } from './helpers/cli';
 import { saveFixture } from './helpers/fixtures';
 import { startHarness, type Harness } from './helpers/harness';
@@ -134,7 +128,10 @@ describe('shop sync', () => {
       sequence: 1,
       data: { labelId: outcome.labelId, revision: 1, labelUrl: 'https://labels.example/SS-1.pdf', customerOrderNumber: 'SS-1' },
     });
-    expect(events.at(-1)).toMatchObject({ type: 'shipment.completed', data: { outcome: 'delivered', tag: 'Delivered', trackingNumber: outcome.trackingNumber } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'shipment.completed',
+      data: { outcome: 'delivered', tag: 'Delivered', trackingNumber: outcome.trackingNumber },
+    });
     const updates = events.filter((e) => e.type === 'tracking.updated');
     expect(updates.length).toBeGreaterThanOrEqual(2);
     expect(updates.at(-1)!.data).toMatchObject({ tag: 'Delivered', trackingNumber: outcome.trackingNumber });
@@ -156,14 +153,20 @@ describe('shop sync', () => {
     const mine = capture.requests.filter((r) => JSON.parse(r.raw.toString()).orderId === 'SS-2');
     expect(mine).toHaveLength(outcome.shopSync!.emitted);
     for (const { raw, headers } of mine) {
-      const h3 = { 'webhook-id': String(headers['webhook-id']), 'webhook-timestamp': String(headers['webhook-timestamp']), 'webhook-signature': String(headers['webhook-signature']) };
+      const h3 = {
+        'webhook-id': String(headers['webhook-id']),
+        'webhook-timestamp': String(headers['webhook-timestamp']),
+        'webhook-signature': String(headers['webhook-signature']),
+      };
       for (const valid of [SECRET, NEXT_SECRET]) {
         const payload = new Webhook(valid).verify(raw.toString('utf8'), h3) as ShipmentEvent;
         expect(ShipmentEvent.parse(payload).id).toBe(h3['webhook-id']);
       }
       expect(() => new Webhook(OTHER_SECRET).verify(raw.toString('utf8'), h3)).toThrow(WebhookVerificationError);
       // Tampering with the body breaks the signature too.
-      expect(() => new Webhook(SECRET).verify(raw.toString('utf8').replace('"sequence":', '"sequence": '), h3)).toThrow(WebhookVerificationError);
+      expect(() => new Webhook(SECRET).verify(raw.toString('utf8').replace('"sequence":', '"sequence": '), h3)).toThrow(
+        WebhookVerificationError,
+      );
     }
   });
 
@@ -215,7 +218,11 @@ describe('shop sync', () => {
     }
     const outcome = (await handle.result()) as ShipmentOutcome;
     const events = expectCompleteAndInOrder('SS-9', outcome);
-    expect(events.map((e) => e.type)).toEqual(['label.created', ...events.slice(1, -1).map(() => 'tracking.updated'), 'shipment.completed']);
+    expect(events.map((e) => e.type)).toEqual([
+      'label.created',
+      ...events.slice(1, -1).map(() => 'tracking.updated'),
+      'shipment.completed',
+    ]);
     await saveFixture(handle, 'shop-sync-continued-as-new');
   });
 
@@ -259,7 +266,10 @@ describe('shop sync', () => {
   it('a 410 stops delivery to the endpoint; status, list and redeliver on the command line take it from there', async () => {
     await receiver.setFaults({ gone: ['moved'] });
     const handle = await start(order('moved', 'SS-8'));
-    await waitFor(async () => ((await handle.query(stateQuery)).shopSync?.status === 'gone' ? true : undefined), { timeoutMs: 20_000, what: 'shop sync gone' });
+    await waitFor(async () => ((await handle.query(stateQuery)).shopSync?.status === 'gone' ? true : undefined), {
+      timeoutMs: 20_000,
+      what: 'shop sync gone',
+    });
     const answers410 = receiver.state().stats.answers['410'];
     const cliEnv = { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: h.taskQueue };
 
@@ -296,8 +306,13 @@ describe('shop sync', () => {
 
   it('refuses a redeliver when nothing waits for one', async () => {
     const handle = await start(order('acme', 'SS-6', { marker: 'STALL' }));
-    await waitFor(async () => ((await handle.query(stateQuery)).shopSync?.status === 'up_to_date' ? true : undefined), { timeoutMs: 20_000 });
-    const refused = await handle.executeUpdate(redeliverShopEventsUpdate).then(() => null, (e: Error & { cause?: Error }) => e);
+    await waitFor(async () => ((await handle.query(stateQuery)).shopSync?.status === 'up_to_date' ? true : undefined), {
+      timeoutMs: 20_000,
+    });
+    const refused = await handle.executeUpdate(redeliverShopEventsUpdate).then(
+      () => null,
+      (e: Error & { cause?: Error }) => e,
+    );
     expect(refused?.cause?.message).toMatch(/nothing to redeliver: shop sync is up_to_date/);
     await handle.terminate('test done');
   });

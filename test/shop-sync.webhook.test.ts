@@ -100,7 +100,15 @@ describe('signing (Standard Webhooks v1)', () => {
       sequence: 1,
       occurredAt: '2025-01-01T00:00:00Z',
       type: 'label.created',
-      data: { labelId: 'l1', revision: 1, courier: 'dhl', customerOrderNumber: 'Köln-1', courierOrderNumber: null, trackingNumber: null, labelUrl: null },
+      data: {
+        labelId: 'l1',
+        revision: 1,
+        courier: 'dhl',
+        customerOrderNumber: 'Köln-1',
+        courierOrderNumber: null,
+        trackingNumber: null,
+        labelUrl: null,
+      },
     });
     const before = Math.floor(Date.now() / 1000);
     expect(await deliverWebhook({ url, secrets: [secretA], event: e, dispatcher })).toEqual({ kind: 'delivered', status: 200 });
@@ -264,7 +272,13 @@ describe('classification of answers', () => {
   it('no returned value ever contains a secret', async () => {
     const results: unknown[] = [];
     const secrets = [secretA, secretB];
-    for (const [status, body] of [[200, ''], [429, ''], [500, 'oops'], [410, ''], [400, 'nope']] as const) {
+    for (const [status, body] of [
+      [200, ''],
+      [429, ''],
+      [500, 'oops'],
+      [410, ''],
+      [400, 'nope'],
+    ] as const) {
       answer(status, {}, body);
       results.push(await deliver({ secrets }));
     }
@@ -293,7 +307,12 @@ describe('parseRetryAfterMs and classifyResponse', () => {
   });
 
   it('covers every status class in one table', () => {
-    const kinds = Object.fromEntries([200, 201, 299, 301, 400, 404, 408, 409, 410, 422, 429, 500, 501, 503, 504].map((s) => [s, classifyResponse(s, undefined, '', now).kind]));
+    const kinds = Object.fromEntries(
+      [200, 201, 299, 301, 400, 404, 408, 409, 410, 422, 429, 500, 501, 503, 504].map((s) => [
+        s,
+        classifyResponse(s, undefined, '', now).kind,
+      ]),
+    );
     expect(kinds).toEqual({
       200: 'delivered',
       201: 'delivered',

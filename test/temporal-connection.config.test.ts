@@ -65,8 +65,17 @@ describe('from environment variables', () => {
     });
 
     const key = 'tmprl-secret-8c1d';
-    const withKey = loadTemporalSettings({ TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233', TEMPORAL_API_KEY: key, TEMPORAL_GRPC_META_X_TENANT: 'eu' });
-    expect(withKey.connection).toEqual({ address: 'us-east-1.aws.api.temporal.io:7233', tls: true, apiKey: key, metadata: { 'x-tenant': 'eu' } });
+    const withKey = loadTemporalSettings({
+      TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233',
+      TEMPORAL_API_KEY: key,
+      TEMPORAL_GRPC_META_X_TENANT: 'eu',
+    });
+    expect(withKey.connection).toEqual({
+      address: 'us-east-1.aws.api.temporal.io:7233',
+      tls: true,
+      apiKey: key,
+      metadata: { 'x-tenant': 'eu' },
+    });
     expect(JSON.stringify(describeTemporal(withKey))).not.toContain(key);
     expect(describeTemporal(withKey)).toMatchObject({ tls: 'on', credentials: 'API key', grpcMetadata: ['x-tenant'] });
     // TLS can still be turned off explicitly (e.g. a key checked by a local plaintext proxy).
@@ -124,7 +133,12 @@ client_key_path = "${path.join(tmp, 'gone.key')}"
     const prod = loadTemporalSettings({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'prod' });
     expect(prod).toMatchObject({ address: 'prod.tmprl.example:7233', namespace: 'shipping-prod', configFile, profile: 'prod' });
     expect(prod.connection).toMatchObject({ apiKey: 'from-the-file', tls: true });
-    const overridden = loadTemporalSettings({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'prod', TEMPORAL_NAMESPACE: 'other', TEMPORAL_API_KEY: 'from-env' });
+    const overridden = loadTemporalSettings({
+      TEMPORAL_CONFIG_FILE: configFile,
+      TEMPORAL_PROFILE: 'prod',
+      TEMPORAL_NAMESPACE: 'other',
+      TEMPORAL_API_KEY: 'from-env',
+    });
     expect(overridden).toMatchObject({ address: 'prod.tmprl.example:7233', namespace: 'other' });
     expect(overridden.connection.apiKey).toBe('from-env');
     // Without TEMPORAL_PROFILE: the profile named default.
@@ -141,13 +155,20 @@ client_key_path = "${path.join(tmp, 'gone.key')}"
     ]);
     // The variable replaces the file's value, so the missing file no longer matters.
     expect(
-      loadTemporalSettings({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'staging', TEMPORAL_TLS_CLIENT_KEY_PATH: pki.clientKey }).connection.tls,
+      loadTemporalSettings({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'staging', TEMPORAL_TLS_CLIENT_KEY_PATH: pki.clientKey })
+        .connection.tls,
     ).toMatchObject({ clientCertPair: expect.anything() });
-    expect(problems({ TEMPORAL_CONFIG_FILE: path.join(tmp, 'nope.toml') })).toEqual([`TEMPORAL_CONFIG_FILE: file not found: ${path.join(tmp, 'nope.toml')}`]);
+    expect(problems({ TEMPORAL_CONFIG_FILE: path.join(tmp, 'nope.toml') })).toEqual([
+      `TEMPORAL_CONFIG_FILE: file not found: ${path.join(tmp, 'nope.toml')}`,
+    ]);
     const typo = file('typo.toml', '[profile.default]\naddress = "localhost:7233"\napi-key = "x"\n');
-    expect(problems({ TEMPORAL_CONFIG_FILE: typo })).toEqual([`TEMPORAL_CONFIG_FILE: ${typo}: Validation error: key(s) unrecognized in profile.default: api-key`]);
+    expect(problems({ TEMPORAL_CONFIG_FILE: typo })).toEqual([
+      `TEMPORAL_CONFIG_FILE: ${typo}: Validation error: key(s) unrecognized in profile.default: api-key`,
+    ]);
     const noVerify = file('no-verify.toml', '[profile.default.tls]\ndisable_host_verification = true\n');
-    expect(problems({ TEMPORAL_CONFIG_FILE: noVerify })[0]).toMatch(/disable_host_verification \(host verification cannot be turned off in the TypeScript SDK; use tls.server_name\)$/);
+    expect(problems({ TEMPORAL_CONFIG_FILE: noVerify })[0]).toMatch(
+      /disable_host_verification \(host verification cannot be turned off in the TypeScript SDK; use tls.server_name\)$/,
+    );
     const broken = file('broken.toml', '[profile.default\naddress = 1\n');
     expect(problems({ TEMPORAL_CONFIG_FILE: broken })[0]).toMatch(new RegExp(`^TEMPORAL_CONFIG_FILE: ${broken}: `));
     expect(problems({ TEMPORAL_PROFILE: 'prod', HOME: tmp })).toEqual([
@@ -158,13 +179,22 @@ client_key_path = "${path.join(tmp, 'gone.key')}"
   it('reads the default file (as the Temporal CLI does) when TEMPORAL_CONFIG_FILE is unset', () => {
     const configHome = path.join(tmp, 'xdg');
     mkdirSync(path.join(configHome, 'temporalio'), { recursive: true });
-    writeFileSync(path.join(configHome, 'temporalio', 'temporal.toml'), '[profile.default]\naddress = "temporal.internal:7233"\nnamespace = "ops"\n');
+    writeFileSync(
+      path.join(configHome, 'temporalio', 'temporal.toml'),
+      '[profile.default]\naddress = "temporal.internal:7233"\nnamespace = "ops"\n',
+    );
     expect(defaultConfigFile({ XDG_CONFIG_HOME: configHome }, 'linux')).toBe(path.join(configHome, 'temporalio', 'temporal.toml'));
     expect(loadTemporalSettings({ XDG_CONFIG_HOME: configHome })).toMatchObject({ address: 'temporal.internal:7233', namespace: 'ops' });
   });
 
-  it('a child talking to a local dev server we started ignores the caller\'s connection settings and profile file', () => {
-    const caller = { TEMPORAL_CONFIG_FILE: profileFile(), TEMPORAL_PROFILE: 'prod', TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'true', PATH: '/bin' };
+  it("a child talking to a local dev server we started ignores the caller's connection settings and profile file", () => {
+    const caller = {
+      TEMPORAL_CONFIG_FILE: profileFile(),
+      TEMPORAL_PROFILE: 'prod',
+      TEMPORAL_API_KEY: 'k',
+      TEMPORAL_TLS: 'true',
+      PATH: '/bin',
+    };
     const child: Record<string, string | undefined> = { ...localServerEnv(caller), TEMPORAL_ADDRESS: '127.0.0.1:7999' };
     expect(child.PATH).toBe('/bin');
     expect(loadTemporalSettings(child).connection).toEqual({ address: '127.0.0.1:7999' });

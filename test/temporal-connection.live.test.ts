@@ -162,7 +162,9 @@ describe('mutual TLS', () => {
     const withoutCert = { TEMPORAL_ADDRESS: mtlsProxy.address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert };
     const [cliRun, worker] = await Promise.all([cli(['status', 'tls-shop', 'MTLS-1'], withoutCert), failingWorker(withoutCert)]);
     expect(cliRun.code, cliRun.stderr).toBe(EXIT.unavailable);
-    expect(cliRun.stderr).toMatch(/TLS handshake: tlsv13 alert certificate required.*TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH/);
+    expect(cliRun.stderr).toMatch(
+      /TLS handshake: tlsv13 alert certificate required.*TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH/,
+    );
     expect(worker.code, worker.output).toBe(1);
     expect(worker.output).toMatch(/cannot connect to Temporal at .*TLS on, no credentials.*certificate required/);
     expect(mtlsProxy.refused()).toBeGreaterThan(refusedBefore);
@@ -237,12 +239,18 @@ client_key_path = "${pki.clientKey}"
       failingWorker({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'broken' }),
     ]);
     expect(unknown.code, unknown.stderr).toBe(EXIT.usage);
-    expect(unknown.stderr).toContain(`TEMPORAL_PROFILE: no profile "shipping-staging" in ${configFile} (it has: default, shipping-prod, broken)`);
+    expect(unknown.stderr).toContain(
+      `TEMPORAL_PROFILE: no profile "shipping-staging" in ${configFile} (it has: default, shipping-prod, broken)`,
+    );
     expect(broken.code, broken.stderr).toBe(EXIT.usage);
-    expect(broken.stderr).toContain(`${configFile}: profile.broken.tls.client_cert_path: file not found: ${path.join(tmp, 'no-such-client.pem')}`);
+    expect(broken.stderr).toContain(
+      `${configFile}: profile.broken.tls.client_cert_path: file not found: ${path.join(tmp, 'no-such-client.pem')}`,
+    );
     // No TEMPORAL_PROFILE: the profile named default, here an address nothing listens on.
     expect(defaultProfile.code, defaultProfile.stderr).toBe(EXIT.unavailable);
-    expect(defaultProfile.stderr).toContain(`cannot connect to Temporal at 127.0.0.1:${closedPort} (namespace default, TLS off, no credentials, profile default of ${configFile})`);
+    expect(defaultProfile.stderr).toContain(
+      `cannot connect to Temporal at 127.0.0.1:${closedPort} (namespace default, TLS off, no credentials, profile default of ${configFile})`,
+    );
     expect(missingFile.code, missingFile.stderr).toBe(EXIT.usage);
     expect(missingFile.stderr).toContain(`TEMPORAL_CONFIG_FILE: file not found: ${path.join(tmp, 'missing.toml')}`);
     expect(worker.code, worker.output).toBe(2);

@@ -40,7 +40,6 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-
 /** The worker process against this file's dev server and fake API. */
 function startWorkerFor(taskQueue: string, extraEnv: Record<string, string> = {}): Promise<WorkerProcess> {
   return startWorkerProcess({
@@ -120,7 +119,9 @@ it('a worker SIGKILLed after the shop answered 2xx, before the delivery complete
     },
   });
   try {
-    const shopEnv = { SHOP_CONNECTORS: JSON.stringify({ maxBackoff: '1s', acme: { type: 'webhook', url: receiver.webhookUrl('acme'), secrets: [secret] } }) };
+    const shopEnv = {
+      SHOP_CONNECTORS: JSON.stringify({ maxBackoff: '1s', acme: { type: 'webhook', url: receiver.webhookUrl('acme'), secrets: [secret] } }),
+    };
     const first = await startWorkerFor(taskQueue, shopEnv);
     const started = await startShipment(env.client, taskQueue, order('acme', 'K-2'));
     const handle = env.client.workflow.getHandle(started.workflowId);

@@ -26,7 +26,13 @@ export interface FleetRateLimits {
  * (The workflow runs on that task queue: workers of another queue could not run it.)
  */
 export function accountWorkflowId(baseUrl: string, apiKey: string, taskQueue: string): string {
-  const digest = createHash('sha256').update(new URL(baseUrl).origin).update('\u0000').update(apiKey).update('\u0000').update(taskQueue).digest('hex');
+  const digest = createHash('sha256')
+    .update(new URL(baseUrl).origin)
+    .update('\u0000')
+    .update(apiKey)
+    .update('\u0000')
+    .update(taskQueue)
+    .digest('hex');
   return `shipping-api-account-${digest.slice(0, 16)}`;
 }
 

@@ -6,7 +6,13 @@ import { NativeConnection, Runtime } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import { ConfigError, loadWorkerSettings, WORKER_ENV_VARIABLES } from '../config/settings';
 import { dataConverterFor } from '../codec/data-converter';
-import { describeTemporal, explainConnectFailure, loadTemporalSettings, TEMPORAL_CONNECTION_HELP, temporalTarget } from '../config/temporal-connection';
+import {
+  describeTemporal,
+  explainConnectFailure,
+  loadTemporalSettings,
+  TEMPORAL_CONNECTION_HELP,
+  temporalTarget,
+} from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
@@ -90,7 +96,10 @@ async function main(): Promise<number> {
     return 1;
   }
   const api = new ShippingApiClient(settings.shippingApi);
-  const courierCodes = watchCourierCodes(() => api.listCouriers(), (message, meta) => logger.warn(meta, message));
+  const courierCodes = watchCourierCodes(
+    () => api.listCouriers(),
+    (message, meta) => logger.warn(meta, message),
+  );
   const dataConverter = dataConverterFor(settings.payloadEncryption);
   // 429s reach every worker of the account through Temporal (not when pacing is off).
   const fleet =

@@ -171,7 +171,11 @@ export type ShopSyncStatus = 'no_connector' | 'delivering' | 'up_to_date' | 'fai
 export const SHOP_SYNC_STOPPED: readonly ShopSyncStatus[] = ['failed', 'gone', 'expired'];
 
 /** An event as the workflow emits it; the activity adds shop, order and the derived id. */
-export type ShopEventDraft = ShipmentEventInput extends infer E ? (E extends ShipmentEventInput ? Omit<E, 'shop' | 'orderId'> : never) : never;
+export type ShopEventDraft = ShipmentEventInput extends infer E
+  ? E extends ShipmentEventInput
+    ? Omit<E, 'shop' | 'orderId'>
+    : never
+  : never;
 
 export interface ShopDeliveryFailure {
   sequence: number;

@@ -26,9 +26,7 @@ export const TrackingPolicy = z.object({
   correctionTimeoutMs: durationMs,
   historyEventLimit: z.number().int().min(10),
   /** Set by the worker from its shop connectors, never by an order. */
-  shopSync: z
-    .object({ connector: z.literal('webhook').nullable(), deliveryWindowMs: durationMs, maxBackoffMs: durationMs })
-    .optional(),
+  shopSync: z.object({ connector: z.literal('webhook').nullable(), deliveryWindowMs: durationMs, maxBackoffMs: durationMs }).optional(),
 });
 
 export const ShipmentInput = OrderIdentity.extend({

@@ -35,7 +35,10 @@ export async function cancelCommand(argv: string[], io: Io): Promise<ExitCode> {
   try {
     const { workflowId, handle, description } = await findShipment(session.client, shop, orderId);
     if (description.status.name !== 'RUNNING') {
-      throw new CliError(`the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); nothing to cancel`, EXIT.rejected);
+      throw new CliError(
+        `the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); nothing to cancel`,
+        EXIT.rejected,
+      );
     }
     await handle.signal(cancelShipmentSignal, values.reason === undefined ? {} : { reason: values.reason });
     let outcome: ShipmentOutcome | undefined;

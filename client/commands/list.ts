@@ -1,17 +1,7 @@
 /** `shipments list`: shipment workflows filtered on their search attributes, one page at a time. */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { SA, WORKFLOW_TYPE } from '../../workflows/definitions';
-import {
-  connectTemporal,
-  EXIT,
-  parseCommandArgs,
-  positiveInt,
-  println,
-  table,
-  usageError,
-  type ExitCode,
-  type Io,
-} from '../cli-support';
+import { connectTemporal, EXIT, parseCommandArgs, positiveInt, println, table, usageError, type ExitCode, type Io } from '../cli-support';
 import { timestampIso } from './shipment-lookup';
 
 export const LIST_HELP = `Usage: shipments list [options]
@@ -65,9 +55,7 @@ export function buildListQuery(filters: ListFilters): string {
   const add = (attribute: string, values: string[] | undefined) => {
     if (!values || values.length === 0) return;
     clauses.push(
-      values.length === 1
-        ? `${attribute} = ${queryLiteral(values[0]!)}`
-        : `${attribute} IN (${values.map(queryLiteral).join(', ')})`,
+      values.length === 1 ? `${attribute} = ${queryLiteral(values[0]!)}` : `${attribute} IN (${values.map(queryLiteral).join(', ')})`,
     );
   };
   add(SA.status.name, filters.status);
@@ -119,16 +107,28 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
     io.stdout.write(LIST_HELP);
     return EXIT.ok;
   }
-  if (positionals.length > 0) throw usageError(`list takes no arguments, only options (got "${positionals.join(' ')}"). See: shipments list --help`);
-  const split = (text: string | undefined) => text?.split(',').map((s) => s.trim()).filter(Boolean);
-  const query = buildListQuery({ status: split(values.status), tag: split(values.tag), courier: split(values.courier), shop: split(values.shop), shopSync: split(values['shop-sync']) });
+  if (positionals.length > 0)
+    throw usageError(`list takes no arguments, only options (got "${positionals.join(' ')}"). See: shipments list --help`);
+  const split = (text: string | undefined) =>
+    text
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const query = buildListQuery({
+    status: split(values.status),
+    tag: split(values.tag),
+    courier: split(values.courier),
+    shop: split(values.shop),
+    shopSync: split(values['shop-sync']),
+  });
   if (values.query) {
     println(io.stdout, query);
     return EXIT.ok;
   }
   const pageSize = positiveInt('page-size', values['page-size'], 20, 1000);
   const token = values['next-page-token'];
-  if (token !== undefined && !/^[A-Za-z0-9_-]+$/.test(token)) throw usageError('--next-page-token is not a token printed by shipments list');
+  if (token !== undefined && !/^[A-Za-z0-9_-]+$/.test(token))
+    throw usageError('--next-page-token is not a token printed by shipments list');
 
   const session = await connectTemporal(io.env);
   try {
@@ -161,7 +161,8 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
         trackingNumber: attr(SA.trackingNumber.name),
       };
     });
-    const next = response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64url') : null;
+    const next =
+      response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64url') : null;
 
     if (values.json) {
       println(io.stdout, JSON.stringify({ query, shipments, nextPageToken: next }, null, 2));
@@ -171,11 +172,21 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
     else {
       const rows = [['SHOP', 'ORDER', 'COURIER', 'STATUS', 'TAG', 'TRACKING', 'WORKFLOW', 'STARTED']];
       for (const s of shipments) {
-        rows.push([s.shop ?? '-', s.orderId ?? '-', s.courier ?? '-', s.status ?? '-', s.trackingTag ?? '-', s.trackingNumber ?? '-', s.execution, s.startTime ?? '-']);
+        rows.push([
+          s.shop ?? '-',
+          s.orderId ?? '-',
+          s.courier ?? '-',
+          s.status ?? '-',
+          s.trackingTag ?? '-',
+          s.trackingNumber ?? '-',
+          s.execution,
+          s.startTime ?? '-',
+        ]);
       }
       println(io.stdout, table(rows));
     }
-    if (next) println(io.stdout, `More: shipments list ${argvWithout(argv, '--next-page-token')} --next-page-token ${next}`.replace(/\s+/g, ' '));
+    if (next)
+      println(io.stdout, `More: shipments list ${argvWithout(argv, '--next-page-token')} --next-page-token ${next}`.replace(/\s+/g, ' '));
     return EXIT.ok;
   } finally {
     await session.close();

@@ -2,7 +2,17 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { parseDuration } from '../../config/settings';
 import { redeliverShopEventsUpdate, stateQuery, type RedeliverResult, type ShopSyncState } from '../../workflows/definitions';
-import { CliError, connectTemporal, EXIT, parseCommandArgs, println, requirePositionals, usageError, type ExitCode, type Io } from '../cli-support';
+import {
+  CliError,
+  connectTemporal,
+  EXIT,
+  parseCommandArgs,
+  println,
+  requirePositionals,
+  usageError,
+  type ExitCode,
+  type Io,
+} from '../cli-support';
 import { findShipment } from './shipment-lookup';
 
 export const REDELIVER_HELP = `Usage: shipments redeliver [--wait <duration>] [--json] <shop> <orderId>

@@ -65,7 +65,9 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
   const validated = validateLabelRequest(json);
   if (!validated.ok) {
     out(
-      [`${file} is not a valid label request; nothing was sent:`, ...validated.problems.map((p) => `  ${p.field}: ${p.message}`)].join('\n'),
+      [`${file} is not a valid label request; nothing was sent:`, ...validated.problems.map((p) => `  ${p.field}: ${p.message}`)].join(
+        '\n',
+      ),
       { problems: validated.problems },
     );
     return EXIT.rejected;
@@ -76,7 +78,10 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
   try {
     const { handle, description } = await findShipment(session.client, shop, orderId);
     if (description.status.name !== 'RUNNING') {
-      throw new CliError(`the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); nothing to resubmit`, EXIT.rejected);
+      throw new CliError(
+        `the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); nothing to resubmit`,
+        EXIT.rejected,
+      );
     }
     let result: ResubmitResult;
     try {
@@ -95,7 +100,11 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
       ? [`Label created: ${result.labelId} (revision ${result.revision}, key ${result.idempotencyKey ?? '-'})`]
       : [
           `The label was rejected again (revision ${result.revision}); the shipment is waiting for corrected data.`,
-          ...(result.error ? [`  ${result.error.kind}: ${result.error.courierMessage ? `${result.error.courierCode}: ${result.error.courierMessage}` : result.error.message}`] : []),
+          ...(result.error
+            ? [
+                `  ${result.error.kind}: ${result.error.courierMessage ? `${result.error.courierCode}: ${result.error.courierMessage}` : result.error.message}`,
+              ]
+            : []),
           ...(result.error?.fields ?? []).map((f) => `  ${f.field}: ${f.message}`),
         ];
     out(lines.join('\n'), { result });

@@ -42,7 +42,9 @@ export function shipmentAttributes(typed: TypedSearchAttributes): Record<keyof t
 }
 
 /** A protobuf Timestamp as an ISO string (null when absent). */
-export function timestampIso(ts: { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined): string | null {
+export function timestampIso(
+  ts: { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined,
+): string | null {
   if (!ts || ts.seconds === undefined || ts.seconds === null) return null;
   const seconds = typeof ts.seconds === 'number' ? ts.seconds : ts.seconds.toNumber();
   return new Date(seconds * 1000 + Math.floor((ts.nanos ?? 0) / 1e6)).toISOString();

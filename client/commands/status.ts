@@ -2,7 +2,17 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import { SHOP_SYNC_STOPPED, stateQuery, type ShipmentOutcome, type ShipmentState } from '../../workflows/definitions';
-import { connectTemporal, EXIT, messageOf, parseCommandArgs, printable, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
+import {
+  connectTemporal,
+  EXIT,
+  messageOf,
+  parseCommandArgs,
+  printable,
+  println,
+  requirePositionals,
+  type ExitCode,
+  type Io,
+} from '../cli-support';
 import { findShipment, shipmentAttributes, timestampIso } from './shipment-lookup';
 
 export const STATUS_HELP = `Usage: shipments status [--json] <shop> <orderId>
@@ -94,7 +104,8 @@ export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
           attempt: a.attempt ?? 0,
           maximumAttempts: a.maximumAttempts ?? 0,
           // describe() leaves it as stored: with payload encryption the message is in an encrypted payload.
-          lastFailure: (await decodeOptionalFailureToOptionalError(session.client.options.loadedDataConverter, a.lastFailure))?.message ?? null,
+          lastFailure:
+            (await decodeOptionalFailureToOptionalError(session.client.options.loadedDataConverter, a.lastFailure))?.message ?? null,
           lastStartedAt: timestampIso(a.lastStartedTime),
           nextAttemptAt: timestampIso(a.nextAttemptScheduleTime),
         })),
@@ -126,16 +137,25 @@ export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
 function statusText(r: StatusReport): string {
   const s = r.state;
   const rows: Array<[string, string]> = [
-    ['Workflow', `${r.execution.status}, started ${r.execution.startTime}${r.execution.closeTime ? `, closed ${r.execution.closeTime}` : ''}, ${r.execution.historyLength} history events`],
+    [
+      'Workflow',
+      `${r.execution.status}, started ${r.execution.startTime}${r.execution.closeTime ? `, closed ${r.execution.closeTime}` : ''}, ${r.execution.historyLength} history events`,
+    ],
     ['Status', r.searchAttributes.status ?? '-'],
     ['Courier', s?.courier ?? r.searchAttributes.courier ?? '-'],
   ];
   if (s) {
     rows.push(
       ['Phase', s.phase],
-      ['Label', s.labelId ? `${s.labelId} (revision ${s.revision}, key ${s.idempotencyKey ?? '-'})` : `not created yet (revision ${s.revision})`],
+      [
+        'Label',
+        s.labelId ? `${s.labelId} (revision ${s.revision}, key ${s.idempotencyKey ?? '-'})` : `not created yet (revision ${s.revision})`,
+      ],
       ['Order numbers', `customer ${s.customerOrderNumber ?? '-'}, courier ${s.courierOrderNumber ?? '-'}`],
-      ['Tracking', `${s.trackingNumber ?? 'no number yet'}${s.tag ? ` · ${s.tag}${s.subtag ? ` (${s.subtag}${s.subtagMessage ? `: ${s.subtagMessage}` : ''})` : ''}` : ''}`],
+      [
+        'Tracking',
+        `${s.trackingNumber ?? 'no number yet'}${s.tag ? ` · ${s.tag}${s.subtag ? ` (${s.subtag}${s.subtagMessage ? `: ${s.subtagMessage}` : ''})` : ''}` : ''}`,
+      ],
     );
     if (s.lastCheckpoint) {
       const c = s.lastCheckpoint;
@@ -161,11 +181,17 @@ function statusText(r: StatusReport): string {
       ]);
       if (sync.failure) rows.push(['', `event ${sync.failure.sequence}: ${sync.failure.message} (${sync.failure.at})`]);
       if (SHOP_SYNC_STOPPED.includes(sync.status)) {
-        rows.push(['Next step', `fix the shop's receiver or connector, then: shipments redeliver ${quoteArg(r.shop)} ${quoteArg(r.orderId)}`]);
+        rows.push([
+          'Next step',
+          `fix the shop's receiver or connector, then: shipments redeliver ${quoteArg(r.shop)} ${quoteArg(r.orderId)}`,
+        ]);
       }
     }
     if (s.phase === 'awaiting_correction') {
-      rows.push(['Next step', `shipments resubmit ${quoteArg(r.shop)} ${quoteArg(r.orderId)} <corrected-label.json>  (or: shipments cancel ...)`]);
+      rows.push([
+        'Next step',
+        `shipments resubmit ${quoteArg(r.shop)} ${quoteArg(r.orderId)} <corrected-label.json>  (or: shipments cancel ...)`,
+      ]);
     }
   } else if (r.stateError) {
     rows.push(['State', r.stateError]);
@@ -174,12 +200,17 @@ function statusText(r: StatusReport): string {
   if (r.failure) rows.push(['Failure', r.failure]);
 
   const width = Math.max(...rows.map(([k]) => k.length));
-  const lines = [`Shipment of shop ${r.shop} order ${r.orderId} (workflow ${r.workflowId})`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${printable(v)}`)];
+  const lines = [
+    `Shipment of shop ${r.shop} order ${r.orderId} (workflow ${r.workflowId})`,
+    ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${printable(v)}`),
+  ];
   if (r.pendingActivities.length > 0) {
     lines.push('Pending activities:');
     for (const a of r.pendingActivities) {
       const max = a.maximumAttempts > 0 ? `/${a.maximumAttempts}` : '';
-      lines.push(`  ${a.activity ?? a.activityId}  ${a.state}  attempt ${a.attempt}${max}${a.nextAttemptAt ? `, next attempt ${a.nextAttemptAt}` : ''}`);
+      lines.push(
+        `  ${a.activity ?? a.activityId}  ${a.state}  attempt ${a.attempt}${max}${a.nextAttemptAt ? `, next attempt ${a.nextAttemptAt}` : ''}`,
+      );
       if (a.lastFailure) lines.push(`    last failure: ${printable(a.lastFailure)}`);
     }
   }

@@ -82,7 +82,9 @@ export class BacklogGate {
       .readBacklog()
       .catch((err: unknown) => {
         this.disabled = true;
-        this.options.onNotice?.(`cannot read the task queue backlog (${err instanceof Error ? err.message : String(err)}): importing without backpressure`);
+        this.options.onNotice?.(
+          `cannot read the task queue backlog (${err instanceof Error ? err.message : String(err)}): importing without backpressure`,
+        );
         return undefined;
       })
       .then((value) => {

@@ -109,7 +109,9 @@ export function checkHeader(row: CsvRow): string[] {
   }
   if (row.error) problems.push(row.error);
   if (problems.length > 0) {
-    throw new CsvHeaderError(`CSV header (line ${row.line}): ${problems.join('; ')}. Known columns: ${Object.keys(CSV_COLUMNS).join(', ')}`);
+    throw new CsvHeaderError(
+      `CSV header (line ${row.line}): ${problems.join('; ')}. Known columns: ${Object.keys(CSV_COLUMNS).join(', ')}`,
+    );
   }
   return names;
 }
@@ -241,16 +243,28 @@ export function rowsToRecord(header: string[], rows: CsvRow[]): { value: Record<
         });
         continue;
       }
-      setPath(value, column.path.map((s) => (s === '*' ? integration : s)), cell);
+      setPath(
+        value,
+        column.path.map((s) => (s === '*' ? integration : s)),
+        cell,
+      );
     } else if (column.kind === 'list') {
-      setPath(value, column.path, cell.split('|').map((s) => s.trim()).filter(Boolean));
+      setPath(
+        value,
+        column.path,
+        cell
+          .split('|')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      );
     } else if (column.kind === 'options') {
       setPath(value, column.path, parseOptions(cell, column.path, problems));
     } else {
       setPath(value, column.path, column.kind === 'number' ? toNumber(cell) : cell);
     }
   }
-  if (integration !== undefined && !Object.hasOwn(labelRequest, 'courierOptions')) setPath(value, [LR, 'courierOptions', integration], bare());
+  if (integration !== undefined && !Object.hasOwn(labelRequest, 'courierOptions'))
+    setPath(value, [LR, 'courierOptions', integration], bare());
 
   // Street lines: street1..3 in order, without gaps left by empty columns.
   for (const key of ['shipTo', 'shipFrom']) {
@@ -309,7 +323,11 @@ function buildParcels(header: string[], rows: CsvRow[], problems: FieldProblem[]
   return parcels.map((p) => p.parcel);
 }
 
-function parseOptions(cell: string, path: ReadonlyArray<string | number>, problems: FieldProblem[]): Array<{ code: string; value: string }> {
+function parseOptions(
+  cell: string,
+  path: ReadonlyArray<string | number>,
+  problems: FieldProblem[],
+): Array<{ code: string; value: string }> {
   return cell
     .split('|')
     .map((s) => s.trim())

@@ -191,4 +191,3 @@ export function parseCsv(text: string): CsvRow[] {
   const parser = new CsvParser();
   return [...parser.push(text), ...parser.end()];
 }
-

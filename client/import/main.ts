@@ -105,7 +105,8 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     io.stdout.write(IMPORT_HELP);
     return EXIT.ok;
   }
-  if (positionals.length !== 1) throw usageError('import takes one input: a file path, or - for standard input. See: shipments import --help');
+  if (positionals.length !== 1)
+    throw usageError('import takes one input: a file path, or - for standard input. See: shipments import --help');
   const input = positionals[0]!;
   if (values.format !== undefined && !(FORMATS as readonly string[]).includes(values.format)) {
     throw usageError(`--format must be one of ${FORMATS.join(', ')} (got "${values.format}")`);
@@ -152,7 +153,9 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       printed++;
       if (printed <= KEPT_IN_RESULT) report(line);
       else if (printed === KEPT_IN_RESULT + 1) {
-        report(`note: more records were rejected or failed; they are counted${values.rejects === undefined ? ' (use --rejects <path> to keep every one)' : ` and written to ${values.rejects}`}`);
+        report(
+          `note: more records were rejected or failed; they are counted${values.rejects === undefined ? ' (use --rejects <path> to keep every one)' : ` and written to ${values.rejects}`}`,
+        );
       }
     };
     const session = temporal;
@@ -171,11 +174,15 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       concurrency,
       onRejected: (rejection, record) => {
         reportProblem(`rejected ${where(rejection)}${who(rejection)}: ${printable(reasonsText(rejection.reasons))}`);
-        return rejects?.write(rejectLine('rejected', record, { shop: rejection.shop, orderId: rejection.orderId, reasons: rejection.reasons }));
+        return rejects?.write(
+          rejectLine('rejected', record, { shop: rejection.shop, orderId: rejection.orderId, reasons: rejection.reasons }),
+        );
       },
       onFailed: (failure, record) => {
         reportProblem(`failed to start ${where(failure)}${who(failure)}: ${printable(failure.message)}`);
-        return rejects?.write(rejectLine('failed_to_start', record, { shop: failure.shop, orderId: failure.orderId, error: failure.message }));
+        return rejects?.write(
+          rejectLine('failed_to_start', record, { shop: failure.shop, orderId: failure.orderId, error: failure.message }),
+        );
       },
       onProgress: (counts) => progress.update(counts),
     });
@@ -297,7 +304,8 @@ function preflightClient(env: Io['env']): ShippingApiClient {
   try {
     return shippingApi(env);
   } catch (err) {
-    if (err instanceof CliError) throw usageError(`${err.message}\n(the preflight needs the shipping API; pass --skip-preflight to import without it)`);
+    if (err instanceof CliError)
+      throw usageError(`${err.message}\n(the preflight needs the shipping API; pass --skip-preflight to import without it)`);
     throw err;
   }
 }
@@ -347,7 +355,8 @@ function summaryText(s: ImportSummary, rejectsPath: string | undefined): string 
   lines.push(`  rejected       ${c.rejected}`);
   if (!s.dryRun || c.failed > 0) lines.push(`  failed         ${c.failed}`);
   if (rejectsPath !== undefined && (c.rejected > 0 || c.failed > 0)) lines.push(`Rejected and failed records written to ${rejectsPath}`);
-  if (s.exitCode === EXIT.failedToStart) lines.push('Some orders failed to start: fix the cause and import the same input again (started orders are skipped).');
+  if (s.exitCode === EXIT.failedToStart)
+    lines.push('Some orders failed to start: fix the cause and import the same input again (started orders are skipped).');
   return lines.join('\n');
 }
 

@@ -18,8 +18,7 @@ export const ImportRecord = z
   .superRefine(workflowIdFits);
 export type ImportRecord = z.infer<typeof ImportRecord>;
 
-export const IDEMPOTENCY_KEY_MESSAGE =
-  'must not be supplied: the system derives the idempotency key from shop, orderId and revision';
+export const IDEMPOTENCY_KEY_MESSAGE = 'must not be supplied: the system derives the idempotency key from shop, orderId and revision';
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
 

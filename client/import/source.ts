@@ -141,7 +141,12 @@ function tooLong(text: BoundedText, line: number, index?: number): SourceRecord 
   const record: SourceRecord = {
     line,
     raw: `${text.text}…`,
-    problems: [{ field: '(size)', message: `the record has ${text.length} characters; one record may have at most ${RECORD_LIMITS.maxChars} (only its start is kept)` }],
+    problems: [
+      {
+        field: '(size)',
+        message: `the record has ${text.length} characters; one record may have at most ${RECORD_LIMITS.maxChars} (only its start is kept)`,
+      },
+    ],
   };
   if (index !== undefined) record.index = index;
   return record;
@@ -171,7 +176,10 @@ export function encodingProblem(text: string, line: number): FieldProblem | unde
   const at = text.indexOf(INVALID_UTF8);
   if (at < 0) return undefined;
   const where = line + countLineBreaks(text, at);
-  return { field: '(encoding)', message: `line ${where} is not valid UTF-8 (byte ${at + 1} of the record cannot be decoded); fix the file's encoding` };
+  return {
+    field: '(encoding)',
+    message: `line ${where} is not valid UTF-8 (byte ${at + 1} of the record cannot be decoded); fix the file's encoding`,
+  };
 }
 
 function countLineBreaks(text: string, end: number): number {
@@ -235,7 +243,10 @@ async function* readJsonArray(chunks: AsyncIterable<string>): AsyncGenerator<Sou
       switch (phase) {
         case 'before':
           if (isSpace(ch)) break;
-          if (ch !== '[') throw usageError(`the input is not a JSON array (line ${line} starts with "${ch}"); for one JSON object per line use --format ndjson`);
+          if (ch !== '[')
+            throw usageError(
+              `the input is not a JSON array (line ${line} starts with "${ch}"); for one JSON object per line use --format ndjson`,
+            );
           phase = 'expectElement';
           break;
         case 'expectElement':

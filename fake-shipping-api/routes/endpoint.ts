@@ -18,7 +18,12 @@ export interface ApiRequest {
 export type EndpointHandler = (request: ApiRequest, fake: FakeState) => Answer;
 
 /** The label with `id` if the account owns it; another account's label is a 403, not a 404. */
-export function ownedLabel(fake: FakeState, account: FakeAccount, id: string, notFound: string): { record: LabelRecord } | { answer: Answer } {
+export function ownedLabel(
+  fake: FakeState,
+  account: FakeAccount,
+  id: string,
+  notFound: string,
+): { record: LabelRecord } | { answer: Answer } {
   const record = fake.labels.get(id);
   if (!record) return { answer: standard(404, notFound) };
   if (record.account !== account.name) return { answer: standard(403, 'Forbidden') };

@@ -28,7 +28,13 @@ export function sampleLabelRequest(overrides: Partial<LabelRequest> = {}): Label
           weight: 1.25,
           dimension: { length: 30, width: 20, height: 10 },
           items: [
-            { descriptionEn: 'Ceramic mug', descriptionLocal: 'Keramiktasse', quantity: 2, unitPrice: { amount: 12.5, currency: 'EUR' }, unitWeight: 0.4 },
+            {
+              descriptionEn: 'Ceramic mug',
+              descriptionLocal: 'Keramiktasse',
+              quantity: 2,
+              unitPrice: { amount: 12.5, currency: 'EUR' },
+              unitWeight: 0.4,
+            },
           ],
         },
       ],

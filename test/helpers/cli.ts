@@ -38,7 +38,9 @@ export function runCli(args: string[], opts: { env?: Record<string, string>; std
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`shipments ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 30_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(`shipments ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 30_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`),
+      );
     }, opts.timeoutMs ?? 30_000);
     child.on('error', (err) => {
       clearTimeout(timer);

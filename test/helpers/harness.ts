@@ -28,7 +28,12 @@ export interface Harness {
 }
 
 export async function startHarness(
-  opts: { fake?: FakeShippingApiOptions; tracking?: Partial<TrackingPolicy>; env?: TestWorkflowEnvironment; shopConnectors?: ShopConnectors } = {},
+  opts: {
+    fake?: FakeShippingApiOptions;
+    tracking?: Partial<TrackingPolicy>;
+    env?: TestWorkflowEnvironment;
+    shopConnectors?: ShopConnectors;
+  } = {},
 ): Promise<Harness> {
   const env = opts.env ?? (await createTestEnv());
   const fake = await startFakeShippingApi({
@@ -37,7 +42,12 @@ export async function startHarness(
     accounts: [{ name: 'main', ...TEST_CREDENTIALS }],
     ...opts.fake,
   });
-  const { taskQueue, worker, stop } = await runWorker(env, { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS }, opts.tracking, opts.shopConnectors);
+  const { taskQueue, worker, stop } = await runWorker(
+    env,
+    { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS },
+    opts.tracking,
+    opts.shopConnectors,
+  );
   return {
     env,
     fake,

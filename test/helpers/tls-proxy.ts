@@ -34,17 +34,53 @@ export function makeTestPki(dir: string): TestPki {
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   const newKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   const ca = (name: string, cn: string) =>
-    openssl('req', '-x509', '-new', ...newKey, '-keyout', f(`${name}.key`), '-out', f(`${name}.pem`), '-days', '2', '-subj', `/CN=${cn}`,
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+    openssl(
+      'req',
+      '-x509',
+      '-new',
+      ...newKey,
+      '-keyout',
+      f(`${name}.key`),
+      '-out',
+      f(`${name}.pem`),
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${cn}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    );
   ca('ca', 'shipments test CA');
   ca('other-ca', 'some other CA');
   const leaf = (name: string, cn: string, extensions: string) => {
     openssl('req', '-new', ...newKey, '-keyout', f(`${name}.key`), '-out', f(`${name}.csr`), '-subj', `/CN=${cn}`);
     writeFileSync(f(`${name}.ext`), extensions);
-    openssl('x509', '-req', '-in', f(`${name}.csr`), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-set_serial', String(Date.now()),
-      '-out', f(`${name}.pem`), '-days', '2', '-extfile', f(`${name}.ext`));
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      f(`${name}.csr`),
+      '-CA',
+      f('ca.pem'),
+      '-CAkey',
+      f('ca.key'),
+      '-set_serial',
+      String(Date.now()),
+      '-out',
+      f(`${name}.pem`),
+      '-days',
+      '2',
+      '-extfile',
+      f(`${name}.ext`),
+    );
   };
-  leaf('server', 'localhost', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  leaf(
+    'server',
+    'localhost',
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n',
+  );
   leaf('client', 'shipments-worker', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');
   return {
     dir,
@@ -96,9 +132,13 @@ export async function startTlsProxy(pki: TestPki, target: string, opts: { requir
     },
   );
   server.on('tlsClientError', () => refused++);
-  return listen(server, () => ({ refused, passed }), () => {
-    for (const s of sockets) s.destroy();
-  });
+  return listen(
+    server,
+    () => ({ refused, passed }),
+    () => {
+      for (const s of sockets) s.destroy();
+    },
+  );
 }
 
 /** HTTP/2 over TLS that lets a gRPC call through only with `authorization: Bearer <apiKey>`. */
@@ -119,7 +159,12 @@ export async function startApiKeyProxy(pki: TestPki, target: string, apiKey: str
       refused++;
       // A trailers-only gRPC answer, as a server with API key auth gives.
       stream.respond(
-        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '16', 'grpc-message': headers.authorization ? 'invalid API key' : 'API key required' },
+        {
+          ':status': 200,
+          'content-type': 'application/grpc',
+          'grpc-status': '16',
+          'grpc-message': headers.authorization ? 'invalid API key' : 'API key required',
+        },
         { endStream: true },
       );
       return;
@@ -135,7 +180,8 @@ export async function startApiKeyProxy(pki: TestPki, target: string, apiKey: str
     let trailers: http2.OutgoingHttpHeaders = {};
     call.on('response', (h) => {
       const response = Object.fromEntries(Object.entries(h).filter(([name]) => name === ':status' || !name.startsWith(':')));
-      if ('grpc-status' in h) stream.respond(response, { endStream: true }); // trailers-only answer
+      if ('grpc-status' in h)
+        stream.respond(response, { endStream: true }); // trailers-only answer
       else stream.respond(response, { waitForTrailers: true });
     });
     call.on('trailers', (t) => (trailers = t));
@@ -155,10 +201,14 @@ export async function startApiKeyProxy(pki: TestPki, target: string, apiKey: str
       if (call.rstCode && call.rstCode !== http2.constants.NGHTTP2_NO_ERROR && !stream.closed) stream.close(call.rstCode);
     });
   });
-  return listen(server, () => ({ refused, passed }), () => {
-    for (const s of sessions) s.destroy();
-    upstream.destroy();
-  });
+  return listen(
+    server,
+    () => ({ refused, passed }),
+    () => {
+      for (const s of sessions) s.destroy();
+      upstream.destroy();
+    },
+  );
 }
 
 async function listen(server: net.Server, counts: () => { refused: number; passed: number }, destroyAll: () => void): Promise<TestProxy> {

@@ -44,7 +44,11 @@ export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
 }
 
 /** Starts the worker and waits until it prints `until` (default: its "worker started" line). */
-export async function startWorkerProcess(env: Record<string, string>, until = 'worker started', timeoutMs = 60_000): Promise<WorkerProcess> {
+export async function startWorkerProcess(
+  env: Record<string, string>,
+  until = 'worker started',
+  timeoutMs = 60_000,
+): Promise<WorkerProcess> {
   const worker = spawnWorkerProcess(env);
   const deadline = Date.now() + timeoutMs;
   while (!worker.output().includes(until)) {

@@ -62,7 +62,11 @@ export function isNonRetryable(err: unknown): boolean {
 /** A failure's own message, from the innermost cause that has one (an activity failure wraps the useful one). */
 export function describeFailure(err: unknown): string {
   let message = err instanceof Error ? err.message : String(err);
-  for (let current = (err as { cause?: unknown })?.cause, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+  for (
+    let current = (err as { cause?: unknown })?.cause, depth = 0;
+    current && depth < 5;
+    current = (current as { cause?: unknown }).cause, depth++
+  ) {
     if (current instanceof Error && current.message) message = current.message;
   }
   return message;

@@ -16,11 +16,7 @@ export function registerHandlers(run: ShipmentRun): void {
       run.validateResubmit();
     },
   });
-  setHandler(
-    redeliverShopEventsUpdate,
-    () => run.delivery.redeliver(),
-    { validator: () => run.delivery.validateRedeliver() },
-  );
+  setHandler(redeliverShopEventsUpdate, () => run.delivery.redeliver(), { validator: () => run.delivery.validateRedeliver() });
 }
 
 /**

@@ -37,7 +37,9 @@ export class Published {
       [SA.trackingTag, this.state.tag],
       [SA.shopSync, this.shopSyncAttribute()],
     ];
-    const changes = wanted.filter((entry): entry is [Attribute, string] => entry[1] !== null && this.written.get(entry[0].name) !== entry[1]);
+    const changes = wanted.filter(
+      (entry): entry is [Attribute, string] => entry[1] !== null && this.written.get(entry[0].name) !== entry[1],
+    );
     if (changes.length > 0) {
       upsertSearchAttributes(changes.map(([key, value]) => ({ key, value })));
       for (const [key, value] of changes) this.written.set(key.name, value);

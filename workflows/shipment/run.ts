@@ -3,7 +3,16 @@
  * API, publish, emit to the shop, finish, continue as new). The steps themselves are functions of
  * their own (label.ts, order.ts, tracking.ts); `ship()` reads them in order.
  */
-import { allHandlersFinished, CancellationScope, condition, continueAsNew, isCancellation, log, patched, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  patched,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import type {
   CancelShipment,
@@ -66,7 +75,8 @@ export class ShipmentRun {
     const shopSyncOn = patched(SHOP_SYNC);
     if (this.changeDriven) this.published.rememberStartAttributes();
     this.policy =
-      this.carried?.policy ?? withOrderOverrides(await (shopSyncOn ? trackingPolicy(this.input.shop) : trackingPolicy()), this.input.tracking);
+      this.carried?.policy ??
+      withOrderOverrides(await (shopSyncOn ? trackingPolicy(this.input.shop) : trackingPolicy()), this.input.tracking);
     // A run continued from one started before shop sync stays without it: the shop never had event 1.
     if (shopSyncOn && !this.carried) this.state.shopSync = initialShopSync(this.policy);
   }
@@ -134,7 +144,9 @@ export class ShipmentRun {
     // Not cancellable: after a cancellation request (Web UI) the root scope is cancelled, and the
     // wait would throw instead of returning the operator stop.
     await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
-    return told ? { ...outcome, shopSync: { status: told.status, emitted: told.emitted, delivered: told.delivered, failure: told.failure } } : outcome;
+    return told
+      ? { ...outcome, shopSync: { status: told.status, emitted: told.emitted, delivered: told.delivered, failure: told.failure } }
+      : outcome;
   }
 
   // ---------------------------------------------------------------- messages
@@ -158,7 +170,13 @@ export class ShipmentRun {
     const revision = state.revision + 1;
     await condition(() => state.phase === 'completed' || (state.revision >= revision && state.phase !== 'creating_label'));
     const created = state.revision === revision && state.labelId !== null;
-    return { revision, idempotencyKey: state.idempotencyKey, labelCreated: created, labelId: state.labelId, error: created ? null : state.lastError };
+    return {
+      revision,
+      idempotencyKey: state.idempotencyKey,
+      labelCreated: created,
+      labelId: state.labelId,
+      error: created ? null : state.lastError,
+    };
   }
 
   // ---------------------------------------------------------------- operations the steps share
@@ -182,7 +200,10 @@ export class ShipmentRun {
     const state = this.state;
     state.phase = 'completed';
     state.outcome = outcome;
-    this.emit({ type: 'shipment.completed', data: { outcome, reason: reason ?? null, tag: state.tag, trackingNumber: state.trackingNumber } });
+    this.emit({
+      type: 'shipment.completed',
+      data: { outcome, reason: reason ?? null, tag: state.tag, trackingNumber: state.trackingNumber },
+    });
     this.publish();
     log.info('shipment finished', { orderId: state.orderId, shop: state.shop, outcome, reason });
     return outcomeOf(state, outcome, reason);

@@ -51,7 +51,8 @@ interface Calls {
 
 const scripts = new Map<string, Script>();
 const calls = new Map<string, Calls>();
-const callsOf = (orderId: string): Calls => calls.get(orderId) ?? calls.set(orderId, { labels: [], delivered: [], deliveries: 0 }).get(orderId)!;
+const callsOf = (orderId: string): Calls =>
+  calls.get(orderId) ?? calls.set(orderId, { labels: [], delivered: [], deliveries: 0 }).get(orderId)!;
 const labelIdOf = (orderId: string) => `label-${orderId}`;
 const orderOf = (labelId: string) => labelId.slice('label-'.length);
 
@@ -79,9 +80,23 @@ const activities = {
   async awaitTrackingChange({ labelId, known, pollIntervalMs }: AwaitTrackingChangeInput): Promise<TrackingChange> {
     const next = scripts.get(orderOf(labelId))?.changes?.shift();
     if (!next) {
-      throw ApplicationFailure.create({ type: TRACKING_UNCHANGED, message: 'no change', nextRetryDelay: pollIntervalMs, category: ApplicationFailureCategory.BENIGN });
+      throw ApplicationFailure.create({
+        type: TRACKING_UNCHANGED,
+        message: 'no change',
+        nextRetryDelay: pollIntervalMs,
+        category: ApplicationFailureCategory.BENIGN,
+      });
     }
-    return { ...known, subtag: null, subtagMessage: null, lastCheckpoint: null, polls: 1, polledAt: new Date().toISOString(), checkpoints: known.checkpoints + 1, ...next };
+    return {
+      ...known,
+      subtag: null,
+      subtagMessage: null,
+      lastCheckpoint: null,
+      polls: 1,
+      polledAt: new Date().toISOString(),
+      checkpoints: known.checkpoints + 1,
+      ...next,
+    };
   },
   async getTracking(): Promise<null> {
     return null;
@@ -89,7 +104,11 @@ const activities = {
   async deliverShopEvents({ orderId, events }: DeliverShopEventsInput): Promise<ShopDeliveryResult> {
     const seen = callsOf(orderId);
     seen.deliveries++;
-    const result = (await scripts.get(orderId)?.deliver?.(events, seen.deliveries)) ?? { delivered: events.length, stopped: null, retry: null };
+    const result = (await scripts.get(orderId)?.deliver?.(events, seen.deliveries)) ?? {
+      delivered: events.length,
+      stopped: null,
+      retry: null,
+    };
     seen.delivered.push(...events.slice(0, result.delivered));
     return result;
   },
@@ -108,7 +127,12 @@ function created(input: CreateLabelInput): CreatedLabel {
 /** A failure exactly as the label activity throws it for the API's answer. */
 function apiFailure(kind: 'courier_error' | 'server_error', message: string): ApplicationFailure {
   return toApplicationFailure(
-    new ShippingApiError({ kind, operation: 'createLabel', message, ...(kind === 'courier_error' ? { courierCode: 'E42', courierMessage: message } : { status: 503 }) }),
+    new ShippingApiError({
+      kind,
+      operation: 'createLabel',
+      message,
+      ...(kind === 'courier_error' ? { courierCode: 'E42', courierMessage: message } : { status: 503 }),
+    }),
   );
 }
 
@@ -137,7 +161,11 @@ async function start(orderId: string, script: Script = {}): Promise<WorkflowHand
 }
 
 async function phase(handle: WorkflowHandle, wanted: string): Promise<void> {
-  await waitFor(async () => ((await handle.query(stateQuery)).phase === wanted ? true : undefined), { what: wanted, timeoutMs: 10_000, intervalMs: 25 });
+  await waitFor(async () => ((await handle.query(stateQuery)).phase === wanted ? true : undefined), {
+    what: wanted,
+    timeoutMs: 10_000,
+    intervalMs: 25,
+  });
 }
 
 const told = (orderId: string) => callsOf(orderId).delivered.map((e) => `${e.sequence}:${e.type}`);
@@ -179,7 +207,11 @@ describe('shipment decisions (activities mocked)', () => {
       policy: { correctionTimeoutMs: 300 },
     });
     const result: ShipmentOutcome = await handle.result();
-    expect(result).toMatchObject({ outcome: 'label_failed', labelId: null, reason: 'no corrected label data before the correction timeout' });
+    expect(result).toMatchObject({
+      outcome: 'label_failed',
+      labelId: null,
+      reason: 'no corrected label data before the correction timeout',
+    });
     expect(told('R-3')).toEqual(['1:label.rejected', '2:shipment.completed']);
   });
 
@@ -210,7 +242,10 @@ describe('shipment decisions (activities mocked)', () => {
         return created(input);
       },
     });
-    await waitFor(async () => (callsOf('C-label').labels.length >= 2 ? true : undefined), { what: 'a retried label call', timeoutMs: 10_000 });
+    await waitFor(async () => (callsOf('C-label').labels.length >= 2 ? true : undefined), {
+      what: 'a retried label call',
+      timeoutMs: 10_000,
+    });
     await handle.signal(cancelShipmentSignal, { reason: 'wrong address' });
     release = true;
     const result: ShipmentOutcome = await handle.result();
@@ -238,7 +273,11 @@ describe('shipment decisions (activities mocked)', () => {
         return { delivered: events.length, stopped: null, retry: null };
       },
     });
-    await waitFor(async () => (callsOf('C-slow-shop').deliveries >= 2 ? true : undefined), { what: 'the slow delivery', timeoutMs: 10_000, intervalMs: 10 });
+    await waitFor(async () => (callsOf('C-slow-shop').deliveries >= 2 ? true : undefined), {
+      what: 'the slow delivery',
+      timeoutMs: 10_000,
+      intervalMs: 10,
+    });
     await handle.cancel();
     const result: ShipmentOutcome = await handle.result();
     expect(result.outcome).toBe('cancelled_by_operator');
@@ -259,7 +298,13 @@ describe('shipment decisions (activities mocked)', () => {
 
   it('continues as new while shop events are pending, and the next run delivers them: every event once acknowledged, in order', async () => {
     const handle = await start('N-1', {
-      changes: [{ tag: 'InfoReceived' }, { tag: 'InTransit' }, { tag: 'InTransit', subtag: 'InTransit_002' }, { tag: 'OutForDelivery' }, delivered],
+      changes: [
+        { tag: 'InfoReceived' },
+        { tag: 'InTransit' },
+        { tag: 'InTransit', subtag: 'InTransit_002' },
+        { tag: 'OutForDelivery' },
+        delivered,
+      ],
       // The shop is busy on every other call: events are still pending when history reaches the bound.
       deliver: (events, attempt) =>
         attempt % 2 === 1
@@ -283,10 +328,17 @@ describe('shipment decisions (activities mocked)', () => {
       changes: [delivered],
       deliver: (events) =>
         refuse
-          ? { delivered: 0, stopped: { reason: 'rejected', sequence: events[0]!.sequence, status: 422, message: 'unknown order' }, retry: null }
+          ? {
+              delivered: 0,
+              stopped: { reason: 'rejected', sequence: events[0]!.sequence, status: 422, message: 'unknown order' },
+              retry: null,
+            }
           : { delivered: events.length, stopped: null, retry: null },
     });
-    await waitFor(async () => ((await handle.query(stateQuery)).shopSync?.status === 'failed' ? true : undefined), { what: 'failed', timeoutMs: 10_000 });
+    await waitFor(async () => ((await handle.query(stateQuery)).shopSync?.status === 'failed' ? true : undefined), {
+      what: 'failed',
+      timeoutMs: 10_000,
+    });
     refuse = false;
     const answer = await handle.executeUpdate(redeliverShopEventsUpdate);
     expect(answer).toMatchObject({ fromSequence: 1, previousStatus: 'failed' });
@@ -317,7 +369,11 @@ describe('shipment decisions (activities mocked)', () => {
   });
 
   it('a resubmit sent after the run completed is refused by the server, naming it', async () => {
-    const handle = await start('H-2', { label: () => { throw apiFailure('courier_error', 'house number missing'); } });
+    const handle = await start('H-2', {
+      label: () => {
+        throw apiFailure('courier_error', 'house number missing');
+      },
+    });
     await phase(handle, 'awaiting_correction');
     await handle.signal(cancelShipmentSignal, { reason: 'customer cancelled' });
     await handle.result();

@@ -131,7 +131,11 @@ export class ShopDelivery {
           batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
           attempt = 'regular';
           result = await scope.run(() =>
-            shopDelivery(`Deliver ${describeEvents(batch)} to shop`, settings).deliverShopEvents({ ...this.order(), events: batch, resumeGone }),
+            shopDelivery(`Deliver ${describeEvents(batch)} to shop`, settings).deliverShopEvents({
+              ...this.order(),
+              events: batch,
+              resumeGone,
+            }),
           );
         }
         this.acknowledge(sync, batch, result);
@@ -157,7 +161,9 @@ export class ShopDelivery {
    */
   private async firstAttempt(scope: CancellationScope, batch: ShopEventDraft[], resumeGone: boolean): Promise<ShopDeliveryResult | null> {
     try {
-      return await scope.run(() => firstDelivery(`Deliver ${describeEvents(batch)} to shop`).deliverShopEvents({ ...this.order(), events: batch, resumeGone }));
+      return await scope.run(() =>
+        firstDelivery(`Deliver ${describeEvents(batch)} to shop`).deliverShopEvents({ ...this.order(), events: batch, resumeGone }),
+      );
     } catch (err) {
       if (isCancellation(err) || isNonRetryable(err)) throw err;
       // Workflows recorded before this took any failure of the first attempt for the window's end.

@@ -59,7 +59,8 @@ function applyChange(run: ShipmentRun, change: TrackingChange): void {
   const { state } = run;
   const before = { tag: state.tag, subtag: state.subtag, trackingNumber: state.trackingNumber };
   applyTrackingChange(state, change);
-  if (state.tag === before.tag && state.subtag === before.subtag && !(before.trackingNumber === null && state.trackingNumber !== null)) return;
+  if (state.tag === before.tag && state.subtag === before.subtag && !(before.trackingNumber === null && state.trackingNumber !== null))
+    return;
   run.emit({
     type: 'tracking.updated',
     data: {
