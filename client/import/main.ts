@@ -3,7 +3,7 @@
  * order of a shop export (NDJSON, JSON array or CSV). See docs/import-and-cli.md.
  */
 import { constants, createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { access, chmod, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import type { ShippingApiClient } from '../../shipping-api/client';
 import type { FieldProblem } from '../../shipping-api/contract';
@@ -64,7 +64,8 @@ Options:
   --skip-preflight            Do not check courier/product codes against GET /couriers and
                               GET /products (for when the shipping API is not reachable)
   --rejects <path>            Write every rejected record (original text, parsed record,
-                              reasons) and every order that failed to start to <path>, as NDJSON
+                              reasons) and every order that failed to start to <path>, as NDJSON;
+                              it holds personal data, so it is created readable by you only (0600)
   --json                      Print one JSON summary document on stdout (no other stdout output)
   -h, --help                  Show this help
 
@@ -290,11 +291,15 @@ class RejectsFile {
   }
 }
 
+/** Rejected records hold names, addresses and phones: the file is readable by its owner only. */
 async function openRejects(path: string): Promise<RejectsFile> {
-  const stream = createWriteStream(path, { flags: 'w' });
+  const stream = createWriteStream(path, { flags: 'w', mode: 0o600 });
   try {
     await once(stream, 'open');
+    // A file that already existed keeps its mode on open: narrow it (not a pipe or a device).
+    if ((await stat(path)).isFile()) await chmod(path, 0o600);
   } catch (err) {
+    stream.destroy();
     throw usageError(`cannot write rejects file ${path}: ${messageOf(err)}`);
   }
   return new RejectsFile(stream, path);

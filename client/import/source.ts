@@ -77,16 +77,29 @@ export async function sniffFormat(chunks: AsyncIterable<string>): Promise<{ form
   return { format, chunks: replay() };
 }
 
-export function readRecords(chunks: AsyncIterable<string>, format: InputFormat): AsyncGenerator<SourceRecord> {
-  switch (format) {
-    case 'ndjson':
-      return readNdjson(chunks);
-    case 'json':
-      return readJsonArray(chunks);
-    case 'csv':
-      return readCsv(chunks);
+export async function* readRecords(chunks: AsyncIterable<string>, format: InputFormat): AsyncGenerator<SourceRecord> {
+  // An empty file is a mistake far more often than a quiet day (a wrong path, an export that
+  // failed): refused, not "0 records". An explicit empty document (`[]`, a CSV header) is fine.
+  let blank = true;
+  const watched = (async function* () {
+    for await (const chunk of chunks) {
+      if (blank && /\S/.test(chunk)) blank = false;
+      yield chunk;
+    }
+  })();
+  let records = 0;
+  for await (const record of READERS[format](watched)) {
+    records++;
+    yield record;
   }
+  if (records === 0 && blank) throw usageError('the input is empty: it holds no records (is it the right file?)');
 }
+
+const READERS: Record<InputFormat, (chunks: AsyncIterable<string>) => AsyncGenerator<SourceRecord>> = {
+  ndjson: (chunks) => readNdjson(chunks),
+  json: (chunks) => readJsonArray(chunks),
+  csv: (chunks) => readCsv(chunks),
+};
 
 // ---------------------------------------------------------------- NDJSON
 
