@@ -121,7 +121,9 @@ export async function connectTemporal(env: Io['env']): Promise<TemporalSession> 
     connection = await Connection.connect({ ...settings.connection, connectTimeout: '5s' });
   } catch (err) {
     throw new CliError(
-      `cannot connect to Temporal at ${temporalTarget(settings)}: ${await explainConnectFailure(settings, err)}`,
+      `cannot connect to Temporal at ${temporalTarget(settings)}: ${await explainConnectFailure(settings, err)}\n` +
+        'Is a Temporal server running there (`npm run dev` starts one on localhost:7233)? Else point TEMPORAL_ADDRESS ' +
+        '(or TEMPORAL_PROFILE) at yours: see docs/production.md, "Connecting to a Temporal cluster or Temporal Cloud".',
       EXIT.unavailable,
     );
   }

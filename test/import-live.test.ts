@@ -227,6 +227,20 @@ describe('preflight, duplicates and exit codes', () => {
     expect(kinds).toEqual(['failed_to_start', 'rejected']);
   });
 
+  it('a wrong key or a forgotten export line points at the credentials and the banner, not at --skip-preflight alone', async () => {
+    const file = writeNdjson('hints.ndjson', [{ shop: 'x', orderId: '1', labelRequest: labelRequest('x-1') }]);
+    const { SHIPPING_API_BASE_URL: _url, ...withoutApi } = env;
+    const [wrongKey, noExport] = await Promise.all([
+      runCli(['import', file], { env: { ...env, SHIPPING_API_KEY: 'not-the-key' } }),
+      runCli(['import', file], { env: withoutApi }),
+    ]);
+    expect(wrongKey.code, wrongKey.stderr).toBe(EXIT.unavailable);
+    expect(wrongKey.stderr).toContain('Check SHIPPING_API_KEY and SHIPPING_API_TOKEN');
+    expect(wrongKey.stderr).not.toContain('--skip-preflight');
+    expect(noExport.code, noExport.stderr).toBe(EXIT.usage);
+    expect(noExport.stderr).toMatch(/SHIPPING_API_BASE_URL: is required[\s\S]*`npm run dev` prints in its banner/);
+  });
+
   it('exit 5 when Temporal or the shipping API is unreachable, exit 2 on configuration and usage errors', async () => {
     const closedPort = await freePort();
     const file = writeNdjson('one.ndjson', [{ shop: 'x', orderId: '1', labelRequest: labelRequest('x-1') }]);
@@ -241,7 +255,10 @@ describe('preflight, duplicates and exit codes', () => {
     expect(noTemporal.code, noTemporal.stderr).toBe(EXIT.unavailable);
     expect(noTemporal.stderr).toMatch(new RegExp(`cannot connect to Temporal at 127\\.0\\.0\\.1:${closedPort}`));
     expect(noApi.code, noApi.stderr).toBe(EXIT.unavailable);
-    expect(noApi.stderr).toMatch(/preflight: cannot read GET \/couriers.*--skip-preflight/);
+    expect(noApi.stderr).toMatch(/preflight: cannot read GET \/couriers/);
+    // Each failure names what to check next, not the same way out for all.
+    expect(noApi.stderr).toContain(`Is the shipping API running at http://127.0.0.1:${closedPort}?`);
+    expect(noTemporal.stderr).toMatch(/Is a Temporal server running there \(`npm run dev` starts one/);
     expect(badConfig.code).toBe(EXIT.usage);
     expect(badConfig.stderr).toMatch(/SHIPPING_API_BASE_URL: must be an http\(s\) URL/);
     expect(noInput.code).toBe(EXIT.usage);

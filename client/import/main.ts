@@ -6,6 +6,7 @@ import { constants, createReadStream, createWriteStream, type WriteStream } from
 import { access, chmod, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import type { ShippingApiClient } from '../../shipping-api/client';
+import { ShippingApiError } from '../../shipping-api/errors';
 import type { FieldProblem } from '../../shipping-api/contract';
 import {
   CliError,
@@ -130,7 +131,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
         preflight = await Preflight.create(catalog);
       } catch (err) {
         throw new CliError(
-          `preflight: cannot read GET /couriers: ${messageOf(err)}; nothing was started (use --skip-preflight if the shipping API is not reachable)`,
+          `preflight: cannot read GET /couriers: ${messageOf(err)}; nothing was started.\n${preflightHint(err, io.env)}`,
           isUnavailable(err) ? EXIT.unavailable : EXIT.usage,
         );
       }
@@ -310,9 +311,22 @@ function preflightClient(env: Io['env']): ShippingApiClient {
     return shippingApi(env);
   } catch (err) {
     if (err instanceof CliError)
-      throw usageError(`${err.message}\n(the preflight needs the shipping API; pass --skip-preflight to import without it)`);
+      throw usageError(
+        `${err.message}\nThe import checks courier and product codes with the shipping API first: set the variables ` +
+          `\`npm run dev\` prints in its banner (the export line of the README's quick start), or pass --skip-preflight to import without the check.`,
+      );
     throw err;
   }
+}
+
+/** What to check next, by what the preflight met: the wrong credentials are not an unreachable API. */
+function preflightHint(err: unknown, env: Io['env']): string {
+  const kind = err instanceof ShippingApiError ? err.kind : undefined;
+  if (kind === 'unauthorized' || kind === 'forbidden')
+    return 'Check SHIPPING_API_KEY and SHIPPING_API_TOKEN (with `npm run dev`, the ones its banner prints).';
+  if (kind === 'network')
+    return `Is the shipping API running at ${env.SHIPPING_API_BASE_URL ?? '(SHIPPING_API_BASE_URL)'}? (\`npm run dev\` starts the fake one.) To import without the check: --skip-preflight.`;
+  return 'To import without the check: --skip-preflight (an unknown courier or product then waits in the workflow as a label rejection).';
 }
 
 /**
