@@ -49,6 +49,17 @@ export interface Io {
   env: Record<string, string | undefined>;
 }
 
+const COMMAND_NAMES = 'import|status|list|resubmit|redeliver|cancel|couriers|products|--help|<command>';
+const AS_BIN = new RegExp(`\\bshipments (?=(?:${COMMAND_NAMES})(?:\\s|$|\\W))`, 'g');
+
+/**
+ * Help and hints are written as the `shipments` bin spells a command; run through npm (the
+ * README's `npm run cli -- ...`, `npm run import -- ...`), they are shown as the user would type them there.
+ */
+export function spellCommands(text: string, env: Io['env']): string {
+  return env.npm_lifecycle_event ? text.replace(AS_BIN, 'npm run cli -- ') : text;
+}
+
 export const processIo = (): Io => ({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env });
 
 /** util.parseArgs with strict checking; its errors become usage errors (exit 2). */
@@ -163,7 +174,7 @@ export function runMain(command: (argv: string[], io: Io) => Promise<ExitCode>, 
   const io = processIo();
   const exit = (code: number) => io.stdout.write('', () => process.exit(code));
   command(argv, io).then(exit, (err: unknown) => {
-    println(io.stderr, `error: ${messageOf(err)}`);
+    println(io.stderr, spellCommands(`error: ${messageOf(err)}`, io.env));
     exit(err instanceof CliError ? err.exitCode : 1);
   });
 }

@@ -3,7 +3,7 @@
  * Commands parse their own options with node's util.parseArgs; each has --help.
  */
 import { TEMPORAL_CONNECTION_HELP } from '../config/temporal-connection';
-import { EXIT, runMain, usageError, type ExitCode, type Io } from './cli-support';
+import { EXIT, runMain, usageError, type ExitCode, type Io, spellCommands } from './cli-support';
 import { couriersCommand, productsCommand } from './commands/catalog';
 import { cancelCommand } from './commands/cancel';
 import { listCommand } from './commands/list';
@@ -58,10 +58,10 @@ export async function main(argv: string[], io: Io): Promise<ExitCode> {
     const topic = name === 'help' ? rest[0] : undefined;
     if (topic !== undefined && COMMANDS[topic]) return COMMANDS[topic](['--help'], io);
     if (name === undefined) {
-      io.stderr.write(HELP);
+      io.stderr.write(spellCommands(HELP, io.env));
       return EXIT.usage;
     }
-    io.stdout.write(HELP);
+    io.stdout.write(spellCommands(HELP, io.env));
     return EXIT.ok;
   }
   const command = COMMANDS[name];

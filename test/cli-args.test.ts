@@ -1,7 +1,7 @@
 /** Pure unit tests of the operator CLI (no server): dispatch, usage errors, list query building. */
 import { describe, expect, it } from 'vitest';
 import { main } from '../client/cli';
-import { EXIT } from '../client/cli-support';
+import { EXIT, spellCommands } from '../client/cli-support';
 import { buildListQuery, queryLiteral } from '../client/commands/list';
 import { captureIo } from './helpers/cli';
 
@@ -69,5 +69,26 @@ describe('shipments: dispatch and usage', () => {
     const invalid = captureIo({ stdin: JSON.stringify({ courier: 'ups', service: {}, shipment: {}, idempotencyKey: 'k' }) });
     expect(await main(['resubmit', 's', 'o', '-', '--json'], invalid.io)).toBe(EXIT.rejected);
     expect(JSON.parse(invalid.stdout()).problems.map((p: { field: string }) => p.field)).toEqual(['idempotencyKey', 'service.productCode']);
+  });
+});
+
+describe('commands in help and hints, as the user runs them', () => {
+  it('under npm (the README way) they read npm run cli -- <command>; from the shipments bin, shipments <command>', () => {
+    const npm = { npm_lifecycle_event: 'cli' };
+    expect(spellCommands('Usage: shipments list [options]', npm)).toBe('Usage: npm run cli -- list [options]');
+    expect(spellCommands('then: shipments resubmit a b <file>  (or: shipments cancel ...)', npm)).toBe(
+      'then: npm run cli -- resubmit a b <file>  (or: npm run cli -- cancel ...)',
+    );
+    expect(spellCommands('See: shipments --help', npm)).toBe('See: npm run cli -- --help');
+    // Prose about shipments is not a command.
+    expect(spellCommands('No shipments match: x; 3 shipments started', npm)).toBe('No shipments match: x; 3 shipments started');
+    expect(spellCommands('Usage: shipments list [options]', {})).toBe('Usage: shipments list [options]');
+  });
+
+  it("a command's help, run through npm run import, spells the commands the npm way", async () => {
+    const { io, stdout } = captureIo({ env: { npm_lifecycle_event: 'import' } });
+    expect(await main(['status', '--help'], io)).toBe(EXIT.ok);
+    expect(stdout()).toContain('Usage: npm run cli -- status');
+    expect(stdout()).not.toMatch(/\bshipments status\b/);
   });
 });

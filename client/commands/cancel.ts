@@ -1,6 +1,16 @@
 /** `shipments cancel <shop> <orderId>`: stops a shipment (label wait or tracking). */
 import { cancelShipmentSignal, type ShipmentOutcome } from '../../workflows/definitions';
-import { CliError, connectTemporal, EXIT, parseCommandArgs, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
+import {
+  CliError,
+  connectTemporal,
+  EXIT,
+  parseCommandArgs,
+  println,
+  requirePositionals,
+  type ExitCode,
+  type Io,
+  spellCommands,
+} from '../cli-support';
 import { findShipment } from './shipment-lookup';
 
 export const CANCEL_HELP = `Usage: shipments cancel [--reason <text>] [--wait] [--json] <shop> <orderId>
@@ -27,7 +37,7 @@ export async function cancelCommand(argv: string[], io: Io): Promise<ExitCode> {
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(CANCEL_HELP);
+    io.stdout.write(spellCommands(CANCEL_HELP, io.env));
     return EXIT.ok;
   }
   const [shop, orderId] = requirePositionals(positionals, ['shop', 'orderId'], 'cancel') as [string, string];

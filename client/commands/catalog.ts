@@ -9,6 +9,7 @@ import {
   table,
   type ExitCode,
   type Io,
+  spellCommands,
 } from '../cli-support';
 
 const ENV_NOTE = `Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN.`;
@@ -47,7 +48,7 @@ async function catalogCommand(argv: string[], io: Io, command: 'couriers' | 'pro
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(command === 'couriers' ? COURIERS_HELP : PRODUCTS_HELP);
+    io.stdout.write(spellCommands(command === 'couriers' ? COURIERS_HELP : PRODUCTS_HELP, io.env));
     return EXIT.ok;
   }
   const [courier] = requirePositionals(positionals, command === 'couriers' ? [] : ['courier'], command);

@@ -1,7 +1,18 @@
 /** `shipments list`: shipment workflows filtered on their search attributes, one page at a time. */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { SA, WORKFLOW_TYPE } from '../../workflows/definitions';
-import { connectTemporal, EXIT, parseCommandArgs, positiveInt, println, table, usageError, type ExitCode, type Io } from '../cli-support';
+import {
+  connectTemporal,
+  EXIT,
+  parseCommandArgs,
+  positiveInt,
+  println,
+  table,
+  usageError,
+  type ExitCode,
+  type Io,
+  spellCommands,
+} from '../cli-support';
 import { timestampIso } from './shipment-lookup';
 
 export const LIST_HELP = `Usage: shipments list [options]
@@ -104,7 +115,7 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(LIST_HELP);
+    io.stdout.write(spellCommands(LIST_HELP, io.env));
     return EXIT.ok;
   }
   if (positionals.length > 0)
@@ -186,7 +197,13 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
       println(io.stdout, table(rows));
     }
     if (next)
-      println(io.stdout, `More: shipments list ${argvWithout(argv, '--next-page-token')} --next-page-token ${next}`.replace(/\s+/g, ' '));
+      println(
+        io.stdout,
+        spellCommands(
+          `More: shipments list ${argvWithout(argv, '--next-page-token')} --next-page-token ${next}`.replace(/\s+/g, ' '),
+          io.env,
+        ),
+      );
     return EXIT.ok;
   } finally {
     await session.close();

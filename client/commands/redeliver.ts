@@ -12,6 +12,7 @@ import {
   usageError,
   type ExitCode,
   type Io,
+  spellCommands,
 } from '../cli-support';
 import { findShipment } from './shipment-lookup';
 
@@ -42,13 +43,14 @@ export async function redeliverCommand(argv: string[], io: Io): Promise<ExitCode
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(REDELIVER_HELP);
+    io.stdout.write(spellCommands(REDELIVER_HELP, io.env));
     return EXIT.ok;
   }
   const [shop, orderId] = requirePositionals(positionals, ['shop', 'orderId'], 'redeliver') as [string, string];
   const waitMs = values.wait.trim() === '0' ? 0 : parseDuration(values.wait);
   if (waitMs === undefined) throw usageError(`--wait must be a duration like 500ms, 20s or 5m, or 0 (got "${values.wait}")`);
-  const out = (human: string, json: unknown) => println(io.stdout, values.json ? JSON.stringify(json, null, 2) : human);
+  const out = (human: string, json: unknown) =>
+    println(io.stdout, values.json ? JSON.stringify(json, null, 2) : spellCommands(human, io.env));
 
   const session = await connectTemporal(io.env);
   try {

@@ -13,6 +13,7 @@ import {
   usageError,
   type ExitCode,
   type Io,
+  spellCommands,
 } from '../cli-support';
 import { validateLabelRequest } from '../import/record';
 import { findShipment } from './shipment-lookup';
@@ -42,7 +43,7 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(RESUBMIT_HELP);
+    io.stdout.write(spellCommands(RESUBMIT_HELP, io.env));
     return EXIT.ok;
   }
   const [shop, orderId, file] = requirePositionals(positionals, ['shop', 'orderId', 'file'], 'resubmit') as [string, string, string];

@@ -12,6 +12,7 @@ import {
   requirePositionals,
   type ExitCode,
   type Io,
+  spellCommands,
 } from '../cli-support';
 import { findShipment, shipmentAttributes, timestampIso } from './shipment-lookup';
 
@@ -75,7 +76,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(STATUS_HELP);
+    io.stdout.write(spellCommands(STATUS_HELP, io.env));
     return EXIT.ok;
   }
   const [shop, orderId] = requirePositionals(positionals, ['shop', 'orderId'], 'status') as [string, string];
@@ -127,7 +128,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
     }
 
     if (values.json) println(io.stdout, JSON.stringify(report, null, 2));
-    else println(io.stdout, statusText(report));
+    else println(io.stdout, spellCommands(statusText(report), io.env));
     return EXIT.ok;
   } finally {
     await session.close();

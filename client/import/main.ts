@@ -24,6 +24,7 @@ import {
   type ExitCode,
   type Io,
   type TemporalSession,
+  spellCommands,
 } from '../cli-support';
 import { TEMPORAL_CONNECTION_HELP } from '../../config/temporal-connection';
 import { BacklogGate, workflowBacklogReader } from './backlog-gate';
@@ -104,7 +105,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(IMPORT_HELP);
+    io.stdout.write(spellCommands(IMPORT_HELP, io.env));
     return EXIT.ok;
   }
   if (positionals.length !== 1)

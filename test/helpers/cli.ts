@@ -17,8 +17,11 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Variables of the parent that would leak into the child's configuration. */
-const CONFIG_PREFIXES = ['TEMPORAL_', 'SHIPPING_API_'];
+/**
+ * Variables of the parent that would leak into the child's configuration; and npm's own (under
+ * `npm test` the child would spell its hints as `npm run cli --`: it runs as the bin does).
+ */
+const CONFIG_PREFIXES = ['TEMPORAL_', 'SHIPPING_API_', 'npm_'];
 
 /**
  * Runs `tsx client/cli.ts <args>` with only the given configuration variables (the test
