@@ -62,6 +62,8 @@ export interface AwaitTrackingChangeInput {
   labelId: string;
   known: TrackingSnapshot;
   pollIntervalMs: number;
+  /** The shipment's polls before this wait, so a poll is numbered as the details count it (absent before). */
+  pollsBefore?: number;
 }
 
 /** A change, as small as the workflow needs it (not the whole checkpoint list). */
@@ -181,13 +183,14 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
      * One tracking poll. A change returns; an unchanged poll fails with nextRetryDelay = the
      * poll interval, so the server's retry is the next poll and nothing is written to history.
      */
-    async awaitTrackingChange({ labelId, known, pollIntervalMs }: AwaitTrackingChangeInput): Promise<TrackingChange> {
+    async awaitTrackingChange({ labelId, known, pollIntervalMs, pollsBefore = 0 }: AwaitTrackingChangeInput): Promise<TrackingChange> {
       const ctx = Context.current();
       const previous: PollProgress = { ...NO_PROGRESS, ...(ctx.info.heartbeatDetails as Partial<PollProgress> | undefined) };
       const polledAt = new Date().toISOString();
       const polls = ctx.info.attempt; // each attempt is one poll
       const progress: PollProgress = { ...previous, lastPolledAt: polledAt };
-      const poll = `poll #${polls} at ${polledAt}`;
+      // Numbered over the whole shipment, as its details panel and `status` count polls.
+      const poll = `poll #${pollsBefore + polls} at ${polledAt}`;
       let record: TrackingRecord | null;
       try {
         record = await paced('tracking', (signal) => trackingOrNull(labelId, signal));
@@ -201,7 +204,7 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
         // Once the backoff is at the poll interval, the failure's message tells the Web UI the rest.
         if (next.record) ctx.heartbeat(progress);
         const delayMs = err.kind === 'rate_limited' ? next.delayMs : Math.min(next.delayMs, pollIntervalMs);
-        logFailure(err, { labelId, poll: polls });
+        logFailure(err, { labelId, poll: pollsBefore + polls });
         throw toApplicationFailure(
           err,
           {},

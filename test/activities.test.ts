@@ -147,6 +147,21 @@ it('a failing tracking poll backs off up to its poll interval and records its fa
   expect(fifth.recorded).toBeUndefined();
 });
 
+it('numbers a poll over the whole shipment, as the details panel and status count polls', async () => {
+  const created = (await activityEnv().run(activities.createLabel, {
+    shop: 'acme',
+    orderId: 'U-NUMBER',
+    revision: 1,
+    labelRequest: labelRequest('U-NUMBER'),
+  })) as CreatedLabel;
+  const known = { tag: null, subtag: null, trackingNumber: null, checkpoints: 0, lastCheckpointTime: null };
+  // The fifth poll of this wait, after 32 polls before it: the Web UI's last failure says #37.
+  const unchanged = await activityEnv({ attempt: 5 })
+    .run(activities.awaitTrackingChange, { labelId: created.labelId, known, pollIntervalMs: 4_000, pollsBefore: 32 })
+    .catch((e) => e);
+  expect(unchanged).toMatchObject({ type: 'TrackingUnchanged', message: expect.stringMatching(/^poll #37 at /) });
+});
+
 it('turns a courier rejection into a non-retryable failure carrying the carrier wording', async () => {
   const err = await activityEnv()
     .run(activities.createLabel, { shop: 'acme', orderId: 'U-2', revision: 1, labelRequest: labelRequest('U-2', { postalCode: '00000' }) })

@@ -34,6 +34,7 @@ export async function followTrackingChanges(run: ShipmentRun, labelId: string, d
           labelId,
           known: snapshotOf(state),
           pollIntervalMs,
+          pollsBefore: state.attempts.trackingPolls,
         }),
       );
     } catch (err) {
