@@ -27,7 +27,7 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     `   Shipping API      ${r.apiUrl}${o.externalApi ? '' : `  (fake; tracking advances every ${Number(o.trackingStepMs) / 1000} s)`}`,
     `   Tracking polls    every ${r.settings.pollInterval}`,
     ...(r.shopUrl ? [`   Shop page         ${r.shopUrl}  (what the shops were told: label link, tracking, outcome)`] : []),
-    `   Payloads          ${r.codecUrl ? `encrypted (key "${o.encryption!.activeKeyId}"); the Web UI decrypts through ${r.codecUrl}` : 'not encrypted (set PAYLOAD_ENCRYPTION_KEYS to encrypt)'}`,
+    `   Payloads          ${r.codecUrl ? `encrypted (key "${o.encryption!.activeKeyId}"); the Web UI decrypts through ${r.codecUrl}` : 'NOT encrypted (--no-encryption): names, addresses and phones are readable in the Web UI'}`,
     `   Data              ${r.dbFile}  (stop, then delete ${o.dataDir} to start fresh)`,
     '',
     ' Next steps, in another terminal:',

@@ -9,7 +9,7 @@ import { loadPayloadEncryptionSettings } from '../config/settings';
 import {
   DEFAULT_FAKE_API_PORT,
   DEFAULT_TEMPORAL_PORT,
-  DEFAULT_TRACKING_STEP_MS,
+  DEMO_TRACKING_STEP_MS,
   DEMO_POLL_INTERVAL,
   DEV_API_KEY,
   DEV_API_TOKEN,
@@ -25,7 +25,9 @@ export const DEFAULTS = {
   shopReceiverPort: 8090,
   codecPort: 8888,
   dataDir: path.join(REPO_ROOT, '.data'),
-  trackingStepMs: DEFAULT_TRACKING_STEP_MS,
+  // A minute a checkpoint: a shipment stays in tracking for about five minutes, long enough to
+  // watch its pending poll in the Web UI (the tests pass a few hundred ms).
+  trackingStepMs: DEMO_TRACKING_STEP_MS,
 };
 
 export const HELP = `Usage: npm run dev [-- options]
@@ -37,9 +39,10 @@ Runs the shipping worker locally with everything it needs, as child processes:
   shop       the reference shop receiver (\`npm run shop-receiver\`) with a page of the orders, and
              the example files' shops wired to it (signed webhooks, a fresh secret per run);
              only if SHOP_CONNECTORS and SHOP_CONNECTORS_FILE are unset
-  codec      the codec server (\`npm run codec-server\`), only if PAYLOAD_ENCRYPTION_KEYS(_FILE) is
-             set: the Web UI decrypts payloads through it (loopback, no token: the dev
-             server's Web UI cannot send one)
+  codec      the codec server (\`npm run codec-server\`): payloads are encrypted (personal data
+             in orders) with PAYLOAD_ENCRYPTION_KEYS(_FILE) if set, else with a key made once
+             in <data-dir>/payload-encryption.keys (0600); the Web UI decrypts through it
+             (loopback, no token: the dev server's Web UI cannot send one)
   worker     the worker (\`npm run worker\`), connected to all of them
 
 Ctrl-C stops all of them. If one exits on its own, the others are stopped too and npm run dev
@@ -52,7 +55,10 @@ Options:
   --shop-port <n>         shop receiver port (default ${DEFAULTS.shopReceiverPort})
   --codec-port <n>        codec server port, with encryption keys (default ${DEFAULTS.codecPort})
   --data-dir <dir>        where the Temporal SQLite file lives (default .data/); delete it to reset
-  --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs})
+  --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs}: about
+                          5 minutes from label to delivered; 3000 for a fast run)
+  --no-encryption         store payloads in clear (names, addresses and phones readable in the
+                          Web UI and the database); no codec server
   -h, --help              this text
 
 Environment:
@@ -65,8 +71,8 @@ Environment:
   SHOP_CONNECTORS(_FILE)  your own shop connectors for the worker; then no shop receiver is started
   TEMPORAL_TASK_QUEUE     task queue of the worker (default ${DEFAULT_TASK_QUEUE})
   LOG_LEVEL               worker log level (passed through)
-  PAYLOAD_ENCRYPTION_KEYS keyId=base64-32-bytes,...: encrypt payloads (worker) and start the codec
-                          server; also PAYLOAD_ENCRYPTION_KEYS_FILE, PAYLOAD_ENCRYPTION_KEY_ID
+  PAYLOAD_ENCRYPTION_KEYS keyId=base64-32-bytes,...: your keys instead of the data dir's; also
+                          PAYLOAD_ENCRYPTION_KEYS_FILE, PAYLOAD_ENCRYPTION_KEY_ID
 The worker always gets TEMPORAL_ADDRESS=localhost:<temporal-port> and TEMPORAL_NAMESPACE=${NAMESPACE},
 and none of the shell's other Temporal connection settings (TEMPORAL_API_KEY, TEMPORAL_TLS*,
 TEMPORAL_PROFILE, the profile file).
@@ -85,6 +91,8 @@ export interface DevOptions {
   /** SHOP_CONNECTORS(_FILE): then no shop receiver is started. */
   ownConnectors: boolean;
   encryption: ReturnType<typeof loadPayloadEncryptionSettings>;
+  /** --no-encryption: payloads in clear. */
+  noEncryption: boolean;
 }
 
 /** The options, or undefined after printing --help. Throws on a bad flag or bad encryption keys. */
@@ -99,6 +107,7 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
       'codec-port': { type: 'string' },
       'data-dir': { type: 'string' },
       'tracking-step-ms': { type: 'string' },
+      'no-encryption': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -115,7 +124,9 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
     dataDir: path.resolve(values['data-dir'] ?? DEFAULTS.dataDir),
     trackingStepMs: values['tracking-step-ms'] ?? String(DEFAULTS.trackingStepMs),
     externalApi: process.env.SHIPPING_API_BASE_URL,
+    noEncryption: values['no-encryption'],
   };
+  if (o.noEncryption && o.encryption) throw new Error('--no-encryption and PAYLOAD_ENCRYPTION_KEYS(_FILE) contradict each other: drop one');
   if (!/^\d+$/.test(o.trackingStepMs)) throw new Error(`--tracking-step-ms must be a number of milliseconds, got "${o.trackingStepMs}"`);
   return o;
 }

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { localServerEnv } from '../config/temporal-connection';
+import { loadPayloadEncryptionSettings } from '../config/settings';
 import { Child } from '../launcher/child';
 import { launcherConsole } from '../launcher/console';
 import {
@@ -22,6 +23,7 @@ import { assertPortsFree } from '../launcher/ports';
 import { Supervisor } from '../launcher/supervisor';
 import { searchAttributeArgs } from '../launcher/temporal';
 import { printDevBanner } from './dev-banner';
+import { ensureDevKeyFile } from './dev-key';
 import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems, type DevOptions, type Launch } from './dev-options';
 import { exampleShops } from './example-shops';
 import { ensureSearchAttributes } from './search-attributes';
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
     process.stdout.write(HELP);
     process.exit(0);
   }
+  useDevKey(o);
   const settings = demoSettings();
   const scripts = await preflight(o);
   const cli = await findCli();
@@ -129,6 +132,15 @@ async function findCli(): Promise<string> {
     );
   }
   return cli;
+}
+
+/** Without keys of the user's own, the data dir's (made on the first start); the children inherit it. */
+function useDevKey(o: DevOptions): void {
+  if (o.encryption || o.noEncryption) return;
+  const { file, created } = ensureDevKeyFile(o.dataDir);
+  if (created) out.say(`Made a payload encryption key: ${file} (0600; delete it only together with the rest of ${o.dataDir})`);
+  process.env.PAYLOAD_ENCRYPTION_KEYS_FILE = file;
+  o.encryption = loadPayloadEncryptionSettings(process.env);
 }
 
 /** The codec server comes first: the Web UI is told its address when Temporal starts. */

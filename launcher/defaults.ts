@@ -14,6 +14,8 @@ export const LOCAL_NAMESPACE = 'default';
 export const DEFAULT_TEMPORAL_PORT = 7233;
 export const DEFAULT_FAKE_API_PORT = 4010;
 export const DEFAULT_TRACKING_STEP_MS = 15_000;
+/** `npm run dev`'s: slow enough for a person to follow a shipment through tracking. */
+export const DEMO_TRACKING_STEP_MS = 60_000;
 
 /** What the fake shipping API prints once it serves, with its base URL. */
 export const FAKE_API_LISTENING = /Fake shipping API listening on (\S+)/;

@@ -4,11 +4,13 @@
  * the Web UI answering, and Ctrl-C stopping everything.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, expect, it } from 'vitest';
+import { shipmentWorkflowId } from '../workflows/definitions';
 import { REPO_ROOT, runCli } from './helpers/cli';
 import { waitFor } from './helpers/wait';
 import { freePort } from '../dev-server/free-port';
@@ -30,7 +32,13 @@ function portOpen(port: number): Promise<boolean> {
 }
 
 it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver and the worker; the sample imports, delivers and reaches the shop page', async () => {
-  const [temporalPort, uiPort, fakeApiPort, shopPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [temporalPort, uiPort, fakeApiPort, shopPort, codecPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', TRACKING_POLL_INTERVAL: '500ms' };
   for (const key of [
     'SHIPPING_API_BASE_URL',
@@ -39,6 +47,9 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
     'TEMPORAL_TASK_QUEUE',
     'SHOP_CONNECTORS',
     'SHOP_CONNECTORS_FILE',
+    'PAYLOAD_ENCRYPTION_KEYS',
+    'PAYLOAD_ENCRYPTION_KEYS_FILE',
+    'PAYLOAD_ENCRYPTION_KEY_ID',
   ])
     delete env[key];
   // A shell set up for a real cluster: the dev worker must still reach the local dev server, in plain text.
@@ -57,6 +68,8 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
       `${fakeApiPort}`,
       '--shop-port',
       `${shopPort}`,
+      '--codec-port',
+      `${codecPort}`,
       '--data-dir',
       dataDir,
       '--tracking-step-ms',
@@ -92,10 +105,15 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
       .split(' ')
       .map((pair) => pair.split('=') as [string, string]),
   );
+  // Personal data is encrypted by default, with a key made once in the data dir, readable by its owner only.
+  const keyFile = path.join(dataDir, 'payload-encryption.keys');
   expect(userEnv).toMatchObject({
     TEMPORAL_ADDRESS: `localhost:${temporalPort}`,
     SHIPPING_API_BASE_URL: `http://127.0.0.1:${fakeApiPort}`,
+    PAYLOAD_ENCRYPTION_KEYS_FILE: keyFile,
   });
+  expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+  expect(output).toContain(`Payloads          encrypted (key "dev-key-1"); the Web UI decrypts through http://127.0.0.1:${codecPort}`);
 
   const ui = await fetch(`http://localhost:${uiPort}/`);
   expect(ui.status).toBe(200);
@@ -114,6 +132,19 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
     { what: 'a delivered shipment', timeoutMs: 60_000, intervalMs: 250 },
   );
   expect(delivered.length).toBeGreaterThan(0);
+
+  // What the server stores of an order (its input: name, phone, e-mail) is ciphertext.
+  const connection = await Connection.connect({ address: `localhost:${temporalPort}` });
+  try {
+    const history = await new Client({ connection, namespace: 'default' }).workflow
+      .getHandle(shipmentWorkflowId({ shop: 'lyon-ceramics', orderId: 'LC-5522' }))
+      .fetchHistory();
+    const input = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+    expect(Buffer.from(input.metadata!.encoding!).toString()).toBe('binary/encrypted');
+    expect(Buffer.from(input.data!).toString('latin1')).not.toContain('lyon-ceramics');
+  } finally {
+    await connection.close();
+  }
 
   // Every started order reaches the shop: label link, tracking number, and for some, delivered.
   const shopOrders = await waitFor(
@@ -135,5 +166,5 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
   // Ctrl-C: everything stops, nothing keeps listening.
   process.kill(-dev.pid!, 'SIGINT');
   await exited;
-  for (const port of [temporalPort, uiPort, fakeApiPort, shopPort]) expect(await portOpen(port)).toBe(false);
+  for (const port of [temporalPort, uiPort, fakeApiPort, shopPort, codecPort]) expect(await portOpen(port)).toBe(false);
 }, 240_000);
