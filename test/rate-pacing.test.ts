@@ -139,6 +139,31 @@ it("a 429's Retry-After holds every call of the account on both workers of the f
   }
 }, 90_000);
 
+it("a worker process restarted inside the fleet's Retry-After sends nothing before it ends, its courier read at start included", async () => {
+  const taskQueue = `pacing-process-restart-${randomUUID()}`;
+  const first = await startWorkerProcessFor(taskQueue);
+  const since = Date.now();
+  fake.setFaults({ failNext: [{ endpoint: 'POST /labels', status: 429, retryAfter: '12' }] });
+  await startShipment(env.client, taskQueue, order('acme', `K-${since}`));
+  await waitFor(() => (processHeldAt(first.output()).some((t) => t >= since) ? true : undefined), { timeoutMs: 15_000, what: 'the hold' });
+  // Killed as the chaos run kills workers: the new process knows only what the account workflow recorded.
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const second = await startWorkerProcessFor(taskQueue);
+  try {
+    const { at, retryAfterMs } = after429(since);
+    await waitFor(() => (fake.requestLog().some((r) => r.endpoint === 'GET /couriers' && r.at > at) ? true : undefined), {
+      timeoutMs: 20_000,
+      what: "the new worker's courier read",
+    });
+    const { later } = after429(since);
+    expect(later.filter((r) => r.at < at + retryAfterMs)).toEqual([]);
+  } finally {
+    second.child.kill('SIGTERM');
+    await second.exited;
+  }
+}, 60_000);
+
 it('a worker started after the 429 learns the hold from the account workflow', async () => {
   const taskQueue = `pacing-restart-${randomUUID()}`;
   const first = await startWorker(taskQueue, { mode: 'adaptive' }, { fleet: true });

@@ -40,13 +40,15 @@ export interface ShipmentWorkerOptions {
   pacing?: PacingSettings;
   /** Relays 429s to and from the rest of the fleet (worker/fleet-rate-limit.ts); unset: this worker alone. */
   fleet?: FleetRateLimits;
+  /** The process's paced calls, when its caller also makes calls of its own (else made from `pacing` and `fleet`). */
+  calls?: CallPacing;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
   const api = options.shippingApi instanceof ShippingApiClient ? options.shippingApi : new ShippingApiClient(options.shippingApi);
   const tracking: TrackingPolicy = { ...DEFAULT_TRACKING_POLICY, ...options.tracking };
   const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
-  const pacing = await callPacing(options.pacing ?? { mode: 'adaptive' }, options.fleet);
+  const pacing = options.calls ?? (await callPacing(options.pacing ?? { mode: 'adaptive' }, options.fleet));
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -70,8 +72,12 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
   });
 }
 
-/** The worker's pacer (one per process: the account's limit is shared by all its calls). */
-async function callPacing(settings: PacingSettings, fleet: FleetRateLimits | undefined): Promise<CallPacing> {
+/**
+ * The worker's pacer (one per process: the account's limit is shared by all its calls). It
+ * learns the fleet's recorded hold before it returns, so no call of a new process goes out
+ * inside a Retry-After another process was given.
+ */
+export async function callPacing(settings: PacingSettings, fleet: FleetRateLimits | undefined): Promise<CallPacing> {
   if (settings.mode === 'off') return UNPACED;
   const pacer = new AccountPacer({ maxRate: settings.maxRequestsPerSecond });
   await fleet?.subscribe((until) => pacer.recordFleetRateLimited(until));

@@ -16,12 +16,15 @@ import {
 import { ShippingApiClient } from '../shipping-api/client';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
-import { createShipmentWorker } from './create-worker';
+import { callPacing, createShipmentWorker } from './create-worker';
 import { accountWorkflowId, fleetRateLimits } from './fleet-rate-limit';
 import { createLogger, PinoTemporalLogger } from './logger';
 import { registry } from '../metrics/counters';
 import { watchCourierCodes } from '../metrics/courier-labels';
 import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
+
+/** The courier read for the metric label waits its turn under the account's pace, but not forever. */
+const COURIER_READ_TIMEOUT_MS = 30_000;
 
 const HELP = `Usage: npm run worker
 
@@ -96,10 +99,6 @@ async function main(): Promise<number> {
     return 1;
   }
   const api = new ShippingApiClient(settings.shippingApi);
-  const courierCodes = watchCourierCodes(
-    () => api.listCouriers(),
-    (message, meta) => logger.warn(meta, message),
-  );
   const dataConverter = dataConverterFor(settings.payloadEncryption);
   // 429s reach every worker of the account through Temporal (not when pacing is off).
   const fleet =
@@ -115,6 +114,12 @@ async function main(): Promise<number> {
           },
         })
       : undefined;
+  const calls = await callPacing(settings.pacing, fleet);
+  // Paced like every other call: a worker restarted inside the fleet's Retry-After waits for it.
+  const courierCodes = watchCourierCodes(
+    () => calls.run('order', (signal) => api.listCouriers({ signal }), AbortSignal.timeout(COURIER_READ_TIMEOUT_MS)),
+    (message, meta) => logger.warn(meta, message),
+  );
   const worker = await createShipmentWorker({
     connection,
     namespace: temporal.namespace,
@@ -131,6 +136,7 @@ async function main(): Promise<number> {
     dataConverter,
     pacing: settings.pacing,
     fleet,
+    calls,
   });
   readiness.watch(worker, connection);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
