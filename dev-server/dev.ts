@@ -23,6 +23,7 @@ import { assertPortsFree } from '../launcher/ports';
 import { Supervisor } from '../launcher/supervisor';
 import { searchAttributeArgs } from '../launcher/temporal';
 import { printDevBanner } from './dev-banner';
+import { isHarmlessServerWarning } from './server-warnings';
 import { ensureDevKeyFile } from './dev-key';
 import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems, type DevOptions, type Launch } from './dev-options';
 import { exampleShops } from './example-shops';
@@ -88,6 +89,7 @@ function startChild(name: string, launch: Launch, env: NodeJS.ProcessEnv): Child
     output: (line, stderr) => {
       // The dev server logs a burst of connection warnings while it stops; they mean nothing.
       if (supervisor.stopping && name === 'temporal' && !/level=(ERROR|FATAL)/.test(line)) return;
+      if (name === 'temporal' && isHarmlessServerWarning(line)) return;
       out.child(name, line, stderr);
     },
     onExit: ({ why, spawnFailed }) => {

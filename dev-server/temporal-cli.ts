@@ -331,7 +331,7 @@ async function runGoInstall({
   const gobin = fs.mkdtempSync(path.join(toolsDir, 'build-'));
   log(
     `Building ${tool.what} with Go (${go}) into ${path.dirname(target)}. ` +
-      'The first build takes 3 to 6 minutes on a 2-core machine (download + compile; seconds once Go\'s caches are warm); later runs reuse it.',
+      "The first build takes 3 to 6 minutes on a 2-core machine (download + compile; seconds once Go's caches are warm); later runs reuse it.",
   );
   const started = Date.now();
   const heartbeat = setInterval(() => {
