@@ -156,24 +156,42 @@ const hostPort = (example: string) =>
 const secret = z.string({ error: 'is required' }).min(1, 'is required');
 
 const ShippingEnv = z.object({
-  SHIPPING_API_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://sandbox.example/api' }),
-  SHIPPING_API_KEY: secret,
-  SHIPPING_API_TOKEN: secret,
-  SHIPPING_API_PRODUCTS_COURIER_PARAM: z.string().min(1).default(CLIENT_DEFAULTS.productsCourierParam),
-  SHIPPING_API_TIMEOUT: duration(`${CLIENT_DEFAULTS.headersTimeoutMs}ms`, HTTP_TIMEOUT_BOUNDS),
+  SHIPPING_API_BASE_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://sandbox.example/api' })
+    .describe('Base address of the shipping API (sandbox or production), http(s)'),
+  SHIPPING_API_KEY: secret.describe('API key, sent as x-rr-apikey; never in workflow input, history or logs'),
+  SHIPPING_API_TOKEN: secret.describe('API token, sent as x-rr-apitoken; never in workflow input, history or logs'),
+  SHIPPING_API_PRODUCTS_COURIER_PARAM: z
+    .string()
+    .min(1)
+    .default(CLIENT_DEFAULTS.productsCourierParam)
+    .describe('Query parameter of GET /products that selects the courier (not shown in the spec)'),
+  SHIPPING_API_TIMEOUT: duration(`${CLIENT_DEFAULTS.headersTimeoutMs}ms`, HTTP_TIMEOUT_BOUNDS).describe(
+    'Headers and body timeout of each HTTP call, 100ms to 10m',
+  ),
   SHIPPING_API_MAX_RESPONSE_BYTES: z.coerce
     .number()
     .int()
     .min(64 * 1024, 'must be at least 65536 (64 KiB)')
     .max(256 * 1024 * 1024, 'must be at most 268435456 (256 MiB)')
-    .default(CLIENT_DEFAULTS.maxResponseBytes),
+    .default(CLIENT_DEFAULTS.maxResponseBytes)
+    .describe('Largest answer body read, 64 KiB to 256 MiB'),
 });
 
 const WorkerEnv = ShippingEnv.extend({
-  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
-  TRACKING_POLL_INTERVAL: duration(`${DEFAULT_TRACKING_POLICY.pollIntervalMs}ms`, POLL_INTERVAL_BOUNDS),
-  TRACKING_POLL_INTERVALS: stageIntervals(DEFAULT_TRACKING_POLICY.pollIntervalsMs ?? {}),
-  TRACKING_MAX_DURATION: duration(`${DEFAULT_TRACKING_POLICY.maxTrackingMs}ms`, LONG_WAIT_BOUNDS),
+  LOG_LEVEL: z
+    .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+    .default('info')
+    .describe('trace, debug, info, warn, error, fatal or silent'),
+  TRACKING_POLL_INTERVAL: duration(`${DEFAULT_TRACKING_POLICY.pollIntervalMs}ms`, POLL_INTERVAL_BOUNDS).describe(
+    'Time between tracking polls in a stage TRACKING_POLL_INTERVALS does not name (alone: every stage)',
+  ),
+  TRACKING_POLL_INTERVALS: stageIntervals(DEFAULT_TRACKING_POLICY.pollIntervalsMs ?? {}).describe(
+    'Poll interval per stage, e.g. NotRegistered=2h,Pending=6h,OutForDelivery=1h; none: TRACKING_POLL_INTERVAL everywhere',
+  ),
+  TRACKING_MAX_DURATION: duration(`${DEFAULT_TRACKING_POLICY.maxTrackingMs}ms`, LONG_WAIT_BOUNDS).describe(
+    'Tracking ends as tracking_timed_out after this',
+  ),
   TRACKING_TERMINAL_TAGS: z
     .string()
     .default(DEFAULT_TRACKING_POLICY.terminalTags.join(','))
@@ -183,15 +201,19 @@ const WorkerEnv = ShippingEnv.extend({
         .map((t) => t.trim())
         .filter(Boolean),
     )
-    .pipe(z.array(z.string()).min(1, 'must name at least one tag')),
-  LABEL_CORRECTION_TIMEOUT: duration(`${DEFAULT_TRACKING_POLICY.correctionTimeoutMs}ms`, LONG_WAIT_BOUNDS),
+    .pipe(z.array(z.string()).min(1, 'must name at least one tag'))
+    .describe('Comma-separated tracking tags that end a shipment'),
+  LABEL_CORRECTION_TIMEOUT: duration(`${DEFAULT_TRACKING_POLICY.correctionTimeoutMs}ms`, LONG_WAIT_BOUNDS).describe(
+    'How long a rejected label waits for corrected data (then label_failed)',
+  ),
   // Temporal terminates a workflow at 51,200 history events: continue-as-new must come well before.
   HISTORY_EVENT_LIMIT: z.coerce
     .number()
     .int()
     .min(10)
     .max(40_000, 'must be at most 40000 (Temporal ends a workflow at 51,200 history events)')
-    .default(DEFAULT_TRACKING_POLICY.historyEventLimit),
+    .default(DEFAULT_TRACKING_POLICY.historyEventLimit)
+    .describe('Continue-as-new at this history length (or when the server suggests it), 10 to 40000'),
   /** Workflows kept in memory between their tasks; the rest replay their (short) history when woken. */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce
     .number()
@@ -207,43 +229,53 @@ const WorkerEnv = ShippingEnv.extend({
           message: `must be at most ${max}: at about 20 KB each, more do not fit half of this process's ${heapMb} MB heap limit (raise it with NODE_OPTIONS=--max-old-space-size=<MB>)`,
         });
       }
-    }),
+    })
+    .describe('Workflows kept in memory between their tasks (about 20 KB each)'),
   // Each task replays a workflow at once: beyond a few hundred they only compete for the CPU.
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt(
     WORKER_DEFAULTS.maxConcurrentWorkflowTaskExecutions,
     500,
     'more only compete for the CPU',
-  ).pipe(z.number().min(2, 'must be at least 2 (the SDK needs 2 with a workflow cache)')),
+  )
+    .pipe(z.number().min(2, 'must be at least 2 (the SDK needs 2 with a workflow cache)'))
+    .describe('Workflow tasks run at once, 2 to 500'),
   // Each in-flight call holds its answer in memory.
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveInt(
     WORKER_DEFAULTS.maxConcurrentActivityTaskExecutions,
     1000,
     'each in-flight API call holds its answer in memory',
-  ),
+  ).describe('API calls in flight at once, 1 to 1000'),
   /** Per-worker cap on activity starts per second. */
-  WORKER_MAX_ACTIVITIES_PER_SECOND: optionalRate(100_000),
+  WORKER_MAX_ACTIVITIES_PER_SECOND: optionalRate(100_000).describe('Per-worker cap on activity starts per second'),
   /** Server-enforced cap for the whole task queue; give every worker the same value. */
-  TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND: optionalRate(100_000),
+  TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND: optionalRate(100_000).describe(
+    'Server-enforced cap for the whole task queue; give every worker the same value',
+  ),
   /** adaptive: find and follow the account's rate limit from 429s; off: every call at once. */
-  SHIPPING_API_PACING: z.enum(['adaptive', 'off'], { error: 'must be adaptive or off' }).default('adaptive'),
+  SHIPPING_API_PACING: z
+    .enum(['adaptive', 'off'], { error: 'must be adaptive or off' })
+    .default('adaptive')
+    .describe("adaptive: follow the account's rate limit from 429s, fleet-wide; off: every call at once"),
   /** Optional ceiling of the adaptive pace, in calls per second for this worker. */
-  SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalRate(10_000),
+  SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalRate(10_000).describe('Ceiling of the adaptive pace, calls per second for this worker'),
   /** A workflow bundle prebuilt by `npm run build`; without it the worker bundles at start. */
-  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional().describe('A workflow bundle prebuilt by npm run build; unset: bundled at start'),
   /** e.g. 127.0.0.1:9464 for the SDK's Prometheus metrics of the worker (0.0.0.0:9464 to expose them). */
-  METRICS_BIND_ADDRESS: hostPort('127.0.0.1:9464').optional(),
+  METRICS_BIND_ADDRESS: hostPort('127.0.0.1:9464').optional().describe("host:port for the SDK's Prometheus metrics, e.g. 127.0.0.1:9464"),
   /** Port of /livez, /readyz and the project's /metrics; unset = no health server. */
   WORKER_HEALTH_PORT: z
     .string()
     .regex(/^\d{1,5}$/, PORT_MESSAGE)
     .transform(Number)
     .pipe(z.number().min(1, PORT_MESSAGE).max(65535, PORT_MESSAGE))
-    .optional(),
+    .optional()
+    .describe('Port of /livez, /readyz and /metrics; unset: no health server'),
   /** Loopback unless told otherwise: the endpoints have no authentication. */
   WORKER_HEALTH_HOST: z
     .string()
     .refine(isHost, 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0')
-    .default(HEALTH_DEFAULTS.host),
+    .default(HEALTH_DEFAULTS.host)
+    .describe('Address the health server listens on (no authentication: loopback unless told)'),
 });
 
 export class ConfigError extends Error {
@@ -367,12 +399,42 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
 }
 
 /** Names of the worker's own variables, for --help texts (the connection's are in temporal-connection.ts). */
-export const WORKER_ENV_VARIABLES = [
-  ...Object.keys(WorkerEnv.shape),
-  'PAYLOAD_ENCRYPTION_KEYS',
-  'PAYLOAD_ENCRYPTION_KEYS_FILE',
-  'PAYLOAD_ENCRYPTION_KEY_ID',
-];
+/**
+ * `npm run worker -- --help`'s list of settings, from the schema itself: each variable with its
+ * default (or "required"/"unset") and the meaning its schema carries.
+ */
+export function workerSettingsHelp(): string {
+  const stages = Object.entries(DEFAULT_TRACKING_POLICY.pollIntervalsMs ?? {}).map(([stage, ms]) => `${stage}=${formatDuration(ms)}`);
+  const rows = Object.entries(WorkerEnv.shape).map(
+    ([name, schema]) =>
+      [
+        name,
+        name === 'TRACKING_POLL_INTERVALS' ? `default ${stages.join(',')}` : defaultOf(schema as z.ZodType),
+        schema.description ?? '',
+      ] as const,
+  );
+  rows.push(
+    ['PAYLOAD_ENCRYPTION_KEYS', 'unset', 'keyId=base64-of-32-bytes,...: encrypt payloads (names, addresses) before they leave the worker'],
+    ['PAYLOAD_ENCRYPTION_KEYS_FILE', 'unset', 'The same, from a file'],
+    ['PAYLOAD_ENCRYPTION_KEY_ID', 'the first key', 'Which key encrypts new payloads'],
+  );
+  const width = Math.max(...rows.map(([name]) => name.length));
+  return rows.map(([name, fallback, meaning]) => `  ${name.padEnd(width)}  ${meaning} (${fallback})`).join('\n');
+}
+
+/** A setting's default as a user writes it: the text default of a duration, "required", or "unset". */
+function defaultOf(schema: z.ZodType): string {
+  const def = (schema as unknown as { _zod: { def: { type: string; defaultValue?: unknown; in?: z.ZodType; innerType?: z.ZodType } } })._zod
+    .def;
+  if (def.type === 'default') {
+    const value = def.defaultValue;
+    if (typeof value === 'string' && /^\d+ms$/.test(value)) return `default ${formatDuration(Number.parseInt(value, 10))}`;
+    return `default ${String(value)}`;
+  }
+  if (def.type === 'optional') return 'unset';
+  if (def.type === 'pipe' && def.in) return defaultOf(def.in);
+  return 'required';
+}
 
 // ---------------------------------------------------------------- payload encryption
 

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadWorkerSettings, maxCachedWorkflowsForHeap, parseHostPort } from '../config/settings';
+import { ConfigError, loadWorkerSettings, maxCachedWorkflowsForHeap, parseHostPort, workerSettingsHelp } from '../config/settings';
 import { loadTemporalSettings } from '../config/temporal-connection';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { startCodecServer, MAX_PAYLOADS_PER_REQUEST } from '../codec/server';
@@ -208,4 +208,18 @@ describe('the codec server', () => {
       await server.close();
     }
   }, 60_000);
+});
+
+describe('npm run worker -- --help', () => {
+  it('lists every setting with its default (or that it is required) and its meaning, from the schema', () => {
+    const help = workerSettingsHelp();
+    const lines = help.split('\n');
+    expect(lines.find((l) => l.trim().startsWith('SHIPPING_API_KEY'))).toMatch(/x-rr-apikey.*\(required\)$/);
+    expect(lines.find((l) => l.trim().startsWith('TRACKING_POLL_INTERVAL '))).toMatch(/\(default 3h\)$/);
+    expect(lines.find((l) => l.trim().startsWith('TRACKING_POLL_INTERVALS'))).toContain('NotRegistered=2h');
+    expect(lines.find((l) => l.trim().startsWith('WORKER_HEALTH_PORT'))).toMatch(/\(unset\)$/);
+    // Every variable the worker reads is there, each with words after its name.
+    for (const line of lines) expect(line).toMatch(/^ {2}[A-Z_]+ +\S.* \([^)]+\)$/);
+    expect(lines.length).toBeGreaterThanOrEqual(27);
+  });
 });

@@ -4,7 +4,7 @@
  */
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
-import { ConfigError, loadWorkerSettings, WORKER_ENV_VARIABLES } from '../config/settings';
+import { ConfigError, loadWorkerSettings, workerSettingsHelp } from '../config/settings';
 import { dataConverterFor } from '../codec/data-converter';
 import {
   describeTemporal,
@@ -29,10 +29,9 @@ const COURIER_READ_TIMEOUT_MS = 30_000;
 const HELP = `Usage: npm run worker
 
 Runs the shipment worker: one durable workflow per shop order (label, order, tracking).
-Configured by environment variables (required: SHIPPING_API_BASE_URL, SHIPPING_API_KEY,
-SHIPPING_API_TOKEN); durations take 500ms, 20s, 5m, 3h, 7d:
+Configured by environment variables; durations take 500ms, 20s, 5m, 3h, 7d:
 
-${WORKER_ENV_VARIABLES.map((v) => `  ${v}`).join('\n')}
+${workerSettingsHelp()}
 
 Shop sync (docs/shop-sync-delivery.md): SHOP_CONNECTORS (JSON) or SHOP_CONNECTORS_FILE (a JSON file)
 maps shop ids to their signed-webhook endpoint and secrets; shops without one get no events.
