@@ -183,6 +183,10 @@ const WorkerEnv = ShippingEnv.extend({
     .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
     .default('info')
     .describe('trace, debug, info, warn, error, fatal or silent'),
+  LOG_FORMAT: z
+    .enum(['json', 'pretty'], { error: 'must be json or pretty' })
+    .optional()
+    .describe('json (one object a line, for log shippers) or pretty (for a person); unset: pretty on a terminal, else json'),
   TRACKING_POLL_INTERVAL: duration(`${DEFAULT_TRACKING_POLICY.pollIntervalMs}ms`, POLL_INTERVAL_BOUNDS).describe(
     'Time between tracking polls in a stage TRACKING_POLL_INTERVALS does not name (alone: every stage)',
   ),
@@ -326,6 +330,8 @@ export interface PacingSettings {
 export interface WorkerSettings {
   shippingApi: ShippingApiClientOptions;
   logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
+  /** Unset: pretty when stdout is a terminal. */
+  logFormat?: 'json' | 'pretty';
   tracking: TrackingPolicyShape;
   maxActivitiesPerSecond?: number;
   maxTaskQueueActivitiesPerSecond?: number;
@@ -384,6 +390,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
   return {
     shippingApi: loadShippingApiSettings(env),
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     tracking: tracking.data,
     maxActivitiesPerSecond: e.WORKER_MAX_ACTIVITIES_PER_SECOND,
     maxTaskQueueActivitiesPerSecond: e.TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND,

@@ -67,7 +67,11 @@ async function main(): Promise<void> {
   const shop = await startShop(o, scripts);
   await startWorker(
     scripts,
-    workerEnv(localServerEnv(process.env), { ...settings, address, namespace: NAMESPACE, apiUrl }),
+    // A person reads this terminal: one readable line per log entry, unless asked otherwise.
+    {
+      ...workerEnv(localServerEnv(process.env), { ...settings, address, namespace: NAMESPACE, apiUrl }),
+      LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
+    },
     shop?.connectors,
   );
   printDevBanner(out, o, { address, apiUrl, dbFile, codecUrl, shopUrl: shop?.url, settings });

@@ -3,8 +3,25 @@
  * loggers, and the SDK core) through it, so every line is JSON with its workflow context.
  */
 import pino, { type Logger as Pino } from 'pino';
+import pinoPretty from 'pino-pretty';
 import { ApplicationFailure, type Logger, type LogLevel, type LogMetadata } from '@temporalio/common';
 import { FAILURE_TYPES, SHOP_BUSY, SHOP_UNAVAILABLE } from '../activities/failures';
+
+/**
+ * Where log lines go: JSON for machines, or pino-pretty's one readable line per entry for a
+ * person (a terminal, or `npm run dev`, which sets LOG_FORMAT=pretty).
+ */
+export function logDestination(format: 'json' | 'pretty' | undefined, stdout = process.stdout): pino.DestinationStream | undefined {
+  const pretty = format === 'pretty' || (format === undefined && stdout.isTTY === true);
+  if (!pretty) return undefined;
+  return pinoPretty({
+    destination: stdout,
+    colorize: stdout.isTTY === true && !process.env.NO_COLOR,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,service',
+    singleLine: true,
+  });
+}
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Pino {
   return pino(

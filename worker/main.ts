@@ -18,7 +18,7 @@ import { loadShopConnectors } from '../shop-sync/connectors';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
 import { callPacing, createShipmentWorker } from './create-worker';
 import { accountWorkflowId, fleetRateLimits } from './fleet-rate-limit';
-import { createLogger, PinoTemporalLogger } from './logger';
+import { createLogger, logDestination, PinoTemporalLogger } from './logger';
 import { registry } from '../metrics/counters';
 import { watchCourierCodes } from '../metrics/courier-labels';
 import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
@@ -65,7 +65,7 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  const logger = createLogger(settings.logLevel);
+  const logger = createLogger(settings.logLevel, logDestination(settings.logFormat));
   try {
     Runtime.install({
       logger: new PinoTemporalLogger(logger),
