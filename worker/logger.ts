@@ -11,7 +11,10 @@ import { FAILURE_TYPES, SHOP_BUSY, SHOP_UNAVAILABLE } from '../activities/failur
  * Where log lines go: JSON for machines, or pino-pretty's one readable line per entry for a
  * person (a terminal, or `npm run dev`, which sets LOG_FORMAT=pretty).
  */
-export function logDestination(format: 'json' | 'pretty' | undefined, stdout = process.stdout): pino.DestinationStream | undefined {
+export function logDestination(
+  format: 'json' | 'pretty' | undefined,
+  stdout: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout,
+): pino.DestinationStream | undefined {
   const pretty = format === 'pretty' || (format === undefined && stdout.isTTY === true);
   if (!pretty) return undefined;
   return pinoPretty({
