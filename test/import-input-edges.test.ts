@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliError, EXIT } from '../client/cli-support';
+import { importRecords } from '../client/import/engine';
 import { importCommand } from '../client/import/main';
+import type { Preflight } from '../client/import/preflight';
+import { readRecords } from '../client/import/source';
 import { captureIo } from './helpers/cli';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'import-edges-'));
@@ -64,5 +67,34 @@ describe('the rejects file', () => {
     await dryRun('broken-2.ndjson', broken, ['--rejects', rejects]);
     expect(statSync(rejects).mode & 0o777).toBe(0o600);
     expect(readFileSync(rejects, 'utf8')).not.toContain('old content');
+  });
+});
+
+describe('rejections', () => {
+  it('are reported in input order, though a preflight takes time and a bad field does not', async () => {
+    const good = { courier: 'ups', service: { productCode: 'UPS_STANDARD' }, shipment: {} };
+    const lines = [
+      { shop: 's', orderId: 'slow-preflight', labelRequest: { ...good, service: { productCode: 'NO_SUCH_PRODUCT' } } },
+      { shop: 's', orderId: 'bad-field', labelRequest: { ...good, courier: 42 } },
+      { shop: 's', orderId: 'fine', labelRequest: good },
+    ];
+    const records = readRecords(
+      (async function* () {
+        yield lines.map((l) => JSON.stringify(l)).join('\n');
+      })(),
+      'ndjson',
+    );
+    // A preflight that answers the first order late: its rejection comes after the bad field's.
+    const preflight = {
+      check: async (request: { service: { productCode: string } }) => {
+        if (request.service.productCode !== 'NO_SUCH_PRODUCT') return [];
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return [{ field: 'labelRequest.service.productCode', message: 'unknown product' }];
+      },
+    } as unknown as Preflight;
+    const reported: number[] = [];
+    const result = await importRecords({ records, preflight, concurrency: 4, onRejected: (r) => void reported.push(r.line) });
+    expect(result.counts).toMatchObject({ records: 3, rejected: 2, accepted: 1 });
+    expect(reported).toEqual([1, 2]);
   });
 });

@@ -72,29 +72,33 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
    */
   const seen = new Map<string, Position>();
   const inFlight = new Set<Promise<void>>();
+  const inOrder = new InputOrder();
+  let sequence = 0;
 
   const position = (record: SourceRecord): Position =>
     record.index === undefined ? { line: record.line } : { line: record.line, index: record.index };
 
-  const reject = async (record: SourceRecord, reasons: FieldProblem[]): Promise<void> => {
+  const reject = async (seq: number, record: SourceRecord, reasons: FieldProblem[]): Promise<void> => {
     const rejection: Rejection = { ...position(record), ...identityOf(record.value), reasons };
     counts.rejected++;
     if (rejections.length < KEPT_IN_RESULT) rejections.push(rejection);
-    await options.onRejected?.(rejection, record);
+    await inOrder.settle(seq, () => options.onRejected?.(rejection, record));
     options.onProgress?.(counts);
   };
 
-  const handle = async (record: SourceRecord, input: ShipmentInput): Promise<void> => {
+  const handle = async (seq: number, record: SourceRecord, input: ShipmentInput): Promise<void> => {
     const workflowId = shipmentWorkflowId(input);
     try {
       const problems = options.preflight ? await options.preflight.check(input.labelRequest) : [];
-      if (problems.length > 0) return reject(record, problems);
+      if (problems.length > 0) return reject(seq, record, problems);
       counts.accepted++;
-      if (!options.start) return;
-      await options.admit?.();
-      const result = await options.start(input);
-      if (result.status === 'started') counts.started++;
-      else counts.alreadyKnown++;
+      if (options.start) {
+        await options.admit?.();
+        const result = await options.start(input);
+        if (result.status === 'started') counts.started++;
+        else counts.alreadyKnown++;
+      }
+      await inOrder.settle(seq, null);
     } catch (err) {
       const failure: StartFailure = {
         ...position(record),
@@ -105,13 +109,16 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
       };
       counts.failed++;
       if (failures.length < KEPT_IN_RESULT) failures.push(failure);
-      await options.onFailed?.(failure, record);
+      await inOrder.settle(seq, () => options.onFailed?.(failure, record));
     }
     options.onProgress?.(counts);
   };
 
   for await (const record of options.records) {
     counts.records++;
+    const seq = sequence++;
+    // Reports wait for the records before them: a slow one holds back at most this many.
+    await inOrder.room();
     const reasons = [...record.problems];
     let input: ShipmentInput | undefined;
     if (record.value !== undefined) {
@@ -137,12 +144,12 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
     }
 
     if (reasons.length > 0 || input === undefined) {
-      await reject(record, reasons);
+      await reject(seq, record, reasons);
       continue;
     }
 
     while (inFlight.size >= options.concurrency) await Promise.race(inFlight);
-    const task: Promise<void> = handle(record, input).finally(() => inFlight.delete(task));
+    const task: Promise<void> = handle(seq, record, input).finally(() => inFlight.delete(task));
     inFlight.add(task);
   }
   await Promise.all(inFlight);
@@ -151,4 +158,42 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
   rejections.sort(byPosition);
   failures.sort(byPosition);
   return { counts, rejections, failures };
+}
+
+type Report = (() => void | Promise<void>) | null;
+
+/**
+ * Rejections and start failures reported in input order (line 21 before line 22), whatever
+ * order the records finish in: a preflight or a start takes time, a bad field does not. A
+ * report waits for every record before it; at most MAX_HELD wait, then reading waits too.
+ */
+class InputOrder {
+  private static readonly MAX_HELD = 1_000;
+  private next = 0;
+  private readonly held = new Map<number, Report>();
+  private flushing: Promise<void> = Promise.resolve();
+  private wake: (() => void) | null = null;
+
+  /** Record `seq` is done, with its report (null: nothing to say); reports what is now in order. */
+  settle(seq: number, report: Report): Promise<void> {
+    this.held.set(seq, report);
+    this.flushing = this.flushing.then(() => this.flush());
+    return this.flushing;
+  }
+
+  /** Resolves once fewer than MAX_HELD reports wait for an earlier record. */
+  async room(): Promise<void> {
+    while (this.held.size >= InputOrder.MAX_HELD) await new Promise<void>((resolve) => (this.wake = resolve));
+  }
+
+  private async flush(): Promise<void> {
+    while (this.held.has(this.next)) {
+      const report = this.held.get(this.next)!;
+      this.held.delete(this.next);
+      this.next++;
+      await report?.();
+    }
+    this.wake?.();
+    this.wake = null;
+  }
 }
