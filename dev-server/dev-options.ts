@@ -36,8 +36,10 @@ Runs the shipping worker locally with everything it needs, as child processes:
   temporal   Temporal dev server (\`temporal server start-dev\`) with this project's search
              attributes, state kept in <data-dir>/temporal.db, Web UI on --ui-port
   fake-api   the fake shipping API (\`npm run fake-api\`), only if SHIPPING_API_BASE_URL is unset
-  shop       the reference shop receiver (\`npm run shop-receiver\`) with a page of the orders, and
-             the example files' shops wired to it (signed webhooks, a fresh secret per run);
+  shop       the reference shop receiver (\`npm run shop-receiver\`) with a page of the orders on
+             --shop-port (it stays up while the shop is down: webhooks have a port of their own)
+             and the example files' shops wired to it (signed webhooks, a fresh secret per run);
+             what it was told is kept in <data-dir>/shop-receiver.ndjson across restarts;
              only if SHOP_CONNECTORS and SHOP_CONNECTORS_FILE are unset
   codec      the codec server (\`npm run codec-server\`): payloads are encrypted (personal data
              in orders) with PAYLOAD_ENCRYPTION_KEYS(_FILE) if set, else with a key made once
@@ -52,7 +54,7 @@ Options:
   --temporal-port <n>     Temporal gRPC port (default ${DEFAULTS.temporalPort})
   --ui-port <n>           Temporal Web UI port (default ${DEFAULTS.uiPort})
   --fake-api-port <n>     fake shipping API port (default ${DEFAULTS.fakeApiPort})
-  --shop-port <n>         shop receiver port (default ${DEFAULTS.shopReceiverPort})
+  --shop-port <n>         shop page and admin port (default ${DEFAULTS.shopReceiverPort})
   --codec-port <n>        codec server port, with encryption keys (default ${DEFAULTS.codecPort})
   --data-dir <dir>        where the Temporal SQLite file lives (default .data/); delete it to reset
   --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs}: about

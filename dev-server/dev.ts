@@ -217,14 +217,18 @@ async function startShop(o: DevOptions, scripts: Record<string, string>): Promis
     return undefined;
   }
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
-  out.say(`Starting the shop receiver on port ${o.shopPort}`);
-  const receiver = startChild('shop', launchScript(scripts, 'shop-receiver', ['--port', String(o.shopPort)]), {
+  out.say(`Starting the shop receiver: its page on port ${o.shopPort}`);
+  // Webhooks on a port of their own (any free one): taking the shop down closes that one only, so
+  // the page keeps answering while the shop catches up. Its journal keeps the page across restarts.
+  const args = ['--port', '0', '--page-port', String(o.shopPort), '--journal', path.join(o.dataDir, 'shop-receiver.ndjson')];
+  const receiver = startChild('shop', launchScript(scripts, 'shop-receiver', args), {
     ...process.env,
     SHOP_RECEIVER_SECRETS: secret, // in the environment, not on the command line (ps)
   });
   const listening = await receiver.waitForLine(/Shop receiver listening on (\S+)/, 60_000);
   if (!listening) throw new Error('the shop receiver did not print "Shop receiver listening on <url>" within 60 s');
   const url = listening[1]!;
+  const pageUrl = `http://127.0.0.1:${o.shopPort}`;
   const shops = exampleShops();
   const connectors = JSON.stringify({
     // Short, so a shop taken down in the demo catches up within seconds of coming back.
@@ -234,7 +238,7 @@ async function startShop(o: DevOptions, scripts: Record<string, string>): Promis
     ),
   });
   out.say(`Shops wired to the receiver: ${shops.join(', ')}`);
-  return { url, connectors };
+  return { url: pageUrl, connectors };
 }
 
 async function startWorker(scripts: Record<string, string>, env: NodeJS.ProcessEnv, shopConnectors: string | undefined): Promise<void> {

@@ -29,6 +29,10 @@ Flags:
                             Or ${SECRETS_ENV}="whsec_a whsec_b" (keeps secrets out of ps).
   --host <host>             Interface to listen on (default ${RECEIVER_DEFAULTS.host})
   --port <port>             TCP port, 0 = any free port (default ${CLI_DEFAULT_PORT})
+  --page-port <port>        Also serve the page, the API and the admin endpoints here (no
+                            webhooks): they keep answering while the shop is down
+  --journal <file>          Keep accepted events in <file> (created 0600) and replay it at
+                            start, so the page survives a restart (default: memory only)
   --seed <n>                Seed of the PRNG behind --error-rate (default ${RECEIVER_DEFAULTS.seed})
   --slow-ms <ms>            Delay before every webhook answer (default 0)
   --error-rate <0..1>       Share of webhooks answered 500 (default 0)
@@ -79,6 +83,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
         secret: { type: 'string', multiple: true },
         host: { type: 'string' },
         port: { type: 'string' },
+        'page-port': { type: 'string' },
+        journal: { type: 'string' },
         seed: { type: 'string' },
         'slow-ms': { type: 'string' },
         'error-rate': { type: 'string' },
@@ -115,6 +121,9 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   if (host.trim() === '') throw new CliError('--host: must not be empty');
   const port = num('port', { integer: true, min: 0, max: 65535 }) ?? CLI_DEFAULT_PORT;
   const seed = num('seed', { integer: true, min: 0, max: 2 ** 32 - 1 });
+  const pagePort = num('page-port', { integer: true, min: 0, max: 65535 });
+  const journalFile = str('journal');
+  if (journalFile !== undefined && journalFile.trim() === '') throw new CliError('--journal: must not be empty');
 
   const faults: ReceiverFaultsPatch = {};
   const slowMs = num('slow-ms', { integer: true, min: 0, max: 600_000 });
@@ -131,7 +140,18 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   if (values.gone) faults.gone = true;
   else if (goneShops) faults.gone = goneShops;
 
-  return { kind: 'run', options: { secrets, host, port, seed, faults } };
+  return {
+    kind: 'run',
+    options: {
+      secrets,
+      host,
+      port,
+      seed,
+      faults,
+      ...(pagePort === undefined ? {} : { pagePort }),
+      ...(journalFile ? { journalFile } : {}),
+    },
+  };
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -162,6 +182,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (active.length > 0) process.stderr.write(`Faults: ${JSON.stringify(Object.fromEntries(active))}\n`);
   process.stderr.write(`Accepting ${command.options.secrets.length} secret${command.options.secrets.length === 1 ? '' : 's'}.\n`);
   process.stdout.write(`Shop receiver listening on ${receiver.url} (webhooks: ${receiver.url}/webhooks/<shop>)\n`);
+  if (receiver.pageUrl) process.stdout.write(`Shop page on ${receiver.pageUrl} (stays up while the shop is down)\n`);
 
   closeOnSignals('shop-receiver', () => receiver.close());
 }

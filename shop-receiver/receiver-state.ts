@@ -6,6 +6,8 @@ import { fieldProblems, type FieldProblem } from '../shipping-api/contract';
 import { InvalidFaultsError, mulberry32, TokenBuckets } from '../fake-shipping-api/faults';
 import { WebhookSecrets } from '../shop-sync/webhook';
 import { cloneFaults, NO_FAULTS, ReceiverFaultsPatch, type ReceiverFaults } from './faults';
+import type { ShipmentEvent } from '../shop-sync/events';
+import type { EventJournal } from './journal';
 import { ReceiverStore } from './store';
 import { RECEIVER_DEFAULTS, type ShopReceiverOptions, type ShopReceiverState, type ShopReceiverStats } from './types';
 
@@ -19,6 +21,8 @@ export class ReceiverState {
   faults = cloneFaults(NO_FAULTS);
   buckets: TokenBuckets | null = null;
   private downTimer: NodeJS.Timeout | null = null;
+  /** Set when the receiver keeps its events across restarts. */
+  journal: EventJournal | null = null;
 
   /** `onDownEnds` runs when a downForMs period is over, to listen again. */
   constructor(
@@ -64,6 +68,14 @@ export class ReceiverState {
     return cloneFaults(this.faults);
   }
 
+  /** A verified event into the store, and into the journal unless the store had it already. */
+  accept(webhookId: string, event: ShipmentEvent): ReturnType<ReceiverStore['apply']> {
+    const receivedAt = new Date();
+    const result = this.store.apply(webhookId, event, receivedAt);
+    if (result.status !== 'duplicate') this.journal?.append(webhookId, event, receivedAt);
+    return result;
+  }
+
   stopDownTimer(): void {
     if (this.downTimer) clearTimeout(this.downTimer);
     this.downTimer = null;
@@ -72,6 +84,7 @@ export class ReceiverState {
   /** Forgets orders, events, de-duplication ids and stats (not faults). */
   reset(): void {
     this.store.clear();
+    this.journal?.truncate();
     this.stats = emptyStats();
   }
 

@@ -8,7 +8,7 @@
  * Routes: GET / (HTML), GET /api/orders, GET /api/events, POST /webhooks/:shop,
  * GET /__admin/stats, GET|POST /__admin/faults, POST /__admin/reset. See docs/shop-sync.md.
  */
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import {
   baseUrlOf,
   cancellableDelays,
@@ -21,6 +21,7 @@ import {
   writeAnswer,
 } from '../local-http';
 import { handleAdmin } from './admin-route';
+import { EventJournal } from './journal';
 import { error, type ReceiverAnswer } from './answers';
 import { cloneFaults, describeFaults } from './faults';
 import { DownSwitch } from './listening';
@@ -50,47 +51,56 @@ export async function startShopReceiver(options: ShopReceiverOptions): Promise<S
   let closed = false;
   const { delay, releaseAll: releaseDelays } = cancellableDelays();
 
-  const http: LocalHttpServer = new LocalHttpServer(
-    'shop receiver',
-    async (req, res): Promise<void> => {
-      const { method, segments } = requestLine(req);
-      if (segments === null) return send(res, error(404, 'not found'));
-      const [first, second, ...rest] = segments;
+  if (options.journalFile) {
+    const { journal, replayed } = EventJournal.open(options.journalFile, receiver.store, (m) => process.emitWarning(`shop receiver: ${m}`));
+    receiver.journal = journal;
+    receiver.stats.applied += replayed;
+  }
 
-      if (first === 'webhooks' && second !== undefined && rest.length === 0) {
-        const answer = method === 'POST' ? await handleWebhook(req, second, receiver) : error(405, 'use POST', {}, { allow: 'POST' });
-        if (receiver.faults.slowMs > 0) await delay(receiver.faults.slowMs);
-        const key = String(answer.status);
-        receiver.stats.answers[key] = (receiver.stats.answers[key] ?? 0) + 1;
-        const onAnswered = options.onWebhookAnswered;
-        if (onAnswered)
-          res.once('finish', () => onAnswered({ shop: second, status: answer.status, webhookId: header(req, 'webhook-id') ?? null }));
-        return send(res, answer);
-      }
-      if (first === '__admin' && second !== undefined && rest.length === 0) {
-        return send(res, await handleAdmin(req, res, method, second, receiver, () => down.sync()));
-      }
-      if (method !== 'GET' && (first === undefined || first === 'api')) return send(res, error(405, 'use GET', {}, { allow: 'GET' }));
-      if (first === undefined) {
-        const page = {
-          events: receiver.store.events().length,
-          duplicates: receiver.stats.duplicates,
-          faults: describeFaults(receiver.faults),
-        };
-        return send(res, { status: 200, html: renderOrdersPage(receiver.store.orderViews(), page) });
-      }
-      if (first === 'api' && second === 'orders' && rest.length === 0)
-        return send(res, { status: 200, body: { orders: receiver.store.orderViews() } });
-      if (first === 'api' && second === 'events' && rest.length === 0)
-        return send(res, { status: 200, body: { events: receiver.store.events() } });
-      return send(res, error(404, `not found; webhooks go to POST /webhooks/<shop>`));
-    },
-    (res) => send(res, error(500, `internal error (receiver bug): ${STATUS_CODES[500]}`)),
-  );
+  /** One request; `webhooks` false on the page port, which never takes them. */
+  const route = async (req: IncomingMessage, res: ServerResponse, webhooks: boolean): Promise<void> => {
+    const { method, segments } = requestLine(req);
+    if (segments === null) return send(res, error(404, 'not found'));
+    const [first, second, ...rest] = segments;
+
+    if (first === 'webhooks' && second !== undefined && rest.length === 0) {
+      if (!webhooks) return send(res, error(404, `not found; webhooks go to ${baseUrl}/webhooks/<shop>`));
+      const answer = method === 'POST' ? await handleWebhook(req, second, receiver) : error(405, 'use POST', {}, { allow: 'POST' });
+      if (receiver.faults.slowMs > 0) await delay(receiver.faults.slowMs);
+      const key = String(answer.status);
+      receiver.stats.answers[key] = (receiver.stats.answers[key] ?? 0) + 1;
+      const onAnswered = options.onWebhookAnswered;
+      if (onAnswered)
+        res.once('finish', () => onAnswered({ shop: second, status: answer.status, webhookId: header(req, 'webhook-id') ?? null }));
+      return send(res, answer);
+    }
+    if (first === '__admin' && second !== undefined && rest.length === 0) {
+      return send(res, await handleAdmin(req, res, method, second, receiver, () => down.sync()));
+    }
+    if (method !== 'GET' && (first === undefined || first === 'api')) return send(res, error(405, 'use GET', {}, { allow: 'GET' }));
+    if (first === undefined) {
+      const page = {
+        events: receiver.store.events().length,
+        duplicates: receiver.stats.duplicates,
+        faults: describeFaults(receiver.faults),
+      };
+      return send(res, { status: 200, html: renderOrdersPage(receiver.store.orderViews(), page) });
+    }
+    if (first === 'api' && second === 'orders' && rest.length === 0)
+      return send(res, { status: 200, body: { orders: receiver.store.orderViews() } });
+    if (first === 'api' && second === 'events' && rest.length === 0)
+      return send(res, { status: 200, body: { events: receiver.store.events() } });
+    return send(res, error(404, `not found; webhooks go to POST /webhooks/<shop>`));
+  };
+  const internalError = (res: ServerResponse) => send(res, error(500, `internal error (receiver bug): ${STATUS_CODES[500]}`));
+  const http: LocalHttpServer = new LocalHttpServer('shop receiver', (req, res) => route(req, res, true), internalError);
+  const pageHttp =
+    options.pagePort === undefined ? null : new LocalHttpServer('shop page', (req, res) => route(req, res, false), internalError);
 
   await http.listen(options.port ?? RECEIVER_DEFAULTS.port, host);
   const port = http.port();
   const baseUrl = baseUrlOf(host, port);
+  if (pageHttp) await pageHttp.listen(options.pagePort!, host);
   const down: DownSwitch = new DownSwitch(http, host, port, receiver);
 
   if (options.faults) {
@@ -101,6 +111,7 @@ export async function startShopReceiver(options: ShopReceiverOptions): Promise<S
   return {
     url: baseUrl,
     port,
+    ...(pageHttp ? { pageUrl: baseUrlOf(host, pageHttp.port()) } : {}),
     webhookUrl: (shop) => `${baseUrl}/webhooks/${encodeURIComponent(shop)}`,
     state: () => receiver.snapshot(),
     setFaults: async (patch) => {
@@ -115,6 +126,8 @@ export async function startShopReceiver(options: ShopReceiverOptions): Promise<S
       receiver.stopDownTimer();
       releaseDelays();
       await down.close();
+      await pageHttp?.stopListening();
+      receiver.journal?.close();
     },
   };
 }

@@ -21,6 +21,13 @@ export interface ShopReceiverOptions {
   /** Seed of the PRNG behind errorRate. Default 1. */
   seed?: number;
   faults?: ReceiverFaultsPatch;
+  /**
+   * A second port serving only the page, the API and the admin endpoints: it keeps answering
+   * while the shop is down (`down` closes the webhook port only). Unset: none.
+   */
+  pagePort?: number;
+  /** Where accepted events are kept across restarts (journal.ts). Unset: memory only. */
+  journalFile?: string;
   /** Called once each webhook answer has been written to the socket (tests act on "the shop answered"). */
   onWebhookAnswered?: (answer: WebhookAnswer) => void;
 }
@@ -51,6 +58,8 @@ export interface ShopReceiver {
   /** e.g. http://127.0.0.1:8090 */
   url: string;
   port: number;
+  /** The page port's address, when one was asked for (else the page is at `url`). */
+  pageUrl?: string;
   /** Where a shop's connector should point: `${url}/webhooks/<shop>`. */
   webhookUrl(shop: string): string;
   state(): ShopReceiverState;

@@ -34,7 +34,7 @@ export async function handleWebhook(req: IncomingMessage, shop: string, receiver
   // Receivers need not do this; the reference receiver does, to catch a sender bug.
   if (event.id !== shipmentEventId(event)) return error(400, 'id: is not the id derived from shop, orderId and sequence');
 
-  const { status } = receiver.store.apply(webhookId, event);
+  const { status } = receiver.accept(webhookId, event);
   if (status === 'duplicate') receiver.stats.duplicates += 1;
   else receiver.stats[status] += 1;
   return { status: 200, body: { status, id: event.id, sequence: event.sequence } };

@@ -4,12 +4,16 @@
  * events, the orders page and API, and every injectable fault.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeShipmentEvent, type ShipmentEvent, type ShipmentEventInput } from '../shop-sync/events';
 import { deliverWebhook, signWebhook, type DeliveryResult } from '../shop-sync/webhook';
 import { InvalidFaultsError, startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
 import { waitFor } from './helpers/wait';
+import { freePort } from '../dev-server/free-port';
 
 const secretA = `whsec_${randomBytes(32).toString('base64')}`;
 const secretB = `whsec_${randomBytes(32).toString('base64')}`;
@@ -374,5 +378,55 @@ describe('start-up', () => {
     await expect(startShopReceiver({ secrets: ['whsec_abc!'] })).rejects.toThrow(/secrets\[0\]: must look like whsec_<base64>/);
     await expect(startShopReceiver({ secrets: ['whsec_abc!'] })).rejects.not.toThrow(/abc!/);
     await expect(startShopReceiver({ secrets: [] })).rejects.toThrow(/needs at least one secret/);
+  });
+});
+
+describe('the page port and the journal (npm run dev)', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'receiver-journal-'));
+  const journalFile = path.join(dir, 'shop-receiver.ndjson');
+  const sendTo = (r: ShopReceiver, event: ShipmentEvent) =>
+    deliverWebhook({ url: r.webhookUrl(event.shop), secrets: [secretA], event, dispatcher, timeoutMs: 5_000 });
+
+  it('keeps serving the page, the API and the admin endpoints while the webhook port is down', async () => {
+    const pagePort = await freePort();
+    const r = await startShopReceiver({ secrets: [secretA], pagePort });
+    try {
+      expect(r.pageUrl).toBe(`http://127.0.0.1:${pagePort}`);
+      expect(await sendTo(r, labelCreated(1))).toEqual({ kind: 'delivered', status: 200 });
+      const down = await fetch(`${r.pageUrl}/__admin/faults`, { method: 'POST', body: JSON.stringify({ downForMs: 60_000 }) });
+      expect(down.status).toBe(200);
+      expect(await sendTo(r, tracking(2, 'InTransit'))).toMatchObject({ kind: 'retry', status: null });
+      const page = await fetch(r.pageUrl!);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain(orderId);
+      const api = (await (await fetch(`${r.pageUrl}/api/orders`)).json()) as { orders: Array<{ orderId: string }> };
+      expect(api.orders.map((o) => o.orderId)).toContain(orderId);
+      // The page port takes no webhooks: a sender pointed at it by mistake is told where they go.
+      expect((await fetch(`${r.pageUrl}/webhooks/acme`, { method: 'POST' })).status).toBe(404);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it("a restarted receiver shows what it was told before, de-duplicating as before; the journal is its owner's only", async () => {
+    const first = await startShopReceiver({ secrets: [secretA], journalFile });
+    expect(await sendTo(first, labelCreated(1))).toEqual({ kind: 'delivered', status: 200 });
+    expect(await sendTo(first, tracking(2, 'InTransit'))).toEqual({ kind: 'delivered', status: 200 });
+    expect(await sendTo(first, tracking(2, 'InTransit'))).toEqual({ kind: 'delivered', status: 200 }); // a duplicate: not journalled again
+    await first.close();
+    expect(statSync(journalFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(journalFile, 'utf8').trim().split('\n')).toHaveLength(2);
+
+    const second = await startShopReceiver({ secrets: [secretA], journalFile });
+    try {
+      const restored = second.state().orders.find((o) => o.orderId === orderId);
+      expect(restored).toMatchObject({ tag: 'InTransit', received: [1, 2], labelUrl: `https://labels.example/${orderId}.pdf` });
+      expect(await sendTo(second, tracking(2, 'InTransit'))).toEqual({ kind: 'delivered', status: 200 });
+      expect(second.state().stats.duplicates).toBe(1); // known from before the restart
+      second.reset();
+      expect(readFileSync(journalFile, 'utf8')).toBe('');
+    } finally {
+      await second.close();
+    }
   });
 });
