@@ -4,14 +4,17 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BacklogGate, workflowBacklogReader } from '../client/import/backlog-gate';
+import { BacklogGate, workflowBacklogReader, type BacklogReading } from '../client/import/backlog-gate';
 import { startShipment } from '../client/start-shipment';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 
 /** A gate on a fake clock: sleeping advances time, the backlog follows a script. */
-function scripted(backlogs: Array<number | undefined | Error>, opts: { maxBacklog?: number; stalledAfterMs?: number } = {}) {
+function scripted(
+  backlogs: Array<number | BacklogReading | undefined | Error>,
+  opts: { maxBacklog?: number; stalledAfterMs?: number } = {},
+) {
   let clock = 0;
   let reads = 0;
   const notices: string[] = [];
@@ -61,6 +64,22 @@ describe('backlog gate', () => {
     expect(g.reads()).toBe(reads); // not read again
   });
 
+  it('a reading stuck while workers take tasks is stale: starts go at the rate workers take tasks, not all at once', async () => {
+    const g = scripted([{ backlog: 287, dispatchPerSecond: 20 }]);
+    for (let i = 0; i < 50; i++) await g.gate.admit();
+    // 5 s to call the reading stuck, then one start per 50 ms: 49 gaps after the first.
+    expect(g.clock()).toBeGreaterThanOrEqual(5_000 + 49 * 50);
+    expect(g.notices).toHaveLength(1);
+    expect(g.notices[0]).toContain('while workers took 20.0 tasks/s');
+    expect(g.notices[0]).not.toContain('is a worker running?');
+  });
+
+  it('a stuck reading with no task taken means no worker: it opens as before', async () => {
+    const g = scripted([{ backlog: 287, dispatchPerSecond: 0 }]);
+    await g.gate.admit();
+    expect(g.notices[0]).toContain('is a worker running?');
+  });
+
   it('imports without backpressure when the server cannot tell the backlog', async () => {
     const failing = scripted([new Error('UNIMPLEMENTED')]);
     await failing.gate.admit();
@@ -97,11 +116,13 @@ describe('backlog of a real task queue', () => {
     const read = workflowBacklogReader(env.client, 'default', taskQueue);
     for (let i = 0; i < 5; i++) await startShipment(env.client, taskQueue, order('backlog', `B-${i}`));
     // The count is approximate and refreshed by the server every few seconds.
-    const backlog = await waitFor(async () => (((await read()) ?? 0) >= 5 ? read() : undefined), {
+    const backlog = await waitFor(async () => (((await read())?.backlog ?? 0) >= 5 ? (await read())?.backlog : undefined), {
       what: 'a backlog of 5',
       timeoutMs: 30_000,
       intervalMs: 500,
     });
     expect(backlog).toBe(5);
+    // The rate the gate falls back on when a reading is stale (no worker here: none taken).
+    expect((await read())?.dispatchPerSecond).toBe(0);
   });
 });

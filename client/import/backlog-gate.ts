@@ -4,8 +4,11 @@
  * pushes the server from handing tasks straight to waiting pollers into writing and re-reading
  * a backlog, which measured 5 times slower on the dev server (see README "Benchmarks").
  *
- * It never stalls an import for good: when the backlog stops shrinking (no worker running, or
- * one that cannot keep up), it opens and says so once. Orders started then wait durably.
+ * It never stalls an import for good. When the backlog reading stops shrinking, it asks whether
+ * workers are taking tasks at all (the server's dispatch rate): if they are, the reading is stale
+ * (the server refreshes its approximate count now and then, and a count stuck at 287 for 30 s
+ * was seen while a worker ran), so starts go at the rate the workers take tasks; if they are
+ * not (no worker running), it opens and says so once. Orders started then wait durably.
  */
 import type { Client } from '@temporalio/client';
 
@@ -17,10 +20,16 @@ export interface BacklogGateOptions {
   /** The gate opens when the backlog has not shrunk for this long. */
   stalledAfterMs?: number;
   /** Reads the backlog; undefined when the server cannot tell (then the gate stays open). */
-  readBacklog: () => Promise<number | undefined>;
+  readBacklog: () => Promise<number | BacklogReading | undefined>;
   onNotice?: (message: string) => void;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+}
+
+/** The workflow-task backlog, and how fast workers take tasks from the queue (when known). */
+export interface BacklogReading {
+  backlog: number;
+  dispatchPerSecond?: number;
 }
 
 export class BacklogGate {
@@ -32,6 +41,10 @@ export class BacklogGate {
   private reading: Promise<number | undefined> | null = null;
   private lastReadAt = -Infinity;
   private lastBacklog: number | undefined;
+  private lastDispatch: number | undefined;
+  /** While the reading is stale but workers take tasks: when the next start may go. */
+  private nextSlotAt = 0;
+  private pacingNoticed = false;
   /** Lowest backlog seen in the current wait, and when it was last lowered. */
   private low = Infinity;
   private lowAt = 0;
@@ -59,6 +72,8 @@ export class BacklogGate {
       if (backlog < this.low) {
         this.low = backlog;
         this.lowAt = this.now();
+      } else if (this.now() - this.lowAt >= this.stalledAfterMs && (this.lastDispatch ?? 0) > 0) {
+        return this.paceAt(backlog, this.lastDispatch!);
       } else if (this.now() - this.lowAt >= this.stalledAfterMs) {
         this.disabled = true;
         this.options.onNotice?.(
@@ -75,6 +90,21 @@ export class BacklogGate {
     }
   }
 
+  /** A stale reading while workers take tasks: one start per task they take, in order of arrival. */
+  private async paceAt(backlog: number, perSecond: number): Promise<void> {
+    if (!this.pacingNoticed) {
+      this.pacingNoticed = true;
+      this.options.onNotice?.(
+        `the workflow task backlog read ${backlog} for ${Math.round(this.stalledAfterMs / 1000)} s while workers took ` +
+          `${perSecond.toFixed(1)} tasks/s: starting orders at that rate until the reading moves`,
+      );
+    }
+    const now = this.now();
+    const slot = Math.max(now, this.nextSlotAt);
+    this.nextSlotAt = slot + 1000 / perSecond;
+    if (slot > now) await this.sleep(slot - now);
+  }
+
   /** The backlog, read at most once per checkEveryMs however many starts are waiting. */
   private async backlog(): Promise<number | undefined> {
     if (this.now() - this.lastReadAt < this.checkEveryMs) return this.lastBacklog;
@@ -87,7 +117,9 @@ export class BacklogGate {
         );
         return undefined;
       })
-      .then((value) => {
+      .then((reading) => {
+        const value = typeof reading === 'object' ? reading.backlog : reading;
+        this.lastDispatch = typeof reading === 'object' ? reading.dispatchPerSecond : undefined;
         this.lastBacklog = value;
         this.lastReadAt = this.now();
         this.reading = null;
@@ -102,7 +134,7 @@ export class BacklogGate {
 }
 
 /** The workflow-task backlog of a task queue, from DescribeTaskQueue with stats. */
-export function workflowBacklogReader(client: Client, namespace: string, taskQueue: string): () => Promise<number | undefined> {
+export function workflowBacklogReader(client: Client, namespace: string, taskQueue: string): () => Promise<BacklogReading | undefined> {
   return async () => {
     const response = await client.workflowService.describeTaskQueue({
       namespace,
@@ -111,6 +143,8 @@ export function workflowBacklogReader(client: Client, namespace: string, taskQue
       reportStats: true,
     });
     const count = response.stats?.approximateBacklogCount;
-    return count === undefined || count === null ? undefined : Number(count);
+    if (count === undefined || count === null) return undefined;
+    const dispatch = response.stats?.tasksDispatchRate;
+    return { backlog: Number(count), ...(typeof dispatch === 'number' ? { dispatchPerSecond: dispatch } : {}) };
   };
 }

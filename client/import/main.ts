@@ -60,8 +60,9 @@ Options:
   --concurrency <n>           Orders preflighted/started at once (default ${DEFAULT_CONCURRENCY}, max 256)
   --max-backlog <n>           Hold new starts while more than n workflow tasks wait for a worker
                               on the task queue, so the import goes at the workers' pace (default
-                              ${DEFAULT_MAX_BACKLOG}; 0 = never hold). If the backlog stops shrinking for 30 s
-                              (no worker running?), the rest is started anyway.
+                              ${DEFAULT_MAX_BACKLOG}; 0 = never hold). If the reading stops shrinking for 30 s,
+                              starts go at the rate workers take tasks, or, when none are
+                              taken (no worker running?), the rest is started anyway.
   --dry-run                   Validate and preflight only; start nothing, no Temporal needed
   --skip-preflight            Do not check courier/product codes against GET /couriers and
                               GET /products (for when the shipping API is not reachable)
