@@ -4,7 +4,7 @@
  * "Readable" is checked on the history exactly as the server stores and serves it: the raw gRPC
  * GetWorkflowExecutionHistory answer, serialized to bytes and searched.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -39,6 +39,7 @@ import { REPO_ROOT, runCli } from './helpers/cli';
 import { freePort } from '../dev-server/free-port';
 import { order } from './helpers/orders';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
+import { startDevProcess } from './helpers/dev-process';
 import { waitFor } from './helpers/wait';
 
 // The SDK require()s the failure converter by path (codec/failure-converter.ts): under tsx and
@@ -525,38 +526,19 @@ describe('npm run dev with a key', () => {
     ])
       delete devEnv[key];
     const dataDir = mkdtempSync(path.join(tmp, 'dev-'));
-    dev = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'dev-server/dev.ts',
-        '--temporal-port',
-        `${temporalPort}`,
-        '--ui-port',
-        `${uiPort}`,
-        '--fake-api-port',
-        `${fakeApiPort}`,
-        '--codec-port',
-        `${codecPort}`,
-        '--data-dir',
-        dataDir,
-        '--tracking-step-ms',
-        '300',
-      ],
-      { cwd: REPO_ROOT, env: devEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-    );
-    let output = '';
-    dev.stdout!.on('data', (d) => (output += d));
-    dev.stderr!.on('data', (d) => (output += d));
-    const exited = new Promise<number | null>((resolve) => dev!.on('exit', (code) => resolve(code)));
-    await waitFor(
-      () => {
-        if (dev!.exitCode !== null) throw new Error(`npm run dev exited early:\n${output}`);
-        return output.includes('dev environment is running') ? true : undefined;
+    const started = await startDevProcess(
+      {
+        'temporal-port': temporalPort,
+        'ui-port': uiPort,
+        'fake-api-port': fakeApiPort,
+        'codec-port': codecPort,
+        'data-dir': dataDir,
+        'tracking-step-ms': 300,
       },
-      { what: 'the dev banner', timeoutMs: 120_000, intervalMs: 250 },
+      devEnv,
     );
+    dev = started.child;
+    const output = started.output();
     const codecUrl = `http://127.0.0.1:${codecPort}`;
     expect(output).toContain(`Payloads          encrypted (key "${OLD_KEY.id}"); the Web UI decrypts through ${codecUrl}`);
     expect(output).not.toContain(OLD_KEY.key.toString('base64'));
@@ -614,9 +596,9 @@ describe('npm run dev with a key', () => {
       await connection.close();
     }
 
-    process.kill(-dev.pid!, 'SIGINT');
-    await exited;
-    expect(output).toContain('[codec] Received SIGINT');
+    process.kill(-started.child.pid!, 'SIGINT');
+    await started.exited;
+    expect(started.output()).toContain('[codec] Received SIGINT');
     const refused = await fetch(`${codecUrl}/decode`, { method: 'POST', body: '{"payloads":[]}' }).then(
       () => 'answered',
       () => 'refused',

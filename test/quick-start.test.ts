@@ -3,7 +3,7 @@
  * temporary data dir), the printed exports, the sample import, shipments reaching delivered,
  * the Web UI answering, and Ctrl-C stopping everything.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -11,7 +11,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, expect, it } from 'vitest';
 import { shipmentWorkflowId } from '../workflows/definitions';
-import { REPO_ROOT, runCli } from './helpers/cli';
+import { runCli } from './helpers/cli';
+import { startDevProcess } from './helpers/dev-process';
 import { waitFor } from './helpers/wait';
 import { freePort } from '../dev-server/free-port';
 
@@ -54,41 +55,21 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
     delete env[key];
   // A shell set up for a real cluster: the dev worker must still reach the local dev server, in plain text.
   Object.assign(env, { TEMPORAL_API_KEY: 'key-from-the-shell', TEMPORAL_TLS: 'true' });
-  dev = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'dev-server/dev.ts',
-      '--temporal-port',
-      `${temporalPort}`,
-      '--ui-port',
-      `${uiPort}`,
-      '--fake-api-port',
-      `${fakeApiPort}`,
-      '--shop-port',
-      `${shopPort}`,
-      '--codec-port',
-      `${codecPort}`,
-      '--data-dir',
-      dataDir,
-      '--tracking-step-ms',
-      '300',
-    ],
-    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-  );
-  let output = '';
-  dev.stdout!.on('data', (d) => (output += d));
-  dev.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => dev!.on('exit', (code) => resolve(code)));
-
-  await waitFor(
-    () => {
-      if (dev!.exitCode !== null) throw new Error(`npm run dev exited early:\n${output}`);
-      return output.includes('dev environment is running') ? true : undefined;
+  const started = await startDevProcess(
+    {
+      'temporal-port': temporalPort,
+      'ui-port': uiPort,
+      'fake-api-port': fakeApiPort,
+      'shop-port': shopPort,
+      'codec-port': codecPort,
+      'data-dir': dataDir,
+      'tracking-step-ms': 300,
     },
-    { what: 'the dev banner', timeoutMs: 120_000, intervalMs: 250 },
+    env,
   );
+  dev = started.child;
+  const { exited } = started;
+  const output = started.output();
   expect(output).toContain(`Temporal Web UI   http://localhost:${uiPort}`);
   const shopPage = `http://127.0.0.1:${shopPort}`;
   expect(output).toContain(`Shop page         ${shopPage}`);

@@ -1,0 +1,35 @@
+/** `npm run dev` as a user runs it (its own process group), for the tests that need the whole demo. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { REPO_ROOT } from './cli';
+import { waitFor } from './wait';
+
+export interface DevProcess {
+  child: ChildProcess;
+  /** Everything it printed so far, stdout and stderr. */
+  output(): string;
+  /** Its exit code, once it has exited. */
+  exited: Promise<number | null>;
+}
+
+/** Starts `dev-server/dev.ts` with `flags` (e.g. `{ 'temporal-port': 7233 }`) and waits for its banner. */
+export async function startDevProcess(flags: Record<string, string | number>, env: NodeJS.ProcessEnv): Promise<DevProcess> {
+  const args = Object.entries(flags).flatMap(([flag, value]) => [`--${flag}`, String(value)]);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'dev-server/dev.ts', ...args], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await waitFor(
+    () => {
+      if (child.exitCode !== null) throw new Error(`npm run dev exited early:\n${output}`);
+      return output.includes('dev environment is running') ? true : undefined;
+    },
+    { what: 'the dev banner', timeoutMs: 120_000, intervalMs: 250 },
+  );
+  return { child, output: () => output, exited };
+}
