@@ -108,11 +108,15 @@ export function payloadDataConverter(env: Io['env']): DataConverter | undefined 
   }
 }
 
+/** Where the shipping API settings come from, for an error that names a missing or wrong one. */
+export const SHIPPING_API_SETTINGS_HINT =
+  "Set the variables `npm run dev` prints in its banner (the export line of the README's quick start), or your own API's (docs/configuration.md).";
+
 export function shippingApi(env: Io['env']): ShippingApiClient {
   try {
     return new ShippingApiClient(loadShippingApiSettings(env));
   } catch (err) {
-    if (err instanceof ConfigError) throw usageError(err.message);
+    if (err instanceof ConfigError) throw usageError(`${err.message}\n${SHIPPING_API_SETTINGS_HINT}`);
     throw err;
   }
 }

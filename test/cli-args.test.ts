@@ -92,3 +92,12 @@ describe('commands in help and hints, as the user runs them', () => {
     expect(stdout()).not.toMatch(/\bshipments status\b/);
   });
 });
+
+describe('a missing setting', () => {
+  it('says where the settings come from, not only that one is missing', async () => {
+    const { io } = captureIo({ env: {} });
+    const refused = await main(['couriers'], io).catch((e: Error) => e);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(/SHIPPING_API_BASE_URL: is required[\s\S]*`npm run dev` prints in its banner/);
+  });
+});

@@ -314,8 +314,8 @@ function preflightClient(env: Io['env']): ShippingApiClient {
   } catch (err) {
     if (err instanceof CliError)
       throw usageError(
-        `${err.message}\nThe import checks courier and product codes with the shipping API first: set the variables ` +
-          `\`npm run dev\` prints in its banner (the export line of the README's quick start), or pass --skip-preflight to import without the check.`,
+        `${err.message}\nThe import checks courier and product codes with the shipping API first; ` +
+          'to import without the check: --skip-preflight.',
       );
     throw err;
   }
