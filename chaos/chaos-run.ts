@@ -236,20 +236,18 @@ export class ChaosRun {
       if (existsSync(this.file(name))) ourOutputs.push({ name, text: readFileSync(this.file(name)).toString('latin1') });
     }
     // Kept with CHAOS_KEEP_WORK_DIR=1: the evidence behind every count.
-    writeFileSync(
-      this.file('requests-ours.ndjson'),
-      this.ourFake
-        .requestLog()
-        .map((r) => JSON.stringify(r))
-        .join('\n') + '\n',
-    );
-    writeFileSync(
-      this.file('requests-plain.ndjson'),
-      this.plainFake
-        .requestLog()
-        .map((r) => JSON.stringify(r))
-        .join('\n') + '\n',
-    );
+    for (const [name, fake] of [
+      ['requests-ours.ndjson', this.ourFake],
+      ['requests-plain.ndjson', this.plainFake],
+    ] as const) {
+      writeFileSync(
+        this.file(name),
+        fake
+          .requestLog()
+          .map((r) => `${JSON.stringify(r)}\n`)
+          .join(''),
+      );
+    }
     return chaosReport({
       orderNumbers: this.orderNumbers,
       ours: { fake: this.ourFake, account: this.ourAccount, shipments: counts, outputs: ourOutputs },
