@@ -1,7 +1,8 @@
 /**
  * Delivers an order's shipment events to its shop, in sequence order, through the shop's
- * connector (a signed webhook). The workflow hands over the pending events; the connector and
- * its secrets stay here, in the worker.
+ * connector: a signed webhook, or the shop's platform itself (Shopify, WooCommerce). The workflow
+ * hands over the pending events (and the platform ids it remembers); the connector and its
+ * secrets stay here, in the worker.
  *
  * Run as a local activity first (inside the workflow task: a delivered event costs no task and
  * no activity events), which reports a retryable failure instead of throwing it; the workflow
@@ -11,9 +12,10 @@
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { makeShipmentEvent } from '../shop-sync/events';
-import type { ShopConnectors } from '../shop-sync/connectors';
+import type { ShopConnector, ShopConnectors } from '../shop-sync/connectors';
+import { PlatformConnections } from '../shop-sync/platform/connections';
 import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
-import type { OrderIdentity, ShopDeliveryResult, ShopEventDraft } from '../workflows/definitions';
+import type { OrderIdentity, PlatformRefs, ShopDeliveryResult, ShopEventDraft } from '../workflows/definitions';
 import { withHeartbeat } from './heartbeat';
 import { apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE, streakStillCounts } from './failures';
 
@@ -22,7 +24,16 @@ export interface DeliverShopEventsInput extends OrderIdentity {
   events: ShopEventDraft[];
   /** An operator's redeliver: send even to an endpoint this worker saw answer 410. */
   resumeGone?: boolean;
+  /** The order's id on the shop platform (platform connectors need it). */
+  platformOrderId?: string;
+  /** Platform ids the workflow remembers from earlier deliveries. */
+  platform?: PlatformRefs;
 }
+
+/** Inside a first attempt (a local activity of a few seconds) a platform's budget is waited for this long at most. */
+const FIRST_ATTEMPT_MAX_WAIT_MS = 1_000;
+/** Inside a retried attempt; a longer wait becomes the attempt's retry delay instead. */
+const MAX_WAIT_MS = 20_000;
 
 /** Carried from a failed attempt to the next in heartbeat details, which the server keeps across attempts. */
 interface DeliveryProgress {
@@ -30,17 +41,21 @@ interface DeliveryProgress {
   delivered: number;
   /** The shop's failures in a row (5xx, 408, unreachable); a 429/503 neither counts nor resets it. */
   failuresInARow?: number;
+  /** Platform ids learned by earlier attempts. */
+  platform?: PlatformRefs;
 }
 
 export function createShopDeliveryActivities(connectors: ShopConnectors) {
   /** Endpoints that answered 410 since this worker started: other orders of the shop stop without calling. */
   const goneUrls = new Set<string>();
+  const platforms = new PlatformConnections();
 
   return {
-    async deliverShopEvents({ shop, orderId, events, resumeGone }: DeliverShopEventsInput): Promise<ShopDeliveryResult> {
+    async deliverShopEvents(input: DeliverShopEventsInput): Promise<ShopDeliveryResult> {
+      const { shop, orderId, events, resumeGone, platformOrderId } = input;
       const ctx = Context.current();
       const connector = connectors.connectorFor(shop);
-      if (connector && resumeGone) goneUrls.delete(connector.url);
+      if (connector?.type === 'webhook' && resumeGone) goneUrls.delete(connector.url);
       const first = events[0];
       if (!first) return { delivered: 0, stopped: null, retry: null };
       if (!connector) {
@@ -50,11 +65,26 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
           stopped: { reason: 'no_connector', sequence: first.sequence, status: null, message: `no connector configured for shop ${shop}` },
         };
       }
+      if (connector.type !== 'webhook' && platformOrderId === undefined) {
+        return {
+          delivered: 0,
+          retry: null,
+          stopped: {
+            reason: 'rejected',
+            sequence: first.sequence,
+            status: null,
+            message: `shop ${shop} has a ${connector.type} connector, which writes to the platform's order: the order needs a platformOrderId (import again with it, or change the connector)`,
+          },
+        };
+      }
       const progress = ctx.info.heartbeatDetails as Partial<DeliveryProgress> | undefined;
       const already = ctx.info.isLocal ? 0 : Math.min(events.length, Math.max(0, Number(progress?.delivered ?? 0)));
+      // Ids learned by an earlier attempt (heartbeat) win over the workflow's older copy.
+      const platform: PlatformRefs = { ...input.platform, ...(ctx.info.isLocal ? {} : progress?.platform) };
+      const refsOf = () => (connector.type === 'webhook' ? {} : { platform: { ...platform } });
       let delivered = already;
       for (const draft of events.slice(already)) {
-        if (goneUrls.has(connector.url)) {
+        if (connector.type === 'webhook' && goneUrls.has(connector.url)) {
           return {
             delivered,
             retry: null,
@@ -73,8 +103,16 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
           // A bug, not the shop: sending it again would not help.
           throw ApplicationFailure.create({ type: INVALID_SHIPMENT_EVENT, message: (err as Error).message, nonRetryable: true });
         }
-        const result = await withHeartbeat((signal) =>
-          deliverWebhook({ url: connector.url, secrets: connector.secrets, timeoutMs: connector.timeoutMs, event, signal }),
+        const result = await withHeartbeat((signal): Promise<DeliveryResult> =>
+          connector.type === 'webhook'
+            ? deliverWebhook({ url: connector.url, secrets: connector.secrets, timeoutMs: connector.timeoutMs, event, signal })
+            : platforms.for(connector).deliver({
+                event,
+                platformOrderId: platformOrderId!,
+                refs: platform,
+                signal,
+                maxWaitMs: ctx.info.isLocal ? FIRST_ATTEMPT_MAX_WAIT_MS : MAX_WAIT_MS,
+              }),
         );
         const at = { sequence: draft.sequence };
         switch (result.kind) {
@@ -82,18 +120,24 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
             delivered++;
             continue;
           case 'gone':
-            goneUrls.add(connector.url);
+            if (connector.type === 'webhook') goneUrls.add(connector.url);
             ctx.log.warn('shop endpoint is gone (410): delivery stopped', { shop, orderId, ...at });
             return {
               delivered,
               retry: null,
-              stopped: { reason: 'gone', ...at, status: 410, message: `the shop's endpoint answered 410 Gone: ${connector.url}` },
+              stopped: {
+                reason: 'gone',
+                ...at,
+                status: 410,
+                message: `the shop's endpoint answered 410 Gone: ${describeConnector(connector)}`,
+              },
             };
           case 'rejected':
             ctx.log.warn('shop refused an event', { shop, orderId, ...at, status: result.status, body: result.bodyExcerpt });
             return {
               delivered,
               retry: null,
+              ...refsOf(),
               stopped: {
                 reason: 'rejected',
                 ...at,
@@ -104,19 +148,24 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
           case 'retry_after':
           case 'retry': {
             const message = describeRetry(result);
-            const retryAfterMs = result.kind === 'retry_after' ? result.retryAfterMs : null;
+            // A platform's budget is waited for by the retried activity, not by a workflow timer (history).
+            const retryAfterMs =
+              result.kind === 'retry_after' && !(ctx.info.isLocal && connector.type !== 'webhook') ? result.retryAfterMs : null;
             // The shop pacing us is expected; a failing shop is worth a warning once per streak.
             if (result.kind === 'retry_after') ctx.log.info('shop asked to wait', { shop, orderId, ...at, retryAfterMs });
             else if (ctx.info.isLocal || ctx.info.attempt === 1)
               ctx.log.warn('shop delivery failed, retrying', { shop, orderId, ...at, message });
             else ctx.log.debug('shop delivery failed again', { shop, orderId, ...at, attempt: ctx.info.attempt, message });
-            if (ctx.info.isLocal) return { delivered, stopped: null, retry: { ...at, status: result.status, message, retryAfterMs } };
+            if (ctx.info.isLocal)
+              return { delivered, stopped: null, ...refsOf(), retry: { ...at, status: result.status, message, retryAfterMs } };
             // An event acknowledged in this attempt ends the streak.
             const before = delivered > already ? 0 : Math.max(0, Number(progress?.failuresInARow ?? 0));
-            const failuresInARow = before + (retryAfterMs === null ? 1 : 0);
+            const failuresInARow = before + (result.kind === 'retry' ? 1 : 0);
             // Recorded only when it changes what the next attempt does: a heartbeat that reaches the server is a billed action.
             const counts = failuresInARow !== before && streakStillCounts(before, connectors.maxBackoffMs);
-            if (delivered > already || counts) ctx.heartbeat({ delivered, failuresInARow } satisfies DeliveryProgress);
+            const learned = JSON.stringify(platform) !== JSON.stringify({ ...input.platform, ...progress?.platform });
+            if (delivered > already || counts || learned)
+              ctx.heartbeat({ delivered, failuresInARow, ...refsOf() } satisfies DeliveryProgress);
             const failure = ApplicationFailure.create({
               type: result.kind === 'retry_after' ? SHOP_BUSY : SHOP_UNAVAILABLE,
               message: `event ${draft.sequence}: ${message}`,
@@ -129,9 +178,15 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
           }
         }
       }
-      return { delivered, stopped: null, retry: null };
+      return { delivered, stopped: null, retry: null, ...refsOf() };
     },
   };
+}
+
+/** Where a connector delivers, for messages: a webhook's URL, a platform's store or site. */
+function describeConnector(connector: ShopConnector): string {
+  if (connector.type === 'webhook') return connector.url;
+  return connector.type === 'shopify' ? connector.storeDomain : connector.siteUrl;
 }
 
 export type ShopDeliveryActivities = ReturnType<typeof createShopDeliveryActivities>;

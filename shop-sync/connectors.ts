@@ -21,6 +21,11 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError, duration, HTTP_TIMEOUT_BOUNDS, type DurationBounds } from '../config/settings';
 import { WEBHOOK_DEFAULTS, WebhookSecrets } from './webhook';
+import { hideSecret, resolveSecret, SettingError } from './platform/secrets';
+import { buildShopifyConnector } from './shopify/build';
+import { ShopifyConnectorConfig, type ShopifyConnector } from './shopify/config';
+import { buildWooCommerceConnector } from './woocommerce/build';
+import { WooCommerceConnectorConfig, type WooCommerceConnector } from './woocommerce/config';
 
 export const DEFAULT_DELIVERY_WINDOW = '7d';
 /** Cap of the backoff between two attempts of a failed delivery: a shop that is back gets its events within this. */
@@ -36,7 +41,7 @@ const WebhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL'
 }, 'must not carry credentials (user:password@); the signature authenticates the sender');
 
 const WebhookConnectorConfig = z.strictObject({
-  type: z.literal('webhook', { error: 'must be "webhook" (the only connector type so far)' }),
+  type: z.literal('webhook'),
   url: WebhookUrl,
   secrets: WebhookSecrets,
   timeout: duration(`${WEBHOOK_DEFAULTS.timeoutMs}ms`, HTTP_TIMEOUT_BOUNDS),
@@ -50,7 +55,16 @@ const ConnectorsFile = z
     },
     { error: 'must be a JSON object of shop ids to connectors' },
   )
-  .catchall(WebhookConnectorConfig);
+  .catchall(z.unknown());
+
+/** Each connector type's schema; a shop's `type` picks one, so its errors name that type's fields. */
+const CONNECTOR_SCHEMAS = {
+  webhook: WebhookConnectorConfig,
+  shopify: ShopifyConnectorConfig,
+  woocommerce: WooCommerceConnectorConfig,
+} as const;
+export type ShopConnectorType = keyof typeof CONNECTOR_SCHEMAS;
+export const SHOP_CONNECTOR_TYPES = Object.keys(CONNECTOR_SCHEMAS) as ShopConnectorType[];
 
 export interface WebhookConnector {
   type: 'webhook';
@@ -60,7 +74,8 @@ export interface WebhookConnector {
   readonly secrets: readonly string[];
   timeoutMs: number;
 }
-export type ShopConnector = WebhookConnector;
+export type ShopConnector = WebhookConnector | ShopifyConnector | WooCommerceConnector;
+export type { ShopifyConnector, WooCommerceConnector };
 
 export interface ShopConnectors {
   /** How long the caller keeps retrying one event before giving up on it. */
@@ -108,9 +123,10 @@ function jsonSyntaxProblem(error: unknown): string {
 
 /**
  * Reads SHOP_CONNECTORS_FILE or SHOP_CONNECTORS (not both). Neither set → no shop has a
- * connector. Throws ConfigError (from config/settings) naming each bad setting.
+ * connector. Throws ConfigError (from config/settings) naming each bad setting. The import, which
+ * only asks which shops are on a platform, passes `readSecretFiles: false`.
  */
-export function loadShopConnectors(env: Env = process.env): ShopConnectors {
+export function loadShopConnectors(env: Env = process.env, options: { readSecretFiles?: boolean } = {}): ShopConnectors {
   const file = env.SHOP_CONNECTORS_FILE || undefined;
   const inline = env.SHOP_CONNECTORS || undefined;
   if (file !== undefined && inline !== undefined) {
@@ -136,30 +152,22 @@ export function loadShopConnectors(env: Env = process.env): ShopConnectors {
     }
   }
   const parsed = ConnectorsFile.safeParse(json);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.flatMap((issue) =>
-        issue.code === 'unrecognized_keys'
-          ? issue.keys.map((key) => ({ variable: `${variable}${jsonPath([...issue.path, key])}`, message: `unknown field${where}` }))
-          : [{ variable: `${variable}${jsonPath(issue.path)}`, message: `${missing(issue) ? 'is required' : issue.message}${where}` }],
-      ),
-    );
-  }
+  const problems = parsed.success ? [] : parsed.error.issues.flatMap((issue) => describeIssue(issue, [], variable, where));
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new ConfigError(problems);
 
-  const { deliveryWindow, maxBackoff, ...shops } = parsed.data;
   const connectors = new Map<string, ShopConnector>();
   const warnings: string[] = [];
-  for (const [shop, config] of Object.entries(shops)) {
-    const url = new URL(config.url);
-    if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
-      warnings.push(
-        `${variable}${jsonPath([shop, 'url'])}: plain http:// to ${url.host}: shipment events (names, tracking) travel unencrypted; use https://`,
-      );
+  for (const [shop, raw] of Object.entries(json)) {
+    if (shop === 'deliveryWindow' || shop === 'maxBackoff') continue;
+    const built = buildConnector(shop, raw, { variable, where, readSecretFiles: options.readSecretFiles ?? true });
+    if ('problems' in built) problems.push(...built.problems);
+    else {
+      warnings.push(...built.warnings);
+      connectors.set(shop, Object.freeze(built.connector));
     }
-    const connector = { type: config.type, shop, url: config.url, timeoutMs: config.timeout } as WebhookConnector;
-    Object.defineProperty(connector, 'secrets', { value: Object.freeze([...config.secrets]), enumerable: false });
-    connectors.set(shop, Object.freeze(connector));
   }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const { deliveryWindow, maxBackoff } = parsed.data;
   return {
     deliveryWindowMs: deliveryWindow,
     maxBackoffMs: maxBackoff,
@@ -167,4 +175,71 @@ export function loadShopConnectors(env: Env = process.env): ShopConnectors {
     connectorFor: (shop) => connectors.get(shop) ?? null,
     warnings,
   };
+}
+
+interface BuildContext {
+  variable: string;
+  where: string;
+  readSecretFiles: boolean;
+}
+
+type Built = { connector: ShopConnector; warnings: string[] } | { problems: Array<{ variable: string; message: string }> };
+
+/** One shop's entry: its type picks the schema; secrets given as files are read here. */
+function buildConnector(shop: string, raw: unknown, context: BuildContext): Built {
+  const { variable, where } = context;
+  const type = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as { type?: unknown }).type : undefined;
+  if (typeof type !== 'string' || !Object.hasOwn(CONNECTOR_SCHEMAS, type)) {
+    const problem = typeof raw !== 'object' || raw === null || Array.isArray(raw) ? [] : ['type'];
+    const message =
+      problem.length === 0
+        ? 'must be a connector object with a "type"'
+        : `${type === undefined ? 'is required' : 'is not a connector type'}: use ${SHOP_CONNECTOR_TYPES.map((t) => `"${t}"`).join(', ')}`;
+    return { problems: [{ variable: `${variable}${jsonPath([shop, ...problem])}`, message: `${message}${where}` }] };
+  }
+  const parsed = CONNECTOR_SCHEMAS[type as ShopConnectorType].safeParse(raw);
+  if (!parsed.success) return { problems: parsed.error.issues.flatMap((issue) => describeIssue(issue, [shop], variable, where)) };
+  const config = parsed.data;
+  const secret = (field: string) => {
+    const resolved = resolveSecret(config, field, context.readSecretFiles);
+    if ('problem' in resolved) throw new SettingError(resolved.problem.field, resolved.problem.message);
+    return resolved.value;
+  };
+  try {
+    switch (config.type) {
+      case 'webhook':
+        return buildWebhookConnector(shop, config, variable);
+      case 'shopify':
+        return { connector: buildShopifyConnector(shop, config, secret), warnings: [] };
+      case 'woocommerce':
+        return buildWooCommerceConnector(shop, config, secret, (hostname) => isLoopback(hostname));
+    }
+  } catch (e) {
+    if (!(e instanceof SettingError)) throw e;
+    return { problems: [{ variable: `${variable}${jsonPath([shop, e.field])}`, message: `${e.message}${where}` }] };
+  }
+}
+
+function buildWebhookConnector(shop: string, config: z.infer<typeof WebhookConnectorConfig>, variable: string): Built {
+  const url = new URL(config.url);
+  const warnings =
+    url.protocol === 'http:' && !isLoopback(url.hostname)
+      ? [
+          `${variable}${jsonPath([shop, 'url'])}: plain http:// to ${url.host}: shipment events (names, tracking) travel unencrypted; use https://`,
+        ]
+      : [];
+  const connector = { type: config.type, shop, url: config.url, timeoutMs: config.timeout } as WebhookConnector;
+  hideSecret(connector, 'secrets', Object.freeze([...config.secrets]));
+  return { connector, warnings };
+}
+
+function describeIssue(issue: z.core.$ZodIssue, prefix: PropertyKey[], variable: string, where: string) {
+  return issue.code === 'unrecognized_keys'
+    ? issue.keys.map((key) => ({ variable: `${variable}${jsonPath([...prefix, ...issue.path, key])}`, message: `unknown field${where}` }))
+    : [
+        {
+          variable: `${variable}${jsonPath([...prefix, ...issue.path])}`,
+          message: `${missing(issue) ? 'is required' : issue.message}${where}`,
+        },
+      ];
 }

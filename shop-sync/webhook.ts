@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { fieldProblems } from '../shipping-api/contract';
 import { readRetryAfterMs } from '../shipping-api/retry-after';
 import { ShipmentEvent } from './events';
+import { describeNetworkError } from './platform/http';
 
 export const USER_AGENT = 'shipping-sync-worker/0.1 (shop-sync; Standard Webhooks v1)';
 export const WEBHOOK_DEFAULTS = {
@@ -257,14 +258,4 @@ async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<strin
   // eslint-disable-next-line no-control-regex -- control characters are what it removes
   const line = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
   return line.length > WEBHOOK_DEFAULTS.excerptChars ? `${line.slice(0, WEBHOOK_DEFAULTS.excerptChars)}…` : line;
-}
-
-function describeNetworkError(cause: unknown): string {
-  if (!(cause instanceof Error)) return String(cause);
-  const code = (cause as { code?: unknown }).code;
-  // Happy-eyeballs connects fail with an AggregateError whose own message is empty.
-  const inner =
-    cause instanceof AggregateError && cause.message === '' ? cause.errors.find((e): e is Error => e instanceof Error) : undefined;
-  const message = cause.message || inner?.message || cause.name;
-  return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
 }

@@ -54,7 +54,7 @@ export interface TrackingPolicy {
 
 export interface ShopSyncPolicy {
   /** The shop's connector type, or null when the shop has none (its events are not sent). */
-  connector: 'webhook' | null;
+  connector: 'webhook' | 'shopify' | 'woocommerce' | null;
   /** How long one delivery keeps retrying before the shipment's shop sync counts as expired. */
   deliveryWindowMs: number;
   /** Cap of the exponential backoff between two attempts of a failed delivery. */
@@ -127,6 +127,8 @@ export interface RecordedError {
 }
 
 export interface ShipmentState extends OrderIdentity {
+  /** The order's id on the shop platform, when its connector is one (shopify, woocommerce). */
+  platformOrderId?: string;
   phase: ShipmentPhase;
   courier: string;
   /** Bumped each time an operator resubmits corrected label data; part of the idempotencyKey. */
@@ -195,6 +197,19 @@ export interface ShopSyncState {
   pending: ShopEventDraft[];
   /** Why delivery stopped (failed, gone, expired); null while it goes on. */
   failure: ShopDeliveryFailure | null;
+  /** Ids on the shop platform (Shopify, WooCommerce) written or adopted for this shipment. */
+  platform?: PlatformRefs;
+}
+
+/**
+ * What a platform connector made for the shipment, kept so a later event writes to it and an
+ * answer lost after a write is adopted, not written twice.
+ */
+export interface PlatformRefs {
+  /** Shopify: the fulfillment carrying the label's tracking. */
+  fulfillmentId?: string;
+  /** WooCommerce: the Shipment Tracking item of the label's tracking number. */
+  trackingItemId?: string;
 }
 
 /** What a delivery of some of the pending events achieved. */
@@ -205,6 +220,8 @@ export interface ShopDeliveryResult {
   stopped: (Omit<ShopDeliveryFailure, 'at'> & { reason: 'rejected' | 'gone' | 'no_connector' }) | null;
   /** A first attempt's retryable failure: the workflow continues with the retried activity. */
   retry: (Omit<ShopDeliveryFailure, 'at'> & { retryAfterMs: number | null }) | null;
+  /** Platform ids known after this delivery (platform connectors only). */
+  platform?: PlatformRefs;
 }
 
 export interface RedeliverResult {

@@ -26,10 +26,22 @@ export const TrackingPolicy = z.object({
   correctionTimeoutMs: durationMs,
   historyEventLimit: z.number().int().min(10),
   /** Set by the worker from its shop connectors, never by an order. */
-  shopSync: z.object({ connector: z.literal('webhook').nullable(), deliveryWindowMs: durationMs, maxBackoffMs: durationMs }).optional(),
+  shopSync: z
+    .object({ connector: z.enum(['webhook', 'shopify', 'woocommerce']).nullable(), deliveryWindowMs: durationMs, maxBackoffMs: durationMs })
+    .optional(),
 });
 
+/** The order's id on Shopify or WooCommerce: digits, or Shopify's gid://shopify/Order/<digits>. */
+export const PlatformOrderId = z
+  .string()
+  .regex(
+    /^(gid:\/\/shopify\/Order\/)?[1-9][0-9]{0,19}$/,
+    "must be the platform's numeric order id (Shopify also takes gid://shopify/Order/<id>)",
+  );
+
 export const ShipmentInput = OrderIdentity.extend({
+  /** Required for a shop whose connector is a platform (shopify, woocommerce): the order it writes to. */
+  platformOrderId: PlatformOrderId.optional(),
   labelRequest: LabelRequestWithoutKey,
   /** Per-order overrides; otherwise the worker's configured policy applies. */
   tracking: TrackingPolicy.omit({ shopSync: true }).partial().optional(),

@@ -179,6 +179,7 @@ export class ShopDelivery {
 
   /** Drops what the shop acknowledged from the queue and records why delivery stopped, if it did. */
   private acknowledge(sync: ShopSyncState, batch: ShopEventDraft[], result: ShopDeliveryResult): void {
+    if (result.platform && Object.keys(result.platform).length > 0) sync.platform = { ...sync.platform, ...result.platform };
     const last = batch[result.delivered - 1];
     if (last) {
       sync.pending.splice(0, result.delivered);
@@ -219,7 +220,14 @@ export class ShopDelivery {
     log.warn('shop delivery stopped', { orderId: this.state.orderId, shop: this.state.shop, status: sync.status, failure: sync.failure });
   }
 
+  /** Who the events are for; a platform connector also gets the platform's order id and the ids it made. */
   private order() {
-    return { shop: this.state.shop, orderId: this.state.orderId };
+    const { shop, orderId, platformOrderId, shopSync } = this.state;
+    return {
+      shop,
+      orderId,
+      ...(platformOrderId !== undefined ? { platformOrderId } : {}),
+      ...(shopSync?.platform ? { platform: { ...shopSync.platform } } : {}),
+    };
   }
 }

@@ -18,6 +18,8 @@ export function initialState(input: ShipmentInput): ShipmentState {
   return {
     shop: input.shop,
     orderId: input.orderId,
+    // Only when given: a state without it stays as it was before platform connectors.
+    ...(input.platformOrderId !== undefined ? { platformOrderId: input.platformOrderId } : {}),
     phase: 'creating_label',
     courier: input.labelRequest.courier,
     revision: 1,

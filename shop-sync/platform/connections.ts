@@ -1,0 +1,36 @@
+/**
+ * One live connection per platform shop in a worker, made on first use: it holds what must
+ * outlive an activity (a Shopify store's cost bucket and access token, whether a WooCommerce
+ * site has the Shipment Tracking extension). Shops of one Shopify store share one bucket.
+ */
+import type { ShopifyConnector } from '../shopify/config';
+import { ShopifyConnection } from '../shopify/connection';
+import { ShopifyClient } from '../shopify/client';
+import type { WooCommerceConnector } from '../woocommerce/config';
+import { WooCommerceConnection } from '../woocommerce/connection';
+import type { PlatformConnection } from './result';
+
+export class PlatformConnections {
+  private readonly shops = new Map<string, { connector: object; connection: PlatformConnection }>();
+  private readonly stores = new Map<string, ShopifyClient>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  for(connector: ShopifyConnector | WooCommerceConnector): PlatformConnection {
+    const known = this.shops.get(connector.shop);
+    if (known?.connector === connector) return known.connection;
+    const connection = connector.type === 'shopify' ? this.shopify(connector) : new WooCommerceConnection(connector, undefined, this.now);
+    this.shops.set(connector.shop, { connector, connection });
+    return connection;
+  }
+
+  private shopify(connector: ShopifyConnector): ShopifyConnection {
+    const key = `${connector.adminOrigin} ${connector.storeDomain}`;
+    let client = this.stores.get(key);
+    if (!client) {
+      client = new ShopifyClient(connector, this.now);
+      this.stores.set(key, client);
+    }
+    return new ShopifyConnection(connector, client);
+  }
+}

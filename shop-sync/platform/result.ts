@@ -1,0 +1,55 @@
+/**
+ * What a platform connector's delivery of one event comes to, in the webhook sender's terms (so
+ * the activity treats every connector alike), and the platform ids it learns on the way.
+ */
+import type { ShipmentEvent } from '../events';
+import { classifyResponse, type DeliveryResult } from '../webhook';
+import { excerpt } from './http';
+import type { PlatformRefs } from '../../workflows/definitions';
+
+export type { PlatformRefs };
+export type PlatformResult = Exclude<DeliveryResult, { kind: 'gone' }>;
+
+export interface PlatformDelivery {
+  event: ShipmentEvent;
+  /** The order's id on the platform, from the import record. */
+  platformOrderId: string;
+  /** Ids remembered in the workflow; the connector adds what it creates or adopts. */
+  refs: PlatformRefs;
+  signal: AbortSignal;
+  /** Longest the connector may wait for the platform's budget inside this attempt. */
+  maxWaitMs: number;
+}
+
+export interface PlatformConnection {
+  deliver(delivery: PlatformDelivery): Promise<PlatformResult>;
+}
+
+/** Ends an event's delivery with `result`: thrown by a call that did not succeed. */
+export class StopDelivery extends Error {
+  constructor(readonly result: PlatformResult) {
+    super(result.kind);
+  }
+}
+
+/** An HTTP answer that is not a success, as the shared rules classify it (429/503 wait, 5xx back off, 4xx stop). */
+export function failedAnswer(status: number, headers: Record<string, string>, text: string, now: number): StopDelivery {
+  const result = classifyResponse(status, headers['retry-after'], excerpt(text), now);
+  return new StopDelivery(result.kind === 'gone' ? { kind: 'rejected', status, bodyExcerpt: excerpt(text) } : result);
+}
+
+/** The platform answered something the connector does not understand: an operator should look. */
+export function unexpectedAnswer(what: string, problem: string): StopDelivery {
+  return new StopDelivery({ kind: 'rejected', status: 200, bodyExcerpt: `unexpected ${what} answer: ${problem}` });
+}
+
+/** Runs a connector's steps; a StopDelivery becomes its result. */
+export async function stepsOf(run: () => Promise<void>): Promise<PlatformResult> {
+  try {
+    await run();
+    return { kind: 'delivered', status: 200 };
+  } catch (err) {
+    if (err instanceof StopDelivery) return err.result;
+    throw err;
+  }
+}

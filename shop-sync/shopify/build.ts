@@ -1,0 +1,61 @@
+/** A validated `shopify` connector entry → what the worker keeps (credentials hidden). */
+import { hideSecret, SettingError } from '../platform/secrets';
+import type { ShopifyConnector, ShopifyConnectorConfig } from './config';
+
+/**
+ * Courier codes of the shipping API → Shopify's tracking company names (exact case: Shopify then
+ * builds the tracking link itself). A courier missing here is sent by its code, as an "Other" carrier.
+ */
+const CARRIERS: Readonly<Record<string, string>> = {
+  'dhl-express': 'DHL Express',
+  ups: 'UPS',
+  fedex: 'FedEx',
+  usps: 'USPS',
+  postnl: 'PostNL',
+  'dpd-de': 'DPD',
+  dpd: 'DPD',
+  gls: 'GLS',
+  'royal-mail': 'Royal Mail',
+};
+
+export function buildShopifyConnector(
+  shop: string,
+  config: ShopifyConnectorConfig,
+  secret: (field: string) => string | null,
+): ShopifyConnector {
+  const accessToken = secret('accessToken');
+  const clientSecret = secret('clientSecret');
+  if (accessToken !== null && (config.clientId !== undefined || clientSecret !== null))
+    throw new SettingError('accessToken', 'set either accessToken or clientId with clientSecret, not both');
+  if (accessToken === null && (config.clientId === undefined || clientSecret === null)) {
+    const field = config.clientId === undefined ? (clientSecret === null ? 'accessToken' : 'clientId') : 'clientSecret';
+    throw new SettingError(
+      field,
+      'is required: give accessToken (or accessTokenFile), or clientId with clientSecret (or clientSecretFile)',
+    );
+  }
+  const carriers: Record<string, { company: string; trackingUrl?: string }> = {};
+  for (const [code, company] of Object.entries(CARRIERS)) carriers[code] = { company };
+  for (const [code, entry] of Object.entries(config.carriers)) carriers[code] = typeof entry === 'string' ? { company: entry } : entry;
+  const connector = {
+    type: 'shopify',
+    shop,
+    storeDomain: config.storeDomain.toLowerCase(),
+    apiVersion: config.apiVersion,
+    adminOrigin: config.adminUrl ? new URL(config.adminUrl).origin : `https://${config.storeDomain.toLowerCase()}`,
+    timeoutMs: config.timeout,
+    notifyCustomer: config.notifyCustomer,
+    carriers,
+    eventStatuses: { ...config.eventStatuses },
+    onLabelRejected: config.onLabelRejected,
+  } as ShopifyConnector;
+  return hideSecret(
+    connector,
+    'credentials',
+    Object.freeze(
+      accessToken !== null
+        ? { kind: 'token', accessToken }
+        : { kind: 'client_credentials', clientId: config.clientId!, clientSecret: clientSecret! },
+    ),
+  );
+}

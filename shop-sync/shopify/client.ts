@@ -1,0 +1,162 @@
+/**
+ * GraphQL calls to one Shopify store through the official `@shopify/admin-api-client` (its own
+ * retries off: ours rule). Its fetch is ours: the call goes to the connector's origin, carries a
+ * current token, and is bounded in time and size. Each call reserves its cost in the store's
+ * bucket first; a THROTTLED answer (an HTTP 200 with that code, or a 429) waits what the bucket
+ * says and is sent again; every other failure ends the event's delivery as the shared rules say.
+ */
+import { createAdminApiClient, type AdminApiClient } from '@shopify/admin-api-client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { platformRequest } from '../platform/http';
+import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
+import type { ShopifyConnector } from './config';
+import { CostBucket, type ThrottleStatus } from './cost-bucket';
+import { ShopifyToken } from './token';
+
+/** A GraphQL document with the zod schema of its `data` and the cost to reserve before the first answer tells. */
+export interface Operation<T> {
+  name: string;
+  document: string;
+  data: z.ZodType<T>;
+  estimatedCost: number;
+}
+
+const Cost = z.object({
+  requestedQueryCost: z.number().nonnegative(),
+  actualQueryCost: z.number().nonnegative().nullable().optional(),
+  throttleStatus: z.object({
+    maximumAvailable: z.number().positive(),
+    currentlyAvailable: z.number(),
+    restoreRate: z.number().positive(),
+  }),
+});
+const Extensions = z.object({ cost: Cost.optional() }).loose();
+const GraphQLError = z.object({ message: z.string(), extensions: z.object({ code: z.string().optional() }).loose().optional() }).loose();
+
+/** Throttled answers in a row before the attempt gives the wait to Temporal's retry instead. */
+const MAX_THROTTLED_IN_ATTEMPT = 3;
+
+export class ShopifyClient {
+  readonly bucket: CostBucket;
+  private readonly token: ShopifyToken;
+  private readonly client: AdminApiClient;
+  /** The store's requested cost of each operation, learned from its answers. */
+  private readonly costs = new Map<string, number>();
+
+  constructor(
+    private readonly connector: ShopifyConnector,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.bucket = new CostBucket(now);
+    this.token = new ShopifyToken(connector, now);
+    this.client = createAdminApiClient({
+      storeDomain: connector.storeDomain,
+      apiVersion: connector.apiVersion,
+      accessToken: 'set-per-call', // the real one is added by customFetchApi, from ShopifyToken
+      retries: 0,
+      customFetchApi: (url, init) => this.fetch(String(url), init ?? {}),
+      logger: () => undefined, // its only log is a version warning; the version is pinned on purpose
+    });
+  }
+
+  async call<T>(operation: Operation<T>, variables: Record<string, unknown>, signal: AbortSignal, maxWaitMs: number): Promise<T> {
+    for (let throttled = 0, refreshed = false; ;) {
+      const estimate = this.costs.get(operation.name) ?? operation.estimatedCost;
+      const reservation = this.bucket.reserve(estimate, maxWaitMs);
+      if ('retryInMs' in reservation) throw this.budgetWait(reservation.retryInMs);
+      if (reservation.waitMs > 0) await sleep(reservation.waitMs, undefined, { signal });
+      const token = await this.token.get(signal).catch((e) => {
+        reservation.release();
+        throw e;
+      });
+      const headers = { 'X-Shopify-Access-Token': token };
+      const answer = await this.client.request(operation.document, { variables, signal, headers }).finally(reservation.release);
+      if (signal.aborted) throw signal.reason;
+      const extensions = Extensions.safeParse(answer.extensions ?? {});
+      const cost = extensions.success ? extensions.data.cost : undefined;
+      if (cost) {
+        this.costs.set(operation.name, cost.requestedQueryCost);
+        this.bucket.observe(cost.throttleStatus);
+      }
+      const errors = answer.errors;
+      if (!errors) return this.validData(operation, answer.data);
+      const status = errors.networkStatusCode;
+      const graphQLErrors = z.array(GraphQLError).safeParse(errors.graphQLErrors ?? []);
+      const codes = graphQLErrors.success ? graphQLErrors.data.map((e) => e.extensions?.code) : [];
+      if (status === 429 || codes.includes('THROTTLED')) {
+        const wait = await this.throttledWait(estimate, cost?.throttleStatus, errors.response);
+        if (++throttled >= MAX_THROTTLED_IN_ATTEMPT || wait > maxWaitMs) throw this.budgetWait(wait);
+        await sleep(wait, undefined, { signal });
+        continue;
+      }
+      if (status === 401 && !refreshed && this.token.invalidate(token)) {
+        refreshed = true;
+        continue;
+      }
+      if (status === undefined)
+        throw new StopDelivery({ kind: 'retry', status: null, message: `${operation.name}: ${errors.message ?? 'no answer'}` });
+      if (status !== 200) throw failedAnswer(status, headersOf(errors.response), await textOf(errors.response), this.now());
+      const messages = graphQLErrors.success ? graphQLErrors.data.map((e) => `${e.extensions?.code ?? 'ERROR'}: ${e.message}`) : [];
+      if (codes.includes('INTERNAL_SERVER_ERROR'))
+        throw new StopDelivery({ kind: 'retry', status: 200, message: `${operation.name}: ${messages.join('; ')}` });
+      throw new StopDelivery({ kind: 'rejected', status: 200, bodyExcerpt: `${operation.name}: ${messages.join('; ').slice(0, 300)}` });
+    }
+  }
+
+  private validData<T>(operation: Operation<T>, data: unknown): T {
+    const parsed = operation.data.safeParse(data);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0]!;
+    throw unexpectedAnswer(operation.name, `${issue.path.join('.')}: ${issue.message}`);
+  }
+
+  /** The wait before a throttled call can pass: from the bucket, else Retry-After, else a second. */
+  private async throttledWait(requested: number, status: ThrottleStatus | undefined, response: Response | undefined): Promise<number> {
+    if (status) return this.bucket.throttledWaitMs(requested, status);
+    const body = Extensions.safeParse((safeJson(await textOf(response)) as { extensions?: unknown } | null)?.extensions ?? {});
+    if (body.success && body.data.cost) return this.bucket.throttledWaitMs(requested, body.data.cost.throttleStatus);
+    const seconds = Number(response?.headers.get('retry-after'));
+    return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, 60_000) : 1000;
+  }
+
+  private budgetWait(ms: number): StopDelivery {
+    return new StopDelivery({ kind: 'retry_after', status: 429, retryAfterMs: Math.max(1000, Math.ceil(ms)) });
+  }
+
+  /** The admin client's fetch: to the connector's origin, bounded, answered as a web Response. */
+  private async fetch(url: string, init: RequestInit): Promise<Response> {
+    const target = new URL(url);
+    const origin = new URL(this.connector.adminOrigin);
+    target.protocol = origin.protocol;
+    target.host = origin.host;
+    const headers = Object.fromEntries(new Headers(init.headers).entries());
+    const answer = await platformRequest({
+      method: 'POST',
+      url: target,
+      headers,
+      body: typeof init.body === 'string' ? init.body : undefined,
+      timeoutMs: this.connector.timeoutMs,
+      signal: init.signal ?? undefined,
+    });
+    if (answer.kind === 'network') throw new Error(answer.message);
+    return new Response(answer.status === 204 ? null : answer.text, { status: answer.status, headers: answer.headers });
+  }
+}
+
+function headersOf(response: Response | undefined): Record<string, string> {
+  return response ? Object.fromEntries(response.headers.entries()) : {};
+}
+
+async function textOf(response: Response | undefined): Promise<string> {
+  if (!response || response.bodyUsed) return '';
+  return response.text().catch(() => '');
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

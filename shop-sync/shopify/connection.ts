@@ -1,0 +1,267 @@
+/**
+ * What each shipment event does on a Shopify store, exactly once although no fulfillment
+ * mutation takes an idempotency key: before each write the connector reads what the store
+ * already has (the order's fulfillments and their tracking, a fulfillment's events) and adopts it
+ * instead of writing again, so a retry after a lost answer finds its own earlier write.
+ *
+ *   label.created     fulfillmentCreate on the order's open fulfillment orders (one location), with tracking
+ *   tracking.updated  fulfillmentTrackingInfoUpdate when a tracking number appears or changes,
+ *                     then fulfillmentEventCreate with the mapped status, time and place
+ *   label.rejected    a tag and/or a line in the order's note
+ *   shipment.completed nothing: its outcome reached the order as tracking events
+ */
+import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../events';
+import { StopDelivery, stepsOf, type PlatformConnection, type PlatformDelivery, type PlatformResult } from '../platform/result';
+import { ShopifyClient } from './client';
+import type { ShopifyConnector } from './config';
+import { fulfillmentEventStatus, type FulfillmentEventStatus } from './event-status';
+import * as op from './operations';
+import type { Operation } from './client';
+
+const FULFILLABLE = new Set(['OPEN', 'IN_PROGRESS']);
+const HELD = new Set(['ON_HOLD', 'SCHEDULED']);
+
+export class ShopifyConnection implements PlatformConnection {
+  constructor(
+    private readonly connector: ShopifyConnector,
+    readonly client: ShopifyClient = new ShopifyClient(connector),
+  ) {}
+
+  deliver(delivery: PlatformDelivery): Promise<PlatformResult> {
+    return stepsOf(async () => {
+      const { event } = delivery;
+      switch (event.type) {
+        case 'label.created':
+          return this.labelCreated(delivery, event.data);
+        case 'tracking.updated':
+          return this.trackingUpdated(delivery, event.data);
+        case 'label.rejected':
+          return this.labelRejected(delivery, event.data);
+        case 'shipment.completed':
+          return;
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------- label.created
+
+  private async labelCreated(d: PlatformDelivery, label: LabelCreatedData): Promise<void> {
+    const tracking = this.trackingInput(label.courier, label.trackingNumber);
+    if (d.refs.fulfillmentId) return this.ensureTracking(d, d.refs.fulfillmentId, tracking);
+    const order = await this.readOrder(d);
+    const ours = this.findOurs(order.fulfillments, label.trackingNumber, order);
+    if (ours) {
+      d.refs.fulfillmentId = ours.id;
+      return this.ensureTracking(d, ours.id, tracking);
+    }
+    const open = order.fulfillmentOrders.nodes.filter(
+      (fo) => FULFILLABLE.has(fo.status) && fo.lineItems.nodes.some((l) => l.remainingQuantity > 0),
+    );
+    if (open.length === 0) return this.nothingToFulfil(order);
+    // One fulfillment is one location's parcel: Shopify refuses fulfillment orders of two locations in one call.
+    const location = open[0]!.assignedLocation.location?.id ?? null;
+    const fulfillmentOrders = open.filter((fo) => (fo.assignedLocation.location?.id ?? null) === location);
+    const created = await this.call(
+      op.fulfillmentCreate,
+      {
+        fulfillment: {
+          lineItemsByFulfillmentOrder: fulfillmentOrders.map((fo) => ({ fulfillmentOrderId: fo.id })),
+          notifyCustomer: this.connector.notifyCustomer,
+          ...(tracking ? { trackingInfo: tracking } : {}),
+        },
+      },
+      d,
+    );
+    const payload = created.fulfillmentCreate;
+    if (payload?.fulfillment) {
+      d.refs.fulfillmentId = payload.fulfillment.id;
+      return;
+    }
+    // "unfulfillable status= closed" or a quantity error: another attempt's write may have landed meanwhile.
+    const again = await this.readOrder(d);
+    const adopted = this.findOurs(again.fulfillments, label.trackingNumber, again);
+    if (adopted) {
+      d.refs.fulfillmentId = adopted.id;
+      return;
+    }
+    throw rejected('fulfillmentCreate', payload?.userErrors ?? []);
+  }
+
+  /**
+   * Our fulfillment among the order's: the one with our tracking number; without a number, the
+   * only one without tracking once no fulfillment order is left open (our earlier write's answer was lost).
+   */
+  private findOurs(
+    fulfillments: op.FulfillmentSummary[],
+    number: string | null,
+    order: { fulfillmentOrders: { nodes: op.FulfillmentOrder[] } },
+  ) {
+    const live = fulfillments.filter((f) => f.status !== 'CANCELLED');
+    if (number !== null) return live.find((f) => f.trackingInfo.some((t) => t.number === number)) ?? null;
+    const stillOpen = order.fulfillmentOrders.nodes.some((fo) => FULFILLABLE.has(fo.status));
+    const untracked = live.filter((f) => f.trackingInfo.every((t) => !t.number));
+    return !stillOpen && untracked.length === 1 ? untracked[0]! : null;
+  }
+
+  /** Every fulfillment order is closed by someone else, or held: say which, write nothing. */
+  private nothingToFulfil(order: { id: string; fulfillmentOrders: { nodes: op.FulfillmentOrder[] } }): void {
+    const held = order.fulfillmentOrders.nodes.filter((fo) => HELD.has(fo.status));
+    if (held.length > 0)
+      throw new StopDelivery({
+        kind: 'rejected',
+        status: 200,
+        bodyExcerpt: `order ${order.id}: its fulfillment orders are ${held.map((fo) => fo.status).join(', ')}; release them in Shopify, then redeliver`,
+      });
+    // Fulfilled outside this worker (by hand, or another app): nothing of ours to write, later events have no fulfillment to attach to.
+  }
+
+  private async ensureTracking(d: PlatformDelivery, fulfillmentId: string, tracking: TrackingInput | null): Promise<void> {
+    if (!tracking) return;
+    const fulfillment = await this.readFulfillment(d, fulfillmentId);
+    if (fulfillment.trackingInfo.some((t) => t.number === tracking.number)) return;
+    const updated = await this.call(
+      op.fulfillmentTrackingInfoUpdate,
+      { fulfillmentId, trackingInfoInput: tracking, notifyCustomer: this.connector.notifyCustomer },
+      d,
+    );
+    const payload = updated.fulfillmentTrackingInfoUpdate;
+    if (!payload?.fulfillment) throw rejected('fulfillmentTrackingInfoUpdate', payload?.userErrors ?? []);
+  }
+
+  // ---------------------------------------------------------------- tracking.updated
+
+  private async trackingUpdated(d: PlatformDelivery, tracking: TrackingUpdatedData): Promise<void> {
+    const fulfillmentId = d.refs.fulfillmentId ?? (await this.adoptForTracking(d, tracking.trackingNumber));
+    if (!fulfillmentId) return; // no fulfillment of ours on the order (fulfilled elsewhere): nothing to attach to
+    const fulfillment = await this.readFulfillment(d, fulfillmentId);
+    if (tracking.trackingNumber && !fulfillment.trackingInfo.some((t) => t.number === tracking.trackingNumber)) {
+      const courier = fulfillment.trackingInfo[0]?.company ?? null;
+      const input = this.trackingInput(courier ?? '', tracking.trackingNumber, courier);
+      const updated = await this.call(
+        op.fulfillmentTrackingInfoUpdate,
+        { fulfillmentId, trackingInfoInput: input, notifyCustomer: this.connector.notifyCustomer },
+        d,
+      );
+      if (!updated.fulfillmentTrackingInfoUpdate?.fulfillment)
+        throw rejected('fulfillmentTrackingInfoUpdate', updated.fulfillmentTrackingInfoUpdate?.userErrors ?? []);
+    }
+    const status = fulfillmentEventStatus(tracking.tag, tracking.subtag, this.connector.eventStatuses);
+    if (status === null) return;
+    const checkpoint = tracking.lastCheckpoint;
+    const happenedAt = new Date(checkpoint?.checkpointTime ?? d.event.occurredAt).toISOString();
+    if (!isNews(fulfillment.events.nodes, status, happenedAt)) return;
+    const created = await this.call(
+      op.fulfillmentEventCreate,
+      {
+        fulfillmentEvent: {
+          fulfillmentId,
+          status,
+          happenedAt,
+          message: clip(checkpoint?.message ?? tracking.subtagMessage ?? null, 255),
+          city: clip(checkpoint?.city ?? null, 100),
+          country: clip(checkpoint?.countryRegion ?? null, 100),
+          address1: clip(checkpoint?.location ?? null, 255),
+        },
+      },
+      d,
+    );
+    if (!created.fulfillmentEventCreate?.fulfillmentEvent)
+      throw rejected('fulfillmentEventCreate', created.fulfillmentEventCreate?.userErrors ?? []);
+  }
+
+  private async adoptForTracking(d: PlatformDelivery, number: string | null): Promise<string | null> {
+    const order = await this.readOrder(d);
+    const ours = this.findOurs(order.fulfillments, number, order);
+    if (ours) d.refs.fulfillmentId = ours.id;
+    return ours?.id ?? null;
+  }
+
+  // ---------------------------------------------------------------- label.rejected
+
+  private async labelRejected(d: PlatformDelivery, rejection: LabelRejectedData): Promise<void> {
+    const { tag, note } = this.connector.onLabelRejected;
+    if (tag === null && !note) return;
+    const order = await this.readOrder(d);
+    if (tag !== null && !order.tags.includes(tag)) {
+      const added = await this.call(op.tagsAdd, { id: order.id, tags: [tag] }, d);
+      if (added.tagsAdd?.userErrors.length) throw rejected('tagsAdd', added.tagsAdd.userErrors);
+    }
+    if (!note) return;
+    const line = clip(`Shipping label rejected (revision ${rejection.revision}): ${rejection.courierMessage ?? rejection.message}`, 500)!;
+    if ((order.note ?? '').includes(line)) return;
+    const updated = await this.call(op.orderNoteUpdate, { input: { id: order.id, note: order.note ? `${order.note}\n${line}` : line } }, d);
+    if (updated.orderUpdate?.userErrors.length) throw rejected('orderUpdate', updated.orderUpdate.userErrors);
+  }
+
+  // ---------------------------------------------------------------- reads and calls
+
+  private async readOrder(d: PlatformDelivery) {
+    const id = orderGid(d.platformOrderId);
+    const { order } = await this.call(op.readOrder, { id }, d);
+    if (!order)
+      throw new StopDelivery({
+        kind: 'rejected',
+        status: 200,
+        bodyExcerpt: `order ${id} not found on ${this.connector.storeDomain}: check the record's platformOrderId`,
+      });
+    return order;
+  }
+
+  private async readFulfillment(d: PlatformDelivery, id: string) {
+    const { fulfillment } = await this.call(op.readFulfillment, { id }, d);
+    if (!fulfillment)
+      throw new StopDelivery({
+        kind: 'rejected',
+        status: 200,
+        bodyExcerpt: `fulfillment ${id} not found on ${this.connector.storeDomain}`,
+      });
+    return fulfillment;
+  }
+
+  private call<T>(operation: Operation<T>, variables: Record<string, unknown>, d: PlatformDelivery): Promise<T> {
+    return this.client.call(operation, variables, d.signal, d.maxWaitMs);
+  }
+
+  /** Tracking company, number and (for a carrier with a link template) URL; null without a number. */
+  private trackingInput(courier: string, number: string | null, company?: string | null): TrackingInput | null {
+    if (number === null) return null;
+    const carrier = this.connector.carriers[courier];
+    const url = carrier?.trackingUrl?.replace('{number}', encodeURIComponent(number));
+    return { company: company ?? carrier?.company ?? courier, number, ...(url ? { url } : {}) };
+  }
+}
+
+interface TrackingInput {
+  company: string;
+  number: string;
+  url?: string;
+}
+
+/**
+ * Whether an event adds to the fulfillment's timeline: not one already there (same status and
+ * time: an earlier attempt's write), nothing after DELIVERED, nothing older than the newest event.
+ */
+export function isNews(events: op.FulfillmentEvent[], status: FulfillmentEventStatus, happenedAt: string): boolean {
+  const at = Date.parse(happenedAt);
+  const times = events.map((e) => (e.happenedAt ? Date.parse(e.happenedAt) : Number.NaN));
+  if (events.some((e, i) => e.status === status && times[i] === at)) return false;
+  if (status !== 'DELIVERED' && events.some((e) => e.status === 'DELIVERED')) return false;
+  const newest = Math.max(-Infinity, ...times.filter((t) => !Number.isNaN(t)));
+  return at >= newest;
+}
+
+export function orderGid(platformOrderId: string): string {
+  return platformOrderId.startsWith('gid://') ? platformOrderId : `gid://shopify/Order/${platformOrderId}`;
+}
+
+function rejected(mutation: string, userErrors: op.UserErrors): StopDelivery {
+  const text =
+    userErrors.map((e) => `${e.field?.join('.') ?? ''}${e.field?.length ? ': ' : ''}${e.message}`).join('; ') ||
+    'no result and no userErrors';
+  return new StopDelivery({ kind: 'rejected', status: 200, bodyExcerpt: `${mutation}: ${text}`.slice(0, 400) });
+}
+
+function clip(text: string | null, max: number): string | null {
+  if (text === null || text === '') return null;
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

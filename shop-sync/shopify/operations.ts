@@ -1,0 +1,154 @@
+/**
+ * The GraphQL the Shopify connector sends (Admin API 2026-10), each with the zod schema of what
+ * it reads back. Reads come before writes whose answer may have been lost: an order's
+ * fulfillments and open fulfillment orders, a fulfillment's tracking and events.
+ */
+import { z } from 'zod';
+import type { Operation } from './client';
+
+const UserErrors = z.array(z.object({ field: z.array(z.string()).nullable().optional(), message: z.string() })).max(50);
+export type UserErrors = z.infer<typeof UserErrors>;
+
+const TrackingInfo = z.object({ company: z.string().nullable(), number: z.string().nullable(), url: z.string().nullable() });
+
+const FulfillmentSummary = z.object({
+  id: z.string(),
+  status: z.string(),
+  trackingInfo: z.array(TrackingInfo).max(50),
+});
+export type FulfillmentSummary = z.infer<typeof FulfillmentSummary>;
+
+const FulfillmentOrder = z.object({
+  id: z.string(),
+  status: z.string(),
+  assignedLocation: z.object({ location: z.object({ id: z.string() }).nullable() }),
+  lineItems: z.object({ nodes: z.array(z.object({ id: z.string(), remainingQuantity: z.number().int() })).max(250) }),
+});
+export type FulfillmentOrder = z.infer<typeof FulfillmentOrder>;
+
+/** Bounded so one order's read stays far below the 1,000-point cap: 10 FOs × 50 lines, 20 fulfillments. */
+export const readOrder: Operation<{
+  order: null | {
+    id: string;
+    tags: string[];
+    note: string | null;
+    fulfillments: FulfillmentSummary[];
+    fulfillmentOrders: { nodes: FulfillmentOrder[] };
+  };
+}> = {
+  name: 'order',
+  estimatedCost: 30,
+  document: `query ShipmentOrder($id: ID!) {
+  order(id: $id) {
+    id
+    tags
+    note
+    fulfillments(first: 20) { id status trackingInfo(first: 5) { company number url } }
+    fulfillmentOrders(first: 10) {
+      nodes {
+        id
+        status
+        assignedLocation { location { id } }
+        lineItems(first: 50) { nodes { id remainingQuantity } }
+      }
+    }
+  }
+}`,
+  data: z.object({
+    order: z
+      .object({
+        id: z.string(),
+        tags: z.array(z.string()).max(250),
+        note: z.string().nullable(),
+        fulfillments: z.array(FulfillmentSummary).max(250),
+        fulfillmentOrders: z.object({ nodes: z.array(FulfillmentOrder).max(50) }),
+      })
+      .nullable(),
+  }),
+};
+
+const FulfillmentEvent = z.object({ status: z.string(), happenedAt: z.string().nullable() });
+export type FulfillmentEvent = z.infer<typeof FulfillmentEvent>;
+
+export const readFulfillment: Operation<{
+  fulfillment: null | { id: string; status: string; trackingInfo: z.infer<typeof TrackingInfo>[]; events: { nodes: FulfillmentEvent[] } };
+}> = {
+  name: 'fulfillment',
+  estimatedCost: 20,
+  document: `query ShipmentFulfillment($id: ID!) {
+  fulfillment(id: $id) {
+    id
+    status
+    trackingInfo(first: 5) { company number url }
+    events(first: 100, sortKey: HAPPENED_AT) { nodes { status happenedAt } }
+  }
+}`,
+  data: z.object({
+    fulfillment: z
+      .object({
+        id: z.string(),
+        status: z.string(),
+        trackingInfo: z.array(TrackingInfo).max(50),
+        events: z.object({ nodes: z.array(FulfillmentEvent).max(250) }),
+      })
+      .nullable(),
+  }),
+};
+
+export const fulfillmentCreate: Operation<{ fulfillmentCreate: { fulfillment: { id: string } | null; userErrors: UserErrors } | null }> = {
+  name: 'fulfillmentCreate',
+  estimatedCost: 10,
+  document: `mutation ShipmentFulfillmentCreate($fulfillment: FulfillmentInput!) {
+  fulfillmentCreate(fulfillment: $fulfillment) { fulfillment { id } userErrors { field message } }
+}`,
+  data: z.object({
+    fulfillmentCreate: z.object({ fulfillment: z.object({ id: z.string() }).nullable(), userErrors: UserErrors }).nullable(),
+  }),
+};
+
+export const fulfillmentTrackingInfoUpdate: Operation<{
+  fulfillmentTrackingInfoUpdate: { fulfillment: { id: string } | null; userErrors: UserErrors } | null;
+}> = {
+  name: 'fulfillmentTrackingInfoUpdate',
+  estimatedCost: 10,
+  document: `mutation ShipmentTrackingUpdate($fulfillmentId: ID!, $trackingInfoInput: FulfillmentTrackingInput!, $notifyCustomer: Boolean) {
+  fulfillmentTrackingInfoUpdate(fulfillmentId: $fulfillmentId, trackingInfoInput: $trackingInfoInput, notifyCustomer: $notifyCustomer) {
+    fulfillment { id }
+    userErrors { field message }
+  }
+}`,
+  data: z.object({
+    fulfillmentTrackingInfoUpdate: z.object({ fulfillment: z.object({ id: z.string() }).nullable(), userErrors: UserErrors }).nullable(),
+  }),
+};
+
+export const fulfillmentEventCreate: Operation<{
+  fulfillmentEventCreate: { fulfillmentEvent: { id: string } | null; userErrors: UserErrors } | null;
+}> = {
+  name: 'fulfillmentEventCreate',
+  estimatedCost: 10,
+  document: `mutation ShipmentFulfillmentEvent($fulfillmentEvent: FulfillmentEventInput!) {
+  fulfillmentEventCreate(fulfillmentEvent: $fulfillmentEvent) { fulfillmentEvent { id } userErrors { field message } }
+}`,
+  data: z.object({
+    fulfillmentEventCreate: z.object({ fulfillmentEvent: z.object({ id: z.string() }).nullable(), userErrors: UserErrors }).nullable(),
+  }),
+};
+
+export const tagsAdd: Operation<{ tagsAdd: { userErrors: UserErrors } | null }> = {
+  name: 'tagsAdd',
+  estimatedCost: 10,
+  document: `mutation ShipmentOrderTag($id: ID!, $tags: [String!]!) {
+  tagsAdd(id: $id, tags: $tags) { userErrors { field message } }
+}`,
+  data: z.object({ tagsAdd: z.object({ userErrors: UserErrors }).nullable() }),
+};
+
+export const orderNoteUpdate: Operation<{ orderUpdate: { userErrors: UserErrors } | null }> = {
+  name: 'orderUpdate',
+  estimatedCost: 10,
+  document: `mutation ShipmentOrderNote($input: OrderInput!) {
+  orderUpdate(input: $input) { userErrors { field message } }
+}`,
+  data: z.object({ orderUpdate: z.object({ userErrors: UserErrors }).nullable() }),
+};

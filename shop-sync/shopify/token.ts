@@ -1,0 +1,79 @@
+/**
+ * The access token of a Shopify connector: the configured one, or one obtained with the app's
+ * client id and secret (client credentials grant, `POST /admin/oauth/access_token`), kept in
+ * this worker's memory only and fetched again before it expires (they last about 24 h).
+ */
+import { z } from 'zod';
+import { platformRequest } from '../platform/http';
+import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
+import type { ShopifyConnector } from './config';
+
+/** Fetched again this long before the stated expiry, so no call carries a token about to lapse. */
+const REFRESH_MARGIN_MS = 10 * 60_000;
+
+const TokenAnswer = z.object({
+  access_token: z.string().min(1).max(1024),
+  expires_in: z
+    .number()
+    .int()
+    .positive()
+    .max(366 * 86_400)
+    .optional(),
+});
+
+export class ShopifyToken {
+  private current: { token: string; expiresAt: number } | null = null;
+  private pending: Promise<string> | null = null;
+
+  constructor(
+    private readonly connector: ShopifyConnector,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** A token to send; throws StopDelivery when the store refuses the app's credentials. */
+  async get(signal: AbortSignal): Promise<string> {
+    const credentials = this.connector.credentials;
+    if (credentials.kind === 'token') return credentials.accessToken;
+    if (this.current && this.current.expiresAt - REFRESH_MARGIN_MS > this.now()) return this.current.token;
+    this.pending ??= this.fetch(credentials.clientId, credentials.clientSecret, signal).finally(() => (this.pending = null));
+    return this.pending;
+  }
+
+  /** The store answered 401 with this token: the next call asks for a new one. */
+  invalidate(token: string): boolean {
+    if (this.connector.credentials.kind === 'token' || this.current?.token !== token) return false;
+    this.current = null;
+    return true;
+  }
+
+  private async fetch(clientId: string, clientSecret: string, signal: AbortSignal): Promise<string> {
+    const answer = await platformRequest({
+      method: 'POST',
+      url: new URL('/admin/oauth/access_token', this.connector.adminOrigin),
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ client_id: clientId, client_secret: clientSecret, grant_type: 'client_credentials' }),
+      timeoutMs: this.connector.timeoutMs,
+      signal,
+    });
+    if (answer.kind === 'network') throw new StopDelivery({ kind: 'retry', status: null, message: `access token: ${answer.message}` });
+    if (answer.status !== 200) {
+      const failure = failedAnswer(answer.status, answer.headers, answer.text, this.now());
+      if (failure.result.kind === 'rejected')
+        throw new StopDelivery({
+          ...failure.result,
+          bodyExcerpt: `access token refused (check clientId and clientSecret): ${failure.result.bodyExcerpt}`,
+        });
+      throw failure;
+    }
+    let parsed;
+    try {
+      parsed = TokenAnswer.safeParse(JSON.parse(answer.text));
+    } catch {
+      throw unexpectedAnswer('access token', 'not JSON');
+    }
+    if (!parsed.success) throw unexpectedAnswer('access token', parsed.error.issues[0]!.message);
+    const lifetimeMs = (parsed.data.expires_in ?? 86_399) * 1000;
+    this.current = { token: parsed.data.access_token, expiresAt: this.now() + lifetimeMs };
+    return parsed.data.access_token;
+  }
+}
