@@ -116,6 +116,21 @@ describe('record validation', () => {
     expect(validateRecord(valid('s', '1'))).toEqual({ ok: true, value: valid('s', '1') });
   });
 
+  it('a shop with a platform connector needs platformOrderId; the id must be digits or a Shopify order gid', () => {
+    const platformOf = (shop: string) => (shop === 'shopify-shop' ? 'shopify' : null);
+    const missing = validateRecord(valid('shopify-shop', '1'), platformOf);
+    expect(missing.ok ? [] : missing.problems).toEqual([
+      {
+        field: 'platformOrderId',
+        message: "is required: shop shopify-shop writes to shopify (its connector), which needs the order's id there",
+      },
+    ]);
+    expect(validateRecord({ ...valid('shopify-shop', '1'), platformOrderId: 'gid://shopify/Order/5501' }, platformOf).ok).toBe(true);
+    expect(validateRecord(valid('webhook-shop', '1'), platformOf).ok).toBe(true);
+    const bad = validateRecord({ ...valid('shopify-shop', '1'), platformOrderId: '#1001' }, platformOf);
+    expect(bad.ok ? [] : bad.problems.map((p) => p.field)).toEqual(['platformOrderId']);
+  });
+
   it('names the field of each problem with a dotted path', () => {
     const bad = valid('s', '1') as Record<string, any>;
     delete bad.labelRequest.service.productCode;
@@ -271,6 +286,32 @@ describe('import command (in-process, no Temporal)', () => {
     expect(err.exitCode).toBe(EXIT.usage);
     expect(err.message).toMatch(/SHIPPING_API_BASE_URL: is required/);
     expect(err.message).toMatch(/--skip-preflight/);
+  });
+
+  it('with SHOP_CONNECTORS naming a platform shop, its records without platformOrderId are rejected with the field', async () => {
+    const file = path.join(tmp, 'platform.ndjson');
+    const record = valid('berlin-coffee', 'P-1') as Record<string, unknown>;
+    writeFileSync(file, `${JSON.stringify(record)}\n${JSON.stringify({ ...record, orderId: 'P-2', platformOrderId: '1002' })}\n`);
+    const env = {
+      SHOP_CONNECTORS: JSON.stringify({
+        'berlin-coffee': {
+          type: 'woocommerce',
+          url: 'https://coffee.example',
+          consumerKeyFile: '/not/read',
+          consumerSecretFile: '/not/read',
+        },
+      }),
+    };
+    const { io, stdout } = captureIo({ env });
+    expect(await importCommand(['--dry-run', '--skip-preflight', '--json', file], io)).toBe(EXIT.rejected);
+    const summary = JSON.parse(stdout());
+    expect(summary.counts).toMatchObject({ records: 2, accepted: 1, rejected: 1 });
+    expect(summary.rejections[0].reasons).toEqual([
+      {
+        field: 'platformOrderId',
+        message: "is required: shop berlin-coffee writes to woocommerce (its connector), which needs the order's id there",
+      },
+    ]);
   });
 
   it('examples/orders.ndjson dry run: every broken record reported with line and field, and written to --rejects', async () => {

@@ -50,6 +50,8 @@ const order = (kind: Kind, ...path: Array<string | number>): Column => ({ level:
 export const CSV_COLUMNS: Readonly<Record<string, Column>> = Object.assign(Object.create(null) as Record<string, Column>, {
   shop: order('string', 'shop'),
   order_id: order('string', 'orderId'),
+  /** The order's id on Shopify or WooCommerce, for a shop with a platform connector. */
+  platform_order_id: order('string', 'platformOrderId'),
   courier: order('string', LR, 'courier'),
   product_code: order('string', LR, 'service', 'productCode'),
   ...party('ship_to', 'shipTo'),

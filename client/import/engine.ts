@@ -9,7 +9,7 @@ import type { FieldProblem } from '../../shipping-api/contract';
 import type { ShipmentInput } from '../../workflows/definitions';
 import { shipmentWorkflowId } from '../../workflows/definitions';
 import type { StartResult } from '../start-shipment';
-import { identityOf, validateRecord } from './record';
+import { identityOf, validateRecord, type PlatformOf } from './record';
 import type { SourceRecord } from './source';
 import type { Preflight } from './preflight';
 import type { ProgressCounts } from './progress';
@@ -53,6 +53,8 @@ export interface ImportEngineOptions {
   /** Absent with --dry-run: records are validated and preflighted only. */
   start?: (input: ShipmentInput) => Promise<StartResult>;
   concurrency: number;
+  /** Which platform a shop's connector writes to: its records need a platformOrderId. */
+  platformOf?: PlatformOf;
   /** Resolves when the next start may go ahead (backpressure); absent = always. */
   admit?: () => Promise<void>;
   /** Awaited: a slow rejects file holds the reading (backpressure) instead of filling memory. */
@@ -122,7 +124,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
     const reasons = [...record.problems];
     let input: ShipmentInput | undefined;
     if (record.value !== undefined) {
-      const validated = validateRecord(record.value);
+      const validated = validateRecord(record.value, options.platformOf);
       if (validated.ok) input = validated.value;
       else reasons.push(...validated.problems);
     }

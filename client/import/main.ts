@@ -35,6 +35,8 @@ import { Progress } from './progress';
 import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../start-shipment';
 import { RECORD_LIMITS } from './limits';
 import { decodeUtf8 } from './utf8';
+import { loadShopConnectors } from '../../shop-sync/connectors';
+import { ConfigError } from '../../config/settings';
 
 export const DEFAULT_CONCURRENCY = 16;
 /** Workflow tasks waiting for a worker above which the import holds new starts. */
@@ -121,6 +123,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const began = Date.now();
 
   // Everything that can fail for the whole run fails here, before any record is read.
+  const platformOf = platformShops(io.env);
   const source = await openInput(input, io);
   const rejects = values.rejects === undefined ? undefined : await openRejects(values.rejects);
   let catalog: ShippingApiClient | undefined;
@@ -176,6 +179,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       start: session ? (order) => startShipment(session.client, session.settings.taskQueue, order) : undefined,
       admit: gate ? () => gate.admit() : undefined,
       concurrency,
+      platformOf,
       onRejected: (rejection, record) => {
         reportProblem(`rejected ${where(rejection)}${who(rejection)}: ${printable(reasonsText(rejection.reasons))}`);
         return rejects?.write(
@@ -382,3 +386,20 @@ function summaryText(s: ImportSummary, rejectsPath: string | undefined): string 
 }
 
 if (require.main === module) runMain(importCommand);
+
+/**
+ * The worker's shop connectors, when this environment has them (SHOP_CONNECTORS or its file):
+ * records of a platform shop then need a platformOrderId. Credentials are not read.
+ */
+function platformShops(env: Record<string, string | undefined>): (shop: string) => string | null {
+  try {
+    const connectors = loadShopConnectors(env, { readSecretFiles: false });
+    return (shop) => {
+      const type = connectors.connectorFor(shop)?.type;
+      return type === 'shopify' || type === 'woocommerce' ? type : null;
+    };
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(`${err.message}\nnothing was started.`, EXIT.usage);
+    throw err;
+  }
+}

@@ -22,8 +22,26 @@ export const IDEMPOTENCY_KEY_MESSAGE = 'must not be supplied: the system derives
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
 
-/** Validates one record; all problems at once, each with its dotted path. */
-export function validateRecord(value: unknown): Validated<ImportRecord> {
+/** Which platform a shop's connector writes to (shopify, woocommerce), or null for a webhook or none. */
+export type PlatformOf = (shop: string) => string | null;
+
+/**
+ * Validates one record; all problems at once, each with its dotted path. A shop whose connector
+ * is a platform needs the order's id on that platform (`platformOrderId`).
+ */
+export function validateRecord(value: unknown, platformOf: PlatformOf = () => null): Validated<ImportRecord> {
+  const result = validateShape(value);
+  if (!isObject(value) || typeof value.shop !== 'string' || value.platformOrderId !== undefined) return result;
+  const platform = platformOf(value.shop);
+  if (platform === null) return result;
+  const problem = {
+    field: 'platformOrderId',
+    message: `is required: shop ${value.shop} writes to ${platform} (its connector), which needs the order's id there`,
+  };
+  return { ok: false, problems: [...(result.ok ? [] : result.problems), problem] };
+}
+
+function validateShape(value: unknown): Validated<ImportRecord> {
   if (!isObject(value)) return { ok: false, problems: [{ field: '(root)', message: `expected an object, got ${describe(value)}` }] };
   const labelRequest = value.labelRequest;
   if (isObject(labelRequest) && 'idempotencyKey' in labelRequest) {
