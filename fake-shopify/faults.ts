@@ -1,0 +1,131 @@
+/**
+ * Injected faults: the patch schema (shared by setFaults, POST /_fake/faults and the CLI), a
+ * seeded PRNG so rates replay, and the decisions in the order a request meets them: before
+ * running (fail-next queue, 500, 503) and after (slow, hang, commit-then-drop, latency).
+ */
+import { z } from 'zod';
+import { DEFAULTS, LIMITS } from './defaults';
+import { parseOrThrow } from './invalid';
+import { ROOT_FIELD_NAMES } from './schema';
+
+export const FAIL_KINDS = ['commit-then-drop', 'drop-before-commit', '500', '503', 'throttled', 'slow'] as const;
+export type FailKind = (typeof FAIL_KINDS)[number];
+
+const Rate = z.number().min(0).max(1);
+const Millis = z.number().int().min(0).max(600_000);
+
+const FailNextEntry = z.strictObject({
+  /** Root field the entry waits for (e.g. fulfillmentCreate); absent = the next runnable request. */
+  operation: z.enum(ROOT_FIELD_NAMES as [string, ...string[]]).optional(),
+  kind: z.enum(FAIL_KINDS),
+  /** 'slow' only: how long the answer waits (default 30 s). */
+  delayMs: Millis.optional(),
+});
+export type FailNextEntry = z.infer<typeof FailNextEntry>;
+
+export const ShopifyFaultsPatchSchema = z
+  .strictObject({
+    serverErrorRate: Rate,
+    unavailableRate: Rate,
+    latencyMs: Millis,
+    hangRate: Rate,
+    commitThenDropRate: Rate,
+    down: z.boolean(),
+    /** Replaces the queue. */
+    failNext: z.array(FailNextEntry).max(1000),
+    /** Restarts the PRNG behind the rates. */
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 32 - 1),
+  })
+  .partial();
+export type ShopifyFaultsPatch = z.input<typeof ShopifyFaultsPatchSchema>;
+
+export interface ShopifyFaults {
+  serverErrorRate: number;
+  unavailableRate: number;
+  latencyMs: number;
+  hangRate: number;
+  commitThenDropRate: number;
+  down: boolean;
+  failNext: FailNextEntry[];
+}
+
+/** Before running: go on, or answer/drop instead. */
+export type Before = { kind: 'run' } | { kind: '500' | '503' | 'throttled' | 'drop' };
+/** After running: answer (after a delay), never answer, or cut the connection. */
+export type After = { kind: 'answer'; delayMs: number } | { kind: 'hang' } | { kind: 'drop' };
+
+/** mulberry32: a tiny seeded PRNG, enough to make fault rates reproducible. Returns [0, 1). */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export class FaultInjector {
+  private faults: ShopifyFaults = {
+    serverErrorRate: 0,
+    unavailableRate: 0,
+    latencyMs: 0,
+    hangRate: 0,
+    commitThenDropRate: 0,
+    down: false,
+    failNext: [],
+  };
+  private random: () => number;
+
+  constructor(seed: number = DEFAULTS.seed) {
+    this.random = mulberry32(seed);
+  }
+
+  current(): ShopifyFaults {
+    return { ...this.faults, failNext: this.faults.failNext.map((e) => ({ ...e })) };
+  }
+
+  /** Validates and applies a partial patch; throws InvalidInputError naming the field. */
+  set(patch: unknown): ShopifyFaults {
+    const { seed, ...rest } = parseOrThrow(ShopifyFaultsPatchSchema, 'faults', patch);
+    if (seed !== undefined) this.random = mulberry32(seed);
+    this.faults = { ...this.faults, ...rest };
+    return this.current();
+  }
+
+  isDown(): boolean {
+    return this.faults.down;
+  }
+
+  /** Takes the first queued entry for one of these root fields (or for any). */
+  takeQueued(rootFields: string[]): FailNextEntry | null {
+    const i = this.faults.failNext.findIndex((e) => e.operation === undefined || rootFields.includes(e.operation));
+    return i < 0 ? null : this.faults.failNext.splice(i, 1)[0]!;
+  }
+
+  private draw(rate: number): boolean {
+    return rate > 0 && this.random() < rate;
+  }
+
+  before(queued: FailNextEntry | null): Before {
+    if (queued?.kind === 'drop-before-commit') return { kind: 'drop' };
+    if (queued?.kind === '500' || queued?.kind === '503' || queued?.kind === 'throttled') return { kind: queued.kind };
+    if (this.draw(this.faults.serverErrorRate)) return { kind: '500' };
+    if (this.draw(this.faults.unavailableRate)) return { kind: '503' };
+    return { kind: 'run' };
+  }
+
+  /** A hang also applies a mutation first: the client cannot tell it from a slow success. */
+  after(queued: FailNextEntry | null, isMutation: boolean): After {
+    if (queued?.kind === 'commit-then-drop') return { kind: 'drop' };
+    if (queued?.kind === 'slow') return { kind: 'answer', delayMs: queued.delayMs ?? LIMITS.slowMs };
+    if (this.draw(this.faults.hangRate)) return { kind: 'hang' };
+    if (isMutation && this.draw(this.faults.commitThenDropRate)) return { kind: 'drop' };
+    return { kind: 'answer', delayMs: this.faults.latencyMs };
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * A seed order, as tests and the admin route give it: zod-validated, so a typo in a test's
+ * seed fails loudly instead of producing an order the test did not mean.
+ */
+import { z } from 'zod';
+import { LOCATION_IDS } from './defaults';
+import { isoSeconds } from './model';
+
+const Text = (max: number) => z.string().min(1).max(max);
+
+const IsoDate = z
+  .string()
+  .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time')
+  .transform((s) => isoSeconds(Date.parse(s)));
+
+const SeedLine = z.strictObject({
+  sku: Text(255),
+  title: Text(255).optional(),
+  quantity: z.number().int().min(1).max(10_000),
+  grams: z.number().min(0).max(1_000_000).optional(),
+  price: z
+    .string()
+    .regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal amount such as "12.50"')
+    .optional(),
+});
+
+const SeedAddress = z
+  .strictObject({
+    name: Text(255).nullable(),
+    firstName: Text(255).nullable(),
+    lastName: Text(255).nullable(),
+    company: Text(255).nullable(),
+    address1: Text(255).nullable(),
+    address2: Text(255).nullable(),
+    city: Text(255).nullable(),
+    provinceCode: Text(10).nullable(),
+    zip: Text(20).nullable(),
+    countryCodeV2: z
+      .string()
+      .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code')
+      .nullable(),
+    phone: Text(40).nullable(),
+  })
+  .partial();
+
+export const SeedOrderSchema = z.strictObject({
+  name: Text(100).optional(),
+  email: z.string().max(254).nullable().optional(),
+  lineItems: z.array(SeedLine).min(1).max(250),
+  locationId: z.enum(LOCATION_IDS).optional(),
+  splitLocations: z.boolean().optional(),
+  fulfillmentOrderStatus: z.enum(['OPEN', 'ON_HOLD', 'SCHEDULED', 'CANCELLED']).optional(),
+  createdAt: IsoDate.optional(),
+  updatedAt: IsoDate.optional(),
+  shippingAddress: SeedAddress.optional(),
+  tags: z.array(Text(255)).max(250).optional(),
+  note: z.string().max(5000).nullable().optional(),
+});
+
+/** What createOrder and POST /_fake/orders take. */
+export type SeedOrder = z.input<typeof SeedOrderSchema>;
+export type ParsedSeed = z.output<typeof SeedOrderSchema>;

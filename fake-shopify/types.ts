@@ -1,0 +1,92 @@
+/** The programmatic face of the fake Shopify store: options, the running fake, an order's view. */
+import type { BucketSettings, ThrottleStatus } from './bucket';
+import type { ShopifyFaults, ShopifyFaultsPatch } from './faults';
+import type { SeedOrder } from './seed';
+import type { FakeShopifyStats } from './stats';
+
+export interface FakeShopifyOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (any free port). */
+  port?: number;
+  /** The static X-Shopify-Access-Token accepted; default 'shpat_fake_dev_token'. */
+  accessToken?: string;
+  /** The client-credentials app; default 'fake-client-id' / 'fake-client-secret'. */
+  clientId?: string;
+  clientSecret?: string;
+  /** Lifetime of client-credentials tokens; default 86399. */
+  tokenLifetimeSeconds?: number;
+  /** Default the Standard plan: 2000 points, 100 a second. */
+  bucket?: BucketSettings;
+  /** How THROTTLED is answered; default 'graphql-200' (Shopify's way), 'http-429' as forums claim. */
+  throttleAs?: 'graphql-200' | 'http-429';
+  /** Orders older than this many days are invisible (no read_all_orders scope); default 60, null = all. */
+  orderVisibilityDays?: number | null;
+  /** Clock for timestamps, the bucket and token expiry; default Date.now. */
+  now?: () => number;
+  /** Shown on the page and in Query.shop; default 'Fake Shopify store'. */
+  shopName?: string;
+  /** Seed of the PRNG behind the fault rates; default 1. */
+  seed?: number;
+}
+
+export interface FakeOrderView {
+  id: string;
+  legacyResourceId: string;
+  name: string;
+  email: string | null;
+  tags: string[];
+  note: string | null;
+  updatedAt: string;
+  createdAt: string;
+  displayFulfillmentStatus: string;
+  /** Whether the app can see it (inside the visibility window). */
+  visible: boolean;
+  fulfillmentOrders: Array<{
+    id: string;
+    status: string;
+    locationId: string;
+    updatedAt: string;
+    lineItems: Array<{ id: string; sku: string; totalQuantity: number; remainingQuantity: number }>;
+  }>;
+  fulfillments: Array<{
+    id: string;
+    name: string;
+    status: string;
+    createdAt: string;
+    updatedAt: string;
+    displayStatus: string | null;
+    deliveredAt: string | null;
+    notifyCustomer: boolean;
+    trackingInfo: Array<{ company: string | null; number: string | null; url: string | null }>;
+    events: Array<{
+      id: string;
+      status: string;
+      happenedAt: string;
+      message: string | null;
+      city: string | null;
+      province: string | null;
+      country: string | null;
+      zip: string | null;
+      address1: string | null;
+    }>;
+  }>;
+}
+
+export interface FakeShopify {
+  /** http://127.0.0.1:PORT; GraphQL at `${baseUrl}/admin/api/${version}/graphql.json`. */
+  baseUrl: string;
+  port: number;
+  /** Adds an order (zod-validated; throws InvalidInputError naming the field). */
+  createOrder(seed: SeedOrder): FakeOrderView;
+  /** By global id or legacy numeric id, visible or not. */
+  order(id: string): FakeOrderView | null;
+  orders(): FakeOrderView[];
+  /** zod-validated partial patch; throws InvalidInputError naming the field. Returns the faults now. */
+  setFaults(patch: ShopifyFaultsPatch): ShopifyFaults;
+  setBucket(bucket: BucketSettings): void;
+  throttleStatus(): ThrottleStatus;
+  stats(): FakeShopifyStats;
+  resetStats(): void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,89 @@
+/**
+ * The faults met by one API request, in the order a real request meets them: the host in
+ * front of WordPress (down, the fail-next queue, 429/503/504 pages, WordPress's fatal 500)
+ * before the route runs, then what happens to the answer after it ran (cut off, never sent,
+ * late). Every rate draws from one seeded PRNG in this fixed order, so a seed replays a run.
+ */
+import { mulberry32 } from '../fake-shipping-api/faults';
+import { DEFAULTS } from './defaults';
+import { DEFAULT_FAULTS, patchFaults, type FailNextEntry, type WooFaults } from './faults';
+import { criticalError, hostPage, type Reply } from './replies';
+import type { RouteKey } from './router';
+
+/** The stats counter an injected answer counts under. */
+export type FaultCounter = 'rateLimited' | 'unavailable' | 'gatewayTimeouts' | 'serverErrors' | 'slow';
+
+export type BeforeFate = { kind: 'go'; entry?: FailNextEntry } | { kind: 'reply'; reply: Reply; counter: FaultCounter } | { kind: 'drop' };
+
+export type AfterFate = { kind: 'answer'; delayMs: number; replace?: Reply; counter?: FaultCounter } | { kind: 'drop' } | { kind: 'hang' };
+
+export class WooFaultInjector {
+  private faults: WooFaults = patchFaults(DEFAULT_FAULTS, {});
+  private readonly random: () => number;
+
+  constructor(seed: number) {
+    this.random = mulberry32(seed);
+  }
+
+  current(): WooFaults {
+    return patchFaults(this.faults, {});
+  }
+
+  set(patch: unknown): WooFaults {
+    this.faults = patchFaults(this.faults, patch);
+    return this.current();
+  }
+
+  isDown(): boolean {
+    return this.faults.down;
+  }
+
+  private draw(rate: number): boolean {
+    return rate > 0 && this.random() < rate;
+  }
+
+  private tooManyRequests(seconds: number | null): Reply {
+    return hostPage(429, seconds === null ? undefined : { 'retry-after': String(seconds) });
+  }
+
+  /** Before the route runs; `route` is null for a path no route matches. */
+  before(route: RouteKey | null): BeforeFate {
+    const f = this.faults;
+    const at = f.failNext.findIndex((e) => e.route === undefined || e.route === route);
+    if (at >= 0) {
+      const entry = f.failNext.splice(at, 1)[0]!;
+      switch (entry.kind) {
+        case '429':
+          return { kind: 'reply', reply: this.tooManyRequests(entry.retryAfterSeconds ?? f.retryAfterSeconds), counter: 'rateLimited' };
+        case '503':
+          return { kind: 'reply', reply: hostPage(503), counter: 'unavailable' };
+        case '504':
+          return { kind: 'reply', reply: hostPage(504), counter: 'gatewayTimeouts' };
+        case '500':
+          return { kind: 'reply', reply: criticalError(), counter: 'serverErrors' };
+        case 'drop-before-commit':
+          return { kind: 'drop' };
+        default:
+          return { kind: 'go', entry };
+      }
+    }
+    if (this.draw(f.rateLimitedRate)) return { kind: 'reply', reply: this.tooManyRequests(f.retryAfterSeconds), counter: 'rateLimited' };
+    if (this.draw(f.unavailableRate)) return { kind: 'reply', reply: hostPage(503), counter: 'unavailable' };
+    if (this.draw(f.gatewayTimeoutRate)) return { kind: 'reply', reply: hostPage(504), counter: 'gatewayTimeouts' };
+    if (this.draw(f.serverErrorRate)) return { kind: 'reply', reply: criticalError(), counter: 'serverErrors' };
+    return { kind: 'go' };
+  }
+
+  /** After the route ran (its write applied); `entry` is a fail-next entry taken by before(). */
+  after(isWrite: boolean, entry: FailNextEntry | undefined): AfterFate {
+    const f = this.faults;
+    if (entry?.kind === 'commit-then-drop') return { kind: 'drop' };
+    // The gateway gave up while PHP went on and saved: the write is there, the client saw a 504.
+    if (entry?.kind === '504-after-commit')
+      return { kind: 'answer', delayMs: f.latencyMs, replace: hostPage(504), counter: 'gatewayTimeouts' };
+    if (entry?.kind === 'slow') return { kind: 'answer', delayMs: entry.delayMs ?? DEFAULTS.slowMs, counter: 'slow' };
+    if (isWrite && this.draw(f.commitThenDropRate)) return { kind: 'drop' };
+    if (this.draw(f.hangRate)) return { kind: 'hang' };
+    return { kind: 'answer', delayMs: f.latencyMs };
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Order changes with WooCommerce's side effects: a status change records its history, writes
+ * the "Order status changed from … to …." note and sends the customer email that transition
+ * triggers (the completed email shows the tracking items of that moment, when the Shipment
+ * Tracking extension is installed to render them); a customer note emails the customer.
+ * A note is a comment, not an order field: adding one leaves date_modified alone.
+ */
+import { STATUS_LABELS, type WooStatus } from './defaults';
+import type { StoredNote, StoredOrder, WooStore } from './store';
+import { trackingView } from './tracking';
+import type { FakeWooEmailTemplate } from './types';
+
+export interface ActionContext {
+  store: WooStore;
+  /** Display name of the API key's user (author of manual notes). */
+  apiUserName: string;
+  shipmentTracking: boolean;
+}
+
+/** The customer email each transition sends (WC_Email_* triggers), by `from>to`, `*` any from. */
+function customerEmailFor(from: WooStatus, to: WooStatus): FakeWooEmailTemplate | null {
+  if (to === 'completed') return 'customer_completed_order';
+  if (to === 'refunded') return 'customer_refunded_order';
+  if (to === 'on-hold' && ['pending', 'failed', 'cancelled'].includes(from)) return 'customer_on_hold_order';
+  if (to === 'processing' && ['pending', 'failed', 'cancelled', 'on-hold'].includes(from)) return 'customer_processing_order';
+  return null;
+}
+
+export function addNote(ctx: ActionContext, order: StoredOrder, text: string, customerNote: boolean, byUser: boolean): StoredNote {
+  const note: StoredNote = {
+    id: ctx.store.noteId(),
+    note: text,
+    customerNote,
+    author: byUser ? ctx.apiUserName : 'system',
+    at: ctx.store.nowSec(),
+  };
+  order.notes.push(note);
+  if (customerNote) order.emails.push({ template: 'customer_note', at: note.at, to: order.billing.email ?? '', note: text });
+  return note;
+}
+
+/** Sets the status; false when it already had it (then nothing happens, as in WooCommerce). */
+export function setStatus(ctx: ActionContext, order: StoredOrder, to: WooStatus): boolean {
+  const from = order.status;
+  if (from === to) return false;
+  const at = ctx.store.nowSec();
+  order.status = to;
+  order.statusHistory.push({ from, to, at });
+  if (to === 'completed') order.completedAt = at;
+  if ((to === 'processing' || to === 'completed') && order.paidAt === null) order.paidAt = at;
+  // REST updates are manual (set_status(…, true)), so the note carries the API user's name.
+  addNote(ctx, order, `Order status changed from ${STATUS_LABELS[from]} to ${STATUS_LABELS[to]}.`, false, true);
+  const template = customerEmailFor(from, to);
+  if (template !== null) {
+    const email = { template, at, to: order.billing.email ?? '' };
+    const withTracking = template === 'customer_completed_order';
+    order.emails.push(
+      withTracking ? { ...email, trackingItems: ctx.shipmentTracking ? order.tracking.map((t) => trackingView(order, t)) : [] } : email,
+    );
+  }
+  ctx.store.touch(order);
+  return true;
+}

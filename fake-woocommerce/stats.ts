@@ -1,0 +1,49 @@
+/** What the fake has seen: requests per route and status, injected faults, applied writes. */
+import type { FakeWooStats } from './types';
+
+const emptyStats = (): FakeWooStats => ({
+  requests: 0,
+  byRoute: {},
+  byStatus: {},
+  rateLimited: 0,
+  unavailable: 0,
+  gatewayTimeouts: 0,
+  serverErrors: 0,
+  dropped: 0,
+  droppedAfterCommit: 0,
+  hung: 0,
+  slow: 0,
+  writesApplied: {},
+});
+
+type Counter = Exclude<keyof FakeWooStats, 'byRoute' | 'byStatus' | 'writesApplied' | 'requests'>;
+
+export class WooTraffic {
+  private stats = emptyStats();
+
+  request(route: string): void {
+    this.stats.requests += 1;
+    this.stats.byRoute[route] = (this.stats.byRoute[route] ?? 0) + 1;
+  }
+
+  status(status: number): void {
+    this.stats.byStatus[String(status)] = (this.stats.byStatus[String(status)] ?? 0) + 1;
+  }
+
+  bump(counter: Counter): void {
+    this.stats[counter] += 1;
+  }
+
+  writeApplied(route: string): void {
+    this.stats.writesApplied[route] = (this.stats.writesApplied[route] ?? 0) + 1;
+  }
+
+  /** A deep copy, so a caller's later reads do not change under it. */
+  snapshot(): FakeWooStats {
+    return JSON.parse(JSON.stringify(this.stats)) as FakeWooStats;
+  }
+
+  reset(): void {
+    this.stats = emptyStats();
+  }
+}
