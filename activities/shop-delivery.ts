@@ -26,6 +26,8 @@ export interface DeliverShopEventsInput extends OrderIdentity {
   resumeGone?: boolean;
   /** The order's id on the shop platform (platform connectors need it). */
   platformOrderId?: string;
+  /** The shipment's courier code, for a tracking number that reaches the platform after the label. */
+  courier?: string;
   /** Platform ids the workflow remembers from earlier deliveries. */
   platform?: PlatformRefs;
 }
@@ -109,6 +111,7 @@ export function createShopDeliveryActivities(connectors: ShopConnectors) {
             : platforms.for(connector).deliver({
                 event,
                 platformOrderId: platformOrderId!,
+                courier: input.courier ?? null,
                 refs: platform,
                 signal,
                 maxWaitMs: ctx.info.isLocal ? FIRST_ATTEMPT_MAX_WAIT_MS : MAX_WAIT_MS,

@@ -14,6 +14,8 @@ export interface PlatformDelivery {
   event: ShipmentEvent;
   /** The order's id on the platform, from the import record. */
   platformOrderId: string;
+  /** The shipment's courier code (null from a workflow that did not send it). */
+  courier: string | null;
   /** Ids remembered in the workflow; the connector adds what it creates or adopts. */
   refs: PlatformRefs;
   signal: AbortSignal;

@@ -1,7 +1,7 @@
 /**
  * GraphQL calls to one Shopify store through the official `@shopify/admin-api-client` (its own
- * retries off: ours rule). Its fetch is ours: the call goes to the connector's origin, carries a
- * current token, and is bounded in time and size. Each call reserves its cost in the store's
+ * retries off: ours rule). Its fetch is ours: the call goes to the connector's origin and is
+ * bounded in time and size. Each call reserves its cost in the store's
  * bucket first; a THROTTLED answer (an HTTP 200 with that code, or a 429) waits what the bucket
  * says and is sent again; every other failure ends the event's delivery as the shared rules say.
  */
@@ -40,7 +40,8 @@ const MAX_THROTTLED_IN_ATTEMPT = 3;
 export class ShopifyClient {
   readonly bucket: CostBucket;
   private readonly token: ShopifyToken;
-  private readonly client: AdminApiClient;
+  /** The admin client of the current token: its headers win over a call's, so one client per token. */
+  private current: { token: string; client: AdminApiClient } | null = null;
   /** The store's requested cost of each operation, learned from its answers. */
   private readonly costs = new Map<string, number>();
 
@@ -50,14 +51,21 @@ export class ShopifyClient {
   ) {
     this.bucket = new CostBucket(now);
     this.token = new ShopifyToken(connector, now);
-    this.client = createAdminApiClient({
-      storeDomain: connector.storeDomain,
-      apiVersion: connector.apiVersion,
-      accessToken: 'set-per-call', // the real one is added by customFetchApi, from ShopifyToken
-      retries: 0,
-      customFetchApi: (url, init) => this.fetch(String(url), init ?? {}),
-      logger: () => undefined, // its only log is a version warning; the version is pinned on purpose
-    });
+  }
+
+  private clientFor(token: string): AdminApiClient {
+    if (this.current?.token !== token) {
+      const client = createAdminApiClient({
+        storeDomain: this.connector.storeDomain,
+        apiVersion: this.connector.apiVersion,
+        accessToken: token,
+        retries: 0, // ours are the retry rules
+        customFetchApi: (url, init) => this.fetch(String(url), init ?? {}),
+        logger: () => undefined, // its only log is a version warning; the version is pinned on purpose
+      });
+      this.current = { token, client };
+    }
+    return this.current.client;
   }
 
   async call<T>(operation: Operation<T>, variables: Record<string, unknown>, signal: AbortSignal, maxWaitMs: number): Promise<T> {
@@ -70,8 +78,7 @@ export class ShopifyClient {
         reservation.release();
         throw e;
       });
-      const headers = { 'X-Shopify-Access-Token': token };
-      const answer = await this.client.request(operation.document, { variables, signal, headers }).finally(reservation.release);
+      const answer = await this.clientFor(token).request(operation.document, { variables, signal }).finally(reservation.release);
       if (signal.aborted) throw signal.reason;
       const extensions = Extensions.safeParse(answer.extensions ?? {});
       const cost = extensions.success ? extensions.data.cost : undefined;

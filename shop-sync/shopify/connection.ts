@@ -54,9 +54,7 @@ export class ShopifyConnection implements PlatformConnection {
       d.refs.fulfillmentId = ours.id;
       return this.ensureTracking(d, ours.id, tracking);
     }
-    const open = order.fulfillmentOrders.nodes.filter(
-      (fo) => FULFILLABLE.has(fo.status) && fo.lineItems.nodes.some((l) => l.remainingQuantity > 0),
-    );
+    const open = order.fulfillmentOrders.nodes.filter((fo) => FULFILLABLE.has(fo.status));
     if (open.length === 0) return this.nothingToFulfil(order);
     // One fulfillment is one location's parcel: Shopify refuses fulfillment orders of two locations in one call.
     const location = open[0]!.assignedLocation.location?.id ?? null;
@@ -135,8 +133,8 @@ export class ShopifyConnection implements PlatformConnection {
     if (!fulfillmentId) return; // no fulfillment of ours on the order (fulfilled elsewhere): nothing to attach to
     const fulfillment = await this.readFulfillment(d, fulfillmentId);
     if (tracking.trackingNumber && !fulfillment.trackingInfo.some((t) => t.number === tracking.trackingNumber)) {
-      const courier = fulfillment.trackingInfo[0]?.company ?? null;
-      const input = this.trackingInput(courier ?? '', tracking.trackingNumber, courier);
+      const company = fulfillment.trackingInfo[0]?.company ?? null;
+      const input = this.trackingInput(d.courier ?? '', tracking.trackingNumber, company);
       const updated = await this.call(
         op.fulfillmentTrackingInfoUpdate,
         { fulfillmentId, trackingInfoInput: input, notifyCustomer: this.connector.notifyCustomer },
@@ -148,8 +146,10 @@ export class ShopifyConnection implements PlatformConnection {
     const status = fulfillmentEventStatus(tracking.tag, tracking.subtag, this.connector.eventStatuses);
     if (status === null) return;
     const checkpoint = tracking.lastCheckpoint;
-    const happenedAt = new Date(checkpoint?.checkpointTime ?? d.event.occurredAt).toISOString();
-    if (!isNews(fulfillment.events.nodes, status, happenedAt)) return;
+    // Without a checkpoint the time is the event's, which a redelivery after a lost worker may restate: match on the status alone then.
+    const checkpointTime = checkpoint?.checkpointTime ? wholeSeconds(checkpoint.checkpointTime) : null;
+    const happenedAt = checkpointTime ?? wholeSeconds(d.event.occurredAt);
+    if (!isNews(fulfillment.events.nodes, status, checkpointTime)) return;
     const created = await this.call(
       op.fulfillmentEventCreate,
       {
@@ -239,15 +239,22 @@ interface TrackingInput {
 
 /**
  * Whether an event adds to the fulfillment's timeline: not one already there (same status and
- * time: an earlier attempt's write), nothing after DELIVERED, nothing older than the newest event.
+ * checkpoint time, or same status when there is no checkpoint time: an earlier attempt's write),
+ * nothing after DELIVERED, nothing older than the newest event (a late one).
  */
-export function isNews(events: op.FulfillmentEvent[], status: FulfillmentEventStatus, happenedAt: string): boolean {
-  const at = Date.parse(happenedAt);
-  const times = events.map((e) => (e.happenedAt ? Date.parse(e.happenedAt) : Number.NaN));
-  if (events.some((e, i) => e.status === status && times[i] === at)) return false;
+export function isNews(events: op.FulfillmentEvent[], status: FulfillmentEventStatus, checkpointTime: string | null): boolean {
+  const second = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+  const at = checkpointTime === null ? null : second(checkpointTime);
+  const times = events.map((e) => (e.happenedAt ? second(e.happenedAt) : Number.NaN));
+  if (events.some((e, i) => e.status === status && (at === null || times[i] === at))) return false;
   if (status !== 'DELIVERED' && events.some((e) => e.status === 'DELIVERED')) return false;
   const newest = Math.max(-Infinity, ...times.filter((t) => !Number.isNaN(t)));
-  return at >= newest;
+  return at === null || at >= newest;
+}
+
+/** Shopify keeps DateTime to the second: times are compared (and sent) as it keeps them. */
+function wholeSeconds(iso: string): string {
+  return new Date(Math.floor(Date.parse(iso) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
 export function orderGid(platformOrderId: string): string {

@@ -4,12 +4,13 @@ import type { WooCommerceConnector, WooCommerceConnectorConfig, WooProvider } fr
 
 /**
  * Courier codes of the shipping API → Shipment Tracking provider names (as its /providers route
- * lists them). A courier missing here is written as a custom provider named by its code.
+ * lists them; names it does not list are sent as custom providers). A courier missing here is
+ * written as a custom provider named by its code.
  */
 const PROVIDERS: Readonly<Record<string, string>> = {
-  'dhl-express': 'DHL Express',
+  'dhl-express': 'DHL',
   ups: 'UPS',
-  fedex: 'FedEx',
+  fedex: 'Fedex',
   usps: 'USPS',
   postnl: 'PostNL',
   'dpd-de': 'DPD.de',

@@ -23,11 +23,15 @@ const TrackingItem = z.object({ tracking_id: z.union([z.string(), z.number()]).t
 
 /** Statuses an order never leaves because of a tracking event. */
 const SETTLED = new Set(['completed', 'refunded', 'cancelled', 'failed', 'trash']);
+/** The extension's providers: country → provider name → link template. */
+const Providers = z.record(z.string().max(100), z.record(z.string().max(100), z.string().max(1000)));
+const PROVIDERS_RECHECK_MS = 60 * 60_000;
 /** How long a detected presence or absence of the Shipment Tracking extension is trusted. */
 const EXTENSION_RECHECK_MS = 10 * 60_000;
 
 export class WooCommerceConnection implements PlatformConnection {
   private extension: { installed: boolean; at: number } | null = null;
+  private providers: { names: Map<string, string>; at: number } | null = null;
 
   constructor(
     private readonly connector: WooCommerceConnector,
@@ -65,7 +69,7 @@ export class WooCommerceConnection implements PlatformConnection {
 
   private async trackingUpdated(d: PlatformDelivery, tracking: TrackingUpdatedData): Promise<void> {
     const order = await this.readOrder(d);
-    if (tracking.trackingNumber && !d.refs.trackingItemId) await this.ensureTracking(d, null, tracking.trackingNumber, null);
+    if (tracking.trackingNumber && !d.refs.trackingItemId) await this.ensureTracking(d, d.courier, tracking.trackingNumber, null);
     const delivered = tracking.tag === 'Delivered';
     await this.addNote(d, delivered ? deliveredNote(tracking) : trackingNote(tracking), this.connector.customerNotes);
     const status = this.connector.deliveredStatus;
@@ -83,7 +87,10 @@ export class WooCommerceConnection implements PlatformConnection {
   private async ensureTracking(d: PlatformDelivery, courier: string | null, number: string, label: LabelCreatedData | null): Promise<void> {
     const path = `wc-shipment-tracking/v3/orders/${d.platformOrderId}/shipment-trackings`;
     const items = await this.trackingItems(d, path);
-    if (items === null) return this.addNote(d, labelNote(label, number, courier), this.connector.customerNotes);
+    if (items === null) {
+      const carrier = (courier === null ? undefined : this.connector.providers[courier]?.name) ?? courier;
+      return this.addNote(d, labelNote(label, number, carrier), this.connector.customerNotes);
+    }
     const existing = items.find((item) => item.tracking_number === number);
     if (existing) {
       d.refs.trackingItemId = existing.tracking_id;
@@ -102,6 +109,31 @@ export class WooCommerceConnection implements PlatformConnection {
     };
     const created = await this.client.call('POST', path, TrackingItem, d.signal, { body });
     d.refs.trackingItemId = created.data!.tracking_id;
+  }
+
+  /**
+   * The provider of a courier: a name the extension lists (it stores an unknown name with an empty
+   * provider and link, so names are checked against its /providers first), else a custom provider
+   * with the finished link (the extension does not fill in %1$s).
+   */
+  private async providerFields(d: PlatformDelivery, courier: string | null, number: string): Promise<Record<string, string>> {
+    const provider = courier === null ? undefined : this.connector.providers[courier];
+    if (provider?.kind === 'provider') {
+      const known = (await this.knownProviders(d)).get(provider.name.toLowerCase());
+      if (known) return { tracking_provider: known };
+    }
+    const link = provider?.kind === 'custom' && provider.link ? provider.link.replaceAll('%1$s', encodeURIComponent(number)) : null;
+    return { custom_tracking_provider: provider?.name ?? courier ?? 'Carrier', ...(link ? { custom_tracking_link: link } : {}) };
+  }
+
+  /** Provider names of the extension, lower-cased → as listed; read once an hour. */
+  private async knownProviders(d: PlatformDelivery): Promise<Map<string, string>> {
+    if (this.providers && this.now() - this.providers.at < PROVIDERS_RECHECK_MS) return this.providers.names;
+    const answer = await this.client.call('GET', 'wc-shipment-tracking/v3/shipment-trackings/providers', Providers, d.signal);
+    const names = new Map<string, string>();
+    for (const country of Object.values(answer.data!)) for (const name of Object.keys(country)) names.set(name.toLowerCase(), name);
+    this.providers = { names, at: this.now() };
+    return names;
   }
 
   /** The order's tracking items, or null when the Shipment Tracking extension is not installed. */

@@ -4,8 +4,9 @@
  */
 import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../events';
 
-export function labelNote(label: LabelCreatedData | null, number: string | null, courier?: string | null): string {
-  const carrier = label?.courier ?? courier ?? 'the carrier';
+/** `carrier`: the courier's provider name when the connector knows one, else its code. */
+export function labelNote(label: LabelCreatedData | null, number: string | null, carrierName?: string | null): string {
+  const carrier = carrierName ?? label?.courier ?? 'the carrier';
   if (number === null) return `Shipping label created with ${carrier} (revision ${label?.revision ?? 1}); the tracking number follows.`;
   return `Shipped with ${carrier}, tracking number ${number}.`;
 }
