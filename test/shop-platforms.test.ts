@@ -13,6 +13,8 @@ import { loadShopConnectors } from '../shop-sync/connectors';
 import { stateQuery, type ShipmentInput, type ShipmentOutcome } from '../workflows/definitions';
 import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
+import { saveFixture } from './helpers/fixtures';
+import { platformConnectors } from './helpers/platforms';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 
@@ -20,21 +22,6 @@ let env: TestWorkflowEnvironment;
 let shopify: FakeShopify;
 let woo: FakeWooCommerce;
 let h: Harness;
-
-export function platformConnectors(shopifyUrl: string, wooUrl: string, extra: Record<string, unknown> = {}) {
-  return {
-    maxBackoff: '1s',
-    'shopify-shop': {
-      type: 'shopify',
-      storeDomain: 'fake-store.myshopify.com',
-      adminUrl: shopifyUrl,
-      accessToken: 'shpat_fake_dev_token',
-      timeout: '2s',
-    },
-    'woo-shop': { type: 'woocommerce', url: wooUrl, consumerKey: 'ck_fake_dev_key', consumerSecret: 'cs_fake_dev_secret', timeout: '2s' },
-    ...extra,
-  };
-}
 
 beforeAll(async () => {
   env = await createTestEnv();
@@ -109,6 +96,7 @@ describe('Shopify', () => {
       const handles = await Promise.all(ids.map((id, i) => start({ ...order('shopify-shop', `S-DROP-${i}`), platformOrderId: id })));
       await Promise.all(handles.map((handle) => finished(handle)));
       expect(shopify.stats().dropped).toBeGreaterThan(0);
+      await saveFixture(handles[0]!, 'shop-platform-shopify-commit-then-drop');
       for (const id of ids) {
         const view = shopify.order(id)!;
         expect(view.fulfillments, `order ${id}`).toHaveLength(1);
@@ -145,6 +133,7 @@ describe('Shopify', () => {
       { timeoutMs: 20_000, what: 'delivery stopped' },
     );
     expect(state.shopSync?.failure?.message).toContain('needs a platformOrderId');
+    await saveFixture(handle, 'shop-platform-no-platform-order-id');
     await handle.terminate('test over');
   });
 });
@@ -172,6 +161,7 @@ describe('WooCommerce', () => {
       const handles = await Promise.all(ids.map((id, i) => start({ ...order('woo-shop', `W-DROP-${i}`), platformOrderId: String(id) })));
       await Promise.all(handles.map((handle) => finished(handle)));
       expect(woo.stats().droppedAfterCommit).toBeGreaterThan(0);
+      await saveFixture(handles[0]!, 'shop-platform-woocommerce-commit-then-drop');
       for (const id of ids) {
         const view = woo.order(id)!;
         expect(view.trackingItems, `order ${id}`).toHaveLength(1);

@@ -1,0 +1,95 @@
+/**
+ * Exactly once on the platforms through real worker processes: the worker is SIGKILLed after
+ * the platform applied a write and before the worker heard the answer; a new worker process
+ * finishes the shipment. Exactly one fulfillment (Shopify) and one tracking item (WooCommerce).
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startShipment } from '../client/start-shipment';
+import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
+import { startFakeShopify, type FakeShopify } from '../fake-shopify';
+import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
+import type { ShipmentOutcome } from '../workflows/definitions';
+import { saveFixture } from './helpers/fixtures';
+import { TEST_CREDENTIALS } from './helpers/harness';
+import { order } from './helpers/orders';
+import { platformConnectors } from './helpers/platforms';
+import { createTestEnv } from './helpers/temporal-env';
+import { waitFor } from './helpers/wait';
+import { killWorkerProcesses, startWorkerProcess, workerEnv, type WorkerProcess } from './helpers/worker-process';
+
+let env: TestWorkflowEnvironment;
+let api: FakeShippingApi;
+let shopify: FakeShopify;
+let woo: FakeWooCommerce;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  api = await startFakeShippingApi({ port: 0, trackingStepPolls: 1, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+  shopify = await startFakeShopify();
+  woo = await startFakeWooCommerce();
+});
+afterAll(async () => {
+  killWorkerProcesses();
+  await Promise.all([api?.close(), shopify?.close(), woo?.close()]);
+  await env?.teardown();
+});
+
+function startWorker(taskQueue: string): Promise<WorkerProcess> {
+  return startWorkerProcess({
+    ...workerEnv(env.address, taskQueue, api.baseUrl),
+    TRACKING_POLL_INTERVAL: '200ms',
+    SHOP_CONNECTORS: JSON.stringify(platformConnectors(shopify.baseUrl, woo.baseUrl)),
+  });
+}
+
+/** Kills the worker once `applied` sees the platform's write; the write's answer is held back meanwhile. */
+async function killAfterWrite(worker: WorkerProcess, applied: () => boolean): Promise<void> {
+  await waitFor(() => (applied() ? true : undefined), { timeoutMs: 30_000, what: 'the platform write' });
+  worker.child.kill('SIGKILL');
+  expect(await worker.exited).toBeNull();
+}
+
+it('Shopify: a worker killed after fulfillmentCreate committed, before its answer, leaves exactly one fulfillment', async () => {
+  const taskQueue = `platform-crash-${randomUUID()}`;
+  const id = shopify.createOrder({ lineItems: [{ sku: 'BEAN-1', quantity: 1 }] }).legacyResourceId;
+  // The store applies the fulfillment at once and answers 20 s later: the kill loses the answer.
+  shopify.setFaults({ failNext: [{ operation: 'fulfillmentCreate', kind: 'slow', delayMs: 20_000 }] });
+  const first = await startWorker(taskQueue);
+  const started = await startShipment(env.client, taskQueue, { ...order('shopify-shop', 'SK-1'), platformOrderId: id });
+  await killAfterWrite(first, () => shopify.order(id)!.fulfillments.length > 0);
+
+  const second = await startWorker(taskQueue);
+  const handle = env.client.workflow.getHandle(started.workflowId);
+  const outcome = (await handle.result()) as ShipmentOutcome;
+  expect(outcome.shopSync).toMatchObject({ status: 'up_to_date' });
+  const view = shopify.order(id)!;
+  expect(view.fulfillments).toHaveLength(1);
+  expect(view.fulfillments[0]!.trackingInfo[0]?.number).toBe(outcome.trackingNumber);
+  expect(view.fulfillments[0]!.events.at(-1)?.status).toBe('DELIVERED');
+  expect(shopify.stats().mutationsApplied.fulfillmentCreate).toBe(1);
+  await saveFixture(handle, 'shop-platform-shopify-delivered');
+  second.child.kill('SIGTERM');
+  await second.exited;
+});
+
+it('WooCommerce: a worker killed after the tracking item was stored, before the 201 arrived, leaves exactly one tracking item', async () => {
+  const taskQueue = `platform-crash-${randomUUID()}`;
+  const id = woo.createOrder({ status: 'processing', lineItems: [{ sku: 'BEAN-1', quantity: 1 }] }).id;
+  woo.setFaults({ failNext: [{ route: 'POST shipment-trackings', kind: 'slow', delayMs: 20_000 }] });
+  const first = await startWorker(taskQueue);
+  const started = await startShipment(env.client, taskQueue, { ...order('woo-shop', 'WK-1'), platformOrderId: String(id) });
+  await killAfterWrite(first, () => woo.order(id)!.trackingItems.length > 0);
+
+  const second = await startWorker(taskQueue);
+  const handle = env.client.workflow.getHandle(started.workflowId);
+  const outcome = (await handle.result()) as ShipmentOutcome;
+  expect(outcome.shopSync).toMatchObject({ status: 'up_to_date' });
+  const view = woo.order(id)!;
+  expect(view.trackingItems).toEqual([expect.objectContaining({ tracking_number: outcome.trackingNumber })]);
+  expect(view.status).toBe('completed');
+  await saveFixture(handle, 'shop-platform-woocommerce-delivered');
+  second.child.kill('SIGTERM');
+  await second.exited;
+});
