@@ -108,6 +108,23 @@ describe('Shopify', () => {
     }
   });
 
+  it("a development store's small bucket: deliveries pace themselves from throttleStatus instead of being throttled", async () => {
+    shopify.setBucket({ maximumAvailable: 40, restoreRate: 20 });
+    shopify.resetStats();
+    try {
+      const ids = Array.from({ length: 3 }, () => shopifyOrder());
+      const handles = await Promise.all(ids.map((id, i) => start({ ...order('shopify-shop', `S-PACE-${i}`), platformOrderId: id })));
+      await Promise.all(handles.map((handle) => finished(handle)));
+      const stats = shopify.stats();
+      // The first calls of a worker do not know the bucket yet; after that it is paced.
+      expect(stats.throttled, JSON.stringify(stats)).toBeLessThanOrEqual(2);
+      expect(stats.requests).toBeGreaterThan(20); // the bucket was really the limit
+      for (const id of ids) expect(shopify.order(id)!.fulfillments).toHaveLength(1);
+    } finally {
+      shopify.setBucket({ maximumAvailable: 2000, restoreRate: 100 });
+    }
+  });
+
   it('a rejected label tags the order and notes the carrier wording once', async () => {
     const id = shopifyOrder();
     const handle = await start({ ...order('shopify-shop', 'S-REJ', { postalCode: '00000' }), platformOrderId: id });
