@@ -4,6 +4,8 @@ import { connectionVariablesIn } from '../config/temporal-connection';
 import type { LauncherConsole } from '../launcher/console';
 import { credentialExports, LOCAL_NAMESPACE as NAMESPACE, type DemoSettings } from '../launcher/defaults';
 import { DEFAULTS, type DevOptions } from './dev-options';
+import { PLATFORM_SHOPS } from './example-shops';
+import type { PlatformStores } from './platform-stores';
 
 export interface RunningDev {
   address: string;
@@ -11,6 +13,7 @@ export interface RunningDev {
   dbFile: string;
   codecUrl: string | undefined;
   shopUrl: string | undefined;
+  stores: PlatformStores | undefined;
   settings: DemoSettings;
 }
 
@@ -27,12 +30,19 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     `   Shipping API      ${r.apiUrl}${o.externalApi ? '' : `  (fake; tracking advances every ${Number(o.trackingStepMs) / 1000} s)`}`,
     `   Tracking polls    every ${r.settings.pollInterval}`,
     ...(r.shopUrl ? [`   Shop page         ${r.shopUrl}  (what the shops were told: label link, tracking, outcome)`] : []),
+    ...(r.stores
+      ? [
+          `   Shopify (fake)    ${r.stores.shopifyUrl}  (shop ${PLATFORM_SHOPS.shopify}: fulfillments, tracking, events as its admin shows them)`,
+          `   WooCommerce (fake) ${r.stores.wooCommerceUrl}  (shop ${PLATFORM_SHOPS.woocommerce}: tracking items, notes, status)`,
+        ]
+      : []),
     `   Payloads          ${r.codecUrl ? `encrypted (key "${o.encryption!.activeKeyId}"); the Web UI decrypts through ${r.codecUrl}` : 'NOT encrypted (--no-encryption): names, addresses and phones are readable in the Web UI'}`,
     `   Data              ${r.dbFile}  (stop, then delete ${o.dataDir} to start fresh)`,
     '',
     ' Next steps, in another terminal:',
     `   export ${exportsFor(o, r).join(' ')}`,
     '   npm run import -- examples/orders.ndjson --rejects /tmp/rejects.ndjson',
+    ...(r.stores ? ['   npm run import -- examples/platform-orders.ndjson   # orders of the fake Shopify and WooCommerce stores'] : []),
     '   npm run cli -- list',
     '   npm run cli -- status <shop> <orderId>',
     '   npm run cli -- resubmit lyon-ceramics LC-5531 examples/corrected-label.json',

@@ -16,6 +16,7 @@ import {
   LOCAL_NAMESPACE as NAMESPACE,
 } from '../launcher/defaults';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
+import { PLATFORM_SHOPS } from './example-shops';
 import { REPO_ROOT } from './temporal-cli';
 
 export const DEFAULTS = {
@@ -23,6 +24,8 @@ export const DEFAULTS = {
   uiPort: 8233,
   fakeApiPort: DEFAULT_FAKE_API_PORT,
   shopReceiverPort: 8090,
+  shopifyPort: 4020,
+  wooCommercePort: 4030,
   codecPort: 8888,
   dataDir: path.join(REPO_ROOT, '.data'),
   // A minute a checkpoint: a shipment stays in tracking for about five minutes, long enough to
@@ -41,6 +44,11 @@ Runs the shipping worker locally with everything it needs, as child processes:
              and the example files' shops wired to it (signed webhooks, a fresh secret per run);
              what it was told is kept in <data-dir>/shop-receiver.ndjson across restarts;
              only if SHOP_CONNECTORS and SHOP_CONNECTORS_FILE are unset
+  shopify    a fake Shopify store (\`npm run fake-shopify\`) on --shopify-port, wired to the
+             shop ${PLATFORM_SHOPS.shopify}: fulfillments, tracking and events land there
+  woocommerce a fake WooCommerce store (\`npm run fake-woocommerce\`) on --woocommerce-port,
+             wired to the shop ${PLATFORM_SHOPS.woocommerce}: tracking items, notes, statuses
+             (both in memory, with a few seeded orders; only without SHOP_CONNECTORS(_FILE))
   codec      the codec server (\`npm run codec-server\`): payloads are encrypted (personal data
              in orders) with PAYLOAD_ENCRYPTION_KEYS(_FILE) if set, else with a key made once
              in <data-dir>/payload-encryption.keys (0600); the Web UI decrypts through it
@@ -55,6 +63,8 @@ Options:
   --ui-port <n>           Temporal Web UI port (default ${DEFAULTS.uiPort})
   --fake-api-port <n>     fake shipping API port (default ${DEFAULTS.fakeApiPort})
   --shop-port <n>         shop page and admin port (default ${DEFAULTS.shopReceiverPort})
+  --shopify-port <n>      fake Shopify store port, its admin page at / (default ${DEFAULTS.shopifyPort})
+  --woocommerce-port <n>  fake WooCommerce store port, its admin page at / (default ${DEFAULTS.wooCommercePort})
   --codec-port <n>        codec server port, with encryption keys (default ${DEFAULTS.codecPort})
   --data-dir <dir>        where the Temporal SQLite file lives (default .data/); delete it to reset
   --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs}: about
@@ -85,6 +95,8 @@ export interface DevOptions {
   uiPort: number;
   fakeApiPort: number;
   shopPort: number;
+  shopifyPort: number;
+  wooCommercePort: number;
   codecPort: number;
   dataDir: string;
   trackingStepMs: string;
@@ -106,6 +118,8 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
       'ui-port': { type: 'string' },
       'fake-api-port': { type: 'string' },
       'shop-port': { type: 'string' },
+      'shopify-port': { type: 'string' },
+      'woocommerce-port': { type: 'string' },
       'codec-port': { type: 'string' },
       'data-dir': { type: 'string' },
       'tracking-step-ms': { type: 'string' },
@@ -119,6 +133,8 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
     uiPort: parsePort(values['ui-port'], DEFAULTS.uiPort, '--ui-port'),
     fakeApiPort: parsePort(values['fake-api-port'], DEFAULTS.fakeApiPort, '--fake-api-port'),
     shopPort: parsePort(values['shop-port'], DEFAULTS.shopReceiverPort, '--shop-port'),
+    shopifyPort: parsePort(values['shopify-port'], DEFAULTS.shopifyPort, '--shopify-port'),
+    wooCommercePort: parsePort(values['woocommerce-port'], DEFAULTS.wooCommercePort, '--woocommerce-port'),
     ownConnectors: Boolean(process.env.SHOP_CONNECTORS || process.env.SHOP_CONNECTORS_FILE),
     codecPort: parsePort(values['codec-port'], DEFAULTS.codecPort, '--codec-port'),
     // Bad keys stop us here, before anything starts (the error names the variable, never the key).
@@ -166,6 +182,8 @@ export function scriptProblems(scripts: Record<string, string>, o: DevOptions): 
     ...checkScript(scripts, 'worker', 'worker/main.ts'),
     ...(o.externalApi ? [] : checkScript(scripts, 'fake-api', 'fake-shipping-api/main.ts')),
     ...(o.ownConnectors ? [] : checkScript(scripts, 'shop-receiver', 'shop-receiver/main.ts')),
+    ...(o.ownConnectors ? [] : checkScript(scripts, 'fake-shopify', 'fake-shopify/main.ts')),
+    ...(o.ownConnectors ? [] : checkScript(scripts, 'fake-woocommerce', 'fake-woocommerce/main.ts')),
     ...(o.encryption ? checkScript(scripts, 'codec-server', 'codec/server-main.ts') : []),
   ];
 }

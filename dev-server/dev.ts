@@ -27,6 +27,7 @@ import { isHarmlessServerWarning } from './server-warnings';
 import { ensureDevKeyFile } from './dev-key';
 import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems, type DevOptions, type Launch } from './dev-options';
 import { exampleShops } from './example-shops';
+import { startPlatformStores, type PlatformStores } from './platform-stores';
 import { ensureSearchAttributes } from './search-attributes';
 import { findTemporalCli, REPO_ROOT } from './temporal-cli';
 import { connectWhenReady } from './temporal-ready';
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
     },
     shop?.connectors,
   );
-  printDevBanner(out, o, { address, apiUrl, dbFile, codecUrl, shopUrl: shop?.url, settings });
+  printDevBanner(out, o, { address, apiUrl, dbFile, codecUrl, shopUrl: shop?.url, stores: shop?.stores, settings });
 }
 
 /**
@@ -122,6 +123,8 @@ async function preflight(o: DevOptions): Promise<Record<string, string>> {
       { port: o.uiPort, what: 'Temporal Web UI', flag: '--ui-port' },
       ...(o.externalApi ? [] : [{ port: o.fakeApiPort, what: 'fake shipping API', flag: '--fake-api-port' }]),
       ...(o.ownConnectors ? [] : [{ port: o.shopPort, what: 'shop receiver', flag: '--shop-port' }]),
+      ...(o.ownConnectors ? [] : [{ port: o.shopifyPort, what: 'fake Shopify store', flag: '--shopify-port' }]),
+      ...(o.ownConnectors ? [] : [{ port: o.wooCommercePort, what: 'fake WooCommerce store', flag: '--woocommerce-port' }]),
       ...(o.encryption ? [{ port: o.codecPort, what: 'codec server', flag: '--codec-port' }] : []),
     ],
     { inUseHint: ' (is another `npm run dev` or Temporal server running?)' },
@@ -211,7 +214,10 @@ async function startShippingApi(o: DevOptions, scripts: Record<string, string>, 
 }
 
 /** The shop: a reference receiver, and a connector per example shop pointing at it. */
-async function startShop(o: DevOptions, scripts: Record<string, string>): Promise<{ url: string; connectors: string } | undefined> {
+async function startShop(
+  o: DevOptions,
+  scripts: Record<string, string>,
+): Promise<{ url: string; connectors: string; stores: PlatformStores } | undefined> {
   if (o.ownConnectors) {
     out.say('Using your SHOP_CONNECTORS(_FILE) for the worker; not starting the shop receiver');
     return undefined;
@@ -230,15 +236,20 @@ async function startShop(o: DevOptions, scripts: Record<string, string>): Promis
   const url = listening[1]!;
   const pageUrl = `http://127.0.0.1:${o.shopPort}`;
   const shops = exampleShops();
+  out.say(`Starting the fake Shopify and WooCommerce stores on ports ${o.shopifyPort} and ${o.wooCommercePort}`);
+  const stores = await startPlatformStores({ shopify: o.shopifyPort, wooCommerce: o.wooCommercePort }, (name, script, args) =>
+    startChild(name, launchScript(scripts, script, args), process.env),
+  );
   const connectors = JSON.stringify({
     // Short, so a shop taken down in the demo catches up within seconds of coming back.
     maxBackoff: '10s',
     ...Object.fromEntries(
       shops.map((shop) => [shop, { type: 'webhook', url: `${url}/webhooks/${encodeURIComponent(shop)}`, secrets: [secret] }]),
     ),
+    ...stores.connectors,
   });
-  out.say(`Shops wired to the receiver: ${shops.join(', ')}`);
-  return { url: pageUrl, connectors };
+  out.say(`Shops wired to the receiver: ${shops.join(', ')}; to the fake stores: ${Object.keys(stores.connectors).join(', ')}`);
+  return { url: pageUrl, connectors, stores };
 }
 
 async function startWorker(scripts: Record<string, string>, env: NodeJS.ProcessEnv, shopConnectors: string | undefined): Promise<void> {

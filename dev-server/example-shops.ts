@@ -1,9 +1,16 @@
-/** The demo's shops: those the example order files name, so every example order reaches the shop page. */
+/**
+ * The demo's shops: those the example order files name, so every example order reaches a shop:
+ * the platform shops (examples/platform-orders.ndjson) their fake store, the others the shop page.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseCsv } from '../client/import/csv';
 import { REPO_ROOT } from './temporal-cli';
 
+/** The shops of examples/platform-orders.ndjson, wired by npm run dev to the fake Shopify and WooCommerce stores. */
+export const PLATFORM_SHOPS = { shopify: 'oslo-outdoor', woocommerce: 'porto-wines' } as const;
+
+/** The example files' shops that are not platform shops. */
 export function exampleShops(): string[] {
   const dir = path.join(REPO_ROOT, 'examples');
   const shops = new Set<string>();

@@ -508,6 +508,7 @@ describe('npm run dev with a key', () => {
 
   it('starts the codec server and points the Web UI at it; the UI origin can decrypt what the worker stored', async () => {
     const [temporalPort, uiPort, fakeApiPort, codecPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const [shopPort, shopifyPort, wooPort] = [await freePort(), await freePort(), await freePort()];
     const keyFile = path.join(tmp, 'dev-keys');
     writeFileSync(keyFile, `${OLD_KEY.id}=${OLD_KEY.key.toString('base64')}\n`);
     const devEnv: NodeJS.ProcessEnv = {
@@ -531,6 +532,9 @@ describe('npm run dev with a key', () => {
         'temporal-port': temporalPort,
         'ui-port': uiPort,
         'fake-api-port': fakeApiPort,
+        'shop-port': shopPort,
+        'shopify-port': shopifyPort,
+        'woocommerce-port': wooPort,
         'codec-port': codecPort,
         'data-dir': dataDir,
         'tracking-step-ms': 300,

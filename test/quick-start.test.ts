@@ -32,8 +32,10 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver and the worker; the sample imports, delivers and reaches the shop page', async () => {
-  const [temporalPort, uiPort, fakeApiPort, shopPort, codecPort] = [
+it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver, the fake stores and the worker; the samples import, deliver and reach the shop page and the stores', async () => {
+  const [temporalPort, uiPort, fakeApiPort, shopPort, codecPort, shopifyPort, wooPort] = [
+    await freePort(),
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -61,6 +63,8 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
       'ui-port': uiPort,
       'fake-api-port': fakeApiPort,
       'shop-port': shopPort,
+      'shopify-port': shopifyPort,
+      'woocommerce-port': wooPort,
       'codec-port': codecPort,
       'data-dir': dataDir,
       'tracking-step-ms': 300,
@@ -141,11 +145,32 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver 
   const page = await (await fetch(shopPage)).text();
   expect(page).toContain(shopOrders.find((o) => o.outcome === 'delivered')!.orderId);
 
+  // The platform shops' orders become a fulfillment with tracking in "Shopify" and a tracking item in "WooCommerce".
+  expect(output).toContain(`Shopify (fake)    http://127.0.0.1:${shopifyPort}`);
+  const platformImport = await runCli(['import', 'examples/platform-orders.ndjson', '--json'], { env: userEnv });
+  expect(JSON.parse(platformImport.stdout).counts).toMatchObject({ records: 6, started: 6 });
+  await waitFor(
+    async () => {
+      const shopify = (await (await fetch(`http://127.0.0.1:${shopifyPort}/_fake/orders/5500000001`)).json()) as {
+        fulfillments: Array<{ trackingInfo: Array<{ number: string | null }> }>;
+      };
+      const woo = (await (await fetch(`http://127.0.0.1:${wooPort}/_fake/orders/1001`)).json()) as { trackingItems: unknown[] };
+      return shopify.fulfillments[0]?.trackingInfo[0]?.number && woo.trackingItems.length === 1 ? true : undefined;
+    },
+    {
+      what: 'a fulfillment with tracking in the fake Shopify store and a tracking item in the fake WooCommerce store',
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    },
+  );
+  expect(await (await fetch(`http://127.0.0.1:${shopifyPort}/`)).text()).toContain('#1001');
+
   const again = await runCli(['import', 'examples/orders.ndjson', '--json'], { env: userEnv });
   expect(JSON.parse(again.stdout).counts).toMatchObject({ started: 0, alreadyKnown: 30 });
 
   // Ctrl-C: everything stops, nothing keeps listening.
   process.kill(-dev.pid!, 'SIGINT');
   await exited;
-  for (const port of [temporalPort, uiPort, fakeApiPort, shopPort, codecPort]) expect(await portOpen(port)).toBe(false);
+  for (const port of [temporalPort, uiPort, fakeApiPort, shopPort, codecPort, shopifyPort, wooPort])
+    expect(await portOpen(port)).toBe(false);
 }, 240_000);
