@@ -11,6 +11,7 @@ import { hasBaselineCommit, TIMER_LOOP_COMMIT } from './baseline';
 import { historyScenario, type HistoryRow } from './history';
 import { scaleScenario, type ScaleRow } from './scale';
 import { rateLimitScenario, rateLimitSettings, type RateLimitRow } from './rate-limit';
+import { platformScenario, type PlatformResults } from './shop-platforms';
 import { shopSyncScenario, type ShopSyncCostRow, type ShopSyncOutageRow } from './shop-sync';
 import { startDevServer } from './stack';
 
@@ -27,6 +28,12 @@ Scenarios (default: all):
             down for --outage seconds while --shop-sync-shipments run their course
             (time-scaled: the outage stands for 1 h, maxBackoff scaled alike): delivery
             lag once it is back, and events/s against a plain script POSTing the same events
+  platforms Shopify and WooCommerce connectors against the local fakes: history cost per
+            delivered shipment (webhook vs shopify vs woocommerce); --platform-shipments
+            shipments with 10 % of writes cut off after they commit and the worker SIGKILLed
+            twice, and a plain one-call-per-event script under the same faults: duplicates;
+            a development store's bucket (40 points, 2/s) while they catch up after the store
+            was down: share of the restore rate spent, share throttled, over --platform-window
   rate-limit two worker processes against the API limited to --rate-limit calls/s per account:
             --rate-orders orders, then a wave of --rate-wave shipments polling every second,
             then --rate-orders more; accepted/s ÷ limit, share of 429s, label p50/p95 without
@@ -34,7 +41,7 @@ Scenarios (default: all):
             pacing off uncapped vs pacing off with TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND=0.9×limit
 
 Options:
-  --scenario <list>            history,scale,shop-sync,rate-limit (default all four)
+  --scenario <list>            history,scale,shop-sync,platforms,rate-limit (default all five)
   --polls <list>               unchanged polls per shipment for history (default 5,400)
   --history-shipments <n>      shipments per path and poll count (default 3)
   --shipments <n>              shipments for the change-driven scale run (default 10000)
@@ -44,6 +51,8 @@ Options:
   --import-flags <flags>       extra flags for the import CLI, e.g. "--max-backlog 0" (default none)
   --shop-sync-shipments <n>    shipments in the shop outage (default 100)
   --outage <seconds>           shop downtime standing for one hour (default 60)
+  --platform-shipments <n>     shipments of the platforms scenario (default 200)
+  --platform-window <seconds>  budget window after the store is back (default 120)
   --rate-limit <n>             the API's limit, calls/s per account (default 20)
   --rate-orders <n>            new orders per phase (default 200)
   --rate-wave <n>              shipments in the tracking wave (default 150)
@@ -63,7 +72,9 @@ function positiveInt(name: string, text: string | undefined, fallback: number, m
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      scenario: { type: 'string', default: 'history,scale,shop-sync,rate-limit' },
+      scenario: { type: 'string', default: 'history,scale,shop-sync,platforms,rate-limit' },
+      'platform-shipments': { type: 'string' },
+      'platform-window': { type: 'string' },
       'rate-limit': { type: 'string' },
       'rate-orders': { type: 'string' },
       'rate-wave': { type: 'string' },
@@ -86,8 +97,8 @@ async function main(): Promise<number> {
   }
   const scenarios = values.scenario.split(',').map((s) => s.trim());
   for (const s of scenarios) {
-    if (!['history', 'scale', 'shop-sync', 'rate-limit'].includes(s)) {
-      throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync, rate-limit)`);
+    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit'].includes(s)) {
+      throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit)`);
     }
   }
   const polls = values.polls.split(',').map((p) => positiveInt('polls', p.trim(), 5, 2));
@@ -135,6 +146,23 @@ async function main(): Promise<number> {
     }
   }
 
+  if (scenarios.includes('platforms')) {
+    const server = await startDevServer();
+    try {
+      results.platforms = await platformScenario(
+        server,
+        {
+          shipments: positiveInt('platform-shipments', values['platform-shipments'], 200, 2),
+          costShipments: historyShipments,
+          windowSeconds: positiveInt('platform-window', values['platform-window'], 120),
+        },
+        log,
+      );
+    } finally {
+      await server.stop();
+    }
+  }
+
   if (scenarios.includes('rate-limit')) {
     const limit = positiveInt('rate-limit', values['rate-limit'], 20);
     const server = await startDevServer();
@@ -167,9 +195,11 @@ interface Results {
   scale?: ScaleRow[];
   shopSync?: { cost: ShopSyncCostRow[]; outage: ShopSyncOutageRow };
   rateLimit?: RateLimitRow[];
+  platforms?: PlatformResults;
 }
 
 function printTables(r: Results): void {
+  if (r.platforms) printPlatformTables(r.platforms);
   if (r.rateLimit) {
     const first = r.rateLimit[0]!;
     table(
@@ -342,3 +372,44 @@ main().then(
     process.exit(1);
   },
 );
+
+function printPlatformTables(p: PlatformResults): void {
+  table(
+    'Platform connectors: history per delivered shipment (medians)',
+    ['connector', 'shipments', 'history events', 'workflow tasks'],
+    p.cost.map((c) => [c.connector, c.shipments, c.eventsPerShipment, c.workflowTasksPerShipment]),
+  );
+  table(
+    `Exactly once: ${p.faults[0]!.orders} orders (half Shopify, half WooCommerce), 10 % of writes cut off after they commit`,
+    [
+      'who',
+      'answers cut off',
+      'worker kills',
+      'dup. fulfillments',
+      'dup. events',
+      'events after DELIVERED',
+      'dup. tracking items',
+      'dup. notes',
+      'dup. completed e-mails',
+      'orders left without tracking',
+    ],
+    p.faults.map((f) => [
+      f.who,
+      f.answersCutOff,
+      f.workerKills,
+      f.duplicateFulfillments,
+      f.duplicateEvents,
+      f.eventsAfterDelivered,
+      f.duplicateTrackingItems,
+      f.duplicateNotes,
+      f.duplicateCompletedEmails,
+      f.ordersLeftWithoutTracking ?? 0,
+    ]),
+  );
+  const b = p.budget;
+  table(
+    `Shopify budget: ${b.shipments} shipments catching up after the store was down, bucket ${b.bucket}, ${b.windowSeconds} s window`,
+    ['points spent', 'share of the restore rate used', 'calls', 'throttled', 'throttled share'],
+    [[b.pointsSpent, b.restoreRateUsed, b.calls, b.throttled, `${Math.round(b.throttledShare * 1000) / 10} %`]],
+  );
+}

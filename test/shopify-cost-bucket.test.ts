@@ -1,52 +1,75 @@
 /** The Shopify cost bucket a worker keeps per store: what it makes a call wait, from the store's own throttleStatus. */
 import { describe, expect, it } from 'vitest';
-import { CostBucket } from '../shop-sync/shopify/cost-bucket';
+import { BudgetWait, CostBucket } from '../shop-sync/shopify/cost-bucket';
 
 function bucketAt(start = 1_000_000) {
   const clock = { now: start };
   return { clock, bucket: new CostBucket(() => clock.now) };
 }
 
+/** The wait `take` would need, read from the BudgetWait it throws when it may not wait at all. */
+async function waitNeeded(bucket: CostBucket, cost: number): Promise<number> {
+  try {
+    await bucket.take(cost, 0);
+    return 0;
+  } catch (err) {
+    if (err instanceof BudgetWait) return err.ms;
+    throw err;
+  }
+}
+
 describe('CostBucket', () => {
-  it('before the first answer nothing waits; after it a call waits (cost − available) / restoreRate', () => {
+  it('before the first answer one call goes out and the rest wait for it', async () => {
     const { bucket } = bucketAt();
-    expect(bucket.reserve(30, 1_000)).toMatchObject({ waitMs: 0 });
-    const { bucket: b2 } = bucketAt();
-    b2.observe({ maximumAvailable: 40, currentlyAvailable: 10, restoreRate: 2 });
-    expect(b2.reserve(30, 60_000)).toMatchObject({ waitMs: 10_000 });
+    const release = await bucket.take(30, 0);
+    expect(await waitNeeded(bucket, 30)).toBe(500);
+    release();
+    expect(await waitNeeded(bucket, 30)).toBe(0);
   });
 
-  it('reservations queue behind each other: the second waits for the first one’s points too', () => {
+  it('after an answer a call waits (cost − available) / restoreRate', async () => {
+    const { bucket } = bucketAt();
+    bucket.observe({ maximumAvailable: 40, currentlyAvailable: 10, restoreRate: 2 });
+    expect(await waitNeeded(bucket, 30)).toBe(10_000);
+  });
+
+  it('calls taken and not yet answered count: the next one waits for their points too', async () => {
     const { bucket } = bucketAt();
     bucket.observe({ maximumAvailable: 40, currentlyAvailable: 40, restoreRate: 2 });
-    expect(bucket.reserve(30, 60_000)).toMatchObject({ waitMs: 0 });
-    expect(bucket.reserve(30, 60_000)).toMatchObject({ waitMs: 10_000 });
+    await bucket.take(30, 0);
+    expect(await waitNeeded(bucket, 30)).toBe(10_000);
   });
 
-  it('refills with time, never beyond the maximum', () => {
+  it('refills with time, never beyond the maximum', async () => {
     const { clock, bucket } = bucketAt();
     bucket.observe({ maximumAvailable: 40, currentlyAvailable: 0, restoreRate: 2 });
     clock.now += 60_000; // 120 points restored, but the bucket holds 40
-    expect(bucket.reserve(40, 0)).toMatchObject({ waitMs: 0 });
-    expect(bucket.reserve(2, 60_000)).toMatchObject({ waitMs: 1_000 });
+    await bucket.take(40, 0);
+    expect(await waitNeeded(bucket, 2)).toBe(1_000);
   });
 
-  it('a wait beyond maxWaitMs reserves nothing and says when to come back', () => {
-    const { bucket } = bucketAt();
-    bucket.observe({ maximumAvailable: 40, currentlyAvailable: 0, restoreRate: 2 });
-    expect(bucket.reserve(30, 1_000)).toEqual({ retryInMs: 15_000 });
-    expect(bucket.reserve(2, 1_000)).toMatchObject({ waitMs: 1_000 }); // nothing was taken by the refused one
-  });
-
-  it("the store's answer replaces the view, less what is reserved and not yet answered", () => {
+  it("the store's answer replaces the view, less what is taken and not yet answered", async () => {
     const { bucket } = bucketAt();
     bucket.observe({ maximumAvailable: 100, currentlyAvailable: 100, restoreRate: 10 });
-    const held = bucket.reserve(50, 0);
-    expect(held).toMatchObject({ waitMs: 0 });
+    const release = await bucket.take(50, 0);
     // Another worker spent points: the store says 60 are left; 50 of them are ours, still unanswered.
     bucket.observe({ maximumAvailable: 100, currentlyAvailable: 60, restoreRate: 10 });
-    expect(bucket.reserve(20, 60_000)).toMatchObject({ waitMs: 1_000 });
-    if ('release' in held) held.release();
+    expect(await waitNeeded(bucket, 20)).toBe(1_000);
+    release();
+  });
+
+  it('a call dearer than the whole bucket waits for a full bucket, not for ever', async () => {
+    const { bucket } = bucketAt();
+    bucket.observe({ maximumAvailable: 40, currentlyAvailable: 20, restoreRate: 2 });
+    expect(await waitNeeded(bucket, 100)).toBe(10_000);
+  });
+
+  it('a waiting call goes as soon as the points are there', async () => {
+    const bucket = new CostBucket();
+    bucket.observe({ maximumAvailable: 10, currentlyAvailable: 9, restoreRate: 20 });
+    const started = Date.now();
+    await bucket.take(10, 5_000);
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('a throttled call waits what Shopify documents: (requested − currentlyAvailable) / restoreRate', () => {

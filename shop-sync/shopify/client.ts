@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { platformRequest } from '../platform/http';
 import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
 import type { ShopifyConnector } from './config';
-import { CostBucket, type ThrottleStatus } from './cost-bucket';
+import { BudgetWait, CostBucket, type ThrottleStatus } from './cost-bucket';
 import { ShopifyToken } from './token';
 
 /** A GraphQL document with the zod schema of its `data` and the cost to reserve before the first answer tells. */
@@ -71,14 +71,18 @@ export class ShopifyClient {
   async call<T>(operation: Operation<T>, variables: Record<string, unknown>, signal: AbortSignal, maxWaitMs: number): Promise<T> {
     for (let throttled = 0, refreshed = false; ;) {
       const estimate = this.costs.get(operation.name) ?? operation.estimatedCost;
-      const reservation = this.bucket.reserve(estimate, maxWaitMs);
-      if ('retryInMs' in reservation) throw this.budgetWait(reservation.retryInMs);
-      if (reservation.waitMs > 0) await sleep(reservation.waitMs, undefined, { signal });
-      const token = await this.token.get(signal).catch((e) => {
-        reservation.release();
+      let release: () => void;
+      try {
+        release = await this.bucket.take(estimate, maxWaitMs, signal);
+      } catch (err) {
+        if (err instanceof BudgetWait) throw this.budgetWait(err.ms);
+        throw err;
+      }
+      const token = await this.token.get(signal).catch((e: unknown) => {
+        release();
         throw e;
       });
-      const answer = await this.clientFor(token).request(operation.document, { variables, signal }).finally(reservation.release);
+      const answer = await this.clientFor(token).request(operation.document, { variables, signal }).finally(release);
       if (signal.aborted) throw signal.reason;
       const extensions = Extensions.safeParse(answer.extensions ?? {});
       const cost = extensions.success ? extensions.data.cost : undefined;
