@@ -396,6 +396,7 @@ function printPlatformTables(p: PlatformResults): void {
     p.faults.map((f) => [
       f.who,
       f.answersCutOff,
+      f.throttledCalls,
       f.workerKills,
       f.duplicateFulfillments,
       f.duplicateEvents,

@@ -10,8 +10,12 @@ import { countDuplicates, type DuplicateCounts } from './platform-duplicates';
 export interface PlainScriptCounts extends DuplicateCounts {
   orders: number;
   answersCutOff: number;
+  throttledCalls: number;
   ordersLeftWithoutTracking: number;
 }
+
+/** Orders handled at once, as a small queue worker would (unbounded, the store throttles nearly every call). */
+const CONCURRENCY = 8;
 
 /** A shipment's changes as the script receives them: the label with its number, then three tracking stages. */
 const STAGES = [
@@ -44,19 +48,23 @@ export async function plainScript(
   woo.setFaults({ commitThenDropRate: cutOffRate });
   const created: Array<{ shop: string; platformOrderId: string }> = [];
   let leftWithoutTracking = 0;
+  let next = 0;
+  const one = async (i: number) => {
+    const number = `PLAIN${String(i).padStart(6, '0')}`;
+    if (i % 2 === 0) {
+      const order = shopify.createOrder({ lineItems: [{ sku: 'BENCH-1', quantity: 1 }] });
+      created.push({ shop: 'shopify-shop', platformOrderId: order.legacyResourceId });
+      if (!(await shopifyOrder(shopify.baseUrl, order.id, number))) leftWithoutTracking++;
+    } else {
+      const order = woo.createOrder({ status: 'processing', lineItems: [{ sku: 'BENCH-1', quantity: 1 }] });
+      created.push({ shop: 'woo-shop', platformOrderId: String(order.id) });
+      await wooOrder(woo.baseUrl, order.id, number);
+    }
+  };
   try {
     await Promise.all(
-      Array.from({ length: orders }, async (_, i) => {
-        const number = `PLAIN${String(i).padStart(6, '0')}`;
-        if (i % 2 === 0) {
-          const order = shopify.createOrder({ lineItems: [{ sku: 'BENCH-1', quantity: 1 }] });
-          created.push({ shop: 'shopify-shop', platformOrderId: order.legacyResourceId });
-          if (!(await shopifyOrder(shopify.baseUrl, order.id, number))) leftWithoutTracking++;
-        } else {
-          const order = woo.createOrder({ status: 'processing', lineItems: [{ sku: 'BENCH-1', quantity: 1 }] });
-          created.push({ shop: 'woo-shop', platformOrderId: String(order.id) });
-          await wooOrder(woo.baseUrl, order.id, number);
-        }
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < orders) await one(next++);
       }),
     );
   } finally {
@@ -66,6 +74,7 @@ export async function plainScript(
   return {
     orders,
     answersCutOff: shopify.stats().dropped + woo.stats().droppedAfterCommit,
+    throttledCalls: shopify.stats().throttled + shopify.stats().http429,
     ordersLeftWithoutTracking: leftWithoutTracking,
     ...countDuplicates(shopify, woo, created),
   };

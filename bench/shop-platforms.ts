@@ -39,6 +39,8 @@ export interface PlatformFaultRow extends DuplicateCounts {
   who: 'this worker' | 'plain script';
   orders: number;
   answersCutOff: number;
+  /** Shopify calls answered THROTTLED. */
+  throttledCalls: number;
   workerKills: number;
   /** Plain script only: orders whose later events found no fulfillment (its create answer was lost). */
   ordersLeftWithoutTracking?: number;
@@ -197,6 +199,7 @@ async function underFaults(server: DevServer, stack: Stack, shipments: number, l
     who: 'this worker',
     orders: shipments,
     answersCutOff: stack.shopify.stats().dropped + stack.woo.stats().droppedAfterCommit,
+    throttledCalls: stack.shopify.stats().throttled + stack.shopify.stats().http429,
     workerKills: kills,
     ...counts,
   };

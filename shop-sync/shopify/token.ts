@@ -8,7 +8,7 @@ import { platformRequest } from '../platform/http';
 import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
 import type { ShopifyConnector } from './config';
 
-/** Fetched again this long before the stated expiry, so no call carries a token about to lapse. */
+/** Fetched again this long before the stated expiry (a tenth of a shorter lifetime), so no call carries a token about to lapse. */
 const REFRESH_MARGIN_MS = 10 * 60_000;
 
 const TokenAnswer = z.object({
@@ -22,7 +22,7 @@ const TokenAnswer = z.object({
 });
 
 export class ShopifyToken {
-  private current: { token: string; expiresAt: number } | null = null;
+  private current: { token: string; refreshAt: number } | null = null;
   private pending: Promise<string> | null = null;
 
   constructor(
@@ -34,7 +34,7 @@ export class ShopifyToken {
   async get(signal: AbortSignal): Promise<string> {
     const credentials = this.connector.credentials;
     if (credentials.kind === 'token') return credentials.accessToken;
-    if (this.current && this.current.expiresAt - REFRESH_MARGIN_MS > this.now()) return this.current.token;
+    if (this.current && this.current.refreshAt > this.now()) return this.current.token;
     this.pending ??= this.fetch(credentials.clientId, credentials.clientSecret, signal).finally(() => (this.pending = null));
     return this.pending;
   }
@@ -73,7 +73,7 @@ export class ShopifyToken {
     }
     if (!parsed.success) throw unexpectedAnswer('access token', parsed.error.issues[0]!.message);
     const lifetimeMs = (parsed.data.expires_in ?? 86_399) * 1000;
-    this.current = { token: parsed.data.access_token, expiresAt: this.now() + lifetimeMs };
+    this.current = { token: parsed.data.access_token, refreshAt: this.now() + lifetimeMs - Math.min(REFRESH_MARGIN_MS, lifetimeMs / 10) };
     return parsed.data.access_token;
   }
 }
