@@ -42,6 +42,9 @@ export async function plainScript(
   orders: number,
   cutOffRate: number,
 ): Promise<PlainScriptCounts> {
+  // A full bucket, as the worker had: the worker's run before spent it at the restore rate.
+  for (let i = 0; i < 600 && shopify.throttleStatus().currentlyAvailable < shopify.throttleStatus().maximumAvailable; i++)
+    await new Promise((r) => setTimeout(r, 100));
   shopify.resetStats();
   woo.resetStats();
   shopify.setFaults({ commitThenDropRate: cutOffRate });

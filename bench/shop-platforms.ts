@@ -111,17 +111,8 @@ async function costPerShipment(server: DevServer, stack: Stack, shipments: numbe
   const receiver = await startShopReceiver({ secrets: [secret] });
   const connection = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-platforms-cost-${Date.now()}`;
-  const shops = platformConnectors(stack.shopify.baseUrl, stack.woo.baseUrl, {
+  const worker = await inProcessWorker(connection, stack, taskQueue, {
     bench: { type: 'webhook', url: receiver.webhookUrl('bench'), secrets: [secret] },
-  });
-  const worker = await createShipmentWorker({
-    connection,
-    namespace: 'default',
-    taskQueue,
-    shippingApi: { baseUrl: stack.api.baseUrl, ...BENCH_CREDENTIALS },
-    tracking: { pollIntervalMs: 10, pollIntervalsMs: {} },
-    shopConnectors: loadShopConnectors({ SHOP_CONNECTORS: JSON.stringify(shops) }),
-    workflowBundle: await getWorkflowBundle(),
   });
   const stamp = Date.now();
   try {
@@ -220,18 +211,8 @@ async function catchUpBudget(
   stack.shopify.setFaults({ down: true });
   const connection = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-platforms-budget-${Date.now()}`;
-  const worker = await createShipmentWorker({
-    connection,
-    namespace: 'default',
-    taskQueue,
-    shippingApi: { baseUrl: stack.api.baseUrl, ...BENCH_CREDENTIALS },
-    tracking: { pollIntervalMs: 10, pollIntervalsMs: {} },
-    // maxBackoff 5 s stands for the default 5 min after a one-hour outage, as in the shop-sync scenario.
-    shopConnectors: loadShopConnectors({
-      SHOP_CONNECTORS: JSON.stringify({ ...platformConnectors(stack.shopify.baseUrl, stack.woo.baseUrl), maxBackoff: '5s' }),
-    }),
-    workflowBundle: await getWorkflowBundle(),
-  });
+  // maxBackoff 5 s stands for the default 5 min after a one-hour outage, as in the shop-sync scenario.
+  const worker = await inProcessWorker(connection, stack, taskQueue, { maxBackoff: '5s' });
   const stamp = Date.now();
   try {
     return await worker.runUntil(async () => {
@@ -267,6 +248,21 @@ async function catchUpBudget(
     stack.shopify.setBucket({ maximumAvailable: 2000, restoreRate: 100 });
     await connection.close();
   }
+}
+
+/** A worker in this process with the platform shops (and `extra` connector entries), tracking every 10 ms. */
+async function inProcessWorker(connection: NativeConnection, stack: Stack, taskQueue: string, extra: Record<string, unknown>) {
+  return createShipmentWorker({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    shippingApi: { baseUrl: stack.api.baseUrl, ...BENCH_CREDENTIALS },
+    tracking: { pollIntervalMs: 10, pollIntervalsMs: {} },
+    shopConnectors: loadShopConnectors({
+      SHOP_CONNECTORS: JSON.stringify(platformConnectors(stack.shopify.baseUrl, stack.woo.baseUrl, extra)),
+    }),
+    workflowBundle: await getWorkflowBundle(),
+  });
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;

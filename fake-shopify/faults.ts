@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { DEFAULTS, LIMITS } from './defaults';
 import { parseOrThrow } from './invalid';
 import { ROOT_FIELD_NAMES } from './schema';
+import { mulberry32 } from '../fake-shipping-api/faults';
 
 export const FAIL_KINDS = ['commit-then-drop', 'drop-before-commit', '500', '503', 'throttled', 'slow'] as const;
 export type FailKind = (typeof FAIL_KINDS)[number];
@@ -57,18 +58,6 @@ export interface ShopifyFaults {
 export type Before = { kind: 'run' } | { kind: '500' | '503' | 'throttled' | 'drop' };
 /** After running: answer (after a delay), never answer, or cut the connection. */
 export type After = { kind: 'answer'; delayMs: number } | { kind: 'hang' } | { kind: 'drop' };
-
-/** mulberry32: a tiny seeded PRNG, enough to make fault rates reproducible. Returns [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export class FaultInjector {
   private faults: ShopifyFaults = {

@@ -35,15 +35,26 @@ export function drop(res: ServerResponse): void {
   res.socket?.destroy();
 }
 
-export async function serveGraphql(server: ShopifyServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { state, send } = server;
+/**
+ * Counts a request and reads its bounded body; null when it was already answered: the store is
+ * down (the connection is cut) or the body is too large (413).
+ */
+export async function admitted({ state, send }: ShopifyServer, req: IncomingMessage, res: ServerResponse): Promise<Buffer | null> {
   state.stats.requests++;
   if (state.faults.isDown()) {
     state.stats.refusedWhileDown++;
-    return drop(res);
+    drop(res);
+    return null;
   }
   const raw = await readBody(req, LIMITS.maxBodyBytes);
-  if (raw === null) return send(res, TOO_LARGE);
+  if (raw === null) send(res, TOO_LARGE);
+  return raw;
+}
+
+export async function serveGraphql(server: ShopifyServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { state, send } = server;
+  const raw = await admitted(server, req, res);
+  if (raw === null) return;
   if (!state.tokens.valid(header(req, 'x-shopify-access-token'))) {
     state.stats.unauthorized++;
     return send(res, UNAUTHORIZED);

@@ -8,23 +8,13 @@
  * admin.ts and page.ts serve the rest, state.ts holds what one fake knows.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  baseUrlOf,
-  cancellableDelays,
-  HTML_TYPE,
-  JSON_TYPE,
-  jsonText,
-  LocalHttpServer,
-  readBody,
-  requestLine,
-  writeAnswer,
-} from '../local-http';
+import { baseUrlOf, cancellableDelays, HTML_TYPE, JSON_TYPE, jsonText, LocalHttpServer, requestLine, writeAnswer } from '../local-http';
 import { handleAdmin } from './admin';
-import { methodNotAllowed, NOT_FOUND, TOO_LARGE, type Reply } from './answers';
+import { methodNotAllowed, NOT_FOUND, type Reply } from './answers';
 import { tokenParams } from './auth';
 import { BucketSettings } from './bucket';
-import { DEFAULTS, LIMITS } from './defaults';
-import { drop, serveGraphql, type ShopifyServer } from './graphql-endpoint';
+import { DEFAULTS } from './defaults';
+import { admitted, serveGraphql, type ShopifyServer } from './graphql-endpoint';
 import { parseOrThrow } from './invalid';
 import { renderPage } from './page';
 import { ShopifyState } from './state';
@@ -34,20 +24,10 @@ import type { FakeShopify, FakeShopifyOptions } from './types';
 const VERSION = /^\d{4}-\d{2}$/;
 
 /** POST /admin/oauth/access_token: the client credentials grant. */
-async function serveToken(
-  state: ShopifyState,
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-  send: ShopifyServer['send'],
-): Promise<void> {
-  state.stats.requests++;
-  if (state.faults.isDown()) {
-    state.stats.refusedWhileDown++;
-    return drop(res);
-  }
-  const raw = await readBody(req, LIMITS.maxBodyBytes);
-  if (raw === null) return send(res, TOO_LARGE);
+async function serveToken(server: ShopifyServer, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const { state, send } = server;
+  const raw = await admitted(server, req, res);
+  if (raw === null) return;
   const reply = state.tokens.grant(tokenParams(raw.toString('utf8'), url));
   if (reply.status === 200) state.stats.tokensIssued++;
   send(res, reply);
@@ -85,7 +65,7 @@ export async function startFakeShopify(options: FakeShopifyOptions = {}): Promis
       return method === 'POST' ? serveGraphql(answeringVersion(server, segments[2]!), req, res) : send(res, methodNotAllowed('POST'));
     }
     if (path === 'admin/oauth/access_token') {
-      return method === 'POST' ? serveToken(state, req, res, url, send) : send(res, methodNotAllowed('POST'));
+      return method === 'POST' ? serveToken(server, req, res, url) : send(res, methodNotAllowed('POST'));
     }
     return send(res, NOT_FOUND);
   };

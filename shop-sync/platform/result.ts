@@ -2,7 +2,7 @@
  * What a platform connector's delivery of one event comes to, in the webhook sender's terms (so
  * the activity treats every connector alike), and the platform ids it learns on the way.
  */
-import type { ShipmentEvent } from '../events';
+import type { LabelCreatedData, LabelRejectedData, ShipmentEvent, TrackingUpdatedData } from '../events';
 import { classifyResponse, type DeliveryResult } from '../webhook';
 import { excerpt } from './http';
 import type { PlatformRefs } from '../../workflows/definitions';
@@ -45,10 +45,20 @@ export function unexpectedAnswer(what: string, problem: string): StopDelivery {
   return new StopDelivery({ kind: 'rejected', status: 200, bodyExcerpt: `unexpected ${what} answer: ${problem}` });
 }
 
-/** Runs a connector's steps; a StopDelivery becomes its result. */
-export async function stepsOf(run: () => Promise<void>): Promise<PlatformResult> {
+/** What a platform connector does per event type; `shipment.completed` writes nothing on either platform. */
+export interface EventSteps {
+  labelCreated(delivery: PlatformDelivery, data: LabelCreatedData): Promise<void>;
+  trackingUpdated(delivery: PlatformDelivery, data: TrackingUpdatedData): Promise<void>;
+  labelRejected(delivery: PlatformDelivery, data: LabelRejectedData): Promise<void>;
+}
+
+/** Runs a connector's steps for the delivery's event; a StopDelivery becomes its result. */
+export async function applyEvent(delivery: PlatformDelivery, steps: EventSteps): Promise<PlatformResult> {
+  const { event } = delivery;
   try {
-    await run();
+    if (event.type === 'label.created') await steps.labelCreated(delivery, event.data);
+    else if (event.type === 'tracking.updated') await steps.trackingUpdated(delivery, event.data);
+    else if (event.type === 'label.rejected') await steps.labelRejected(delivery, event.data);
     return { kind: 'delivered', status: 200 };
   } catch (err) {
     if (err instanceof StopDelivery) return err.result;

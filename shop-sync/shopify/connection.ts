@@ -11,7 +11,7 @@
  *   shipment.completed nothing: its outcome reached the order as tracking events
  */
 import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../events';
-import { StopDelivery, stepsOf, type PlatformConnection, type PlatformDelivery, type PlatformResult } from '../platform/result';
+import { StopDelivery, applyEvent, type PlatformConnection, type PlatformDelivery, type PlatformResult } from '../platform/result';
 import { ShopifyClient } from './client';
 import type { ShopifyConnector } from './config';
 import { fulfillmentEventStatus, type FulfillmentEventStatus } from './event-status';
@@ -28,24 +28,12 @@ export class ShopifyConnection implements PlatformConnection {
   ) {}
 
   deliver(delivery: PlatformDelivery): Promise<PlatformResult> {
-    return stepsOf(async () => {
-      const { event } = delivery;
-      switch (event.type) {
-        case 'label.created':
-          return this.labelCreated(delivery, event.data);
-        case 'tracking.updated':
-          return this.trackingUpdated(delivery, event.data);
-        case 'label.rejected':
-          return this.labelRejected(delivery, event.data);
-        case 'shipment.completed':
-          return;
-      }
-    });
+    return applyEvent(delivery, this);
   }
 
   // ---------------------------------------------------------------- label.created
 
-  private async labelCreated(d: PlatformDelivery, label: LabelCreatedData): Promise<void> {
+  async labelCreated(d: PlatformDelivery, label: LabelCreatedData): Promise<void> {
     const tracking = this.trackingInput(label.courier, label.trackingNumber);
     if (d.refs.fulfillmentId) return this.ensureTracking(d, d.refs.fulfillmentId, tracking);
     const order = await this.readOrder(d);
@@ -128,7 +116,7 @@ export class ShopifyConnection implements PlatformConnection {
 
   // ---------------------------------------------------------------- tracking.updated
 
-  private async trackingUpdated(d: PlatformDelivery, tracking: TrackingUpdatedData): Promise<void> {
+  async trackingUpdated(d: PlatformDelivery, tracking: TrackingUpdatedData): Promise<void> {
     const fulfillmentId = d.refs.fulfillmentId ?? (await this.adoptForTracking(d, tracking.trackingNumber));
     if (!fulfillmentId) return; // no fulfillment of ours on the order (fulfilled elsewhere): nothing to attach to
     const fulfillment = await this.readFulfillment(d, fulfillmentId);
@@ -178,7 +166,7 @@ export class ShopifyConnection implements PlatformConnection {
 
   // ---------------------------------------------------------------- label.rejected
 
-  private async labelRejected(d: PlatformDelivery, rejection: LabelRejectedData): Promise<void> {
+  async labelRejected(d: PlatformDelivery, rejection: LabelRejectedData): Promise<void> {
     const { tag, note } = this.connector.onLabelRejected;
     if (tag === null && !note) return;
     const order = await this.readOrder(d);

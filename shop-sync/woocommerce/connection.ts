@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../events';
-import { StopDelivery, stepsOf, type PlatformConnection, type PlatformDelivery, type PlatformResult } from '../platform/result';
+import { StopDelivery, applyEvent, type PlatformConnection, type PlatformDelivery, type PlatformResult } from '../platform/result';
 import { WooClient } from './client';
 import type { WooCommerceConnector } from './config';
 import { deliveredNote, labelNote, rejectedNote, trackingNote } from './notes';
@@ -40,34 +40,20 @@ export class WooCommerceConnection implements PlatformConnection {
   ) {}
 
   deliver(delivery: PlatformDelivery): Promise<PlatformResult> {
-    return stepsOf(async () => {
-      const { event } = delivery;
-      if (!/^[1-9][0-9]{0,19}$/.test(delivery.platformOrderId))
-        throw new StopDelivery({
-          kind: 'rejected',
-          status: 400,
-          bodyExcerpt: `platformOrderId ${delivery.platformOrderId} is not a WooCommerce order id (digits)`,
-        });
-      switch (event.type) {
-        case 'label.created':
-          return this.labelCreated(delivery, event.data);
-        case 'tracking.updated':
-          return this.trackingUpdated(delivery, event.data);
-        case 'label.rejected':
-          return this.labelRejected(delivery, event.data);
-        case 'shipment.completed':
-          return;
-      }
-    });
+    if (!/^[1-9][0-9]{0,19}$/.test(delivery.platformOrderId)) {
+      const message = `platformOrderId ${delivery.platformOrderId} is not a WooCommerce order id (digits)`;
+      return Promise.resolve({ kind: 'rejected', status: 400, bodyExcerpt: message });
+    }
+    return applyEvent(delivery, this);
   }
 
-  private async labelCreated(d: PlatformDelivery, label: LabelCreatedData): Promise<void> {
+  async labelCreated(d: PlatformDelivery, label: LabelCreatedData): Promise<void> {
     await this.readOrder(d);
     if (label.trackingNumber === null) return this.addNote(d, labelNote(label, null), false);
     await this.ensureTracking(d, label.courier, label.trackingNumber, label);
   }
 
-  private async trackingUpdated(d: PlatformDelivery, tracking: TrackingUpdatedData): Promise<void> {
+  async trackingUpdated(d: PlatformDelivery, tracking: TrackingUpdatedData): Promise<void> {
     const order = await this.readOrder(d);
     if (tracking.trackingNumber && !d.refs.trackingItemId) await this.ensureTracking(d, d.courier, tracking.trackingNumber, null);
     const delivered = tracking.tag === 'Delivered';
@@ -76,7 +62,7 @@ export class WooCommerceConnection implements PlatformConnection {
     if (delivered && status !== null && order.status !== status && !SETTLED.has(order.status)) await this.setStatus(d, status);
   }
 
-  private async labelRejected(d: PlatformDelivery, rejection: LabelRejectedData): Promise<void> {
+  async labelRejected(d: PlatformDelivery, rejection: LabelRejectedData): Promise<void> {
     const order = await this.readOrder(d);
     await this.addNote(d, rejectedNote(rejection), false);
     const status = this.connector.rejectedStatus;
