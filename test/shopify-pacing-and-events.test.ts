@@ -1,6 +1,7 @@
-/** The Shopify cost bucket a worker keeps per store: what it makes a call wait, from the store's own throttleStatus. */
+/** The Shopify connector's pure parts: the cost bucket it keeps per store, and which fulfillment event is news. */
 import { describe, expect, it } from 'vitest';
 import { BudgetWait, CostBucket } from '../shop-sync/shopify/cost-bucket';
+import { isNews } from '../shop-sync/shopify/connection';
 
 function bucketAt(start = 1_000_000) {
   const clock = { now: start };
@@ -75,5 +76,32 @@ describe('CostBucket', () => {
   it('a throttled call waits what Shopify documents: (requested − currentlyAvailable) / restoreRate', () => {
     const { bucket } = bucketAt();
     expect(bucket.throttledWaitMs(32, { maximumAvailable: 40, currentlyAvailable: 12, restoreRate: 2 })).toBe(10_000);
+  });
+});
+
+describe('isNews: which fulfillment event the Shopify connector writes', () => {
+  const events = [
+    { status: 'CONFIRMED', happenedAt: '2026-11-20T08:00:00Z' },
+    { status: 'IN_TRANSIT', happenedAt: '2026-11-20T12:00:00Z' },
+  ];
+
+  it('a new status at a later time is written', () => {
+    expect(isNews(events, 'OUT_FOR_DELIVERY', '2026-11-21T07:30:00.250Z')).toBe(true);
+  });
+
+  it('the same status at the same second is an earlier attempt’s write (Shopify keeps whole seconds)', () => {
+    expect(isNews(events, 'IN_TRANSIT', '2026-11-20T12:00:00.900Z')).toBe(false);
+  });
+
+  it('without a checkpoint time the status alone decides', () => {
+    expect(isNews(events, 'IN_TRANSIT', null)).toBe(false);
+    expect(isNews(events, 'OUT_FOR_DELIVERY', null)).toBe(true);
+  });
+
+  it('a late event (older than the newest on the fulfillment) and anything after DELIVERED are not written', () => {
+    expect(isNews(events, 'CARRIER_PICKED_UP', '2026-11-20T09:00:00Z')).toBe(false);
+    const delivered = [...events, { status: 'DELIVERED', happenedAt: '2026-11-21T10:00:00Z' }];
+    expect(isNews(delivered, 'OUT_FOR_DELIVERY', '2026-11-21T11:00:00Z')).toBe(false);
+    expect(isNews(delivered, 'DELIVERED', '2026-11-21T10:00:00Z')).toBe(false);
   });
 });
