@@ -384,6 +384,7 @@ function printPlatformTables(p: PlatformResults): void {
     [
       'who',
       'answers cut off',
+      'throttled calls',
       'worker kills',
       'dup. fulfillments',
       'dup. events',
