@@ -19,7 +19,7 @@ import type { ShipmentCounts } from './checks';
 import { account, chaosOrders, ROOT } from './orders';
 import { DevServer, ManagedProcess } from './processes';
 import { chaosReport, noEvents } from './report';
-import { CHAOS_FAULTS, NO_FAULTS } from './faults';
+import { CHAOS_FAULTS, NO_FAULTS, ONLY_429S } from './faults';
 import type { ChaosOptions, ChaosReport } from './run';
 import { runImport, shipmentCounts } from './temporal-side';
 
@@ -197,10 +197,11 @@ export class ChaosRun {
   }
 
   stopFaults(): void {
-    for (const fake of this.fakes) fake.setFaults(NO_FAULTS);
+    for (const fake of this.fakes) fake.setFaults(this.o.keep429s ? ONLY_429S : NO_FAULTS);
+    this.events.keep429s = this.o.keep429s === true;
     this.faultsOff = Date.now();
     this.log(
-      `faults and kills stopped (${this.events.workerKills} worker kills, ${this.events.scriptKills} script kills); waiting for the shipments to settle`,
+      `faults and kills stopped (${this.events.workerKills} worker kills, ${this.events.scriptKills} script kills)${this.o.keep429s ? ' but the random 429s' : ''}; waiting for the shipments to settle`,
     );
     for (const w of this.workers) if (!w.running) w.start();
   }

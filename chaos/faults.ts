@@ -12,3 +12,6 @@ export const CHAOS_FAULTS: Partial<Faults> = {
 };
 
 export const NO_FAULTS: Partial<Faults> = { rateLimitedRate: 0, serverErrorRate: 0, hangRate: 0, lostAnswerRate: 0, malformedRate: 0 };
+
+/** After the fault phase with --keep-429s: only the random 429s go on. */
+export const ONLY_429S: Partial<Faults> = { ...NO_FAULTS, rateLimitedRate: CHAOS_FAULTS.rateLimitedRate! };

@@ -32,6 +32,9 @@ Options:
                         everything 20 s after it (default ${seconds(DEFAULT_OPTIONS.deadlineMs)})
   --kill-every <d-d>    Range of the time between kills (default ${seconds(DEFAULT_OPTIONS.minKillMs)}-${seconds(DEFAULT_OPTIONS.maxKillMs)})
   --tracking-step-ms <ms>  One tracking stage of the fakes; delivery after 4 (default ${DEFAULT_OPTIONS.trackingStepMs})
+  --keep-429s           The random 429s go on after the fault phase while the shipments settle
+                        (429s no pace causes): compare "settled ... after the faults stopped"
+                        with a run without it
   --json                Print the report as JSON on stdout instead of the table
   -h, --help            Show this help
 
@@ -67,6 +70,7 @@ export function parseChaosArgs(
         deadline: { type: 'string' },
         'kill-every': { type: 'string' },
         'tracking-step-ms': { type: 'string' },
+        'keep-429s': { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -92,6 +96,7 @@ export function parseChaosArgs(
   options.orders = int('orders', 1, 5000) ?? options.orders;
   options.seed = int('seed', 0, 2 ** 32 - 1) ?? options.seed;
   options.trackingStepMs = int('tracking-step-ms', 0, 60_000) ?? options.trackingStepMs;
+  options.keep429s = values['keep-429s'] === true;
   options.durationMs = duration('duration', values.duration as string | undefined) ?? options.durationMs;
   options.deadlineMs = duration('deadline', values.deadline as string | undefined) ?? options.deadlineMs;
   if (options.deadlineMs > MAX_DEADLINE_MS) throw new UsageError(`--deadline: at most 9m40s (got ${seconds(options.deadlineMs)})`);
@@ -122,7 +127,8 @@ export function printReport(report: ChaosReport, write: (s: string) => void): vo
       `(script started ${e.scriptStarts}x, ${e.scriptFinished ? 'finished its last pass' : 'did not finish its last pass'}), ` +
       `${e.serverRestarts} server restart(s)${e.serverDownMs === null ? '' : ` (at ${e.serverRestartAt}, down ${(e.serverDownMs / 1000).toFixed(1)} s)`}, ` +
       `import: ${e.importRuns.length} run(s), exit code(s) ${e.importRuns.map((r) => r.exitCode).join(', ')}; ` +
-      `settled ${e.settledAfterFaultsMs === null ? 'not before the deadline' : `${(e.settledAfterFaultsMs / 1000).toFixed(0)} s after the faults stopped`}.\n`,
+      `settled ${e.settledAfterFaultsMs === null ? 'not before the deadline' : `${(e.settledAfterFaultsMs / 1000).toFixed(0)} s after the faults stopped`}` +
+      `${e.keep429s ? ' (the random 429s went on while settling)' : ''}.\n`,
   );
   const faults = (s: ChaosReport['stats']['ours']) =>
     Object.entries(s.requests)

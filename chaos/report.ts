@@ -29,6 +29,8 @@ export interface ChaosReport {
     serverRestartAt: string | null;
     importRuns: Array<{ exitCode: number | null; counts: unknown }>;
     settledAfterFaultsMs: number | null;
+    /** The random 429s went on while settling (--keep-429s). */
+    keep429s: boolean;
   };
   stats: { ours: ReturnType<FakeShippingApi['stats']>; plain: ReturnType<FakeShippingApi['stats']> };
   /** The fakes' request logs, for the test to check the checks against. */
@@ -49,6 +51,7 @@ export function noEvents(): ChaosReport['events'] {
     serverRestartAt: null,
     importRuns: [],
     settledAfterFaultsMs: null,
+    keep429s: false,
   };
 }
 

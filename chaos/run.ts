@@ -24,6 +24,8 @@ export interface ChaosOptions {
   maxKillMs: number;
   /** Length of one tracking stage of the fakes: a label is delivered after 4 of them. */
   trackingStepMs: number;
+  /** The random 429s go on after the fault phase (429s no pace causes), while the shipments settle. */
+  keep429s?: boolean;
   /** Progress lines (stderr in the CLI). */
   log: (line: string) => void;
   /** Aborts the run early (signals): it still checks what it has and stops everything. */

@@ -175,6 +175,8 @@ describe('chaos checks on synthetic logs', () => {
     expect(() => parseChaosArgs(['--duration', '9m'])).toThrow(/--duration/);
     expect(() => parseChaosArgs(['--orders', 'many'])).toThrow(/--orders/);
     expect(parseChaosArgs(['--help'])).toEqual({ help: true });
+    expect(parseChaosArgs(['--keep-429s'])).toMatchObject({ options: { keep429s: true } });
+    expect(parseChaosArgs([])).toMatchObject({ options: { keep429s: false } });
   });
 });
 
