@@ -56,6 +56,8 @@ Options:
   --rate-limit <n>             the API's limit, calls/s per account (default 20)
   --rate-orders <n>            new orders per phase (default 200)
   --rate-wave <n>              shipments in the tracking wave (default 150)
+  --rate-settings <list>       which of adaptive,off,cap,noise to run (default all); noise is adaptive
+                               pacing with 10 % unrelated 429s beside the limit
   --out <file>                 JSON results (default bench/results.json)
   -h, --help                   this help
 
@@ -78,6 +80,7 @@ async function main(): Promise<number> {
       'rate-limit': { type: 'string' },
       'rate-orders': { type: 'string' },
       'rate-wave': { type: 'string' },
+      'rate-settings': { type: 'string' },
       'shop-sync-shipments': { type: 'string' },
       outage: { type: 'string' },
       polls: { type: 'string', default: '5,400' },
@@ -173,7 +176,10 @@ async function main(): Promise<number> {
           limit,
           orders: positiveInt('rate-orders', values['rate-orders'], 200),
           wave: positiveInt('rate-wave', values['rate-wave'], 150),
-          settings: rateLimitSettings(limit),
+          settings: rateLimitSettings(
+            limit,
+            values['rate-settings']?.split(',').map((k) => k.trim()),
+          ),
         },
         log,
       );

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { startShipment } from '../client/start-shipment';
-import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
+import { startFakeShippingApi, type FakeShippingApi, type Faults } from '../fake-shipping-api/server';
 import { shipmentWorkflowId, type ShipmentInput } from '../workflows/definitions';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, benchProcessEnv, ROOT, sleep, startWorkerProcess, type DevServer, type Proc } from './stack';
@@ -20,19 +20,36 @@ import { BENCH_ACCOUNTS, benchProcessEnv, ROOT, sleep, startWorkerProcess, type 
 const HOUR_MS = 3_600_000;
 
 export interface RateLimitSetting {
+  /** Short key for --rate-settings. */
+  key: 'adaptive' | 'off' | 'cap' | 'noise';
   name: string;
   env: Record<string, string>;
+  /** Faults of the fake beside the limit. */
+  faults?: Partial<Faults>;
 }
 
-export function rateLimitSettings(limit: number): RateLimitSetting[] {
-  return [
-    { name: 'adaptive pacing (default)', env: {} },
-    { name: 'no cap (pacing off)', env: { SHIPPING_API_PACING: 'off' } },
+/** The settings compared; `keys` picks some (default all, in this order). */
+export function rateLimitSettings(limit: number, keys?: readonly string[]): RateLimitSetting[] {
+  const all: RateLimitSetting[] = [
+    { key: 'adaptive', name: 'adaptive pacing (default)', env: {} },
+    { key: 'off', name: 'no cap (pacing off)', env: { SHIPPING_API_PACING: 'off' } },
     {
+      key: 'cap',
       name: `TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND=${Math.floor(limit * 0.9)} (pacing off)`,
       env: { SHIPPING_API_PACING: 'off', TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND: String(Math.floor(limit * 0.9)) },
     },
+    // 429s the pace does not cause (a shared quota, a flaky proxy), on top of the limit: compare with `adaptive`.
+    {
+      key: 'noise',
+      name: 'adaptive pacing, 10 % unrelated 429s',
+      env: {},
+      faults: { rateLimitedRate: 0.1, rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 5 } },
+    },
   ];
+  if (keys === undefined) return all;
+  for (const key of keys)
+    if (!all.some((s) => s.key === key)) throw new Error(`--rate-settings: unknown setting "${key}" (${all.map((s) => s.key).join(', ')})`);
+  return all.filter((s) => keys.includes(s.key));
 }
 
 export interface RateLimitRow {
@@ -70,7 +87,7 @@ export async function rateLimitScenario(
     const fake = await startFakeShippingApi({
       port: 0,
       trackingStepMs: HOUR_MS, // tracking never moves: every poll of the wave is an unchanged poll
-      faults: { rateLimit: { perSecond: opts.limit, burst: opts.limit } },
+      faults: { rateLimit: { perSecond: opts.limit, burst: opts.limit }, ...setting.faults },
       accounts: BENCH_ACCOUNTS,
     });
     const taskQueue = `bench-rate-${randomUUID()}`;
