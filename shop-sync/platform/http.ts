@@ -94,3 +94,12 @@ export function excerpt(text: string): string {
     .trim();
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
+
+/** An answer's body as JSON, or undefined when it is not JSON (the schema that reads it then says what is wrong). */
+export function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -8,7 +8,7 @@
 import { createAdminApiClient, type AdminApiClient } from '@shopify/admin-api-client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { platformRequest } from '../platform/http';
+import { jsonOf, platformRequest } from '../platform/http';
 import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
 import type { ShopifyConnector } from './config';
 import { BudgetWait, CostBucket, type ThrottleStatus } from './cost-bucket';
@@ -125,7 +125,7 @@ export class ShopifyClient {
   /** The wait before a throttled call can pass: from the bucket, else Retry-After, else a second. */
   private async throttledWait(requested: number, status: ThrottleStatus | undefined, response: Response | undefined): Promise<number> {
     if (status) return this.bucket.throttledWaitMs(requested, status);
-    const body = Extensions.safeParse((safeJson(await textOf(response)) as { extensions?: unknown } | null)?.extensions ?? {});
+    const body = Extensions.safeParse((jsonOf(await textOf(response)) as { extensions?: unknown } | undefined)?.extensions ?? {});
     if (body.success && body.data.cost) return this.bucket.throttledWaitMs(requested, body.data.cost.throttleStatus);
     const seconds = Number(response?.headers.get('retry-after'));
     return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, 60_000) : 1000;
@@ -162,12 +162,4 @@ function headersOf(response: Response | undefined): Record<string, string> {
 async function textOf(response: Response | undefined): Promise<string> {
   if (!response || response.bodyUsed) return '';
   return response.text().catch(() => '');
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }

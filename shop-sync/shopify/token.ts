@@ -4,7 +4,7 @@
  * this worker's memory only and fetched again before it expires (they last about 24 h).
  */
 import { z } from 'zod';
-import { platformRequest } from '../platform/http';
+import { jsonOf, platformRequest } from '../platform/http';
 import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
 import type { ShopifyConnector } from './config';
 
@@ -65,12 +65,7 @@ export class ShopifyToken {
         });
       throw failure;
     }
-    let parsed;
-    try {
-      parsed = TokenAnswer.safeParse(JSON.parse(answer.text));
-    } catch {
-      throw unexpectedAnswer('access token', 'not JSON');
-    }
+    const parsed = TokenAnswer.safeParse(jsonOf(answer.text));
     if (!parsed.success) throw unexpectedAnswer('access token', parsed.error.issues[0]!.message);
     const lifetimeMs = (parsed.data.expires_in ?? 86_399) * 1000;
     this.current = { token: parsed.data.access_token, refreshAt: this.now() + lifetimeMs - Math.min(REFRESH_MARGIN_MS, lifetimeMs / 10) };

@@ -7,7 +7,7 @@
  * back off, 4xx stop with WordPress's error code and message.
  */
 import { z } from 'zod';
-import { platformRequest } from '../platform/http';
+import { jsonOf, platformRequest } from '../platform/http';
 import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
 import type { WooCommerceConnector } from './config';
 
@@ -54,14 +54,14 @@ export class WooClient {
     const what = `${method} ${path}`;
     if (answer.kind === 'network') throw new StopDelivery({ kind: 'retry', status: null, message: `${what}: ${answer.message}` });
     if (answer.status >= 200 && answer.status < 300) {
-      const parsed = schema.safeParse(safeJson(answer.text));
+      const parsed = schema.safeParse(jsonOf(answer.text));
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
         throw unexpectedAnswer(what, `${issue.path.join('.') || '(body)'}: ${issue.message}`);
       }
       return { status: answer.status, data: parsed.data };
     }
-    const wp = WpError.safeParse(safeJson(answer.text));
+    const wp = WpError.safeParse(jsonOf(answer.text));
     if (options.expect?.includes(answer.status))
       return { status: answer.status, data: null, errorCode: wp.success ? wp.data.code : undefined };
     const failure = failedAnswer(answer.status, answer.headers, answer.text, this.now());
@@ -69,13 +69,5 @@ export class WooClient {
     // WordPress names what is wrong in `code` (woocommerce_rest_shop_order_invalid_id, rest_invalid_param, …).
     const detail = wp.success ? `${wp.data.code}: ${wp.data.message}` : failure.result.bodyExcerpt;
     throw new StopDelivery({ kind: 'rejected', status: answer.status, bodyExcerpt: `${what}: ${detail}`.slice(0, 400) });
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
