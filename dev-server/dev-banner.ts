@@ -32,8 +32,8 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     ...(r.shopUrl ? [`   Shop page         ${r.shopUrl}  (what the shops were told: label link, tracking, outcome)`] : []),
     ...(r.stores
       ? [
-          `   Shopify (fake)    ${r.stores.shopifyUrl}  (shop ${PLATFORM_SHOPS.shopify}: fulfillments, tracking, events as its admin shows them)`,
-          `   WooCommerce (fake) ${r.stores.wooCommerceUrl}  (shop ${PLATFORM_SHOPS.woocommerce}: tracking items, notes, status)`,
+          `   Fake Shopify      ${r.stores.shopifyUrl}  (shop ${PLATFORM_SHOPS.shopify}: fulfillments, tracking, events as its admin shows them)`,
+          `   Fake WooCommerce  ${r.stores.wooCommerceUrl}  (shop ${PLATFORM_SHOPS.woocommerce}: tracking items, notes, status)`,
         ]
       : []),
     `   Payloads          ${r.codecUrl ? `encrypted (key "${o.encryption!.activeKeyId}"); the Web UI decrypts through ${r.codecUrl}` : 'NOT encrypted (--no-encryption): names, addresses and phones are readable in the Web UI'}`,

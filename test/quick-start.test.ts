@@ -146,7 +146,8 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver,
   expect(page).toContain(shopOrders.find((o) => o.outcome === 'delivered')!.orderId);
 
   // The platform shops' orders become a fulfillment with tracking in "Shopify" and a tracking item in "WooCommerce".
-  expect(output).toContain(`Shopify (fake)    http://127.0.0.1:${shopifyPort}`);
+  expect(output).toContain(`Fake Shopify      http://127.0.0.1:${shopifyPort}`);
+  expect(output).toContain(`Fake WooCommerce  http://127.0.0.1:${wooPort}`);
   const platformImport = await runCli(['import', 'examples/platform-orders.ndjson', '--json'], { env: userEnv });
   expect(JSON.parse(platformImport.stdout).counts).toMatchObject({ records: 6, started: 6 });
   await waitFor(

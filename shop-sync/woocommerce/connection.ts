@@ -49,7 +49,7 @@ export class WooCommerceConnection implements PlatformConnection {
 
   async labelCreated(d: PlatformDelivery, label: LabelCreatedData): Promise<void> {
     await this.readOrder(d);
-    if (label.trackingNumber === null) return this.addNote(d, labelNote(label, null), false);
+    if (label.trackingNumber === null) return this.addNote(d, labelNote(label, null, this.carrierName(label.courier)), false);
     await this.ensureTracking(d, label.courier, label.trackingNumber, label);
   }
 
@@ -73,10 +73,7 @@ export class WooCommerceConnection implements PlatformConnection {
   private async ensureTracking(d: PlatformDelivery, courier: string | null, number: string, label: LabelCreatedData | null): Promise<void> {
     const path = `wc-shipment-tracking/v3/orders/${d.platformOrderId}/shipment-trackings`;
     const items = await this.trackingItems(d, path);
-    if (items === null) {
-      const carrier = (courier === null ? undefined : this.connector.providers[courier]?.name) ?? courier;
-      return this.addNote(d, labelNote(label, number, carrier), this.connector.customerNotes);
-    }
+    if (items === null) return this.addNote(d, labelNote(label, number, this.carrierName(courier)), this.connector.customerNotes);
     const existing = items.find((item) => item.tracking_number === number);
     if (existing) {
       d.refs.trackingItemId = existing.tracking_id;
@@ -120,6 +117,11 @@ export class WooCommerceConnection implements PlatformConnection {
     for (const country of Object.values(answer.data!)) for (const name of Object.keys(country)) names.set(name.toLowerCase(), name);
     this.providers = { names, at: this.now() };
     return names;
+  }
+
+  /** A courier as the merchant knows it: its provider's name when the connector maps it, else its code. */
+  private carrierName(courier: string | null): string | null {
+    return (courier === null ? undefined : this.connector.providers[courier]?.name) ?? courier;
   }
 
   /** The order's tracking items, or null when the Shipment Tracking extension is not installed. */
