@@ -13,6 +13,7 @@ import { SA, shipmentWorkflowId, WORKFLOW_TYPE } from '../workflows/definitions'
 import { runCli, REPO_ROOT } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 import { labelRequest } from './helpers/orders';
+import { waitFor } from './helpers/wait';
 import { freePort } from '../dev-server/free-port';
 
 const SAMPLE = 'examples/orders.ndjson';
@@ -44,10 +45,16 @@ afterAll(async () => {
   await h?.stop();
 });
 
-async function listShipments(query = `WorkflowType = '${WORKFLOW_TYPE}'`) {
-  const out = [];
-  for await (const wf of client.workflow.list({ query })) out.push(wf);
-  return out;
+/** Visibility is eventually consistent: lists until `expected` workflows match (the CLI has already started them). */
+async function listShipments(expected: number, query = `WorkflowType = '${WORKFLOW_TYPE}'`) {
+  return waitFor(
+    async () => {
+      const out = [];
+      for await (const wf of client.workflow.list({ query })) out.push(wf);
+      return out.length >= expected ? out : undefined;
+    },
+    { what: `${expected} workflows listed for ${query}`, timeoutMs: 20_000, intervalMs: 100 },
+  );
 }
 
 async function exists(shop: string, orderId: string): Promise<boolean> {
@@ -96,7 +103,7 @@ describe('import of the sample export', () => {
     }
 
     // Exactly the valid orders have workflows, carrying shop, orderId and courier as search attributes.
-    const listed = await listShipments();
+    const listed = await listShipments(validSample.length);
     expect(listed.map((wf) => wf.workflowId).sort()).toEqual(validSample.map(shipmentWorkflowId).sort());
     for (const record of validSample) {
       const wf = listed.find((w) => w.workflowId === shipmentWorkflowId(record))!;
@@ -137,7 +144,7 @@ describe('import of the sample export', () => {
       [21, 'VT-3006', ['labelRequest.service.productCode']],
       [22, 'AB-30104', ['labelRequest.shipment.parcels[0].items[0].quantity']],
     ]);
-    const [vt3003] = await listShipments(`${SA.shop.name} = 'vienna-tea' AND ${SA.orderId.name} = 'VT-3003'`);
+    const [vt3003] = await listShipments(1, `${SA.shop.name} = 'vienna-tea' AND ${SA.orderId.name} = 'VT-3003'`);
     expect(vt3003?.typedSearchAttributes.get(SA.courier)).toBe('dpd-de');
     expect(await exists('vienna-tea', 'VT-3006')).toBe(false);
   });
@@ -202,7 +209,7 @@ describe('preflight, duplicates and exit codes', () => {
       line: 2,
       reasons: [{ field: 'orderId', message: expect.stringMatching(/duplicate.*line 1/) }],
     });
-    const [wf] = await listShipments(`${SA.shop.name} = 'dup'`);
+    const [wf] = await listShipments(1, `${SA.shop.name} = 'dup'`);
     expect(wf?.typedSearchAttributes.get(SA.courier)).toBe('dhl-express'); // the first one won
   });
 
