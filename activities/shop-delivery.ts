@@ -47,10 +47,9 @@ interface DeliveryProgress {
   platform?: PlatformRefs;
 }
 
-export function createShopDeliveryActivities(connectors: ShopConnectors) {
+export function createShopDeliveryActivities(connectors: ShopConnectors, platforms = new PlatformConnections()) {
   /** Endpoints that answered 410 since this worker started: other orders of the shop stop without calling. */
   const goneUrls = new Set<string>();
-  const platforms = new PlatformConnections();
 
   return {
     async deliverShopEvents(input: DeliverShopEventsInput): Promise<ShopDeliveryResult> {

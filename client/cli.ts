@@ -11,6 +11,7 @@ import { redeliverCommand } from './commands/redeliver';
 import { resubmitCommand } from './commands/resubmit';
 import { statusCommand } from './commands/status';
 import { importCommand } from './import/main';
+import { scheduleCommand } from './commands/schedule';
 
 type Command = (argv: string[], io: Io) => Promise<ExitCode>;
 
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
   cancel: cancelCommand,
   couriers: couriersCommand,
   products: productsCommand,
+  schedule: scheduleCommand,
 };
 
 export const HELP = `Usage: shipments <command> [options]     (or: npm run cli -- <command> [options])
@@ -30,6 +32,9 @@ export const HELP = `Usage: shipments <command> [options]     (or: npm run cli -
 Commands:
   import <file|->                    Start one shipment workflow per order of a shop export
                                      (NDJSON, JSON array or CSV)
+  import --from <shop>               The same from a Shopify or WooCommerce shop's orders
+  schedule <action> [shop]           The shops' pull schedules: apply, describe, pause,
+                                     resume, trigger, delete
   status <shop> <orderId>            A shipment's state, workflow status and retrying activities
   list [--status] [--tag] [--courier] [--shop] [--shop-sync]
                                      Shipments filtered on their search attributes

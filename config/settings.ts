@@ -280,6 +280,20 @@ const WorkerEnv = ShippingEnv.extend({
     .refine(isHost, 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0')
     .default(HEALTH_DEFAULTS.host)
     .describe('Address the health server listens on (no authentication: loopback unless told)'),
+  /** Port of the platform webhook endpoint (shop-trigger/); unset = no endpoint, the schedules alone pull. */
+  SHOP_TRIGGER_PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, PORT_MESSAGE)
+    .transform(Number)
+    .pipe(z.number().min(1, PORT_MESSAGE).max(65535, PORT_MESSAGE))
+    .optional()
+    .describe("Port of the Shopify/WooCommerce webhook endpoint that starts a shop's pull at once; unset: off"),
+  /** Every delivery is signature-checked; still loopback by default, behind the TLS proxy that exposes /hooks/. */
+  SHOP_TRIGGER_HOST: z
+    .string()
+    .refine(isHost, 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0')
+    .default(HEALTH_DEFAULTS.host)
+    .describe('Address the webhook endpoint listens on (put a TLS proxy in front: the platforms send to https only)'),
 });
 
 export class ConfigError extends Error {
@@ -343,6 +357,8 @@ export interface WorkerSettings {
   metricsBindAddress?: string;
   /** The health server's address, when WORKER_HEALTH_PORT is set. */
   health?: { host: string; port: number };
+  /** The platform webhook endpoint's address, when SHOP_TRIGGER_PORT is set. */
+  shopTrigger?: { host: string; port: number };
   /** Undefined: payloads are stored unencrypted. */
   payloadEncryption?: PayloadEncryptionSettings;
 }
@@ -401,6 +417,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     metricsBindAddress: e.METRICS_BIND_ADDRESS,
     health: e.WORKER_HEALTH_PORT === undefined ? undefined : { host: e.WORKER_HEALTH_HOST, port: e.WORKER_HEALTH_PORT },
+    shopTrigger: e.SHOP_TRIGGER_PORT === undefined ? undefined : { host: e.SHOP_TRIGGER_HOST, port: e.SHOP_TRIGGER_PORT },
     payloadEncryption,
   };
 }

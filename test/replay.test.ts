@@ -62,6 +62,9 @@ it('has recorded histories for each path through the workflow', () => {
       // The shop delivery outlives a Temporal cancellation request (SHOP_DELIVERY_OUTLIVES_CANCEL).
       'shop-sync-temporal-cancel.json',
       'shop-sync-temporal-cancel-mid-delivery.json',
+      // The shop pull (shop-import/): pages with the retry list first, and a page read again after a failure.
+      'shop-pull-paged.json',
+      'shop-pull-page-retried.json',
     ]),
   );
 });

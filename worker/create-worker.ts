@@ -9,6 +9,9 @@ import type { PacingSettings } from '../config/settings';
 import { ShippingApiError } from '../shipping-api/errors';
 import type { FleetRateLimits } from './fleet-rate-limit';
 import { createShopDeliveryActivities } from '../activities/shop-delivery';
+import { createShopImportActivities } from '../activities/shop-import';
+import { Client } from '@temporalio/client';
+import { PlatformConnections } from '../shop-sync/platform/connections';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
 import { WORKER_DEFAULTS } from '../config/settings';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
@@ -49,11 +52,18 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
   const tracking: TrackingPolicy = { ...DEFAULT_TRACKING_POLICY, ...options.tracking };
   const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
   const pacing = options.calls ?? (await callPacing(options.pacing ?? { mode: 'adaptive' }, options.fleet));
+  // One connection per platform shop: the import's reads and the write-back share a Shopify store's bucket.
+  const platforms = new PlatformConnections();
+  // The pull starts shipments and keeps its cursor in the shop's schedule.
+  const importClient = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: mergeActivities(createActivities(api, tracking, { shopConnectors, pacing }), createShopDeliveryActivities(shopConnectors)),
+    activities: mergeActivities(
+      mergeActivities(createActivities(api, tracking, { shopConnectors, pacing }), createShopDeliveryActivities(shopConnectors, platforms)),
+      createShopImportActivities({ connectors: shopConnectors, platforms, client: importClient, taskQueue: options.taskQueue }),
+    ),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
     interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags)] },
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),

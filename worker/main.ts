@@ -14,7 +14,10 @@ import {
   temporalTarget,
 } from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
+import { applySchedule, importShops, triggerPull, triggerShop } from '../shop-import/schedule';
+import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
+import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
 import { callPacing, createShipmentWorker } from './create-worker';
 import { accountWorkflowId, fleetRateLimits } from './fleet-rate-limit';
@@ -138,6 +141,22 @@ async function main(): Promise<number> {
     calls,
   });
   readiness.watch(worker, connection);
+  const client = new Client({ connection, namespace: temporal.namespace, dataConverter });
+  await applyImportSchedules(client, shopConnectors, temporal.taskQueue, logger);
+  let trigger: ShopTrigger | undefined;
+  if (settings.shopTrigger) {
+    try {
+      trigger = await startShopTrigger({
+        ...settings.shopTrigger,
+        shops: (shop) => triggerShop(shopConnectors, shop),
+        trigger: (shop, { signal }) => client.withAbortSignal(signal, () => triggerPull(client, shop)),
+        logger,
+      });
+    } catch (err) {
+      const { host, port } = settings.shopTrigger;
+      return startupError('SHOP_TRIGGER_HOST/SHOP_TRIGGER_PORT', `cannot listen on ${host}:${port}`, err);
+    }
+  }
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => logger.info({ signal }, 'shutting down: finishing in-flight tasks'));
   }
@@ -160,6 +179,7 @@ async function main(): Promise<number> {
     await worker.run(); // resolves after a graceful shutdown (the Runtime handles the signals)
   } finally {
     courierCodes.close();
+    await trigger?.close();
     await fleet?.close();
     await health?.close();
     await api.close();
@@ -168,6 +188,29 @@ async function main(): Promise<number> {
   }
   logger.info('worker stopped');
   return 0;
+}
+
+/**
+ * Each shop with import settings gets its pull schedule (created, or brought to the settings).
+ * A failure is logged, not fatal: the worker still runs the shipments, and the next start tries again.
+ */
+async function applyImportSchedules(
+  client: Client,
+  connectors: ShopConnectors,
+  taskQueue: string,
+  logger: ReturnType<typeof createLogger>,
+): Promise<void> {
+  for (const connector of importShops(connectors)) {
+    try {
+      const outcome = await applySchedule(client, connector, taskQueue);
+      logger.info({ shop: connector.shop, schedule: shopPullScheduleId(connector.shop), outcome }, 'shop pull schedule applied');
+    } catch (err) {
+      logger.warn(
+        { shop: connector.shop, err: err instanceof Error ? err.message : String(err) },
+        'could not apply the shop pull schedule',
+      );
+    }
+  }
 }
 
 /** A setting that validated but cannot be used on this machine: one line naming it, exit 2 (as for invalid configuration). */

@@ -1,3 +1,4 @@
 // The workflow bundle's entry: every workflow the worker runs.
 export { shipmentWorkflow } from './shipment';
 export { shippingAccountWorkflow } from './account';
+export { shopPullWorkflow } from './shop-pull';

@@ -37,12 +37,14 @@ import { RECORD_LIMITS } from './limits';
 import { decodeUtf8 } from './utf8';
 import { loadShopConnectors } from '../../shop-sync/connectors';
 import { ConfigError } from '../../config/settings';
+import { readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
 
 export const DEFAULT_CONCURRENCY = 16;
 /** Workflow tasks waiting for a worker above which the import holds new starts. */
 export const DEFAULT_MAX_BACKLOG = 200;
 
 export const IMPORT_HELP = `Usage: shipments import [options] <file|->
+       shipments import [options] --from <shop>
        npm run import -- [options] <file|->
 
 Starts one shipment workflow per order of a shop export. Records are
@@ -58,6 +60,13 @@ The first ${KEPT_IN_RESULT} problems are printed and kept in the summary; --reje
 Input (- reads standard input):
   --format <ndjson|json|csv>  Default: from the extension (.ndjson/.jsonl, .json, .csv),
                               else guessed from the first character ([ json, { ndjson, else csv)
+  --from <shop>               Instead of a file: the orders of a Shopify or WooCommerce shop in
+                              SHOP_CONNECTORS (with "import" settings) that need a label, mapped
+                              by its import.mapping (docs/shop-import.md). Orders the platform
+                              lists but we need not label (fulfilled elsewhere, picked up) are
+                              counted as skipped. The shop's schedule does this on its own.
+  --since <time|duration>     With --from: read orders changed since this ISO time, or this long
+                              ago (2d, 90m); default the shop's import.firstPull
 Options:
   --concurrency <n>           Orders preflighted/started at once (default ${DEFAULT_CONCURRENCY}, max 256)
   --max-backlog <n>           Hold new starts while more than n workflow tasks wait for a worker
@@ -85,7 +94,9 @@ Exit codes: 0 all imported (started or already known); 1 some records rejected;
 
 export interface ImportSummary {
   input: string;
-  format: InputFormat;
+  format: InputFormat | 'shopify' | 'woocommerce';
+  /** --from: orders the platform listed that need no label from us. */
+  skipped?: number;
   dryRun: boolean;
   preflight: 'checked' | 'skipped';
   counts: ImportResult['counts'];
@@ -99,6 +110,8 @@ export interface ImportSummary {
 export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseCommandArgs(argv, {
     format: { type: 'string' },
+    from: { type: 'string' },
+    since: { type: 'string' },
     concurrency: { type: 'string' },
     'max-backlog': { type: 'string' },
     'dry-run': { type: 'boolean', default: false },
@@ -111,9 +124,12 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     io.stdout.write(spellCommands(IMPORT_HELP, io.env));
     return EXIT.ok;
   }
-  if (positionals.length !== 1)
-    throw usageError('import takes one input: a file path, or - for standard input. See: shipments import --help');
-  const input = positionals[0]!;
+  if (values.from !== undefined) {
+    if (positionals.length > 0 || values.format !== undefined) throw usageError('--from reads a shop: give no file and no --format');
+  } else if (positionals.length !== 1)
+    throw usageError('import takes one input: a file path, - for standard input, or --from <shop>. See: shipments import --help');
+  else if (values.since !== undefined) throw usageError('--since goes with --from <shop>');
+  const input = values.from !== undefined ? `shop ${values.from}` : positionals[0]!;
   if (values.format !== undefined && !(FORMATS as readonly string[]).includes(values.format)) {
     throw usageError(`--format must be one of ${FORMATS.join(', ')} (got "${values.format}")`);
   }
@@ -124,7 +140,10 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
 
   // Everything that can fail for the whole run fails here, before any record is read.
   const platformOf = platformShops(io.env);
-  const source = await openInput(input, io);
+  const reading = new AbortController();
+  const connector = values.from === undefined ? undefined : shopConnector(io.env, values.from);
+  const shop = connector && readShop(connector, sinceOf(values.since, connector, Date.now()), reading.signal);
+  const source = shop ? shopSource(shop) : await openInput(input, io);
   const rejects = values.rejects === undefined ? undefined : await openRejects(values.rejects);
   let catalog: ShippingApiClient | undefined;
   let temporal: TemporalSession | undefined;
@@ -143,9 +162,9 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     }
     if (!dryRun) temporal = await connectTemporal(io.env);
 
-    let format = (values.format as InputFormat | undefined) ?? (input === '-' ? undefined : formatFromPath(input));
+    let format = (values.format as InputFormat | undefined) ?? (input === '-' || shop ? undefined : formatFromPath(input));
     let chunks: AsyncIterable<string> = source.chunks;
-    if (format === undefined) ({ format, chunks } = await sniffFormat(chunks));
+    if (format === undefined && !shop) ({ format, chunks } = await sniffFormat(chunks));
 
     const progress = new Progress(io.stderr, dryRun, { total: source.size, read: source.bytesRead });
     const human = !values.json;
@@ -174,7 +193,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
         })
       : undefined;
     const result = await importRecords({
-      records: readRecords(chunks, format),
+      records: shop ? shop.records : readRecords(chunks, format!),
       preflight,
       start: session ? (order) => startShipment(session.client, session.settings.taskQueue, order) : undefined,
       admit: gate ? () => gate.admit() : undefined,
@@ -199,7 +218,8 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     const exitCode: ExitCode = result.counts.failed > 0 ? EXIT.failedToStart : result.counts.rejected > 0 ? EXIT.rejected : EXIT.ok;
     const summary: ImportSummary = {
       input,
-      format,
+      format: shop ? shop.connector.type : format!,
+      ...(shop ? { skipped: shop.skipped() } : {}),
       dryRun,
       preflight: preflight ? 'checked' : 'skipped',
       ...result,
@@ -210,12 +230,24 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     else println(io.stdout, summaryText(summary, values.rejects));
     return exitCode;
   } finally {
+    reading.abort();
     const [, , , rejectsClosed] = await Promise.allSettled([source.close(), catalog?.close(), temporal?.close(), rejects?.close()]);
     if (rejectsClosed?.status === 'rejected') println(io.stderr, `error: ${messageOf(rejectsClosed.reason)}`);
   }
 }
 
 // ---------------------------------------------------------------- input and output files
+
+/** A shop read as an input: no bytes to count, nothing to close but the read itself. */
+function shopSource(shop: ShopInput): InputSource {
+  return {
+    chunks: (async function* () {})(),
+    bytesRead: () => 0,
+    close: async () => {
+      await shop.records.return(undefined);
+    },
+  };
+}
 
 interface InputSource {
   /** The input as text; the file is opened on the first read. */
@@ -375,6 +407,8 @@ function summaryText(s: ImportSummary, rejectsPath: string | undefined): string 
     `${s.dryRun ? 'Dry run of' : 'Imported'} ${s.input === '-' ? 'standard input' : s.input} (${s.format}, preflight ${s.preflight}) in ${(s.durationMs / 1000).toFixed(1)} s`,
     `  records        ${c.records}`,
   ];
+  if (s.skipped !== undefined)
+    lines.push(`  skipped        ${s.skipped}   (need no label from us: fulfilled elsewhere, on hold, picked up)`);
   if (s.dryRun) lines.push(`  valid          ${c.accepted}   (would be started or found already known)`);
   else lines.push(`  started        ${c.started}`, `  already known  ${c.alreadyKnown}`);
   lines.push(`  rejected       ${c.rejected}`);

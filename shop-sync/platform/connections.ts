@@ -25,12 +25,17 @@ export class PlatformConnections {
   }
 
   private shopify(connector: ShopifyConnector): ShopifyConnection {
+    return new ShopifyConnection(connector, this.shopifyClient(connector));
+  }
+
+  /** The store's client, with its one cost bucket: the import's reads and the write-back share it. */
+  shopifyClient(connector: ShopifyConnector): ShopifyClient {
     const key = `${connector.adminOrigin} ${connector.storeDomain}`;
     let client = this.stores.get(key);
     if (!client) {
       client = new ShopifyClient(connector, this.now);
       this.stores.set(key, client);
     }
-    return new ShopifyConnection(connector, client);
+    return client;
   }
 }

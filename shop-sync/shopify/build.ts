@@ -48,7 +48,11 @@ export function buildShopifyConnector(
     carriers,
     eventStatuses: { ...config.eventStatuses },
     onLabelRejected: config.onLabelRejected,
+    import: config.import ?? null,
   } as ShopifyConnector;
+  const webhookSecret = secret('webhookSecret');
+  // Shopify signs an app's webhooks with its client secret.
+  hideSecret(connector, 'webhookSecrets', Object.freeze([webhookSecret ?? clientSecret].filter((s): s is string => s !== null)));
   return hideSecret(
     connector,
     'credentials',

@@ -68,7 +68,14 @@ export class ShopifyClient {
     return this.current.client;
   }
 
-  async call<T>(operation: Operation<T>, variables: Record<string, unknown>, signal: AbortSignal, maxWaitMs: number): Promise<T> {
+  /** `onCost` hears each answer's actual cost (the requested one when Shopify gives none), for callers that pace themselves. */
+  async call<T>(
+    operation: Operation<T>,
+    variables: Record<string, unknown>,
+    signal: AbortSignal,
+    maxWaitMs: number,
+    onCost?: (points: number) => void,
+  ): Promise<T> {
     for (let throttled = 0, refreshed = false; ;) {
       const estimate = this.costs.get(operation.name) ?? operation.estimatedCost;
       let release: () => void;
@@ -89,6 +96,7 @@ export class ShopifyClient {
       if (cost) {
         this.costs.set(operation.name, cost.requestedQueryCost);
         this.bucket.observe(cost.throttleStatus);
+        onCost?.(cost.actualQueryCost ?? cost.requestedQueryCost);
       }
       const errors = answer.errors;
       if (!errors) return this.validData(operation, answer.data);

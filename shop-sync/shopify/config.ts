@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { duration, HTTP_TIMEOUT_BOUNDS } from '../../config/settings';
 import { SecretFile, SecretText } from '../platform/secrets';
+import { ShopImportSettings } from '../../shop-import/settings';
 import { FULFILLMENT_EVENT_STATUSES } from './event-status';
 
 /** The latest stable Admin API version (2026-10); pin it and bump it each quarter. */
@@ -62,6 +63,11 @@ export const ShopifyConnectorConfig = z.strictObject({
       note: z.boolean().default(true),
     })
     .default({ tag: 'label-rejected', note: true }),
+  /** The key Shopify signs webhooks with when it is not clientSecret (a legacy custom app's API secret key). */
+  webhookSecret: SecretText.optional(),
+  webhookSecretFile: SecretFile.optional(),
+  /** Pull the store's orders that need a label (shop-import/); absent: orders come by file import only. */
+  import: ShopImportSettings.optional(),
 });
 export type ShopifyConnectorConfig = z.infer<typeof ShopifyConnectorConfig>;
 
@@ -78,5 +84,8 @@ export interface ShopifyConnector {
   carriers: Readonly<Record<string, { company: string; trackingUrl?: string }>>;
   eventStatuses: Readonly<Record<string, string | null>>;
   onLabelRejected: { tag: string | null; note: boolean };
+  import: ShopImportSettings | null;
+  /** Keys of the shop's platform webhooks (shop-trigger/); not enumerable. */
+  readonly webhookSecrets: readonly string[];
   readonly credentials: { kind: 'token'; accessToken: string } | { kind: 'client_credentials'; clientId: string; clientSecret: string };
 }

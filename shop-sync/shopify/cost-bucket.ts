@@ -43,6 +43,11 @@ export class CostBucket {
     }
   }
 
+  /** Points the store restores a second, as it last said (0 before its first answer). */
+  get restorePerSecond(): number {
+    return this.restoreRate;
+  }
+
   /** Adopts the store's own account of the bucket, less what is taken and not yet answered. */
   observe(status: ThrottleStatus): void {
     this.maximum = status.maximumAvailable;

@@ -46,7 +46,12 @@ export function buildWooCommerceConnector(
     customerNotes: config.customerNotes,
     deliveredStatus: config.deliveredStatus,
     rejectedStatus: config.rejectedStatus,
+    import: config.import ?? null,
   } as WooCommerceConnector;
+  const webhookSecret = secret('webhookSecret');
+  hideSecret(connector, 'webhookSecrets', Object.freeze(webhookSecret === null ? [] : [webhookSecret]));
+  if (config.import && config.import.mapping.shipFrom?.address === undefined)
+    throw new SettingError('import', 'mapping.shipFrom.address is required: WooCommerce orders carry no store address');
   hideSecret(connector, 'credentials', Object.freeze({ consumerKey, consumerSecret }));
   return { connector, warnings: [] };
 }

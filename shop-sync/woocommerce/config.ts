@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { duration, HTTP_TIMEOUT_BOUNDS } from '../../config/settings';
+import { ShopImportSettings } from '../../shop-import/settings';
 import { SecretFile, SecretText } from '../platform/secrets';
 
 /** Order statuses of WooCommerce core (a plugin may add more: any slug is accepted). */
@@ -43,6 +44,11 @@ export const WooCommerceConnectorConfig = z.strictObject({
   deliveredStatus: OrderStatus.nullable().default('completed'),
   /** The status an order with a rejected label gets, beside the private note; null leaves it. */
   rejectedStatus: OrderStatus.nullable().default('on-hold'),
+  /** The secret of the site's order webhooks (WooCommerce → Settings → Advanced → Webhooks). */
+  webhookSecret: SecretText.optional(),
+  webhookSecretFile: SecretFile.optional(),
+  /** Pull the site's orders that need a label (shop-import/); absent: orders come by file import only. */
+  import: ShopImportSettings.optional(),
 });
 export type WooCommerceConnectorConfig = z.infer<typeof WooCommerceConnectorConfig>;
 
@@ -60,5 +66,8 @@ export interface WooCommerceConnector {
   customerNotes: boolean;
   deliveredStatus: string | null;
   rejectedStatus: string | null;
+  import: ShopImportSettings | null;
+  /** Keys of the site's order webhooks (shop-trigger/); not enumerable. */
+  readonly webhookSecrets: readonly string[];
   readonly credentials: { consumerKey: string; consumerSecret: string };
 }

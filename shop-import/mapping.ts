@@ -1,0 +1,133 @@
+/**
+ * A platform order → the import record of its shipment ({shop, orderId, platformOrderId,
+ * labelRequest}), by the shop's mapping settings. Pure: the same order and settings always make
+ * the same record, so a re-read order maps to the same shipment. What cannot be mapped is
+ * returned as problems naming the order's field; the record is then validated by the import
+ * pipeline like a file's record.
+ */
+import type { FieldProblem, LabelRequestWithoutKey } from '../shipping-api/contract';
+import { convertWeight, type PlatformAddress, type PlatformOrder } from './order';
+import type { ImportMapping } from './settings';
+
+export interface MappedRecord {
+  shop: string;
+  orderId: string;
+  platformOrderId: string;
+  labelRequest: LabelRequestWithoutKey;
+}
+
+export type Mapped = { ok: true; record: MappedRecord } | { ok: false; problems: FieldProblem[] };
+
+type Party = NonNullable<LabelRequestWithoutKey['shipment']['shipTo']>;
+type Parcel = NonNullable<LabelRequestWithoutKey['shipment']['parcels']>[number];
+
+export function mapOrder(shop: string, order: PlatformOrder, mapping: ImportMapping): Mapped {
+  const problems: FieldProblem[] = [];
+  if (order.problem) problems.push(order.problem);
+  const service = serviceOf(order, mapping, problems);
+  const shipFrom = shipFromOf(order, mapping, problems);
+  if (!order.shipTo) problems.push({ field: 'shipTo', message: 'the order has no shipping address' });
+  const parcel = parcelOf(order, mapping, problems);
+  if (problems.length > 0 || !service || !shipFrom || !order.shipTo) return { ok: false, problems };
+
+  const shipTo: Party = {
+    contact: definedOnly({
+      firstName: order.shipTo.firstName,
+      lastName: order.shipTo.lastName,
+      phone: order.shipTo.phone,
+      email: order.email,
+    }),
+    address: addressOf(order.shipTo),
+  };
+  const crossBorder = shipFrom.address?.countryCode !== shipTo.address?.countryCode;
+  const labelRequest: LabelRequestWithoutKey = {
+    courier: service.courier,
+    service: { productCode: service.productCode },
+    shipment: { shipFrom, shipTo, parcels: [parcel] },
+    label: mapping.label,
+    units: mapping.units,
+    order: {
+      customerOrderNumber: valueOf(order, mapping.customerOrderNumber),
+      ...(mapping.platformOrderNumber ? { orderNumbers: { platformOrderNumber: valueOf(order, mapping.platformOrderNumber) } } : {}),
+    },
+    ...(mapping.customs && (crossBorder || mapping.customsWhen === 'always') ? { customs: mapping.customs } : {}),
+  };
+  return {
+    ok: true,
+    record: {
+      shop,
+      orderId: `${mapping.orderIdPrefix}${valueOf(order, mapping.orderId)}`,
+      platformOrderId: order.platformOrderId,
+      labelRequest,
+    },
+  };
+}
+
+function valueOf(order: PlatformOrder, which: 'name' | 'number' | 'id'): string {
+  return which === 'name' ? order.name : which === 'number' ? order.number : order.platformOrderId;
+}
+
+/** By the method's title, then its code, case-insensitive; else the default service. */
+function serviceOf(order: PlatformOrder, mapping: ImportMapping, problems: FieldProblem[]) {
+  const wanted = [order.shippingMethod?.title, order.shippingMethod?.code]
+    .filter((v): v is string => Boolean(v))
+    .map((v) => v.toLowerCase());
+  for (const [method, service] of Object.entries(mapping.shippingMethods)) {
+    if (wanted.includes(method.toLowerCase())) return service;
+  }
+  if (mapping.defaultService) return mapping.defaultService;
+  const named = order.shippingMethod ? `"${order.shippingMethod.title ?? order.shippingMethod.code}"` : '(none)';
+  problems.push({
+    field: 'shippingMethod',
+    message: `no courier for shipping method ${named}: add it to import.mapping.shippingMethods, or set import.mapping.defaultService`,
+  });
+  return undefined;
+}
+
+function shipFromOf(order: PlatformOrder, mapping: ImportMapping, problems: FieldProblem[]): Party | undefined {
+  const address = mapping.shipFrom?.address ?? (order.shipFrom ? addressOf(order.shipFrom) : undefined);
+  if (!address) {
+    problems.push({ field: 'shipFrom', message: 'no ship-from address: set import.mapping.shipFrom.address' });
+    return undefined;
+  }
+  return { ...(mapping.shipFrom?.contact ? { contact: mapping.shipFrom.contact } : {}), address };
+}
+
+/** One parcel with every line; its weight is the items' plus packaging, in the label's unit. */
+function parcelOf(order: PlatformOrder, mapping: ImportMapping, problems: FieldProblem[]): Parcel {
+  if (order.lines.length === 0) problems.push({ field: 'lines', message: 'nothing to ship: no line with a remaining quantity' });
+  let total = mapping.packagingWeight;
+  const items = order.lines.map((line, i) => {
+    const unitWeight = line.unitWeight ? convertWeight(line.unitWeight.value, line.unitWeight.unit, mapping.units.weight) : undefined;
+    if (unitWeight === undefined) problems.push({ field: `lines[${i}].weight`, message: `line "${line.sku ?? line.title}" has no weight` });
+    total += (unitWeight ?? 0) * line.quantity;
+    return definedOnly({
+      descriptionEn: line.title.slice(0, 200),
+      quantity: line.quantity,
+      unitPrice: line.unitPrice === null ? undefined : { amount: line.unitPrice, currency: order.currency },
+      unitWeight,
+    });
+  });
+  return {
+    weight: Math.round(total * 1000) / 1000,
+    ...(mapping.parcelDimension ? { dimension: mapping.parcelDimension } : {}),
+    items,
+  };
+}
+
+function addressOf(a: PlatformAddress): NonNullable<Party['address']> {
+  return definedOnly({
+    streetLines: a.streetLines.length > 0 ? a.streetLines : undefined,
+    city: a.city,
+    state: a.state,
+    postalCode: a.postalCode,
+    countryCode: a.countryCode,
+  });
+}
+
+/** Leaves out null, undefined and empty-string fields: the label request omits what the order lacks. */
+function definedOnly<T extends Record<string, unknown>>(o: T): { [K in keyof T]?: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined && v !== '')) as {
+    [K in keyof T]?: Exclude<T[K], null>;
+  };
+}

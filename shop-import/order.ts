@@ -1,0 +1,69 @@
+/**
+ * A platform order as the import needs it, the same for Shopify and WooCommerce: the readers
+ * (shopify/read.ts, woocommerce/read.ts) fill it from the platform's answer, the mapping
+ * (mapping.ts) turns it into a label request. Values stay as the platform gave them; only the
+ * weights carry their unit.
+ */
+export type WeightUnit = 'kg' | 'g' | 'lb' | 'oz';
+
+export interface PlatformAddress {
+  firstName: string | null;
+  lastName: string | null;
+  company: string | null;
+  streetLines: string[];
+  city: string | null;
+  state: string | null;
+  postalCode: string | null;
+  countryCode: string | null;
+  phone: string | null;
+}
+
+export interface PlatformLine {
+  sku: string | null;
+  title: string;
+  quantity: number;
+  /** Per unit, in the order's currency; null when the platform did not say. */
+  unitPrice: number | null;
+  unitWeight: { value: number; unit: WeightUnit } | null;
+}
+
+export interface PlatformOrder {
+  /** The platform's id of the order (Shopify's numeric legacy id, WooCommerce's id). */
+  platformOrderId: string;
+  /** As the merchant sees it: Shopify "#1001", WooCommerce "1001". */
+  name: string;
+  /** The order number without decoration: "1001". */
+  number: string;
+  /** The platform's own last-modified time, ISO 8601 UTC to the second: the pull's cursor is made of these. */
+  modifiedAt: string;
+  /** The chosen shipping method's title and code (Shopify's shipping line; WooCommerce's method). */
+  shippingMethod: { title: string | null; code: string | null } | null;
+  currency: string;
+  email: string | null;
+  shipTo: PlatformAddress | null;
+  /** Shopify: the fulfillment order's location; WooCommerce: null (the mapping gives it). */
+  shipFrom: PlatformAddress | null;
+  lines: PlatformLine[];
+  /**
+   * Why the order needs no label from us although the platform listed it: fulfilled elsewhere,
+   * on hold, picked up in store. Skipped orders are counted, not reported as problems.
+   */
+  skip: string | null;
+  /** A problem of the order's shape found while reading (two ship-from locations), reported like a mapping problem. */
+  problem: { field: string; message: string } | null;
+}
+
+/** Grams per unit of the weights platforms send. */
+const GRAMS: Record<WeightUnit | 'lbs', number> = { kg: 1000, g: 1, lb: 453.59237, lbs: 453.59237, oz: 28.349523125 };
+
+export function convertWeight(value: number, from: WeightUnit | 'lbs', to: WeightUnit): number {
+  const converted = (value * GRAMS[from]) / GRAMS[to];
+  return Math.round(converted * 1000) / 1000;
+}
+
+/** A platform's date (with or without a zone; WooCommerce's *_gmt fields have none) → ISO UTC to the second. */
+export function isoUtc(text: string, assumeUtc = false): string | null {
+  const withZone = assumeUtc && !/(Z|[+-]\d\d:?\d\d)$/.test(text) ? `${text}Z` : text;
+  const ms = Date.parse(withZone);
+  return Number.isNaN(ms) ? null : new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}

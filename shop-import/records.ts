@@ -1,0 +1,49 @@
+/**
+ * Platform orders → the import pipeline's records (client/import/engine.ts), so an order pulled
+ * from a shop is validated, preflighted, started and reported exactly like a line of a file. An
+ * order the mapping cannot handle becomes a record with its problems (a rejection naming the
+ * field and the platform's order id); an order that needs no label from us is counted as skipped.
+ */
+import type { SourceRecord } from '../client/import/source';
+import { mapOrder } from './mapping';
+import type { PlatformOrder } from './order';
+import type { ImportMapping } from './settings';
+
+export interface PlatformRecord extends SourceRecord {
+  platformOrderId: string;
+}
+
+export interface PageRecords {
+  records: PlatformRecord[];
+  skipped: PlatformOrder[];
+}
+
+/** `firstLine` numbers the records of a pull one after another (the reports' "line"). */
+export function pageRecords(shop: string, orders: readonly PlatformOrder[], mapping: ImportMapping, firstLine: number): PageRecords {
+  const records: PlatformRecord[] = [];
+  const skipped: PlatformOrder[] = [];
+  for (const order of orders) {
+    if (order.skip !== null) {
+      skipped.push(order);
+      continue;
+    }
+    const line = firstLine + records.length;
+    // The raw text names the order, not its customer: the rejects file and logs need no address.
+    const raw = JSON.stringify({ platformOrderId: order.platformOrderId, name: order.name, modifiedAt: order.modifiedAt });
+    const mapped = mapOrder(shop, order, mapping);
+    if (mapped.ok) records.push({ line, raw, value: mapped.record, problems: [], platformOrderId: order.platformOrderId });
+    else {
+      // No value: the pipeline would add its own "labelRequest is required" to the mapping's problems.
+      records.push({
+        line,
+        raw,
+        problems: mapped.problems.map((p) => ({
+          field: p.field,
+          message: `${p.message} (order ${order.name}, platform id ${order.platformOrderId})`,
+        })),
+        platformOrderId: order.platformOrderId,
+      });
+    }
+  }
+  return { records, skipped };
+}

@@ -1,0 +1,119 @@
+/**
+ * One Temporal Schedule per shop with `import` settings, running the shop's pull every
+ * `import.every`. The schedule also holds the pull's cursor: it is the pull workflow's input,
+ * and each pull writes its newest cursor back, so the next run (scheduled, triggered by a webhook
+ * or by hand) starts there. Overlapping runs are skipped, never stacked; a trigger while a pull
+ * runs buffers one run (the webhook's order may be behind the running pull's pages).
+ */
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type Client,
+  type ScheduleDescription,
+} from '@temporalio/client';
+import type { ShopConnectors } from '../shop-sync/connectors';
+import { SHOP_PULL_WORKFLOW_TYPE, shopPullScheduleId, type ShopPullInput } from '../workflows/shop-pull/definitions';
+import { EMPTY_CURSOR, PullCursor } from './cursor';
+import type { ImportConnector } from './source';
+import type { ShopImportSettings } from './settings';
+import type { TriggerShop } from '../shop-trigger';
+
+/** Shops with import settings, as the worker and the CLI see them. */
+export function importShops(connectors: ShopConnectors): ImportConnector[] {
+  return connectors.shops
+    .map((shop) => connectors.connectorFor(shop))
+    .filter((c): c is ImportConnector => c !== null && c.type !== 'webhook' && c.import !== null);
+}
+
+/** A shop whose platform webhooks may start its pull: an import shop, with the keys its webhooks are signed with. */
+export function triggerShop(connectors: ShopConnectors, shop: string): TriggerShop | null {
+  const connector = importShops(connectors).find((c) => c.shop === shop);
+  return connector ? { shop, platform: connector.type, secrets: connector.webhookSecrets } : null;
+}
+
+/** The cursor a schedule holds, or the empty one (a schedule made by hand, or a first run). */
+export function cursorOf(description: ScheduleDescription): PullCursor {
+  const input = description.action.args?.[0] as Partial<ShopPullInput> | undefined;
+  const parsed = PullCursor.safeParse(input?.cursor);
+  return parsed.success ? parsed.data : EMPTY_CURSOR;
+}
+
+function action(shop: string, taskQueue: string, cursor: PullCursor) {
+  return {
+    type: 'startWorkflow' as const,
+    workflowType: SHOP_PULL_WORKFLOW_TYPE,
+    workflowId: shopPullScheduleId(shop),
+    taskQueue,
+    args: [{ shop, cursor } satisfies ShopPullInput],
+    staticSummary: `Pull of shop ${shop}'s orders that need a label`,
+  };
+}
+
+function spec(settings: ShopImportSettings) {
+  return { intervals: [{ every: settings.every }] };
+}
+
+const POLICIES = {
+  overlap: ScheduleOverlapPolicy.SKIP,
+  // After Temporal itself was down, one pull catches up: it starts from the cursor whatever the gap.
+  catchupWindow: '1 minute',
+  pauseOnFailure: false,
+} as const;
+
+export type ApplyOutcome = 'created' | 'updated' | 'unchanged';
+
+/**
+ * Creates the shop's schedule, or brings an existing one to the settings (interval, task queue)
+ * keeping its cursor and whether an operator paused it. Safe to run from every worker at once.
+ */
+export async function applySchedule(client: Client, connector: ImportConnector, taskQueue: string): Promise<ApplyOutcome> {
+  const scheduleId = shopPullScheduleId(connector.shop);
+  try {
+    await client.schedule.create({
+      scheduleId,
+      spec: spec(connector.import),
+      action: action(connector.shop, taskQueue, EMPTY_CURSOR),
+      policies: POLICIES,
+      state: { paused: connector.import.paused, note: connector.import.paused ? 'created paused by the import settings' : undefined },
+    });
+    return 'created';
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+  const handle = client.schedule.getHandle(scheduleId);
+  const current = await handle.describe();
+  const every = current.spec.intervals?.[0]?.every;
+  const sameQueue = current.action.taskQueue === taskQueue;
+  if (every === connector.import.every && current.spec.intervals?.length === 1 && sameQueue) return 'unchanged';
+  await handle.update((previous) => ({
+    ...previous,
+    spec: spec(connector.import),
+    action: action(connector.shop, taskQueue, cursorOf(previous)),
+  }));
+  return 'updated';
+}
+
+/**
+ * Writes a pull's cursor into the schedule; a cursor older than the one there is not written
+ * (a slow pull must not move the next one back). False when the shop has no schedule.
+ */
+export async function saveCursor(client: Client, shop: string, cursor: PullCursor): Promise<boolean> {
+  try {
+    await client.schedule.getHandle(shopPullScheduleId(shop)).update((previous) => {
+      const held = cursorOf(previous);
+      const newer = held.since === null || (cursor.since !== null && cursor.since >= held.since);
+      const next = newer ? cursor : { since: held.since, retry: cursor.retry };
+      return { ...previous, action: { ...previous.action, args: [{ shop, cursor: next } satisfies ShopPullInput] } };
+    });
+    return true;
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) return false;
+    throw err;
+  }
+}
+
+/** Starts the shop's pull now; while one runs, one more is buffered (a burst of webhooks makes one). */
+export async function triggerPull(client: Client, shop: string): Promise<void> {
+  await client.schedule.getHandle(shopPullScheduleId(shop)).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
+}

@@ -1,0 +1,81 @@
+/**
+ * A platform shop's `import` settings, beside its connector in SHOP_CONNECTORS: how often the
+ * schedule pulls, how far a pull reaches back, and the mapping from a platform order to a label
+ * request. Validated with zod by shop-sync/connectors.ts, which names each problem with its JSON
+ * path (SHOP_CONNECTORS.acme.import.mapping.shippingMethods.Express.courier: ...).
+ */
+import { z } from 'zod';
+import { duration, type DurationBounds } from '../config/settings';
+import { Address, Contact } from '../shipping-api/contract';
+
+/** A pull at most every 30 s (webhooks trigger faster ones), at least once a day. */
+const EVERY_BOUNDS: DurationBounds = { minMs: 30_000, maxMs: 86_400_000 };
+/** The overlap covers the platform's search index lag and same-second ties; a day at most. */
+const OVERLAP_BOUNDS: DurationBounds = { minMs: 0, maxMs: 86_400_000 };
+/** How far the first pull (no cursor yet) reaches back; Shopify shows 60 days without read_all_orders. */
+const FIRST_PULL_BOUNDS: DurationBounds = { minMs: 60_000, maxMs: 365 * 86_400_000 };
+
+const Code = z.string().min(1).max(100);
+
+/** The shipping API's courier and product for one shipping method. */
+const Service = z.strictObject({ courier: Code, productCode: Code });
+
+/** Which platform value feeds an order field: `name` (#1001), `number` (1001) or the platform id. */
+const OrderValue = z.enum(['name', 'number', 'id']);
+
+const Measure = z.number().positive().max(10_000);
+
+export const ImportMapping = z.strictObject({
+  /** Shipping method title or code (case-insensitive) → courier and product. */
+  shippingMethods: z.record(z.string().min(1).max(200), Service).default({}),
+  /** For a method not in shippingMethods; null: such an order is reported until it is added. */
+  defaultService: Service.nullable().default(null),
+  /**
+   * Where parcels leave from. Shopify: the fulfillment order's location unless set here (a contact
+   * may be given alone, the location's address is kept). WooCommerce: required (REST orders carry
+   * no store address).
+   */
+  shipFrom: z.strictObject({ contact: Contact.optional(), address: Address.optional() }).optional(),
+  /** Units of the label request; weights are converted into `weight`. */
+  units: z.strictObject({ weight: z.enum(['kg', 'g', 'lb', 'oz']).default('kg'), dimension: z.enum(['cm', 'in']).default('cm') }).default({
+    weight: 'kg',
+    dimension: 'cm',
+  }),
+  /** WooCommerce's store weight unit (WooCommerce → Settings → Products); Shopify sends each weight's unit. */
+  productWeightUnit: z.enum(['kg', 'g', 'lbs', 'oz']).default('kg'),
+  /** Added to the items' weight for the box and filling. */
+  packagingWeight: z.number().min(0).max(1000).default(0),
+  /** The parcel's size when the platform does not know it (neither platform has box sizes). */
+  parcelDimension: z.strictObject({ length: Measure, width: Measure, height: Measure }).optional(),
+  label: z.strictObject({ format: z.string().min(1).max(20) }).default({ format: 'PDF' }),
+  /** The shipment's orderId (with orderIdPrefix): stable values only, it names the workflow. */
+  orderId: OrderValue.default('number'),
+  orderIdPrefix: z.string().max(50).default(''),
+  customerOrderNumber: OrderValue.default('name'),
+  /** orderNumbers.platformOrderNumber; null leaves it out. */
+  platformOrderNumber: OrderValue.nullable().default('id'),
+  /** Customs data the spec does not detail, passed as given: to every cross-border label, or always. */
+  customs: z.record(z.string().min(1).max(100), z.unknown()).optional(),
+  customsWhen: z.enum(['cross-border', 'always']).default('cross-border'),
+});
+export type ImportMapping = z.infer<typeof ImportMapping>;
+
+export const ShopImportSettings = z.strictObject({
+  /** The schedule's interval; webhooks (shop-trigger) start a pull sooner. */
+  every: duration('5m', EVERY_BOUNDS),
+  /** Each pull reads again what changed this long before its cursor. */
+  overlap: duration('10m', OVERLAP_BOUNDS),
+  /** How far back a shop's first pull reads (a known cursor is never older than the orders it saw). */
+  firstPull: duration('7d', FIRST_PULL_BOUNDS),
+  /** Orders per page: Shopify's cost grows with it (10 costs about 300 points), WooCommerce allows 100. */
+  pageSize: z.number().int().min(1).max(100).optional(),
+  /** Shopify: the share of the store's restore rate a pull may use, so write-back and other apps keep room. */
+  budgetShare: z.number().gt(0).max(1).default(0.5),
+  /** Leave the schedule paused when the worker creates it. */
+  paused: z.boolean().default(false),
+  mapping: ImportMapping,
+});
+export type ShopImportSettings = z.infer<typeof ShopImportSettings>;
+
+/** Unset settings of `pageSize` per platform. */
+export const DEFAULT_PAGE_SIZE = { shopify: 10, woocommerce: 100 } as const;

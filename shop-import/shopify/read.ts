@@ -1,0 +1,218 @@
+/**
+ * Shopify orders that need a label: open orders not yet (or only partly) shipped, changed since a
+ * time, oldest change first, with their open fulfillment orders at a shipping location. Cursor
+ * pagination (Shopify's cursors hold the sort value and id, so an order changed mid-pull moves to
+ * the end and is read again, never skipped). Nested connections multiply the requested cost, so
+ * a page holds few orders; an order with more fulfillment orders or lines than a page reads is
+ * read again alone with larger limits.
+ */
+import { z } from 'zod';
+import type { ShopifyClient, Operation } from '../../shop-sync/shopify/client';
+import { isoUtc, type PlatformAddress, type PlatformLine, type PlatformOrder, type WeightUnit } from '../order';
+
+const PageInfo = z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullable().optional() });
+
+const FoLine = z.object({
+  remainingQuantity: z.number().int().min(0),
+  sku: z.string().nullable(),
+  productTitle: z.string(),
+  weight: z.object({ unit: z.enum(['GRAMS', 'KILOGRAMS', 'OUNCES', 'POUNDS']), value: z.number().min(0) }).nullable(),
+  lineItem: z.object({ originalUnitPriceSet: z.object({ shopMoney: z.object({ amount: z.string() }) }) }),
+});
+
+const FulfillmentOrder = z.object({
+  status: z.string(),
+  deliveryMethod: z.object({ methodType: z.string() }).nullable(),
+  assignedLocation: z.object({
+    name: z.string(),
+    address1: z.string().nullable(),
+    address2: z.string().nullable(),
+    city: z.string().nullable(),
+    province: z.string().nullable(),
+    zip: z.string().nullable(),
+    countryCode: z.string(),
+    phone: z.string().nullable(),
+  }),
+  lineItems: z.object({ pageInfo: PageInfo, nodes: z.array(FoLine).max(250) }),
+});
+
+const MailingAddress = z.object({
+  firstName: z.string().nullable(),
+  lastName: z.string().nullable(),
+  company: z.string().nullable(),
+  address1: z.string().nullable(),
+  address2: z.string().nullable(),
+  city: z.string().nullable(),
+  provinceCode: z.string().nullable(),
+  zip: z.string().nullable(),
+  countryCodeV2: z.string().nullable(),
+  phone: z.string().nullable(),
+});
+
+const Order = z.object({
+  legacyResourceId: z.string(),
+  name: z.string(),
+  email: z.string().nullable(),
+  updatedAt: z.string(),
+  currencyCode: z.string(),
+  shippingLine: z.object({ title: z.string(), code: z.string().nullable() }).nullable(),
+  shippingAddress: MailingAddress.nullable(),
+  fulfillmentOrders: z.object({ pageInfo: PageInfo, nodes: z.array(FulfillmentOrder).max(250) }),
+});
+type Order = z.infer<typeof Order>;
+
+const ORDER_FIELDS = (fulfillmentOrders: number, lines: number) => `
+  legacyResourceId name email updatedAt currencyCode
+  shippingLine { title code }
+  shippingAddress { firstName lastName company address1 address2 city provinceCode zip countryCodeV2 phone }
+  fulfillmentOrders(first: ${fulfillmentOrders}) {
+    pageInfo { hasNextPage }
+    nodes {
+      status
+      deliveryMethod { methodType }
+      assignedLocation { name address1 address2 city province zip countryCode phone }
+      lineItems(first: ${lines}) {
+        pageInfo { hasNextPage }
+        nodes { remainingQuantity sku productTitle weight { unit value } lineItem { originalUnitPriceSet { shopMoney { amount } } } }
+      }
+    }
+  }`;
+
+/** Requested cost on Shopify's rules: 5 orders × (3 + 2 fulfillment orders × (3 + 10 lines × 5 + 2) + 2) ≈ 590 points. */
+export const ordersToLabel: Operation<{ orders: { pageInfo: z.infer<typeof PageInfo>; nodes: Order[] } }> = {
+  name: 'ordersToLabel',
+  estimatedCost: 600,
+  document: `query OrdersToLabel($first: Int!, $after: String, $query: String!) {
+  orders(first: $first, after: $after, query: $query, sortKey: UPDATED_AT) {
+    pageInfo { hasNextPage endCursor }
+    nodes { ${ORDER_FIELDS(2, 10)} }
+  }
+}`,
+  data: z.object({ orders: z.object({ pageInfo: PageInfo, nodes: z.array(Order).max(250) }) }),
+};
+
+/** One order with room for 3 fulfillment orders of 40 lines (about 620 points). */
+const wholeOrder: Operation<{ order: Order | null }> = {
+  name: 'wholeOrderToLabel',
+  estimatedCost: 620,
+  document: `query WholeOrderToLabel($id: ID!) { order(id: $id) { ${ORDER_FIELDS(3, 40)} } }`,
+  data: z.object({ order: Order.nullable() }),
+};
+
+/** Open orders with something left to ship; `since` is Shopify's own updated_at value. */
+export function eligibleQuery(since: string | null, ids?: readonly string[]): string {
+  const parts = ['status:open', '(fulfillment_status:unshipped OR fulfillment_status:partial)'];
+  if (since !== null) parts.push(`updated_at:>='${since}'`);
+  if (ids) parts.push(`(${ids.map((id) => `id:${id}`).join(' OR ')})`);
+  return parts.join(' ');
+}
+
+export interface ShopifyPage {
+  orders: PlatformOrder[];
+  endCursor: string | null;
+}
+
+export async function readShopifyPage(
+  client: ShopifyClient,
+  args: { query: string; first: number; after: string | null },
+  signal: AbortSignal,
+  maxWaitMs: number,
+  onCost?: (points: number) => void,
+): Promise<ShopifyPage> {
+  const { orders } = await client.call(ordersToLabel, args, signal, maxWaitMs, onCost);
+  const read: PlatformOrder[] = [];
+  for (const node of orders.nodes) {
+    const whole = overflows(node) ? await readWhole(client, node, signal, maxWaitMs, onCost) : node;
+    if (whole) read.push(toPlatformOrder(whole));
+  }
+  return { orders: read, endCursor: orders.pageInfo.hasNextPage ? (orders.pageInfo.endCursor ?? null) : null };
+}
+
+function overflows(order: Order): boolean {
+  return order.fulfillmentOrders.pageInfo.hasNextPage || order.fulfillmentOrders.nodes.some((fo) => fo.lineItems.pageInfo.hasNextPage);
+}
+
+async function readWhole(
+  client: ShopifyClient,
+  order: Order,
+  signal: AbortSignal,
+  maxWaitMs: number,
+  onCost?: (points: number) => void,
+): Promise<Order | null> {
+  const id = `gid://shopify/Order/${order.legacyResourceId}`;
+  return (await client.call(wholeOrder, { id }, signal, maxWaitMs, onCost)).order;
+}
+
+const UNITS: Record<string, WeightUnit> = { GRAMS: 'g', KILOGRAMS: 'kg', OUNCES: 'oz', POUNDS: 'lb' };
+
+/** Fulfillment orders we may label: open (or started) at a shipping location, with lines left. */
+function labelable(fo: Order['fulfillmentOrders']['nodes'][number]): boolean {
+  const shipping = fo.deliveryMethod === null || fo.deliveryMethod.methodType === 'SHIPPING';
+  return (fo.status === 'OPEN' || fo.status === 'IN_PROGRESS') && shipping && fo.lineItems.nodes.some((l) => l.remainingQuantity > 0);
+}
+
+export function toPlatformOrder(order: Order): PlatformOrder {
+  const open = order.fulfillmentOrders.nodes.filter(labelable);
+  const locations = new Set(open.map((fo) => `${fo.assignedLocation.name}|${fo.assignedLocation.address1}`));
+  const first = open[0];
+  const tooLarge = order.fulfillmentOrders.pageInfo.hasNextPage || open.some((fo) => fo.lineItems.pageInfo.hasNextPage);
+  return {
+    platformOrderId: order.legacyResourceId,
+    name: order.name,
+    number: order.name.replace(/^#/, ''),
+    modifiedAt: isoUtc(order.updatedAt) ?? order.updatedAt,
+    shippingMethod: order.shippingLine ? { title: order.shippingLine.title, code: order.shippingLine.code } : null,
+    currency: order.currencyCode,
+    email: order.email,
+    shipTo: order.shippingAddress ? shipTo(order.shippingAddress) : null,
+    shipFrom: first ? location(first.assignedLocation) : null,
+    lines: open.flatMap((fo) => fo.lineItems.nodes.filter((l) => l.remainingQuantity > 0).map(line)),
+    skip: open.length === 0 ? 'nothing left to ship from a shipping location (fulfilled elsewhere, on hold, or picked up)' : null,
+    problem:
+      locations.size > 1
+        ? { field: 'fulfillmentOrders', message: `ships from ${locations.size} locations: one label per order, split it in Shopify` }
+        : tooLarge
+          ? { field: 'fulfillmentOrders', message: 'more than 3 fulfillment orders or 40 lines in one: too large for the import' }
+          : null,
+  };
+}
+
+function line(l: z.infer<typeof FoLine>): PlatformLine {
+  const price = Number(l.lineItem.originalUnitPriceSet.shopMoney.amount);
+  return {
+    sku: l.sku,
+    title: l.productTitle,
+    quantity: l.remainingQuantity,
+    unitPrice: Number.isFinite(price) ? price : null,
+    // Shopify answers a weight of 0 for a product whose weight was never set.
+    unitWeight: l.weight && l.weight.value > 0 ? { value: l.weight.value, unit: UNITS[l.weight.unit]! } : null,
+  };
+}
+
+function shipTo(a: z.infer<typeof MailingAddress>): PlatformAddress {
+  return {
+    firstName: a.firstName,
+    lastName: a.lastName,
+    company: a.company,
+    streetLines: [a.address1, a.address2].filter((s): s is string => Boolean(s)),
+    city: a.city,
+    state: a.provinceCode,
+    postalCode: a.zip,
+    countryCode: a.countryCodeV2,
+    phone: a.phone,
+  };
+}
+
+function location(a: Order['fulfillmentOrders']['nodes'][number]['assignedLocation']): PlatformAddress {
+  return {
+    firstName: null,
+    lastName: null,
+    company: a.name,
+    streetLines: [a.address1, a.address2].filter((s): s is string => Boolean(s)),
+    city: a.city,
+    state: a.province,
+    postalCode: a.zip,
+    countryCode: a.countryCode,
+    phone: a.phone,
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Reads one page of a platform shop's orders at a pull position: the retry list first, then the
+ * changes since the cursor. One instance per worker: Shopify reads share the store's cost bucket
+ * with the write-back (PlatformConnections) and are paced to the shop's budget share;
+ * WooCommerce products are cached across pulls.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ShopifyConnector, WooCommerceConnector } from '../shop-sync/connectors';
+import type { PlatformConnections } from '../shop-sync/platform/connections';
+import { WooClient } from '../shop-sync/woocommerce/client';
+import { firstChangesPosition, type PullCursor, type PullPosition } from './cursor';
+import type { PlatformOrder } from './order';
+import { DEFAULT_PAGE_SIZE, type ShopImportSettings } from './settings';
+import { eligibleQuery, readShopifyPage } from './shopify/read';
+import { WooOrderReader } from './woocommerce/read';
+
+export type ImportConnector = (ShopifyConnector | WooCommerceConnector) & { import: ShopImportSettings };
+
+export interface PageRead {
+  orders: PlatformOrder[];
+  next: PullPosition | null;
+  /** The newest last-modified value of the changes read (null for the retry list). */
+  newest: string | null;
+  /** Retry-list orders the platform no longer lists as needing a label. */
+  gone: string[];
+}
+
+/** Shopify's search takes this many `id:` terms per retry query (the query string stays short). */
+const IDS_PER_QUERY = 10;
+/** The longest a read waits for Shopify points before giving the wait to Temporal's retry. */
+const MAX_BUDGET_WAIT_MS = 20_000;
+
+export class OrderSource {
+  private readonly woo = new Map<string, { connector: WooCommerceConnector; reader: WooOrderReader }>();
+  /** Per Shopify store: when the pull may send its next read, to keep to its share of the restore rate. */
+  private readonly nextReadAt = new Map<string, number>();
+
+  constructor(
+    private readonly platforms: PlatformConnections,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async read(connector: ImportConnector, cursor: PullCursor, position: PullPosition, signal: AbortSignal): Promise<PageRead> {
+    if (position.phase === 'retry') return this.retryList(connector, cursor, signal);
+    const settings = connector.import;
+    if (position.phase === 'shopify' && connector.type === 'shopify') {
+      const page = await this.shopify(connector, { query: eligibleQuery(position.from), after: position.after }, signal);
+      return {
+        orders: page.orders,
+        next: page.endCursor === null ? null : { ...position, after: page.endCursor },
+        newest: newestOf(page.orders),
+        gone: [],
+      };
+    }
+    if (position.phase === 'woocommerce' && connector.type === 'woocommerce') {
+      const perPage = settings.pageSize ?? DEFAULT_PAGE_SIZE.woocommerce;
+      const page = await this.wooReader(connector).page(position, perPage, signal);
+      return { orders: page.orders, next: page.next && { phase: 'woocommerce', ...page.next }, newest: newestOf(page.orders), gone: [] };
+    }
+    throw new Error(`pull position ${position.phase} does not belong to a ${connector.type} shop`);
+  }
+
+  private async retryList(connector: ImportConnector, cursor: PullCursor, signal: AbortSignal): Promise<PageRead> {
+    const next = firstChangesPosition(connector.type, cursor, connector.import, this.now());
+    const orders: PlatformOrder[] = [];
+    if (connector.type === 'shopify') {
+      for (let i = 0; i < cursor.retry.length; i += IDS_PER_QUERY) {
+        const ids = cursor.retry.slice(i, i + IDS_PER_QUERY);
+        for (let after: string | null = null, first = true; first || after !== null; first = false) {
+          const page = await this.shopify(connector, { query: eligibleQuery(null, ids), after }, signal);
+          orders.push(...page.orders);
+          after = page.endCursor;
+        }
+      }
+    } else {
+      orders.push(...(await this.wooReader(connector).byIds(cursor.retry, signal)));
+    }
+    const listed = new Set(orders.map((o) => o.platformOrderId));
+    return { orders, next, newest: null, gone: cursor.retry.filter((id) => !listed.has(id)) };
+  }
+
+  /** One read, spaced so the pull spends at most its share of what the store restores. */
+  private async shopify(
+    connector: ShopifyConnector & { import: ShopImportSettings },
+    args: { query: string; after: string | null },
+    signal: AbortSignal,
+  ) {
+    const client = this.platforms.shopifyClient(connector);
+    const store = connector.storeDomain;
+    const waitMs = (this.nextReadAt.get(store) ?? 0) - this.now();
+    if (waitMs > 0) await sleep(waitMs, undefined, { signal });
+    let spent = 0;
+    const first = connector.import.pageSize ?? DEFAULT_PAGE_SIZE.shopify;
+    const page = await readShopifyPage(client, { ...args, first }, signal, MAX_BUDGET_WAIT_MS, (points) => (spent += points));
+    const share = connector.import.budgetShare * client.bucket.restorePerSecond;
+    if (share > 0) this.nextReadAt.set(store, this.now() + (spent / share) * 1000);
+    return page;
+  }
+
+  private wooReader(connector: WooCommerceConnector & { import: ShopImportSettings }): WooOrderReader {
+    const known = this.woo.get(connector.shop);
+    if (known?.connector === connector) return known.reader;
+    const reader = new WooOrderReader(new WooClient(connector, this.now), connector.import.mapping.productWeightUnit, this.now);
+    this.woo.set(connector.shop, { connector, reader });
+    return reader;
+  }
+}
+
+function newestOf(orders: PlatformOrder[]): string | null {
+  return orders.reduce<string | null>((max, o) => (max === null || o.modifiedAt > max ? o.modifiedAt : max), null);
+}

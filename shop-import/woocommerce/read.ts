@@ -1,0 +1,193 @@
+/**
+ * WooCommerce orders that need a label: `processing` orders changed since a time, oldest change
+ * first. Dates go as UTC with `dates_are_gmt=true` (without it WooCommerce compares against the
+ * store's local time) and are read back from `date_modified_gmt`. WooCommerce pages by offset, and
+ * an order changed between two page requests shifts every later one: a page offset would skip an
+ * order. So each page starts again from the newest change seen (keyset), leaving out the orders
+ * already read at that second. Line weights come from the products, read once per worker and kept
+ * for ten minutes.
+ */
+import { z } from 'zod';
+import type { WooClient } from '../../shop-sync/woocommerce/client';
+import { isoUtc, type PlatformAddress, type PlatformOrder } from '../order';
+
+const Address = z.object({
+  first_name: z.string().default(''),
+  last_name: z.string().default(''),
+  company: z.string().default(''),
+  address_1: z.string().default(''),
+  address_2: z.string().default(''),
+  city: z.string().default(''),
+  state: z.string().default(''),
+  postcode: z.string().default(''),
+  country: z.string().default(''),
+  phone: z.string().optional(),
+});
+
+const WooOrder = z.object({
+  id: z.number().int().positive(),
+  number: z.string(),
+  status: z.string(),
+  currency: z.string(),
+  date_modified_gmt: z.string(),
+  billing: Address.extend({ email: z.string().nullable().optional() }),
+  shipping: Address,
+  shipping_lines: z.array(z.object({ method_id: z.string(), method_title: z.string() })).max(100),
+  line_items: z
+    .array(
+      z.object({
+        name: z.string(),
+        sku: z.string().nullable(),
+        product_id: z.number().int().min(0),
+        variation_id: z.number().int().min(0),
+        quantity: z.number().int(),
+        price: z.union([z.number(), z.string()]),
+      }),
+    )
+    .max(500),
+});
+type WooOrder = z.infer<typeof WooOrder>;
+
+const Product = z.object({ weight: z.string().nullable().optional(), virtual: z.boolean().optional() });
+
+/** Where the next page starts: after `after` (UTC ISO), leaving out the orders already read at its last two seconds. */
+export interface WooPosition {
+  after: string;
+  exclude: number[];
+}
+
+/** A crowded second's ids beyond this go by page number instead (a URL stays under 8 KB). */
+const MAX_EXCLUDED = 400;
+const PRODUCT_TTL_MS = 10 * 60_000;
+
+/** Methods that ship nothing: WooCommerce's own local pickup methods. */
+const PICKUP_METHODS = new Set(['local_pickup', 'pickup_location']);
+
+interface CachedProduct {
+  weight: number | null;
+  virtual: boolean;
+  at: number;
+}
+
+export class WooOrderReader {
+  private readonly products = new Map<string, CachedProduct>();
+
+  constructor(
+    private readonly client: WooClient,
+    private readonly weightUnit: 'kg' | 'g' | 'lbs' | 'oz',
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** One page after `position`, and the position after it (null when the page was the last). */
+  async page(position: WooPosition, perPage: number, signal: AbortSignal): Promise<{ orders: PlatformOrder[]; next: WooPosition | null }> {
+    const params = new URLSearchParams({
+      status: 'processing',
+      // One second back: whether modified_after includes its second is not documented.
+      modified_after: gmtParam(Date.parse(position.after) - 1000),
+      dates_are_gmt: 'true',
+      orderby: 'modified',
+      order: 'asc',
+      per_page: String(perPage),
+    });
+    const excluded = position.exclude.slice(0, MAX_EXCLUDED);
+    if (excluded.length > 0) params.set('exclude', excluded.join(','));
+    if (position.exclude.length > MAX_EXCLUDED) params.set('offset', String(position.exclude.length - MAX_EXCLUDED));
+    const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(WooOrder).max(100), signal);
+    const orders = data ?? [];
+    const read = await Promise.all(orders.map((o) => this.toPlatformOrder(o, signal)));
+    const fresh = read.filter((o) => !position.exclude.includes(Number(o.platformOrderId)));
+    if (fresh.length === 0 || orders.length < perPage) return { orders: fresh, next: null };
+    return { orders: fresh, next: advance(position, fresh) };
+  }
+
+  /** The orders of `ids` that still need a label (the retry list). */
+  async byIds(ids: readonly string[], signal: AbortSignal): Promise<PlatformOrder[]> {
+    if (ids.length === 0) return [];
+    const params = new URLSearchParams({ status: 'processing', include: ids.join(','), per_page: '100' });
+    const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(WooOrder).max(100), signal);
+    return Promise.all((data ?? []).map((o) => this.toPlatformOrder(o, signal)));
+  }
+
+  private async toPlatformOrder(order: WooOrder, signal: AbortSignal): Promise<PlatformOrder> {
+    const method = order.shipping_lines[0];
+    const lines = await Promise.all(order.line_items.map((item) => this.line(item, signal)));
+    const shipping = lines.filter((l) => l !== null);
+    const pickup = method !== undefined && PICKUP_METHODS.has(method.method_id);
+    return {
+      platformOrderId: String(order.id),
+      name: order.number,
+      number: order.number,
+      modifiedAt: isoUtc(order.date_modified_gmt, true) ?? order.date_modified_gmt,
+      shippingMethod: method ? { title: method.method_title, code: method.method_id } : null,
+      currency: order.currency,
+      email: order.billing.email || null,
+      shipTo: order.shipping.country ? address(order.shipping, order.billing.phone) : null,
+      shipFrom: null,
+      lines: shipping,
+      skip: pickup ? 'picked up in store' : shipping.length === 0 ? 'only virtual items' : null,
+      problem: null,
+    };
+  }
+
+  private async line(item: WooOrder['line_items'][number], signal: AbortSignal) {
+    const product = await this.product(item.product_id, item.variation_id, signal);
+    if (product?.virtual) return null;
+    const price = Number(item.price);
+    return {
+      sku: item.sku || null,
+      title: item.name,
+      quantity: item.quantity,
+      unitPrice: Number.isFinite(price) ? price : null,
+      unitWeight: product?.weight ? { value: product.weight, unit: this.weightUnit === 'lbs' ? ('lb' as const) : this.weightUnit } : null,
+    };
+  }
+
+  /** A variation's own weight, else its product's (WooCommerce's inheritance); cached. */
+  private async product(productId: number, variationId: number, signal: AbortSignal): Promise<CachedProduct | null> {
+    if (productId === 0) return null;
+    const key = `${productId}/${variationId}`;
+    const known = this.products.get(key);
+    if (known && this.now() - known.at < PRODUCT_TTL_MS) return known;
+    const path = variationId ? `wc/v3/products/${productId}/variations/${variationId}` : `wc/v3/products/${productId}`;
+    const { data } = await this.client.call('GET', path, Product, signal, { expect: [404] });
+    let weight = data?.weight ? Number(data.weight) : null;
+    if (variationId && !weight) weight = (await this.product(productId, 0, signal))?.weight ?? null;
+    const entry: CachedProduct = {
+      weight: weight && Number.isFinite(weight) && weight > 0 ? weight : null,
+      virtual: data?.virtual ?? false,
+      at: this.now(),
+    };
+    this.products.set(key, entry);
+    return entry;
+  }
+}
+
+/** The newest change read, and the orders read at it and the second before (they come again). */
+function advance(position: WooPosition, orders: PlatformOrder[]): WooPosition {
+  const newest = orders.reduce((max, o) => (o.modifiedAt > max ? o.modifiedAt : max), position.after);
+  const floor = Date.parse(newest) - 1000;
+  const recent = (ids: Array<{ id: number; at: string }>) => ids.filter((x) => Date.parse(x.at) >= floor).map((x) => x.id);
+  const carried = newest === position.after ? position.exclude : [];
+  const fresh = recent(orders.map((o) => ({ id: Number(o.platformOrderId), at: o.modifiedAt })));
+  return { after: newest, exclude: [...new Set([...carried, ...fresh])] };
+}
+
+/** `YYYY-MM-DDTHH:MM:SS` in UTC, as WooCommerce takes a date with dates_are_gmt. */
+function gmtParam(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19);
+}
+
+function address(a: z.infer<typeof Address>, billingPhone: string | undefined): PlatformAddress {
+  return {
+    firstName: a.first_name || null,
+    lastName: a.last_name || null,
+    company: a.company || null,
+    streetLines: [a.address_1, a.address_2].filter(Boolean),
+    city: a.city || null,
+    state: a.state || null,
+    postalCode: a.postcode || null,
+    countryCode: a.country || null,
+    // Classic checkout does not ask for a shipping phone: the billing one is the customer's.
+    phone: a.phone || billingPhone || null,
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The shop pull: what its workflow, its activities, the schedule and the CLI share. Plain types
+ * and pure functions only (this file is part of the workflow bundle).
+ */
+import type { FieldProblem } from '../../shipping-api/contract';
+import type { PullCursor, PullPosition } from '../../shop-import/cursor';
+
+export type { PullCursor, PullPosition };
+
+export const SHOP_PULL_WORKFLOW_TYPE = 'shopPullWorkflow';
+
+/** One schedule per shop; its runs are `<schedule id>-<time>` (Temporal appends the time). */
+export function shopPullScheduleId(shop: string): string {
+  return `shop-pull-${encodeURIComponent(shop)}`;
+}
+
+export interface ShopPullInput {
+  shop: string;
+  /** The schedule keeps the newest cursor here (each pull writes it back). */
+  cursor: PullCursor;
+}
+
+export interface PullCounts {
+  /** Orders the platform listed (a re-read one counts again). */
+  read: number;
+  started: number;
+  alreadyKnown: number;
+  /** Not ours to label: fulfilled elsewhere, on hold, picked up, only virtual items. */
+  skipped: number;
+  /** Could not be mapped or validated: kept in the cursor's retry list. */
+  rejected: number;
+}
+
+export interface PullRejection {
+  platformOrderId: string;
+  orderId: string | null;
+  reasons: FieldProblem[];
+}
+
+export interface PullPagesInput {
+  shop: string;
+  cursor: PullCursor;
+  position: PullPosition;
+}
+
+export interface PullPagesResult {
+  /** Where the next call goes on; null: the pull has read everything. */
+  next: PullPosition | null;
+  cursor: PullCursor;
+  counts: PullCounts;
+  /** The first few, for the result and the Web UI; every one is in the worker's log. */
+  rejections: PullRejection[];
+  pages: number;
+}
+
+export interface ShopPullResult {
+  shop: string;
+  cursor: PullCursor;
+  counts: PullCounts;
+  rejections: PullRejection[];
+  pages: number;
+}
+
+export const KEPT_REJECTIONS = 20;
+
+export function noCounts(): PullCounts {
+  return { read: 0, started: 0, alreadyKnown: 0, skipped: 0, rejected: 0 };
+}
+
+export function addCounts(a: PullCounts, b: PullCounts): PullCounts {
+  return {
+    read: a.read + b.read,
+    started: a.started + b.started,
+    alreadyKnown: a.alreadyKnown + b.alreadyKnown,
+    skipped: a.skipped + b.skipped,
+    rejected: a.rejected + b.rejected,
+  };
+}

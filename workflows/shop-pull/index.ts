@@ -1,0 +1,1 @@
+export { shopPullWorkflow } from './workflow';

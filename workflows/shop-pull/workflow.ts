@@ -1,0 +1,60 @@
+/**
+ * One pull of a shop's orders, started by the shop's schedule: pages through the platform from
+ * the schedule's cursor (activities read, map and start the shipments), writes the cursor back to
+ * the schedule as it goes, and returns what it did. A failed pull loses nothing: the next run
+ * starts from the last cursor written, and an order read twice is "already known".
+ */
+import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { ShopImportActivities } from '../../activities/shop-import';
+import {
+  addCounts,
+  KEPT_REJECTIONS,
+  noCounts,
+  type PullCounts,
+  type PullPagesResult,
+  type PullPosition,
+  type PullRejection,
+  type ShopPullInput,
+  type ShopPullResult,
+} from './definitions';
+
+const { pullShopOrders } = proxyActivities<ShopImportActivities>({
+  // A call reads pages for about 45 s; heartbeats carry its position, so a retry goes on from there.
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+});
+const { saveShopCursor } = proxyActivities<ShopImportActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+/** Carried over a continue-as-new of a long pull. */
+interface Carried {
+  position: PullPosition;
+  counts: PullCounts;
+  rejections: PullRejection[];
+  pages: number;
+}
+
+export async function shopPullWorkflow(input: ShopPullInput, carried?: Carried): Promise<ShopPullResult> {
+  const { shop } = input;
+  let cursor = input.cursor;
+  let position: PullPosition | null = carried?.position ?? { phase: 'retry' };
+  let counts = carried?.counts ?? noCounts();
+  const rejections = carried?.rejections ?? [];
+  let pages = carried?.pages ?? 0;
+  while (position !== null) {
+    const result: PullPagesResult = await pullShopOrders({ shop, cursor, position });
+    counts = addCounts(counts, result.counts);
+    rejections.push(...result.rejections.slice(0, KEPT_REJECTIONS - rejections.length));
+    pages += result.pages;
+    if (JSON.stringify(result.cursor) !== JSON.stringify(cursor)) await saveShopCursor({ shop, cursor: result.cursor });
+    cursor = result.cursor;
+    position = result.next;
+    if (position !== null && workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof shopPullWorkflow>({ shop, cursor }, { position, counts, rejections, pages });
+    }
+  }
+  return { shop, cursor, counts, rejections, pages };
+}
