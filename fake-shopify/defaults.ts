@@ -17,6 +17,13 @@ export const DEFAULTS = {
   orderVisibilityDays: 60,
   shopName: 'Fake Shopify store',
   seed: 1,
+  /** X-Shopify-API-Version of webhook deliveries unless the subscription names one. */
+  apiVersion: '2026-10',
+  /**
+   * Webhook delivery: Shopify's 5 s timeout and 8 retries; a 60 s backoff base doubles to about
+   * 4¼ h in all (Shopify: "8 times over 4 hours"). Tests and benches pass a base in ms.
+   */
+  webhooks: { backoffBaseMs: 60_000, maxRetries: 8, deleteAfterFailures: 8, timeoutMs: 5_000, queueLimit: 50_000, concurrency: 8 },
 } as const;
 
 export const LIMITS = {

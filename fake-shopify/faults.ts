@@ -1,7 +1,9 @@
 /**
  * Injected faults: the patch schema (shared by setFaults, POST /_fake/faults and the CLI), a
  * seeded PRNG so rates replay, and the decisions in the order a request meets them: before
- * running (fail-next queue, 500, 503) and after (slow, hang, commit-then-drop, latency).
+ * running (fail-next queue, 500, 503) and after (slow, hang, commit-then-drop, latency). Webhook
+ * faults (duplicates, delays that reorder, none at all) draw from a PRNG of their own, so
+ * webhook traffic does not change which API requests fail.
  */
 import { z } from 'zod';
 import { DEFAULTS, LIMITS } from './defaults';
@@ -14,6 +16,10 @@ export type FailKind = (typeof FAIL_KINDS)[number];
 
 const Rate = z.number().min(0).max(1);
 const Millis = z.number().int().min(0).max(600_000);
+
+const DelayRange = z
+  .strictObject({ min: Millis, max: Millis })
+  .refine((r) => r.min <= r.max, { message: 'min must not be above max', path: ['max'] });
 
 const FailNextEntry = z.strictObject({
   /** Root field the entry waits for (e.g. fulfillmentCreate); absent = the next runnable request. */
@@ -34,6 +40,12 @@ export const ShopifyFaultsPatchSchema = z
     down: z.boolean(),
     /** Replaces the queue. */
     failNext: z.array(FailNextEntry).max(1000),
+    /** Share of webhook deliveries sent a second time: same event id, new webhook id. */
+    webhookDuplicateRate: Rate,
+    /** Each first delivery attempt waits a random time in [min, max] ms, so events overtake each other; null = none. */
+    webhookDelayMs: DelayRange.nullable(),
+    /** No webhook is sent at all (events are counted as suppressed): delivery is not guaranteed. */
+    webhooksDisabled: z.boolean(),
     /** Restarts the PRNG behind the rates. */
     seed: z
       .number()
@@ -52,7 +64,13 @@ export interface ShopifyFaults {
   commitThenDropRate: number;
   down: boolean;
   failNext: FailNextEntry[];
+  webhookDuplicateRate: number;
+  webhookDelayMs: { min: number; max: number } | null;
+  webhooksDisabled: boolean;
 }
+
+/** The webhook PRNG's seed: derived, so one `seed` replays both streams. */
+const webhookSeed = (seed: number) => (seed ^ 0x5bd1e995) >>> 0;
 
 /** Before running: go on, or answer/drop instead. */
 export type Before = { kind: 'run' } | { kind: '500' | '503' | 'throttled' | 'drop' };
@@ -68,23 +86,48 @@ export class FaultInjector {
     commitThenDropRate: 0,
     down: false,
     failNext: [],
+    webhookDuplicateRate: 0,
+    webhookDelayMs: null,
+    webhooksDisabled: false,
   };
   private random: () => number;
+  private webhookRandom: () => number;
 
   constructor(seed: number = DEFAULTS.seed) {
     this.random = mulberry32(seed);
+    this.webhookRandom = mulberry32(webhookSeed(seed));
   }
 
   current(): ShopifyFaults {
-    return { ...this.faults, failNext: this.faults.failNext.map((e) => ({ ...e })) };
+    const { failNext, webhookDelayMs } = this.faults;
+    return { ...this.faults, failNext: failNext.map((e) => ({ ...e })), webhookDelayMs: webhookDelayMs && { ...webhookDelayMs } };
   }
 
   /** Validates and applies a partial patch; throws InvalidInputError naming the field. */
   set(patch: unknown): ShopifyFaults {
     const { seed, ...rest } = parseOrThrow(ShopifyFaultsPatchSchema, 'faults', patch);
-    if (seed !== undefined) this.random = mulberry32(seed);
+    if (seed !== undefined) {
+      this.random = mulberry32(seed);
+      this.webhookRandom = mulberry32(webhookSeed(seed));
+    }
     this.faults = { ...this.faults, ...rest };
     return this.current();
+  }
+
+  webhooksDisabled(): boolean {
+    return this.faults.webhooksDisabled;
+  }
+
+  /** Whether this delivery is also sent a second time. */
+  duplicateWebhook(): boolean {
+    const rate = this.faults.webhookDuplicateRate;
+    return rate > 0 && this.webhookRandom() < rate;
+  }
+
+  /** How long a first delivery attempt waits (0 without the fault). */
+  webhookDelay(): number {
+    const range = this.faults.webhookDelayMs;
+    return range === null ? 0 : Math.round(range.min + this.webhookRandom() * (range.max - range.min));
   }
 
   isDown(): boolean {

@@ -32,6 +32,8 @@ Flags:
   --throttle-as <how>           graphql-200 (Shopify) or http-429 (default ${DEFAULTS.throttleAs})
   --visibility-days <n|all>     Orders older than n days are invisible (default ${DEFAULTS.orderVisibilityDays})
   --seed-orders <n>             Create n sample orders at start (default 0)
+  --generate-orders <n>         Create n generated orders at start (at most 20000): EU addresses,
+                                1-3 lines, created over the last 30 days, deterministic from --seed
   --shop-name <name>            Shown on the page and in Query.shop
   --seed <n>                    Seed of the PRNG behind the fault rates (default ${DEFAULTS.seed})
   --error-rate <0..1>           Share of requests answered 500
@@ -43,8 +45,11 @@ Flags:
   -h, --help                    Print this help and exit
 
 GraphQL: POST /admin/api/<YYYY-MM>/graphql.json with X-Shopify-Access-Token.
-Admin (no auth): GET|POST /_fake/orders, GET /_fake/orders/<id>, GET|POST /_fake/faults,
-GET|POST /_fake/bucket, GET /_fake/stats, POST /_fake/stats/reset. Page: GET /.
+Admin (no auth): GET|POST /_fake/orders, POST /_fake/orders/generate, GET /_fake/orders/<id>,
+POST /_fake/orders/<id>/edit|cancel|close, GET|POST /_fake/webhooks, DELETE /_fake/webhooks/<id>,
+GET|POST /_fake/faults, GET|POST /_fake/bucket, GET /_fake/stats, POST /_fake/stats/reset.
+Webhooks: subscribe with POST /_fake/webhooks {topic, address, secret?}; deliveries are signed
+with the client secret unless the subscription names its own. Page: GET /.
 See docs/fake-shopify.md.
 `;
 
@@ -53,6 +58,7 @@ export interface CliRun {
   options: FakeShopifyOptions & { host: string; port: number };
   faults: ShopifyFaultsPatch;
   seedOrders: number;
+  generateOrders: number;
 }
 
 function number(flag: string, raw: string, min: number, max: number, integer: boolean): number {
@@ -74,6 +80,7 @@ const FLAGS = [
   'throttle-as',
   'visibility-days',
   'seed-orders',
+  'generate-orders',
   'shop-name',
   'seed',
   'error-rate',
@@ -157,7 +164,13 @@ export function parseCli(argv: string[]): CliRun | { kind: 'help' } {
   }
   if (values.help) return { kind: 'help' };
   const read = readers(values);
-  return { kind: 'run', options: serverOptions(read), faults: faultFlags(read), seedOrders: read.num('seed-orders', 0, 10_000) ?? 0 };
+  return {
+    kind: 'run',
+    options: serverOptions(read),
+    faults: faultFlags(read),
+    seedOrders: read.num('seed-orders', 0, 10_000) ?? 0,
+    generateOrders: read.num('generate-orders', 0, 20_000) ?? 0,
+  };
 }
 
 /** Sample order i: varied quantities, every 4th split over both locations, every 5th on hold. */
@@ -197,9 +210,10 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const faults = shop.setFaults(command.faults);
-  const active = Object.entries(faults).filter(([k, v]) => k !== 'failNext' && v !== 0 && v !== false);
+  const active = Object.entries(faults).filter(([k, v]) => k !== 'failNext' && v !== 0 && v !== false && v !== null);
   if (active.length > 0) process.stderr.write(`Faults: ${JSON.stringify(Object.fromEntries(active))}\n`);
   for (let i = 0; i < command.seedOrders; i++) shop.createOrder(sampleOrder(i, Date.now()));
+  if (command.generateOrders > 0) shop.generateOrders({ count: command.generateOrders, seed: command.options.seed });
   process.stdout.write(`fake Shopify listening on ${shop.baseUrl}\n`);
   closeOnSignals('fake-shopify', () => shop.close());
 }

@@ -3,6 +3,10 @@
  * Records are mutated in place by the mutations; views and GraphQL objects are built from them.
  */
 export type FoStatus = 'OPEN' | 'IN_PROGRESS' | 'SCHEDULED' | 'ON_HOLD' | 'INCOMPLETE' | 'CLOSED' | 'CANCELLED';
+/** The DeliveryMethodType values a seed may give an FO (Shopify has more: NONE, PICKUP_POINT, RETAIL). */
+export type DeliveryMethodType = 'SHIPPING' | 'PICK_UP' | 'LOCAL';
+/** The OrderDisplayFinancialStatus values a seed may give. */
+export type FinancialStatus = 'PAID' | 'PENDING' | 'AUTHORIZED';
 
 export interface MailingAddress {
   name: string | null;
@@ -39,6 +43,7 @@ export interface FulfillmentOrderRecord {
   orderId: string;
   status: FoStatus;
   locationId: string;
+  deliveryMethod: DeliveryMethodType;
   lines: FoLineRecord[];
   createdAt: string;
   updatedAt: string;
@@ -96,6 +101,14 @@ export interface FulfillmentRecord {
   lines: Array<{ foLineId: string; quantity: number }>;
 }
 
+export interface ShippingLineRecord {
+  id: string;
+  title: string;
+  code: string | null;
+  /** Decimal amount, two places ("4.90"). */
+  price: string;
+}
+
 export interface OrderRecord {
   id: string;
   legacyResourceId: string;
@@ -106,14 +119,20 @@ export interface OrderRecord {
   createdAt: string;
   updatedAt: string;
   closed: boolean;
+  closedAt: string | null;
   cancelledAt: string | null;
+  /** Shop currency and presentment currency alike: the fake has no conversion. */
+  currency: string;
+  financialStatus: FinancialStatus;
+  shippingLine: ShippingLineRecord | null;
   shippingAddress: MailingAddress;
   lineItems: LineItemRecord[];
   fulfillmentOrders: FulfillmentOrderRecord[];
   fulfillments: FulfillmentRecord[];
 }
 
-export type GidType = 'Order' | 'FulfillmentOrder' | 'FulfillmentOrderLineItem' | 'LineItem' | 'Fulfillment' | 'FulfillmentEvent';
+export type GidType =
+  'Order' | 'FulfillmentOrder' | 'FulfillmentOrderLineItem' | 'LineItem' | 'Fulfillment' | 'FulfillmentEvent' | 'ShippingLine';
 
 export function gid(type: string, n: number | string): string {
   return `gid://shopify/${type}/${n}`;
@@ -128,4 +147,14 @@ export function parseGid(raw: string): { type: string; n: string } | null {
 /** Shopify's DateTime form: UTC, whole seconds ("2026-11-01T10:00:00Z"). */
 export function isoSeconds(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** The later of two whole-second UTC stamps (the form sorts as text), so updatedAt never goes back. */
+export function laterStamp(a: string, b: string): string {
+  return a >= b ? a : b;
+}
+
+/** A seed's decimal amount ("12.5", "12") in the two-place form the fake stores ("12.50"). */
+export function money(amount: string): string {
+  return Number(amount).toFixed(2);
 }

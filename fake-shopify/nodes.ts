@@ -12,6 +12,29 @@ type Obj = Record<string, unknown>;
 
 const byId = (row: { id: string }) => ({ value: 0, id: idNumber(row.id) });
 
+/**
+ * A MoneyBag: the fake has no conversion, so shop and presentment money are the same. Decimal
+ * amounts are two-place strings ("12.50"); whether Shopify's own answers drop trailing zeros
+ * ("10.0") is unverified, so a client should read them as numbers, not compare strings.
+ */
+function moneyBag(amount: string, currencyCode: string): Obj {
+  const money = { amount, currencyCode };
+  return { shopMoney: money, presentmentMoney: money };
+}
+
+/** Order.totalWeight in grams (UnsignedInt64, a string as Shopify serialises it). */
+export function totalGrams(o: OrderRecord): number {
+  return Math.round(o.lineItems.reduce((sum, l) => sum + l.grams * l.quantity, 0));
+}
+
+function shippingLineNode(o: OrderRecord): Obj | null {
+  const line = o.shippingLine;
+  if (line === null) return null;
+  const { id, title, code, price } = line;
+  // source/carrierIdentifier: the fake's rates are the shop's own, not a carrier service's.
+  return { id, title, code, source: 'shopify', carrierIdentifier: null, originalPriceSet: moneyBag(price, o.currency) };
+}
+
 export function locationNode(id: string): Obj | null {
   const location = LOCATIONS.find((l) => l.id === id);
   return location ? { __typename: 'Location', id, legacyResourceId: String(idNumber(id)), name: location.name } : null;
@@ -23,8 +46,12 @@ export function orderNode(store: Store, o: OrderRecord): Obj {
     __typename: 'Order',
     phone: o.shippingAddress.phone,
     processedAt: o.createdAt,
-    closedAt: null,
     displayFulfillmentStatus: displayFulfillmentStatus(o),
+    displayFinancialStatus: o.financialStatus,
+    currencyCode: o.currency,
+    presentmentCurrencyCode: o.currency,
+    totalWeight: String(totalGrams(o)),
+    shippingLine: shippingLineNode(o),
     shippingAddress: {
       ...DEFAULT_ADDRESS,
       ...o.shippingAddress,
@@ -32,18 +59,27 @@ export function orderNode(store: Store, o: OrderRecord): Obj {
       province: null,
       country: null,
     },
-    lineItems: (args: PageArgs) => paginate(o.lineItems, byId, args, lineItemNode),
+    lineItems: (args: PageArgs) => paginate(o.lineItems, byId, args, (l) => lineItemNode(l, o.currency)),
     fulfillmentOrders: (args: PageArgs) => paginate(o.fulfillmentOrders, byId, args, (fo) => fulfillmentOrderNode(store, fo)),
     fulfillments: ({ first }: { first?: number | null }) =>
       (first == null ? o.fulfillments : o.fulfillments.slice(0, first)).map((f) => fulfillmentNode(store, f)),
   };
 }
 
-function lineItemNode(l: OrderRecord['lineItems'][number]): Obj {
-  return { __typename: 'LineItem', id: l.id, name: l.title, title: l.title, quantity: l.quantity, sku: l.sku, requiresShipping: true };
+function lineItemNode(l: OrderRecord['lineItems'][number], currency: string): Obj {
+  return {
+    __typename: 'LineItem',
+    id: l.id,
+    name: l.title,
+    title: l.title,
+    quantity: l.quantity,
+    sku: l.sku,
+    requiresShipping: true,
+    originalUnitPriceSet: moneyBag(l.price, currency),
+  };
 }
 
-function foLineNode(l: FoLineRecord): Obj {
+function foLineNode(l: FoLineRecord, currency: string): Obj {
   return {
     __typename: 'FulfillmentOrderLineItem',
     id: l.id,
@@ -52,7 +88,7 @@ function foLineNode(l: FoLineRecord): Obj {
     totalQuantity: l.totalQuantity,
     remainingQuantity: l.remainingQuantity,
     weight: { unit: 'GRAMS', value: l.lineItem.grams },
-    lineItem: lineItemNode(l.lineItem),
+    lineItem: lineItemNode(l.lineItem, currency),
   };
 }
 
@@ -72,7 +108,7 @@ export function fulfillmentOrderNode(store: Store, fo: FulfillmentOrderRecord): 
     orderName: order.name,
     order: () => orderNode(store, order),
     assignedLocation: { ...location, province: null, address2: null, location: locationNode(location.id) },
-    deliveryMethod: { __typename: 'DeliveryMethod', id: gid('DeliveryMethod', n), methodType: 'SHIPPING' },
+    deliveryMethod: { __typename: 'DeliveryMethod', id: gid('DeliveryMethod', n), methodType: fo.deliveryMethod },
     destination: {
       ...a,
       __typename: 'FulfillmentOrderDestination',
@@ -81,7 +117,7 @@ export function fulfillmentOrderNode(store: Store, fo: FulfillmentOrderRecord): 
       email: order.email,
       province: a.provinceCode,
     },
-    lineItems: (args: PageArgs) => paginate(fo.lines, byId, args, foLineNode),
+    lineItems: (args: PageArgs) => paginate(fo.lines, byId, args, (l) => foLineNode(l, order.currency)),
   };
 }
 

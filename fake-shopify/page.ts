@@ -58,15 +58,31 @@ function orderHtml(o: FakeOrderView): string {
     `<h2>${e(o.name)} <span class="status">${human(o.displayFulfillmentStatus)}</span></h2>` +
     `<p>Created ${e(o.createdAt)} · updated ${e(o.updatedAt)} · id ${e(o.legacyResourceId)}` +
     `${o.visible ? '' : ' · <em>hidden from the app (older than the visibility window)</em>'}</p>` +
+    `${o.cancelledAt ? `<p><em>Cancelled ${e(o.cancelledAt)}</em></p>` : o.closed ? '<p><em>Archived</em></p>' : ''}` +
+    `<p>Shipping: ${o.shippingLine ? e(o.shippingLine.title) : '—'} · ${o.totalWeight} g</p>` +
     `<p>Tags: ${tags || '—'}</p><p>Note: ${o.note === null ? '—' : e(o.note)}</p>` +
     `<h3>Fulfillment orders</h3><ul>${fos}</ul>` +
     `<h3>Fulfillments</h3>${o.fulfillments.map(fulfillmentHtml).join('') || '<p>None</p>'}</section>`
   );
 }
 
+/** Newest orders shown: a generated bench store of 20,000 would make a page of megabytes. */
+const PAGE_ORDERS = 200;
+
+function webhooksHtml(state: ShopifyState): string {
+  const subs = state.webhooks.list();
+  if (subs.length === 0) return '<p>Webhooks: no subscriptions.</p>';
+  const { pending, inFlight } = state.webhooks.queue();
+  const rows = subs
+    .map((w) => `<li>${e(w.topic)} → ${e(w.address)} · delivered ${w.delivered} · failed attempts ${w.failedAttempts}</li>`)
+    .join('');
+  return `<h2>Webhook subscriptions</h2><ul>${rows}</ul><p>${pending} delivery(ies) pending, ${inFlight} in flight.</p>`;
+}
+
 export function renderPage(state: ShopifyState): string {
-  const orders = state.store
-    .all()
+  const all = state.store.all();
+  const orders = all
+    .slice(-PAGE_ORDERS)
     .map((o) => state.view(o))
     .reverse();
   const style =
@@ -75,7 +91,7 @@ export function renderPage(state: ShopifyState): string {
   return (
     `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${e(state.shopName)} — orders</title>` +
     `<style>${style}</style></head><body><h1>${e(state.shopName)}</h1>` +
-    `<p>${orders.length} order(s). Fake Shopify store for local development.</p>` +
-    `${orders.map(orderHtml).join('')}</body></html>`
+    `<p>${all.length} order(s)${all.length > orders.length ? `, the newest ${orders.length} shown` : ''}. Fake Shopify store for local development.</p>` +
+    `${webhooksHtml(state)}${orders.map(orderHtml).join('')}</body></html>`
   );
 }

@@ -12,6 +12,25 @@ LU LV LY MA MC MD ME MF MG MK ML MM MN MO MQ MR MS MT MU MV MW MX MY MZ NA NC NE
 PS PT PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TA TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW
 TZ UA UG UM US UY UZ VA VC VE VG VN VU WF WS XK YE YT ZA ZM ZW ZZ`;
 
+/** The CurrencyCode values the fake knows (Shopify's enum has every ISO 4217 code). */
+export const CURRENCY_CODES = [
+  'AUD',
+  'CAD',
+  'CHF',
+  'CZK',
+  'DKK',
+  'EUR',
+  'GBP',
+  'HUF',
+  'JPY',
+  'NOK',
+  'NZD',
+  'PLN',
+  'RON',
+  'SEK',
+  'USD',
+] as const;
+
 const CONNECTION = (node: string) => `
 type ${node}Connection { edges: [${node}Edge!]! nodes: [${node}!]! pageInfo: PageInfo! }
 type ${node}Edge { cursor: String! node: ${node}! }`;
@@ -22,13 +41,15 @@ const READ = `
 scalar DateTime
 scalar URL
 scalar UnsignedInt64
+scalar Decimal
 
 interface Node { id: ID! }
 type UserError { field: [String!] message: String! }
 type PageInfo { hasNextPage: Boolean! hasPreviousPage: Boolean! startCursor: String endCursor: String }
 
 enum CountryCode { ${COUNTRY_CODES} }
-enum CurrencyCode { AUD CAD CHF CZK DKK EUR GBP JPY NOK NZD PLN SEK USD }
+enum CurrencyCode { ${CURRENCY_CODES.join(' ')} }
+enum OrderDisplayFinancialStatus { AUTHORIZED EXPIRED PAID PARTIALLY_PAID PARTIALLY_REFUNDED PENDING REFUNDED VOIDED }
 enum WeightUnit { GRAMS KILOGRAMS OUNCES POUNDS }
 enum OrderDisplayFulfillmentStatus { FULFILLED IN_PROGRESS ON_HOLD OPEN PARTIALLY_FULFILLED PENDING_FULFILLMENT REQUEST_DECLINED RESTOCKED SCHEDULED UNFULFILLED }
 enum OrderSortKeys { CREATED_AT CURRENT_TOTAL_PRICE CUSTOMER_NAME DESTINATION FINANCIAL_STATUS FULFILLMENT_STATUS ID ORDER_NUMBER PO_NUMBER PROCESSED_AT RELEVANCE TOTAL_ITEMS_QUANTITY TOTAL_PRICE UPDATED_AT }
@@ -47,19 +68,25 @@ type MailingAddress implements Node {
   city: String province: String provinceCode: String zip: String country: String countryCodeV2: CountryCode phone: String
 }
 type Weight { unit: WeightUnit! value: Float! }
+type MoneyV2 { amount: Decimal! currencyCode: CurrencyCode! }
+type MoneyBag { shopMoney: MoneyV2! presentmentMoney: MoneyV2! }
+type ShippingLine { id: ID title: String! code: String source: String carrierIdentifier: String originalPriceSet: MoneyBag! }
 
 type Order implements Node {
   id: ID! legacyResourceId: UnsignedInt64! name: String! email: String phone: String note: String tags: [String!]!
   createdAt: DateTime! updatedAt: DateTime! processedAt: DateTime! closed: Boolean! closedAt: DateTime cancelledAt: DateTime
-  displayFulfillmentStatus: OrderDisplayFulfillmentStatus!
-  shippingAddress: MailingAddress
+  displayFulfillmentStatus: OrderDisplayFulfillmentStatus! displayFinancialStatus: OrderDisplayFinancialStatus
+  currencyCode: CurrencyCode! presentmentCurrencyCode: CurrencyCode! totalWeight: UnsignedInt64
+  shippingAddress: MailingAddress shippingLine: ShippingLine
   lineItems(${PAGE_ARGS}): LineItemConnection!
   fulfillmentOrders(${PAGE_ARGS}, displayable: Boolean = false, query: String): FulfillmentOrderConnection!
   fulfillments(first: Int): [Fulfillment!]!
 }
 ${CONNECTION('Order')}
 
-type LineItem implements Node { id: ID! name: String! title: String! quantity: Int! sku: String requiresShipping: Boolean! }
+type LineItem implements Node {
+  id: ID! name: String! title: String! quantity: Int! sku: String requiresShipping: Boolean! originalUnitPriceSet: MoneyBag!
+}
 ${CONNECTION('LineItem')}
 
 type DeliveryMethod implements Node { id: ID! methodType: DeliveryMethodType! }

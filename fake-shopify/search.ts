@@ -9,7 +9,7 @@ import type { OrderRecord } from './model';
 
 type Op = ':' | ':>' | ':>=' | ':<' | ':<=';
 export type SearchNode =
-  | { kind: 'term'; field: string | null; op: Op; value: string }
+  | { kind: 'term'; field: string | null; op: Op; value: string; wantedMs?: number }
   | { kind: 'and' | 'or'; items: SearchNode[] }
   | { kind: 'not'; item: SearchNode };
 
@@ -40,7 +40,11 @@ function term(token: string): SearchNode {
   if (token.startsWith('-') && token.length > 1) return { kind: 'not', item: term(token.slice(1)) };
   const match = /^([A-Za-z_]+)(:>=|:<=|:>|:<|:)(.*)$/s.exec(token);
   if (!match) return { kind: 'term', field: null, op: ':', value: unquote(token) };
-  return { kind: 'term', field: match[1]!.toLowerCase(), op: match[2] as Op, value: unquote(match[3]!) };
+  const field = match[1]!.toLowerCase();
+  const value = unquote(match[3]!);
+  // A date is read once per query, not once per order: a bench store holds 20,000 orders.
+  const dated = field === 'updated_at' || field === 'created_at';
+  return { kind: 'term', field, op: match[2] as Op, value, ...(dated ? { wantedMs: parseWanted(value) } : {}) };
 }
 
 /** Parses leniently: a stray parenthesis or operator is skipped, never an error. */
@@ -115,9 +119,11 @@ function matchTerm(t: Extract<SearchNode, { kind: 'term' }>, order: OrderRecord)
       const wanted = FULFILLMENT_STATUS[value];
       return wanted === undefined ? false : wanted === null || wanted.includes(displayFulfillmentStatus(order));
     }
+    case 'financial_status':
+      return value === 'any' || order.financialStatus.toLowerCase() === value;
     case 'updated_at':
     case 'created_at':
-      return compareDate(t.field === 'updated_at' ? order.updatedAt : order.createdAt, t.op, t.value);
+      return compareDate(t.field === 'updated_at' ? order.updatedAt : order.createdAt, t.op, t.value, t.wantedMs!);
     case 'id':
       return /^\d+$/.test(t.value) && compare(BigInt(order.legacyResourceId), BigInt(t.value), t.op);
     case 'name':
@@ -153,9 +159,17 @@ function compare<T extends number | bigint>(actual: T, wanted: T, op: Op): boole
   return actual === wanted;
 }
 
+/**
+ * A date-time without a zone is read as UTC, not as the host's local time (which is what
+ * Date.parse would do). Shopify may read it in the shop's time zone: unverified, so send a zone.
+ */
+function parseWanted(raw: string): number {
+  const zoneless = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(raw);
+  return Date.parse(zoneless ? `${raw.replace(' ', 'T')}Z` : raw);
+}
+
 /** A date-only value with `:` selects that UTC day; an unreadable date matches nothing. */
-function compareDate(iso: string, op: Op, raw: string): boolean {
-  const wanted = Date.parse(raw);
+function compareDate(iso: string, op: Op, raw: string, wanted: number): boolean {
   if (Number.isNaN(wanted)) return false;
   const actual = Date.parse(iso);
   if (op === ':' && /^\d{4}-\d{2}-\d{2}$/.test(raw)) return actual >= wanted && actual < wanted + 86_400_000;

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { LOCATION_IDS } from './defaults';
 import { isoSeconds } from './model';
+import { CURRENCY_CODES } from './schema-sdl';
 
 const Text = (max: number) => z.string().min(1).max(max);
 
@@ -13,18 +14,25 @@ const IsoDate = z
   .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date-time')
   .transform((s) => isoSeconds(Date.parse(s)));
 
+const Amount = z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal amount such as "12.50"');
+
 const SeedLine = z.strictObject({
   sku: Text(255),
   title: Text(255).optional(),
   quantity: z.number().int().min(1).max(10_000),
   grams: z.number().min(0).max(1_000_000).optional(),
-  price: z
-    .string()
-    .regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal amount such as "12.50"')
-    .optional(),
+  price: Amount.optional(),
 });
 
-const SeedAddress = z
+/** The customer's chosen shipping method; absent = "Standard" / "standard" at 0.00. */
+const SeedShippingLine = z.strictObject({
+  title: Text(255),
+  code: Text(255).nullable().optional(),
+  price: Amount.optional(),
+});
+
+/** The address fields a seed or an edit may set. */
+export const SeedAddress = z
   .strictObject({
     name: Text(255).nullable(),
     firstName: Text(255).nullable(),
@@ -50,6 +58,14 @@ export const SeedOrderSchema = z.strictObject({
   locationId: z.enum(LOCATION_IDS).optional(),
   splitLocations: z.boolean().optional(),
   fulfillmentOrderStatus: z.enum(['OPEN', 'ON_HOLD', 'SCHEDULED', 'CANCELLED']).optional(),
+  /** Every FO's deliveryMethod.methodType; default SHIPPING. */
+  deliveryMethod: z.enum(['SHIPPING', 'PICK_UP', 'LOCAL']).optional(),
+  /** Order.currencyCode (and presentmentCurrencyCode); default EUR. */
+  currency: z.enum(CURRENCY_CODES).optional(),
+  /** Order.displayFinancialStatus; default PAID (a PAID order also fires orders/paid). */
+  financialStatus: z.enum(['PAID', 'PENDING', 'AUTHORIZED']).optional(),
+  /** null = an order without shipping (Order.shippingLine null). */
+  shippingLine: SeedShippingLine.nullable().optional(),
   createdAt: IsoDate.optional(),
   updatedAt: IsoDate.optional(),
   shippingAddress: SeedAddress.optional(),

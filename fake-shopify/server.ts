@@ -1,8 +1,8 @@
 /**
  * A local fake of the Shopify GraphQL Admin API on plain node:http, for the connector's tests
  * and local runs: a real schema subset executed by graphql-js, Shopify's cost model and
- * throttling, the fulfillment-order state machine, tokens, injectable faults, a merchant's
- * page at / and admin routes under /_fake.
+ * throttling, the fulfillment-order state machine, tokens, injectable faults, webhook
+ * deliveries, a merchant's page at / and admin routes under /_fake.
  *
  * This file wires the parts: graphql-endpoint.ts takes an API request to its answer,
  * admin.ts and page.ts serve the rest, state.ts holds what one fake knows.
@@ -81,11 +81,19 @@ export async function startFakeShopify(options: FakeShopifyOptions = {}): Promis
     baseUrl: baseUrlOf(host, port),
     port,
     createOrder: (seed) => state.view(state.createOrder(seed)),
+    generateOrders: (options) => state.generateOrders(options).map((o) => state.view(o)),
     order: (id) => {
       const order = state.store.anyOrder(id);
       return order ? state.view(order) : null;
     },
     orders: () => state.store.all().map((o) => state.view(o)),
+    editOrder: (id, edit) => state.view(state.editOrder(id, edit)),
+    cancelOrder: (id) => state.view(state.cancelOrder(id)),
+    closeOrder: (id) => state.view(state.closeOrder(id)),
+    subscribeWebhook: (subscription) => state.webhooks.subscribe(subscription),
+    unsubscribeWebhook: (id) => state.webhooks.unsubscribe(id),
+    webhookSubscriptions: () => state.webhooks.list(),
+    webhooksIdle: () => state.webhooks.whenIdle(),
     setFaults: (patch) => state.faults.set(patch),
     setBucket: (bucket) => state.bucket.set(parseOrThrow(BucketSettings, 'bucket', bucket)),
     throttleStatus: () => state.bucket.status(),
@@ -96,6 +104,7 @@ export async function startFakeShopify(options: FakeShopifyOptions = {}): Promis
     close: async () => {
       if (closed) return;
       closed = true;
+      state.webhooks.close();
       releaseAll();
       await http.stopListening();
     },

@@ -1,4 +1,30 @@
-/** What the fake has seen on its API routes (the /_fake admin routes are not counted). */
+/** The webhook emitter's counters: events, delivery attempts and what became of them. */
+export interface WebhookStats {
+  /** Changes that matched at least one subscription (one event id each). */
+  events: number;
+  /** HTTP POSTs made, retries included. */
+  attempted: number;
+  /** Attempts answered 2xx within the timeout. */
+  succeeded: number;
+  /** Attempts answered otherwise, timed out or refused. */
+  failed: number;
+  /** Attempts that were retries of a failed one. */
+  retries: number;
+  /** Deliveries given up after their last retry failed. */
+  gaveUp: number;
+  /** Extra deliveries of an event (fault webhookDuplicateRate). */
+  duplicates: number;
+  /** Subscriptions deleted after too many consecutive failures. */
+  subscriptionsDeleted: number;
+  /** Deliveries dropped because their subscription was deleted while they waited. */
+  abandoned: number;
+  /** Deliveries not queued because the queue was full. */
+  droppedQueueFull: number;
+  /** Deliveries not made because of the webhooksDisabled fault. */
+  suppressed: number;
+}
+
+/** What the fake has seen on its API routes (the /_fake admin routes are not counted), and its webhooks. */
 export interface FakeShopifyStats {
   /** GraphQL and token requests, every outcome. */
   requests: number;
@@ -23,6 +49,23 @@ export interface FakeShopifyStats {
   /** Mutation name → calls that changed the store (no userErrors). */
   mutationsApplied: Record<string, number>;
   tokensIssued: number;
+  webhooks: WebhookStats;
+}
+
+export function emptyWebhookStats(): WebhookStats {
+  return {
+    events: 0,
+    attempted: 0,
+    succeeded: 0,
+    failed: 0,
+    retries: 0,
+    gaveUp: 0,
+    duplicates: 0,
+    subscriptionsDeleted: 0,
+    abandoned: 0,
+    droppedQueueFull: 0,
+    suppressed: 0,
+  };
 }
 
 export function emptyStats(): FakeShopifyStats {
@@ -42,6 +85,7 @@ export function emptyStats(): FakeShopifyStats {
     pointsSpent: 0,
     mutationsApplied: {},
     tokensIssued: 0,
+    webhooks: emptyWebhookStats(),
   };
 }
 

@@ -6,6 +6,8 @@ import { DEFAULT_ADDRESS, LOCATION_IDS } from './defaults';
 import {
   gid,
   isoSeconds,
+  laterStamp,
+  money,
   parseGid,
   type FoLineRecord,
   type FulfillmentOrderRecord,
@@ -13,6 +15,7 @@ import {
   type GidType,
   type LineItemRecord,
   type OrderRecord,
+  type ShippingLineRecord,
 } from './model';
 import type { ParsedSeed } from './seed';
 
@@ -27,7 +30,11 @@ const ID_BASE: Record<GidType, number> = {
   LineItem: 8_800_000_001,
   Fulfillment: 4_400_000_001,
   FulfillmentEvent: 3_300_000_001,
+  ShippingLine: 2_200_000_001,
 };
+
+/** What a change listener hears: an order created (complete), changed in place, or cancelled. */
+export type OrderChange = 'created' | 'updated' | 'cancelled';
 
 export class Store {
   private readonly orders = new Map<string, OrderRecord>();
@@ -35,6 +42,8 @@ export class Store {
   private readonly fulfillments = new Map<string, FulfillmentRecord>();
   private readonly next = { ...ID_BASE };
   private nextNumber = 1001;
+  /** Told of every created order and every change (the webhook emitter listens here). */
+  onChange: ((order: OrderRecord, change: OrderChange) => void) | null = null;
 
   constructor(
     private readonly now: () => number,
@@ -60,7 +69,7 @@ export class Store {
       title: l.title ?? `Item ${l.sku}`,
       quantity: l.quantity,
       grams: l.grams ?? 500,
-      price: l.price ?? '10.00',
+      price: money(l.price ?? '10.00'),
     }));
     const order: OrderRecord = {
       id,
@@ -72,7 +81,11 @@ export class Store {
       createdAt,
       updatedAt: seed.updatedAt ?? createdAt,
       closed: false,
+      closedAt: null,
       cancelledAt: null,
+      currency: seed.currency ?? 'EUR',
+      financialStatus: seed.financialStatus ?? 'PAID',
+      shippingLine: this.shippingLine(seed.shippingLine),
       shippingAddress: { ...DEFAULT_ADDRESS, ...seed.shippingAddress },
       lineItems,
       fulfillmentOrders: [],
@@ -82,13 +95,28 @@ export class Store {
     const groups = seed.splitLocations ? splitInHalves(lineItems) : [lineItems];
     groups.forEach((lines, i) => {
       const locationId = i === 0 ? first : LOCATION_IDS.find((l) => l !== first)!;
-      this.addFo(order, lines, locationId, seed.fulfillmentOrderStatus ?? 'OPEN');
+      this.addFo(order, lines, locationId, seed.fulfillmentOrderStatus ?? 'OPEN', seed.deliveryMethod ?? 'SHIPPING');
     });
     this.orders.set(id, order);
+    this.onChange?.(order, 'created');
     return order;
   }
 
-  private addFo(order: OrderRecord, lines: LineItemRecord[], locationId: string, status: FulfillmentOrderRecord['status']): void {
+  private shippingLine(seed: ParsedSeed['shippingLine']): ShippingLineRecord | null {
+    if (seed === null) return null;
+    const title = seed?.title ?? 'Standard';
+    // Without a code, the slug of the title ("Express" → "express"), as manual rates often look.
+    const code = seed?.code === undefined ? title.toLowerCase().replace(/\s+/g, '-') : seed.code;
+    return { id: this.newId('ShippingLine').id, title, code, price: money(seed?.price ?? '0.00') };
+  }
+
+  private addFo(
+    order: OrderRecord,
+    lines: LineItemRecord[],
+    locationId: string,
+    status: FulfillmentOrderRecord['status'],
+    deliveryMethod: FulfillmentOrderRecord['deliveryMethod'],
+  ): void {
     const foLines: FoLineRecord[] = lines.map((lineItem) => ({
       id: this.newId('FulfillmentOrderLineItem').id,
       lineItem,
@@ -100,6 +128,7 @@ export class Store {
       orderId: order.id,
       status,
       locationId,
+      deliveryMethod,
       lines: foLines,
       createdAt: order.createdAt,
       updatedAt: order.updatedAt,
@@ -113,11 +142,15 @@ export class Store {
     this.fulfillments.set(fulfillment.id, fulfillment);
   }
 
-  /** Bumps updatedAt of the order and of the FOs given: every change does. */
+  /**
+   * Bumps updatedAt of the order and of the FOs given: every change does. Never backwards, even
+   * when a test turns the clock back: an import's updated_at cursor relies on it.
+   */
   touch(order: OrderRecord, fos: FulfillmentOrderRecord[] = []): void {
-    const at = this.stamp();
+    const at = laterStamp(this.stamp(), order.updatedAt);
     order.updatedAt = at;
-    for (const fo of fos) fo.updatedAt = at;
+    for (const fo of fos) fo.updatedAt = laterStamp(at, fo.updatedAt);
+    this.onChange?.(order, 'updated');
   }
 
   /** Every order, in creation order, the invisible ones too (admin side). */

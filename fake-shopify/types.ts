@@ -1,6 +1,10 @@
 /** The programmatic face of the fake Shopify store: options, the running fake, an order's view. */
 import type { BucketSettings, ThrottleStatus } from './bucket';
 import type { ShopifyFaults, ShopifyFaultsPatch } from './faults';
+import type { GenerateOptions } from './generate';
+import type { MailingAddress } from './model';
+import type { OrderEdit } from './order-edits';
+import type { WebhookSettings, WebhookSubscription, WebhookSubscriptionView } from './webhooks';
 import type { SeedOrder } from './seed';
 import type { FakeShopifyStats } from './stats';
 
@@ -28,6 +32,8 @@ export interface FakeShopifyOptions {
   shopName?: string;
   /** Seed of the PRNG behind the fault rates; default 1. */
   seed?: number;
+  /** Webhook delivery settings (backoff base, retries, deletion, timeout, queue, concurrency); see DEFAULTS.webhooks. */
+  webhooks?: Partial<WebhookSettings>;
 }
 
 export interface FakeOrderView {
@@ -40,12 +46,23 @@ export interface FakeOrderView {
   updatedAt: string;
   createdAt: string;
   displayFulfillmentStatus: string;
+  /** PAID, PENDING or AUTHORIZED. */
+  financialStatus: string;
+  currency: string;
+  closed: boolean;
+  closedAt: string | null;
+  cancelledAt: string | null;
+  /** Grams, over every line. */
+  totalWeight: number;
+  shippingLine: { title: string; code: string | null; price: string } | null;
+  shippingAddress: MailingAddress;
   /** Whether the app can see it (inside the visibility window). */
   visible: boolean;
   fulfillmentOrders: Array<{
     id: string;
     status: string;
     locationId: string;
+    deliveryMethod: string;
     updatedAt: string;
     lineItems: Array<{ id: string; sku: string; totalQuantity: number; remainingQuantity: number }>;
   }>;
@@ -79,14 +96,33 @@ export interface FakeShopify {
   port: number;
   /** Adds an order (zod-validated; throws InvalidInputError naming the field). */
   createOrder(seed: SeedOrder): FakeOrderView;
+  /**
+   * Adds `count` (≤ 20,000) generated orders, deterministic from `seed`, spread over
+   * createdFrom..createdTo (default the last 30 days); throws InvalidInputError on bad options.
+   */
+  generateOrders(options: GenerateOptions): FakeOrderView[];
   /** By global id or legacy numeric id, visible or not. */
   order(id: string): FakeOrderView | null;
   orders(): FakeOrderView[];
+  /** A merchant's edit: a real change bumps updatedAt and fires orders/updated. Throws InvalidInputError (unknown order, bad edit). */
+  editOrder(id: string, edit: OrderEdit): FakeOrderView;
+  /** Cancels (refused once anything is fulfilled); fires orders/cancelled and orders/updated. */
+  cancelOrder(id: string): FakeOrderView;
+  /** Closes (archives): status:open no longer matches it. */
+  closeOrder(id: string): FakeOrderView;
+  /** Validated; throws InvalidInputError. Signs with `secret` or the fake's clientSecret. */
+  subscribeWebhook(subscription: WebhookSubscription): WebhookSubscriptionView;
+  /** By global or legacy id; false when there was none. */
+  unsubscribeWebhook(id: string): boolean;
+  webhookSubscriptions(): WebhookSubscriptionView[];
+  /** Resolves when no webhook delivery is queued, waiting for a retry or in flight. */
+  webhooksIdle(): Promise<void>;
   /** zod-validated partial patch; throws InvalidInputError naming the field. Returns the faults now. */
   setFaults(patch: ShopifyFaultsPatch): ShopifyFaults;
   setBucket(bucket: BucketSettings): void;
   throttleStatus(): ThrottleStatus;
   stats(): FakeShopifyStats;
   resetStats(): void;
+  /** Stops listening and drops every queued webhook delivery, cutting those in flight. */
   close(): Promise<void>;
 }

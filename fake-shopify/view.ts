@@ -1,6 +1,7 @@
 /** FakeOrderView: a deep copy of an order as tests and the admin routes see it. */
 import { displayFulfillmentStatus } from './fo-state';
 import type { OrderRecord } from './model';
+import { totalGrams } from './nodes';
 import type { FakeOrderView } from './types';
 
 export function orderView(o: OrderRecord, visible: boolean): FakeOrderView {
@@ -14,11 +15,20 @@ export function orderView(o: OrderRecord, visible: boolean): FakeOrderView {
     updatedAt: o.updatedAt,
     createdAt: o.createdAt,
     displayFulfillmentStatus: displayFulfillmentStatus(o),
+    financialStatus: o.financialStatus,
+    currency: o.currency,
+    closed: o.closed,
+    closedAt: o.closedAt,
+    cancelledAt: o.cancelledAt,
+    totalWeight: totalGrams(o),
+    shippingLine: o.shippingLine && { title: o.shippingLine.title, code: o.shippingLine.code, price: o.shippingLine.price },
+    shippingAddress: { ...o.shippingAddress },
     visible,
     fulfillmentOrders: o.fulfillmentOrders.map((fo) => ({
       id: fo.id,
       status: fo.status,
       locationId: fo.locationId,
+      deliveryMethod: fo.deliveryMethod,
       updatedAt: fo.updatedAt,
       lineItems: fo.lines.map((l) => ({
         id: l.id,
