@@ -1,8 +1,8 @@
 /**
- * Admin routes under /_fake/ for out-of-process use (dev server, bench, a browser): seed and
- * read orders, set faults, install or remove the Shipment Tracking extension, read and reset
- * the stats. No authentication, no faults, not counted in the stats. Errors are
- * `{error, details?}` (this is the fake's own API, not WordPress's).
+ * Admin routes under /_fake/ for out-of-process use (dev server, bench, a browser): seed,
+ * generate, edit and read orders, register webhooks, set faults, install or remove the Shipment
+ * Tracking extension, read and reset the stats. No authentication, no faults, not counted in
+ * the stats. Errors are `{error, details?}` (this is the fake's own API, not WordPress's).
  */
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
@@ -10,6 +10,9 @@ import { fieldProblems } from '../shipping-api/contract';
 import { parseJson, readBody } from '../local-http';
 import { DEFAULTS } from './defaults';
 import { InvalidWooFaultsError } from './faults';
+import { generateOrders } from './generate';
+import { GenerateOrdersSchema, InvalidWooInputError, OrderEditSchema, parseInput, WebhookInputSchema } from './inputs';
+import { editOrder } from './order-actions';
 import { ok, type Reply } from './replies';
 import { InvalidSeedError, parseSeed } from './seed';
 import type { WooState } from './state';
@@ -32,13 +35,14 @@ async function jsonBody(req: IncomingMessage): Promise<{ ok: true; value: unknow
 }
 
 /** Runs `apply` on the JSON body, turning the fake's validation errors into 400s. */
-async function withBody(req: IncomingMessage, apply: (value: unknown) => Reply): Promise<Reply> {
+async function withBody(req: IncomingMessage, apply: (value: unknown) => Reply | Promise<Reply>): Promise<Reply> {
   const body = await jsonBody(req);
   if (!body.ok) return body.reply;
   try {
-    return apply(body.value);
+    return await apply(body.value);
   } catch (e) {
-    if (e instanceof InvalidSeedError || e instanceof InvalidWooFaultsError) return fail(400, e.message, e.details);
+    if (e instanceof InvalidSeedError || e instanceof InvalidWooFaultsError || e instanceof InvalidWooInputError)
+      return fail(400, e.message, e.details);
     throw e;
   }
 }
@@ -50,18 +54,42 @@ function switchTracking(state: WooState, value: unknown): Reply {
   return ok({ installed: state.shipmentTracking });
 }
 
+/** /_fake/orders/:id (GET) and /_fake/orders/:id/edit (POST); null when the path is neither. */
+function orderRoute(state: WooState, req: IncomingMessage, method: string, path: string[]): Promise<Reply> | null {
+  const id = path[0] === 'orders' && /^\d+$/.test(path[1] ?? '') ? Number(path[1]) : NaN;
+  const edit = path.length === 3 && path[2] === 'edit' && method === 'POST';
+  if (Number.isNaN(id) || !(edit || (path.length === 2 && method === 'GET'))) return null;
+  const order = state.store.orders.get(id);
+  if (!order) return Promise.resolve(fail(404, `no order ${path[1]}`));
+  if (!edit) return Promise.resolve(ok(orderView(order)));
+  return withBody(req, (value) => {
+    editOrder(state.actions(), order, parseInput(OrderEditSchema, value, 'order edit'));
+    return ok(orderView(order));
+  });
+}
+
+/** /_fake/webhooks/:id (DELETE); null when the path is not that. */
+function webhookRoute(state: WooState, method: string, path: string[]): Reply | null {
+  if (path[0] !== 'webhooks' || path.length !== 2 || method !== 'DELETE') return null;
+  const removed = /^\d+$/.test(path[1]!) ? state.webhooks.remove(Number(path[1])) : null;
+  return removed ? ok({ deleted: removed }) : fail(404, `no webhook ${path[1]}`);
+}
+
 export async function handleAdmin(state: WooState, req: IncomingMessage, method: string, path: string[]): Promise<Reply> {
   const route = `${method} ${path.join('/')}`;
-  const orderId = path[0] === 'orders' && path.length === 2 ? Number(path[1]) : NaN;
-  if (method === 'GET' && Number.isInteger(orderId)) {
-    const order = state.store.orders.get(orderId);
-    return order ? ok(orderView(order)) : fail(404, `no order ${path[1]}`);
-  }
+  const byId = orderRoute(state, req, method, path) ?? webhookRoute(state, method, path);
+  if (byId) return byId;
   switch (route) {
     case 'GET orders':
       return ok([...state.store.orders.values()].map(orderView));
     case 'POST orders':
       return withBody(req, (value) => ok(orderView(state.store.createOrder(parseSeed(value))), 201));
+    case 'POST orders/generate':
+      return withBody(req, (value) => ok(generateOrders(state.store, parseInput(GenerateOrdersSchema, value, 'generate options')), 201));
+    case 'GET webhooks':
+      return ok(state.webhooks.list());
+    case 'POST webhooks':
+      return withBody(req, async (value) => ok(await state.webhooks.create(parseInput(WebhookInputSchema, value, 'webhook')), 201));
     case 'GET faults':
       return ok(state.faults.current());
     case 'POST faults':

@@ -41,11 +41,37 @@ export function gmtWall(seconds: number): string {
   return new Date(seconds * 1000).toISOString().slice(0, 19);
 }
 
-/** Site-local wall clock of epoch seconds, as `date_*` (no suffix) shows it. */
-export function localWall(seconds: number, timeZone: string): string {
+function zoneWall(seconds: number, timeZone: string): string {
   const parts: Record<string, string> = {};
   for (const p of formatterFor(timeZone).formatToParts(new Date(seconds * 1000))) parts[p.type] = p.value;
   return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}`;
+}
+
+/** The zone's offset from UTC at `seconds`, in seconds. */
+function offsetAt(seconds: number, timeZone: string): number {
+  return (Date.parse(`${zoneWall(seconds, timeZone)}Z`) - seconds * 1000) / 1000;
+}
+
+const HOUR = 3600;
+/** Offset per zone and hour, for hours without a transition (null: one happens inside). */
+const offsets = new Map<string, number | null>();
+
+/**
+ * Site-local wall clock of epoch seconds, as `date_*` (no suffix) shows it. Intl is slow for
+ * the thousands of orders a list filters, so the offset is cached per hour; an hour holding a
+ * DST transition is formatted second by second.
+ */
+export function localWall(seconds: number, timeZone: string): string {
+  const hour = Math.floor(seconds / HOUR);
+  const key = `${timeZone}|${hour}`;
+  let offset = offsets.get(key);
+  if (offset === undefined) {
+    const start = offsetAt(hour * HOUR, timeZone);
+    offset = start === offsetAt(hour * HOUR + HOUR - 1, timeZone) ? start : null;
+    if (offsets.size > 100_000) offsets.clear();
+    offsets.set(key, offset);
+  }
+  return offset === null ? zoneWall(seconds, timeZone) : gmtWall(seconds + offset);
 }
 
 /** rest_parse_date's pattern: RFC 3339 with `T`, `t` or a space, optional fraction and offset. */

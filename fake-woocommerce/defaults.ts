@@ -23,6 +23,31 @@ export const DEFAULTS = {
   firstOrderId: 1001,
   firstProductId: 501,
   firstNoteId: 2001,
+  /** The versions the store reports (order `version`, the webhook User-Agent). */
+  wcVersion: '9.4.3',
+  wpVersion: '6.7.1',
+  /** An order's shipping method when its seed names none. */
+  shippingMethod: { methodId: 'flat_rate', methodTitle: 'Flat rate' },
+  /** generateOrders: the most orders one call makes. */
+  maxGeneratedOrders: 20_000,
+} as const;
+
+/** Webhook delivery, as WC_Webhook does it (see webhooks.ts); each is an option of the fake. */
+export const WEBHOOK_DEFAULTS = {
+  /** deliver(): 'timeout' => MINUTE_IN_SECONDS. */
+  timeoutMs: 60_000,
+  /** deliver_ping() uses wp_safe_remote_post's default timeout, 5 s. */
+  pingTimeoutMs: 5_000,
+  /** order.created goes out only for an order at most this old when the event fires. */
+  createdMaxAgeSeconds: 10,
+  /** The woocommerce_max_webhook_delivery_failures filter's default. */
+  maxFailures: 5,
+  /** Action Scheduler's queue runner works one batch, one action after another. */
+  concurrency: 1,
+  /** The fake's own bound on waiting deliveries (Action Scheduler has none). */
+  queueLimit: 50_000,
+  /** Deliveries each webhook's view keeps (newest last). */
+  logSize: 50,
 } as const;
 
 /** The order statuses of wc/v3 (slugs without the `wc-` prefix), in WooCommerce's own order. */

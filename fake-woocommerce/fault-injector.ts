@@ -38,6 +38,11 @@ export class WooFaultInjector {
     return this.faults.down;
   }
 
+  /** The webhook faults, read without a copy (the dispatcher asks on every order event). */
+  webhookFaults(): { dropRate: number; disabled: boolean } {
+    return { dropRate: this.faults.webhookDropRate, disabled: this.faults.webhooksDisabled };
+  }
+
   private draw(rate: number): boolean {
     return rate > 0 && this.random() < rate;
   }

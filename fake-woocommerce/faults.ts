@@ -41,6 +41,10 @@ export interface WooFaults {
   down: boolean;
   /** Deterministic faults, consumed in order by the first request each matches. */
   failNext: FailNextEntry[];
+  /** Share of webhook deliveries silently never sent (no attempt, no failure counted). */
+  webhookDropRate: number;
+  /** No webhook delivery is queued or sent, as when the host's WP-Cron never runs (pings still go). */
+  webhooksDisabled: boolean;
 }
 
 export const DEFAULT_FAULTS: Readonly<WooFaults> = Object.freeze({
@@ -54,6 +58,8 @@ export const DEFAULT_FAULTS: Readonly<WooFaults> = Object.freeze({
   commitThenDropRate: 0,
   down: false,
   failNext: [],
+  webhookDropRate: 0,
+  webhooksDisabled: false,
 });
 
 const Rate = z.number().min(0).max(1);
@@ -78,6 +84,8 @@ export const WooFaultsPatchSchema = z
         delayMs: z.number().int().min(0).max(600_000).optional(),
       }),
     ),
+    webhookDropRate: Rate,
+    webhooksDisabled: z.boolean(),
   })
   .partial();
 /** A partial patch: absent fields keep their value; `failNext` replaces the queue. */

@@ -30,8 +30,11 @@ Flags:
   --hpos                        Reads of one order bump its date_modified (the HPOS quirk)
   --strip-authorization         The host drops the Authorization header: only query-string auth works
   --seed-orders <n>             Create n processing orders at start (default 0)
+  --generate-orders <n>         Generate n varied EU processing orders at start (0..${DEFAULTS.maxGeneratedOrders},
+                                default 0): 1-3 lines from a small catalogue, flat rate / free
+                                shipping / local pickup, created over the last day; --seed picks them
   --store-name <name>           Shown on the page at / (default ${DEFAULTS.storeName})
-  --seed <n>                    Seed of the PRNG behind every fault rate (default ${DEFAULTS.seed})
+  --seed <n>                    Seed of the PRNG behind every fault rate and --generate-orders (default ${DEFAULTS.seed})
   --rate-limited-rate <0..1>    Share of API requests answered 429 (an HTML page)
   --retry-after <s|none>        Retry-After of those 429s (default none)
   --unavailable-rate <0..1>     Share answered 503 (an HTML page)
@@ -44,8 +47,11 @@ Flags:
   --down                        Start with every API connection destroyed at once
   -h, --help                    Print this help and exit
 
-Admin routes (no auth): POST|GET /_fake/orders, GET /_fake/orders/:id, GET|POST /_fake/faults,
-POST /_fake/shipment-tracking {"installed":bool}, GET /_fake/stats, POST /_fake/stats/reset.
+Admin routes (no auth): POST|GET /_fake/orders, GET /_fake/orders/:id, POST /_fake/orders/:id/edit,
+POST /_fake/orders/generate {"count":n,"seed"?,"status"?,"spreadSeconds"?,"endGmt"?},
+GET|POST /_fake/webhooks {"topic","deliveryUrl","secret","status"?}, DELETE /_fake/webhooks/:id,
+GET|POST /_fake/faults, POST /_fake/shipment-tracking {"installed":bool}, GET /_fake/stats,
+POST /_fake/stats/reset.
 The page at / shows the orders as the merchant sees them. See docs/fake-woocommerce.md.
 `;
 
@@ -59,6 +65,7 @@ const FLAGS = {
   hpos: { type: 'boolean' },
   'strip-authorization': { type: 'boolean' },
   'seed-orders': { type: 'string' },
+  'generate-orders': { type: 'string' },
   'store-name': { type: 'string' },
   seed: { type: 'string' },
   'rate-limited-rate': { type: 'string' },
@@ -110,7 +117,7 @@ function faultsOf(values: Record<string, string | boolean | undefined>): WooFaul
   return parsed.data;
 }
 
-export type CliCommand = { kind: 'help' } | { kind: 'run'; options: FakeWooCommerceOptions; seedOrders: number };
+export type CliCommand = { kind: 'help' } | { kind: 'run'; options: FakeWooCommerceOptions; seedOrders: number; generateOrders: number };
 
 /** Parses the flags; throws CliError naming the flag on any invalid value. */
 export function parseCli(argv: string[]): CliCommand {
@@ -137,7 +144,12 @@ export function parseCli(argv: string[]): CliCommand {
     seed: integer('seed', str('seed'), 0, 2 ** 32 - 1),
     faults: faultsOf(values),
   };
-  return { kind: 'run', options, seedOrders: integer('seed-orders', str('seed-orders'), 0, 10_000) ?? 0 };
+  return {
+    kind: 'run',
+    options,
+    seedOrders: integer('seed-orders', str('seed-orders'), 0, 10_000) ?? 0,
+    generateOrders: integer('generate-orders', str('generate-orders'), 0, DEFAULTS.maxGeneratedOrders) ?? 0,
+  };
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -165,9 +177,11 @@ export async function main(argv: string[]): Promise<void> {
   }
   for (const seed of demoSeeds(command.seedOrders, Date.now())) store.createOrder(seed);
   const o = command.options;
+  if (command.generateOrders > 0) store.generateOrders({ count: command.generateOrders, seed: o.seed ?? DEFAULTS.seed });
   process.stderr.write(
     `Consumer key ${o.consumerKey ?? DEFAULTS.consumerKey}; time zone ${o.timezone ?? DEFAULTS.timezone}; ` +
-      `Shipment Tracking ${o.shipmentTracking ? 'installed' : 'not installed'}; ${command.seedOrders} seeded orders.\n`,
+      `Shipment Tracking ${o.shipmentTracking ? 'installed' : 'not installed'}; ${command.seedOrders} seeded orders; ` +
+      `${command.generateOrders} generated orders.\n`,
   );
   process.stdout.write(`fake WooCommerce listening on ${store.baseUrl}\n`);
   closeOnSignals('fake-woocommerce', () => store.close());

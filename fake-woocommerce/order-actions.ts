@@ -3,7 +3,9 @@
  * the "Order status changed from … to …." note and sends the customer email that transition
  * triggers (the completed email shows the tracking items of that moment, when the Shipment
  * Tracking extension is installed to render them); a customer note emails the customer.
- * A note is a comment, not an order field: adding one leaves date_modified alone.
+ * A note is a comment, not an order field: WC_Order::add_order_note inserts a comment and does
+ * not save the order, so adding one leaves date_modified alone and fires no order.updated.
+ * The caller saves the order (store.save) once its changes are made, as WooCommerce does.
  */
 import { STATUS_LABELS, type WooStatus } from './defaults';
 import type { StoredNote, StoredOrder, WooStore } from './store';
@@ -39,7 +41,7 @@ export function addNote(ctx: ActionContext, order: StoredOrder, text: string, cu
   return note;
 }
 
-/** Sets the status; false when it already had it (then nothing happens, as in WooCommerce). */
+/** Sets the status, unsaved; false when it already had it (then nothing happens, as in WooCommerce). */
 export function setStatus(ctx: ActionContext, order: StoredOrder, to: WooStatus): boolean {
   const from = order.status;
   if (from === to) return false;
@@ -58,6 +60,27 @@ export function setStatus(ctx: ActionContext, order: StoredOrder, to: WooStatus)
       withTracking ? { ...email, trackingItems: ctx.shipmentTracking ? order.tracking.map((t) => trackingView(order, t)) : [] } : email,
     );
   }
-  ctx.store.touch(order);
   return true;
+}
+
+/** What an edit in the admin (or another plugin) may change; see editOrder. */
+export interface OrderEdit {
+  customerNote?: string;
+  shipping?: Partial<Record<string, string>>;
+  status?: WooStatus;
+}
+
+/**
+ * An edit saved outside the REST API (the merchant in the admin, another plugin): one save, so
+ * date_modified moves (per the store's modifiedOnSave) and order.updated fires once.
+ */
+export function editOrder(ctx: ActionContext, order: StoredOrder, edit: OrderEdit): void {
+  let postFields = false;
+  if (edit.customerNote !== undefined && edit.customerNote !== order.customerNote) {
+    order.customerNote = edit.customerNote;
+    postFields = true;
+  }
+  for (const [field, value] of Object.entries(edit.shipping ?? {})) if (value !== undefined) order.shipping[field] = value;
+  if (edit.status !== undefined) postFields = setStatus(ctx, order, edit.status) || postFields;
+  ctx.store.save(order, postFields);
 }

@@ -4,6 +4,7 @@
  * store's time zone and `date_*_gmt` in GMT, both `YYYY-MM-DDTHH:MM:SS` without an offset.
  */
 import { gmtWall, localWall } from './clock';
+import { DEFAULTS } from './defaults';
 import type { StoredNote, StoredOrder, StoredProduct } from './store';
 import { trackingMetaValue } from './tracking';
 
@@ -52,6 +53,9 @@ function metaJson(order: StoredOrder): Array<Record<string, unknown>> {
   return meta;
 }
 
+/** The zone method instance each method id gets in the fake's one shipping zone. */
+const INSTANCE_IDS: Readonly<Record<string, string>> = { flat_rate: '1', free_shipping: '2', local_pickup: '3' };
+
 export function orderJson(order: StoredOrder, ctx: JsonContext): Record<string, unknown> {
   const tz = ctx.timezone;
   const itemsTotal = order.lineItems.reduce((sum, i) => sum + Number(i.price) * i.quantity, 0);
@@ -60,7 +64,7 @@ export function orderJson(order: StoredOrder, ctx: JsonContext): Record<string, 
     parent_id: 0,
     status: order.status,
     currency: order.currency,
-    version: '9.4.3',
+    version: DEFAULTS.wcVersion,
     prices_include_tax: false,
     date_created: localWall(order.createdAt, tz),
     date_modified: localWall(order.modifiedAt, tz),
@@ -92,9 +96,9 @@ export function orderJson(order: StoredOrder, ctx: JsonContext): Record<string, 
     shipping_lines: [
       {
         id: order.id * 100,
-        method_title: 'Flat rate',
-        method_id: 'flat_rate',
-        instance_id: '1',
+        method_title: order.shippingMethod.methodTitle,
+        method_id: order.shippingMethod.methodId,
+        instance_id: INSTANCE_IDS[order.shippingMethod.methodId] ?? '1',
         total: order.shippingTotal,
         total_tax: '0.00',
         taxes: [],

@@ -76,7 +76,7 @@ function orderSection(order: StoredOrder, state: WooState): string {
     .filter((part) => part !== '');
   return `<section id="order-${order.id}"><h2>Order #${order.id} <span class="status status-${escapeHtml(order.status)}">${escapeHtml(STATUS_LABELS[order.status])}</span></h2>
 <p><small>Created ${escapeHtml(localWall(order.createdAt, tz))} · modified ${escapeHtml(localWall(order.modifiedAt, tz))} (${escapeHtml(tz)})</small></p>
-<p>Ship to: ${escapeHtml(address.join(', '))}</p>
+<p>Ship to: ${escapeHtml(address.join(', '))} · ${escapeHtml(order.shippingMethod.methodTitle)}</p>
 ${trackingBox(order, state.shipmentTracking)}${notesBox(order, tz)}${emailsBox(order, tz)}</section>`;
 }
 

@@ -9,9 +9,9 @@ import { ORDER_STATUSES } from './defaults';
 
 const Money = z.string().regex(/^\d+(\.\d{1,2})?$/, 'must be a decimal string such as "12.50"');
 const Measure = z.string().regex(/^\d*(\.\d+)?$/, 'must be a decimal string such as "0.5" (or empty)');
-const GmtDate = z.string().refine((s) => parseGmtSeed(s) !== null, 'must be a GMT date-time such as "2026-11-05T08:30:00"');
+export const GmtDate = z.string().refine((s) => parseGmtSeed(s) !== null, 'must be a GMT date-time such as "2026-11-05T08:30:00"');
 
-const AddressFields = {
+export const AddressFields = {
   first_name: z.string(),
   last_name: z.string(),
   company: z.string(),
@@ -58,6 +58,8 @@ export const SeedOrderSchema = z.strictObject({
     .optional(),
   shippingTotal: Money.optional(),
   customerNote: z.string().optional(),
+  /** shipping_lines[0]; default flat_rate / "Flat rate". */
+  shippingMethod: z.strictObject({ methodId: z.string().min(1), methodTitle: z.string() }).optional(),
 });
 
 export type SeedOrder = z.input<typeof SeedOrderSchema>;

@@ -11,6 +11,9 @@ import type { ServerResponse } from 'node:http';
 import { baseUrlOf, cancellableDelays, HTML_TYPE, JSON_TYPE, jsonText, LocalHttpServer, requestLine, writeAnswer } from '../local-http';
 import { handleAdmin } from './admin';
 import { DEFAULTS } from './defaults';
+import { generateOrders } from './generate';
+import { GenerateOrdersSchema, OrderEditSchema, parseInput, WebhookInputSchema } from './inputs';
+import { editOrder } from './order-actions';
 import { renderPage } from './page';
 import { criticalError, hostPage, noRoute, type Reply } from './replies';
 import { parseSeed } from './seed';
@@ -53,11 +56,23 @@ export async function startFakeWooCommerce(options: FakeWooCommerceOptions = {})
     baseUrl: state.baseUrl,
     port,
     createOrder: (seed) => orderView(state.store.createOrder(parseSeed(seed))),
+    generateOrders: (generate) => generateOrders(state.store, parseInput(GenerateOrdersSchema, generate, 'generate options')),
+    editOrder: (id, edit) => {
+      const parsed = parseInput(OrderEditSchema, edit, 'order edit');
+      const order = state.store.orders.get(id);
+      if (!order) return null;
+      editOrder(state.actions(), order, parsed);
+      return orderView(order);
+    },
     order: (id) => {
       const order = state.store.orders.get(id);
       return order ? orderView(order) : null;
     },
     orders: () => [...state.store.orders.values()].map(orderView),
+    createWebhook: (input) => state.webhooks.create(parseInput(WebhookInputSchema, input, 'webhook')),
+    webhooks: () => state.webhooks.list(),
+    deleteWebhook: (id) => state.webhooks.remove(id) !== null,
+    webhooksIdle: () => state.webhooks.idle(),
     setFaults: (patch) => void state.faults.set(patch),
     setShipmentTracking: (installed) => {
       state.shipmentTracking = installed;
@@ -68,6 +83,8 @@ export async function startFakeWooCommerce(options: FakeWooCommerceOptions = {})
       if (closed) return;
       closed = true;
       releaseAll();
+      // No delivery goes out after close(); one in flight is cut off.
+      state.webhooks.close();
       await http.stopListening();
     },
   };

@@ -2,6 +2,7 @@
  * Everything one running fake holds, handed to every route: its settings (checked here, once,
  * from the start options), the store, the faults and the traffic counters.
  */
+import { mulberry32 } from '../fake-shipping-api/faults';
 import { checkTimeZone } from './clock';
 import { DEFAULTS } from './defaults';
 import { WooFaultInjector } from './fault-injector';
@@ -10,6 +11,13 @@ import type { JsonContext } from './order-json';
 import { WooStore } from './store';
 import { WooTraffic } from './stats';
 import type { FakeWooCommerceOptions } from './types';
+import { webhookSettings, WooWebhooks } from './webhooks';
+
+/** Start options reach here from plain JavaScript too: refuse an unknown value by name. */
+function oneOf(name: string, value: string | undefined, allowed: readonly string[]): void {
+  if (value !== undefined && !allowed.includes(value))
+    throw new Error(`fake WooCommerce: ${name} must be one of ${allowed.join(', ')} (got "${value}")`);
+}
 
 export class WooState {
   readonly consumerKey: string;
@@ -24,6 +32,9 @@ export class WooState {
   readonly store: WooStore;
   readonly faults: WooFaultInjector;
   readonly traffic = new WooTraffic();
+  readonly webhooks: WooWebhooks;
+  /** Draws the order of tied list rows when listTies is 'random'; null for 'id'. */
+  readonly tieRandom: (() => number) | null;
 
   constructor(options: FakeWooCommerceOptions) {
     this.consumerKey = options.consumerKey ?? DEFAULTS.consumerKey;
@@ -36,9 +47,25 @@ export class WooState {
     this.stripAuthorization = options.stripAuthorization ?? false;
     this.storeName = options.storeName ?? DEFAULTS.storeName;
     this.shipmentTracking = options.shipmentTracking ?? true;
-    this.store = new WooStore(options.now ?? Date.now);
-    this.faults = new WooFaultInjector(options.seed ?? DEFAULTS.seed);
+    oneOf('modifiedOnSave', options.modifiedOnSave, ['always', 'post-fields']);
+    oneOf('trackingSave', options.trackingSave, ['save', 'save-meta-data']);
+    oneOf('listTies', options.listTies, ['id', 'random']);
+    this.store = new WooStore(options.now ?? Date.now, options.modifiedOnSave, options.trackingSave);
+    const seed = options.seed ?? DEFAULTS.seed;
+    this.faults = new WooFaultInjector(seed);
     if (options.faults) this.faults.set(options.faults);
+    this.tieRandom = (options.listTies ?? 'id') === 'random' ? mulberry32(seed ^ 0x71e5) : null;
+    this.webhooks = new WooWebhooks(
+      {
+        store: this.store,
+        traffic: this.traffic,
+        json: () => this.json(),
+        sourceUrl: () => `${this.baseUrl}/`,
+        faults: () => this.faults.webhookFaults(),
+      },
+      webhookSettings(options.webhooks),
+      seed,
+    );
   }
 
   json(): JsonContext {

@@ -14,6 +14,11 @@ const emptyStats = (): FakeWooStats => ({
   hung: 0,
   slow: 0,
   writesApplied: {},
+  webhookDeliveriesAttempted: 0,
+  webhookDeliveriesSucceeded: 0,
+  webhookDeliveriesFailed: 0,
+  webhookDeliveriesDropped: 0,
+  webhooksDisabled: 0,
 });
 
 type Counter = Exclude<keyof FakeWooStats, 'byRoute' | 'byStatus' | 'writesApplied' | 'requests'>;

@@ -61,6 +61,7 @@ export interface StoredOrder {
   shipping: Record<string, string>;
   lineItems: StoredLineItem[];
   shippingTotal: string;
+  shippingMethod: { methodId: string; methodTitle: string };
   orderKey: string;
   meta: Array<{ id: number; key: string; value: unknown }>;
   notes: StoredNote[];
@@ -103,6 +104,27 @@ function weightOf(sku: string): string {
 
 const PAID_STATUSES: ReadonlySet<WooStatus> = new Set(['processing', 'completed', 'on-hold', 'refunded']);
 
+/**
+ * Which saves move date_modified. 'always': HPOS's OrdersTableDataStore::persist_updates stamps
+ * it on every save. 'post-fields': the posts-table store (Abstract_WC_Order_Data_Store_CPT::update)
+ * rewrites post_modified only when the status, a date, the parent or the customer note changed,
+ * so a save touching only addresses or meta leaves it. Read from WooCommerce's source, not
+ * checked against a live store.
+ */
+export type ModifiedOnSave = 'always' | 'post-fields';
+
+/**
+ * How the Shipment Tracking extension stores its items. 'save': `$order->save()`, a save like
+ * any other (order.updated fires; date_modified per ModifiedOnSave, and under 'post-fields' a
+ * meta-only save does not move it). 'save-meta-data': `$order->save_meta_data()`, as copies of
+ * the extension's older code do: no save, so neither a new date_modified nor order.updated.
+ * Which one the current (closed-source) extension uses is not known.
+ */
+export type TrackingSave = 'save' | 'save-meta-data';
+
+/** What a webhook listens to: an order made, or an order saved (woocommerce_update_order). */
+export type OrderEvent = 'created' | 'updated';
+
 export class WooStore {
   readonly orders = new Map<number, StoredOrder>();
   readonly products = new Map<number, StoredProduct>();
@@ -112,7 +134,14 @@ export class WooStore {
   private nextLineItemId = 1;
   private nextMetaId = 1;
 
-  constructor(private readonly now: () => number) {}
+  /** Told of every order created or saved (the webhooks listen here). */
+  onOrderEvent: ((order: StoredOrder, event: OrderEvent) => void) | null = null;
+
+  constructor(
+    private readonly now: () => number,
+    readonly modifiedOnSave: ModifiedOnSave = 'always',
+    readonly trackingSave: TrackingSave = 'save',
+  ) {}
 
   nowSec(): number {
     return Math.floor(this.now() / 1000);
@@ -126,12 +155,25 @@ export class WooStore {
     return this.nextMetaId++;
   }
 
-  /** Every save of an order stamps date_modified, as WC_Order::save does. */
+  /**
+   * Stamps date_modified with the fake's clock, one-second granularity. Never backwards: the
+   * real store stamps time(), but a seed may date an order after the fake's clock.
+   */
   touch(order: StoredOrder): void {
-    order.modifiedAt = this.nowSec();
+    order.modifiedAt = Math.max(order.modifiedAt, this.nowSec());
   }
 
-  createOrder(seed: ParsedSeed): StoredOrder {
+  /**
+   * WC_Order::save on an existing order: date_modified moves as `modifiedOnSave` says, and
+   * woocommerce_update_order fires (order.updated) whether or not it moved.
+   */
+  save(order: StoredOrder, postFieldsChanged: boolean): void {
+    if (this.modifiedOnSave === 'always' || postFieldsChanged) this.touch(order);
+    this.onOrderEvent?.(order, 'updated');
+  }
+
+  /** `orderKey` lets the generator stay deterministic; otherwise it is random, as wc_generate_order_key. */
+  createOrder(seed: ParsedSeed, orderKey?: string): StoredOrder {
     const createdAt = seed.dateCreatedGmt === undefined ? this.nowSec() : parseGmtSeed(seed.dateCreatedGmt)!;
     const modifiedAt = seed.dateModifiedGmt === undefined ? createdAt : parseGmtSeed(seed.dateModifiedGmt)!;
     const status = seed.status ?? 'processing';
@@ -157,7 +199,8 @@ export class WooStore {
         price: item.price ?? '10.00',
       })),
       shippingTotal: seed.shippingTotal ?? '5.00',
-      orderKey: `wc_order_${randomBytes(7).toString('base64url').slice(0, 13)}`,
+      shippingMethod: { ...(seed.shippingMethod ?? DEFAULTS.shippingMethod) },
+      orderKey: orderKey ?? `wc_order_${randomBytes(7).toString('base64url').slice(0, 13)}`,
       meta: [],
       notes: [],
       tracking: [],
@@ -166,6 +209,7 @@ export class WooStore {
       emails: [],
     };
     this.orders.set(order.id, order);
+    this.onOrderEvent?.(order, 'created');
     return order;
   }
 

@@ -45,13 +45,18 @@ export function addTracking(store: WooStore, order: StoredOrder, input: Tracking
   item.tracking_id = createHash('md5').update(`${who}-${item.tracking_number}${process.hrtime.bigint()}-${sequence++}`).digest('hex');
   order.tracking.push(item);
   order.trackingMetaId ??= store.metaId();
-  store.touch(order);
+  saveTrackingItems(store, order);
   return item;
 }
 
 export function deleteTracking(store: WooStore, order: StoredOrder, trackingId: string): void {
   order.tracking = order.tracking.filter((t) => t.tracking_id !== trackingId);
-  store.touch(order);
+  saveTrackingItems(store, order);
+}
+
+/** The items are order meta: see TrackingSave for what saving them does to the order. */
+function saveTrackingItems(store: WooStore, order: StoredOrder): void {
+  if (store.trackingSave === 'save') store.save(order, false);
 }
 
 /** The extension's formatted provider name and link for one item. */

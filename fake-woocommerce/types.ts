@@ -3,7 +3,9 @@
  * admin routes or the CLI get back to steer and observe it.
  */
 import type { WooFaultsPatch } from './faults';
+import type { FakeWooGenerateOptions, FakeWooOrderEdit, FakeWooWebhookInput } from './inputs';
 import type { SeedOrder } from './seed';
+import type { ModifiedOnSave, TrackingSave } from './store';
 
 export interface FakeWooCommerceOptions {
   /** Default 127.0.0.1. */
@@ -30,6 +32,80 @@ export interface FakeWooCommerceOptions {
   seed?: number;
   /** Faults from the start (same schema as setFaults). */
   faults?: WooFaultsPatch;
+  /**
+   * Which saves move date_modified: 'always' (HPOS, the default) or 'post-fields' (the posts
+   * table: only a status, date or customer-note change). See ModifiedOnSave in store.ts.
+   */
+  modifiedOnSave?: ModifiedOnSave;
+  /** How the Shipment Tracking extension saves its items: 'save' (default) or 'save-meta-data'. */
+  trackingSave?: TrackingSave;
+  /**
+   * Order of list results tied on the sort key: 'id' (default: the id, in the same direction)
+   * or 'random' (a fresh order per request: MySQL leaves ties unordered, see list-orders.ts).
+   */
+  listTies?: 'id' | 'random';
+  /** Webhook delivery settings (defaults in WEBHOOK_DEFAULTS). */
+  webhooks?: FakeWooWebhookOptions;
+}
+
+export interface FakeWooWebhookOptions {
+  /** One delivery's deadline. Default 60 000 (WooCommerce's 60 s). */
+  timeoutMs?: number;
+  /** The ping's deadline. Default 5 000 (WordPress's HTTP default). */
+  pingTimeoutMs?: number;
+  /** order.created only for orders at most this old at the event; null = always. Default 10. */
+  createdMaxAgeSeconds?: number | null;
+  /** A failure met with more than this many before it disables the webhook. Default 5. */
+  maxFailures?: number;
+  /** Deliveries sent at once. Default 1 (Action Scheduler runs one after another). */
+  concurrency?: number;
+  /** Waiting deliveries beyond this are dropped (and counted). Default 50 000. */
+  queueLimit?: number;
+  /** Deliveries each webhook's view keeps. Default 50. */
+  logSize?: number;
+}
+
+/** One delivery attempt, as the webhook's view records it. */
+export interface FakeWooWebhookDelivery {
+  delivery_id: string;
+  order_id: number;
+  event: 'created' | 'updated';
+  /** GMT `YYYY-MM-DDTHH:MM:SS` of the fake's clock when it was sent. */
+  at: string;
+  /** The receiver's HTTP status, or null when none came. */
+  status: number | null;
+  /** 200–302. */
+  ok: boolean;
+  error?: string;
+  duration_ms: number;
+}
+
+export interface FakeWooWebhookView {
+  id: number;
+  name: string;
+  /** 'disabled' once deliveries kept failing. */
+  status: 'active' | 'paused' | 'disabled';
+  topic: 'order.created' | 'order.updated';
+  resource: 'order';
+  event: 'created' | 'updated';
+  delivery_url: string;
+  secret: string;
+  /** Consecutive failed deliveries (a success clears it). */
+  failure_count: number;
+  date_created_gmt: string;
+  /** The ping sent on creation: ok only on a 200, as WooCommerce judges it. */
+  ping: { status: number | null; ok: boolean; error?: string } | null;
+  /** The latest deliveries, oldest first. */
+  deliveries: FakeWooWebhookDelivery[];
+}
+
+/** What generateOrders made (ids are consecutive). */
+export interface FakeWooGenerated {
+  count: number;
+  firstId: number;
+  lastId: number;
+  /** The generator's catalogue products, for GET /products/{id}. */
+  productIds: number[];
 }
 
 /** A tracking item as the merchant and the customer see it (the extension's formatted view). */
@@ -66,6 +142,7 @@ export interface FakeWooOrderView {
   status: string;
   date_created_gmt: string;
   date_modified_gmt: string;
+  shippingMethod: { methodId: string; methodTitle: string };
   statusHistory: Array<{ from: string; to: string; at: string }>;
   emailsSent: FakeWooEmail[];
   /** Oldest first (the API lists them newest first). */
@@ -93,16 +170,41 @@ export interface FakeWooStats {
   slow: number;
   /** Writes that changed the store, per route key, counted whether or not the client saw the answer. */
   writesApplied: Record<string, number>;
+  /** Webhook deliveries sent (pings not counted), and how they ended. */
+  webhookDeliveriesAttempted: number;
+  webhookDeliveriesSucceeded: number;
+  webhookDeliveriesFailed: number;
+  /** Deliveries never sent: webhookDropRate, webhooksDisabled, or the queue full. */
+  webhookDeliveriesDropped: number;
+  /** Webhooks set "disabled" after failed deliveries. */
+  webhooksDisabled: number;
 }
 
 export interface FakeWooCommerce {
   /** http://127.0.0.1:PORT; the API is under `${baseUrl}/wp-json/`. */
   baseUrl: string;
   port: number;
-  /** Throws InvalidSeedError naming the field. */
+  /** Throws InvalidSeedError naming the field. Fires order.created (see webhooks.ts). */
   createOrder(seed: SeedOrder): FakeWooOrderView;
+  /**
+   * `count` (≤ 20 000) deterministic orders from `seed`; throws InvalidWooInputError naming the
+   * field. See generate.ts.
+   */
+  generateOrders(options: FakeWooGenerateOptions): FakeWooGenerated;
+  /**
+   * An edit saved as the merchant's admin would: date_modified moves (fake clock, never
+   * backwards) and order.updated fires. Null for an unknown id; throws InvalidWooInputError.
+   */
+  editOrder(id: number, edit: FakeWooOrderEdit): FakeWooOrderView | null;
   order(id: number): FakeWooOrderView | null;
   orders(): FakeWooOrderView[];
+  /** Registers a webhook and resolves after its ping was answered or gave up. */
+  createWebhook(input: FakeWooWebhookInput): Promise<FakeWooWebhookView>;
+  webhooks(): FakeWooWebhookView[];
+  /** False for an unknown id. */
+  deleteWebhook(id: number): boolean;
+  /** Resolves once no delivery or ping is waiting or in flight. */
+  webhooksIdle(): Promise<void>;
   /** Zod-checked partial patch; throws InvalidWooFaultsError naming the field. */
   setFaults(patch: WooFaultsPatch): void;
   setShipmentTracking(installed: boolean): void;

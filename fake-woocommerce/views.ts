@@ -11,6 +11,7 @@ export function orderView(order: StoredOrder): FakeWooOrderView {
     status: order.status,
     date_created_gmt: gmtWall(order.createdAt),
     date_modified_gmt: gmtWall(order.modifiedAt),
+    shippingMethod: { ...order.shippingMethod },
     statusHistory: order.statusHistory.map((h) => ({ from: h.from, to: h.to, at: gmtWall(h.at) })),
     emailsSent: order.emails.map((e) => ({
       ...e,

@@ -5,6 +5,15 @@
  * `orderby` with the id as tie-break in the same direction; offset paging computed at request
  * time, so an order created or modified between two page requests shifts the pages (drift).
  * Headers X-WP-Total, X-WP-TotalPages and Link (rel="prev"/"next") as WooCommerce sends them.
+ *
+ * Ties: WooCommerce turns orderby=date into "date ID" (the id breaks ties, same direction), but
+ * orderby=modified is a bare `ORDER BY post_modified` (HPOS: date_updated_gmt) and MySQL leaves
+ * tied rows in no promised order. The fake breaks ties on the id (orderby=modified&order=asc:
+ * id ascending); listTies 'random' shuffles them per request instead, for clients that must not
+ * rely on it. Sorting by `modified`/`date` uses the site-local column, as the posts table does:
+ * in a DST zone the hour repeated in autumn sorts out of GMT order.
+ *
+ * Reads here never bump date_modified, HPOS or not: the HPOS quirk is on viewing one order.
  */
 import { filterWall, gmtWall, localWall } from '../clock';
 import { ORDER_STATUSES } from '../defaults';
@@ -94,13 +103,14 @@ function sortKey(order: StoredOrder, q: ListQuery, tz: string): string | number 
   }
 }
 
-function sorted(orders: StoredOrder[], q: ListQuery, tz: string): StoredOrder[] {
+function sorted(orders: StoredOrder[], q: ListQuery, tz: string, tieRandom: (() => number) | null): StoredOrder[] {
   const dir = q.order === 'asc' ? 1 : -1;
   // orderby=include keeps the list's order whatever `order` says.
   const keyDir = q.orderBy === 'include' && q.include && q.include.length > 0 ? 1 : dir;
+  const ties = q.orderBy === 'id' || q.orderBy === 'date' || tieRandom === null ? null : tieRandom;
   return orders
-    .map((o) => ({ o, key: sortKey(o, q, tz) }))
-    .sort((a, b) => (a.key < b.key ? -keyDir : a.key > b.key ? keyDir : dir * (a.o.id - b.o.id)))
+    .map((o) => ({ o, key: sortKey(o, q, tz), tie: ties === null ? dir * o.id : ties() }))
+    .sort((a, b) => (a.key < b.key ? -keyDir : a.key > b.key ? keyDir : a.tie - b.tie))
     .map((x) => x.o);
 }
 
@@ -124,6 +134,7 @@ export function listOrders(ctx: RouteContext): Reply {
     [...ctx.state.store.orders.values()].filter((o) => selected(o, q, tz)),
     q,
     tz,
+    ctx.state.tieRandom,
   );
   const start = q.offset ?? (q.page - 1) * q.perPage;
   const pages = Math.ceil(matching.length / q.perPage);
