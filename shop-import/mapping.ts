@@ -27,6 +27,7 @@ export function mapOrder(shop: string, order: PlatformOrder, mapping: ImportMapp
   const service = serviceOf(order, mapping, problems);
   const shipFrom = shipFromOf(order, mapping, problems);
   if (!order.shipTo) problems.push({ field: 'shipTo', message: 'the order has no shipping address' });
+  else if (!order.shipTo.countryCode) problems.push({ field: 'shipTo.countryCode', message: 'the shipping address has no country' });
   const parcel = parcelOf(order, mapping, problems);
   if (problems.length > 0 || !service || !shipFrom || !order.shipTo) return { ok: false, problems };
 

@@ -78,4 +78,4 @@ export const ShopImportSettings = z.strictObject({
 export type ShopImportSettings = z.infer<typeof ShopImportSettings>;
 
 /** Unset settings of `pageSize` per platform. */
-export const DEFAULT_PAGE_SIZE = { shopify: 10, woocommerce: 100 } as const;
+export const DEFAULT_PAGE_SIZE = { shopify: 5, woocommerce: 100 } as const;

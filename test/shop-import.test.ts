@@ -1,0 +1,265 @@
+/**
+ * Orders pulled straight from the shop, on the real dev server against the local Shopify and
+ * WooCommerce fakes over loopback: which orders become shipments (and which are skipped or
+ * reported), the cursor kept in the schedule, the retry list, no feedback loop from the
+ * write-back, nothing missed or doubled while orders change mid-pull, and a signed platform
+ * webhook starting the pull.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeShopify, type FakeShopify } from '../fake-shopify';
+import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
+import { applySchedule, cursorOf, importShops, triggerPull, triggerShop } from '../shop-import/schedule';
+import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
+import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
+import { shipmentWorkflowId, WORKFLOW_TYPE, type ShipmentInput } from '../workflows/definitions';
+import { shopPullScheduleId, type ShopPullResult } from '../workflows/shop-pull/definitions';
+import { startHarness, type Harness } from './helpers/harness';
+import { createTestEnv } from './helpers/temporal-env';
+import { waitFor } from './helpers/wait';
+
+let env: TestWorkflowEnvironment;
+let shopify: FakeShopify;
+let woo: FakeWooCommerce;
+let h: Harness;
+let connectors: ShopConnectors;
+
+const MAPPING = {
+  shippingMethods: {
+    Standard: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' },
+    flat_rate: { courier: 'dpd-de', productCode: 'DPD_CLASSIC' },
+  },
+  units: { weight: 'kg', dimension: 'cm' },
+};
+const WOO_SHIP_FROM = { address: { streetLines: ['Rua das Flores 10'], city: 'Porto', postalCode: '4050-262', countryCode: 'PT' } };
+
+function shopConnectors(shopifyUrl: string, wooUrl: string) {
+  const imported = (extra: Record<string, unknown> = {}) => ({ every: '1h', overlap: '2m', firstPull: '1d', ...extra });
+  return {
+    maxBackoff: '1s',
+    'pull-shopify': {
+      type: 'shopify',
+      storeDomain: 'fake-store.myshopify.com',
+      adminUrl: shopifyUrl,
+      accessToken: 'shpat_fake_dev_token',
+      webhookSecret: 'fake-client-secret',
+      timeout: '2s',
+      import: imported({ mapping: { ...MAPPING, orderIdPrefix: 'S-' } }),
+    },
+    'pull-woo': {
+      type: 'woocommerce',
+      url: wooUrl,
+      consumerKey: 'ck_fake_dev_key',
+      consumerSecret: 'cs_fake_dev_secret',
+      webhookSecret: 'woo-hook-secret',
+      timeout: '2s',
+      import: imported({ pageSize: 5, mapping: { ...MAPPING, shipFrom: WOO_SHIP_FROM, orderIdPrefix: 'W-' } }),
+    },
+  };
+}
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  shopify = await startFakeShopify();
+  // A store ten hours ahead of UTC whose reads of one order bump its modified date (HPOS).
+  woo = await startFakeWooCommerce({ timezone: 'Australia/Sydney', hpos: true });
+  connectors = loadShopConnectors({ SHOP_CONNECTORS: JSON.stringify(shopConnectors(shopify.baseUrl, woo.baseUrl)) });
+  h = await startHarness({ env, shopConnectors: connectors, fake: { trackingStepPolls: 1 } });
+  for (const connector of importShops(connectors)) await applySchedule(h.env.client, connector, h.taskQueue);
+});
+afterAll(async () => {
+  await h?.stop();
+  await shopify?.close();
+  await woo?.close();
+  await env?.teardown();
+});
+
+/** Triggers the shop's schedule and waits for that pull's result. */
+async function pullNow(shop: string): Promise<ShopPullResult> {
+  const since = Date.now();
+  await triggerPull(h.env.client, shop);
+  return waitForPull(shop, since);
+}
+
+/** The result of the shop's first pull taken at `since` or later (same host: one clock). */
+async function waitForPull(shop: string, since: number): Promise<ShopPullResult> {
+  const schedule = h.env.client.schedule.getHandle(shopPullScheduleId(shop));
+  const run = await waitFor(
+    async () => (await schedule.describe()).info.recentActions.find((a) => a.takenAt.getTime() >= since)?.action.workflow,
+    { what: `a new pull of ${shop}`, timeoutMs: 30_000, intervalMs: 100 },
+  );
+  return (await h.env.client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result()) as ShopPullResult;
+}
+
+/** The shipment's input as started (undefined when the order has no shipment). */
+async function input(shop: string, orderId: string): Promise<ShipmentInput | undefined> {
+  const handle = h.env.client.workflow.getHandle(shipmentWorkflowId({ shop, orderId }));
+  try {
+    const history = await handle.fetchHistory();
+    const payload = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+    return defaultPayloadConverter.fromPayload<ShipmentInput>(payload);
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+async function shipmentCount(shop: string): Promise<number> {
+  return (await h.env.client.workflow.count(`WorkflowType = '${WORKFLOW_TYPE}' AND ShipmentShop = '${shop}'`)).count;
+}
+
+describe('Shopify', () => {
+  const ids: Record<string, string> = {};
+
+  it('open orders with something to ship become shipments; on-hold ones are skipped; unmappable ones are reported and kept for the next pull', async () => {
+    const make = (name: string, seed: Parameters<FakeShopify['createOrder']>[0]) =>
+      (ids[name] = shopify.createOrder(seed).legacyResourceId);
+    make('plain', {
+      lineItems: [
+        { sku: 'TENT-2', quantity: 1, grams: 2400, price: '189.00' },
+        { sku: 'MAT-1', quantity: 2, grams: 500 },
+      ],
+    });
+    make('onHold', { lineItems: [{ sku: 'TENT-2', quantity: 1, grams: 2400 }], fulfillmentOrderStatus: 'ON_HOLD' });
+    make('pigeon', { lineItems: [{ sku: 'MAT-1', quantity: 1, grams: 500 }], shippingLine: { title: 'Carrier pigeon' } });
+    make('noCountry', { lineItems: [{ sku: 'MAT-1', quantity: 1, grams: 500 }], shippingAddress: { countryCodeV2: null } });
+
+    const result = await pullNow('pull-shopify');
+    expect(result.counts).toEqual({ read: 4, started: 1, alreadyKnown: 0, skipped: 1, rejected: 2 });
+    expect(result.rejections.map((r) => [r.platformOrderId, r.reasons.map((x) => x.field)])).toEqual(
+      expect.arrayContaining([
+        [ids.pigeon, ['shippingMethod']],
+        [ids.noCountry, ['shipTo.countryCode']],
+      ]),
+    );
+
+    const plain = shopify.order(ids.plain!)!;
+    const started = await input('pull-shopify', `S-${plain.name.replace('#', '')}`);
+    expect(started?.platformOrderId).toBe(ids.plain);
+    const request = started!.labelRequest;
+    expect(request.courier).toBe('dhl-express');
+    expect(request.shipment.shipFrom?.address?.countryCode).toBe('DE'); // the fulfillment order's location
+    expect(request.shipment.parcels?.[0]?.weight).toBe(3.4); // 2.4 kg + 2 × 0.5 kg, converted from grams
+    expect(request.shipment.parcels?.[0]?.items?.[0]).toMatchObject({
+      quantity: 1,
+      unitPrice: { amount: 189, currency: 'EUR' },
+      unitWeight: 2.4,
+    });
+
+    // The schedule holds the cursor: the newest change read, and the two orders to read again.
+    const cursor = cursorOf(await h.env.client.schedule.getHandle(shopPullScheduleId('pull-shopify')).describe());
+    expect(cursor.retry.sort()).toEqual([ids.pigeon, ids.noCountry].sort());
+    expect(cursor.since).toBe(
+      shopify
+        .orders()
+        .map((o) => o.updatedAt)
+        .sort()
+        .at(-1),
+    );
+  });
+
+  it('an edited order from the retry list goes through on the next pull; the others stay', async () => {
+    shopify.editOrder(ids.noCountry!, { shippingAddress: { countryCodeV2: 'AT', city: 'Wien', zip: '1010' } });
+    const result = await pullNow('pull-shopify');
+    expect(result.counts.started).toBe(1);
+    const fixed = shopify.order(ids.noCountry!)!;
+    expect((await input('pull-shopify', `S-${fixed.name.replace('#', '')}`))?.labelRequest.shipment.shipTo?.address?.countryCode).toBe(
+      'AT',
+    );
+    const cursor = cursorOf(await h.env.client.schedule.getHandle(shopPullScheduleId('pull-shopify')).describe());
+    expect(cursor.retry).toEqual([ids.pigeon]);
+  });
+
+  it('no feedback loop: the fulfillment the write-back creates does not make the order a second shipment', async () => {
+    await waitFor(() => (shopify.order(ids.plain!)!.fulfillments.length > 0 ? true : undefined), {
+      what: 'the fulfillment',
+      timeoutMs: 30_000,
+    });
+    const before = await shipmentCount('pull-shopify');
+    const result = await pullNow('pull-shopify');
+    expect(result.counts.started).toBe(0);
+    expect(await shipmentCount('pull-shopify')).toBe(before);
+  });
+});
+
+describe('WooCommerce (store at UTC+10, HPOS)', () => {
+  it('processing orders become shipments, local pickup is skipped, other statuses are not read; weights come from the products', async () => {
+    const shipped = woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 2, weight: '1.5' }] });
+    woo.createOrder({
+      status: 'processing',
+      lineItems: [{ sku: 'PORT-10', quantity: 1 }],
+      shippingMethod: { methodId: 'local_pickup', methodTitle: 'Local pickup' },
+    });
+    woo.createOrder({ status: 'on-hold', lineItems: [{ sku: 'PORT-10', quantity: 1 }] });
+    const result = await pullNow('pull-woo');
+    expect(result.counts).toMatchObject({ started: 1, skipped: 1, rejected: 0 });
+    const started = await input('pull-woo', `W-${shipped.number}`);
+    expect(started?.platformOrderId).toBe(String(shipped.id));
+    expect(started?.labelRequest.courier).toBe('dpd-de');
+    expect(started?.labelRequest.shipment.shipFrom?.address?.city).toBe('Porto');
+    expect(started?.labelRequest.shipment.parcels?.[0]?.weight).toBe(3);
+    // The cursor is the store's GMT modified time, not its local one.
+    const cursor = cursorOf(await h.env.client.schedule.getHandle(shopPullScheduleId('pull-woo')).describe());
+    expect(cursor.since).toBe(`${woo.order(shipped.id)!.date_modified_gmt.slice(0, 19)}Z`);
+  });
+
+  it('no feedback loop: the tracking item and notes the write-back adds are read again and are already known', async () => {
+    await waitFor(() => (woo.orders().some((o) => o.trackingItems.length > 0) ? true : undefined), {
+      what: 'a tracking item',
+      timeoutMs: 30_000,
+    });
+    const before = await shipmentCount('pull-woo');
+    const result = await pullNow('pull-woo');
+    expect(result.counts.started).toBe(0);
+    expect(result.counts.alreadyKnown).toBeGreaterThan(0);
+    expect(await shipmentCount('pull-woo')).toBe(before);
+  });
+
+  it('orders edited and created while a pull pages through them: each one exactly one shipment', async () => {
+    const made = Array.from({ length: 40 }, () => woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1 }] }));
+    woo.setFaults({ latencyMs: 150 });
+    let editing = true;
+    const edits = (async () => {
+      for (let i = 0; editing; i++) {
+        woo.editOrder(made[i % 10]!.id, { customerNote: `edit ${i}` }); // the early ones move to the end
+        if (i % 5 === 0) made.push(woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1 }] }));
+        await sleep(120);
+      }
+    })();
+    await pullNow('pull-woo');
+    editing = false;
+    await edits;
+    woo.setFaults({ latencyMs: 0 });
+    await pullNow('pull-woo'); // the orders created at the end of the first pull
+    for (const o of made) {
+      const started = await input('pull-woo', `W-${o.number}`);
+      expect(started?.platformOrderId, `order ${o.id}`).toBe(String(o.id));
+    }
+  });
+});
+
+describe('platform webhooks', () => {
+  let trigger: ShopTrigger;
+  beforeAll(async () => {
+    trigger = await startShopTrigger({
+      host: '127.0.0.1',
+      port: 0,
+      shops: (shop) => triggerShop(connectors, shop),
+      trigger: (shop) => triggerPull(h.env.client, shop),
+      logger: { info: () => undefined, warn: () => undefined, debug: () => undefined },
+    });
+  });
+  afterAll(() => trigger?.close());
+
+  it("a signed Shopify orders/create delivery starts the shop's pull: the new order becomes a shipment without a schedule tick", async () => {
+    shopify.subscribeWebhook({ topic: 'orders/create', address: trigger.hookUrl('shopify', 'pull-shopify') });
+    const since = Date.now();
+    const created = shopify.createOrder({ lineItems: [{ sku: 'MAT-1', quantity: 1, grams: 500 }] });
+    await waitForPull('pull-shopify', since);
+    expect((await input('pull-shopify', `S-${created.name.replace('#', '')}`))?.platformOrderId).toBe(created.legacyResourceId);
+    expect(trigger.stats().totals.verified).toBeGreaterThan(0);
+  });
+});
