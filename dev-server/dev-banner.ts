@@ -34,6 +34,7 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
       ? [
           `   Fake Shopify      ${r.stores.shopifyUrl}  (shop ${PLATFORM_SHOPS.shopify}: fulfillments, tracking, events as its admin shows them)`,
           `   Fake WooCommerce  ${r.stores.wooCommerceUrl}  (shop ${PLATFORM_SHOPS.woocommerce}: tracking items, notes, status)`,
+          `   Shop imports      pulled every minute (schedules shop-pull-${PLATFORM_SHOPS.shopify}, shop-pull-${PLATFORM_SHOPS.woocommerce}), at once on their webhooks (port ${o.triggerPort})`,
         ]
       : []),
     `   Payloads          ${r.codecUrl ? `encrypted (key "${o.encryption!.activeKeyId}"); the Web UI decrypts through ${r.codecUrl}` : 'NOT encrypted (--no-encryption): names, addresses and phones are readable in the Web UI'}`,
@@ -42,7 +43,14 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     ' Next steps, in another terminal:',
     `   export ${exportsFor(o, r).join(' ')}`,
     '   npm run import -- examples/orders.ndjson --rejects /tmp/rejects.ndjson',
-    ...(r.stores ? ['   npm run import -- examples/platform-orders.ndjson   # orders of the fake Shopify and WooCommerce stores'] : []),
+    ...(r.stores
+      ? [
+          '   npm run import -- examples/platform-orders.ndjson   # orders of the fake stores (the pull may have started them: "already known")',
+          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders -d '{"lineItems":[{"sku":"TENT-2","quantity":1,"grams":2400}]}'   # an order placed in "Shopify": a shipment in seconds`,
+          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders -d '{"status":"processing","lineItems":[{"sku":"PORT-10","quantity":2}]}'   # the same in "WooCommerce"`,
+          `   npm run cli -- schedule describe ${PLATFORM_SHOPS.shopify}`,
+        ]
+      : []),
     '   npm run cli -- list',
     '   npm run cli -- status <shop> <orderId>',
     '   npm run cli -- resubmit lyon-ceramics LC-5531 examples/corrected-label.json',

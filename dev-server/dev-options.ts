@@ -27,6 +27,7 @@ export const DEFAULTS = {
   shopifyPort: 4020,
   wooCommercePort: 4030,
   codecPort: 8888,
+  triggerPort: 4040,
   dataDir: path.join(REPO_ROOT, '.data'),
   // A minute a checkpoint: a shipment stays in tracking for about five minutes, long enough to
   // watch its pending poll in the Web UI (the tests pass a few hundred ms).
@@ -48,7 +49,9 @@ Runs the shipping worker locally with everything it needs, as child processes:
              shop ${PLATFORM_SHOPS.shopify}: fulfillments, tracking and events land there
   woocommerce a fake WooCommerce store (\`npm run fake-woocommerce\`) on --woocommerce-port,
              wired to the shop ${PLATFORM_SHOPS.woocommerce}: tracking items, notes, statuses
-             (both in memory, with a few seeded orders; only without SHOP_CONNECTORS(_FILE))
+             (both in memory, with a few seeded orders; only without SHOP_CONNECTORS(_FILE));
+             both are import sources too: the worker pulls their orders on a schedule per shop,
+             and their order webhooks reach the worker's trigger endpoint on --trigger-port
   codec      the codec server (\`npm run codec-server\`): payloads are encrypted (personal data
              in orders) with PAYLOAD_ENCRYPTION_KEYS(_FILE) if set, else with a key made once
              in <data-dir>/payload-encryption.keys (0600); the Web UI decrypts through it
@@ -66,6 +69,7 @@ Options:
   --shopify-port <n>      fake Shopify store port, its admin page at / (default ${DEFAULTS.shopifyPort})
   --woocommerce-port <n>  fake WooCommerce store port, its admin page at / (default ${DEFAULTS.wooCommercePort})
   --codec-port <n>        codec server port, with encryption keys (default ${DEFAULTS.codecPort})
+  --trigger-port <n>      the worker's platform webhook endpoint (SHOP_TRIGGER_PORT; default ${DEFAULTS.triggerPort})
   --data-dir <dir>        where the Temporal SQLite file lives (default .data/); delete it to reset
   --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs}: about
                           5 minutes from label to delivered; 3000 for a fast run)
@@ -98,6 +102,7 @@ export interface DevOptions {
   shopifyPort: number;
   wooCommercePort: number;
   codecPort: number;
+  triggerPort: number;
   dataDir: string;
   trackingStepMs: string;
   /** SHIPPING_API_BASE_URL: then no fake API is started. */
@@ -121,6 +126,7 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
       'shopify-port': { type: 'string' },
       'woocommerce-port': { type: 'string' },
       'codec-port': { type: 'string' },
+      'trigger-port': { type: 'string' },
       'data-dir': { type: 'string' },
       'tracking-step-ms': { type: 'string' },
       'no-encryption': { type: 'boolean', default: false },
@@ -137,6 +143,7 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
     wooCommercePort: parsePort(values['woocommerce-port'], DEFAULTS.wooCommercePort, '--woocommerce-port'),
     ownConnectors: Boolean(process.env.SHOP_CONNECTORS || process.env.SHOP_CONNECTORS_FILE),
     codecPort: parsePort(values['codec-port'], DEFAULTS.codecPort, '--codec-port'),
+    triggerPort: parsePort(values['trigger-port'], DEFAULTS.triggerPort, '--trigger-port'),
     // Bad keys stop us here, before anything starts (the error names the variable, never the key).
     encryption: loadPayloadEncryptionSettings(process.env),
     dataDir: path.resolve(values['data-dir'] ?? DEFAULTS.dataDir),

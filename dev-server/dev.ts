@@ -27,7 +27,9 @@ import { isHarmlessServerWarning } from './server-warnings';
 import { ensureDevKeyFile } from './dev-key';
 import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems, type DevOptions, type Launch } from './dev-options';
 import { exampleShops } from './example-shops';
-import { startPlatformStores, type PlatformStores } from './platform-stores';
+import { startPlatformStores, subscribeStoreWebhooks, type PlatformStores } from './platform-stores';
+import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
+import { triggerPull } from '../shop-import/schedule';
 import { ensureSearchAttributes } from './search-attributes';
 import { findTemporalCli, REPO_ROOT } from './temporal-cli';
 import { connectWhenReady } from './temporal-ready';
@@ -74,7 +76,9 @@ async function main(): Promise<void> {
       LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
     },
     shop?.connectors,
+    shop ? o.triggerPort : undefined,
   );
+  if (shop) await connectStores(shop.stores, address, o.triggerPort);
   printDevBanner(out, o, { address, apiUrl, dbFile, codecUrl, shopUrl: shop?.url, stores: shop?.stores, settings });
 }
 
@@ -125,6 +129,7 @@ async function preflight(o: DevOptions): Promise<Record<string, string>> {
       ...(o.ownConnectors ? [] : [{ port: o.shopPort, what: 'shop receiver', flag: '--shop-port' }]),
       ...(o.ownConnectors ? [] : [{ port: o.shopifyPort, what: 'fake Shopify store', flag: '--shopify-port' }]),
       ...(o.ownConnectors ? [] : [{ port: o.wooCommercePort, what: 'fake WooCommerce store', flag: '--woocommerce-port' }]),
+      ...(o.ownConnectors ? [] : [{ port: o.triggerPort, what: "worker's platform webhook endpoint", flag: '--trigger-port' }]),
       ...(o.encryption ? [{ port: o.codecPort, what: 'codec server', flag: '--codec-port' }] : []),
     ],
     { inUseHint: ' (is another `npm run dev` or Temporal server running?)' },
@@ -252,16 +257,50 @@ async function startShop(
   return { url: pageUrl, connectors, stores };
 }
 
-async function startWorker(scripts: Record<string, string>, env: NodeJS.ProcessEnv, shopConnectors: string | undefined): Promise<void> {
+async function startWorker(
+  scripts: Record<string, string>,
+  env: NodeJS.ProcessEnv,
+  shopConnectors: string | undefined,
+  triggerPort: number | undefined,
+): Promise<void> {
   out.say('Starting the worker');
   const worker = startChild('worker', launchScript(scripts, 'worker', []), {
     ...env,
     ...(shopConnectors ? { SHOP_CONNECTORS: shopConnectors } : {}),
+    ...(triggerPort ? { SHOP_TRIGGER_PORT: String(triggerPort) } : {}),
   });
   // The SDK logs "Worker state changed ... RUNNING" once it polls (after bundling the workflows).
   // If the worker dies first, the exit handler stops everything and we never get past this.
   const running = await worker.waitForLine(/RUNNING/, 60_000);
   if (!running) out.warn('The worker has not said it is RUNNING after 60 s; check its output above.');
+}
+
+/**
+ * The fake stores as import sources: their new-order webhooks go to the worker's trigger endpoint,
+ * and each shop's first pull starts now rather than at the schedule's first tick.
+ */
+async function connectStores(stores: PlatformStores, address: string, triggerPort: number): Promise<void> {
+  await subscribeStoreWebhooks(stores, `http://127.0.0.1:${triggerPort}`);
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection, namespace: NAMESPACE });
+    for (const shop of Object.keys(stores.connectors)) await waitForSchedule(() => triggerPull(client, shop));
+  } finally {
+    await connection.close();
+  }
+  out.say(`The fake stores' orders are pulled every minute and at once on their order webhooks (trigger endpoint on port ${triggerPort})`);
+}
+
+/** The worker applies the schedules as it starts: the first trigger may come a moment before. */
+async function waitForSchedule(trigger: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await trigger();
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError) || attempt >= 50) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
 
 main().catch((err: unknown) => {

@@ -3,7 +3,46 @@
  * seeded orders (the ids examples/platform-orders.ndjson names), and the connector entries that
  * wire the example shops to them with the fakes' dev credentials.
  */
+import { randomBytes } from 'node:crypto';
 import { PLATFORM_SHOPS } from './example-shops';
+
+/** The fake Shopify app's client secret: Shopify signs an app's webhooks with it. */
+const SHOPIFY_WEBHOOK_SECRET = 'fake-client-secret';
+/** A WooCommerce webhook's secret is the merchant's choice: a fresh one per run. */
+const WOO_WEBHOOK_SECRET = randomBytes(24).toString('base64url');
+
+/**
+ * How the demo shops' orders become label requests: the fakes' shipping methods, and order ids
+ * prefixed as in examples/platform-orders.ndjson, so an order imported from that file and pulled
+ * from the store is one shipment.
+ */
+const IMPORT = {
+  shopify: {
+    every: '1m',
+    mapping: {
+      shippingMethods: {
+        Standard: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' },
+        Express: { courier: 'dhl-express', productCode: 'EXPRESS_WORLDWIDE' },
+      },
+      defaultService: { courier: 'dpd-de', productCode: 'DPD_CLASSIC' },
+      shipFrom: { contact: { firstName: 'Erik', lastName: 'Lindqvist', phone: '+49 40 5550 3344' } },
+      parcelDimension: { length: 40, width: 30, height: 20 },
+      orderIdPrefix: 'OO-',
+    },
+  },
+  woocommerce: {
+    every: '1m',
+    mapping: {
+      shippingMethods: { flat_rate: { courier: 'dpd-de', productCode: 'DPD_CLASSIC' } },
+      defaultService: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' },
+      shipFrom: {
+        contact: { firstName: 'Inês', lastName: 'Costa', phone: '+351 22 555 0101' },
+        address: { streetLines: ['Rua das Flores 10'], city: 'Porto', postalCode: '4050-262', countryCode: 'PT' },
+      },
+      orderIdPrefix: 'PW-',
+    },
+  },
+};
 
 /** Orders each fake store starts with: examples/platform-orders.ndjson names the first ones. */
 const SEEDED_ORDERS = 6;
@@ -54,13 +93,37 @@ export async function startPlatformStores(ports: { shopify: number; wooCommerce:
         storeDomain: `${PLATFORM_SHOPS.shopify}.myshopify.com`,
         adminUrl: shopifyUrl,
         accessToken: 'shpat_fake_dev_token',
+        webhookSecret: SHOPIFY_WEBHOOK_SECRET,
+        import: IMPORT.shopify,
       },
       [PLATFORM_SHOPS.woocommerce]: {
         type: 'woocommerce',
         url: wooCommerceUrl,
         consumerKey: 'ck_fake_dev_key',
         consumerSecret: 'cs_fake_dev_secret',
+        webhookSecret: WOO_WEBHOOK_SECRET,
+        import: IMPORT.woocommerce,
       },
     },
   };
+}
+
+/** Each fake store sends its new orders' webhooks to the worker's trigger endpoint. */
+export async function subscribeStoreWebhooks(stores: PlatformStores, triggerUrl: string): Promise<void> {
+  const hook = (platform: string, shop: string) => `${triggerUrl}/hooks/${platform}/${encodeURIComponent(shop)}`;
+  await adminPost(`${stores.shopifyUrl}/_fake/webhooks`, {
+    topic: 'orders/create',
+    address: hook('shopify', PLATFORM_SHOPS.shopify),
+    secret: SHOPIFY_WEBHOOK_SECRET,
+  });
+  await adminPost(`${stores.wooCommerceUrl}/_fake/webhooks`, {
+    topic: 'order.created',
+    deliveryUrl: hook('woocommerce', PLATFORM_SHOPS.woocommerce),
+    secret: WOO_WEBHOOK_SECRET,
+  });
+}
+
+async function adminPost(url: string, body: unknown): Promise<void> {
+  const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!answer.ok) throw new Error(`POST ${url} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
 }

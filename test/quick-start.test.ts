@@ -24,6 +24,12 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+async function adminPost(url: string, body: unknown): Promise<Record<string, unknown>> {
+  const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(answer.status, await answer.clone().text()).toBe(201);
+  return (await answer.json()) as Record<string, unknown>;
+}
+
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -32,8 +38,9 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver, the fake stores and the worker; the samples import, deliver and reach the shop page and the stores', async () => {
-  const [temporalPort, uiPort, fakeApiPort, shopPort, codecPort, shopifyPort, wooPort] = [
+it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver, the fake stores and the worker; the samples import, deliver and reach the shop page and the stores; orders placed in the stores become shipments', async () => {
+  const [temporalPort, uiPort, fakeApiPort, shopPort, codecPort, shopifyPort, wooPort, triggerPort] = [
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -66,6 +73,7 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver,
       'shopify-port': shopifyPort,
       'woocommerce-port': wooPort,
       'codec-port': codecPort,
+      'trigger-port': triggerPort,
       'data-dir': dataDir,
       'tracking-step-ms': 300,
     },
@@ -149,7 +157,10 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver,
   expect(output).toContain(`Fake Shopify      http://127.0.0.1:${shopifyPort}`);
   expect(output).toContain(`Fake WooCommerce  http://127.0.0.1:${wooPort}`);
   const platformImport = await runCli(['import', 'examples/platform-orders.ndjson', '--json'], { env: userEnv });
-  expect(JSON.parse(platformImport.stdout).counts).toMatchObject({ records: 6, started: 6 });
+  // The stores are import sources too: their first pull may have started these orders already (one shipment either way).
+  const platformCounts = JSON.parse(platformImport.stdout).counts;
+  expect(platformCounts).toMatchObject({ records: 6, rejected: 0, failed: 0 });
+  expect(platformCounts.started + platformCounts.alreadyKnown).toBe(6);
   await waitFor(
     async () => {
       const shopify = (await (await fetch(`http://127.0.0.1:${shopifyPort}/_fake/orders/5500000001`)).json()) as {
@@ -166,12 +177,31 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver,
   );
   expect(await (await fetch(`http://127.0.0.1:${shopifyPort}/`)).text()).toContain('#1001');
 
+  // An order placed in each store becomes a shipment without a file: its webhook starts the shop's pull.
+  const placed = await adminPost(`http://127.0.0.1:${shopifyPort}/_fake/orders`, {
+    lineItems: [{ sku: 'TENT-2', quantity: 1, grams: 2400 }],
+  });
+  const wooPlaced = await adminPost(`http://127.0.0.1:${wooPort}/_fake/orders`, {
+    status: 'processing',
+    lineItems: [{ sku: 'PORT-10', quantity: 1 }],
+  });
+  for (const [shop, orderId] of [
+    ['oslo-outdoor', `OO-${String(placed.name).replace('#', '')}`],
+    ['porto-wines', `PW-${String(wooPlaced.number)}`],
+  ]) {
+    await waitFor(async () => ((await runCli(['status', shop!, orderId!], { env: userEnv })).code === 0 ? true : undefined), {
+      what: `a shipment for order ${orderId} placed in the fake store of ${shop}`,
+      timeoutMs: 60_000,
+      intervalMs: 1000,
+    });
+  }
+
   const again = await runCli(['import', 'examples/orders.ndjson', '--json'], { env: userEnv });
   expect(JSON.parse(again.stdout).counts).toMatchObject({ started: 0, alreadyKnown: 30 });
 
   // Ctrl-C: everything stops, nothing keeps listening.
   process.kill(-dev.pid!, 'SIGINT');
   await exited;
-  for (const port of [temporalPort, uiPort, fakeApiPort, shopPort, codecPort, shopifyPort, wooPort])
+  for (const port of [temporalPort, uiPort, fakeApiPort, shopPort, codecPort, shopifyPort, wooPort, triggerPort])
     expect(await portOpen(port)).toBe(false);
 }, 240_000);
