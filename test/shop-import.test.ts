@@ -17,6 +17,7 @@ import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { shipmentWorkflowId, WORKFLOW_TYPE, type ShipmentInput } from '../workflows/definitions';
 import { shopPullScheduleId, type ShopPullResult } from '../workflows/shop-pull/definitions';
+import { runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
@@ -261,5 +262,80 @@ describe('platform webhooks', () => {
     await waitForPull('pull-shopify', since);
     expect((await input('pull-shopify', `S-${created.name.replace('#', '')}`))?.platformOrderId).toBe(created.legacyResourceId);
     expect(trigger.stats().totals.verified).toBeGreaterThan(0);
+  });
+});
+
+describe('command line', () => {
+  const cliEnv = () => ({
+    TEMPORAL_ADDRESS: h.env.address,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: h.taskQueue,
+    ...h.shippingEnv,
+    SHOP_CONNECTORS: JSON.stringify(shopConnectors(shopify.baseUrl, woo.baseUrl)),
+  });
+
+  it('import --from reads the shop through the file pipeline: started, then already known; skipped counted; the cursor untouched', async () => {
+    const placed = [1, 2].map(() => woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1 }] }));
+    woo.createOrder({
+      status: 'processing',
+      lineItems: [{ sku: 'PORT-10', quantity: 1 }],
+      shippingMethod: { methodId: 'local_pickup', methodTitle: 'Local pickup' },
+    });
+    const cursorBefore = cursorOf(await h.env.client.schedule.getHandle(shopPullScheduleId('pull-woo')).describe());
+    const first = await runCli(['import', '--from', 'pull-woo', '--since', '10m', '--json'], { env: cliEnv() });
+    expect(first.code, first.stderr).toBe(0);
+    const summary = JSON.parse(first.stdout);
+    expect(summary.format).toBe('woocommerce');
+    expect(summary.counts.started).toBe(2);
+    expect(summary.skipped).toBeGreaterThanOrEqual(1);
+    for (const o of placed) expect((await input('pull-woo', `W-${o.number}`))?.platformOrderId).toBe(String(o.id));
+    const again = await runCli(['import', '--from', 'pull-woo', '--since', '10m', '--json'], { env: cliEnv() });
+    expect(JSON.parse(again.stdout).counts).toMatchObject({ started: 0, failed: 0, rejected: 0 });
+    expect(cursorOf(await h.env.client.schedule.getHandle(shopPullScheduleId('pull-woo')).describe())).toEqual(cursorBefore);
+  });
+
+  it('import --from names what is wrong: an unknown shop, a bad --since, a file beside it', async () => {
+    const env = cliEnv();
+    const unknown = await runCli(['import', '--from', 'nope'], { env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--from nope: no such shop in SHOP_CONNECTORS \(shops with import settings: pull-shopify, pull-woo\)/);
+    const since = await runCli(['import', '--from', 'pull-woo', '--since', 'yesterday'], { env });
+    expect(since.code).toBe(2);
+    expect(since.stderr).toMatch(/--since must be an ISO 8601 time/);
+    const both = await runCli(['import', '--from', 'pull-woo', 'examples/orders.ndjson'], { env });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--from reads a shop: give no file/);
+  });
+
+  it('schedule describe, pause, resume, trigger; an unknown shop is exit 4', async () => {
+    const env = cliEnv();
+    const described = await runCli(['schedule', 'describe', 'pull-shopify', '--json'], { env });
+    expect(described.code, described.stderr).toBe(0);
+    const view = JSON.parse(described.stdout);
+    expect(view).toMatchObject({ scheduleId: 'shop-pull-pull-shopify', everySeconds: 3600, paused: false });
+    expect(view.cursor.since).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(view.recentPulls.length).toBeGreaterThan(0);
+    expect((await runCli(['schedule', 'pause', 'pull-shopify', '--note', 'stocktaking'], { env })).code).toBe(0);
+    const paused = await runCli(['schedule', 'describe', 'pull-shopify'], { env });
+    expect(paused.stdout).toMatch(/PAUSED \(stocktaking\)/);
+    expect((await runCli(['schedule', 'resume', 'pull-shopify'], { env })).code).toBe(0);
+    expect((await h.env.client.schedule.getHandle(shopPullScheduleId('pull-shopify')).describe()).state.paused).toBe(false);
+    const missing = await runCli(['schedule', 'trigger', 'no-such-shop'], { env });
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).toMatch(/no pull schedule for shop no-such-shop/);
+  });
+});
+
+describe('import settings', () => {
+  it('are validated with the JSON path of each problem; WooCommerce needs a ship-from address', () => {
+    const config = shopConnectors('http://127.0.0.1:1', 'http://127.0.0.1:2');
+    const broken = {
+      ...config,
+      'pull-shopify': { ...config['pull-shopify'], import: { every: '5s', mapping: { shippingMethods: { Express: { courier: 'dhl' } } } } },
+      'pull-woo': { ...config['pull-woo'], import: { mapping: {} } },
+    };
+    expect(() => loadShopConnectors({ SHOP_CONNECTORS: JSON.stringify(broken) })).toThrow(
+      /SHOP_CONNECTORS\.pull-shopify\.import\.every: .*[\s\S]*SHOP_CONNECTORS\.pull-shopify\.import\.mapping\.shippingMethods\.Express\.productCode: is required[\s\S]*SHOP_CONNECTORS\.pull-woo\.import: mapping\.shipFrom\.address is required/,
+    );
   });
 });
