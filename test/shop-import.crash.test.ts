@@ -1,0 +1,118 @@
+/**
+ * The shop pull through real worker processes: a worker SIGKILLed in the middle of a pull and a
+ * store outage after it; a new worker process finishes the pull from the heartbeated page. Every
+ * order that needs a label has exactly one shipment, and the pull's counts add up.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
+import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
+import { cursorOf, triggerPull } from '../shop-import/schedule';
+import { shipmentWorkflowId, WORKFLOW_TYPE } from '../workflows/definitions';
+import { shopPullScheduleId, type ShopPullResult } from '../workflows/shop-pull/definitions';
+import { TEST_CREDENTIALS } from './helpers/harness';
+import { createTestEnv } from './helpers/temporal-env';
+import { waitFor } from './helpers/wait';
+import { killWorkerProcesses, startWorkerProcess, workerEnv, type WorkerProcess } from './helpers/worker-process';
+
+let env: TestWorkflowEnvironment;
+let api: FakeShippingApi;
+let woo: FakeWooCommerce;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  api = await startFakeShippingApi({ port: 0, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+  woo = await startFakeWooCommerce({ timezone: 'America/Los_Angeles', hpos: true });
+});
+afterAll(async () => {
+  killWorkerProcesses();
+  await Promise.all([api?.close(), woo?.close()]);
+  await env?.teardown();
+});
+
+const SHOP = 'crash-woo';
+
+function startWorker(taskQueue: string): Promise<WorkerProcess> {
+  return startWorkerProcess({
+    ...workerEnv(env.address, taskQueue, api.baseUrl),
+    SHOP_CONNECTORS: JSON.stringify({
+      [SHOP]: {
+        type: 'woocommerce',
+        url: woo.baseUrl,
+        consumerKey: 'ck_fake_dev_key',
+        consumerSecret: 'cs_fake_dev_secret',
+        timeout: '2s',
+        import: {
+          every: '1h',
+          firstPull: '2d',
+          pageSize: 10,
+          mapping: {
+            defaultService: { courier: 'dpd-de', productCode: 'DPD_CLASSIC' },
+            shipFrom: { address: { streetLines: ['Rua das Flores 10'], city: 'Porto', postalCode: '4050-262', countryCode: 'PT' } },
+            orderIdPrefix: 'C-',
+          },
+        },
+      },
+    }),
+  });
+}
+
+it('a worker killed mid-pull and a store outage: the next worker goes on from the last page; each order exactly one shipment', async () => {
+  const taskQueue = `pull-crash-${randomUUID()}`;
+  const made = woo.generateOrders({ count: 200, seed: 7, spreadSeconds: 3600 });
+  woo.setFaults({ latencyMs: 60 }); // a pull of about 20 pages takes seconds: time to kill it
+  const first = await startWorker(taskQueue);
+  const schedule = env.client.schedule.getHandle(shopPullScheduleId(SHOP));
+  await waitFor(async () => (await schedule.describe().catch(() => undefined)) && true, {
+    what: 'the schedule the worker applies',
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
+  const since = Date.now();
+  await triggerPull(env.client, SHOP);
+  const shipments = async () => (await env.client.workflow.count(`WorkflowType = '${WORKFLOW_TYPE}' AND ShipmentShop = '${SHOP}'`)).count;
+  await waitFor(async () => ((await shipments()) >= 40 ? true : undefined), {
+    what: '40 shipments started',
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
+  first.child.kill('SIGKILL');
+  expect(await first.exited).toBeNull();
+  const atKill = await shipments();
+
+  // The store is down when the next worker takes the pull over.
+  woo.setFaults({ down: true });
+  const second = await startWorker(taskQueue);
+  setTimeout(() => woo.setFaults({ down: false, latencyMs: 0 }), 5_000);
+  const run = await waitFor(
+    async () => (await schedule.describe()).info.recentActions.find((a) => a.takenAt.getTime() >= since)?.action.workflow,
+    {
+      what: 'the pull',
+      timeoutMs: 10_000,
+    },
+  );
+  const result = (await env.client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result()) as ShopPullResult;
+
+  const cursor = cursorOf(await schedule.describe());
+  const orders = woo.orders().filter((o) => o.id >= made.firstId && o.id <= made.lastId);
+  let missed = 0;
+  for (const o of orders) {
+    const pickup = o.shippingMethod?.methodId === 'local_pickup';
+    const retried = cursor.retry.includes(String(o.id));
+    const exists = await env.client.workflow
+      .getHandle(shipmentWorkflowId({ shop: SHOP, orderId: `C-${o.number}` }))
+      .describe()
+      .then(() => true)
+      .catch(() => false);
+    if (!pickup && !retried && !exists) missed++;
+    if (pickup) expect(exists, `pickup order ${o.id}`).toBe(false);
+  }
+  expect(missed).toBe(0);
+  expect(atKill, 'the kill came in the middle of the pull').toBeLessThan((await shipments()) - 20);
+  // Pages read twice (the killed attempt's last ones) are already known, never started twice.
+  expect(await shipments()).toBe(orders.length - result.counts.skipped - cursor.retry.length);
+  expect(result.counts.started).toBeLessThanOrEqual(await shipments());
+  second.child.kill('SIGTERM');
+  await second.exited;
+}, 180_000);
