@@ -123,6 +123,19 @@ const PORT_MESSAGE = 'must be a TCP port number (1..65535)';
 /** The health server has no authentication: loopback unless WORKER_HEALTH_HOST says otherwise. */
 export const HEALTH_DEFAULTS = { host: '127.0.0.1' } as const;
 
+/** A TCP port a server of the worker listens on; unset = that server is off. */
+const portSetting = () =>
+  z
+    .string()
+    .regex(/^\d{1,5}$/, PORT_MESSAGE)
+    .transform(Number)
+    .pipe(z.number().min(1, PORT_MESSAGE).max(65535, PORT_MESSAGE))
+    .optional();
+
+/** The interface it listens on: loopback unless told otherwise. */
+const hostSetting = () =>
+  z.string().refine(isHost, 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0').default(HEALTH_DEFAULTS.host);
+
 /**
  * About 20 KB of live heap per cached shipment (docs/configuration.md, "Worker memory and concurrency"); the
  * cache may take at most half the heap. 1,000,000,000 logged "worker started", then aborted
@@ -267,33 +280,17 @@ const WorkerEnv = ShippingEnv.extend({
   /** e.g. 127.0.0.1:9464 for the SDK's Prometheus metrics of the worker (0.0.0.0:9464 to expose them). */
   METRICS_BIND_ADDRESS: hostPort('127.0.0.1:9464').optional().describe("host:port for the SDK's Prometheus metrics, e.g. 127.0.0.1:9464"),
   /** Port of /livez, /readyz and the project's /metrics; unset = no health server. */
-  WORKER_HEALTH_PORT: z
-    .string()
-    .regex(/^\d{1,5}$/, PORT_MESSAGE)
-    .transform(Number)
-    .pipe(z.number().min(1, PORT_MESSAGE).max(65535, PORT_MESSAGE))
-    .optional()
-    .describe('Port of /livez, /readyz and /metrics; unset: no health server'),
+  WORKER_HEALTH_PORT: portSetting().describe('Port of /livez, /readyz and /metrics; unset: no health server'),
   /** Loopback unless told otherwise: the endpoints have no authentication. */
-  WORKER_HEALTH_HOST: z
-    .string()
-    .refine(isHost, 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0')
-    .default(HEALTH_DEFAULTS.host)
-    .describe('Address the health server listens on (no authentication: loopback unless told)'),
+  WORKER_HEALTH_HOST: hostSetting().describe('Address the health server listens on (no authentication: loopback unless told)'),
   /** Port of the platform webhook endpoint (shop-trigger/); unset = no endpoint, the schedules alone pull. */
-  SHOP_TRIGGER_PORT: z
-    .string()
-    .regex(/^\d{1,5}$/, PORT_MESSAGE)
-    .transform(Number)
-    .pipe(z.number().min(1, PORT_MESSAGE).max(65535, PORT_MESSAGE))
-    .optional()
-    .describe("Port of the Shopify/WooCommerce webhook endpoint that starts a shop's pull at once; unset: off"),
+  SHOP_TRIGGER_PORT: portSetting().describe(
+    "Port of the Shopify/WooCommerce webhook endpoint that starts a shop's pull at once; unset: off",
+  ),
   /** Every delivery is signature-checked; still loopback by default, behind the TLS proxy that exposes /hooks/. */
-  SHOP_TRIGGER_HOST: z
-    .string()
-    .refine(isHost, 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0')
-    .default(HEALTH_DEFAULTS.host)
-    .describe('Address the webhook endpoint listens on (put a TLS proxy in front: the platforms send to https only)'),
+  SHOP_TRIGGER_HOST: hostSetting().describe(
+    'Address the webhook endpoint listens on (put a TLS proxy in front: the platforms send to https only)',
+  ),
 });
 
 export class ConfigError extends Error {
