@@ -29,6 +29,8 @@ import {
 
 /** How long one call reads pages before returning to the workflow (which saves the cursor). */
 const CALL_BUDGET_MS = 45_000;
+/** Well inside the workflow's 30 s heartbeat timeout. */
+const HEARTBEAT_EVERY_MS = 10_000;
 /** Shipments started at once per page. */
 const START_CONCURRENCY = 8;
 
@@ -57,9 +59,15 @@ export function createShopImportActivities(deps: ShopImportDeps) {
         pages: 0,
       };
       const began = now();
-      while (progress.next !== null && now() - began < CALL_BUDGET_MS) {
-        progress = await pullPage(connector, progress);
-        ctx.heartbeat(progress);
+      // A page may wait for Shopify points or a slow store: keep telling the server the worker is alive.
+      const alive = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_EVERY_MS);
+      try {
+        while (progress.next !== null && now() - began < CALL_BUDGET_MS) {
+          progress = await pullPage(connector, progress);
+          ctx.heartbeat(progress);
+        }
+      } finally {
+        clearInterval(alive);
       }
       return progress;
     },

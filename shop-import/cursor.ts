@@ -44,7 +44,9 @@ export function advanceCursor(
 ): { cursor: PullCursor; droppedFromRetry: string[] } {
   const since = page.newest !== null && (cursor.since === null || page.newest > cursor.since) ? page.newest : cursor.since;
   const settled = new Set(page.settled);
-  const retry = [...cursor.retry.filter((id) => !settled.has(id) && !page.failed.includes(id)), ...new Set(page.failed)];
+  // An order failing again keeps its place: when the list is full, the longest-failing go first.
+  const kept = cursor.retry.filter((id) => !settled.has(id));
+  const retry = [...kept, ...new Set(page.failed.filter((id) => !kept.includes(id)))];
   const droppedFromRetry = retry.length > MAX_RETRY ? retry.slice(0, retry.length - MAX_RETRY) : [];
   return { cursor: { since, retry: retry.slice(-MAX_RETRY) }, droppedFromRetry };
 }

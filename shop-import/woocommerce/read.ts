@@ -102,10 +102,14 @@ export class WooOrderReader {
 
   /** The orders of `ids` that still need a label (the retry list). */
   async byIds(ids: readonly string[], signal: AbortSignal): Promise<PlatformOrder[]> {
-    if (ids.length === 0) return [];
-    const params = new URLSearchParams({ status: 'processing', include: ids.join(','), per_page: '100' });
-    const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(WooOrder).max(100), signal);
-    return Promise.all((data ?? []).map((o) => this.toPlatformOrder(o, signal)));
+    const read: PlatformOrder[] = [];
+    // 100 a request: WooCommerce's largest page (an id beyond it would look gone).
+    for (let i = 0; i < ids.length; i += 100) {
+      const params = new URLSearchParams({ status: 'processing', include: ids.slice(i, i + 100).join(','), per_page: '100' });
+      const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(WooOrder).max(100), signal);
+      read.push(...(await Promise.all((data ?? []).map((o) => this.toPlatformOrder(o, signal)))));
+    }
+    return read;
   }
 
   private async toPlatformOrder(order: WooOrder, signal: AbortSignal): Promise<PlatformOrder> {
