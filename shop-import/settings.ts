@@ -67,7 +67,7 @@ export const ShopImportSettings = z.strictObject({
   overlap: duration('10m', OVERLAP_BOUNDS),
   /** How far back a shop's first pull reads (a known cursor is never older than the orders it saw). */
   firstPull: duration('7d', FIRST_PULL_BOUNDS),
-  /** Orders per page: Shopify's cost grows with it (10 costs about 300 points), WooCommerce allows 100. */
+  /** Orders per page: each adds about 115 requested points on Shopify (a query over 1,000 is refused), WooCommerce allows 100. */
   pageSize: z.number().int().min(1).max(100).optional(),
   /** Shopify: the share of the store's restore rate a pull may use, so write-back and other apps keep room. */
   budgetShare: z.number().gt(0).max(1).default(0.5),
@@ -79,3 +79,5 @@ export type ShopImportSettings = z.infer<typeof ShopImportSettings>;
 
 /** Unset settings of `pageSize` per platform. */
 export const DEFAULT_PAGE_SIZE = { shopify: 5, woocommerce: 100 } as const;
+/** Shopify refuses a query over 1,000 requested points; the page query asks about 115 an order. */
+export const MAX_SHOPIFY_PAGE_SIZE = 8;

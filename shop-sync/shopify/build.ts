@@ -1,5 +1,6 @@
 /** A validated `shopify` connector entry → what the worker keeps (credentials hidden). */
 import { hideSecret, SettingError } from '../platform/secrets';
+import { MAX_SHOPIFY_PAGE_SIZE } from '../../shop-import/settings';
 import type { ShopifyConnector, ShopifyConnectorConfig } from './config';
 
 /**
@@ -50,6 +51,12 @@ export function buildShopifyConnector(
     onLabelRejected: config.onLabelRejected,
     import: config.import ?? null,
   } as ShopifyConnector;
+  // 115 requested points an order: a ninth would take the page query past Shopify's 1,000-point cap.
+  if (config.import?.pageSize !== undefined && config.import.pageSize > MAX_SHOPIFY_PAGE_SIZE)
+    throw new SettingError(
+      'import',
+      `pageSize is at most ${MAX_SHOPIFY_PAGE_SIZE} on Shopify (each order adds about 115 points to a query capped at 1,000)`,
+    );
   const webhookSecret = secret('webhookSecret');
   // Shopify signs an app's webhooks with its client secret.
   hideSecret(connector, 'webhookSecrets', Object.freeze([webhookSecret ?? clientSecret].filter((s): s is string => s !== null)));
