@@ -46,6 +46,7 @@ export const DEFAULT_MAX_BACKLOG = 200;
 export const IMPORT_HELP = `Usage: shipments import [options] <file|->
        shipments import [options] --from <shop>
        npm run import -- [options] <file|->
+       npm run import -- [options] --from <shop>
 
 Starts one shipment workflow per order of a shop export. Records are
 { "shop", "orderId", "labelRequest" } (the label request without idempotencyKey:
