@@ -12,6 +12,7 @@ import { historyScenario, type HistoryRow } from './history';
 import { scaleScenario, type ScaleRow } from './scale';
 import { rateLimitScenario, rateLimitSettings, type RateLimitRow } from './rate-limit';
 import { platformScenario, type PlatformResults } from './shop-platforms';
+import { importScenario, printImportTables, type ImportResults } from './shop-import';
 import { shopSyncScenario, type ShopSyncCostRow, type ShopSyncOutageRow } from './shop-sync';
 import { startDevServer } from './stack';
 
@@ -39,9 +40,15 @@ Scenarios (default: all):
             then --rate-orders more; accepted/s ÷ limit, share of 429s, label p50/p95 without
             and with the wave, duplicates, calls during a Retry-After; adaptive pacing vs
             pacing off uncapped vs pacing off with TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND=0.9×limit
+  import    orders pulled from the Shopify and WooCommerce fakes by the shops' schedules:
+            --import-orders per store with 10 % created or changed mid-pull (WooCommerce at
+            UTC+10/11 with HPOS bumps), the worker SIGKILLed and each store down --import-outage s:
+            orders missed and doubled, beside a plain polling script under the same churn;
+            Shopify points per imported order and share of the restore rate; placed → label
+            p50/p95 with the schedule alone (every 30 s) and with webhooks (--import-latency-orders)
 
 Options:
-  --scenario <list>            history,scale,shop-sync,platforms,rate-limit (default all five)
+  --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import (default all six)
   --polls <list>               unchanged polls per shipment for history (default 5,400)
   --history-shipments <n>      shipments per path and poll count (default 3)
   --shipments <n>              shipments for the change-driven scale run (default 10000)
@@ -58,6 +65,11 @@ Options:
   --rate-wave <n>              shipments in the tracking wave (default 150)
   --rate-settings <list>       which of adaptive,off,cap,noise to run (default all); noise is adaptive
                                pacing with 10 % unrelated 429s beside the limit
+  --import-orders <n>          generated orders per store for the import scenario (default 5000:
+                               about 9 minutes here, the whole scenario)
+  --import-outage <seconds>    how long each store is down mid-pull (default 10)
+  --import-latency-orders <n>  orders placed one a second per trigger mode, Shopify and WooCommerce
+                               in turn (default 40)
   --out <file>                 JSON results (default bench/results.json)
   -h, --help                   this help
 
@@ -74,7 +86,10 @@ function positiveInt(name: string, text: string | undefined, fallback: number, m
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      scenario: { type: 'string', default: 'history,scale,shop-sync,platforms,rate-limit' },
+      scenario: { type: 'string', default: 'history,scale,shop-sync,platforms,rate-limit,import' },
+      'import-orders': { type: 'string' },
+      'import-outage': { type: 'string' },
+      'import-latency-orders': { type: 'string' },
       'platform-shipments': { type: 'string' },
       'platform-window': { type: 'string' },
       'rate-limit': { type: 'string' },
@@ -100,8 +115,8 @@ async function main(): Promise<number> {
   }
   const scenarios = values.scenario.split(',').map((s) => s.trim());
   for (const s of scenarios) {
-    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit'].includes(s)) {
-      throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit)`);
+    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit', 'import'].includes(s)) {
+      throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit, import)`);
     }
   }
   const polls = values.polls.split(',').map((p) => positiveInt('polls', p.trim(), 5, 2));
@@ -188,6 +203,17 @@ async function main(): Promise<number> {
     }
   }
 
+  if (scenarios.includes('import')) {
+    results.import = await importScenario(
+      {
+        orders: positiveInt('import-orders', values['import-orders'], 5_000, 20),
+        outageSeconds: positiveInt('import-outage', values['import-outage'], 10),
+        latencyOrders: positiveInt('import-latency-orders', values['import-latency-orders'], 40, 2),
+      },
+      log,
+    );
+  }
+
   writeFileSync(values.out, JSON.stringify(results, null, 2) + '\n');
   printTables(results);
   process.stdout.write(`\nJSON: ${values.out}\n`);
@@ -202,10 +228,12 @@ interface Results {
   shopSync?: { cost: ShopSyncCostRow[]; outage: ShopSyncOutageRow };
   rateLimit?: RateLimitRow[];
   platforms?: PlatformResults;
+  import?: ImportResults;
 }
 
 function printTables(r: Results): void {
   if (r.platforms) printPlatformTables(r.platforms);
+  if (r.import) printImportTables(r.import, table);
   if (r.rateLimit) {
     const first = r.rateLimit[0]!;
     table(
