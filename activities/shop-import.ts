@@ -12,7 +12,8 @@ import { importRecords } from '../client/import/engine';
 import { startShipment } from '../client/start-shipment';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { PlatformConnections } from '../shop-sync/platform/connections';
-import { StopDelivery } from '../shop-sync/platform/result';
+import { describeStop, StopDelivery } from '../shop-sync/platform/result';
+import { SHOP_BUSY, SHOP_UNAVAILABLE } from './failures';
 import { advanceCursor, type PullCursor } from '../shop-import/cursor';
 import { pageRecords } from '../shop-import/records';
 import { saveCursor } from '../shop-import/schedule';
@@ -153,15 +154,11 @@ function importConnector(connectors: ShopConnectors, shop: string): ImportConnec
 function platformFailure(err: unknown): never {
   if (!(err instanceof StopDelivery)) throw err;
   const result = err.result;
-  if (result.kind === 'retry_after')
-    throw ApplicationFailure.create({
-      message: `the shop asked to wait (HTTP ${result.status})`,
-      type: 'ShopBusy',
-      nextRetryDelay: result.retryAfterMs,
-    });
-  if (result.kind === 'retry') throw ApplicationFailure.retryable(result.message, 'ShopUnavailable');
+  const message = `reading the shop: ${describeStop(result)}`;
+  if (result.kind === 'retry_after') throw ApplicationFailure.create({ message, type: SHOP_BUSY, nextRetryDelay: result.retryAfterMs });
+  if (result.kind === 'retry') throw ApplicationFailure.retryable(message, SHOP_UNAVAILABLE);
   throw ApplicationFailure.create({
-    message: `the shop refused the read (HTTP ${result.status ?? '-'}): ${'bodyExcerpt' in result ? result.bodyExcerpt : result.kind}`,
+    message,
     type: 'ShopRefused',
     nonRetryable: true,
     category: ApplicationFailureCategory.BENIGN,

@@ -8,7 +8,7 @@ import { CliError, EXIT, messageOf, usageError } from '../cli-support';
 import { ConfigError, parseDuration } from '../../config/settings';
 import { loadShopConnectors } from '../../shop-sync/connectors';
 import { PlatformConnections } from '../../shop-sync/platform/connections';
-import { StopDelivery } from '../../shop-sync/platform/result';
+import { describeStop, StopDelivery } from '../../shop-sync/platform/result';
 import { firstChangesPosition, type PullPosition } from '../../shop-import/cursor';
 import { pageRecords } from '../../shop-import/records';
 import { importShops } from '../../shop-import/schedule';
@@ -96,15 +96,8 @@ export function readShop(connector: ImportConnector, sinceMs: number, signal: Ab
 function readFailure(connector: ImportConnector, err: unknown): CliError {
   const where = connector.type === 'shopify' ? connector.storeDomain : connector.siteUrl;
   if (!(err instanceof StopDelivery)) return new CliError(`reading ${where}: ${messageOf(err)}`, EXIT.unavailable);
-  const r = err.result;
-  if (r.kind === 'retry_after')
-    return new CliError(
-      `reading ${where}: the shop asked to wait ${Math.ceil(r.retryAfterMs / 1000)} s (HTTP ${r.status}); try again then`,
-      EXIT.unavailable,
-    );
-  if (r.kind === 'retry') return new CliError(`reading ${where}: ${r.message}`, EXIT.unavailable);
-  return new CliError(
-    `reading ${where}: refused (HTTP ${r.status ?? '-'}): ${'bodyExcerpt' in r ? r.bodyExcerpt : r.kind}. Check the shop's credentials and scopes.`,
-    EXIT.usage,
-  );
+  const { result } = err;
+  const said = `reading ${where}: ${describeStop(result)}`;
+  if (result.kind === 'retry_after' || result.kind === 'retry') return new CliError(`${said}; try again later`, EXIT.unavailable);
+  return new CliError(`${said}. Check the shop's credentials and scopes.`, EXIT.usage);
 }

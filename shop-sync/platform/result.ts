@@ -34,6 +34,20 @@ export class StopDelivery extends Error {
   }
 }
 
+/** What a stopped call says, for a message: the wait asked for, the failure, or the refusal's status and excerpt. */
+export function describeStop(result: PlatformResult): string {
+  switch (result.kind) {
+    case 'retry_after':
+      return `the shop asked to wait ${Math.ceil(result.retryAfterMs / 1000)} s (HTTP ${result.status})`;
+    case 'retry':
+      return result.message;
+    case 'rejected':
+      return `refused (HTTP ${result.status}): ${result.bodyExcerpt}`;
+    case 'delivered':
+      return `answered HTTP ${result.status}`;
+  }
+}
+
 /** An HTTP answer that is not a success, as the shared rules classify it (429/503 wait, 5xx back off, 4xx stop). */
 export function failedAnswer(status: number, headers: Record<string, string>, text: string, now: number): StopDelivery {
   const result = classifyResponse(status, headers['retry-after'], excerpt(text), now);
