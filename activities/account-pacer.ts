@@ -10,6 +10,12 @@
  *   a second and shrinks by 10 % at each 429 (additive increase, multiplicative decrease); after a
  *   minute without a 429 while calls wait it grows by a tenth a second. Each worker converges on
  *   its share of the account's limit, as TCP flows share a link.
+ * - **429s it did not cause**: some accounts answer a share of 429s whatever the pace (a quota
+ *   shared with other clients, a flaky proxy). Until such noise is known every 429 holds and
+ *   slows as above. Its share is learned from the calls sent right after a hold of the fleet,
+ *   when a limit has just refilled (noise-floor.ts); once known, a 429 holds, slows and is
+ *   relayed only while the last seconds' share is clearly above it, and one within it costs
+ *   only its own call's retry. Learning it starts a new slow start, to undo the cuts it made.
  * - **Labels first**: a free slot goes to a label creation before an order read, and to an order
  *   read before a tracking poll; so polls are not starved, one slot in `fairShareEvery` goes to
  *   the oldest waiter of a lower class while one waits.
@@ -17,11 +23,32 @@
  * In memory, per worker process: the API's own answers are the truth it adapts to.
  */
 import { boundHold } from '../shipping-api/retry-after';
+import { AnswerTally } from './answer-tally';
+import { NoiseFloor, type Answers } from './noise-floor';
 
 export type CallClass = 'label' | 'order' | 'tracking';
 /** No 429 for this long while calls wait: the pace grows faster again. */
 const QUIET_MS = 60_000;
 const CLASSES: readonly CallClass[] = ['label', 'order', 'tracking'];
+/**
+ * A call sent within FRESH_MS after a hold of at least FRESH_HOLD_MS ended is fresh while this
+ * worker's calls since the hold stay within what the API accepted of it a second over the
+ * FRESH_RATE_MS before (holds included): that once (a limit refilled at least a second's worth
+ * while the fleet held) and once more for every second since (what it refills meanwhile). A
+ * limit cannot refuse such calls, even one that just fell by half; noise refuses its share.
+ */
+const FRESH_MS = 3000;
+const FRESH_HOLD_MS = 1000;
+/** What the API accepted of this worker before a hold: the calls a second over this long (holds included). */
+const FRESH_RATE_MS = 5000;
+/** The last 429s' Retry-After, for the limit's among them. */
+const RETRY_AFTERS_KEPT = 10;
+/** Over a floor, a 429 is judged by the last 5 s of answers, or as far back as 30 s to have 50. */
+const RECENT_MS = 5_000;
+const RECENT_ANSWERS = 50;
+const RECENT_MAX_MS = 30_000;
+/** Once a second, the last minute's answers check that the floor still holds. */
+const FLOOR_CHECK_MS = 60_000;
 
 export interface AccountPacerOptions {
   /** Calls per second at start; slow start grows it until the first 429. Default 10. */
@@ -32,14 +59,25 @@ export interface AccountPacerOptions {
   minRate?: number;
   /** One grant in this many goes to a waiting lower class. Default 4. */
   fairShareEvery?: number;
+  /** Learn the share of 429s no pace causes (default true); false: every 429 holds and slows. */
+  learnNoise?: boolean;
+  /** Told when a share of 429s no pace causes becomes known (the share), and when it is forgotten (null). */
+  onNoise?: (share: number | null) => void;
+  /** Told of each fresh answer (a 429 or not): the fleet pools them (worker/fleet-rate-limit.ts). */
+  onFresh?: (limited: boolean) => void;
   now?: () => number;
+}
+
+/** A call's turn: whether it went out right after a hold (its answer teaches the noise floor). */
+export interface Turn {
+  fresh: boolean;
 }
 
 interface Waiter {
   cls: CallClass;
   /** Arrival order: the oldest lower-class waiter gets the fair-share slot. */
   seq: number;
-  resolve: () => void;
+  resolve: (turn: Turn) => void;
   reject: (reason: unknown) => void;
   signal?: AbortSignal;
   onAbort?: () => void;
@@ -48,6 +86,8 @@ interface Waiter {
 export interface PacerSnapshot {
   rate: number;
   slowStart: boolean;
+  /** The share of 429s taken as noise (not the pace's doing), or null. */
+  noiseShare: number | null;
   notBefore: number;
   waiting: Record<CallClass, number>;
 }
@@ -56,12 +96,26 @@ export class AccountPacer {
   private rate: number;
   private slowStart = true;
   private notBefore = 0;
+  /** When the hold ending at notBefore began. */
+  private heldSince = 0;
+  /** What the API accepted of this worker a second before the hold began, and the calls sent since the hold was last set. */
+  private freshRate = 0;
+  private sentSinceHold = 0;
   private nextSlotAt = 0;
   private lastIncreaseAt: number;
   private lastDecreaseAt = 0;
   /** The last 429 (own or relayed); a long quiet spell since means the limit left room. */
   private lastRateLimitedAt = 0;
   private readonly successes: number[] = [];
+  private readonly retryAfters: number[] = [];
+  private readonly tally = new AnswerTally(FLOOR_CHECK_MS + 5_000);
+  private readonly floor = new NoiseFloor();
+  private floorCheckedAt = 0;
+  private knownNoise = false;
+  /** The last 429 taken as a limit's: later ones are judged by the answers since. */
+  private lastTakenAt = 0;
+  /** The last 429 of any kind. */
+  private lastLimitedAt = 0;
   private readonly queues: Record<CallClass, Waiter[]> = { label: [], order: [], tracking: [] };
   private streak = 0;
   private arrivals = 0;
@@ -70,9 +124,15 @@ export class AccountPacer {
   private readonly minRate: number;
   private readonly fairShareEvery: number;
   private readonly now: () => number;
+  private readonly onNoise: (share: number | null) => void;
+  private readonly onFresh: (limited: boolean) => void;
+  private readonly learnNoise: boolean;
 
   constructor(options: AccountPacerOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.onNoise = options.onNoise ?? (() => {});
+    this.onFresh = options.onFresh ?? (() => {});
+    this.learnNoise = options.learnNoise ?? true;
     this.maxRate = options.maxRate ?? Number.POSITIVE_INFINITY;
     this.minRate = options.minRate ?? 1;
     this.rate = Math.min(this.maxRate, options.initialRate ?? 10);
@@ -81,9 +141,9 @@ export class AccountPacer {
   }
 
   /** Resolves when this call may go out; rejects with the signal's reason if it aborts first. */
-  acquire(cls: CallClass, signal?: AbortSignal): Promise<void> {
+  acquire(cls: CallClass, signal?: AbortSignal): Promise<Turn> {
     signal?.throwIfAborted();
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<Turn>((resolve, reject) => {
       const waiter: Waiter = { cls, seq: this.arrivals++, resolve, reject, signal };
       if (signal) {
         waiter.onAbort = () => {
@@ -104,22 +164,45 @@ export class AccountPacer {
     // Bounded here, where every hold arrives (own 429, relayed, read back at start).
     const until = boundHold(requested, this.now());
     if (until <= this.notBefore) return;
+    const t = this.now();
+    if (this.notBefore <= t) {
+      this.heldSince = t;
+      this.freshRate = this.successes.filter((s) => s >= t - FRESH_RATE_MS).length / (FRESH_RATE_MS / 1000);
+    }
     this.notBefore = until;
+    this.sentSinceHold = 0;
     this.pump();
   }
 
   /** The API accepted a call (any answer but 429). */
-  recordAccepted(): void {
+  recordAccepted(turn?: Turn): void {
     const t = this.now();
     this.successes.push(t);
-    while (this.successes.length > 0 && this.successes[0]! < t - 3000) this.successes.shift();
+    while (this.successes.length > 0 && this.successes[0]! < t - FRESH_RATE_MS) this.successes.shift();
+    this.noteAnswer(t, false, turn);
   }
 
-  /** The API answered 429 with this Retry-After: hold the account and slow down. */
-  recordRateLimited(retryAfterMs: number): void {
+  /**
+   * The API answered 429 with this Retry-After: hold the account and slow down, unless known
+   * noise explains it (then only the call itself waits). Says whether the pace took it as its
+   * own (and the fleet should be told).
+   */
+  recordRateLimited(retryAfterMs: number, turn?: Turn): boolean {
     const t = this.now();
-    this.holdUntil(t + retryAfterMs);
-    this.slowDown(t, retryAfterMs);
+    this.lastLimitedAt = t;
+    this.noteAnswer(t, true, turn);
+    this.retryAfters.push(retryAfterMs);
+    if (this.retryAfters.length > RETRY_AFTERS_KEPT) this.retryAfters.shift();
+    const recent = this.tally.lately(t, { ms: RECENT_MS, answers: RECENT_ANSWERS, maxMs: RECENT_MAX_MS, notBefore: this.lastTakenAt });
+    if (!this.floor.exceeded(recent)) return false;
+    this.lastTakenAt = t;
+    // Over a floor, which 429s are the limit's is unknown: its Retry-After is among the last
+    // ones, and noise may name longer ones. The hold also gives the floor fresh calls to follow
+    // the noise by (without it, noise that stopped beside a limit was never forgotten).
+    const hold = this.knownNoise ? Math.min(...this.retryAfters) : retryAfterMs;
+    this.holdUntil(t + hold);
+    this.slowDown(t, hold);
+    return true;
   }
 
   /** Another worker of the fleet was told to wait until `until`: the account is at its limit. */
@@ -128,7 +211,8 @@ export class AccountPacer {
     if (until <= t) return;
     this.holdUntil(until);
     // A worker that has not called lately (e.g. just started) learns nothing about its own share.
-    if (this.acceptedPerSecond(t) > 0) this.slowDown(t, until - t);
+    // Over known noise, this worker's own 429s tell whether its pace is over a limit.
+    if (this.acceptedPerSecond(t) > 0 && !this.knownNoise) this.slowDown(t, until - t);
   }
 
   private acceptedPerSecond(t: number): number {
@@ -139,6 +223,7 @@ export class AccountPacer {
     return {
       rate: Math.round(this.rate * 100) / 100,
       slowStart: this.slowStart,
+      noiseShare: this.knownNoise ? Math.round(this.floor.share * 1000) / 1000 : null,
       notBefore: this.notBefore,
       waiting: { label: this.queues.label.length, order: this.queues.order.length, tracking: this.queues.tracking.length },
     };
@@ -149,6 +234,51 @@ export class AccountPacer {
     return Math.max(this.notBefore, this.nextSlotAt, this.now());
   }
 
+  private noteAnswer(t: number, limited: boolean, turn?: Turn): void {
+    this.tally.add(t, limited);
+    if (turn?.fresh && this.learnNoise) {
+      this.floor.noteFresh(limited);
+      this.onFresh(limited);
+    }
+    if (t - this.floorCheckedAt < 1000 && !turn?.fresh) return;
+    this.floorCheckedAt = t;
+    this.floor.check(this.tally.since(t - FLOOR_CHECK_MS));
+    this.noiseKnownOrNot();
+  }
+
+  /** The fleet's fresh answers read at start (worker/fleet-rate-limit.ts): noise the fleet learned is known before the first call. */
+  seedFresh(answers: Answers): void {
+    if (!this.learnNoise) return;
+    this.floor.noteFreshCounts(answers);
+    this.noiseKnownOrNot();
+  }
+
+  /**
+   * Whether this worker has had 429s in the last minute: then the fleet's pool, which counts
+   * every worker's fresh answers, knows the noise better than its own few (a worker slowed down
+   * by its 429s sends too few fresh calls to learn alone; one whose floor came out high takes
+   * the other workers' share of the limit).
+   */
+  wantsFleetFresh(): boolean {
+    return this.learnNoise && this.lastLimitedAt > 0 && this.now() - this.lastLimitedAt < FLOOR_CHECK_MS;
+  }
+
+  /** The fleet's pool of fresh answers, this worker's reported ones among them, in place of its own. */
+  adoptFleetFresh(answers: Answers): void {
+    if (!this.learnNoise || answers.answers < this.floor.freshCount) return;
+    this.floor.replaceFresh(answers);
+    this.noiseKnownOrNot();
+  }
+
+  private noiseKnownOrNot(): void {
+    const known = this.floor.share > 0;
+    if (known === this.knownNoise) return;
+    this.knownNoise = known;
+    // Noise just learned made cuts no limit asked for: search for the limit again from here.
+    if (known) this.slowStart = true;
+    this.onNoise(known ? this.floor.share : null);
+  }
+
   private slowDown(t: number, windowMs: number): void {
     this.lastRateLimitedAt = t;
     // One decrease per Retry-After window: the 429s of calls already in flight say nothing new.
@@ -157,7 +287,8 @@ export class AccountPacer {
     if (this.slowStart) {
       // What the API actually accepted lately is the best estimate of this worker's share; with
       // too few calls to tell (a 429 on the first calls), halve and keep searching.
-      const accepted = this.acceptedPerSecond(t);
+      // Calls refused as noise did not use the limit.
+      const accepted = this.acceptedPerSecond(t) / (1 - this.floor.share);
       if (accepted < 2) {
         this.rate = Math.max(this.minRate, this.rate * 0.5);
       } else {
@@ -207,15 +338,19 @@ export class AccountPacer {
       const t = this.now();
       const gate = Math.max(this.notBefore, this.nextSlotAt);
       if (t < gate) {
-        this.timer = setTimeout(() => this.pump(), gate - t);
+        this.timer = setTimeout(() => this.pump(), Math.ceil(gate - t));
         this.timer.unref?.();
         return;
       }
       const waiter = this.pick()!;
+      this.sentSinceHold++;
+      const since = t - this.notBefore;
+      const fresh =
+        this.notBefore - this.heldSince >= FRESH_HOLD_MS && since < FRESH_MS && this.sentSinceHold <= this.freshRate * (1 + since / 1000);
       // No saved-up credit after an idle spell: the next call is one interval after this one.
       this.nextSlotAt = Math.max(t, this.nextSlotAt) + 1000 / this.rate;
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
-      waiter.resolve();
+      waiter.resolve({ fresh });
       // Calls are waiting for the rate, not for the API: this worker could go faster.
       if (this.waiting() > 0) this.speedUp(t);
     }
@@ -262,23 +397,24 @@ export function pacedCalls(
     },
     async run(cls, call, signal, maxWaitMs) {
       const turn = maxWaitMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(maxWaitMs)]);
+      let granted: Turn;
       try {
-        await pacer.acquire(cls, turn);
+        granted = await pacer.acquire(cls, turn);
       } catch (err) {
         if (!signal.aborted && turn.aborted) throw new PaceWaitExceeded(cls, maxWaitMs!);
         throw err;
       }
       try {
         const result = await call(signal);
-        pacer.recordAccepted();
+        pacer.recordAccepted(granted);
         return result;
       } catch (err) {
         const limited = classify.rateLimitOf(err);
         if (limited) {
-          pacer.recordRateLimited(limited.retryAfterMs);
-          onRateLimited?.(Date.now() + limited.retryAfterMs);
+          // Known noise is this call's own business: the fleet is told only of a limit.
+          if (pacer.recordRateLimited(limited.retryAfterMs, granted)) onRateLimited?.(Date.now() + limited.retryAfterMs);
         } else if (classify.answered(err)) {
-          pacer.recordAccepted();
+          pacer.recordAccepted(granted);
         }
         throw err;
       }

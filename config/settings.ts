@@ -273,6 +273,11 @@ const WorkerEnv = ShippingEnv.extend({
     .enum(['adaptive', 'off'], { error: 'must be adaptive or off' })
     .default('adaptive')
     .describe("adaptive: follow the account's rate limit from 429s, fleet-wide; off: every call at once"),
+  /** learn: 429s no pace causes are learned from fresh calls and cost only their retry; off: every 429 holds and slows. */
+  SHIPPING_API_429_NOISE: z
+    .enum(['learn', 'off'], { error: 'must be learn or off' })
+    .default('learn')
+    .describe('learn: tell 429s no pace causes from a limit and let them cost only their retry; off: every 429 holds the fleet and slows'),
   /** Optional ceiling of the adaptive pace, in calls per second for this worker. */
   SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalRate(10_000).describe('Ceiling of the adaptive pace, calls per second for this worker'),
   /** A workflow bundle prebuilt by `npm run build`; without it the worker bundles at start. */
@@ -336,6 +341,8 @@ export interface PacingSettings {
   mode: 'adaptive' | 'off';
   /** Ceiling of this worker's pace, calls per second; unset: whatever the account accepts. */
   maxRequestsPerSecond?: number;
+  /** Whether 429s no pace causes are learned (default) or each 429 holds and slows. */
+  noise?: 'learn' | 'off';
 }
 
 export interface WorkerSettings {
@@ -407,7 +414,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     tracking: tracking.data,
     maxActivitiesPerSecond: e.WORKER_MAX_ACTIVITIES_PER_SECOND,
     maxTaskQueueActivitiesPerSecond: e.TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND,
-    pacing: { mode: e.SHIPPING_API_PACING, maxRequestsPerSecond: e.SHIPPING_API_MAX_REQUESTS_PER_SECOND },
+    pacing: { mode: e.SHIPPING_API_PACING, maxRequestsPerSecond: e.SHIPPING_API_MAX_REQUESTS_PER_SECOND, noise: e.SHIPPING_API_429_NOISE },
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     maxConcurrentWorkflowTaskExecutions: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
     maxConcurrentActivityTaskExecutions: e.WORKER_MAX_CONCURRENT_ACTIVITIES,

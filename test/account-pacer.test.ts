@@ -1,9 +1,10 @@
 /**
  * The account pacer on its own (activities/account-pacer.ts): labels first without starving
- * polls, Retry-After holding every call, the adaptive rate, and cancellation.
+ * polls, Retry-After holding every call, the adaptive rate, cancellation, and which calls are
+ * fresh (their 429s teach the noise floor) and what known noise costs.
  */
-import { describe, expect, it } from 'vitest';
-import { AccountPacer, PaceWaitExceeded, pacedCalls, type CallClass } from '../activities/account-pacer';
+import { describe, expect, it, vi } from 'vitest';
+import { AccountPacer, PaceWaitExceeded, pacedCalls, type CallClass, type Turn } from '../activities/account-pacer';
 import { MAX_HOLD_MS } from '../shipping-api/retry-after';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -125,5 +126,116 @@ describe('AccountPacer', () => {
     await expect(pacing.run('label', call, signal, 1_000)).resolves.toBe(1);
     pacer.holdUntil(Date.now() + 300);
     await expect(pacing.run('order', call, signal)).resolves.toBe(2);
+  });
+
+  describe('429s it did not cause', () => {
+    /** A pacer on the fake clock that had `perSecond` calls a second accepted for 5 s. */
+    async function busyPacer(perSecond = 10, learnNoise = true) {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+      const pacer = new AccountPacer({ initialRate: 10, maxRate: 10, learnNoise });
+      for (let i = 0; i < 5 * perSecond; i++) {
+        pacer.recordAccepted(await granted(pacer.acquire('tracking')));
+        await vi.advanceTimersByTimeAsync(1000 / perSecond - 10);
+      }
+      return pacer;
+    }
+    /** The turn and when it came, the fake clock run on until it does. */
+    async function granted(turn: Promise<Turn>): Promise<Turn & { at: number }> {
+      let got: (Turn & { at: number }) | null = null;
+      void turn.then((t) => (got = { ...t, at: Date.now() }));
+      do await vi.advanceTimersByTimeAsync(10);
+      while (got === null);
+      return got;
+    }
+    /** The next `n` turns, each answered as `answer` says (true: a 429 of 1 s): when each was granted, and whether it was fresh. */
+    async function turns(pacer: AccountPacer, n: number, answer: (i: number) => boolean = () => false) {
+      const all: Array<{ at: number; fresh: boolean }> = [];
+      for (let i = 0; i < n; i++) {
+        const turn = await granted(pacer.acquire('tracking'));
+        all.push({ at: turn.at, fresh: turn.fresh });
+        if (answer(i)) pacer.recordRateLimited(1000, turn);
+        else pacer.recordAccepted(turn);
+      }
+      return all;
+    }
+
+    it('marks the calls of the 3 s after a hold of a second fresh, while they stay within what the API accepted before', async () => {
+      try {
+        const pacer = await busyPacer();
+        expect((await turns(pacer, 1))[0]!.fresh).toBe(false); // no hold yet
+        pacer.recordRateLimited(1000);
+        const heldUntil = pacer.snapshot().notBefore;
+        // 10 accepted a second before the hold: 10 at once and 10 more each second, more than the pace sends.
+        const after = await turns(pacer, 40);
+        expect(after.filter((c) => c.at < heldUntil + 3000).every((c) => c.fresh)).toBe(true);
+        expect(after.filter((c) => c.at >= heldUntil + 3000).some((c) => c.fresh)).toBe(false);
+        expect(after.filter((c) => c.fresh).length).toBeGreaterThanOrEqual(15);
+        pacer.recordRateLimited(500); // a hold shorter than a second: a limit may not have refilled
+        expect((await turns(pacer, 3)).some((c) => c.fresh)).toBe(false);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('marks no more calls fresh than what the API accepted before allows', async () => {
+      try {
+        const pacer = await busyPacer(2); // 2 accepted a second
+        pacer.holdUntil(Date.now() + 1000); // relayed: no cut, the pace after it stays at 10 a second
+        const after = await turns(pacer, 20);
+        expect(after.filter((c) => c.fresh).length).toBe(2);
+        expect(after[0]!.fresh && after[1]!.fresh).toBe(true);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('with SHIPPING_API_429_NOISE=off, learns nothing from fresh calls: every 429 holds and slows', async () => {
+      try {
+        const pacer = await busyPacer(10, false);
+        for (let i = 0; i < 6; i++) {
+          expect(pacer.recordRateLimited(1000)).toBe(true);
+          await vi.advanceTimersByTimeAsync(1000);
+          await turns(pacer, 10, (j) => j === 9);
+        }
+        pacer.seedFresh({ answers: 300, limited: 30 });
+        pacer.adoptFleetFresh({ answers: 300, limited: 30 });
+        expect(pacer.snapshot().noiseShare).toBeNull();
+        expect(pacer.wantsFleetFresh()).toBe(false);
+        expect(pacer.recordRateLimited(1000)).toBe(true);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('holds and slows at every 429 until fresh calls show noise; then a 429 within it holds only its own call', async () => {
+      try {
+        const pacer = await busyPacer();
+        // Every tenth fresh call refused: each 429 still holds the account and cuts the rate ...
+        let refused = 0;
+        while (pacer.snapshot().noiseShare === null && refused < 10) {
+          const limitedAt = Date.now();
+          expect(pacer.recordRateLimited(1000)).toBe(true);
+          expect(pacer.nextCallAt()).toBeGreaterThanOrEqual(limitedAt + 1000);
+          refused++;
+          await vi.advanceTimersByTimeAsync(1000);
+          await turns(pacer, 10, (i) => i === 9);
+        }
+        // ... until the share of 429s among fresh calls is known for noise.
+        expect(pacer.snapshot().noiseShare).toBeGreaterThan(0.05);
+        expect(pacer.snapshot().slowStart).toBe(true); // the cuts it made are searched back
+        await turns(pacer, 20);
+        const before = pacer.snapshot().rate;
+        expect(pacer.recordRateLimited(3000)).toBe(false);
+        expect(pacer.nextCallAt()).toBeLessThan(Date.now() + 1000);
+        expect(pacer.snapshot().rate).toBe(before);
+        // Far more 429s than the noise's share: the pace is over a limit again.
+        let taken = 0;
+        for (let i = 0; i < 20; i++) if (pacer.recordRateLimited(1000, await granted(pacer.acquire('tracking')))) taken++;
+        expect(taken).toBeGreaterThan(0);
+        expect(pacer.snapshot().rate).toBeLessThan(before);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
   });
 });

@@ -53,6 +53,7 @@ describe('worker settings with bounds', () => {
     ['WORKER_HEALTH_HOST', 'http://0.0.0.0/', /^WORKER_HEALTH_HOST: must be an IP address or a host name/],
     ['SHIPPING_API_MAX_RESPONSE_BYTES', '1073741824', /^SHIPPING_API_MAX_RESPONSE_BYTES: must be at most 268435456 \(256 MiB\)$/],
     ['SHIPPING_API_MAX_RESPONSE_BYTES', '1000', /^SHIPPING_API_MAX_RESPONSE_BYTES: must be at least 65536 \(64 KiB\)$/],
+    ['SHIPPING_API_429_NOISE', 'maybe', /^SHIPPING_API_429_NOISE: must be learn or off/],
   ])('%s=%s is a configuration error naming it', (variable, value, message) => {
     expect(problems(() => loadWorkerSettings({ ...BASE, [variable]: value }))).toEqual([expect.stringMatching(message)]);
   });
@@ -69,6 +70,8 @@ describe('worker settings with bounds', () => {
     });
     expect(settings.tracking.pollIntervalMs).toBe(100);
     expect(settings.health).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(settings.pacing.noise).toBe('learn');
+    expect(loadWorkerSettings({ ...BASE, SHIPPING_API_429_NOISE: 'off' }).pacing.noise).toBe('off');
     expect(maxCachedWorkflowsForHeap(1536 * 2 ** 20)).toBe(39321); // the Dockerfile's 1.5 GB heap
   });
 

@@ -65,6 +65,9 @@ it('has recorded histories for each path through the workflow', () => {
       // The shop pull (shop-import/): pages with the retry list first, and a page read again after a failure.
       'shop-pull-paged.json',
       'shop-pull-page-retried.json',
+      // The account workflow: a relayed hold (recorded before it pooled fresh answers), and fresh answers pooled.
+      'account-held.json',
+      'account-fresh-answers.json',
     ]),
   );
 });

@@ -87,10 +87,30 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
  * learns the fleet's recorded hold before it returns, so no call of a new process goes out
  * inside a Retry-After another process was given.
  */
-export async function callPacing(settings: PacingSettings, fleet: FleetRateLimits | undefined): Promise<CallPacing> {
+export async function callPacing(
+  settings: PacingSettings,
+  fleet: FleetRateLimits | undefined,
+  log?: { info(message: string, meta: Record<string, unknown>): void },
+): Promise<CallPacing> {
   if (settings.mode === 'off') return UNPACED;
-  const pacer = new AccountPacer({ maxRate: settings.maxRequestsPerSecond });
+  const pacer = new AccountPacer({
+    maxRate: settings.maxRequestsPerSecond,
+    learnNoise: settings.noise !== 'off',
+    onNoise: (share) =>
+      log?.info(
+        share === null ? 'shipping API: 429s no pace causes have stopped' : 'shipping API: 429s no pace causes',
+        share === null ? {} : { share: Math.round(share * 1000) / 1000 },
+      ),
+    onFresh: (limited) => fleet?.reportFresh({ answers: 1, limited: limited ? 1 : 0 }),
+  });
   await fleet?.subscribe((until) => pacer.recordFleetRateLimited(until));
+  if (fleet) {
+    pacer.seedFresh(fleet.recordedFresh());
+    fleet.watchFresh(
+      () => pacer.wantsFleetFresh(),
+      (answers) => pacer.adoptFleetFresh(answers),
+    );
+  }
   return pacedCalls(
     pacer,
     {

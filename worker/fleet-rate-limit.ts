@@ -2,11 +2,22 @@
  * Relays the shipping API account's Retry-After between the workers of a fleet through the
  * account's workflow (workflows/account.ts): a 429 one worker gets holds every worker's calls.
  * Costs history only when a 429 is relayed: a signal, and one update per listening worker.
+ *
+ * It also reports the fresh answers this worker counted (at most one signal per
+ * FRESH_REPORT_MS, only when there are some), and reads the fleet's pool of them at start.
  */
 import { createHash } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { accountRateLimitedSignal, ACCOUNT_WORKFLOW_TYPE, awaitAccountRateLimitUpdate } from '../workflows/account';
+import type { Answers } from '../activities/noise-floor';
+import {
+  accountFreshAnswersSignal,
+  accountRateLimitedSignal,
+  ACCOUNT_WORKFLOW_TYPE,
+  awaitAccountRateLimitUpdate,
+  poolFresh,
+  type FreshAnswers,
+} from '../workflows/account';
 import { boundHold } from '../shipping-api/retry-after';
 
 export interface FleetRateLimits {
@@ -17,8 +28,24 @@ export interface FleetRateLimits {
    * already recorded (resolves once that is read, before this worker makes any call).
    */
   subscribe(listener: (until: number) => void): Promise<void>;
+  /** Counts fresh answers of this worker toward the fleet's pool (reported in batches). */
+  reportFresh(answers: Answers): void;
+  /** The fleet's pool of fresh answers of the last FRESH_MAX_AGE_MS, as read at `subscribe`. */
+  recordedFresh(): Answers;
+  /**
+   * Every FRESH_READ_MS while `wanted()` (this worker has had 429s lately), reads the pool again
+   * (every worker's reports) and hands it to `adopt`: each worker judges by the fleet's count.
+   */
+  watchFresh(wanted: () => boolean, adopt: (answers: Answers) => void): void;
   close(): Promise<void>;
 }
+
+/** Fresh answers are reported at most this often. */
+export const FRESH_REPORT_MS = 5_000;
+/** Reports older than this say nothing of the account's noise now. */
+export const FRESH_MAX_AGE_MS = 10 * 60_000;
+/** A worker that has had 429s lately reads the fleet's pool this often. */
+export const FRESH_READ_MS = 10_000;
 
 /**
  * The account's workflow id: a digest of the API's address and key and the task queue, so the
@@ -52,6 +79,19 @@ export function fleetRateLimits(options: {
   let known = 0;
   let published = 0;
   let started: Promise<WorkflowHandle> | null = null;
+  let pool: FreshAnswers | null = null;
+  let unreported: Answers = { answers: 0, limited: 0 };
+  let reportTimer: NodeJS.Timeout | null = null;
+  let readTimer: NodeJS.Timeout | null = null;
+
+  function report(): void {
+    reportTimer = null;
+    const batch = { ...unreported, at: Date.now() };
+    unreported = { answers: 0, limited: 0 };
+    void handle()
+      .then((account) => account.signal(accountFreshAnswersSignal, batch))
+      .catch((err: unknown) => log.debug('fleet rate-limit relay: fresh answers not reported', { error: String(err) }));
+  }
 
   const handle = (): Promise<WorkflowHandle> => {
     started ??= client.workflow
@@ -96,16 +136,26 @@ export function fleetRateLimits(options: {
     try {
       const history = await client.workflow.getHandle(workflowId).fetchHistory();
       const converter = client.options.loadedDataConverter;
+      const recent = (fresh: FreshAnswers | undefined) => (fresh && fresh.at >= Date.now() - FRESH_MAX_AGE_MS ? fresh : null);
       let until = 0;
+      pool = null;
       for (const event of history.events ?? []) {
-        const payloads =
-          event.workflowExecutionSignaledEventAttributes?.signalName === accountRateLimitedSignal.name
-            ? event.workflowExecutionSignaledEventAttributes.input?.payloads
-            : event.workflowExecutionStartedEventAttributes?.input?.payloads;
+        const signaled = event.workflowExecutionSignaledEventAttributes;
+        const payloads = signaled ? signaled.input?.payloads : event.workflowExecutionStartedEventAttributes?.input?.payloads;
         if (!payloads || payloads.length === 0) continue;
         const value = await decodeFromPayloadsAtIndex<unknown>(converter, 0, payloads);
-        const time = typeof value === 'number' ? value : (value as { notBefore?: unknown } | undefined)?.notBefore;
+        if (signaled?.signalName === accountFreshAnswersSignal.name) {
+          const fresh = recent(value as FreshAnswers);
+          if (fresh) pool = poolFresh(pool, fresh);
+          continue;
+        }
+        if (signaled && signaled.signalName !== accountRateLimitedSignal.name) continue;
+        // The run's input: the hold and the pool carried over a continue-as-new.
+        const carried = value as { notBefore?: unknown; fresh?: FreshAnswers } | undefined;
+        const time = typeof value === 'number' ? value : carried?.notBefore;
         if (typeof time === 'number' && time > until) until = time;
+        const fresh = signaled ? null : recent(carried?.fresh);
+        if (fresh) pool = poolFresh(null, fresh);
       }
       return boundHold(until, Date.now());
     } catch (err) {
@@ -134,7 +184,33 @@ export function fleetRateLimits(options: {
       }
       listening ??= listen();
     },
+    reportFresh(answers) {
+      unreported = { answers: unreported.answers + answers.answers, limited: unreported.limited + answers.limited };
+      if (!reportTimer && !stop.signal.aborted) {
+        reportTimer = setTimeout(report, FRESH_REPORT_MS);
+        reportTimer.unref();
+      }
+    },
+    recordedFresh() {
+      return pool ? { answers: pool.answers, limited: pool.limited } : { answers: 0, limited: 0 };
+    },
+    watchFresh(wanted, adopt) {
+      if (readTimer) clearInterval(readTimer);
+      readTimer = setInterval(() => {
+        if (!wanted()) return;
+        // The hold read again is known already (or passed): only the pool is new here.
+        void recordedHold().then(() => {
+          if (pool && !stop.signal.aborted) adopt({ answers: pool.answers, limited: pool.limited });
+        });
+      }, FRESH_READ_MS);
+      readTimer.unref();
+    },
     async close() {
+      if (readTimer) clearInterval(readTimer);
+      if (reportTimer) {
+        clearTimeout(reportTimer);
+        if (unreported.answers > 0) report();
+      }
       stop.abort();
       // A waiting update may not end with the abort on every connection type: do not wait for it.
       await Promise.race([listening, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);

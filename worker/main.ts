@@ -116,7 +116,7 @@ async function main(): Promise<number> {
           },
         })
       : undefined;
-  const calls = await callPacing(settings.pacing, fleet);
+  const calls = await callPacing(settings.pacing, fleet, { info: (message, meta) => logger.info(meta, message) });
   // Paced like every other call: a worker restarted inside the fleet's Retry-After waits for it.
   const courierCodes = watchCourierCodes(
     () => calls.run('order', (signal) => api.listCouriers({ signal }), AbortSignal.timeout(COURIER_READ_TIMEOUT_MS)),

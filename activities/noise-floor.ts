@@ -1,0 +1,137 @@
+/**
+ * The share of 429s a shipping API account answers whatever the pace (a quota shared with other
+ * clients, a flaky proxy): the noise floor, learned by the account pacer (account-pacer.ts).
+ *
+ * It is learned from the answers to **fresh calls**: those sent in the first moments after the
+ * whole fleet held the account for at least a second (a Retry-After is at least one). A rate
+ * limit has just refilled then, whoever else shares it, so a limit's 429s are rare among them,
+ * while noise refuses its share of them as of any call. Their 429 share is the floor. This needs
+ * no guess at the other workers' paces, which one worker cannot see.
+ *
+ * A floor rests on enough fresh answers and 429s not to be a limit's strays, and is never higher
+ * than the last minute's share of all answers. When that minute holds no more 429s than a limit's
+ * strays, the noise has stopped and is forgotten. A share as high as a limit far below the pace
+ * (a third) is never taken for noise: slowing down is the only answer to that.
+ */
+
+/** Answers in a stretch of time, and how many of them were 429s. */
+export interface Answers {
+  answers: number;
+  limited: number;
+}
+
+/** Standard deviations a count must be above what a share explains to be another share. */
+const Z = 3;
+/**
+ * ... and, for recent answers over a known floor, to say "too fast". A false alarm holds the
+ * fleet a second, whose refilled tokens the pace never spends, and cuts the pace; a limit's 429s
+ * hidden in the margin use no tokens (the bench: 2 fewer standard deviations, more false alarms,
+ * 0.66-0.74 of the limit under noise instead of 0.8 and more).
+ */
+const Z_EXCEEDED = 3;
+/** A share this low is a limit's stray 429s (a call racing a hold), not noise. */
+const STRAY = 0.002;
+/** A share this high is a limit far below the pace, never noise. */
+export const NOISE_CAP = 1 / 3;
+/** A floor rests on at least this many fresh answers and 429s among them, ... */
+const MIN_FRESH = 15;
+const MIN_FRESH_LIMITED = 2;
+/** ... and on the last this many (it follows noise that changes). */
+const FRESH_KEPT = 300;
+/** Over a floor, a 429 is judged by at least this many recent answers. */
+const MIN_RECENT_ANSWERS = 20;
+/** The last minute's answers bound the floor once there are this many. */
+const CEILING_ANSWERS = 300;
+
+export class NoiseFloor {
+  /** The fresh answers, newest last: true for a 429. */
+  private readonly fresh: boolean[] = [];
+  private freshLimited = 0;
+  /** The last minute's answers at every pace: the floor is no higher than their share. */
+  private lately: Answers = { answers: 0, limited: 0 };
+
+  /** How many fresh answers the floor rests on now. */
+  get freshCount(): number {
+    return this.fresh.length;
+  }
+
+  /** The answer to a fresh call. */
+  noteFresh(limited: boolean): void {
+    this.fresh.push(limited);
+    if (limited) this.freshLimited++;
+
+    if (this.fresh.length > FRESH_KEPT && this.fresh.shift()) this.freshLimited--;
+  }
+
+  /**
+   * Fresh answers counted by others (the fleet's pool, read at start), spread evenly; counts may
+   * be fractions (the pool is scaled), and only the last FRESH_KEPT are kept.
+   */
+  noteFreshCounts({ answers, limited }: Answers): void {
+    const n = Math.min(FRESH_KEPT, Math.round(answers));
+    const k = n > 0 ? Math.round((limited / answers) * n) : 0;
+    for (let i = 0; i < n; i++) this.noteFresh(Math.floor(((i + 1) * k) / n) > Math.floor((i * k) / n));
+  }
+
+  /** The fleet's pool (which holds this worker's reported answers too) in place of this worker's own. */
+  replaceFresh(answers: Answers): void {
+    this.fresh.length = 0;
+    this.freshLimited = 0;
+    this.noteFreshCounts(answers);
+  }
+
+  /** The share of 429s no pace causes, 0 while none is known. */
+  get share(): number {
+    return this.estimate().share;
+  }
+
+  /** Whether these recent answers hold more 429s than the floor explains: the pace is over a limit. */
+  exceeded(recent: Answers): boolean {
+    const { share, from } = this.estimate();
+    if (share === 0) return recent.limited > 0;
+    if (recent.answers < MIN_RECENT_ANSWERS) return false;
+    // A floor from few 429s may be well below the noise (2 of 54 answers for 10 %): judged
+    // against two standard deviations above it, so a young floor does not call noise "too fast".
+    const sd = Math.sqrt(Math.max(share * (1 - share), 1 / from) / from);
+    return above(recent, share + 2 * sd, 0, Z_EXCEEDED);
+  }
+
+  /**
+   * The answers of the last minute, at every pace. When they hold no more 429s than a limit's
+   * strays, the noise has stopped: it is forgotten (and learned again if 429s come back).
+   */
+  check(lately: Answers): void {
+    this.lately = lately;
+    if (this.fresh.length > 0 && lately.answers >= CEILING_ANSWERS && !above(lately, STRAY, 0)) {
+      this.fresh.length = 0;
+      this.freshLimited = 0;
+    }
+  }
+
+  /** The floor, and how many answers it rests on (the fewer, the less sure it is). */
+  private estimate(): { share: number; from: number } {
+    const pooled: Answers = { answers: this.fresh.length, limited: this.freshLimited };
+    if (pooled.answers < MIN_FRESH || pooled.limited < MIN_FRESH_LIMITED || !above(pooled, STRAY, 0)) return { share: 0, from: 0 };
+    const share = pooled.limited / pooled.answers;
+    if (share >= NOISE_CAP) return { share: 0, from: 0 };
+    // The last minute's share at every pace bounds it (noise that dropped).
+    const ceiling = this.lately.answers >= CEILING_ANSWERS ? upperBound(this.lately) : 1;
+    return ceiling < share ? { share: ceiling, from: this.lately.answers } : { share, from: pooled.answers };
+  }
+}
+
+/**
+ * k 429s of n answers are more than a share p explains, by z standard deviations of the count
+ * (that of the answers, and that of p itself when it was learned from `knownFrom` answers),
+ * plus half a call.
+ */
+function above({ answers: n, limited: k }: Answers, p: number, knownFrom: number, z = Z): boolean {
+  const sd = Math.sqrt(n * p * (1 - p) * (1 + (knownFrom > 0 ? n / knownFrom : 0)));
+  return k > n * p + z * sd + 0.5;
+}
+
+/** The highest share these answers leave plausible (two standard deviations up). */
+function upperBound(a: Answers): number {
+  const p = a.limited / a.answers;
+  return p + 2 * Math.sqrt(Math.max(p * (1 - p), 1 / a.answers) / a.answers);
+}

@@ -1,0 +1,86 @@
+/**
+ * The account pacer against a simulated API on the fake clock (test/helpers/pacer-sim.ts): a
+ * real limit, 429s no pace causes (10 % of calls refused at random, Retry-After 1-5 s, as the
+ * chaos run's --keep-429s), both, noise that stops, a limit that halves, and two workers. A
+ * limit's 429s must still hold and slow the pace, and never be taken for noise; known noise
+ * must cost only its own retries. Each noisy case runs with several seeds.
+ */
+import { describe, expect, it } from 'vitest';
+import { simulate, type SimRun } from './helpers/pacer-sim';
+
+const SEEDS = [1, 2, 3];
+const NOISE = { noise: () => 0.1, noiseRetryAfterS: [1, 5] as [number, number] };
+/** 60 loops always have a call to make, far more than a limit of 40 a second lets through. */
+const BACKLOG = { clients: 60 };
+
+/** The first second from which every worker knows the noise to the end of the run, or null. */
+function learnedAt(run: SimRun): number | null {
+  let at = run.seconds.length;
+  while (at > 0 && run.seconds[at - 1]!.workers.every((w) => w.noiseShare !== null)) at--;
+  return at < run.seconds.length ? at : null;
+}
+
+describe('AccountPacer and 429s it did not cause (simulated)', () => {
+  it.each([1, 2])(
+    'under a real limit alone (%i workers) it spends the limit with at most 1 % 429s, and takes none for noise',
+    async (workers) => {
+      const run = await simulate({ seconds: 240, limit: () => 40, demand: BACKLOG, workers });
+      expect(run.acceptedPerSecond(120, 240)).toBeGreaterThanOrEqual(0.95 * 40);
+      expect(run.share429(120, 240)).toBeLessThanOrEqual(0.01);
+      expect(run.seconds.every((s) => s.workers.every((w) => w.noiseShare === null))).toBe(true);
+    },
+  );
+
+  it('follows a limit that halves, and takes none of its 429s for noise', async () => {
+    const run = await simulate({ seconds: 240, limit: (t) => (t < 120 ? 40 : 20), demand: BACKLOG });
+    expect(run.acceptedPerSecond(150, 240)).toBeGreaterThanOrEqual(0.95 * 20);
+    expect(run.share429(150, 240)).toBeLessThanOrEqual(0.01);
+    expect(run.seconds.every((s) => s.noiseShare === null)).toBe(true);
+  });
+
+  it.each(SEEDS)('with 10 %% of 429s and no limit in reach, it learns the noise and then keeps up with demand (seed %i)', async (seed) => {
+    // Orders come in at 100 calls a second; the account would take far more.
+    const demand = { perSecond: 100 };
+    const clean = await simulate({ seconds: 240, limit: () => null, demand, seed });
+    const noisy = await simulate({ seconds: 240, limit: () => null, ...NOISE, demand, seed });
+    const learned = learnedAt(noisy);
+    expect(learned).not.toBeNull();
+    expect(learned!).toBeLessThanOrEqual(150);
+    expect(noisy.seconds[239]!.noiseShare).toBeGreaterThan(0.05);
+    // Once known, noise costs only its own retries: the backlog of the learning goes, and new
+    // calls no longer wait for the pace.
+    expect(noisy.acceptedPerSecond(150, 240)).toBeGreaterThanOrEqual(0.8 * clean.acceptedPerSecond(150, 240));
+    expect(noisy.paceWaitMs(210, 240, 0.95)).toBeLessThanOrEqual(1000);
+  });
+
+  it.each(SEEDS)(
+    'with 10 %% of 429s beside a real limit (2 workers), it spends at least 0.8 of what the limit alone allows (seed %i)',
+    async (seed) => {
+      const clean = await simulate({ seconds: 240, limit: () => 40, demand: BACKLOG, workers: 2, seed });
+      const noisy = await simulate({ seconds: 240, limit: () => 40, ...NOISE, demand: BACKLOG, workers: 2, seed });
+      expect(learnedAt(noisy)).not.toBeNull();
+      expect(noisy.acceptedPerSecond(120, 240)).toBeGreaterThanOrEqual(0.8 * clean.acceptedPerSecond(120, 240));
+      // The limit still holds the pace: its own 429s stay within what the noise's margin hides
+      // (they use none of its tokens; a tighter margin cost the bench more in false alarms).
+      expect(noisy.limitShare(120, 240)).toBeLessThanOrEqual(0.15);
+    },
+  );
+
+  it.each(SEEDS)(
+    'when the noise stops, it is forgotten and the pace is back to the limit with at most 1 %% 429s (seed %i)',
+    async (seed) => {
+      const run = await simulate({
+        seconds: 300,
+        limit: () => 40,
+        noise: (t) => (t < 120 ? 0.1 : 0),
+        noiseRetryAfterS: [1, 5],
+        demand: BACKLOG,
+        seed,
+      });
+      expect(run.seconds.slice(60, 120).some((s) => s.noiseShare !== null)).toBe(true);
+      expect(run.acceptedPerSecond(200, 300)).toBeGreaterThanOrEqual(0.95 * 40);
+      expect(run.share429(200, 300)).toBeLessThanOrEqual(0.01);
+      expect(run.seconds[299]!.noiseShare).toBeNull();
+    },
+  );
+});

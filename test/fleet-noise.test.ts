@@ -1,0 +1,136 @@
+/**
+ * The fleet's memory of the account's 429s on a real Temporal dev server: the account workflow
+ * (workflows/account.ts) keeps the hold a 429 named, and the fresh answers the workers counted
+ * (activities/noise-floor.ts), so a worker started later knows both before its first call.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { callPacing } from '../worker/create-worker';
+import { accountWorkflowId, FRESH_MAX_AGE_MS, FRESH_READ_MS, FRESH_REPORT_MS, fleetRateLimits } from '../worker/fleet-rate-limit';
+import { accountFreshAnswersSignal, ACCOUNT_WORKFLOW_TYPE, poolFresh } from '../workflows/account';
+import { saveFixture } from './helpers/fixtures';
+import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
+import { waitFor } from './helpers/wait';
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await createTestEnv();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+const silentLog = { warn: () => undefined, info: () => undefined, debug: () => undefined };
+
+/** A worker for the account workflow alone, and the fleet channel of one worker process. */
+async function account(taskQueue: string) {
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundle: await getWorkflowBundle(),
+  });
+  const done = worker.run();
+  const workflowId = accountWorkflowId('http://127.0.0.1:1', 'key', taskQueue);
+  const fleet = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
+  return {
+    fleet,
+    handle: env.client.workflow.getHandle(workflowId),
+    async stop() {
+      await fleet.close();
+      worker.shutdown();
+      await done;
+    },
+  };
+}
+
+it('relays a hold to a listening worker and records it for a worker started later', async () => {
+  const taskQueue = `account-${randomUUID()}`;
+  const first = await account(taskQueue);
+  const heard: number[] = [];
+  await first.fleet.subscribe((until) => heard.push(until));
+  const until = Date.now() + 60_000;
+  first.fleet.publish(until);
+  await waitFor(() => (heard.includes(until) ? true : undefined), { timeoutMs: 10_000 });
+  const later = fleetRateLimits({ client: env.client, taskQueue, workflowId: first.handle.workflowId, log: silentLog });
+  const recorded: number[] = [];
+  await later.subscribe((t) => recorded.push(t));
+  expect(recorded[0]).toBe(until);
+  await later.close();
+  await saveFixture(first.handle, 'account-held');
+  await first.stop();
+}, 30_000);
+
+it('pools the fresh answers workers report, and a worker started later knows the noise before its first call', async () => {
+  const taskQueue = `account-${randomUUID()}`;
+  const first = await account(taskQueue);
+  await first.fleet.subscribe(() => undefined);
+  // Every tenth fresh answer a 429: 60 answers, as from short-lived workers, in three reports.
+  for (let i = 1; i <= 60; i++) {
+    first.fleet.reportFresh({ answers: 1, limited: i % 10 === 0 ? 1 : 0 });
+    if (i % 20 === 0) await new Promise((r) => setTimeout(r, FRESH_REPORT_MS + 500));
+  }
+  // Reports the workflow ignores: too old to say anything of now, and not a count.
+  await first.handle.signal(accountFreshAnswersSignal, { answers: 100, limited: 100, at: Date.now() - FRESH_MAX_AGE_MS - 1000 });
+  await first.handle.signal(accountFreshAnswersSignal, { answers: 5, limited: 9, at: Date.now() });
+  await saveFixture(first.handle, 'account-fresh-answers');
+
+  const logged: Array<{ message: string; meta: Record<string, unknown> }> = [];
+  const later = fleetRateLimits({ client: env.client, taskQueue, workflowId: first.handle.workflowId, log: silentLog });
+  await callPacing({ mode: 'adaptive' }, later, { info: (message, meta) => logged.push({ message, meta }) });
+  expect(later.recordedFresh()).toEqual({ answers: 60, limited: 6 });
+  expect(logged).toEqual([{ message: 'shipping API: 429s no pace causes', meta: { share: 0.1 } }]);
+  await later.close();
+  await first.stop();
+}, 60_000);
+
+it('reads the pool a continued run carried over, and pools it as the workflow does (at most 300 answers)', async () => {
+  const taskQueue = `account-${randomUUID()}`;
+  const first = await account(taskQueue);
+  // The input of a run continued as new: the hold, and the pool of the run before.
+  await env.client.workflow.start(ACCOUNT_WORKFLOW_TYPE, {
+    taskQueue,
+    workflowId: first.handle.workflowId,
+    args: [{ notBefore: 0, fresh: { answers: 300, limited: 30, at: Date.now() } }],
+  });
+  await first.handle.signal(accountFreshAnswersSignal, { answers: 300, limited: 0, at: Date.now() });
+  const later = fleetRateLimits({ client: env.client, taskQueue, workflowId: first.handle.workflowId, log: silentLog });
+  await later.subscribe(() => undefined);
+  expect(later.recordedFresh()).toEqual({ answers: 300, limited: 15 });
+  expect(poolFresh({ answers: 300, limited: 30, at: 1 }, { answers: 300, limited: 0, at: 2 })).toEqual({
+    answers: 300,
+    limited: 15,
+    at: 2,
+  });
+  expect(poolFresh(null, { answers: 0, limited: 0, at: 1 })).toBeNull();
+  expect(poolFresh(null, { answers: Number.NaN, limited: 0, at: 1 })).toBeNull();
+  await later.close();
+  await first.stop();
+}, 30_000);
+
+it('hands a worker that had 429s lately the pool again every 10 s, with the answers other workers reported since it started', async () => {
+  const taskQueue = `account-${randomUUID()}`;
+  const learner = await account(taskQueue);
+  await learner.fleet.subscribe(() => undefined);
+  expect(learner.fleet.recordedFresh()).toEqual({ answers: 0, limited: 0 });
+  const adopted: Array<{ answers: number; limited: number }> = [];
+  let limited = true;
+  learner.fleet.watchFresh(
+    () => limited,
+    (answers) => adopted.push(answers),
+  );
+  const other = fleetRateLimits({ client: env.client, taskQueue, workflowId: learner.handle.workflowId, log: silentLog });
+  await other.subscribe(() => undefined);
+  for (let i = 1; i <= 40; i++) other.reportFresh({ answers: 1, limited: i % 10 === 0 ? 1 : 0 });
+  await other.close(); // reports what it has left
+  await waitFor(() => adopted.at(-1), { timeoutMs: FRESH_READ_MS + 5_000 });
+  expect(adopted.at(-1)).toEqual({ answers: 40, limited: 4 });
+  // A worker without 429s lately reads nothing.
+  limited = false;
+  const count = adopted.length;
+  await new Promise((r) => setTimeout(r, FRESH_READ_MS + 1000));
+  expect(adopted.length).toBe(count);
+  await learner.stop();
+}, 60_000);

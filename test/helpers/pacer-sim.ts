@@ -1,0 +1,213 @@
+/**
+ * A simulated shipping API account and a fleet of paced workers on vitest's fake clock, for the
+ * account pacer's tests. The API, like the fake (fake-shipping-api/fault-injector.ts), first takes
+ * a token from the account's bucket (`limit` a second, one second's worth of burst; 429 with the
+ * whole seconds until a token, at least 1), then refuses a `noise` share of the calls it let
+ * through at random (429, Retry-After drawn from `noiseRetryAfterS`): a quota shared with other
+ * clients or a flaky proxy, which no pace causes. Each worker has its own pacer; a 429 its pacer
+ * takes as the limit's reaches the other workers' pacers `relayMs` later, as the fleet channel
+ * would, and the workers' fresh answers are pooled, read every 10 s by a worker learning noise
+ * (worker/fleet-rate-limit.ts). A refused call waits its own Retry-After and tries again.
+ */
+import { vi } from 'vitest';
+import { AccountPacer } from '../../activities/account-pacer';
+import { mulberry32 } from '../../fake-shipping-api/faults';
+import { FRESH_READ_MS } from '../../worker/fleet-rate-limit';
+import { poolFresh, type FreshAnswers } from '../../workflows/account';
+
+export interface SimOptions {
+  seconds: number;
+  /** Calls a second the account allows at second `t` of the run; null: no limit. */
+  limit: (t: number) => number | null;
+  /** Share of the calls let through that are answered 429 anyway, at second `t`. */
+  noise?: (t: number) => number;
+  /** Whole seconds, drawn evenly: the Retry-After of a random 429. Default [1, 1]. */
+  noiseRetryAfterS?: [number, number];
+  /**
+   * `clients`: that many loops always have a call to make (a backlog), each waiting its own
+   * retries. `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
+   */
+  demand: { clients: number } | { perSecond: number };
+  /** Random 429s before the bucket (they then use none of the limit); default after it, as the fake. */
+  noiseFirst?: boolean;
+  workers?: number;
+  relayMs?: number;
+  roundTripMs?: number;
+  initialRate?: number;
+  seed?: number;
+}
+
+/** One second of the run. */
+export interface SimSecond {
+  accepted: number;
+  /** 429s of the account's bucket (the limit's). */
+  limited: number;
+  /** 429s at random (not the pace's doing). */
+  noise: number;
+  /** The first worker's pace and the noise it knows, at the end of the second. */
+  rate: number;
+  noiseShare: number | null;
+  /** Every worker's pace and noise, for tracing. */
+  workers: Array<{ rate: number; noiseShare: number | null }>;
+}
+
+export interface SimRun {
+  seconds: SimSecond[];
+  /** Accepted calls a second over [from, to) (seconds of the run). */
+  acceptedPerSecond(from: number, to: number): number;
+  /** 429s (both kinds) over all answers in [from, to). */
+  share429(from: number, to: number): number;
+  /** The limit's 429s over all answers in [from, to). */
+  limitShare(from: number, to: number): number;
+  /** Calls arrived (perSecond demand) and not yet accepted at the end. */
+  backlog: number;
+  /** The given quantile of the time calls that asked in [from, to) waited for their turn under the pace, in ms. */
+  paceWaitMs(from: number, to: number, quantile: number): number;
+}
+
+export async function simulate(options: SimOptions): Promise<SimRun> {
+  const { seconds, limit, noise = () => 0, noiseRetryAfterS = [1, 1], demand, workers = 1, relayMs = 300, roundTripMs = 20 } = options;
+  // A fixed start: the pacer counts answers in quarter seconds of the clock, so a run is the same every time.
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+  try {
+    const random = mulberry32(options.seed ?? 42);
+    const start = Date.now();
+    let pool: FreshAnswers | null = null;
+    const pacers = Array.from(
+      { length: workers },
+      () =>
+        new AccountPacer({
+          initialRate: options.initialRate ?? 5,
+          onFresh: (limited) => (pool = poolFresh(pool, { answers: 1, limited: limited ? 1 : 0, at: Date.now() })),
+        }),
+    );
+    const perSecond: SimSecond[] = Array.from({ length: seconds }, () => ({
+      accepted: 0,
+      limited: 0,
+      noise: 0,
+      rate: 0,
+      noiseShare: null,
+      workers: [],
+    }));
+    const second = (now: number) => perSecond[Math.floor((now - start) / 1000)];
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    let bucket = { tokens: limit(0) ?? 0, at: start };
+    let stop = false;
+    const stopped = new AbortController();
+    let backlog = 0;
+    const waits: Array<{ at: number; ms: number }> = [];
+
+    /** The API's answer at `now`: 0 accepted, else the 429's Retry-After in ms. */
+    function answer(now: number): { retryAfterMs: number; kind: 'accepted' | 'limited' | 'noise' } {
+      const t = (now - start) / 1000;
+      if (options.noiseFirst) {
+        const noisy = randomRefusal(t);
+        if (noisy) return noisy;
+      }
+      const limited = takeToken(now, t);
+      if (limited) return limited;
+      return (!options.noiseFirst && randomRefusal(t)) || { retryAfterMs: 0, kind: 'accepted' };
+    }
+
+    function takeToken(now: number, t: number): { retryAfterMs: number; kind: 'limited' } | null {
+      const perS = limit(t);
+      if (perS !== null) {
+        bucket = { tokens: Math.min(perS, bucket.tokens + ((now - bucket.at) / 1000) * perS), at: now };
+        if (bucket.tokens < 1) return { retryAfterMs: Math.max(1, Math.ceil((1 - bucket.tokens) / perS)) * 1000, kind: 'limited' };
+        bucket.tokens -= 1;
+      }
+      return null;
+    }
+
+    function randomRefusal(t: number): { retryAfterMs: number; kind: 'noise' } | null {
+      if (random() >= noise(t)) return null;
+      const [min, max] = noiseRetryAfterS;
+      return { retryAfterMs: (min + Math.floor(random() * (max - min + 1))) * 1000, kind: 'noise' };
+    }
+
+    /** One call through worker `w`'s pacer until the API accepts it (or the run stops). */
+    async function call(w: number): Promise<void> {
+      const pacer = pacers[w]!;
+      while (!stop) {
+        const asked = Date.now();
+        const turn = await pacer.acquire('tracking', stopped.signal).then(
+          (granted) => granted,
+          () => null, // the run is over
+        );
+        if (!turn) return;
+        waits.push({ at: (asked - start) / 1000, ms: Date.now() - asked });
+        await sleep(roundTripMs);
+        const now = Date.now();
+        const { retryAfterMs, kind } = answer(now);
+        const s = second(now);
+        if (s) s[kind]++;
+        if (kind === 'accepted') {
+          pacer.recordAccepted(turn);
+          return;
+        }
+        if (pacer.recordRateLimited(retryAfterMs, turn)) {
+          const until = now + retryAfterMs;
+          pacers.forEach((other, i) => {
+            if (i !== w) setTimeout(() => other.recordFleetRateLimited(until), relayMs);
+          });
+        }
+        await sleep(retryAfterMs); // this call's own retry waits its Retry-After
+      }
+    }
+
+    const loops: Promise<void>[] = [];
+    if ('clients' in demand) {
+      for (let c = 0; c < demand.clients; c++) {
+        loops.push(
+          (async () => {
+            while (!stop) await call(c % workers);
+          })(),
+        );
+      }
+    }
+    let arrived = 0;
+    for (let t = 0; t < seconds * 1000; t += 100) {
+      if ('perSecond' in demand) {
+        const due = Math.floor(((t + 100) / 1000) * demand.perSecond);
+        for (; arrived < due; arrived++) {
+          backlog++;
+          loops.push(call(arrived % workers).then(() => void backlog--));
+        }
+      }
+      await vi.advanceTimersByTimeAsync(100);
+      if ((t + 100) % FRESH_READ_MS === 0 && pool) {
+        for (const pacer of pacers) if (pacer.wantsFleetFresh()) pacer.adoptFleetFresh(pool);
+      }
+      if ((t + 100) % 1000 === 0) {
+        const s = perSecond[(t + 100) / 1000 - 1]!;
+        const snap = pacers[0]!.snapshot();
+        s.rate = snap.rate;
+        s.noiseShare = snap.noiseShare;
+        s.workers = pacers.map((p) => ({ rate: p.snapshot().rate, noiseShare: p.snapshot().noiseShare }));
+      }
+    }
+    const left = backlog;
+    stop = true;
+    stopped.abort(new Error('the run is over'));
+    await vi.advanceTimersByTimeAsync(10_000);
+    await Promise.allSettled(loops);
+
+    const slice = (from: number, to: number) => perSecond.slice(from, to);
+    const sum = (from: number, to: number, f: (s: SimSecond) => number) => slice(from, to).reduce((n, s) => n + f(s), 0);
+    const answers = (from: number, to: number) => sum(from, to, (s) => s.accepted + s.limited + s.noise);
+    return {
+      seconds: perSecond,
+      backlog: left,
+      acceptedPerSecond: (from, to) => sum(from, to, (s) => s.accepted) / (to - from),
+      share429: (from, to) => sum(from, to, (s) => s.limited + s.noise) / answers(from, to),
+      limitShare: (from, to) => sum(from, to, (s) => s.limited) / answers(from, to),
+      paceWaitMs: (from, to, quantile) => {
+        const ms = waits.filter((w) => w.at >= from && w.at < to).map((w) => w.ms);
+        ms.sort((a, b) => a - b);
+        return ms[Math.min(ms.length - 1, Math.floor(quantile * ms.length))] ?? 0;
+      },
+    };
+  } finally {
+    vi.useRealTimers();
+  }
+}
