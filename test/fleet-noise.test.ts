@@ -4,6 +4,7 @@
  * (activities/noise-floor.ts), so a worker started later knows both before its first call.
  */
 import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -23,6 +24,23 @@ afterAll(async () => {
 });
 
 const silentLog = { warn: () => undefined, info: () => undefined, debug: () => undefined };
+
+/**
+ * Until the account workflow's history holds `n` fresh-answer reports: a signal that comes while
+ * a workflow task runs is written to the history only when the task completes.
+ */
+async function reportsInHistory(handle: WorkflowHandle, n: number): Promise<void> {
+  await waitFor(
+    async () => {
+      const { events } = await handle.fetchHistory();
+      const reports = (events ?? []).filter(
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === accountFreshAnswersSignal.name,
+      );
+      return reports.length >= n ? true : undefined;
+    },
+    { timeoutMs: 10_000 },
+  );
+}
 
 /** A worker for the account workflow alone, and the fleet channel of one worker process. */
 async function account(taskQueue: string) {
@@ -75,6 +93,7 @@ it('pools the fresh answers workers report, and a worker started later knows the
   // Reports the workflow ignores: too old to say anything of now, and not a count.
   await first.handle.signal(accountFreshAnswersSignal, { answers: 100, limited: 100, at: Date.now() - FRESH_MAX_AGE_MS - 1000 });
   await first.handle.signal(accountFreshAnswersSignal, { answers: 5, limited: 9, at: Date.now() });
+  await reportsInHistory(first.handle, 5);
   await saveFixture(first.handle, 'account-fresh-answers');
 
   const logged: Array<{ message: string; meta: Record<string, unknown> }> = [];
@@ -96,6 +115,7 @@ it('reads the pool a continued run carried over, and pools it as the workflow do
     args: [{ notBefore: 0, fresh: { answers: 300, limited: 30, at: Date.now() } }],
   });
   await first.handle.signal(accountFreshAnswersSignal, { answers: 300, limited: 0, at: Date.now() });
+  await reportsInHistory(first.handle, 1);
   const later = fleetRateLimits({ client: env.client, taskQueue, workflowId: first.handle.workflowId, log: silentLog });
   await later.subscribe(() => undefined);
   expect(later.recordedFresh()).toEqual({ answers: 300, limited: 15 });

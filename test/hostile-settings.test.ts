@@ -222,7 +222,7 @@ describe('npm run worker -- --help', () => {
     expect(lines.find((l) => l.trim().startsWith('TRACKING_POLL_INTERVALS'))).toContain('NotRegistered=2h');
     expect(lines.find((l) => l.trim().startsWith('WORKER_HEALTH_PORT'))).toMatch(/\(unset\)$/);
     // Every variable the worker reads is there, each with words after its name.
-    for (const line of lines) expect(line).toMatch(/^ {2}[A-Z_]+ +\S.* \([^)]+\)$/);
+    for (const line of lines) expect(line).toMatch(/^ {2}[A-Z0-9_]+ +\S.* \([^)]+\)$/);
     expect(lines.length).toBeGreaterThanOrEqual(27);
   });
 });
