@@ -32,7 +32,7 @@ const Z_EXCEEDED = 3;
 /** A share this low is a limit's stray 429s (a call racing a hold), not noise. */
 const STRAY = 0.002;
 /** A share this high is a limit far below the pace, never noise. */
-export const NOISE_CAP = 1 / 3;
+const NOISE_CAP = 1 / 3;
 /** A floor rests on at least this many fresh answers and 429s among them, ... */
 const MIN_FRESH = 15;
 const MIN_FRESH_LIMITED = 2;
@@ -59,7 +59,6 @@ export class NoiseFloor {
   noteFresh(limited: boolean): void {
     this.fresh.push(limited);
     if (limited) this.freshLimited++;
-
     if (this.fresh.length > FRESH_KEPT && this.fresh.shift()) this.freshLimited--;
   }
 
@@ -93,7 +92,7 @@ export class NoiseFloor {
     // A floor from few 429s may be well below the noise (2 of 54 answers for 10 %): judged
     // against two standard deviations above it, so a young floor does not call noise "too fast".
     const sd = Math.sqrt(Math.max(share * (1 - share), 1 / from) / from);
-    return above(recent, share + 2 * sd, 0, Z_EXCEEDED);
+    return above(recent, share + 2 * sd, Z_EXCEEDED);
   }
 
   /**
@@ -102,7 +101,7 @@ export class NoiseFloor {
    */
   check(lately: Answers): void {
     this.lately = lately;
-    if (this.fresh.length > 0 && lately.answers >= CEILING_ANSWERS && !above(lately, STRAY, 0)) {
+    if (this.fresh.length > 0 && lately.answers >= CEILING_ANSWERS && !above(lately, STRAY)) {
       this.fresh.length = 0;
       this.freshLimited = 0;
     }
@@ -111,7 +110,7 @@ export class NoiseFloor {
   /** The floor, and how many answers it rests on (the fewer, the less sure it is). */
   private estimate(): { share: number; from: number } {
     const pooled: Answers = { answers: this.fresh.length, limited: this.freshLimited };
-    if (pooled.answers < MIN_FRESH || pooled.limited < MIN_FRESH_LIMITED || !above(pooled, STRAY, 0)) return { share: 0, from: 0 };
+    if (pooled.answers < MIN_FRESH || pooled.limited < MIN_FRESH_LIMITED || !above(pooled, STRAY)) return { share: 0, from: 0 };
     const share = pooled.limited / pooled.answers;
     if (share >= NOISE_CAP) return { share: 0, from: 0 };
     // The last minute's share at every pace bounds it (noise that dropped).
@@ -120,14 +119,9 @@ export class NoiseFloor {
   }
 }
 
-/**
- * k 429s of n answers are more than a share p explains, by z standard deviations of the count
- * (that of the answers, and that of p itself when it was learned from `knownFrom` answers),
- * plus half a call.
- */
-function above({ answers: n, limited: k }: Answers, p: number, knownFrom: number, z = Z): boolean {
-  const sd = Math.sqrt(n * p * (1 - p) * (1 + (knownFrom > 0 ? n / knownFrom : 0)));
-  return k > n * p + z * sd + 0.5;
+/** k 429s of n answers are more than a share p explains, by z standard deviations of the count, plus half a call. */
+function above({ answers: n, limited: k }: Answers, p: number, z = Z): boolean {
+  return k > n * p + z * Math.sqrt(n * p * (1 - p)) + 0.5;
 }
 
 /** The highest share these answers leave plausible (two standard deviations up). */

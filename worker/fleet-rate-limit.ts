@@ -130,9 +130,10 @@ export function fleetRateLimits(options: {
   /**
    * The hold recorded before this worker started, read from the account workflow's history:
    * a worker (re)started right after a 429 knows it before its first call, even when no worker
-   * has run the account workflow's task for that signal yet.
+   * has run the account workflow's task for that signal yet. Sets `pool` from the same history:
+   * the fresh answers of the last FRESH_MAX_AGE_MS, carried and reported.
    */
-  async function recordedHold(): Promise<number> {
+  async function readAccountHistory(): Promise<number> {
     try {
       const history = await client.workflow.getHandle(workflowId).fetchHistory();
       const converter = client.options.loadedDataConverter;
@@ -176,7 +177,7 @@ export function fleetRateLimits(options: {
     },
     async subscribe(listener) {
       listeners.push(listener);
-      const recorded = await recordedHold();
+      const recorded = await readAccountHistory();
       if (recorded > Date.now()) {
         known = Math.max(known, recorded);
         listener(recorded);
@@ -199,7 +200,7 @@ export function fleetRateLimits(options: {
       readTimer = setInterval(() => {
         if (!wanted()) return;
         // The hold read again is known already (or passed): only the pool is new here.
-        void recordedHold().then(() => {
+        void readAccountHistory().then(() => {
           if (pool && !stop.signal.aborted) adopt({ answers: pool.answers, limited: pool.limited });
         });
       }, FRESH_READ_MS);
