@@ -184,25 +184,27 @@ export class AccountPacer {
 
   /**
    * The API answered 429 with this Retry-After: hold the account and slow down, unless known
-   * noise explains it (then only the call itself waits). Says whether the pace took it as its
-   * own (and the fleet should be told).
+   * noise explains it (then only the call itself waits). Returns the end of the hold taken,
+   * which the fleet should be told, or null when the pace did not take the 429 as its own.
    */
-  recordRateLimited(retryAfterMs: number, turn?: Turn): boolean {
+  recordRateLimited(retryAfterMs: number, turn?: Turn): number | null {
     const t = this.now();
     this.lastLimitedAt = t;
     this.noteAnswer(t, true, turn);
     this.retryAfters.push(retryAfterMs);
     if (this.retryAfters.length > RETRY_AFTERS_KEPT) this.retryAfters.shift();
     const recent = this.tally.lately(t, { ms: RECENT_MS, answers: RECENT_ANSWERS, maxMs: RECENT_MAX_MS, notBefore: this.lastTakenAt });
-    if (!this.floor.exceeded(recent)) return false;
+    if (!this.floor.exceeded(recent)) return null;
     this.lastTakenAt = t;
     // Over a floor, which 429s are the limit's is unknown: its Retry-After is among the last
     // ones, and noise may name longer ones. The hold also gives the floor fresh calls to follow
     // the noise by (without it, noise that stopped beside a limit was never forgotten).
+    // The fleet is told this hold, not the 429's own Retry-After: a noise 429 that tips the
+    // count may name 5 s, and every worker (this one too, through the relay) would hold that long.
     const hold = this.knownNoise ? Math.min(...this.retryAfters) : retryAfterMs;
     this.holdUntil(t + hold);
     this.slowDown(t, hold);
-    return true;
+    return t + hold;
   }
 
   /** Another worker of the fleet was told to wait until `until`: the account is at its limit. */
@@ -210,9 +212,13 @@ export class AccountPacer {
     const t = this.now();
     if (until <= t) return;
     this.holdUntil(until);
-    // A worker that has not called lately (e.g. just started) learns nothing about its own share.
-    // Over known noise, this worker's own 429s tell whether its pace is over a limit.
-    if (this.acceptedPerSecond(t) > 0 && !this.knownNoise) this.slowDown(t, until - t);
+    // The hold answers the overshoot this worker's last answers show too: its own 429s are
+    // judged from here (else both workers held one after the other for the same overshoot,
+    // and the second hold let a refilled limit's tokens go unspent) ...
+    if (this.knownNoise) this.lastTakenAt = Math.max(this.lastTakenAt, t);
+    // ... and every worker that sends gives up its share of it, so the fleet's pace falls as one
+    // (a worker that has not called lately, e.g. just started, learns nothing about its share).
+    if (this.acceptedPerSecond(t) > 0) this.slowDown(t, until - t);
   }
 
   private acceptedPerSecond(t: number): number {
@@ -412,7 +418,8 @@ export function pacedCalls(
         const limited = classify.rateLimitOf(err);
         if (limited) {
           // Known noise is this call's own business: the fleet is told only of a limit.
-          if (pacer.recordRateLimited(limited.retryAfterMs, granted)) onRateLimited?.(Date.now() + limited.retryAfterMs);
+          const held = pacer.recordRateLimited(limited.retryAfterMs, granted);
+          if (held !== null) onRateLimited?.(held);
         } else if (classify.answered(err)) {
           pacer.recordAccepted(granted);
         }

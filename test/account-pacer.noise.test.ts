@@ -54,15 +54,17 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
   });
 
   it.each(SEEDS)(
-    'with 10 %% of 429s beside a real limit (2 workers), it spends at least 0.8 of what the limit alone allows (seed %i)',
+    'with 10 %% of 429s beside a real limit (2 workers), it spends at least 0.87 of what the limit alone allows (seed %i)',
     async (seed) => {
       const clean = await simulate({ seconds: 240, limit: () => 40, demand: BACKLOG, workers: 2, seed });
       const noisy = await simulate({ seconds: 240, limit: () => 40, ...NOISE, demand: BACKLOG, workers: 2, seed });
       expect(learnedAt(noisy)).not.toBeNull();
-      expect(noisy.acceptedPerSecond(120, 240)).toBeGreaterThanOrEqual(0.8 * clean.acceptedPerSecond(120, 240));
+      // The noise takes its tokens before it refuses: 0.9 is all there is. One overshoot holds
+      // the fleet once, for the limit's Retry-After, and every worker that sends slows down.
+      expect(noisy.acceptedPerSecond(120, 240)).toBeGreaterThanOrEqual(0.87 * clean.acceptedPerSecond(120, 240));
       // The limit still holds the pace: its own 429s stay within what the noise's margin hides
       // (they use none of its tokens; a tighter margin cost the bench more in false alarms).
-      expect(noisy.limitShare(120, 240)).toBeLessThanOrEqual(0.15);
+      expect(noisy.limitShare(120, 240)).toBeLessThanOrEqual(0.1);
     },
   );
 

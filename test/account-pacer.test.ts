@@ -193,7 +193,7 @@ describe('AccountPacer', () => {
       try {
         const pacer = await busyPacer(10, false);
         for (let i = 0; i < 6; i++) {
-          expect(pacer.recordRateLimited(1000)).toBe(true);
+          expect(pacer.recordRateLimited(1000)).not.toBeNull();
           await vi.advanceTimersByTimeAsync(1000);
           await turns(pacer, 10, (j) => j === 9);
         }
@@ -201,7 +201,7 @@ describe('AccountPacer', () => {
         pacer.adoptFleetFresh({ answers: 300, limited: 30 });
         expect(pacer.snapshot().noiseShare).toBeNull();
         expect(pacer.wantsFleetFresh()).toBe(false);
-        expect(pacer.recordRateLimited(1000)).toBe(true);
+        expect(pacer.recordRateLimited(1000)).not.toBeNull();
       } finally {
         vi.useRealTimers();
       }
@@ -214,7 +214,7 @@ describe('AccountPacer', () => {
         let refused = 0;
         while (pacer.snapshot().noiseShare === null && refused < 10) {
           const limitedAt = Date.now();
-          expect(pacer.recordRateLimited(1000)).toBe(true);
+          expect(pacer.recordRateLimited(1000)).not.toBeNull();
           expect(pacer.nextCallAt()).toBeGreaterThanOrEqual(limitedAt + 1000);
           refused++;
           await vi.advanceTimersByTimeAsync(1000);
@@ -225,14 +225,49 @@ describe('AccountPacer', () => {
         expect(pacer.snapshot().slowStart).toBe(true); // the cuts it made are searched back
         await turns(pacer, 20);
         const before = pacer.snapshot().rate;
-        expect(pacer.recordRateLimited(3000)).toBe(false);
+        expect(pacer.recordRateLimited(3000)).toBeNull();
         expect(pacer.nextCallAt()).toBeLessThan(Date.now() + 1000);
         expect(pacer.snapshot().rate).toBe(before);
         // Far more 429s than the noise's share: the pace is over a limit again.
         let taken = 0;
-        for (let i = 0; i < 20; i++) if (pacer.recordRateLimited(1000, await granted(pacer.acquire('tracking')))) taken++;
+        for (let i = 0; i < 20; i++) if (pacer.recordRateLimited(1000, await granted(pacer.acquire('tracking'))) !== null) taken++;
         expect(taken).toBeGreaterThan(0);
         expect(pacer.snapshot().rate).toBeLessThan(before);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it("over known noise, a 429 that shows a limit holds the fleet for the limit's Retry-After, not the longer one a noise 429 named", async () => {
+      try {
+        const pacer = await busyPacer();
+        while (pacer.snapshot().noiseShare === null) {
+          pacer.recordRateLimited(1000);
+          await vi.advanceTimersByTimeAsync(1000);
+          await turns(pacer, 10, (i) => i === 9);
+        }
+        await turns(pacer, 20);
+        const told: number[] = [];
+        const calls = pacedCalls(
+          pacer,
+          { rateLimitOf: (err) => (err instanceof Error ? { retryAfterMs: Number(err.message) } : null), answered: () => true },
+          (until) => told.push(until),
+        );
+        // A burst of 429s far over the noise's share: the pace is over a limit, whose 429s name
+        // 1 s; every other one is noise that names 5 s.
+        const refusedAt: number[] = [];
+        for (let i = 0; i < 40 && told.length === 0; i++) {
+          const retryAfter = i % 2 === 0 ? '1000' : '5000';
+          const call = calls.run('tracking', () => Promise.reject(new Error(retryAfter)), new AbortController().signal).catch(() => {});
+          let done = false;
+          void call.then(() => (done = true));
+          do await vi.advanceTimersByTimeAsync(10);
+          while (!done);
+          refusedAt.push(Date.now());
+        }
+        expect(told).toHaveLength(1);
+        expect(told[0]! - refusedAt.at(-1)!).toBeLessThanOrEqual(1000);
+        expect(pacer.snapshot().notBefore).toBe(told[0]);
       } finally {
         vi.useRealTimers();
       }

@@ -5,8 +5,8 @@
  * whole seconds until a token, at least 1), then refuses a `noise` share of the calls it let
  * through at random (429, Retry-After drawn from `noiseRetryAfterS`): a quota shared with other
  * clients or a flaky proxy, which no pace causes. Each worker has its own pacer; a 429 its pacer
- * takes as the limit's reaches the other workers' pacers `relayMs` later, as the fleet channel
- * would, and the workers' fresh answers are pooled, read every 10 s by a worker learning noise
+ * takes as the limit's reaches every worker's pacer (its own too) `relayMs` later, as the fleet
+ * channel does, and the workers' fresh answers are pooled, read every 10 s by a worker learning noise
  * (worker/fleet-rate-limit.ts). A refused call waits its own Retry-After and tries again.
  */
 import { vi } from 'vitest';
@@ -145,11 +145,10 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
           pacer.recordAccepted(turn);
           return;
         }
-        if (pacer.recordRateLimited(retryAfterMs, turn)) {
-          const until = now + retryAfterMs;
-          pacers.forEach((other, i) => {
-            if (i !== w) setTimeout(() => other.recordFleetRateLimited(until), relayMs);
-          });
+        const until = pacer.recordRateLimited(retryAfterMs, turn);
+        if (until !== null) {
+          // The account workflow tells every subscriber, the worker that published too.
+          for (const each of pacers) setTimeout(() => each.recordFleetRateLimited(until), relayMs);
         }
         await sleep(retryAfterMs); // this call's own retry waits its Retry-After
       }
