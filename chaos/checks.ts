@@ -238,6 +238,8 @@ export interface ShipmentCounts {
   /** Anything else: still running in another phase, failed, terminated, never started. */
   stuck: number;
   stuckOrders: string[];
+  /** When the last finished shipment's workflow completed (epoch ms), for the run's throughput; null if none did. */
+  lastFinishedAt: number | null;
 }
 
 export interface PathResult {

@@ -34,7 +34,7 @@ Options:
   --tracking-step-ms <ms>  One tracking stage of the fakes; delivery after 4 (default ${DEFAULT_OPTIONS.trackingStepMs})
   --keep-429s           The random 429s go on after the fault phase while the shipments settle
                         (429s no pace causes): compare "settled ... after the faults stopped"
-                        with a run without it
+                        and "Throughput" with a run without it (same seed)
   --json                Print the report as JSON on stdout instead of the table
   -h, --help            Show this help
 
@@ -129,6 +129,13 @@ export function printReport(report: ChaosReport, write: (s: string) => void): vo
       `import: ${e.importRuns.length} run(s), exit code(s) ${e.importRuns.map((r) => r.exitCode).join(', ')}; ` +
       `settled ${e.settledAfterFaultsMs === null ? 'not before the deadline' : `${(e.settledAfterFaultsMs / 1000).toFixed(0)} s after the faults stopped`}` +
       `${e.keep429s ? ' (the random 429s went on while settling)' : ''}.\n`,
+  );
+  const t = report.throughput;
+  write(
+    t === null
+      ? 'Throughput: no shipment finished.\n'
+      : `Throughput: ${t.finished} shipments finished within ${t.seconds} s of the start, ${t.perMinute} a minute` +
+          ` (${e.keep429s ? 'put beside a run without --keep-429s, same seed' : 'put beside a run with --keep-429s, same seed'}).\n`,
   );
   const faults = (s: ChaosReport['stats']['ours']) =>
     Object.entries(s.requests)

@@ -36,6 +36,12 @@ export interface ChaosReport {
   /** The fakes' request logs, for the test to check the checks against. */
   logs: { ours: FakeRequest[]; plain: FakeRequest[] };
   elapsedMs: number;
+  /**
+   * Our path's shipments finished over the seconds from the start of the run to the last one
+   * finished: with the same seed, a run with --keep-429s beside one without shows what the
+   * noise costs. Null when none finished.
+   */
+  throughput: { finished: number; seconds: number; perMinute: number } | null;
   workDir: string;
 }
 
@@ -95,6 +101,18 @@ export function chaosReport(r: {
     stats: { ours: r.ours.fake.stats(), plain: r.plain.fake.stats() },
     logs: { ours: r.ours.fake.requestLog(), plain: r.plain.fake.requestLog() },
     elapsedMs: Date.now() - r.started,
+    throughput: throughputOf(r.ours.shipments, r.started),
     workDir: r.workDir,
+  };
+}
+
+/** Shipments finished a minute, from the start of the run to the last one finished. */
+export function throughputOf(shipments: ShipmentCounts | null, started: number): ChaosReport['throughput'] {
+  if (!shipments || shipments.finished === 0 || shipments.lastFinishedAt === null) return null;
+  const seconds = Math.max(1, (shipments.lastFinishedAt - started) / 1000);
+  return {
+    finished: shipments.finished,
+    seconds: Math.round(seconds),
+    perMinute: Math.round((shipments.finished / seconds) * 60 * 10) / 10,
   };
 }

@@ -12,7 +12,7 @@ import { ROOT, SHOP } from './orders';
  * stuck = anything else (still in another phase, failed, terminated, never started).
  */
 export async function shipmentCounts(client: Client, orderIds: readonly string[], o: { quick: boolean }): Promise<ShipmentCounts> {
-  const counts: ShipmentCounts = { finished: 0, waiting: 0, stuck: 0, stuckOrders: [] };
+  const counts: ShipmentCounts = { finished: 0, waiting: 0, stuck: 0, stuckOrders: [], lastFinishedAt: null };
   const queue = [...orderIds];
   await Promise.all(
     Array.from({ length: 16 }, async () => {
@@ -21,8 +21,11 @@ export async function shipmentCounts(client: Client, orderIds: readonly string[]
         let verdict: 'finished' | 'waiting' | 'stuck' = 'stuck';
         try {
           const description = await handle.describe();
-          if (description.status.name === 'COMPLETED') verdict = 'finished';
-          else if (description.status.name === 'RUNNING') {
+          if (description.status.name === 'COMPLETED') {
+            verdict = 'finished';
+            const closed = description.closeTime?.getTime() ?? null;
+            if (closed !== null && closed > (counts.lastFinishedAt ?? 0)) counts.lastFinishedAt = closed;
+          } else if (description.status.name === 'RUNNING') {
             // While settling, the search attribute is enough; the final count asks the workflow itself.
             const phase = o.quick ? description.typedSearchAttributes.get(SA.status) : (await handle.query(stateQuery)).phase;
             if (phase === 'awaiting_correction') verdict = 'waiting';

@@ -16,7 +16,7 @@ import {
   retryAfterViolations,
   type PathResult,
 } from '../chaos/checks';
-import { parseChaosArgs, UsageError } from '../chaos/main';
+import { parseChaosArgs, printReport, UsageError } from '../chaos/main';
 import { chaosOrders, runChaos } from '../chaos/run';
 
 function request(p: Partial<FakeRequest> & Pick<FakeRequest, 'endpoint' | 'receivedAt'>): FakeRequest {
@@ -131,7 +131,7 @@ describe('chaos checks on synthetic logs', () => {
       labels: { orders: 2, labels: 2, duplicateLabels: 0, ordersWithDuplicates: [], withoutLabel: [], neverRead: [], lost: [] },
       retryAfter: [],
       accountWide: { broken429s: 3, requestsInWindow: 9, rateLimited: 4 },
-      shipments: { finished: 1, waiting: 1, stuck: 0, stuckOrders: [] },
+      shipments: { finished: 1, waiting: 1, stuck: 0, stuckOrders: [], lastFinishedAt: null },
       leaks: [],
       logs: logVolume([
         '{"level":30,"msg":"shipping API call failed","kind":"rate_limited"}\n{"level":40,"msg":"shipping API call failed","kind":"server_error"}\n',
@@ -144,7 +144,7 @@ describe('chaos checks on synthetic logs', () => {
       ...clean,
       labels: { ...clean.labels, duplicateLabels: 1, ordersWithDuplicates: ['C-1'], neverRead: ['C-2'], lost: ['C-2'] },
       retryAfter: [{ resource: 'GET /tracking/x', account: 'a', rateLimitedAt: 0, retryAfterMs: 2000, nextAt: 1500, gapMs: 1500 }],
-      shipments: { finished: 1, waiting: 0, stuck: 1, stuckOrders: ['C-2'] },
+      shipments: { finished: 1, waiting: 0, stuck: 1, stuckOrders: ['C-2'], lastFinishedAt: null },
       leaks: ['worker-1.log'],
       logs: logVolume(['{"level":40,"msg":"Activity failed","taskToken":"CiQ2..."}\n']),
     });
@@ -235,4 +235,18 @@ it("a small chaos run: kills, one server restart, and counts that match the fake
   const withPlanted = retryAfterViolations([...report.logs.ours, planted]);
   expect(withPlanted.some((v) => v.rateLimitedAt === a429.at && v.nextAt === planted.receivedAt && v.gapMs === 10)).toBe(true);
   expect(report.table).toContain('| ours (import + 2 workers, Temporal) | 20 | 20 | 0 |');
+
+  // Its throughput, to put beside a run with --keep-429s: the finished shipments over the
+  // seconds from the start to the last one's close time.
+  const { throughput } = report;
+  expect(throughput).not.toBeNull();
+  expect(throughput!.finished).toBe(ours.shipments!.finished);
+  expect(ours.shipments!.lastFinishedAt!).toBeGreaterThan(started);
+  expect(throughput!.seconds * 1000).toBeLessThanOrEqual(report.elapsedMs + 500);
+  expect(Math.abs(throughput!.perMinute - (throughput!.finished / throughput!.seconds) * 60)).toBeLessThanOrEqual(
+    0.05 * throughput!.perMinute,
+  );
+  let printed = '';
+  printReport(report, (s) => (printed += s));
+  expect(printed).toContain(`Throughput: ${throughput!.finished} shipments finished within ${throughput!.seconds} s of the start`);
 }, 150_000);
