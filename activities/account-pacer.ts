@@ -33,14 +33,23 @@ const CLASSES: readonly CallClass[] = ['label', 'order', 'tracking'];
 /**
  * A call sent within FRESH_MS after a hold of at least FRESH_HOLD_MS ended is fresh while this
  * worker's calls since the hold stay within what the API accepted of it a second over the
- * FRESH_RATE_MS before (holds included): that once (a limit refilled at least a second's worth
- * while the fleet held) and once more for every second since (what it refills meanwhile). A
- * limit cannot refuse such calls, even one that just fell by half; noise refuses its share.
+ * FRESH_RATE_MS before (holds included), or half the pace the hold found if more: that
+ * once (a limit refilled at least a second's worth while the fleet held) and once more for every
+ * second since (what it refills meanwhile). A limit cannot refuse such calls, even one that just
+ * fell by half; noise refuses its share.
  */
 const FRESH_MS = 3000;
 const FRESH_HOLD_MS = 1000;
 /** What the API accepted of this worker before a hold: the calls a second over this long (holds included). */
 const FRESH_RATE_MS = 5000;
+/**
+ * Or this share of the pace the hold found, if more. Under a limit alone the pace stands near
+ * what the API accepts (and the calls after a hold go at the pace its 429 cut), so a limit that
+ * did not fall to under half at once refills at least that. Without it, 429s that held the fleet
+ * every few seconds (holds counted) left so few fresh calls that learning 10 % noise took 20-75 s
+ * in the simulation and 90-200 s in the bench, the fleet sending 2 calls a second meanwhile.
+ */
+const FRESH_PACE_SHARE = 0.5;
 /** The last 429s' Retry-After, for the limit's among them. */
 const RETRY_AFTERS_KEPT = 10;
 /** Over a floor, a 429 is judged by the last 5 s of answers, or as far back as 30 s to have 50. */
@@ -167,7 +176,8 @@ export class AccountPacer {
     const t = this.now();
     if (this.notBefore <= t) {
       this.heldSince = t;
-      this.freshRate = this.successes.filter((s) => s >= t - FRESH_RATE_MS).length / (FRESH_RATE_MS / 1000);
+      const accepted = this.successes.filter((s) => s >= t - FRESH_RATE_MS).length / (FRESH_RATE_MS / 1000);
+      this.freshRate = Math.max(accepted, FRESH_PACE_SHARE * this.rate);
     }
     this.notBefore = until;
     this.sentSinceHold = 0;
@@ -213,8 +223,8 @@ export class AccountPacer {
     if (until <= t) return;
     this.holdUntil(until);
     // The hold answers the overshoot this worker's last answers show too: its own 429s are
-    // judged from here (else both workers held one after the other for the same overshoot,
-    // and the second hold let a refilled limit's tokens go unspent) ...
+    // judged from here (else both workers held one after the other for the same overshoot, and
+    // the second hold let a refilled limit's tokens go unspent) ...
     if (this.knownNoise) this.lastTakenAt = Math.max(this.lastTakenAt, t);
     // ... and every worker that sends gives up its share of it, so the fleet's pace falls as one
     // (a worker that has not called lately, e.g. just started, learns nothing about its share).

@@ -69,6 +69,18 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
   );
 
   it.each(SEEDS)(
+    'with 10 %% of 429s from the start beside a limit (2 workers), the fleet knows them within 30 s and spends the limit after (seed %i)',
+    async (seed) => {
+      // Before the noise is known each 429 holds the fleet for its Retry-After (1-5 s): the
+      // fleet sends about 2 calls a second, so the fresh calls must be had from the pace too.
+      const run = await simulate({ seconds: 60, limit: () => 20, ...NOISE, demand: BACKLOG, workers: 2, seed, initialRate: 10 });
+      expect(learnedAt(run)).not.toBeNull();
+      expect(learnedAt(run)!).toBeLessThanOrEqual(30);
+      expect(run.acceptedPerSecond(30, 60)).toBeGreaterThanOrEqual(0.8 * 0.9 * 20);
+    },
+  );
+
+  it.each(SEEDS)(
     'when the noise stops, it is forgotten and the pace is back to the limit with at most 1 %% 429s (seed %i)',
     async (seed) => {
       const run = await simulate({

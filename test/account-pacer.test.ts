@@ -130,9 +130,9 @@ describe('AccountPacer', () => {
 
   describe('429s it did not cause', () => {
     /** A pacer on the fake clock that had `perSecond` calls a second accepted for 5 s. */
-    async function busyPacer(perSecond = 10, learnNoise = true) {
+    async function busyPacer(perSecond = 10, learnNoise = true, pace = 10) {
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
-      const pacer = new AccountPacer({ initialRate: 10, maxRate: 10, learnNoise });
+      const pacer = new AccountPacer({ initialRate: pace, maxRate: pace, learnNoise });
       for (let i = 0; i < 5 * perSecond; i++) {
         pacer.recordAccepted(await granted(pacer.acquire('tracking')));
         await vi.advanceTimersByTimeAsync(1000 / perSecond - 10);
@@ -177,16 +177,22 @@ describe('AccountPacer', () => {
       }
     });
 
-    it('marks no more calls fresh than what the API accepted before allows', async () => {
-      try {
-        const pacer = await busyPacer(2); // 2 accepted a second
-        pacer.holdUntil(Date.now() + 1000); // relayed: no cut, the pace after it stays at 10 a second
-        const after = await turns(pacer, 20);
-        expect(after.filter((c) => c.fresh).length).toBe(2);
-        expect(after[0]!.fresh && after[1]!.fresh).toBe(true);
-      } finally {
-        vi.useRealTimers();
+    it('marks no more calls fresh than what the API accepted before, or half the pace, allows', async () => {
+      /** The calls after a hold of a second that are fresh, when the API accepted 2 a second before it at `pace`. */
+      async function freshAfterHold(pace: number): Promise<boolean[]> {
+        try {
+          const pacer = await busyPacer(2, true, pace);
+          pacer.holdUntil(Date.now() + 1000); // relayed: no cut, the pace after it stays
+          return (await turns(pacer, 20)).map((c) => c.fresh);
+        } finally {
+          vi.useRealTimers();
+        }
       }
+      // At 4 a second, half the pace is no more than the 2 accepted: 2 at once, 2 more a second,
+      // while calls go out at 4 a second: the first 3.
+      expect(await freshAfterHold(4)).toEqual([...Array(3).fill(true), ...Array(17).fill(false)]);
+      // At 10 a second (a pace 429s did not cut), half of it: 5 at once and 5 more a second: the first 9.
+      expect(await freshAfterHold(10)).toEqual([...Array(9).fill(true), ...Array(11).fill(false)]);
     });
 
     it('with SHIPPING_API_429_NOISE=off, learns nothing from fresh calls: every 429 holds and slows', async () => {
