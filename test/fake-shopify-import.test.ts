@@ -423,7 +423,9 @@ describe('fake Shopify import: webhooks', () => {
   });
 
   it('manages subscriptions through /_fake/webhooks, and close() stops deliveries', async () => {
-    const { shop } = await fresh({ webhooks: { backoffBaseMs: 50 } });
+    // A backoff far longer than the checks below take on a loaded machine (at 50 ms the retry
+    // sometimes came before the queue was read, and the test saw two attempts).
+    const { shop } = await fresh({ webhooks: { backoffBaseMs: 5_000 } });
     const hook = await receiver(() => 500);
     const bad = await admin(shop, 'POST', 'webhooks', { topic: 'orders/deleted', address: hook.url });
     expect(bad.status).toBe(400);
