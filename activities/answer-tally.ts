@@ -36,19 +36,15 @@ export class AnswerTally {
 
   /**
    * The answers of the last `ms` before `t`, or further back (doubling, up to `maxMs`) until
-   * at least `answers` came, but never from before `notBefore`; and their pace (answers a
-   * second over the window, which counts as at least a second).
+   * at least `answers` came, but never from before `notBefore`.
    */
-  lately(
-    t: number,
-    { ms, answers, maxMs, notBefore }: { ms: number; answers: number; maxMs: number; notBefore: number },
-  ): Answers & { pace: number } {
+  lately(t: number, { ms, answers, maxMs, notBefore }: { ms: number; answers: number; maxMs: number; notBefore: number }): Answers {
     let from = Math.max(notBefore, t - ms);
     let window = this.since(from);
     for (let back = ms * 2; window.answers < answers && back <= maxMs && from > notBefore; back *= 2) {
       from = Math.max(notBefore, t - back);
       window = this.since(from);
     }
-    return { ...window, pace: window.answers / Math.max(1, (t - from) / 1000) };
+    return window;
   }
 }

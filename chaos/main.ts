@@ -135,7 +135,7 @@ export function printReport(report: ChaosReport, write: (s: string) => void): vo
     t === null
       ? 'Throughput: no shipment finished.\n'
       : `Throughput: ${t.finished} shipments finished within ${t.seconds} s of the start, ${t.perMinute} a minute` +
-          ` (${e.keep429s ? 'put beside a run without --keep-429s, same seed' : 'put beside a run with --keep-429s, same seed'}).\n`,
+          ` (put beside a run ${e.keep429s ? 'without' : 'with'} --keep-429s, same seed).\n`,
   );
   const faults = (s: ChaosReport['stats']['ours']) =>
     Object.entries(s.requests)

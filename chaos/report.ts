@@ -107,7 +107,7 @@ export function chaosReport(r: {
 }
 
 /** Shipments finished a minute, from the start of the run to the last one finished. */
-export function throughputOf(shipments: ShipmentCounts | null, started: number): ChaosReport['throughput'] {
+function throughputOf(shipments: ShipmentCounts | null, started: number): ChaosReport['throughput'] {
   if (!shipments || shipments.finished === 0 || shipments.lastFinishedAt === null) return null;
   const seconds = Math.max(1, (shipments.lastFinishedAt - started) / 1000);
   return {

@@ -84,7 +84,7 @@ describe('AnswerTally', () => {
     for (let t = 0; t < 20_000; t += 100) tally.add(t, t % 1000 === 0); // 10 a second, 1 a second a 429
     expect(tally.since(10_000)).toEqual({ answers: 100, limited: 10 });
     const t = 20_000;
-    expect(tally.lately(t, { ms: 5_000, answers: 10, maxMs: 30_000, notBefore: 0 })).toEqual({ answers: 50, limited: 5, pace: 10 });
+    expect(tally.lately(t, { ms: 5_000, answers: 10, maxMs: 30_000, notBefore: 0 })).toEqual({ answers: 50, limited: 5 });
     // 5 s have 50 answers; 120 take going back to 20 s (the window doubles: 10 s, then 20 s).
     expect(tally.lately(t, { ms: 5_000, answers: 120, maxMs: 30_000, notBefore: 0 })).toMatchObject({ answers: 200, limited: 20 });
     expect(tally.lately(t, { ms: 5_000, answers: 120, maxMs: 30_000, notBefore: 17_000 })).toMatchObject({ answers: 30, limited: 3 });
