@@ -9,7 +9,7 @@ import type { ShippingApiClient } from '../shipping-api/client';
 import type { Checkpoint, LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
-import type { OrderIdentity, TrackingPolicy } from '../workflows/definitions';
+import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
 import { PaceWaitExceeded, UNPACED, type CallClass, type CallPacing } from './account-pacer';
 import { withHeartbeat } from './heartbeat';
 import {

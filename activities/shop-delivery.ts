@@ -11,11 +11,11 @@
  */
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import { makeShipmentEvent } from '../shop-sync/events';
+import { makeShipmentEvent } from '../domain/events';
 import type { ShopConnector, ShopConnectors } from '../shop-sync/connectors';
 import { PlatformConnections } from '../shop-sync/platform/connections';
 import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
-import type { OrderIdentity, PlatformRefs, ShopDeliveryResult, ShopEventDraft } from '../workflows/definitions';
+import type { OrderIdentity, PlatformRefs, ShopDeliveryResult, ShopEventDraft } from '../domain/shipment';
 import { withHeartbeat } from './heartbeat';
 import { apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE, streakStillCounts } from './failures';
 

@@ -8,8 +8,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { importRecords } from '../client/import/engine';
-import { startShipment } from '../client/start-shipment';
+import { importRecords } from '../order-import/engine';
+import { startShipment } from '../order-import/start-shipment';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { PlatformConnections } from '../shop-sync/platform/connections';
 import { describeStop, StopDelivery } from '../shop-sync/platform/result';

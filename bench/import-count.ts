@@ -6,7 +6,8 @@
  */
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { WORKFLOW_TYPE, type ShipmentInput } from '../workflows/definitions';
+import { WORKFLOW_TYPE } from '../workflows/definitions';
+import { type ShipmentInput } from '../domain/shipment';
 import { sleep } from './stack';
 
 export interface ImportCounts {

@@ -11,9 +11,9 @@
  * workflow tasks per shipment up to tracking, and calls made while a 429's Retry-After was running.
  */
 import { randomUUID } from 'node:crypto';
-import { startShipment } from '../client/start-shipment';
+import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi, type Faults } from '../fake-shipping-api/server';
-import { shipmentWorkflowId, type ShipmentInput } from '../workflows/definitions';
+import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, benchProcessEnv, ROOT, sleep, startWorkerProcess, type DevServer, type Proc } from './stack';
 

@@ -12,7 +12,7 @@
  */
 import { NativeConnection } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
-import { startShipment } from '../client/start-shipment';
+import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
@@ -21,7 +21,8 @@ import { loadShopConnectors } from '../shop-sync/connectors';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { platformConnectors } from '../test/helpers/platforms';
 import { createShipmentWorker } from '../worker/create-worker';
-import { stateQuery, type ShipmentInput } from '../workflows/definitions';
+import { stateQuery } from '../workflows/definitions';
+import { type ShipmentInput } from '../domain/shipment';
 import { oneShipment } from './history';
 import { benchOrder } from './orders';
 import { plainScript, type PlainScriptCounts } from './plain-platform-script';

@@ -9,11 +9,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { NativeConnection } from '@temporalio/worker';
-import { startShipment } from '../client/start-shipment';
+import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { startShopReceiver } from '../shop-receiver/server';
 import { DEFAULT_MAX_BACKOFF, loadShopConnectors } from '../shop-sync/connectors';
-import { makeShipmentEvent, type ShipmentEvent } from '../shop-sync/events';
+import { makeShipmentEvent, type ShipmentEvent } from '../domain/events';
 import { closeWebhookDispatcher, deliverWebhook } from '../shop-sync/webhook';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { parseDuration } from '../config/settings';

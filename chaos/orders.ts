@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FakeAccount } from '../fake-shipping-api/server';
-import type { ShipmentInput } from '../workflows/definitions';
+import type { ShipmentInput } from '../domain/shipment';
 
 export const ROOT = path.join(__dirname, '..');
 export const SHOP = 'chaos';

@@ -3,7 +3,8 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { SA, shipmentWorkflowId, stateQuery } from '../workflows/definitions';
+import { SA, stateQuery } from '../workflows/definitions';
+import { shipmentWorkflowId } from '../domain/shipment';
 import type { ShipmentCounts } from './checks';
 import { ROOT, SHOP } from './orders';
 

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
-import { DEFAULT_TRACKING_POLICY, type TrackingPolicy as TrackingPolicyShape } from '../workflows/definitions';
-import { TrackingPolicy } from '../workflows/schemas';
+import { DEFAULT_TRACKING_POLICY, type TrackingPolicy as TrackingPolicyShape } from '../domain/shipment';
+import { TrackingPolicy } from '../domain/schemas';
 import { CLIENT_DEFAULTS, type ShippingApiClientOptions } from '../shipping-api/client';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

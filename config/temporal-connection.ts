@@ -22,7 +22,7 @@ import {
   type ConfigDataSource,
 } from '@temporalio/envconfig';
 import { z } from 'zod';
-import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
+import { DEFAULT_TASK_QUEUE } from '../domain/shipment';
 import { ConfigError, parseEnv, parseHostPort, type Env } from './settings';
 
 export const TEMPORAL_DEFAULTS = { address: 'localhost:7233', namespace: 'default', taskQueue: DEFAULT_TASK_QUEUE } as const;

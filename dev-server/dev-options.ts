@@ -15,7 +15,7 @@ import {
   DEV_API_TOKEN,
   LOCAL_NAMESPACE as NAMESPACE,
 } from '../launcher/defaults';
-import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
+import { DEFAULT_TASK_QUEUE } from '../domain/shipment';
 import { PLATFORM_SHOPS } from './example-shops';
 import { REPO_ROOT } from './temporal-cli';
 

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseCsv } from '../client/import/csv';
+import { parseCsv } from '../order-import/csv';
 import { REPO_ROOT } from './temporal-cli';
 
 /** The shops of examples/platform-orders.ndjson, wired by npm run dev to the fake Shopify and WooCommerce stores. */

@@ -4,7 +4,7 @@
  * environment their workers get.
  */
 import { DEV_API_KEY, DEV_API_TOKEN } from '../fake-shipping-api/server';
-import { DEFAULT_TASK_QUEUE } from '../workflows/definitions';
+import { DEFAULT_TASK_QUEUE } from '../domain/shipment';
 
 /** The credentials the fake shipping API expects unless told otherwise: its own definition. */
 export { DEV_API_KEY, DEV_API_TOKEN };

@@ -12,7 +12,7 @@ import type { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { FAILURE_TYPES } from '../activities/failures';
-import { outcomeOfTag } from '../workflows/definitions';
+import { outcomeOfTag } from '../domain/shipment';
 import { courierLabels } from './courier-labels';
 import { labelsCreated, labelsRejected, rateLimited, recordShopDelivery, trackingCompleted } from './counters';
 

@@ -4,7 +4,7 @@
  * order the mapping cannot handle becomes a record with its problems (a rejection naming the
  * field and the platform's order id); an order that needs no label from us is counted as skipped.
  */
-import type { SourceRecord } from '../client/import/source';
+import type { SourceRecord } from '../order-import/source';
 import { mapOrder } from './mapping';
 import type { PlatformOrder } from './order';
 import type { ImportMapping } from './settings';

@@ -5,7 +5,7 @@
  * shop was told. The file is the owner's only (0600): events name orders and tracking numbers.
  */
 import fs from 'node:fs';
-import { ShipmentEvent } from '../shop-sync/events';
+import { ShipmentEvent } from '../domain/events';
 import type { ReceiverStore } from './store';
 
 /** Lines longer than this are not an event the receiver wrote: skipped on replay. */

@@ -6,7 +6,7 @@ import { fieldProblems, type FieldProblem } from '../shipping-api/contract';
 import { InvalidFaultsError, mulberry32, TokenBuckets } from '../fake-shipping-api/faults';
 import { WebhookSecrets } from '../shop-sync/webhook';
 import { cloneFaults, NO_FAULTS, ReceiverFaultsPatch, type ReceiverFaults } from './faults';
-import type { ShipmentEvent } from '../shop-sync/events';
+import type { ShipmentEvent } from '../domain/events';
 import type { EventJournal } from './journal';
 import { ReceiverStore } from './store';
 import { RECEIVER_DEFAULTS, type ShopReceiverOptions, type ShopReceiverState, type ShopReceiverStats } from './types';

@@ -10,7 +10,7 @@
  * - record every arrival so tests can assert order: sequences in arrival order, gaps,
  *   out-of-order arrivals, and the sequences still missing.
  */
-import type { LastCheckpoint, Outcome, ShipmentEvent, ShipmentEventType } from '../shop-sync/events';
+import type { LastCheckpoint, Outcome, ShipmentEvent, ShipmentEventType } from '../domain/events';
 
 export interface OrderRejection {
   revision: number;

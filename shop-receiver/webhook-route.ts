@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { fieldProblems } from '../shipping-api/contract';
-import { ShipmentEvent, shipmentEventId } from '../shop-sync/events';
+import { ShipmentEvent, shipmentEventId } from '../domain/events';
 import { header, parseJson, readBody } from '../local-http';
 import { error, type ReceiverAnswer } from './answers';
 import { isGone } from './faults';

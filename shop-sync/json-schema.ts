@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ShipmentEvent } from './events';
+import { ShipmentEvent } from '../domain/events';
 
 export const SCHEMA_PATH = path.resolve(__dirname, '..', 'docs', 'shipment-event.schema.json');
 
@@ -19,7 +19,7 @@ export function shipmentEventJsonSchema(): string {
   const { $schema, ...rest } = z.toJSONSchema(ShipmentEvent, { io: 'input', target: 'draft-2020-12' });
   const document = {
     $schema,
-    $comment: 'Generated from shop-sync/events.ts by `npm run shop-sync:schema`; do not edit by hand.',
+    $comment: 'Generated from domain/events.ts by `npm run shop-sync:schema`; do not edit by hand.',
     ...rest,
   };
   return `${JSON.stringify(document, null, 2)}\n`;

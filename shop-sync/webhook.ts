@@ -15,7 +15,7 @@ import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { fieldProblems } from '../shipping-api/contract';
 import { readRetryAfterMs } from '../shipping-api/retry-after';
-import { ShipmentEvent } from './events';
+import { ShipmentEvent } from '../domain/events';
 import { describeNetworkError } from './platform/http';
 
 export const USER_AGENT = 'shipping-sync-worker/0.1 (shop-sync; Standard Webhooks v1)';

@@ -8,7 +8,7 @@ import fs, { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startShipment } from '../client/start-shipment';
+import { startShipment } from '../order-import/start-shipment';
 import { NAMESPACE_RETENTION_DAYS } from '../cluster/config';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../cluster/binaries';
 import { TEMPORAL_CLI_VERSION } from '../dev-server/temporal-cli';

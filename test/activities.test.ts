@@ -12,7 +12,7 @@ import { AccountPacer, pacedCalls } from '../activities/account-pacer';
 import { PACED_BY_ACCOUNT, type FailureDetails } from '../activities/failures';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { ShippingApiClient } from '../shipping-api/client';
-import { DEFAULT_TRACKING_POLICY } from '../workflows/definitions';
+import { DEFAULT_TRACKING_POLICY } from '../domain/shipment';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { labelRequest } from './helpers/orders';
 import { waitFor } from './helpers/wait';

@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor as poll } from './helpers/wait';
 import { EXIT } from '../client/cli-support';
 import { importCommand } from '../client/import/main';
-import { startShipment } from '../client/start-shipment';
-import { shipmentWorkflowId, WORKFLOW_TYPE, stateQuery, type ShipmentState } from '../workflows/definitions';
+import { startShipment } from '../order-import/start-shipment';
+import { WORKFLOW_TYPE, stateQuery, type ShipmentState } from '../workflows/definitions';
+import { shipmentWorkflowId } from '../domain/shipment';
 import { captureIo, REPO_ROOT, runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 

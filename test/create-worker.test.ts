@@ -4,7 +4,7 @@ import { createActivities } from '../activities';
 import { createShopDeliveryActivities } from '../activities/shop-delivery';
 import { ShippingApiClient } from '../shipping-api/client';
 import { loadShopConnectors } from '../shop-sync/connectors';
-import { DEFAULT_TRACKING_POLICY } from '../workflows/definitions';
+import { DEFAULT_TRACKING_POLICY } from '../domain/shipment';
 import { mergeActivities } from '../worker/create-worker';
 
 describe('mergeActivities', () => {

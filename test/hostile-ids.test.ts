@@ -8,10 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import { labelIdempotencyKey } from '../activities';
 import { printable, table } from '../client/cli-support';
-import { validateRecord } from '../client/import/record';
-import { checkStartableIdentity, InvalidOrderIdentity, MAX_WORKFLOW_ID_BYTES, startShipment } from '../client/start-shipment';
+import { validateRecord } from '../order-import/record';
+import { checkStartableIdentity, InvalidOrderIdentity, MAX_WORKFLOW_ID_BYTES, startShipment } from '../order-import/start-shipment';
 import { findShipment } from '../client/commands/shipment-lookup';
-import { shipmentWorkflowId } from '../workflows/definitions';
+import { shipmentWorkflowId } from '../domain/shipment';
 import type { Client } from '@temporalio/client';
 
 const labelRequest = { courier: 'ups', service: { productCode: 'UPS_STANDARD' }, shipment: {} };
@@ -120,7 +120,7 @@ describe('ids from outside', () => {
 
 describe('the import', () => {
   it('does not take two orders that share a workflow id for duplicates: both reach the start, which tells them apart', async () => {
-    const { importRecords } = await import('../client/import/engine');
+    const { importRecords } = await import('../order-import/engine');
     const started: string[] = [];
     async function* records() {
       for (const [line, shop, orderId] of [

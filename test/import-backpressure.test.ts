@@ -4,8 +4,8 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BacklogGate, workflowBacklogReader, type BacklogReading } from '../client/import/backlog-gate';
-import { startShipment } from '../client/start-shipment';
+import { BacklogGate, workflowBacklogReader, type BacklogReading } from '../order-import/backlog-gate';
+import { startShipment } from '../order-import/start-shipment';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';

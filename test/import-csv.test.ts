@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CsvParser, parseCsv, type CsvRow } from '../client/import/csv';
-import { checkHeader, CsvHeaderError, CsvOrderGrouper, rowsToRecord } from '../client/import/csv-orders';
-import { validateRecord } from '../client/import/record';
+import { CsvParser, parseCsv, type CsvRow } from '../order-import/csv';
+import { checkHeader, CsvHeaderError, CsvOrderGrouper, rowsToRecord } from '../order-import/csv-orders';
+import { validateRecord } from '../order-import/record';
 
 const fields = (rows: CsvRow[]) => rows.map((r) => r.fields);
 

@@ -11,9 +11,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../client/cli-support';
 import { importCommand } from '../client/import/main';
-import { KEPT_IN_RESULT } from '../client/import/engine';
-import { RECORD_LIMITS } from '../client/import/limits';
-import { decodeUtf8, INVALID_UTF8 } from '../client/import/utf8';
+import { KEPT_IN_RESULT } from '../order-import/engine';
+import { RECORD_LIMITS } from '../order-import/limits';
+import { decodeUtf8, INVALID_UTF8 } from '../order-import/utf8';
 import { captureIo, REPO_ROOT } from './helpers/cli';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'import-hostile-'));

@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliError, EXIT } from '../client/cli-support';
-import { importRecords } from '../client/import/engine';
+import { importRecords } from '../order-import/engine';
 import { importCommand } from '../client/import/main';
-import type { Preflight } from '../client/import/preflight';
-import { readRecords } from '../client/import/source';
+import type { Preflight } from '../order-import/preflight';
+import { readRecords } from '../order-import/source';
 import { captureIo } from './helpers/cli';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'import-edges-'));

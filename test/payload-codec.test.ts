@@ -18,7 +18,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../client/cli-support';
-import { startShipment } from '../client/start-shipment';
+import { startShipment } from '../order-import/start-shipment';
 import { dataConverterFor } from '../codec/data-converter';
 import { EncryptionCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, PayloadDecryptionError } from '../codec/encryption-codec';
 import { startCodecServer, type CodecServer } from '../codec/server';
@@ -31,7 +31,8 @@ import {
   type PayloadEncryptionSettings,
 } from '../config/settings';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
-import { cancelShipmentSignal, shipmentWorkflowId, stateQuery, type ShipmentInput, type ShipmentOutcome } from '../workflows/definitions';
+import { cancelShipmentSignal, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { createShipmentWorker } from '../worker/create-worker';
 import { FAST_TRACKING, TEST_CREDENTIALS } from './helpers/harness';
 import { rawRequest } from './helpers/api';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, expect, it } from 'vitest';
-import { shipmentWorkflowId } from '../workflows/definitions';
+import { shipmentWorkflowId } from '../domain/shipment';
 import { runCli } from './helpers/cli';
 import { startDevProcess } from './helpers/dev-process';
 import { waitFor } from './helpers/wait';

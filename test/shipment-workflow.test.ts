@@ -10,16 +10,9 @@ import { temporal } from '@temporalio/proto';
 
 const EventType = temporal.api.enums.v1.EventType;
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startShipment } from '../client/start-shipment';
-import {
-  cancelShipmentSignal,
-  resubmitLabelUpdate,
-  SA,
-  shipmentWorkflowId,
-  stateQuery,
-  type ShipmentInput,
-  type ShipmentOutcome,
-} from '../workflows/definitions';
+import { startShipment } from '../order-import/start-shipment';
+import { cancelShipmentSignal, resubmitLabelUpdate, SA, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { extraWorker, startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
 import { labelRequest, order } from './helpers/orders';
 import { waitFor } from './helpers/wait';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createShopDeliveryActivities, type DeliverShopEventsInput } from '../activities/shop-delivery';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
-import type { ShopEventDraft } from '../workflows/definitions';
+import type { ShopEventDraft } from '../domain/shipment';
 import { installQuietRuntime } from './helpers/temporal-env';
 
 const SECRET = `whsec_${Buffer.from('shop-delivery-activity-test-key!').toString('base64')}`;

@@ -15,7 +15,8 @@ import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce'
 import { applySchedule, cursorOf, importShops, triggerPull, triggerShop } from '../shop-import/schedule';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
-import { shipmentWorkflowId, WORKFLOW_TYPE, type ShipmentInput } from '../workflows/definitions';
+import { WORKFLOW_TYPE } from '../workflows/definitions';
+import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { shopPullScheduleId, type ShopPullResult } from '../workflows/shop-pull/definitions';
 import { runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';

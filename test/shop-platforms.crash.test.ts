@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startShipment } from '../client/start-shipment';
+import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';

@@ -6,11 +6,12 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startShipment } from '../client/start-shipment';
+import { startShipment } from '../order-import/start-shipment';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { loadShopConnectors } from '../shop-sync/connectors';
-import { stateQuery, type ShipmentInput, type ShipmentOutcome } from '../workflows/definitions';
+import { stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { type ShipmentInput } from '../domain/shipment';
 import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
 import { saveFixture } from './helpers/fixtures';

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeShipmentEvent } from '../shop-sync/events';
+import { makeShipmentEvent } from '../domain/events';
 import { closeWebhookDispatcher, deliverWebhook } from '../shop-sync/webhook';
 import { CLI_DEFAULT_PORT, HELP, parseCli, SECRETS_ENV } from '../shop-receiver/main';
 import { waitFor } from './helpers/wait';

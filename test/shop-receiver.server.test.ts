@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeShipmentEvent, type ShipmentEvent, type ShipmentEventInput } from '../shop-sync/events';
+import { makeShipmentEvent, type ShipmentEvent, type ShipmentEventInput } from '../domain/events';
 import { deliverWebhook, signWebhook, type DeliveryResult } from '../shop-sync/webhook';
 import { InvalidFaultsError, startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
 import { waitFor } from './helpers/wait';

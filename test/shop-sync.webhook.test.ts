@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { makeShipmentEvent, type ShipmentEvent } from '../shop-sync/events';
+import { makeShipmentEvent, type ShipmentEvent } from '../domain/events';
 import {
   classifyResponse,
   deliverWebhook,

@@ -1,7 +1,7 @@
 /** Poll intervals per tracking stage: how they are configured, and which one a shipment gets. */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadWorkerSettings, WORKER_DEFAULTS } from '../config/settings';
-import { DEFAULT_TRACKING_POLICY, NOT_REGISTERED_STAGE, type TrackingPolicy } from '../workflows/definitions';
+import { DEFAULT_TRACKING_POLICY, NOT_REGISTERED_STAGE, type TrackingPolicy } from '../domain/shipment';
 import { pollIntervalOf } from '../workflows/shipment';
 
 const REQUIRED = { SHIPPING_API_BASE_URL: 'http://127.0.0.1:4010', SHIPPING_API_KEY: 'k', SHIPPING_API_TOKEN: 't' };

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startShipment } from '../client/start-shipment';
+import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startShopReceiver, type WebhookAnswer } from '../shop-receiver/server';
 import { redeliverShopEventsUpdate, stateQuery, type ShipmentOutcome } from '../workflows/definitions';

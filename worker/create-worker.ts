@@ -15,7 +15,7 @@ import { PlatformConnections } from '../shop-sync/platform/connections';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
 import { WORKER_DEFAULTS } from '../config/settings';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
-import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../workflows/definitions';
+import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../domain/shipment';
 import { shipmentMetricsInterceptor } from '../metrics/activity-interceptor';
 
 export interface ShipmentWorkerOptions {

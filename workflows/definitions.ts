@@ -1,119 +1,20 @@
 /**
- * The shipment workflow's public surface: ids, input, state, outcome, operator messages and
- * search attributes. Imported by the workflow, the worker, the import script and the CLI, so
+ * The shipment workflow's public surface: its type, state, outcome, operator messages and search
+ * attributes (the domain's types it is built on are in domain/shipment.ts). Imported by the workflow, the worker, the import script and the CLI, so
  * each name exists once. Safe inside the workflow sandbox (no I/O, no Node APIs).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { z } from 'zod';
 import type { Checkpoint } from '../shipping-api/contract';
-import type * as schemas from './schemas';
-import type { ShipmentEventInput } from '../shop-sync/events';
+import type * as schemas from '../domain/schemas';
+import type { OrderIdentity, OutcomeKind, PlatformRefs, ShopDeliveryFailure, ShopEventDraft } from '../domain/shipment';
 
-export const DEFAULT_TASK_QUEUE = 'shipments';
 export const WORKFLOW_TYPE = 'shipmentWorkflow';
 
-// ---------------------------------------------------------------- order identity
-
-export type OrderIdentity = z.infer<typeof schemas.OrderIdentity>;
-
-/**
- * One workflow per shop order: the id is derived from the order, so a second start of the same
- * order finds the first. Components are URI-encoded so `a-b`/`c` and `a`/`b-c` cannot collide.
- */
-export function shipmentWorkflowId({ shop, orderId }: OrderIdentity): string {
-  return `shipment-${encodeURIComponent(shop)}-${encodeURIComponent(orderId)}`;
-}
-
-// ---------------------------------------------------------------- tracking policy
-
-/** How a shipment is tracked. Validated by workflows/schemas.ts where it is configured. */
-export interface TrackingPolicy {
-  /** Time between two GET /tracking polls where pollIntervalsMs names no stage. */
-  pollIntervalMs: number;
-  /**
-   * Poll interval per tracking stage, keyed by subtag (e.g. `InTransit_007`), tag (e.g.
-   * `OutForDelivery`) or `NotRegistered` (the courier has not registered the parcel yet, 404).
-   * Absent in policies recorded before change-driven tracking.
-   */
-  pollIntervalsMs?: Record<string, number>;
-  /** Tracking stops with outcome `tracking_timed_out` after this long without a terminal tag. */
-  maxTrackingMs: number;
-  /** Tags that end tracking. */
-  terminalTags: string[];
-  /** How long a rejected label waits for an operator's corrected data before it is abandoned. */
-  correctionTimeoutMs: number;
-  /** Continue-as-new once history has this many events, even if the server has not suggested it. */
-  historyEventLimit: number;
-  /**
-   * The shop's connector, as the worker's configuration names it when the shipment starts.
-   * Absent in policies recorded before shop sync.
-   */
-  shopSync?: ShopSyncPolicy;
-}
-
-export interface ShopSyncPolicy {
-  /** The shop's connector type, or null when the shop has none (its events are not sent). */
-  connector: 'webhook' | 'shopify' | 'woocommerce' | null;
-  /** How long one delivery keeps retrying before the shipment's shop sync counts as expired. */
-  deliveryWindowMs: number;
-  /** Cap of the exponential backoff between two attempts of a failed delivery. */
-  maxBackoffMs: number;
-}
-
-/** Key of pollIntervalsMs for a parcel the courier has not registered yet (tracking answers 404). */
-export const NOT_REGISTERED_STAGE = 'NotRegistered';
-
-const HOUR = 60 * 60 * 1000;
-
-/** Defaults, justified in docs/workflow.md, "Tracking cadence": carriers and aggregators refresh every few hours. */
-export const DEFAULT_TRACKING_POLICY: TrackingPolicy = {
-  pollIntervalMs: 3 * HOUR,
-  pollIntervalsMs: {
-    [NOT_REGISTERED_STAGE]: 2 * HOUR,
-    Pending: 6 * HOUR,
-    InfoReceived: 6 * HOUR,
-    InTransit: 3 * HOUR,
-    OutForDelivery: 1 * HOUR,
-    AvailableForPickup: 12 * HOUR,
-    AttemptFail: 2 * HOUR,
-    Unknown: 6 * HOUR,
-  },
-  maxTrackingMs: 60 * 24 * 60 * 60 * 1000,
-  terminalTags: ['Delivered', 'Exception', 'Cancelled'],
-  correctionTimeoutMs: 7 * 24 * 60 * 60 * 1000,
-  historyEventLimit: 10_000,
-};
-
-// ---------------------------------------------------------------- input, state, outcome
-
-export type ShipmentInput = z.infer<typeof schemas.ShipmentInput>;
+// ---------------------------------------------------------------- state and outcome
 
 export type ShipmentPhase = 'creating_label' | 'awaiting_correction' | 'reading_order' | 'tracking' | 'completed';
-
-export type OutcomeKind =
-  | 'delivered'
-  | 'exception'
-  | 'cancelled'
-  /** Tracking reached a tag configured as terminal that is none of the three above. */
-  | 'ended_on_tag'
-  | 'label_failed'
-  | 'cancelled_by_operator'
-  | 'tracking_timed_out';
-
-/** The outcome of tracking that reached a terminal tag (shared by the workflow and the worker's metrics). */
-export function outcomeOfTag(tag: string): OutcomeKind {
-  switch (tag) {
-    case 'Delivered':
-      return 'delivered';
-    case 'Exception':
-      return 'exception';
-    case 'Cancelled':
-      return 'cancelled';
-    default:
-      return 'ended_on_tag';
-  }
-}
 
 /** A failure as the workflow saw it: the typed error's data, never credentials. */
 export interface RecordedError {
@@ -172,21 +73,6 @@ export type ShopSyncStatus = 'no_connector' | 'delivering' | 'up_to_date' | 'fai
 /** Shop sync states that wait for an operator's redeliver. */
 export const SHOP_SYNC_STOPPED: readonly ShopSyncStatus[] = ['failed', 'gone', 'expired'];
 
-/** An event as the workflow emits it; the activity adds shop, order and the derived id. */
-export type ShopEventDraft = ShipmentEventInput extends infer E
-  ? E extends ShipmentEventInput
-    ? Omit<E, 'shop' | 'orderId'>
-    : never
-  : never;
-
-export interface ShopDeliveryFailure {
-  sequence: number;
-  /** HTTP status of the shop's answer, null for a network failure or timeout. */
-  status: number | null;
-  message: string;
-  at: string;
-}
-
 export interface ShopSyncState {
   status: ShopSyncStatus;
   /** Sequence of the last event emitted (events are numbered 1, 2, 3, … per order). */
@@ -198,29 +84,6 @@ export interface ShopSyncState {
   /** Why delivery stopped (failed, gone, expired); null while it goes on. */
   failure: ShopDeliveryFailure | null;
   /** Ids on the shop platform (Shopify, WooCommerce) written or adopted for this shipment. */
-  platform?: PlatformRefs;
-}
-
-/**
- * What a platform connector made for the shipment, kept so a later event writes to it and an
- * answer lost after a write is adopted, not written twice.
- */
-export interface PlatformRefs {
-  /** Shopify: the fulfillment carrying the label's tracking. */
-  fulfillmentId?: string;
-  /** WooCommerce: the Shipment Tracking item of the label's tracking number. */
-  trackingItemId?: string;
-}
-
-/** What a delivery of some of the pending events achieved. */
-export interface ShopDeliveryResult {
-  /** How many events of the batch, from its first, the shop acknowledged. */
-  delivered: number;
-  /** Delivery cannot go on without an operator (or the shop has no connector any more). */
-  stopped: (Omit<ShopDeliveryFailure, 'at'> & { reason: 'rejected' | 'gone' | 'no_connector' }) | null;
-  /** A first attempt's retryable failure: the workflow continues with the retried activity. */
-  retry: (Omit<ShopDeliveryFailure, 'at'> & { retryAfterMs: number | null }) | null;
-  /** Platform ids known after this delivery (platform connectors only). */
   platform?: PlatformRefs;
 }
 

@@ -15,7 +15,7 @@ import {
   type Io,
   spellCommands,
 } from '../cli-support';
-import { validateLabelRequest } from '../import/record';
+import { validateLabelRequest } from '../../order-import/record';
 import { findShipment } from './shipment-lookup';
 
 export const RESUBMIT_HELP = `Usage: shipments resubmit [--reason <text>] [--json] <shop> <orderId> <file>

@@ -4,9 +4,10 @@
  */
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
-import { SA, shipmentWorkflowId } from '../../workflows/definitions';
+import { SA } from '../../workflows/definitions';
+import { shipmentWorkflowId } from '../../domain/shipment';
 import { isNotFound, noShipment, printable, usageError } from '../cli-support';
-import { checkStartableIdentity, InvalidOrderIdentity } from '../start-shipment';
+import { checkStartableIdentity, InvalidOrderIdentity } from '../../order-import/start-shipment';
 
 export interface FoundShipment {
   workflowId: string;

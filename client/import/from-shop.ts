@@ -13,7 +13,7 @@ import { firstChangesPosition, type PullPosition } from '../../shop-import/curso
 import { pageRecords } from '../../shop-import/records';
 import { importShops } from '../../shop-import/schedule';
 import { OrderSource, type ImportConnector } from '../../shop-import/source';
-import type { SourceRecord } from './source';
+import type { SourceRecord } from '../../order-import/source';
 
 export interface ShopInput {
   connector: ImportConnector;

@@ -27,14 +27,22 @@ import {
   spellCommands,
 } from '../cli-support';
 import { TEMPORAL_CONNECTION_HELP } from '../../config/temporal-connection';
-import { BacklogGate, workflowBacklogReader } from './backlog-gate';
-import { importRecords, KEPT_IN_RESULT, type ImportResult, type Rejection, type StartFailure } from './engine';
-import { formatFromPath, FORMATS, readRecords, sniffFormat, type InputFormat, type SourceRecord } from './source';
-import { Preflight } from './preflight';
-import { Progress } from './progress';
-import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../start-shipment';
-import { RECORD_LIMITS } from './limits';
-import { decodeUtf8 } from './utf8';
+import { BacklogGate, workflowBacklogReader } from '../../order-import/backlog-gate';
+import { importRecords, KEPT_IN_RESULT, type ImportResult, type Rejection, type StartFailure } from '../../order-import/engine';
+import {
+  formatFromPath,
+  FORMATS,
+  InputError,
+  readRecords,
+  sniffFormat,
+  type InputFormat,
+  type SourceRecord,
+} from '../../order-import/source';
+import { Preflight } from '../../order-import/preflight';
+import { Progress } from '../../order-import/progress';
+import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../../order-import/start-shipment';
+import { RECORD_LIMITS } from '../../order-import/limits';
+import { decodeUtf8 } from '../../order-import/utf8';
 import { loadShopConnectors } from '../../shop-sync/connectors';
 import { ConfigError } from '../../config/settings';
 import { readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
@@ -230,6 +238,9 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     if (values.json) println(io.stdout, JSON.stringify(summary, null, 2));
     else println(io.stdout, summaryText(summary, values.rejects));
     return exitCode;
+  } catch (err) {
+    if (err instanceof InputError) throw usageError(err.message);
+    throw err;
   } finally {
     reading.abort();
     const [, , , rejectsClosed] = await Promise.allSettled([source.close(), catalog?.close(), temporal?.close(), rejects?.close()]);

@@ -2,10 +2,10 @@
  * What a platform connector's delivery of one event comes to, in the webhook sender's terms (so
  * the activity treats every connector alike), and the platform ids it learns on the way.
  */
-import type { LabelCreatedData, LabelRejectedData, ShipmentEvent, TrackingUpdatedData } from '../events';
+import type { LabelCreatedData, LabelRejectedData, ShipmentEvent, TrackingUpdatedData } from '../../domain/events';
 import { classifyResponse, type DeliveryResult } from '../webhook';
 import { excerpt } from './http';
-import type { PlatformRefs } from '../../workflows/definitions';
+import type { PlatformRefs } from '../../domain/shipment';
 
 export type { PlatformRefs };
 export type PlatformResult = Exclude<DeliveryResult, { kind: 'gone' }>;

@@ -10,7 +10,7 @@
  *   label.rejected    a tag and/or a line in the order's note
  *   shipment.completed nothing: its outcome reached the order as tracking events
  */
-import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../events';
+import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../../domain/events';
 import { StopDelivery, applyEvent, type PlatformConnection, type PlatformDelivery, type PlatformResult } from '../platform/result';
 import { ShopifyClient } from './client';
 import type { ShopifyConnector } from './config';

@@ -11,7 +11,7 @@
  *   shipment.completed nothing: its outcome reached the order as tracking
  */
 import { z } from 'zod';
-import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../events';
+import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../../domain/events';
 import { StopDelivery, applyEvent, type PlatformConnection, type PlatformDelivery, type PlatformResult } from '../platform/result';
 import { WooClient } from './client';
 import type { WooCommerceConnector } from './config';

@@ -2,7 +2,7 @@
  * The text of the order notes the WooCommerce connector writes. Deterministic from the event,
  * so a note already on the order is recognised by its text and never written twice.
  */
-import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../events';
+import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../../domain/events';
 
 /** `carrier`: the courier's provider name when the connector knows one, else its code. */
 export function labelNote(label: LabelCreatedData | null, number: string | null, carrierName?: string | null): string {

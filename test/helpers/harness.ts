@@ -9,7 +9,7 @@ import { startFakeShippingApi, type FakeShippingApi, type FakeShippingApiOptions
 import { createShipmentWorker } from '../../worker/create-worker';
 import type { ShippingApiClientOptions } from '../../shipping-api/client';
 import type { ShopConnectors } from '../../shop-sync/connectors';
-import type { TrackingPolicy } from '../../workflows/definitions';
+import type { TrackingPolicy } from '../../domain/shipment';
 import { createTestEnv, getWorkflowBundle } from './temporal-env';
 
 export const TEST_CREDENTIALS = { apiKey: 'test-key-5b1f0c', apiToken: 'test-token-9e77d2' };

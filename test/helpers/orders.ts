@@ -1,7 +1,7 @@
 /** Shop orders for workflow tests: markers steer the fake's tracking ending. */
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import { sampleLabelRequest } from './api';
-import type { ShipmentInput } from '../../workflows/definitions';
+import type { ShipmentInput } from '../../domain/shipment';
 
 export interface OrderOptions {
   /** Goes into customerOrderNumber: "EXCEPTION", "CANCEL" or "STALL" steer the fake's tracking. */

@@ -1,5 +1,6 @@
 /** How a shipment presents itself: the Web UI's current details and the summaries of its calls. */
-import type { ShipmentState, ShopEventDraft } from '../definitions';
+import type { ShipmentState } from '../definitions';
+import type { ShopEventDraft } from '../../domain/shipment';
 
 /** The Web UI's "current details" of the workflow (markdown). */
 export function currentDetails(state: ShipmentState): string {

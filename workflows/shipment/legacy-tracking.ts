@@ -16,7 +16,8 @@
  * `deprecatePatch` call too.
  */
 import { condition } from '@temporalio/workflow';
-import { outcomeOfTag, type ShipmentOutcome } from '../definitions';
+import { type ShipmentOutcome } from '../definitions';
+import { outcomeOfTag } from '../../domain/shipment';
 import { recordError, shippingErrorOf } from './failures';
 import { shippingApi } from './proxies';
 import type { ShipmentRun } from './run';

@@ -13,7 +13,7 @@ import {
   shopDeliveryOptions,
   TRACKING_ACTIVITY_OPTIONS,
 } from '../../activities/retry-options';
-import type { ShopSyncPolicy } from '../definitions';
+import type { ShopSyncPolicy } from '../../domain/shipment';
 
 /** A shipping API call as a regular activity, with the full retry policy. */
 export const shippingApi = (summary: string) => proxyActivities<ShipmentActivities>({ ...SHIPPING_ACTIVITY_OPTIONS, summary });

@@ -14,16 +14,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
-import type {
-  CancelShipment,
-  OutcomeKind,
-  ResubmitLabel,
-  ResubmitResult,
-  ShipmentInput,
-  ShipmentOutcome,
-  ShipmentState,
-  TrackingPolicy,
-} from '../definitions';
+import type { CancelShipment, ResubmitLabel, ResubmitResult, ShipmentOutcome, ShipmentState } from '../definitions';
+import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
 import { callApi, type ApiArgs, type ApiCall, type ApiResult } from './api-call';
 import { shipmentFailed } from './failures';
 import * as label from './label';

@@ -18,18 +18,14 @@ import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-en
 import { saveFixture } from '../../test/helpers/fixtures';
 import { labelRequest } from '../../test/helpers/orders';
 import { waitFor } from '../../test/helpers/wait';
+import { cancelShipmentSignal, redeliverShopEventsUpdate, resubmitLabelUpdate, stateQuery, type ShipmentOutcome } from '../definitions';
 import {
-  cancelShipmentSignal,
   DEFAULT_TRACKING_POLICY,
-  redeliverShopEventsUpdate,
-  resubmitLabelUpdate,
-  stateQuery,
   type ShipmentInput,
-  type ShipmentOutcome,
   type ShopDeliveryResult,
   type ShopEventDraft,
   type TrackingPolicy,
-} from '../definitions';
+} from '../../domain/shipment';
 
 /** One order's scripted activities. Unset calls answer as a healthy API and shop would. */
 interface Script {

@@ -5,15 +5,8 @@
  * at the end, pauses for continue-as-new, and redelivers when an operator asks.
  */
 import { CancellationScope, condition, isCancellation, log, patched, sleep } from '@temporalio/workflow';
-import {
-  SHOP_SYNC_STOPPED,
-  type RedeliverResult,
-  type ShipmentState,
-  type ShopDeliveryResult,
-  type ShopEventDraft,
-  type ShopSyncPolicy,
-  type ShopSyncState,
-} from '../definitions';
+import { SHOP_SYNC_STOPPED, type RedeliverResult, type ShipmentState, type ShopSyncState } from '../definitions';
+import { type ShopDeliveryResult, type ShopEventDraft, type ShopSyncPolicy } from '../../domain/shipment';
 import { describeEvents, formatDuration } from './details';
 import { describeFailure, isNonRetryable, ranOutOfTime, windowEnded } from './failures';
 import { FIRST_DELIVERY_HANDS_OVER, SHOP_DELIVERY_OUTLIVES_CANCEL } from './patches';

@@ -4,15 +4,8 @@
  */
 import type { CreatedLabel, TrackingChange, TrackingSnapshot } from '../../activities';
 import type { OrderDetail, TrackingRecord } from '../../shipping-api/contract';
-import {
-  NOT_REGISTERED_STAGE,
-  type OutcomeKind,
-  type ShipmentInput,
-  type ShipmentOutcome,
-  type ShipmentState,
-  type ShopSyncState,
-  type TrackingPolicy,
-} from '../definitions';
+import { type ShipmentOutcome, type ShipmentState, type ShopSyncState } from '../definitions';
+import { NOT_REGISTERED_STAGE, type OutcomeKind, type ShipmentInput, type TrackingPolicy } from '../../domain/shipment';
 
 export function initialState(input: ShipmentInput): ShipmentState {
   return {

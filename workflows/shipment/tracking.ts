@@ -5,7 +5,8 @@
  */
 import { CancellationScope, condition, isCancellation } from '@temporalio/workflow';
 import type { TrackingChange } from '../../activities';
-import { NOT_REGISTERED_STAGE, outcomeOfTag, type ShipmentOutcome } from '../definitions';
+import { type ShipmentOutcome } from '../definitions';
+import { NOT_REGISTERED_STAGE, outcomeOfTag } from '../../domain/shipment';
 import { formatDuration } from './details';
 import { recordError, shippingErrorOf, windowEnded } from './failures';
 import { trackingApi } from './proxies';

@@ -3,7 +3,8 @@
  * tracking until a terminal tag, telling the shop every change. Deterministic: every call to the
  * outside is an activity, time comes from the SDK's deterministic clock.
  */
-import type { ShipmentInput, ShipmentOutcome } from '../definitions';
+import type { ShipmentOutcome } from '../definitions';
+import type { ShipmentInput } from '../../domain/shipment';
 import { registerHandlers } from './handlers';
 import { ShipmentRun, type CarriedState } from './run';
 

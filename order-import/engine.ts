@@ -5,10 +5,10 @@
  * records between validation and a settled start. Reading waits while all slots are busy, so
  * memory and connections stay bounded however long the input is.
  */
-import type { FieldProblem } from '../../shipping-api/contract';
-import type { ShipmentInput } from '../../workflows/definitions';
-import { shipmentWorkflowId } from '../../workflows/definitions';
-import type { StartResult } from '../start-shipment';
+import type { FieldProblem } from '../shipping-api/contract';
+import type { ShipmentInput } from '../domain/shipment';
+import { shipmentWorkflowId } from '../domain/shipment';
+import type { StartResult } from './start-shipment';
 import { identityOf, validateRecord, type PlatformOf } from './record';
 import type { SourceRecord } from './source';
 import type { Preflight } from './preflight';

@@ -7,7 +7,8 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { ExternalId, fieldProblems, type FieldProblem } from '../shipping-api/contract';
-import { SA, shipmentWorkflowId, WORKFLOW_TYPE, type OrderIdentity, type ShipmentInput } from '../workflows/definitions';
+import { SA, WORKFLOW_TYPE } from '../workflows/definitions';
+import { shipmentWorkflowId, type OrderIdentity, type ShipmentInput } from '../domain/shipment';
 
 /**
  * The Temporal server's longest workflow id, in bytes: dynamic config `limit.maxIDLength`,

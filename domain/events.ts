@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { Checkpoint, ExternalId, fieldProblems } from '../shipping-api/contract';
-import type { OutcomeKind } from '../workflows/definitions';
+import type { OutcomeKind } from './shipment';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 

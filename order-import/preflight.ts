@@ -4,7 +4,7 @@
  * courier's products at most once per run (the first record of that courier waits for it; the
  * others share the answer), so 10,000 orders cost 1 + (number of couriers) requests.
  */
-import type { Courier, FieldProblem, LabelRequestWithoutKey, Product } from '../../shipping-api/contract';
+import type { Courier, FieldProblem, LabelRequestWithoutKey, Product } from '../shipping-api/contract';
 
 /** The part of ShippingApiClient the preflight needs. */
 export interface Catalog {

@@ -8,8 +8,8 @@
  * become numbers only when they look like one, and everything else is left to the contract
  * schemas, so a bad cell is reported with the same dotted field path as in a JSON import.
  */
-import type { FieldProblem } from '../../shipping-api/contract';
-import { dottedPath } from '../../shipping-api/contract';
+import type { FieldProblem } from '../shipping-api/contract';
+import { dottedPath } from '../shipping-api/contract';
 import type { CsvRow } from './csv';
 import { RECORD_LIMITS } from './limits';
 

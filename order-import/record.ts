@@ -4,9 +4,9 @@
  * dotted field path, the shape of the API's own validation error.
  */
 import { z } from 'zod';
-import { ExternalId, fieldProblems, LabelRequestWithoutKey, type FieldProblem } from '../../shipping-api/contract';
-import { ShipmentInput } from '../../workflows/schemas';
-import { workflowIdFits } from '../start-shipment';
+import { ExternalId, fieldProblems, LabelRequestWithoutKey, type FieldProblem } from '../shipping-api/contract';
+import { ShipmentInput } from '../domain/schemas';
+import { workflowIdFits } from './start-shipment';
 
 /**
  * What an import file may hold per order: the workflow input without the per-order tracking

@@ -6,14 +6,18 @@
  * (a JSON file that is not an array, an unknown CSV column) stops the run, before any record.
  */
 import { extname } from 'node:path';
-import type { FieldProblem } from '../../shipping-api/contract';
+import type { FieldProblem } from '../shipping-api/contract';
 import { CsvParser } from './csv';
 import { checkHeader, CsvHeaderError, CsvOrderGrouper, type CsvOrder } from './csv-orders';
-import { usageError } from '../cli-support';
-import { dottedPath } from '../../shipping-api/contract';
+import { dottedPath } from '../shipping-api/contract';
 import { INVALID_UTF8 } from './utf8';
 
 import { PREVIEW_CHARS, RECORD_LIMITS } from './limits';
+
+/** The input as a whole cannot be read (empty, not the format named, a broken CSV header): the command's usage exit. */
+export class InputError extends Error {
+  override readonly name = 'InputError';
+}
 
 export const FORMATS = ['ndjson', 'json', 'csv'] as const;
 export type InputFormat = (typeof FORMATS)[number];
@@ -92,7 +96,7 @@ export async function* readRecords(chunks: AsyncIterable<string>, format: InputF
     records++;
     yield record;
   }
-  if (records === 0 && blank) throw usageError('the input is empty: it holds no records (is it the right file?)');
+  if (records === 0 && blank) throw new InputError('the input is empty: it holds no records (is it the right file?)');
 }
 
 const READERS: Record<InputFormat, (chunks: AsyncIterable<string>) => AsyncGenerator<SourceRecord>> = {
@@ -257,7 +261,7 @@ async function* readJsonArray(chunks: AsyncIterable<string>): AsyncGenerator<Sou
         case 'before':
           if (isSpace(ch)) break;
           if (ch !== '[')
-            throw usageError(
+            throw new InputError(
               `the input is not a JSON array (line ${line} starts with "${ch}"); for one JSON object per line use --format ndjson`,
             );
           phase = 'expectElement';
@@ -341,7 +345,7 @@ async function* readCsv(chunks: AsyncIterable<string>): AsyncGenerator<SourceRec
           grouper = new CsvOrderGrouper(checkHeader(row));
           header = row.raw;
         } catch (err) {
-          if (err instanceof CsvHeaderError) throw usageError(err.message);
+          if (err instanceof CsvHeaderError) throw new InputError(err.message);
           throw err;
         }
         continue;

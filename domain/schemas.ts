@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { LabelRequestWithoutKey } from '../shipping-api/contract';
-import type { TrackingPolicy as TrackingPolicyShape } from './definitions';
+import type { TrackingPolicy as TrackingPolicyShape } from './shipment';
 
 export const OrderIdentity = z.object({
   shop: z.string().min(1).max(200),
