@@ -22,6 +22,7 @@ import { closeWebhookDispatcher } from '../shop-sync/webhook';
 import { callPacing, createShipmentWorker } from './create-worker';
 import { accountWorkflowId, fleetRateLimits } from './fleet-rate-limit';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
+import { secretsOfEnv } from './log-error';
 import { registry } from '../metrics/counters';
 import { watchCourierCodes } from '../metrics/courier-labels';
 import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
@@ -68,7 +69,7 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  const logger = createLogger(settings.logLevel, logDestination(settings.logFormat));
+  const logger = createLogger(settings.logLevel, logDestination(settings.logFormat), secretsOfEnv(process.env));
   try {
     Runtime.install({
       logger: new PinoTemporalLogger(logger),
