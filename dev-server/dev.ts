@@ -212,7 +212,9 @@ async function startShippingApi(o: DevOptions, scripts: Record<string, string>, 
   }
   out.say(`Starting the fake shipping API on port ${o.fakeApiPort}`);
   const { args, env } = fakeApiLaunch(o.fakeApiPort, o.trackingStepMs, settings);
-  const fakeApi = startChild('fake-api', launchScript(scripts, 'fake-api', args), env);
+  // Its labels survive a restart, so a shipment tracking at Ctrl-C is found (and delivered) after it.
+  const stateFile = ['--state-file', path.join(o.dataDir, 'fake-shipping-api.json')];
+  const fakeApi = startChild('fake-api', launchScript(scripts, 'fake-api', [...args, ...stateFile]), env);
   const listening = await fakeApi.waitForLine(FAKE_API_LISTENING, 60_000);
   if (!listening) throw new Error('fake-api did not print "Fake shipping API listening on <url>" within 60 s');
   return listening[1]!;
@@ -242,8 +244,10 @@ async function startShop(
   const pageUrl = `http://127.0.0.1:${o.shopPort}`;
   const shops = exampleShops();
   out.say(`Starting the fake Shopify and WooCommerce stores on ports ${o.shopifyPort} and ${o.wooCommercePort}`);
-  const stores = await startPlatformStores({ shopify: o.shopifyPort, wooCommerce: o.wooCommercePort }, (name, script, args) =>
-    startChild(name, launchScript(scripts, script, args), process.env),
+  const stores = await startPlatformStores(
+    { shopify: o.shopifyPort, wooCommerce: o.wooCommercePort },
+    (name, script, args) => startChild(name, launchScript(scripts, script, args), process.env),
+    o.dataDir,
   );
   const connectors = JSON.stringify({
     // Short, so a shop taken down in the demo catches up within seconds of coming back.
