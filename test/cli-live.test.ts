@@ -177,6 +177,32 @@ describe('status', () => {
   });
 });
 
+describe('attention', () => {
+  it('lists every shipment waiting for a person, oldest first, with the next command; exit 1 while any does', async () => {
+    const run = await cli('attention', '--json');
+    expect(run.code, run.stderr).toBe(EXIT.rejected);
+    const { shipments } = json(run.stdout) as { shipments: Array<{ reason: string; orderId: string; since: string; next: string }> };
+    const of = (reason: string) =>
+      shipments
+        .filter((s) => s.reason === reason)
+        .map((s) => s.orderId)
+        .sort();
+    expect(of('awaiting_correction')).toEqual(['BC-10240', 'LC-5531']);
+    expect(of('exception')).toEqual([...EXCEPTION].sort());
+    expect(shipments.map((s) => s.since)).toEqual(shipments.map((s) => s.since).sort());
+    expect(shipments.find((s) => s.orderId === 'LC-5531')!.next).toMatch(
+      /shipments resubmit lyon-ceramics LC-5531 <corrected-label\.json>/,
+    );
+
+    const human = await cli('attention');
+    expect(human.stdout).toMatch(/^SINCE\s+REASON\s+SHOP\s+ORDER\s+NEXT/);
+    expect(human.stdout).toMatch(/awaiting_correction\s+berlin-coffee\s+BC-10240\s+shipments status berlin-coffee BC-10240, then/);
+    // Ended ones are listed for the --since window only.
+    const none = await cli('attention', '--since', '1ms', '--json');
+    expect(json(none.stdout).shipments.filter((s: { reason: string }) => s.reason === 'exception')).toEqual([]);
+  });
+});
+
 describe('resubmit', () => {
   it('validates the file locally and names the bad fields; nothing is sent', async () => {
     const bad = path.join(tmp, 'bad-label.json');
@@ -336,7 +362,9 @@ describe('couriers, products, help and usage', () => {
 
   it('every command has --help; bad usage is exit 2; a config error prints its message', async () => {
     const helps = await Promise.all(
-      ['import', 'status', 'list', 'resubmit', 'redeliver', 'cancel', 'couriers', 'products'].map((c) => runCli([c, '--help'])),
+      ['import', 'status', 'list', 'attention', 'resubmit', 'redeliver', 'cancel', 'couriers', 'products'].map((c) =>
+        runCli([c, '--help']),
+      ),
     );
     for (const run of helps) {
       expect(run.code).toBe(EXIT.ok);

@@ -23,7 +23,8 @@ import { callPacing, createShipmentWorker } from './create-worker';
 import { accountWorkflowId, fleetRateLimits } from './fleet-rate-limit';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
 import { secretsOfEnv } from './log-error';
-import { registry } from '../metrics/counters';
+import { watchAttention } from '../metrics/attention-gauge';
+import { knownShops, registry } from '../metrics/counters';
 import { watchCourierCodes } from '../metrics/courier-labels';
 import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
 
@@ -143,6 +144,9 @@ async function main(): Promise<number> {
   });
   readiness.watch(worker, connection);
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter });
+  // The alerts' figures: per configured shop, and what waits for a person (metrics/).
+  knownShops(shopConnectors.shops);
+  watchAttention(client, (message, meta) => logger.warn(meta, message));
   await applyImportSchedules(client, shopConnectors, temporal.taskQueue, logger);
   let trigger: ShopTrigger | undefined;
   if (settings.shopTrigger) {
