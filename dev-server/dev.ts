@@ -170,8 +170,13 @@ async function startCodec(o: DevOptions, scripts: Record<string, string>): Promi
 }
 
 async function startTemporal(o: DevOptions, cli: string, codecUrl: string | undefined): Promise<{ address: string; dbFile: string }> {
-  fs.mkdirSync(o.dataDir, { recursive: true });
+  fs.mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
   const dbFile = path.join(o.dataDir, 'temporal.db');
+  // The database holds the orders (encrypted payloads, but search attributes and ids in clear):
+  // readable by you only, like the rest of the data folder. The server creates it (and its
+  // -wal/-shm companions) under the umask it inherits; one made by an older version is fixed here.
+  process.umask(0o077);
+  for (const file of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) if (fs.existsSync(file)) fs.chmodSync(file, 0o600);
   const address = `localhost:${o.temporalPort}`;
   const args = [
     ...['server', 'start-dev', '--db-filename', dbFile, '--port', String(o.temporalPort), '--ui-port', String(o.uiPort)],
