@@ -46,6 +46,7 @@ export interface ShopImportDeps {
 export function createShopImportActivities(deps: ShopImportDeps) {
   const now = deps.now ?? Date.now;
   const source = new OrderSource(deps.platforms, now);
+  const rejectionsSeen = new LastSeen(10_000);
 
   return {
     async pullShopOrders(input: PullPagesInput): Promise<PullPagesResult> {
@@ -94,11 +95,11 @@ export function createShopImportActivities(deps: ShopImportDeps) {
       onRejected: (rejection, record) => {
         const platformOrderId = (record as (typeof records)[number]).platformOrderId;
         failed.push({ platformOrderId, orderId: rejection.orderId, reasons: rejection.reasons });
-        ctx.log.warn('order not imported: it is tried again on the next pull', {
-          shop: connector.shop,
-          platformOrderId,
-          fields: rejection.reasons.map((r) => r.field),
-        });
+        // Re-read on every pull: warned when first rejected or its reasons change, not once a minute.
+        const meta = { shop: connector.shop, platformOrderId, fields: rejection.reasons.map((r) => r.field) };
+        if (rejectionsSeen.changed(`${connector.shop}\u0000${platformOrderId}`, JSON.stringify(rejection.reasons)))
+          ctx.log.warn('order not imported: it is tried again on the next pull', meta);
+        else ctx.log.debug('order still not imported (reasons unchanged)', meta);
       },
       onFailed: (failure) => void startFailures.push(failure.message),
     });
@@ -163,4 +164,18 @@ function platformFailure(err: unknown): never {
     nonRetryable: true,
     category: ApplicationFailureCategory.BENIGN,
   });
+}
+
+/** What was last seen per key, bounded (the oldest forgotten first): tells a change from a repeat. */
+class LastSeen {
+  private readonly seen = new Map<string, string>();
+  constructor(private readonly max: number) {}
+
+  changed(key: string, value: string): boolean {
+    if (this.seen.get(key) === value) return false;
+    this.seen.delete(key);
+    this.seen.set(key, value);
+    if (this.seen.size > this.max) this.seen.delete(this.seen.keys().next().value!);
+    return true;
+  }
 }

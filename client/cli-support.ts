@@ -49,7 +49,7 @@ export interface Io {
   env: Record<string, string | undefined>;
 }
 
-const COMMAND_NAMES = 'import|status|list|resubmit|redeliver|cancel|couriers|products|--help|<command>';
+const COMMAND_NAMES = 'import|status|list|attention|resubmit|redeliver|cancel|couriers|products|schedule|--help|<command>';
 const AS_BIN = new RegExp(`\\bshipments (?=(?:${COMMAND_NAMES})(?:\\s|$|\\W))`, 'g');
 
 /**

@@ -170,8 +170,13 @@ async function startCodec(o: DevOptions, scripts: Record<string, string>): Promi
 }
 
 async function startTemporal(o: DevOptions, cli: string, codecUrl: string | undefined): Promise<{ address: string; dbFile: string }> {
-  fs.mkdirSync(o.dataDir, { recursive: true });
+  fs.mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
   const dbFile = path.join(o.dataDir, 'temporal.db');
+  // The database holds the orders (encrypted payloads, but search attributes and ids in clear):
+  // readable by you only, like the rest of the data folder. The server creates it (and its
+  // -wal/-shm companions) under the umask it inherits; one made by an older version is fixed here.
+  process.umask(0o077);
+  for (const file of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) if (fs.existsSync(file)) fs.chmodSync(file, 0o600);
   const address = `localhost:${o.temporalPort}`;
   const args = [
     ...['server', 'start-dev', '--db-filename', dbFile, '--port', String(o.temporalPort), '--ui-port', String(o.uiPort)],
@@ -212,7 +217,9 @@ async function startShippingApi(o: DevOptions, scripts: Record<string, string>, 
   }
   out.say(`Starting the fake shipping API on port ${o.fakeApiPort}`);
   const { args, env } = fakeApiLaunch(o.fakeApiPort, o.trackingStepMs, settings);
-  const fakeApi = startChild('fake-api', launchScript(scripts, 'fake-api', args), env);
+  // Its labels survive a restart, so a shipment tracking at Ctrl-C is found (and delivered) after it.
+  const stateFile = ['--state-file', path.join(o.dataDir, 'fake-shipping-api.json')];
+  const fakeApi = startChild('fake-api', launchScript(scripts, 'fake-api', [...args, ...stateFile]), env);
   const listening = await fakeApi.waitForLine(FAKE_API_LISTENING, 60_000);
   if (!listening) throw new Error('fake-api did not print "Fake shipping API listening on <url>" within 60 s');
   return listening[1]!;
@@ -242,8 +249,10 @@ async function startShop(
   const pageUrl = `http://127.0.0.1:${o.shopPort}`;
   const shops = exampleShops();
   out.say(`Starting the fake Shopify and WooCommerce stores on ports ${o.shopifyPort} and ${o.wooCommercePort}`);
-  const stores = await startPlatformStores({ shopify: o.shopifyPort, wooCommerce: o.wooCommercePort }, (name, script, args) =>
-    startChild(name, launchScript(scripts, script, args), process.env),
+  const stores = await startPlatformStores(
+    { shopify: o.shopifyPort, wooCommerce: o.wooCommercePort },
+    (name, script, args) => startChild(name, launchScript(scripts, script, args), process.env),
+    o.dataDir,
   );
   const connectors = JSON.stringify({
     // Short, so a shop taken down in the demo catches up within seconds of coming back.

@@ -50,6 +50,10 @@ export const ShipmentInput = OrderIdentity.extend({
 export const ResubmitLabel = z.object({
   labelRequest: LabelRequestWithoutKey,
   reason: z.string().max(500).optional(),
+  /** The shop and order the operator's file names, when it was a whole import record. */
+  namedOrder: OrderIdentity.partial().optional(),
+  /** The operator said the data may name another order or sender (domain/correction.ts). */
+  acceptMismatch: z.boolean().optional(),
 });
 
 // The workflow sees only the interface in definitions.ts: fail the build if the two drift.

@@ -31,6 +31,9 @@ Flags:
   --port <port>                 TCP port, 0 = any free port (default ${CLI_DEFAULT_PORT})
   --tracking-step-ms <ms>       Length of one tracking stage (default ${DEFAULTS.trackingStepMs})
   --tracking-step-polls <n>     Advance tracking by polls instead: n GET /tracking calls per stage
+  --state-file <file>           Keep the labels in <file> (0600) and read them back at the next
+                                start: tracking goes on from their creation time
+                                (npm run dev: .data/fake-shipping-api.json)
   --reject-postal-code <code>   Destination postal code the courier rejects; repeatable,
                                 replaces the default list (default ${DEFAULTS.rejectPostalCodes.join(', ')})
   --seed <n>                    Seed of the PRNG behind every fault rate (default ${DEFAULTS.seed})
@@ -95,6 +98,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
         port: { type: 'string' },
         'tracking-step-ms': { type: 'string' },
         'tracking-step-polls': { type: 'string' },
+        'state-file': { type: 'string' },
         'reject-postal-code': { type: 'string', multiple: true },
         seed: { type: 'string' },
         'rate-limit': { type: 'string' },
@@ -130,6 +134,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   const trackingStepMs = num('tracking-step-ms', { integer: true, min: 0 });
   const trackingStepPolls = num('tracking-step-polls', { integer: true, min: 1 });
   const seed = num('seed', { integer: true, min: 0, max: 2 ** 32 - 1 });
+  const stateFile = str('state-file');
+  if (stateFile?.trim() === '') throw new CliError('--state-file: must not be empty');
 
   const rejectPostalCodes = list('reject-postal-code');
   if (rejectPostalCodes?.some((c) => c.trim() === '')) throw new CliError('--reject-postal-code: must not be empty');
@@ -184,7 +190,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
 
   return {
     kind: 'run',
-    options: { host, port, trackingStepMs, trackingStepPolls, rejectPostalCodes, seed, accounts, faults },
+    options: { host, port, trackingStepMs, trackingStepPolls, rejectPostalCodes, seed, accounts, faults, stateFile },
     extraAccountNames: accounts.slice(1).map((a) => a.name),
   };
 }

@@ -24,6 +24,7 @@ import { readLabel } from './routes/read-label';
 import { readOrder } from './routes/read-order';
 import { readTracking } from './routes/tracking';
 import { serveApi } from './serve-api';
+import { keepLabels } from './persistence';
 import { FakeState } from './state';
 import type { FakeShippingApi, FakeShippingApiOptions } from './types';
 
@@ -46,6 +47,10 @@ const ENDPOINTS: Readonly<Record<EndpointKey, EndpointHandler>> = {
 export async function startFakeShippingApi(options: FakeShippingApiOptions = {}): Promise<FakeShippingApi> {
   const host = options.host ?? DEFAULTS.host;
   const fake = new FakeState(options);
+  const kept =
+    options.stateFile === undefined
+      ? undefined
+      : keepLabels(options.stateFile, fake.labels, (message) => process.stderr.write(`${message}\n`));
   let closed = false;
   const { delay, releaseAll: releaseDelays } = cancellableDelays();
 
@@ -88,6 +93,7 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
     close: async () => {
       if (closed) return;
       closed = true;
+      kept?.close();
       releaseDelays();
       await http.stopListening();
     },

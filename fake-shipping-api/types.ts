@@ -11,6 +11,11 @@ export interface FakeAccount {
 }
 
 export interface FakeShippingApiOptions {
+  /**
+   * Keep the labels in this file across restarts (written at most once a second and at close, 0600;
+   * local-http/state-file.ts). Unset: memory only.
+   */
+  stateFile?: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0 (a random free port). */

@@ -8,6 +8,11 @@ import type { SeedOrder } from './seed';
 import type { ModifiedOnSave, TrackingSave } from './store';
 
 export interface FakeWooCommerceOptions {
+  /**
+   * Keep the orders and products in this file across restarts (written at most once a second and at close, 0600;
+   * local-http/state-file.ts). Unset: memory only.
+   */
+  stateFile?: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0 (a free port). */
@@ -184,6 +189,8 @@ export interface FakeWooCommerce {
   /** http://127.0.0.1:PORT; the API is under `${baseUrl}/wp-json/`. */
   baseUrl: string;
   port: number;
+  /** The orders were read back from `stateFile`. */
+  restored: boolean;
   /** Throws InvalidSeedError naming the field. Fires order.created (see webhooks.ts). */
   createOrder(seed: SeedOrder): FakeWooOrderView;
   /**

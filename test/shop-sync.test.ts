@@ -92,7 +92,8 @@ function receivedFor(orderId: string): ShipmentEvent[] {
 }
 
 async function shopDeliveries(result: string): Promise<number> {
-  return (await registry.getSingleMetric('shop_deliveries_total')!.get()).values.find((v) => v.labels.result === result)?.value ?? 0;
+  const series = (await registry.getSingleMetric('shop_deliveries_total')!.get()).values;
+  return series.filter((v) => v.labels.result === result).reduce((sum, v) => sum + v.value, 0);
 }
 
 function orderView(orderId: string) {

@@ -22,7 +22,9 @@ import { closeWebhookDispatcher } from '../shop-sync/webhook';
 import { callPacing, createShipmentWorker } from './create-worker';
 import { accountWorkflowId, fleetRateLimits } from './fleet-rate-limit';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
-import { registry } from '../metrics/counters';
+import { secretsOfEnv } from './log-error';
+import { watchAttention } from '../metrics/attention-gauge';
+import { knownShops, registry } from '../metrics/counters';
 import { watchCourierCodes } from '../metrics/courier-labels';
 import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
 
@@ -68,7 +70,7 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  const logger = createLogger(settings.logLevel, logDestination(settings.logFormat));
+  const logger = createLogger(settings.logLevel, logDestination(settings.logFormat), secretsOfEnv(process.env));
   try {
     Runtime.install({
       logger: new PinoTemporalLogger(logger),
@@ -142,6 +144,9 @@ async function main(): Promise<number> {
   });
   readiness.watch(worker, connection);
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter });
+  // The alerts' figures: per configured shop, and what waits for a person (metrics/).
+  knownShops(shopConnectors.shops);
+  watchAttention(client, (message, meta) => logger.warn(meta, message));
   await applyImportSchedules(client, shopConnectors, temporal.taskQueue, logger);
   let trigger: ShopTrigger | undefined;
   if (settings.shopTrigger) {

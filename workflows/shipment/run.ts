@@ -16,6 +16,7 @@ import {
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import type { CancelShipment, ResubmitLabel, ResubmitResult, ShipmentOutcome, ShipmentState } from '../definitions';
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
+import { correctionMismatches, describeMismatches } from '../../domain/correction';
 import { callApi, type ApiArgs, type ApiCall, type ApiResult } from './api-call';
 import { shipmentFailed } from './failures';
 import * as label from './label';
@@ -148,11 +149,14 @@ export class ShipmentRun {
     this.trackingScope?.cancel();
   }
 
-  validateResubmit(): void {
+  validateResubmit(request: ResubmitLabel): void {
     if (this.state.phase !== 'awaiting_correction') {
       throw new Error(`cannot resubmit: the shipment is ${this.state.phase}, not awaiting corrected label data`);
     }
     if (this.correction !== null) throw new Error('cannot resubmit: a resubmission is already being processed');
+    // Validators do not run on replay: refusing more here changes no recorded history.
+    const mismatches = correctionMismatches(this.state, this.labelRequest, request.labelRequest, request.namedOrder);
+    if (mismatches.length > 0 && request.acceptMismatch !== true) throw new Error(`cannot resubmit: ${describeMismatches(mismatches)}`);
   }
 
   /** Answers once the corrected label data was sent (or the shipment ended first). */
