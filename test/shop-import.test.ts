@@ -223,18 +223,23 @@ describe('WooCommerce (store at UTC+10, HPOS)', () => {
   it('orders edited and created while a pull pages through them: each one exactly one shipment', async () => {
     const made = Array.from({ length: 40 }, () => woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1 }] }));
     woo.setFaults({ latencyMs: 150 });
+    // Bounded: on a loaded machine an unbounded stream of edits can outrun the pull (it chases
+    // the orders that move to the end) and, left running after a timeout, leaks into later tests.
     let editing = true;
     const edits = (async () => {
-      for (let i = 0; editing; i++) {
+      for (let i = 0; editing && i < 40; i++) {
         woo.editOrder(made[i % 10]!.id, { customerNote: `edit ${i}` }); // the early ones move to the end
         if (i % 5 === 0) made.push(woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1 }] }));
         await sleep(120);
       }
     })();
-    await pullNow('pull-woo');
-    editing = false;
-    await edits;
-    woo.setFaults({ latencyMs: 0 });
+    try {
+      await pullNow('pull-woo');
+    } finally {
+      editing = false;
+      await edits;
+      woo.setFaults({ latencyMs: 0 });
+    }
     await pullNow('pull-woo'); // the orders created at the end of the first pull
     for (const o of made) {
       const started = await input('pull-woo', `W-${o.number}`);
