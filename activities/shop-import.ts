@@ -13,7 +13,7 @@ import { startShipment } from '../order-import/start-shipment';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { PlatformConnections } from '../shop-sync/platform/connections';
 import { describeStop, StopDelivery } from '../shop-sync/platform/result';
-import { SHOP_BUSY, SHOP_UNAVAILABLE } from './failures';
+import { activityFailure, SHOP_BUSY, SHOP_UNAVAILABLE } from './failures';
 import { advanceCursor, type PullCursor } from '../shop-import/cursor';
 import { pageRecords } from '../shop-import/records';
 import { saveCursor } from '../shop-import/schedule';
@@ -155,7 +155,7 @@ function platformFailure(err: unknown): never {
   if (!(err instanceof StopDelivery)) throw err;
   const result = err.result;
   const message = `reading the shop: ${describeStop(result)}`;
-  if (result.kind === 'retry_after') throw ApplicationFailure.create({ message, type: SHOP_BUSY, nextRetryDelay: result.retryAfterMs });
+  if (result.kind === 'retry_after') throw activityFailure({ message, type: SHOP_BUSY, nextRetryDelayMs: result.retryAfterMs });
   if (result.kind === 'retry') throw ApplicationFailure.retryable(message, SHOP_UNAVAILABLE);
   throw ApplicationFailure.create({
     message,

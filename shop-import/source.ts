@@ -7,6 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ShopifyConnector, WooCommerceConnector } from '../shop-sync/connectors';
 import type { PlatformConnections } from '../shop-sync/platform/connections';
+import { MAX_BUCKET_WAIT_MS } from '../shop-sync/shopify/cost-bucket';
+import { clampWaitMs } from '../shipping-api/retry-after';
 import { WooClient } from '../shop-sync/woocommerce/client';
 import { firstChangesPosition, type PullCursor, type PullPosition } from './cursor';
 import type { PlatformOrder } from './order';
@@ -93,7 +95,7 @@ export class OrderSource {
     const first = connector.import.pageSize ?? DEFAULT_PAGE_SIZE.shopify;
     const page = await readShopifyPage(client, { ...args, first }, signal, MAX_BUDGET_WAIT_MS, (points) => (spent += points));
     const share = connector.import.budgetShare * client.bucket.restorePerSecond;
-    if (share > 0) this.nextReadAt.set(store, this.now() + (spent / share) * 1000);
+    if (share > 0) this.nextReadAt.set(store, this.now() + clampWaitMs((spent / share) * 1000, { minMs: 0, maxMs: MAX_BUCKET_WAIT_MS }));
     return page;
   }
 

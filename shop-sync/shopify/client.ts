@@ -11,7 +11,9 @@ import { z } from 'zod';
 import { jsonOf, platformRequest } from '../platform/http';
 import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
 import type { ShopifyConnector } from './config';
-import { BudgetWait, CostBucket, type ThrottleStatus } from './cost-bucket';
+import { BudgetWait, CostBucket, MAX_BUCKET_WAIT_MS, QueryCost, type ThrottleStatus } from './cost-bucket';
+import { clampWaitMs, readRetryAfterMs } from '../../shipping-api/retry-after';
+import { platformWarning } from '../platform/warning';
 import { ShopifyToken } from './token';
 
 /** A GraphQL document with the zod schema of its `data` and the cost to reserve before the first answer tells. */
@@ -22,16 +24,7 @@ export interface Operation<T> {
   estimatedCost: number;
 }
 
-const Cost = z.object({
-  requestedQueryCost: z.number().nonnegative(),
-  actualQueryCost: z.number().nonnegative().nullable().optional(),
-  throttleStatus: z.object({
-    maximumAvailable: z.number().positive(),
-    currentlyAvailable: z.number(),
-    restoreRate: z.number().positive(),
-  }),
-});
-const Extensions = z.object({ cost: Cost.optional() }).loose();
+const Extensions = z.object({ cost: z.unknown().optional() }).loose();
 const GraphQLError = z.object({ message: z.string(), extensions: z.object({ code: z.string().optional() }).loose().optional() }).loose();
 
 /** Throttled answers in a row before the attempt gives the wait to Temporal's retry instead. */
@@ -44,6 +37,8 @@ export class ShopifyClient {
   private current: { token: string; client: AdminApiClient } | null = null;
   /** The store's requested cost of each operation, learned from its answers. */
   private readonly costs = new Map<string, number>();
+  /** A warning about the store's absurd cost figures is logged once until it sends sane ones again. */
+  private warnedOfCost = false;
 
   constructor(
     private readonly connector: ShopifyConnector,
@@ -91,8 +86,7 @@ export class ShopifyClient {
       });
       const answer = await this.clientFor(token).request(operation.document, { variables, signal }).finally(release);
       if (signal.aborted) throw signal.reason;
-      const extensions = Extensions.safeParse(answer.extensions ?? {});
-      const cost = extensions.success ? extensions.data.cost : undefined;
+      const cost = this.costOf(answer.extensions);
       if (cost) {
         this.costs.set(operation.name, cost.requestedQueryCost);
         this.bucket.observe(cost.throttleStatus);
@@ -123,6 +117,27 @@ export class ShopifyClient {
     }
   }
 
+  /** The answer's cost figures once checked; absurd ones are ignored (the bucket keeps its view) with a warning. */
+  private costOf(extensions: unknown): z.infer<typeof QueryCost> | undefined {
+    const raw = Extensions.safeParse(extensions ?? {});
+    if (!raw.success || raw.data.cost === undefined) return undefined;
+    const cost = QueryCost.safeParse(raw.data.cost);
+    if (cost.success) {
+      this.warnedOfCost = false;
+      return cost.data;
+    }
+    if (!this.warnedOfCost) {
+      const issue = cost.error.issues[0]!;
+      platformWarning(`Shopify store ${this.connector.storeDomain} sent cost figures out of range: ignored`, {
+        shop: this.connector.shop,
+        field: `extensions.cost.${issue.path.join('.')}`,
+        problem: issue.message,
+      });
+      this.warnedOfCost = true;
+    }
+    return undefined;
+  }
+
   private validData<T>(operation: Operation<T>, data: unknown): T {
     const parsed = operation.data.safeParse(data);
     if (parsed.success) return parsed.data;
@@ -133,10 +148,10 @@ export class ShopifyClient {
   /** The wait before a throttled call can pass: from the bucket, else Retry-After, else a second. */
   private async throttledWait(requested: number, status: ThrottleStatus | undefined, response: Response | undefined): Promise<number> {
     if (status) return this.bucket.throttledWaitMs(requested, status);
-    const body = Extensions.safeParse((jsonOf(await textOf(response)) as { extensions?: unknown } | undefined)?.extensions ?? {});
-    if (body.success && body.data.cost) return this.bucket.throttledWaitMs(requested, body.data.cost.throttleStatus);
-    const seconds = Number(response?.headers.get('retry-after'));
-    return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, 60_000) : 1000;
+    const cost = this.costOf((jsonOf(await textOf(response)) as { extensions?: unknown } | undefined)?.extensions);
+    if (cost) return this.bucket.throttledWaitMs(requested, cost.throttleStatus);
+    const retryAfter = readRetryAfterMs(response?.headers.get('retry-after') ?? undefined, this.now());
+    return clampWaitMs(retryAfter?.ms, { minMs: 1000, maxMs: MAX_BUCKET_WAIT_MS }, 1000);
   }
 
   private budgetWait(ms: number): StopDelivery {
