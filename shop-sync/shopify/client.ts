@@ -8,8 +8,8 @@
 import { createAdminApiClient, type AdminApiClient } from '@shopify/admin-api-client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { jsonOf, platformRequest } from '../platform/http';
-import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
+import { excerpt, jsonOf, platformRequest } from '../platform/http';
+import { failedAnswer, scrubbingStops, StopDelivery, unexpectedAnswer } from '../platform/result';
 import type { ShopifyConnector } from './config';
 import { BudgetWait, CostBucket, MAX_BUCKET_WAIT_MS, QueryCost, type ThrottleStatus } from './cost-bucket';
 import { clampWaitMs, readRetryAfterMs } from '../../shipping-api/retry-after';
@@ -71,6 +71,26 @@ export class ShopifyClient {
     maxWaitMs: number,
     onCost?: (points: number) => void,
   ): Promise<T> {
+    return scrubbingStops(
+      () => this.knownSecrets(),
+      () => this.send(operation, variables, signal, maxWaitMs, onCost),
+    );
+  }
+
+  /** The store's secrets as they travel: the configured credential, the token in use, the webhook keys. */
+  knownSecrets(): string[] {
+    const credentials = this.connector.credentials;
+    const configured = credentials.kind === 'token' ? [credentials.accessToken] : [credentials.clientSecret];
+    return [...configured, ...(this.current ? [this.current.token] : []), ...this.connector.webhookSecrets];
+  }
+
+  private async send<T>(
+    operation: Operation<T>,
+    variables: Record<string, unknown>,
+    signal: AbortSignal,
+    maxWaitMs: number,
+    onCost?: (points: number) => void,
+  ): Promise<T> {
     for (let throttled = 0, refreshed = false; ;) {
       const estimate = this.costs.get(operation.name) ?? operation.estimatedCost;
       let release: () => void;
@@ -111,9 +131,14 @@ export class ShopifyClient {
         throw new StopDelivery({ kind: 'retry', status: null, message: `${operation.name}: ${errors.message ?? 'no answer'}` });
       if (status !== 200) throw failedAnswer(status, headersOf(errors.response), await textOf(errors.response), this.now());
       const messages = graphQLErrors.success ? graphQLErrors.data.map((e) => `${e.extensions?.code ?? 'ERROR'}: ${e.message}`) : [];
+      // An HTML page or a string `errors` has no GraphQL errors to name: the client's message and the body's start say what came.
+      const said =
+        messages.length > 0
+          ? messages.join('; ')
+          : [errors.message, excerpt(await textOf(errors.response))].filter(Boolean).join(': ') || 'an error answer without a message';
       if (codes.includes('INTERNAL_SERVER_ERROR'))
-        throw new StopDelivery({ kind: 'retry', status: 200, message: `${operation.name}: ${messages.join('; ')}` });
-      throw new StopDelivery({ kind: 'rejected', status: 200, bodyExcerpt: `${operation.name}: ${messages.join('; ').slice(0, 300)}` });
+        throw new StopDelivery({ kind: 'retry', status: 200, message: `${operation.name}: ${said}` });
+      throw new StopDelivery({ kind: 'rejected', status: 200, bodyExcerpt: `${operation.name}: ${said.slice(0, 300)}` });
     }
   }
 
