@@ -17,7 +17,7 @@ import { PlatformConnections } from '../shop-sync/platform/connections';
 import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
 import type { OrderIdentity, PlatformRefs, ShopDeliveryResult, ShopEventDraft } from '../domain/shipment';
 import { withHeartbeat } from './heartbeat';
-import { apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE, streakStillCounts } from './failures';
+import { activityFailure, apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE, streakStillCounts } from './failures';
 
 export interface DeliverShopEventsInput extends OrderIdentity {
   /** Consecutive pending events, the lowest sequence first. */
@@ -168,11 +168,11 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
             const learned = JSON.stringify(platform) !== JSON.stringify({ ...input.platform, ...progress?.platform });
             if (delivered > already || counts || learned)
               ctx.heartbeat({ delivered, failuresInARow, ...refsOf() } satisfies DeliveryProgress);
-            const failure = ApplicationFailure.create({
+            const failure = activityFailure({
               type: result.kind === 'retry_after' ? SHOP_BUSY : SHOP_UNAVAILABLE,
               message: `event ${draft.sequence}: ${message}`,
               // Set here, not left to the policy: the attempt number also counts 429s and attempts lost with a worker.
-              nextRetryDelay: retryAfterMs ?? apiBackoffMs(failuresInARow, connectors.maxBackoffMs),
+              nextRetryDelayMs: retryAfterMs ?? apiBackoffMs(failuresInARow, connectors.maxBackoffMs),
               category: result.kind === 'retry_after' ? ApplicationFailureCategory.BENIGN : undefined,
             });
             failure.stack = ''; // the shop's answer says it all; a stack would be stored with every retry

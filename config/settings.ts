@@ -54,7 +54,8 @@ export function formatDuration(ms: number): string {
 
 /** Parses a duration within `bounds`; undefined with the reason otherwise. */
 function boundedDuration(text: string, { minMs, maxMs }: DurationBounds): { ms: number } | { problem: string } {
-  const ms = parseDuration(text);
+  // Zero only where the bounds allow it (an import's overlap); elsewhere a duration is positive.
+  const ms = minMs === 0 && /^\s*0+(\.0+)?\s*(ms|s|m|h|d)?\s*$/.test(text) ? 0 : parseDuration(text);
   if (ms === undefined) return { problem: `must be a positive duration like 500ms, 20s, 5m, 3h or 7d (got "${text}")` };
   if (ms < minMs || ms > maxMs)
     return { problem: `must be from ${formatDuration(minMs)} to ${formatDuration(maxMs)} (got "${text.trim()}")` };

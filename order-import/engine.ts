@@ -72,7 +72,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
    * shop "a-b" order "c" and shop "a" order "b-c" share one, and the second is another order
    * (its start reports the clash), not a duplicate.
    */
-  const seen = new Map<string, Position>();
+  const seen = new Map<string, Position & { platformOrderId?: string }>();
   const inFlight = new Set<Promise<void>>();
   const inOrder = new InputOrder();
   let sequence = 0;
@@ -97,6 +97,10 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
       if (options.start) {
         await options.admit?.();
         const result = await options.start(input);
+        if (result.status === 'taken') {
+          counts.accepted--; // another platform order holds its id: a rejection after all
+          return reject(seq, record, [result.problem]);
+        }
         if (result.status === 'started') counts.started++;
         else counts.alreadyKnown++;
       }
@@ -134,14 +138,20 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
     if (shop !== null && orderId !== null) {
       const id = JSON.stringify([shop, orderId]);
       const first = seen.get(id);
+      const platformOrderId = platformOrderIdOf(record.value);
       if (first) {
         const where = first.index === undefined ? `line ${first.line}` : `index ${first.index}`;
+        // Two platform orders mapped to one id are named both: neither is a repeat of the other.
+        const platforms =
+          first.platformOrderId !== undefined && platformOrderId !== undefined && first.platformOrderId !== platformOrderId
+            ? ` (platform order ${first.platformOrderId} there, ${platformOrderId} here)`
+            : '';
         reasons.push({
           field: 'orderId',
-          message: `duplicate: shop ${shop} order ${orderId} already appears at ${where} of this input; only the first is imported`,
+          message: `duplicate: shop ${shop} order ${orderId} already appears at ${where} of this input${platforms}; only the first is imported`,
         });
       } else {
-        seen.set(id, position(record));
+        seen.set(id, { ...position(record), platformOrderId });
       }
     }
 
@@ -160,6 +170,11 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
   rejections.sort(byPosition);
   failures.sort(byPosition);
   return { counts, rejections, failures };
+}
+
+function platformOrderIdOf(value: unknown): string | undefined {
+  const id = typeof value === 'object' && value !== null ? (value as { platformOrderId?: unknown }).platformOrderId : undefined;
+  return typeof id === 'string' ? id : undefined;
 }
 
 type Report = (() => void | Promise<void>) | null;

@@ -54,7 +54,11 @@ export function checkStartableIdentity(identity: OrderIdentity): void {
   if (!parsed.success) throw new InvalidOrderIdentity(fieldProblems(parsed.error));
 }
 
-export type StartResult = { status: 'started'; workflowId: string; runId: string } | { status: 'already_known'; workflowId: string };
+export type StartResult =
+  | { status: 'started'; workflowId: string; runId: string }
+  | { status: 'already_known'; workflowId: string }
+  /** The order id belongs to another platform order: a rejection naming both (two orders never collapse into one shipment). */
+  | { status: 'taken'; workflowId: string; problem: FieldProblem };
 
 export async function startShipment(client: Client, taskQueue: string, input: ShipmentInput): Promise<StartResult> {
   checkStartableIdentity(input);
@@ -76,13 +80,32 @@ export async function startShipment(client: Client, taskQueue: string, input: Sh
       ],
       staticSummary: shipmentSummary(input),
       staticDetails: shipmentDetails(input),
+      // Read back when the id is started again: the platform order is part of "already known".
+      ...(input.platformOrderId === undefined ? {} : { memo: { platformOrderId: input.platformOrderId } }),
     });
     return { status: 'started', workflowId, runId: handle.firstExecutionRunId };
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     await checkSameOrder(client, workflowId, input);
-    return { status: 'already_known', workflowId };
+    const problem = await otherPlatformOrder(client, workflowId, input);
+    return problem ? { status: 'taken', workflowId, problem } : { status: 'already_known', workflowId };
   }
+}
+
+/**
+ * `#5001` and `5001` both map to order id 5001: the shipment started for one must not make the
+ * other "already known". The platform order id each shipment was started with is in its memo
+ * (shipments started before it was kept there compare by order id alone, as they did).
+ */
+async function otherPlatformOrder(client: Client, workflowId: string, input: ShipmentInput): Promise<FieldProblem | undefined> {
+  if (input.platformOrderId === undefined) return undefined;
+  const memo = (await client.workflow.getHandle(workflowId).describe()).memo as { platformOrderId?: unknown } | undefined;
+  const theirs = memo?.platformOrderId;
+  if (typeof theirs !== 'string' || theirs === input.platformOrderId) return undefined;
+  return {
+    field: 'orderId',
+    message: `${input.orderId} already belongs to platform order ${theirs}'s shipment; platform order ${input.platformOrderId} maps to the same id (choose import.mapping.orderId "id", or fix the order's number)`,
+  };
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { LabelCreatedData, LabelRejectedData, ShipmentEvent, TrackingUpdatedData } from '../../domain/events';
 import { classifyResponse, type DeliveryResult } from '../webhook';
 import { excerpt } from './http';
+import { scrubSecrets } from './secrets';
 import type { PlatformRefs } from '../../domain/shipment';
 
 export type { PlatformRefs };
@@ -45,6 +46,23 @@ export function describeStop(result: PlatformResult): string {
       return `refused (HTTP ${result.status}): ${result.bodyExcerpt}`;
     case 'delivered':
       return `answered HTTP ${result.status}`;
+  }
+}
+
+/** The result with its message or excerpt scrubbed of `known` secrets and of credential parameters. */
+export function scrubResult(result: PlatformResult, known: readonly string[]): PlatformResult {
+  if (result.kind === 'retry') return { ...result, message: scrubSecrets(result.message, known) };
+  if (result.kind === 'rejected') return { ...result, bodyExcerpt: scrubSecrets(result.bodyExcerpt, known) };
+  return result;
+}
+
+/** Runs `call`; a StopDelivery it throws leaves scrubbed of `known` secrets (every platform answer's text passes here). */
+export async function scrubbingStops<T>(known: () => readonly string[], call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof StopDelivery) throw new StopDelivery(scrubResult(err.result, known()));
+    throw err;
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { jsonOf, platformRequest } from '../platform/http';
-import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
+import { failedAnswer, scrubbingStops, StopDelivery, unexpectedAnswer } from '../platform/result';
 import type { WooCommerceConnector } from './config';
 
 const USER_AGENT = 'shipping-sync-worker/0.1 (woocommerce connector)';
@@ -35,6 +35,19 @@ export class WooClient {
     schema: z.ZodType<T>,
     signal: AbortSignal,
     options: { body?: unknown; expect?: number[] } = {},
+  ): Promise<WooResult<T | null>> {
+    return scrubbingStops(
+      () => wooSecrets(this.connector),
+      () => this.send(method, path, schema, signal, options),
+    );
+  }
+
+  private async send<T>(
+    method: 'GET' | 'POST' | 'PUT',
+    path: string,
+    schema: z.ZodType<T>,
+    signal: AbortSignal,
+    options: { body?: unknown; expect?: number[] },
   ): Promise<WooResult<T | null>> {
     const url = new URL(`${this.connector.siteUrl}/wp-json/${path.replace(/^\//, '')}`);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT };
@@ -70,4 +83,10 @@ export class WooClient {
     const detail = wp.success ? `${wp.data.code}: ${wp.data.message}` : failure.result.bodyExcerpt;
     throw new StopDelivery({ kind: 'rejected', status: answer.status, bodyExcerpt: `${what}: ${detail}`.slice(0, 400) });
   }
+}
+
+/** The site's secrets in every form they travel in (the Basic header carries the pair in base64). */
+export function wooSecrets(connector: WooCommerceConnector): string[] {
+  const { consumerKey, consumerSecret } = connector.credentials;
+  return [consumerKey, consumerSecret, Buffer.from(`${consumerKey}:${consumerSecret}`).toString('base64'), ...connector.webhookSecrets];
 }
