@@ -30,6 +30,8 @@ export interface DeliverShopEventsInput extends OrderIdentity {
   courier?: string;
   /** Platform ids the workflow remembers from earlier deliveries. */
   platform?: PlatformRefs;
+  /** No call to the shop before this time (epoch ms): the Retry-After a platform gave the first attempt. */
+  notBefore?: number;
 }
 
 /** Inside a first attempt (a local activity of a few seconds) a platform's budget is waited for this long at most. */
@@ -78,6 +80,10 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
           },
         };
       }
+      const held = (input.notBefore ?? 0) - Date.now();
+      // The shop's Retry-After, given to the first attempt, holds on whichever worker runs this one: the server's retry waits it out.
+      if (!ctx.info.isLocal && held > 0)
+        throw busy(`event ${first.sequence}: the shop asked to wait; ${Math.ceil(held / 1000)} s left`, held);
       const progress = ctx.info.heartbeatDetails as Partial<DeliveryProgress> | undefined;
       const already = ctx.info.isLocal ? 0 : Math.min(events.length, Math.max(0, Number(progress?.delivered ?? 0)));
       // Ids learned by an earlier attempt (heartbeat) win over the workflow's older copy.
@@ -158,8 +164,12 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
             else if (ctx.info.isLocal || ctx.info.attempt === 1)
               ctx.log.warn('shop delivery failed, retrying', { shop, orderId, ...at, message });
             else ctx.log.debug('shop delivery failed again', { shop, orderId, ...at, attempt: ctx.info.attempt, message });
-            if (ctx.info.isLocal)
-              return { delivered, stopped: null, ...refsOf(), retry: { ...at, status: result.status, message, retryAfterMs } };
+            if (ctx.info.isLocal) {
+              // A platform's wait goes to the regular activity (as notBefore), not to a workflow timer.
+              const notBefore = result.kind === 'retry_after' && retryAfterMs === null ? Date.now() + result.retryAfterMs : undefined;
+              const retry = { ...at, status: result.status, message, retryAfterMs, ...(notBefore ? { notBefore } : {}) };
+              return { delivered, stopped: null, ...refsOf(), retry };
+            }
             // An event acknowledged in this attempt ends the streak.
             const before = delivered > already ? 0 : Math.max(0, Number(progress?.failuresInARow ?? 0));
             const failuresInARow = before + (result.kind === 'retry' ? 1 : 0);
@@ -168,12 +178,12 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
             const learned = JSON.stringify(platform) !== JSON.stringify({ ...input.platform, ...progress?.platform });
             if (delivered > already || counts || learned)
               ctx.heartbeat({ delivered, failuresInARow, ...refsOf() } satisfies DeliveryProgress);
+            if (result.kind === 'retry_after') throw busy(`event ${draft.sequence}: ${message}`, result.retryAfterMs);
             const failure = ApplicationFailure.create({
-              type: result.kind === 'retry_after' ? SHOP_BUSY : SHOP_UNAVAILABLE,
+              type: SHOP_UNAVAILABLE,
               message: `event ${draft.sequence}: ${message}`,
               // Set here, not left to the policy: the attempt number also counts 429s and attempts lost with a worker.
-              nextRetryDelay: retryAfterMs ?? apiBackoffMs(failuresInARow, connectors.maxBackoffMs),
-              category: result.kind === 'retry_after' ? ApplicationFailureCategory.BENIGN : undefined,
+              nextRetryDelay: apiBackoffMs(failuresInARow, connectors.maxBackoffMs),
             });
             failure.stack = ''; // the shop's answer says it all; a stack would be stored with every retry
             throw failure;
@@ -183,6 +193,18 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
       return { delivered, stopped: null, retry: null, ...refsOf() };
     },
   };
+}
+
+/** The shop asked to wait: the next attempt comes after exactly `waitMs` (the shop pacing us is not a fault). */
+function busy(message: string, waitMs: number): ApplicationFailure {
+  const failure = ApplicationFailure.create({
+    type: SHOP_BUSY,
+    message,
+    nextRetryDelay: waitMs,
+    category: ApplicationFailureCategory.BENIGN,
+  });
+  failure.stack = ''; // the shop's answer says it all; a stack would be stored with every retry
+  return failure;
 }
 
 /** Where a connector delivers, for messages: a webhook's URL, a platform's store or site. */

@@ -105,3 +105,13 @@ it('an event acknowledged in the failing attempt ends the streak', async () => {
   expect(recorded).toEqual({ delivered: 1, failuresInARow: 1 });
   expect(answers).toEqual([]);
 });
+
+it('a Retry-After the first attempt was given holds the regular attempt on any worker: it waits it out without calling', async () => {
+  answers.push(204);
+  const input = { shop: 'scripted', orderId: `SD-${Date.now()}`, events: [completed(1)], notBefore: Date.now() + 5_000 };
+  const { failure } = await attempt(1, undefined, input);
+  expect(failure).toMatchObject({ type: 'ShopBusy' });
+  expect(failure!.nextRetryDelay).toBeGreaterThan(4_000);
+  expect(answers).toEqual([204]); // nothing was sent
+  answers.length = 0;
+});

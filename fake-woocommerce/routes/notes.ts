@@ -1,6 +1,6 @@
 /**
- * /wc/v3/orders/{id}/notes: list (newest first, `type` any|customer|internal), one note, and
- * create (201 with Location). No dedupe: the same note twice is two notes, two emails if they
+ * /wc/v3/orders/{id}/notes: list (newest first, `type` any|customer|internal), one note,
+ * create (201 with Location), and delete (only with force=true: notes cannot be trashed). No dedupe: the same note twice is two notes, two emails if they
  * are customer notes. The error codes differ per route, as in WooCommerce's controllers.
  */
 import { addNote } from '../order-actions';
@@ -51,4 +51,21 @@ export function postNote(ctx: RouteContext): Reply {
   state.traffic.writeApplied('POST notes');
   const location = `${state.json().apiRoot}/wc/v3/orders/${order.id}/notes/${note.id}`;
   return ok(noteJson(order, note, state.json()), 201, { location });
+}
+
+export function removeNote(ctx: RouteContext): Reply {
+  const force = new ParamCheck(ctx.params).boolean('force') ?? false;
+  const { state } = ctx;
+  const order = state.store.orders.get(ctx.match.id!);
+  const refused = order ? ctx.permit() : null;
+  if (refused) return refused;
+  if (!order) return invalidOrder('woocommerce_rest_order_invalid_id');
+  const note = order.notes.find((n) => n.id === Number(ctx.match.itemId));
+  if (!note) return wpError(404, 'woocommerce_rest_invalid_id', 'Invalid resource ID.');
+  if (!force)
+    return wpError(501, 'woocommerce_rest_trash_not_supported', "The resource does not support trashing. Set 'force=true' to delete.");
+  const answer = noteJson(order, note, state.json());
+  order.notes = order.notes.filter((n) => n !== note);
+  state.traffic.writeApplied('DELETE note');
+  return ok(answer);
 }

@@ -90,7 +90,7 @@ export class WooCommerceConnection implements PlatformConnection {
           }),
       date_shipped: new Date(this.now()).toISOString().slice(0, 10),
     };
-    const created = await this.client.call('POST', path, TrackingItem, d.signal, { body });
+    const created = await this.call(d, 'POST', path, TrackingItem, { body });
     d.refs.trackingItemId = created.data!.tracking_id;
   }
 
@@ -112,7 +112,7 @@ export class WooCommerceConnection implements PlatformConnection {
   /** Provider names of the extension, lower-cased → as listed; read once an hour. */
   private async knownProviders(d: PlatformDelivery): Promise<Map<string, string>> {
     if (this.providers && this.now() - this.providers.at < PROVIDERS_RECHECK_MS) return this.providers.names;
-    const answer = await this.client.call('GET', 'wc-shipment-tracking/v3/shipment-trackings/providers', Providers, d.signal);
+    const answer = await this.call(d, 'GET', 'wc-shipment-tracking/v3/shipment-trackings/providers', Providers);
     const names = new Map<string, string>();
     for (const country of Object.values(answer.data!)) for (const name of Object.keys(country)) names.set(name.toLowerCase(), name);
     this.providers = { names, at: this.now() };
@@ -127,7 +127,7 @@ export class WooCommerceConnection implements PlatformConnection {
   /** The order's tracking items, or null when the Shipment Tracking extension is not installed. */
   private async trackingItems(d: PlatformDelivery, path: string) {
     if (this.extension && !this.extension.installed && this.now() - this.extension.at < EXTENSION_RECHECK_MS) return null;
-    const answer = await this.client.call('GET', path, z.array(TrackingItem).max(100), d.signal, { expect: [404] });
+    const answer = await this.call(d, 'GET', path, z.array(TrackingItem).max(100), { expect: [404] });
     if (answer.status === 404 && answer.errorCode !== 'rest_no_route')
       throw new StopDelivery({ kind: 'rejected', status: 404, bodyExcerpt: `GET ${path}: ${answer.errorCode ?? 'not found'}` });
     this.extension = { installed: answer.status !== 404, at: this.now() };
@@ -137,17 +137,28 @@ export class WooCommerceConnection implements PlatformConnection {
   /** Adds a note unless the order already has one with this text (an earlier attempt's write). */
   private async addNote(d: PlatformDelivery, note: string, customerNote: boolean): Promise<void> {
     const path = `wc/v3/orders/${d.platformOrderId}/notes`;
-    const notes = await this.client.call('GET', path, z.array(Note).max(1000), d.signal);
+    const notes = await this.call(d, 'GET', path, z.array(Note).max(1000));
     if (notes.data!.some((n) => n.note === note)) return;
-    await this.client.call('POST', path, Note, d.signal, { body: { note, customer_note: customerNote } });
+    await this.call(d, 'POST', path, Note, { body: { note, customer_note: customerNote } });
   }
 
   private async setStatus(d: PlatformDelivery, status: string): Promise<void> {
-    await this.client.call('PUT', `wc/v3/orders/${d.platformOrderId}`, Order, d.signal, { body: { status } });
+    await this.call(d, 'PUT', `wc/v3/orders/${d.platformOrderId}`, Order, { body: { status } });
+  }
+
+  /** One call of this delivery: its signal, and its longest wait for the site's Retry-After. */
+  private call<T>(
+    d: PlatformDelivery,
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    schema: z.ZodType<T>,
+    options: { body?: unknown; expect?: number[] } = {},
+  ) {
+    return this.client.call(method, path, schema, d.signal, { ...options, maxWaitMs: d.maxWaitMs });
   }
 
   private async readOrder(d: PlatformDelivery) {
-    const answer = await this.client.call('GET', `wc/v3/orders/${d.platformOrderId}`, Order, d.signal, { expect: [404] });
+    const answer = await this.call(d, 'GET', `wc/v3/orders/${d.platformOrderId}`, Order, { expect: [404] });
     if (answer.data === null)
       throw new StopDelivery({
         kind: 'rejected',

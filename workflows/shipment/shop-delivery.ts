@@ -114,6 +114,7 @@ export class ShopDelivery {
         let batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
         let result = await this.firstAttempt(scope, batch, resumeGone);
         if (result === null || result.retry) {
+          const notBefore = result?.retry?.notBefore;
           if (result?.retry) {
             this.acknowledge(sync, batch, result);
             if (result.retry.retryAfterMs !== null) {
@@ -128,6 +129,7 @@ export class ShopDelivery {
               ...this.order(),
               events: batch,
               resumeGone,
+              ...(notBefore !== undefined ? { notBefore } : {}),
             }),
           );
         }
