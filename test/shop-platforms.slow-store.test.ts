@@ -17,6 +17,7 @@ import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
 import { platformConnectors } from './helpers/platforms';
 import { createTestEnv } from './helpers/temporal-env';
+import { waitFor } from './helpers/wait';
 
 let env: TestWorkflowEnvironment;
 let shopify: FakeShopify;
@@ -27,7 +28,10 @@ beforeAll(async () => {
   env = await createTestEnv();
   shopify = await startFakeShopify();
   woo = await startFakeWooCommerce();
-  const shopConnectors = loadShopConnectors({ SHOP_CONNECTORS: JSON.stringify(platformConnectors(shopify.baseUrl, woo.baseUrl)) });
+  const connectors = platformConnectors(shopify.baseUrl, woo.baseUrl);
+  // A site whose answers may take 6 s: longer than a first delivery attempt's 3 s.
+  const patient = { ...connectors['woo-shop'], timeout: '6s' };
+  const shopConnectors = loadShopConnectors({ SHOP_CONNECTORS: JSON.stringify({ ...connectors, 'woo-patient': patient }) });
   h = await startHarness({ env, shopConnectors, fake: { trackingStepPolls: 1 } });
 });
 afterAll(async () => {
@@ -64,5 +68,23 @@ describe("a store's Retry-After", () => {
     expect(stats.storeCallsBeforeRetryAfter, JSON.stringify(stats)).toBe(0);
     expect(Date.now() - began).toBeGreaterThanOrEqual(3_000);
     expect(woo.order(Number(busy))!.trackingItems).toHaveLength(1);
+  });
+});
+
+describe('a write a slow host may still apply', () => {
+  it("queued for 4 s while the first attempt's 3 s run out: the next attempt reads only once it can have landed, and writes nothing twice", async () => {
+    woo.resetStats();
+    woo.setFaults({ failNext: [{ route: 'POST shipment-trackings', kind: 'queued', delayMs: 4_000 }] });
+    const id = wooOrder();
+    await run({ ...order('woo-patient', 'SLOW-1'), platformOrderId: id });
+    // The queued write has landed (it may come after the shipment ended).
+    const stats = await waitFor(() => (woo.stats().lateWrites === 1 ? woo.stats() : undefined), {
+      timeoutMs: 10_000,
+      what: 'the queued write',
+    });
+    expect(woo.order(Number(id))!.trackingItems).toHaveLength(1);
+    // Not written twice and cleaned up: written once.
+    expect(stats.writesApplied['POST shipment-trackings'], JSON.stringify(stats.writesApplied)).toBe(1);
+    expect(stats.writesApplied['DELETE shipment-tracking']).toBeUndefined();
   });
 });
