@@ -86,6 +86,7 @@ export class WooFaultInjector {
     if (this.draw(f.unavailableRate)) return { kind: 'reply', reply: this.busyPage(503, f.retryAfterSeconds), counter: 'unavailable' };
     if (this.draw(f.gatewayTimeoutRate)) return { kind: 'reply', reply: hostPage(504), counter: 'gatewayTimeouts' };
     if (this.draw(f.serverErrorRate)) return { kind: 'reply', reply: criticalError(), counter: 'serverErrors' };
+    if (this.draw(f.badGatewayRate)) return { kind: 'reply', reply: hostPage(502), counter: 'gatewayTimeouts' };
     if (isWrite && this.draw(f.lateWriteRate)) {
       const { min, max } = f.lateWriteMs;
       return { kind: 'go', late: { queued: this.random() < 0.5, ms: Math.round(min + this.random() * (max - min)) } };

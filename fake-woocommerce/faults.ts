@@ -39,6 +39,8 @@ export interface WooFaults {
   unavailableRate: number;
   /** Share answered 504 by the gateway before WordPress ran. */
   gatewayTimeoutRate: number;
+  /** Share answered 502 by the proxy before WordPress ran (PHP-FPM restarting). */
+  badGatewayRate: number;
   /** Share answered 500 (WordPress's "critical error" JSON). */
   serverErrorRate: number;
   /** Added before every answer. */
@@ -69,6 +71,7 @@ export const DEFAULT_FAULTS: Readonly<WooFaults> = Object.freeze({
   retryAfterSeconds: null,
   unavailableRate: 0,
   gatewayTimeoutRate: 0,
+  badGatewayRate: 0,
   serverErrorRate: 0,
   latencyMs: 0,
   hangRate: 0,
@@ -90,6 +93,7 @@ export const WooFaultsPatchSchema = z
     retryAfterSeconds: Seconds.nullable(),
     unavailableRate: Rate,
     gatewayTimeoutRate: Rate,
+    badGatewayRate: Rate,
     serverErrorRate: Rate,
     latencyMs: z.number().int().min(0).max(600_000),
     hangRate: Rate,
