@@ -56,6 +56,8 @@ export const PACED_BY_ACCOUNT = 'PacedByAccount';
 
 /** A shop answered 429/503: the next attempt waits its Retry-After. */
 export const SHOP_BUSY = 'ShopBusy';
+/** A platform write whose answer was lost may still land: the next attempt waits the connector's timeout before it reads. */
+export const WRITE_SETTLING = 'EarlierWriteSettling';
 /** A shop answered 5xx or 408, or could not be reached: exponential backoff. */
 export const SHOP_UNAVAILABLE = 'ShopUnavailable';
 /** An event the sender refuses to send (a bug): never retried. */

@@ -32,7 +32,9 @@ Scenarios (default: all):
   platforms Shopify and WooCommerce connectors against the local fakes: history cost per
             delivered shipment (webhook vs shopify vs woocommerce); --platform-shipments
             shipments with 10 % of writes cut off after they commit and the worker SIGKILLed
-            twice, and a plain one-call-per-event script under the same faults: duplicates;
+            twice, then the same on a slow host (WooCommerce applies or answers 10 % of writes
+            3-6 s late and answers 4 % of calls 429/503 with Retry-After: calls before it ended),
+            and a plain one-call-per-event script under the same faults: duplicates;
             a development store's bucket (40 points, 2/s) while they catch up after the store
             was down: share of the restore rate spent, share throttled, over --platform-window
   rate-limit two worker processes against the API limited to --rate-limit calls/s per account:
@@ -427,6 +429,9 @@ function printPlatformTables(p: PlatformResults): void {
       'dup. notes',
       'dup. completed e-mails',
       'orders left without tracking',
+      'late writes',
+      '429/503 + Retry-After',
+      'calls before Retry-After (order / store)',
     ],
     p.faults.map((f) => [
       f.who,
@@ -440,6 +445,9 @@ function printPlatformTables(p: PlatformResults): void {
       f.duplicateNotes,
       f.duplicateCompletedEmails,
       f.ordersLeftWithoutTracking ?? 0,
+      f.lateWrites ?? '-',
+      f.busyAnswers ?? '-',
+      f.callsBeforeRetryAfter === undefined ? '-' : `${f.callsBeforeRetryAfter} / ${f.storeCallsBeforeRetryAfter}`,
     ]),
   );
   const b = p.budget;

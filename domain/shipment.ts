@@ -137,8 +137,11 @@ export interface ShopDeliveryResult {
   delivered: number;
   /** Delivery cannot go on without an operator (or the shop has no connector any more). */
   stopped: (Omit<ShopDeliveryFailure, 'at'> & { reason: 'rejected' | 'gone' | 'no_connector' }) | null;
-  /** A first attempt's retryable failure: the workflow continues with the retried activity. */
-  retry: (Omit<ShopDeliveryFailure, 'at'> & { retryAfterMs: number | null }) | null;
+  /**
+   * A first attempt's retryable failure: the workflow continues with the retried activity, after
+   * retryAfterMs (a webhook's Retry-After, a workflow timer) or passing notBefore on (a platform's, epoch ms).
+   */
+  retry: (Omit<ShopDeliveryFailure, 'at'> & { retryAfterMs: number | null; notBefore?: number }) | null;
   /** Platform ids known after this delivery (platform connectors only). */
   platform?: PlatformRefs;
 }

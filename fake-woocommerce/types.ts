@@ -173,6 +173,12 @@ export interface FakeWooStats {
   droppedAfterCommit: number;
   hung: number;
   slow: number;
+  /** Writes a slow host queued or answered late (lateWriteRate, failNext `queued`). */
+  lateWrites: number;
+  /** Requests of an order that came before the Retry-After it was given had ended. */
+  callsBeforeRetryAfter: number;
+  /** Requests that came before a Retry-After of the store had ended, leaving out those already on their way (100 ms). */
+  storeCallsBeforeRetryAfter: number;
   /** Writes that changed the store, per route key, counted whether or not the client saw the answer. */
   writesApplied: Record<string, number>;
   /** Webhook deliveries sent (pings not counted), and how they ended. */

@@ -44,8 +44,8 @@ import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../../order-import/start-s
 import { RECORD_LIMITS } from '../../order-import/limits';
 import { decodeUtf8 } from '../../order-import/utf8';
 import { loadShopConnectors } from '../../shop-sync/connectors';
-import { ConfigError } from '../../config/settings';
-import { readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
+import { ConfigError, parseDuration } from '../../config/settings';
+import { DEFAULT_READ_DEADLINE_MS, readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
 
 export const DEFAULT_CONCURRENCY = 16;
 /** Workflow tasks waiting for a worker above which the import holds new starts. */
@@ -76,6 +76,10 @@ Input (- reads standard input):
                               counted as skipped. The shop's schedule does this on its own.
   --since <time|duration>     With --from: read orders changed since this ISO time, or this long
                               ago (2d, 90m); default the shop's import.firstPull
+  --deadline <duration>       With --from: a read that fails in passing (429/503, 5xx, THROTTLED,
+                              network) is tried again with the schedule's rules (its Retry-After,
+                              else 2 s doubling to 1 min) until this long after the start (default
+                              15m; printed at the start); a refusal (401, 403, 404) ends it at once
 Options:
   --concurrency <n>           Orders preflighted/started at once (default ${DEFAULT_CONCURRENCY}, max 256)
   --max-backlog <n>           Hold new starts while more than n workflow tasks wait for a worker
@@ -115,12 +119,21 @@ export interface ImportSummary {
   exitCode: ExitCode;
 }
 
+/** `--deadline`: a duration; the default when absent. */
+function deadlineOf(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_READ_DEADLINE_MS;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms <= 0) throw usageError(`--deadline must be a duration such as 15m or 2h (got "${value}")`);
+  return ms;
+}
+
 /** Runs the import command; resolves with the exit code. */
 export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseCommandArgs(argv, {
     format: { type: 'string' },
     from: { type: 'string' },
     since: { type: 'string' },
+    deadline: { type: 'string' },
     concurrency: { type: 'string' },
     'max-backlog': { type: 'string' },
     'dry-run': { type: 'boolean', default: false },
@@ -137,7 +150,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     if (positionals.length > 0 || values.format !== undefined) throw usageError('--from reads a shop: give no file and no --format');
   } else if (positionals.length !== 1)
     throw usageError('import takes one input: a file path, - for standard input, or --from <shop>. See: shipments import --help');
-  else if (values.since !== undefined) throw usageError('--since goes with --from <shop>');
+  else if (values.since !== undefined || values.deadline !== undefined) throw usageError('--since and --deadline go with --from <shop>');
   const input = values.from !== undefined ? `shop ${values.from}` : positionals[0]!;
   if (values.format !== undefined && !(FORMATS as readonly string[]).includes(values.format)) {
     throw usageError(`--format must be one of ${FORMATS.join(', ')} (got "${values.format}")`);
@@ -151,7 +164,16 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const platformOf = platformShops(io.env);
   const reading = new AbortController();
   const connector = values.from === undefined ? undefined : shopConnector(io.env, values.from);
-  const shop = connector && readShop(connector, sinceOf(values.since, connector, Date.now()), reading.signal);
+  const deadline = began + deadlineOf(values.deadline);
+  // Replaced by the progress-aware printer once it exists.
+  let notify = (line: string) => println(io.stderr, line);
+  const shop =
+    connector && readShop(connector, sinceOf(values.since, connector, Date.now()), reading.signal, { deadline, onWait: (l) => notify(l) });
+  if (shop)
+    println(
+      io.stderr,
+      `reading ${values.from} since ${shop.since}; passing failures are read again until ${new Date(deadline).toISOString()} (--deadline)`,
+    );
   const source = shop ? shopSource(shop) : await openInput(input, io);
   const rejects = values.rejects === undefined ? undefined : await openRejects(values.rejects);
   let catalog: ShippingApiClient | undefined;
@@ -181,6 +203,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       progress.clear();
       println(io.stderr, line);
     };
+    notify = report;
     // Each bad record is printed up to KEPT_IN_RESULT; beyond that only the rejects file has them.
     let printed = 0;
     const reportProblem = (line: string) => {

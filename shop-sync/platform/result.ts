@@ -22,6 +22,22 @@ export interface PlatformDelivery {
   signal: AbortSignal;
   /** Longest the connector may wait for the platform's budget inside this attempt. */
   maxWaitMs: number;
+  /**
+   * Set by the connector: when it sent the last write whose fate it does not know (no answer in
+   * time, the connection cut, a 5xx), which the store may still apply. Epoch ms.
+   */
+  uncertainWriteAt?: number;
+}
+
+/** Runs one call of a delivery; a write that ends without knowing whether it landed is noted on the delivery. */
+export async function noteUncertainWrite<T>(d: PlatformDelivery, isWrite: boolean, call: () => Promise<T>): Promise<T> {
+  const sentAt = Date.now();
+  try {
+    return await call();
+  } catch (err) {
+    if (isWrite && err instanceof StopDelivery && err.result.kind === 'retry') d.uncertainWriteAt = sentAt;
+    throw err;
+  }
 }
 
 export interface PlatformConnection {

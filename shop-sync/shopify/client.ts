@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { excerpt, jsonOf, platformRequest } from '../platform/http';
 import { failedAnswer, scrubbingStops, StopDelivery, unexpectedAnswer } from '../platform/result';
+import { storeHold, type StoreHold } from '../platform/store-hold';
 import type { ShopifyConnector } from './config';
 import { BudgetWait, CostBucket, MAX_BUCKET_WAIT_MS, QueryCost, type ThrottleStatus } from './cost-bucket';
 import { clampWaitMs, readRetryAfterMs } from '../../shipping-api/retry-after';
@@ -32,6 +33,8 @@ const MAX_THROTTLED_IN_ATTEMPT = 3;
 
 export class ShopifyClient {
   readonly bucket: CostBucket;
+  /** A Retry-After of the store's HTTP 429/503 (THROTTLED answers are the bucket's). */
+  private readonly hold: StoreHold;
   private readonly token: ShopifyToken;
   /** The admin client of the current token: its headers win over a call's, so one client per token. */
   private current: { token: string; client: AdminApiClient } | null = null;
@@ -45,6 +48,7 @@ export class ShopifyClient {
     private readonly now: () => number = Date.now,
   ) {
     this.bucket = new CostBucket(now);
+    this.hold = storeHold(`shopify ${connector.adminOrigin} ${connector.storeDomain}`, now);
     this.token = new ShopifyToken(connector, now);
   }
 
@@ -92,6 +96,7 @@ export class ShopifyClient {
     onCost?: (points: number) => void,
   ): Promise<T> {
     for (let throttled = 0, refreshed = false; ;) {
+      await this.hold.pass(maxWaitMs, signal);
       const estimate = this.costs.get(operation.name) ?? operation.estimatedCost;
       let release: () => void;
       try {
@@ -129,7 +134,11 @@ export class ShopifyClient {
       }
       if (status === undefined)
         throw new StopDelivery({ kind: 'retry', status: null, message: `${operation.name}: ${errors.message ?? 'no answer'}` });
-      if (status !== 200) throw failedAnswer(status, headersOf(errors.response), await textOf(errors.response), this.now());
+      if (status !== 200) {
+        const failure = failedAnswer(status, headersOf(errors.response), await textOf(errors.response), this.now());
+        if (failure.result.kind === 'retry_after') this.hold.hold(failure.result.status, failure.result.retryAfterMs);
+        throw failure;
+      }
       const messages = graphQLErrors.success ? graphQLErrors.data.map((e) => `${e.extensions?.code ?? 'ERROR'}: ${e.message}`) : [];
       // An HTML page or a string `errors` has no GraphQL errors to name: the client's message and the body's start say what came.
       const said =

@@ -39,3 +39,13 @@ export const FIRST_DELIVERY_HANDS_OVER = 'first-delivery-hands-over';
  * the same ids.
  */
 export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';
+
+/**
+ * An event is first sent only once the workflow task that emitted it is recorded, so every send
+ * of it (a retry, a worker lost mid-call) carries the same body. Before it, the first attempt
+ * (a local activity) sent it inside that task: a worker lost before the task was recorded left
+ * the shop with a body the retried task then built again, with another `occurredAt` and, after a
+ * label's first attempt ran again, other data, under the same id. Checked when a batch holds an
+ * event of the current task, so histories without deliveries are unchanged.
+ */
+export const SHOP_EVENT_SENT_ONCE_RECORDED = 'shop-event-sent-once-recorded';
