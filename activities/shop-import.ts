@@ -18,6 +18,7 @@ import { advanceCursor, type PullCursor } from '../shop-import/cursor';
 import { pageRecords } from '../shop-import/records';
 import { saveCursor } from '../shop-import/schedule';
 import { OrderSource, type ImportConnector } from '../shop-import/source';
+import type { AccountOf } from '../config/shipping-accounts';
 import {
   addCounts,
   KEPT_REJECTIONS,
@@ -40,6 +41,8 @@ export interface ShopImportDeps {
   platforms: PlatformConnections;
   client: Client;
   taskQueue: string;
+  /** The shipping account of the shop's new shipments; absent: they name none (`default`). */
+  accountOf?: AccountOf;
   now?: () => number;
 }
 
@@ -89,6 +92,7 @@ export function createShopImportActivities(deps: ShopImportDeps) {
     const result = await importRecords({
       records: asAsync(records),
       start: (order) => startShipment(deps.client, deps.taskQueue, order),
+      accountOf: deps.accountOf,
       concurrency: START_CONCURRENCY,
       platformOf: () => connector.type,
       onRejected: (rejection, record) => {

@@ -39,3 +39,11 @@ export const FIRST_DELIVERY_HANDS_OVER = 'first-delivery-hands-over';
  * the same ids.
  */
 export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';
+
+/**
+ * Every call of a shipment goes to the shipping account its input names (the shop's, when it
+ * started). A run that began on a worker from before (which called the worker's single account
+ * whatever the input said) keeps calling that one: its label lives there. Checked once per run,
+ * at its start.
+ */
+export const SHIPPING_ACCOUNT = 'shipping-account';
