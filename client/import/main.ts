@@ -94,7 +94,9 @@ Options:
   --json                      Print one JSON summary document on stdout (no other stdout output)
   -h, --help                  Show this help
 
-Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for the preflight.
+Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for the preflight;
+SHIPPING_ACCOUNTS_FILE (or SHIPPING_ACCOUNTS): each shop's shipping account, fixed in its
+shipments' input and preflighted against (the workers' file; docs/configuration.md).
 
 ${TEMPORAL_CONNECTION_HELP}
 
