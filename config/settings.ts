@@ -318,6 +318,37 @@ export class ConfigError extends Error {
 
 export type Env = Record<string, string | undefined>;
 
+/**
+ * Runs loaders and keeps their ConfigErrors' problems instead of stopping at the first, so one
+ * report names every bad setting: `collect(load)` is the loader's value, or undefined after a problem.
+ */
+export function problemCollector(): { problems: ConfigError['problems']; collect: <T>(load: () => T) => T | undefined } {
+  const problems: ConfigError['problems'] = [];
+  const collect = <T>(load: () => T): T | undefined => {
+    try {
+      return load();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+      return undefined;
+    }
+  };
+  return { problems, collect };
+}
+
+/** `.acme.secrets[0]`, or `["my shop"]` for keys that are not plain identifiers: where in a JSON setting a problem is. */
+export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
+  return path
+    .map((segment) =>
+      typeof segment === 'number'
+        ? `[${segment}]`
+        : /^[A-Za-z_$][\w$-]*$/.test(String(segment))
+          ? `.${String(segment)}`
+          : `[${JSON.stringify(String(segment))}]`,
+    )
+    .join('');
+}
+
 /** Parses `env` with `schema`; a failure is a ConfigError with one line per variable. */
 export function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.infer<S> {
   // Empty strings count as unset, as they do in most shells' `VAR= cmd`.
@@ -383,18 +414,9 @@ export function loadDefaultAccount(env: Env = process.env): { baseUrl: string; c
     if (problem) throw new ConfigError([{ variable: `${name}_FILE`, message: problem }]);
     return { file: path.resolve(file) };
   };
-  const problems: ConfigError['problems'] = [];
-  const collect = (name: 'SHIPPING_API_KEY' | 'SHIPPING_API_TOKEN'): SecretSource | undefined => {
-    try {
-      return part(name);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems);
-      return undefined;
-    }
-  };
-  const apiKey = collect('SHIPPING_API_KEY');
-  const apiToken = collect('SHIPPING_API_TOKEN');
+  const { problems, collect } = problemCollector();
+  const apiKey = collect(() => part('SHIPPING_API_KEY'));
+  const apiToken = collect(() => part('SHIPPING_API_TOKEN'));
   if (problems.length > 0) throw new ConfigError(problems);
   return { baseUrl: e.SHIPPING_API_BASE_URL, credentials: { scheme: 'headers', apiKey: apiKey!, apiToken: apiToken! } };
 }
@@ -688,16 +710,7 @@ export function loadCodecServerSettings(
   env: Env = process.env,
   opts: { requireToken: boolean } = { requireToken: true },
 ): CodecServerSettings {
-  const problems: ConfigError['problems'] = [];
-  const collect = <T>(load: () => T): T | undefined => {
-    try {
-      return load();
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems);
-      return undefined;
-    }
-  };
+  const { problems, collect } = problemCollector();
   const encryption = collect(() => loadPayloadEncryptionSettings(env));
   if (!encryption && !problems.some((p) => p.variable.startsWith('PAYLOAD_ENCRYPTION_KEY'))) {
     problems.push({ variable: 'PAYLOAD_ENCRYPTION_KEYS', message: 'is required: the codec server encrypts and decrypts with these keys' });

@@ -39,6 +39,8 @@ import {
 import {
   ConfigError,
   credentialFileProblem,
+  jsonPath,
+  problemCollector,
   loadDefaultAccount,
   loadShippingClientSettings,
   type Env,
@@ -118,16 +120,7 @@ export interface ShippingAccounts {
  * at start, and again whenever they change.
  */
 export function loadShippingAccounts(env: Env = process.env, pacing: PacingSettings = { mode: 'adaptive' }): ShippingAccounts {
-  const problems: ConfigError['problems'] = [];
-  const collect = <T>(load: () => T): T | undefined => {
-    try {
-      return load();
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems);
-      return undefined;
-    }
-  };
+  const { problems, collect } = problemCollector();
   const client = collect(() => loadShippingClientSettings(env));
   const byDefault = collect(() => loadDefaultAccount(env));
   const given = collect(() => accountsText(env));
@@ -296,17 +289,4 @@ function problemsOf(issue: z.core.$ZodIssue, prefix: PropertyKey[], at: (where: 
     return issue.keys.map((key) => ({ variable: at([...prefix, ...issue.path, key]), message: 'unknown field' }));
   const missing = issue.code === 'invalid_type' && / received undefined$/.test(issue.message);
   return [{ variable: at([...prefix, ...issue.path]), message: missing ? 'is required' : issue.message }];
-}
-
-/** `.accounts.sandbox.apiKeyFile`, or `["my shop"]` for keys that are not plain identifiers. */
-function jsonPath(where: ReadonlyArray<PropertyKey>): string {
-  return where
-    .map((segment) =>
-      typeof segment === 'number'
-        ? `[${segment}]`
-        : /^[A-Za-z_$][\w$-]*$/.test(String(segment))
-          ? `.${String(segment)}`
-          : `[${JSON.stringify(String(segment))}]`,
-    )
-    .join('');
 }
