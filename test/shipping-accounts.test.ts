@@ -10,6 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApplicationFailure } from '@temporalio/common';
+import { accountCalls, singleAccount, UNKNOWN_ACCOUNT, UNKNOWN_ACCOUNT_RETRY_MS } from '../activities/accounts';
 import { ConfigError, loadWorkerSettings } from '../config/settings';
 import { loadShippingAccounts, openAccountClient } from '../config/shipping-accounts';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
@@ -135,6 +137,27 @@ describe('the accounts settings', () => {
       'SHIPPING_API_KEY: is required',
       'SHIPPING_API_TOKEN: is required',
     ]);
+  });
+});
+
+describe('a worker asked for an account it does not have', () => {
+  it('retries the call every minute, naming the account and the setting, instead of failing the shipment', () => {
+    const api = new ShippingApiClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', apiToken: 't' });
+    const directory = singleAccount(api);
+    expect(accountCalls(directory, undefined).api).toBe(api); // a shipment that names none: `default`
+    let failure: unknown;
+    try {
+      accountCalls(directory, 'production');
+    } catch (err) {
+      failure = err;
+    }
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({
+      type: UNKNOWN_ACCOUNT,
+      nonRetryable: false,
+      nextRetryDelay: UNKNOWN_ACCOUNT_RETRY_MS,
+      message: 'this worker has no shipping account "production" (it has: default); add it to SHIPPING_ACCOUNTS',
+    });
   });
 });
 
