@@ -20,6 +20,7 @@ import { pageRecords } from '../shop-import/records';
 import { saveCursor } from '../shop-import/schedule';
 import { OrderSource, RunawayPaging, type ImportConnector } from '../shop-import/source';
 import type { FieldProblem } from '../shipping-api/contract';
+import type { AccountOf } from '../config/shipping-accounts';
 import {
   addCounts,
   KEPT_REJECTIONS,
@@ -42,6 +43,8 @@ export interface ShopImportDeps {
   platforms: PlatformConnections;
   client: Client;
   taskQueue: string;
+  /** The shipping account of the shop's new shipments; absent: they name none (`default`). */
+  accountOf?: AccountOf;
   now?: () => number;
 }
 
@@ -105,6 +108,7 @@ export function createShopImportActivities(deps: ShopImportDeps) {
     const result = await importRecords({
       records: asAsync(records),
       start: (order) => startShipment(deps.client, deps.taskQueue, order),
+      accountOf: deps.accountOf,
       concurrency: START_CONCURRENCY,
       platformOf: () => connector.type,
       onRejected: (rejection, record) => {

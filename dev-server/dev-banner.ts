@@ -16,6 +16,8 @@ export interface RunningDev {
   shopUrl: string | undefined;
   stores: PlatformStores | undefined;
   settings: DemoSettings;
+  /** The example accounts' settings file and which shop uses which (unset: only `default`, or the shell's). */
+  accounts?: { file: string; shops: Record<string, string> };
 }
 
 export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDev): void {
@@ -31,6 +33,13 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     `   Temporal address  ${r.address}  (namespace ${NAMESPACE}, task queue ${r.settings.taskQueue})`,
     `   Shipping API      ${r.apiUrl}${o.externalApi ? '' : `  (fake; tracking advances every ${Number(o.trackingStepMs) / 1000} s)`}`,
     `   Tracking polls    every ${r.settings.pollInterval}`,
+    ...(r.accounts
+      ? [
+          `   Shipping accounts ${Object.entries(r.accounts.shops)
+            .map(([shop, account]) => `${account} (${shop})`)
+            .join(', ')}, default (every other shop): ${r.accounts.file}`,
+        ]
+      : []),
     ...(r.shopUrl ? [`   Shop page         ${r.shopUrl}  (what the shops were told: label link, tracking, outcome)`] : []),
     ...(r.stores
       ? [
@@ -44,6 +53,9 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     '',
     ' Next steps, in another terminal:',
     `   export ${exportsFor(o, r).join(' ')}`,
+    ...(r.accounts
+      ? [`   export SHIPPING_ACCOUNTS_FILE=${r.accounts.file}   # optional: the import maps shops to accounts as the worker does`]
+      : []),
     '   npm run import -- examples/orders.ndjson --rejects /tmp/rejects.ndjson',
     ...(r.stores
       ? [

@@ -87,6 +87,8 @@ Environment:
   SHIPPING_API_BASE_URL   use this shipping API instead of starting the fake one
   SHIPPING_API_KEY        API key for the shipping API (default "${DEV_API_KEY}", as the fake expects)
   SHIPPING_API_TOKEN      API token for the shipping API (default "${DEV_API_TOKEN}")
+  SHIPPING_ACCOUNTS_FILE  your shipping accounts for the worker, instead of the example ones
+                          ("sandbox" and "production" on the fake, in <data dir>/accounts/)
   TRACKING_POLL_INTERVAL  worker's tracking poll interval (default ${DEMO_POLL_INTERVAL} here, for the demo)
   SHOP_CONNECTORS(_FILE)  your own shop connectors for the worker; then no shop receiver is started
   TEMPORAL_TASK_QUEUE     task queue of the worker (default ${DEFAULT_TASK_QUEUE})
@@ -113,6 +115,8 @@ export interface DevOptions {
   externalApi: string | undefined;
   /** SHOP_CONNECTORS(_FILE): then no shop receiver is started. */
   ownConnectors: boolean;
+  /** SHIPPING_ACCOUNTS(_FILE): then the worker gets those, not the example accounts. */
+  ownAccounts: boolean;
   encryption: ReturnType<typeof loadPayloadEncryptionSettings>;
   /** --no-encryption: payloads in clear. */
   noEncryption: boolean;
@@ -146,6 +150,7 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
     shopifyPort: parsePort(values['shopify-port'], DEFAULTS.shopifyPort, '--shopify-port'),
     wooCommercePort: parsePort(values['woocommerce-port'], DEFAULTS.wooCommercePort, '--woocommerce-port'),
     ownConnectors: Boolean(process.env.SHOP_CONNECTORS || process.env.SHOP_CONNECTORS_FILE),
+    ownAccounts: Boolean(process.env.SHIPPING_ACCOUNTS || process.env.SHIPPING_ACCOUNTS_FILE),
     codecPort: parsePort(values['codec-port'], DEFAULTS.codecPort, '--codec-port'),
     triggerPort: parsePort(values['trigger-port'], DEFAULTS.triggerPort, '--trigger-port'),
     // Bad keys stop us here, before anything starts (the error names the variable, never the key).

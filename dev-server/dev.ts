@@ -26,6 +26,7 @@ import { printDevBanner } from './dev-banner';
 import { isHarmlessServerWarning } from './server-warnings';
 import { ensureDevKeyFile } from './dev-key';
 import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems, type DevOptions, type Launch } from './dev-options';
+import { ensureDevAccounts, type DevAccounts } from './dev-accounts';
 import { exampleShops } from './example-shops';
 import { startPlatformStores, subscribeStoreWebhooks, type PlatformStores } from './platform-stores';
 import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
@@ -66,20 +67,33 @@ async function main(): Promise<void> {
   const cli = await findCli();
   const codecUrl = await startCodec(o, scripts);
   const { address, dbFile } = await startTemporal(o, cli, codecUrl);
-  const apiUrl = await startShippingApi(o, scripts, settings);
+  // Two example accounts beside the default one, on the fake only, unless the shell names its own.
+  const accounts = o.externalApi || o.ownAccounts ? undefined : ensureDevAccounts(o.dataDir);
+  const apiUrl = await startShippingApi(o, scripts, settings, accounts);
+  const accountsFile = accounts?.settingsFor(apiUrl);
   const shop = await startShop(o, scripts);
   await startWorker(
     scripts,
     // A person reads this terminal: one readable line per log entry, unless asked otherwise.
     {
       ...workerEnv(localServerEnv(process.env), { ...settings, address, namespace: NAMESPACE, apiUrl }),
+      ...(accountsFile ? { SHIPPING_ACCOUNTS_FILE: accountsFile } : {}),
       LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
     },
     shop?.connectors,
     shop ? o.triggerPort : undefined,
   );
   if (shop) await connectStores(shop.stores, address, o.triggerPort);
-  printDevBanner(out, o, { address, apiUrl, dbFile, codecUrl, shopUrl: shop?.url, stores: shop?.stores, settings });
+  printDevBanner(out, o, {
+    address,
+    apiUrl,
+    dbFile,
+    codecUrl,
+    shopUrl: shop?.url,
+    stores: shop?.stores,
+    settings,
+    accounts: accounts && accountsFile ? { file: accountsFile, shops: accounts.shops } : undefined,
+  });
 }
 
 /**
@@ -210,7 +224,12 @@ async function startTemporal(o: DevOptions, cli: string, codecUrl: string | unde
 }
 
 /** The fake shipping API, unless SHIPPING_API_BASE_URL names another; resolves with its URL. */
-async function startShippingApi(o: DevOptions, scripts: Record<string, string>, settings: DemoSettings): Promise<string> {
+async function startShippingApi(
+  o: DevOptions,
+  scripts: Record<string, string>,
+  settings: DemoSettings,
+  accounts: DevAccounts | undefined,
+): Promise<string> {
   if (o.externalApi) {
     out.say(`Using the shipping API at ${o.externalApi} (SHIPPING_API_BASE_URL); not starting the fake one`);
     return o.externalApi;
@@ -219,6 +238,7 @@ async function startShippingApi(o: DevOptions, scripts: Record<string, string>, 
   const { args, env } = fakeApiLaunch(o.fakeApiPort, o.trackingStepMs, settings);
   // Its labels survive a restart, so a shipment tracking at Ctrl-C is found (and delivered) after it.
   const stateFile = ['--state-file', path.join(o.dataDir, 'fake-shipping-api.json')];
+  if (accounts) args.push('--accounts-file', accounts.fakeAccountsFile);
   const fakeApi = startChild('fake-api', launchScript(scripts, 'fake-api', [...args, ...stateFile]), env);
   const listening = await fakeApi.waitForLine(FAKE_API_LISTENING, 60_000);
   if (!listening) throw new Error('fake-api did not print "Fake shipping API listening on <url>" within 60 s');

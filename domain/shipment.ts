@@ -14,6 +14,12 @@ export const DEFAULT_TASK_QUEUE = 'shipments';
 export type OrderIdentity = z.infer<typeof schemas.OrderIdentity>;
 
 /**
+ * The shipping account of a shipment whose input names none (started before accounts had
+ * names): the one SHIPPING_API_BASE_URL and SHIPPING_API_KEY/_TOKEN configure.
+ */
+export const DEFAULT_SHIPPING_ACCOUNT = 'default';
+
+/**
  * One workflow per shop order: the id is derived from the order, so a second start of the same
  * order finds the first. Components are URI-encoded so `a-b`/`c` and `a`/`b-c` cannot collide.
  */

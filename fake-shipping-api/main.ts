@@ -2,14 +2,17 @@
  * Command line of the fake shipping API: `npm run fake-api -- --port 4010 [flags]`.
  * Run with --help for every flag. Exit codes: 0 normal/--help, 1 start-up failure, 2 bad flags.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { fieldProblems } from '../shipping-api/contract';
 import {
   defaultAccount,
   DEFAULTS,
   ENDPOINT_KEYS,
   normalizeEndpointKey,
   startFakeShippingApi,
-  type FakeAccount,
+  type AnyFakeAccount,
   type FakeShippingApiOptions,
   type Faults,
 } from './server';
@@ -53,12 +56,17 @@ Flags:
                                 Keys: ${ENDPOINT_KEYS.join(', ')}
   --extra-account <name:key:token>
                                 Additional account (e.g. to test 403); repeatable (default: none)
+  --accounts-file <path>        More accounts, each with its own credentials, limit and labels:
+                                a JSON array of {name, apiKey, apiToken} or {name, auth: "bearer",
+                                accessToken, shipperAccountId}, each with an optional
+                                rateLimit {perSecond, burst} (default: the --rate-limit)
   -h, --help                    Print this help and exit
 
 Credentials of the default account come from SHIPPING_API_KEY and SHIPPING_API_TOKEN;
 when unset, the dev credentials x-rr-apikey=dev-api-key, x-rr-apitoken=dev-api-token apply.
 Admin endpoints (no auth): GET /__admin/stats, GET|POST /__admin/faults,
-POST /__admin/reset-stats, GET /__admin/labels. See docs/fake-shipping-api.md.
+POST /__admin/reset-stats, GET /__admin/labels, GET /__admin/accounts,
+POST /__admin/credentials (rotate an account's). See docs/fake-shipping-api.md.
 `;
 
 function parseNumber(flag: string, raw: string, check: { integer?: boolean; min?: number; max?: number; exclusiveMin?: boolean }): number {
@@ -112,6 +120,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
         'lost-answer-rate': { type: 'string' },
         'fault-endpoint': { type: 'string', multiple: true },
         'extra-account': { type: 'string', multiple: true },
+        'accounts-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -175,7 +184,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     });
   }
 
-  const accounts: FakeAccount[] = [defaultAccount(env).account];
+  const accounts: AnyFakeAccount[] = [defaultAccount(env).account];
   for (const raw of list('extra-account') ?? []) {
     const first = raw.indexOf(':');
     const second = first < 0 ? -1 : raw.indexOf(':', first + 1);
@@ -184,8 +193,16 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     const apiToken = second < 0 ? '' : raw.slice(second + 1);
     if (!name || !apiKey || !apiToken) throw new CliError('--extra-account: expected name:key:token, each part non-empty');
     if (accounts.some((a) => a.name === name)) throw new CliError(`--extra-account: account name "${name}" is already used`);
-    if (accounts.some((a) => a.apiKey === apiKey)) throw new CliError(`--extra-account: the key of account "${name}" is already used`);
+    if (accounts.some((a) => a.auth !== 'bearer' && a.apiKey === apiKey)) {
+      throw new CliError(`--extra-account: the key of account "${name}" is already used`);
+    }
     accounts.push({ name, apiKey, apiToken });
+  }
+  const file = str('accounts-file');
+  for (const account of file === undefined ? [] : readAccountsFile(file)) {
+    if (accounts.some((a) => a.name === account.name))
+      throw new CliError(`--accounts-file: account name "${account.name}" is already used`);
+    accounts.push(account);
   }
 
   return {
@@ -193,6 +210,43 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     options: { host, port, trackingStepMs, trackingStepPolls, rejectPostalCodes, seed, accounts, faults, stateFile },
     extraAccountNames: accounts.slice(1).map((a) => a.name),
   };
+}
+
+const RateLimitSchema = z.strictObject({ perSecond: z.number().positive(), burst: z.number().int().min(1) });
+const AccountsFile = z
+  .array(
+    z.union([
+      z.strictObject({
+        name: z.string().min(1),
+        apiKey: z.string().min(1),
+        apiToken: z.string().min(1),
+        rateLimit: RateLimitSchema.optional(),
+      }),
+      z.strictObject({
+        name: z.string().min(1),
+        auth: z.literal('bearer'),
+        accessToken: z.string().min(1),
+        shipperAccountId: z.string().min(1),
+        rateLimit: RateLimitSchema.optional(),
+      }),
+    ]),
+  )
+  .max(100);
+
+/** The accounts of --accounts-file; a problem names the index and field, never a credential. */
+function readAccountsFile(file: string): AnyFakeAccount[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new CliError(`--accounts-file: cannot read ${file} as JSON: ${(e as NodeJS.ErrnoException).code ?? 'not valid JSON'}`);
+  }
+  const parsed = AccountsFile.safeParse(json);
+  if (!parsed.success) {
+    const first = fieldProblems(parsed.error)[0]!;
+    throw new CliError(`--accounts-file: ${first.field}: ${first.message}`);
+  }
+  return parsed.data;
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {

@@ -32,7 +32,18 @@ export type { EndpointKey, FailNextEntry, Faults, RateLimit, RetryAfterRange } f
 export { ENDPOINT_KEYS, FaultsPatch, InvalidFaultsError, normalizeEndpointKey } from './faults';
 export { INTEGRATION_CODE } from './catalog';
 export { defaultAccount, DEFAULTS, DEV_API_KEY, DEV_API_TOKEN } from './defaults';
-export type { FakeAccount, FakeFault, FakeLabelSummary, FakeRequest, FakeShippingApi, FakeShippingApiOptions, FakeStats } from './types';
+export type {
+  AnyFakeAccount,
+  FakeAccount,
+  FakeBearerAccount,
+  FakeCredentials,
+  FakeFault,
+  FakeLabelSummary,
+  FakeRequest,
+  FakeShippingApi,
+  FakeShippingApiOptions,
+  FakeStats,
+} from './types';
 
 /** The spec's endpoints, one module each under routes/ (the admin ones: routes/admin.ts). */
 const ENDPOINTS: Readonly<Record<EndpointKey, EndpointHandler>> = {
@@ -89,6 +100,7 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
     requestLog: () => fake.traffic.requestLog(),
     labels: () => fake.labels.summaries(),
     setFaults: (patch) => fake.faults.set(patch),
+    rotateCredentials: (account, credentials) => void fake.rotateCredentials(account, credentials),
     resetStats: () => fake.traffic.resetStats(),
     close: async () => {
       if (closed) return;

@@ -11,7 +11,8 @@ import { shipmentWorkflowId } from '../domain/shipment';
 import type { StartResult } from './start-shipment';
 import { identityOf, validateRecord, type PlatformOf } from './record';
 import type { SourceRecord } from './source';
-import type { Preflight } from './preflight';
+import type { AccountOf } from '../config/shipping-accounts';
+import type { AccountPreflights } from './preflight';
 import type { ProgressCounts } from './progress';
 
 export interface Position {
@@ -48,8 +49,10 @@ export const KEPT_IN_RESULT = 20;
 
 export interface ImportEngineOptions {
   records: AsyncIterable<SourceRecord>;
-  /** Absent with --skip-preflight. */
-  preflight?: Preflight;
+  /** Absent with --skip-preflight: checks each record against its shop's account. */
+  preflight?: Pick<AccountPreflights, 'check'>;
+  /** The shipping account of a shop's new shipments (set in each input); absent: inputs name none (`default`). */
+  accountOf?: AccountOf;
   /** Absent with --dry-run: records are validated and preflighted only. */
   start?: (input: ShipmentInput) => Promise<StartResult>;
   concurrency: number;
@@ -91,7 +94,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
   const handle = async (seq: number, record: SourceRecord, input: ShipmentInput): Promise<void> => {
     const workflowId = shipmentWorkflowId(input);
     try {
-      const problems = options.preflight ? await options.preflight.check(input.labelRequest) : [];
+      const problems = options.preflight ? await options.preflight.check(input.labelRequest, input.account) : [];
       if (problems.length > 0) return reject(seq, record, problems);
       counts.accepted++;
       if (options.start) {
@@ -131,6 +134,11 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
       const validated = validateRecord(record.value, options.platformOf);
       if (validated.ok) input = validated.value;
       else reasons.push(...validated.problems);
+    }
+    if (input && options.accountOf) {
+      const account = options.accountOf(input.shop);
+      if ('problem' in account) reasons.push({ field: 'shop', message: account.problem });
+      else input = { ...input, account: account.account };
     }
 
     // The first occurrence of an order wins; later ones are rejected as duplicates, valid or not.

@@ -8,7 +8,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { z } from 'zod';
 import { ExternalId, fieldProblems, type FieldProblem } from '../shipping-api/contract';
 import { SA, WORKFLOW_TYPE } from '../workflows/definitions';
-import { shipmentWorkflowId, type OrderIdentity, type ShipmentInput } from '../domain/shipment';
+import { DEFAULT_SHIPPING_ACCOUNT, shipmentWorkflowId, type OrderIdentity, type ShipmentInput } from '../domain/shipment';
 
 /**
  * The Temporal server's longest workflow id, in bytes: dynamic config `limit.maxIDLength`,
@@ -132,7 +132,7 @@ export function shipmentSummary({ shop, orderId, labelRequest }: ShipmentInput):
 }
 
 /** Markdown shown on the workflow page: what was ordered, fixed at start. */
-export function shipmentDetails({ shop, orderId, labelRequest }: ShipmentInput): string {
+export function shipmentDetails({ shop, orderId, labelRequest, account }: ShipmentInput): string {
   const parcels = labelRequest.shipment.parcels ?? [];
   const items = parcels.reduce((n, p) => n + (p.items?.length ?? 0), 0);
   const to = labelRequest.shipment.shipTo?.address;
@@ -146,6 +146,7 @@ export function shipmentDetails({ shop, orderId, labelRequest }: ShipmentInput):
     ['To', [to?.city, to?.postalCode, to?.countryCode].filter(Boolean).join(', ') || '-'],
     ['Parcels', `${parcels.length} (${items} item lines)`],
     ['Customs', labelRequest.customs ? 'declared' : '-'],
+    ['Shipping account', account ?? DEFAULT_SHIPPING_ACCOUNT],
   ];
   return ['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|')} |`)].join('\n');
 }

@@ -19,7 +19,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError, duration, HTTP_TIMEOUT_BOUNDS, type DurationBounds } from '../config/settings';
+import { ConfigError, duration, HTTP_TIMEOUT_BOUNDS, jsonPath, type DurationBounds } from '../config/settings';
 import { CONTROL_CHARACTER } from '../shipping-api/contract';
 import { WEBHOOK_DEFAULTS, WebhookSecrets } from './webhook';
 import { hideSecret, resolveSecret, SettingError } from './platform/secrets';
@@ -100,19 +100,6 @@ function isLoopback(hostname: string): boolean {
 }
 
 type Env = Record<string, string | undefined>;
-
-/** `.acme.secrets[0]`, or `["my shop"]` for keys that are not plain identifiers. */
-function jsonPath(path: ReadonlyArray<PropertyKey>): string {
-  return path
-    .map((segment) =>
-      typeof segment === 'number'
-        ? `[${segment}]`
-        : /^[A-Za-z_$][\w$-]*$/.test(String(segment))
-          ? `.${String(segment)}`
-          : `[${JSON.stringify(String(segment))}]`,
-    )
-    .join('');
-}
 
 function missing(issue: z.core.$ZodIssue): boolean {
   return issue.code === 'invalid_type' && / received undefined$/.test(issue.message);

@@ -70,6 +70,8 @@ it('has recorded histories for each path through the workflow', () => {
       // The account workflow: a relayed hold (recorded before it pooled fresh answers), and fresh answers pooled.
       'account-held.json',
       'account-fresh-answers.json',
+      // A shipment of a named shipping account (SHIPPING_ACCOUNT): every call with its account, cancelled in tracking.
+      'accounts-named-account-cancelled.json',
     ]),
   );
 });

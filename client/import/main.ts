@@ -19,7 +19,7 @@ import {
   printable,
   println,
   runMain,
-  shippingApi,
+  shippingAccounts,
   usageError,
   type ExitCode,
   type Io,
@@ -38,7 +38,9 @@ import {
   type InputFormat,
   type SourceRecord,
 } from '../../order-import/source';
-import { Preflight } from '../../order-import/preflight';
+import { AccountPreflights } from '../../order-import/preflight';
+import { openAccountClient, type ShippingAccounts } from '../../config/shipping-accounts';
+import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 import { Progress } from '../../order-import/progress';
 import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../../order-import/start-shipment';
 import { RECORD_LIMITS } from '../../order-import/limits';
@@ -96,7 +98,9 @@ Options:
   --json                      Print one JSON summary document on stdout (no other stdout output)
   -h, --help                  Show this help
 
-Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for the preflight.
+Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for the preflight;
+SHIPPING_ACCOUNTS_FILE (or SHIPPING_ACCOUNTS): each shop's shipping account, fixed in its
+shipments' input and preflighted against (the workers' file; docs/configuration.md).
 
 ${TEMPORAL_CONNECTION_HELP}
 
@@ -176,19 +180,29 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     );
   const source = shop ? shopSource(shop) : await openInput(input, io);
   const rejects = values.rejects === undefined ? undefined : await openRejects(values.rejects);
-  let catalog: ShippingApiClient | undefined;
+  const catalogs: ShippingApiClient[] = [];
   let temporal: TemporalSession | undefined;
   try {
-    let preflight: Preflight | undefined;
+    const accounts = preflightAccounts(io.env, !values['skip-preflight']);
+    let preflight: AccountPreflights | undefined;
     if (!values['skip-preflight']) {
-      catalog = preflightClient(io.env);
-      try {
-        preflight = await Preflight.create(catalog);
-      } catch (err) {
-        throw new CliError(
-          `preflight: cannot read GET /couriers: ${messageOf(err)}; nothing was started.\n${preflightHint(err, io.env)}`,
-          isUnavailable(err) ? EXIT.unavailable : EXIT.usage,
-        );
+      preflight = new AccountPreflights(async (name) => {
+        const client = await openAccountClient(accounts!.get(name)!);
+        catalogs.push(client);
+        return client;
+      });
+      // The shop's account (--from), or the one shops fall back to: read before anything starts.
+      const first = connector ? accounts!.accountOf(connector.shop) : { account: accounts!.defaultAccount };
+      const account = 'account' in first ? first.account : null;
+      if (account !== null) {
+        try {
+          await preflight.ready(account);
+        } catch (err) {
+          throw new CliError(
+            `preflight${account === DEFAULT_SHIPPING_ACCOUNT ? '' : ` of shipping account "${account}"`}: cannot read GET /couriers: ${messageOf(err)}; nothing was started.\n${preflightHint(err, io.env, account)}`,
+            isUnavailable(err) ? EXIT.unavailable : EXIT.usage,
+          );
+        }
       }
     }
     if (!dryRun) temporal = await connectTemporal(io.env);
@@ -227,6 +241,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     const result = await importRecords({
       records: shop ? shop.records : readRecords(chunks, format!),
       preflight,
+      accountOf: accounts?.accountOf,
       start: session ? (order) => startShipment(session.client, session.settings.taskQueue, order) : undefined,
       admit: gate ? () => gate.admit() : undefined,
       concurrency,
@@ -266,7 +281,12 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     throw err;
   } finally {
     reading.abort();
-    const [, , , rejectsClosed] = await Promise.allSettled([source.close(), catalog?.close(), temporal?.close(), rejects?.close()]);
+    const [, , , rejectsClosed] = await Promise.allSettled([
+      source.close(),
+      Promise.all(catalogs.map((c) => c.close())),
+      temporal?.close(),
+      rejects?.close(),
+    ]);
     if (rejectsClosed?.status === 'rejected') println(io.stderr, `error: ${messageOf(rejectsClosed.reason)}`);
   }
 }
@@ -379,9 +399,10 @@ async function openRejects(path: string): Promise<RejectsFile> {
   return new RejectsFile(stream, path);
 }
 
-function preflightClient(env: Io['env']): ShippingApiClient {
+/** The accounts the preflight reads and the inputs name (see shippingAccounts). */
+function preflightAccounts(env: Io['env'], required: boolean): ShippingAccounts | undefined {
   try {
-    return shippingApi(env);
+    return shippingAccounts(env, required);
   } catch (err) {
     if (err instanceof CliError)
       throw usageError(
@@ -393,8 +414,10 @@ function preflightClient(env: Io['env']): ShippingApiClient {
 }
 
 /** What to check next, by what the preflight met: the wrong credentials are not an unreachable API. */
-function preflightHint(err: unknown, env: Io['env']): string {
+function preflightHint(err: unknown, env: Io['env'], account: string): string {
   const kind = err instanceof ShippingApiError ? err.kind : undefined;
+  if ((kind === 'unauthorized' || kind === 'forbidden') && account !== DEFAULT_SHIPPING_ACCOUNT)
+    return `Check the credentials of account "${account}" in ${env.SHIPPING_ACCOUNTS_FILE ? 'SHIPPING_ACCOUNTS_FILE' : 'SHIPPING_ACCOUNTS'}.`;
   if (kind === 'unauthorized' || kind === 'forbidden')
     return 'Check SHIPPING_API_KEY and SHIPPING_API_TOKEN (with `npm run dev`, the ones its banner prints).';
   if (kind === 'network')

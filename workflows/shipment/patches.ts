@@ -49,3 +49,11 @@ export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';
  * event of the current task, so histories without deliveries are unchanged.
  */
 export const SHOP_EVENT_SENT_ONCE_RECORDED = 'shop-event-sent-once-recorded';
+
+/**
+ * Every call of a shipment goes to the shipping account its input names (the shop's, when it
+ * started). A run that began on a worker from before (which called the worker's single account
+ * whatever the input said) keeps calling that one: its label lives there. Checked once per run,
+ * at its start.
+ */
+export const SHIPPING_ACCOUNT = 'shipping-account';

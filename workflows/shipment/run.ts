@@ -22,7 +22,7 @@ import { shipmentFailed } from './failures';
 import * as label from './label';
 import { pollOnTimer } from './legacy-tracking';
 import * as order from './order';
-import { CHANGE_DRIVEN_TRACKING, SHOP_SYNC } from './patches';
+import { CHANGE_DRIVEN_TRACKING, SHIPPING_ACCOUNT, SHOP_SYNC } from './patches';
 import { trackingPolicy } from './proxies';
 import { Published } from './published';
 import { ShopDelivery, type ShopEventInput } from './shop-delivery';
@@ -67,6 +67,8 @@ export class ShipmentRun {
     this.changeDriven = patched(CHANGE_DRIVEN_TRACKING);
     const shopSyncOn = patched(SHOP_SYNC);
     if (this.changeDriven) this.published.rememberStartAttributes();
+    // Only when named: a state without it stays as it was, and calls without it go to `default`.
+    if (this.input.account !== undefined && !this.carried && patched(SHIPPING_ACCOUNT)) this.state.account = this.input.account;
     this.policy =
       this.carried?.policy ??
       withOrderOverrides(await (shopSyncOn ? trackingPolicy(this.input.shop) : trackingPolicy()), this.input.tracking);
@@ -102,7 +104,7 @@ export class ShipmentRun {
       if (state.phase === 'reading_order') {
         order.beforeRead(this);
         try {
-          order.read(this, await this.callApi('readOrder', `Read order ${labelId}`, labelId));
+          order.read(this, await this.callApi('readOrder', `Read order ${labelId}`, labelId, ...this.onAccount()));
         } catch (err) {
           order.notRead(this, err);
         }
@@ -180,6 +182,16 @@ export class ShipmentRun {
   /** One shipping API call: see api-call.ts. */
   callApi<K extends ApiCall>(name: K, summary: string, ...args: ApiArgs<K>): Promise<ApiResult<K>> {
     return callApi(this, name, summary, ...args);
+  }
+
+  /** The shipment's account as a call's last argument, only when it has one (calls stay as they were without). */
+  onAccount(): [] | [string] {
+    return this.state.account === undefined ? [] : [this.state.account];
+  }
+
+  /** The same as a field of a call's input. */
+  accountField(): { account?: string } {
+    return this.state.account === undefined ? {} : { account: this.state.account };
   }
 
   /** Mirrors the state into search attributes (only on change) and the Web UI's details. */
