@@ -80,8 +80,15 @@ describe('the fake shipping API with --state-file', () => {
       status: 200,
       body: { id, createdAt, courier, customerOrderNumber, courierOrderNumber },
     });
-    const tracking = await call(`${second.url}/tracking/${id}`, { headers: auth });
-    expect(tracking.status, JSON.stringify(tracking.body)).toBe(200);
+    // Not registered by the courier (404) for the first step after creation, then found: the restart lost nothing.
+    const tracking = await waitFor(
+      async () => {
+        const t = await call(`${second.url}/tracking/${id}`, { headers: auth });
+        return t.status === 200 ? t : undefined;
+      },
+      { what: 'tracking after the restart', timeoutMs: 10_000, intervalMs: 200 },
+    );
+    expect(typeof tracking.body.tag).toBe('string');
     // Time goes on from the label's creation: the parcel ends as it would have without the restart.
     const ended = await waitFor(
       async () => {
