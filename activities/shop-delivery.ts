@@ -18,7 +18,15 @@ import type { PlatformDelivery } from '../shop-sync/platform/result';
 import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
 import type { OrderIdentity, PlatformRefs, ShopDeliveryResult, ShopEventDraft } from '../domain/shipment';
 import { withHeartbeat } from './heartbeat';
-import { activityFailure, apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE, streakStillCounts, WRITE_SETTLING } from './failures';
+import {
+  activityFailure,
+  apiBackoffMs,
+  INVALID_SHIPMENT_EVENT,
+  SHOP_BUSY,
+  SHOP_UNAVAILABLE,
+  streakStillCounts,
+  WRITE_SETTLING,
+} from './failures';
 
 export interface DeliverShopEventsInput extends OrderIdentity {
   /** Consecutive pending events, the lowest sequence first. */
