@@ -306,6 +306,13 @@ describe('malformed and huge orders (findings 5 and 6)', () => {
     expect(reasonsOf(result, fine)).toEqual([]);
     expect(result.counts.started).toBeGreaterThanOrEqual(1);
     expect((await cursor('h-woo')).retry).toContain(decimal);
+    // Read again on every pull (it is in the retry list): warned when first rejected, not again while its reasons stay.
+    const again = await pullNow(client, 'h-woo');
+    expect(reasonsOf(again, decimal).join()).toMatch(/quantity/);
+    const about = (message: string) => logged.filter((l) => l.startsWith(message) && l.includes(`"platformOrderId":"${decimal}"`));
+    expect(about('order not imported')).toHaveLength(1);
+    // At debug (the retry list and the page behind the cursor both read it again).
+    expect(about('order still not imported (reasons unchanged)').length).toBeGreaterThanOrEqual(1);
   });
 
   it('Shopify: a weight unit outside the four, a null productTitle and a non-numeric id are each one rejection; the rest is started', async () => {
