@@ -20,10 +20,13 @@ export interface PlatformRequest {
 export type PlatformResponse =
   { kind: 'answer'; status: number; headers: Record<string, string>; text: string } | { kind: 'network'; message: string };
 
+/** Connections the worker opens to one store (one origin). */
+export const PLATFORM_CONNECTIONS = 8;
+
 let sharedAgent: Agent | null = null;
 
 function agent(): Agent {
-  sharedAgent ??= new Agent({ connections: 8, connect: { timeout: 10_000 } });
+  sharedAgent ??= new Agent({ connections: PLATFORM_CONNECTIONS, connect: { timeout: 10_000 } });
   return sharedAgent;
 }
 

@@ -5,13 +5,21 @@
  * any order of that store leaves this worker before the Retry-After has ended. A call that would
  * have to wait longer than its attempt may gives the rest of the wait to the caller's retry
  * (`retry_after` with what is left), so the next attempt comes after it too.
+ *
+ * `run` also keeps the store's calls to the connections the worker opens to it: a call waits for
+ * a free one here, and looks at the hold once it has it, right before it is sent. Calls queued
+ * inside the HTTP pool instead would all have passed the hold before the page came, and go out
+ * after it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PLATFORM_CONNECTIONS } from './http';
 import { StopDelivery } from './result';
 
 export class StoreHold {
   private until = 0;
   private status = 503;
+  private free = PLATFORM_CONNECTIONS;
+  private readonly waiting: Array<() => void> = [];
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -34,6 +42,48 @@ export class StoreHold {
     if (left === 0) return;
     if (left > maxWaitMs) throw new StopDelivery({ kind: 'retry_after', status: this.status, retryAfterMs: left });
     await sleep(left, undefined, { signal });
+  }
+
+  /** Sends `call` on one of the store's connections, once the hold has ended (as `pass` waits for it). */
+  async run<T>(maxWaitMs: number, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+    for (;;) {
+      await this.connection(signal);
+      if (this.leftMs() === 0) {
+        try {
+          return await call();
+        } finally {
+          this.release();
+        }
+      }
+      this.release();
+      await this.pass(maxWaitMs, signal);
+    }
+  }
+
+  private connection(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.free > 0) {
+      this.free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const turn = () => {
+        signal.removeEventListener('abort', cancelled);
+        resolve();
+      };
+      const cancelled = () => {
+        this.waiting.splice(this.waiting.indexOf(turn), 1);
+        reject(signal.reason);
+      };
+      this.waiting.push(turn);
+      signal.addEventListener('abort', cancelled, { once: true });
+    });
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
   }
 }
 

@@ -59,7 +59,6 @@ export class WooClient {
     signal: AbortSignal,
     options: { body?: unknown; expect?: number[]; maxWaitMs?: number },
   ): Promise<WooResult<T | null>> {
-    await this.hold.pass(options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, signal);
     const url = new URL(`${this.connector.siteUrl}/wp-json/${path.replace(/^\//, '')}`);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT };
     const { consumerKey, consumerSecret } = this.connector.credentials;
@@ -74,7 +73,10 @@ export class WooClient {
       body = JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
-    const answer = await platformRequest({ method, url, headers, body, timeoutMs: this.connector.timeoutMs, signal });
+    const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+    const answer = await this.hold.run(maxWaitMs, signal, () =>
+      platformRequest({ method, url, headers, body, timeoutMs: this.connector.timeoutMs, signal }),
+    );
     const what = `${method} ${path}`;
     if (answer.kind === 'network') throw new StopDelivery({ kind: 'retry', status: null, message: `${what}: ${answer.message}` });
     if (answer.status >= 200 && answer.status < 300) {
