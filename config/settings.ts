@@ -119,6 +119,15 @@ export const WORKER_DEFAULTS = {
   maxConcurrentWorkflowTaskExecutions: 40,
   maxConcurrentActivityTaskExecutions: 100,
 } as const;
+/**
+ * The shop pulls' worker (its own task queue): one page read and a few shipment starts at a time
+ * per shop, so a few slots serve many shops; a pull's workflow is a loop of a few dozen events.
+ */
+export const PULL_WORKER_DEFAULTS = {
+  maxCachedWorkflows: 50,
+  maxConcurrentWorkflowTaskExecutions: 4,
+  maxConcurrentActivityTaskExecutions: 8,
+} as const;
 const PORT_MESSAGE = 'must be a TCP port number (1..65535)';
 /** The health server has no authentication: loopback unless WORKER_HEALTH_HOST says otherwise. */
 export const HEALTH_DEFAULTS = { host: '127.0.0.1' } as const;

@@ -13,7 +13,8 @@ import { createShopImportActivities } from '../activities/shop-import';
 import { Client } from '@temporalio/client';
 import { PlatformConnections } from '../shop-sync/platform/connections';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
-import { WORKER_DEFAULTS } from '../config/settings';
+import { PULL_WORKER_DEFAULTS, WORKER_DEFAULTS } from '../config/settings';
+import { shopPullTaskQueue } from '../workflows/shop-pull/definitions';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../domain/shipment';
 import { shipmentMetricsInterceptor } from '../metrics/activity-interceptor';
@@ -45,6 +46,8 @@ export interface ShipmentWorkerOptions {
   fleet?: FleetRateLimits;
   /** The process's paced calls, when its caller also makes calls of its own (else made from `pacing` and `fleet`). */
   calls?: CallPacing;
+  /** The platform shops' connections, shared with the pull worker (createPullWorker) of the same process. */
+  platforms?: PlatformConnections;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
@@ -53,7 +56,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
   const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
   const pacing = options.calls ?? (await callPacing(options.pacing ?? { mode: 'adaptive' }, options.fleet));
   // One connection per platform shop: the import's reads and the write-back share a Shopify store's bucket.
-  const platforms = new PlatformConnections();
+  const platforms = options.platforms ?? new PlatformConnections();
   // The pull starts shipments and keeps its cursor in the shop's schedule.
   const importClient = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
   return Worker.create({
@@ -62,6 +65,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
     taskQueue: options.taskQueue,
     activities: mergeActivities(
       mergeActivities(createActivities(api, tracking, { shopConnectors, pacing }), createShopDeliveryActivities(shopConnectors, platforms)),
+      // Also here: a pull started on this queue before pulls had one of their own finishes here.
       createShopImportActivities({ connectors: shopConnectors, platforms, client: importClient, taskQueue: options.taskQueue }),
     ),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
@@ -79,6 +83,35 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
       identity: options.identity,
       dataConverter: options.dataConverter,
     }),
+  });
+}
+
+export type PullWorkerOptions = Pick<
+  ShipmentWorkerOptions,
+  'connection' | 'namespace' | 'taskQueue' | 'shopConnectors' | 'workflowBundle' | 'identity' | 'dataConverter' | 'platforms'
+>;
+
+/**
+ * The shop pulls' worker (workflows/shop-pull/definitions.ts, `shopPullTaskQueue`): a worker of
+ * its own in the same process, with its own slots, so a pull never waits for a slot or a task
+ * behind the shipments' backlog. `taskQueue` is the shipments' queue, where the pulls start them.
+ */
+export async function createPullWorker(options: PullWorkerOptions): Promise<Worker> {
+  const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
+  const client = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: shopPullTaskQueue(options.taskQueue),
+    activities: createShopImportActivities({
+      connectors: shopConnectors,
+      platforms: options.platforms ?? new PlatformConnections(),
+      client,
+      taskQueue: options.taskQueue,
+    }),
+    workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
+    ...PULL_WORKER_DEFAULTS,
+    ...definedOnly({ identity: options.identity, dataConverter: options.dataConverter }),
   });
 }
 

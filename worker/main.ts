@@ -19,7 +19,8 @@ import { applySchedule, importShops, triggerPull, triggerShop } from '../shop-im
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
-import { callPacing, createShipmentWorker } from './create-worker';
+import { callPacing, createPullWorker, createShipmentWorker } from './create-worker';
+import { PlatformConnections } from '../shop-sync/platform/connections';
 import { accountWorkflowId, fleetRateLimits } from './fleet-rate-limit';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
 import { registry } from '../metrics/counters';
@@ -122,6 +123,7 @@ async function main(): Promise<number> {
     () => calls.run('order', (signal) => api.listCouriers({ signal }), AbortSignal.timeout(COURIER_READ_TIMEOUT_MS)),
     (message, meta) => logger.warn(meta, message),
   );
+  const platforms = new PlatformConnections();
   const worker = await createShipmentWorker({
     connection,
     namespace: temporal.namespace,
@@ -139,7 +141,20 @@ async function main(): Promise<number> {
     pacing: settings.pacing,
     fleet,
     calls,
+    platforms,
   });
+  // Pulls on a queue and slots of their own: a shipment backlog never delays an order's import.
+  const pullWorker = importShops(shopConnectors).length
+    ? await createPullWorker({
+        connection,
+        namespace: temporal.namespace,
+        taskQueue: temporal.taskQueue,
+        shopConnectors,
+        workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
+        dataConverter,
+        platforms,
+      })
+    : undefined;
   readiness.watch(worker, connection);
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter });
   await applyImportSchedules(client, shopConnectors, temporal.taskQueue, logger);
@@ -176,7 +191,8 @@ async function main(): Promise<number> {
     'worker started',
   );
   try {
-    await worker.run(); // resolves after a graceful shutdown (the Runtime handles the signals)
+    // Both resolve after a graceful shutdown (the Runtime handles the signals for every worker).
+    await Promise.all([worker.run(), pullWorker?.run()]);
   } finally {
     courierCodes.close();
     await trigger?.close();
