@@ -6,12 +6,16 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import type { ShippingApiClient } from '../shipping-api/client';
-import type { Checkpoint, LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
+import type { LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
+import { describeTracking, isChange, snapshotOfRecord, type TrackingChange, type TrackingSnapshot } from '../domain/tracking';
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
 import { PaceWaitExceeded, UNPACED, type CallClass, type CallPacing } from './account-pacer';
 import { withHeartbeat } from './heartbeat';
+
+// Where the workflow's steps found them before they moved to the domain (the poll's comparison is shared).
+export type { TrackingChange, TrackingSnapshot };
 import {
   afterFailure,
   FIRST_ATTEMPT_PACE_WAIT_MS,
@@ -49,30 +53,12 @@ export function labelIdempotencyKey({ shop, orderId, revision }: OrderIdentity &
   return `sha256-${digest}:r${revision}`;
 }
 
-/** What the workflow last saw of tracking; a poll that differs from it is a change. */
-export interface TrackingSnapshot {
-  tag: string | null;
-  subtag: string | null;
-  trackingNumber: string | null;
-  checkpoints: number;
-  lastCheckpointTime: string | null;
-}
-
 export interface AwaitTrackingChangeInput {
   labelId: string;
   known: TrackingSnapshot;
   pollIntervalMs: number;
   /** The shipment's polls before this wait, so a poll is numbered as the details count it (absent before). */
   pollsBefore?: number;
-}
-
-/** A change, as small as the workflow needs it (not the whole checkpoint list). */
-export interface TrackingChange extends TrackingSnapshot {
-  subtagMessage: string | null;
-  lastCheckpoint: Checkpoint | null;
-  /** Polls this wait took, the one that saw the change included. */
-  polls: number;
-  polledAt: string;
 }
 
 /**
@@ -95,6 +81,12 @@ export interface ActivityOptions {
   shopConnectors?: ShopConnectors;
   /** How calls share the account's rate limit; default: unpaced. */
   pacing?: CallPacing;
+  /**
+   * The fleet's tracking pollers run on this worker: a shipment still waiting in
+   * `awaitTrackingChange` gets the answer of its next regular poll, change or not, and moves
+   * over to them.
+   */
+  handOverToPollers?: boolean;
 }
 
 /**
@@ -106,7 +98,7 @@ export interface ActivityOptions {
  */
 
 export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy, options: ActivityOptions = {}) {
-  const { shopConnectors, pacing = UNPACED } = options;
+  const { shopConnectors, pacing = UNPACED, handOverToPollers = false } = options;
 
   /**
    * One API call inside an activity: waits for an earlier attempt's Retry-After, then for its
@@ -212,8 +204,11 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
         );
       }
 
-      const seen = summarize(record);
-      if (isChange(known, seen)) {
+      const seen = snapshotOfRecord(record);
+      // Handing over, the shipment applies what it is told (nothing if it is no news) and joins the
+      // pollers. Not at a first attempt: code from before the pollers (a worker not yet
+      // redeployed) would schedule the next wait at once, and its first attempt polls at once.
+      if (isChange(known, seen) || (handOverToPollers && polls > 1)) {
         return {
           ...seen,
           subtagMessage: record?.subtagMessage ?? null,
@@ -267,35 +262,4 @@ function logFailure(err: ShippingApiError, context: Record<string, unknown>): vo
   const fields = { ...err.toJSON(), ...context };
   if (err.kind === 'rate_limited') log.info('shipping API call failed', fields);
   else log.warn('shipping API call failed', fields);
-}
-
-function summarize(record: TrackingRecord | null): TrackingSnapshot {
-  return {
-    tag: record?.tag ?? null,
-    subtag: record?.subtag ?? null,
-    trackingNumber: record?.trackingNumber ?? null,
-    checkpoints: record?.checkpoints.length ?? 0,
-    lastCheckpointTime: record?.checkpoints.at(-1)?.checkpointTime ?? null,
-  };
-}
-
-/**
- * A change is a new tag or subtag, a tracking number that appears or changes, or new
- * checkpoints. A number that disappears again (some couriers omit it on later answers) is not.
- */
-export function isChange(known: TrackingSnapshot, seen: TrackingSnapshot): boolean {
-  if (seen.tag === null) return false; // not registered (404): nothing new, even if it was before
-  return (
-    seen.tag !== known.tag ||
-    seen.subtag !== known.subtag ||
-    (seen.trackingNumber !== null && seen.trackingNumber !== known.trackingNumber) ||
-    seen.checkpoints !== known.checkpoints ||
-    seen.lastCheckpointTime !== known.lastCheckpointTime
-  );
-}
-
-function describeTracking(seen: TrackingSnapshot): string {
-  if (seen.tag === null) return 'not registered by the courier yet (404)';
-  const subtag = seen.subtag ? ` (${seen.subtag})` : '';
-  return `${seen.tag}${subtag}, ${seen.checkpoints} checkpoint(s), tracking number ${seen.trackingNumber ?? 'not assigned yet'}`;
 }

@@ -68,6 +68,16 @@ it('has recorded histories for each path through the workflow', () => {
       // The account workflow: a relayed hold (recorded before it pooled fresh answers), and fresh answers pooled.
       'account-held.json',
       'account-fresh-answers.json',
+      // Tracking polled per fleet (FLEET_TRACKING): the shipment's side, the moves from both older
+      // paths, and a poller shard's run whose span was retried after its worker was SIGKILLed.
+      'fleet-polled-by-count.json',
+      'fleet-poll-unauthorized.json',
+      'fleet-cancel-while-waiting.json',
+      'fleet-timed-out.json',
+      'fleet-migrated-from-timer-loop.json',
+      'fleet-migrated-from-change-driven.json',
+      'fleet-poller-killed-shipment.json',
+      'fleet-poller-shard.json',
     ]),
   );
 });

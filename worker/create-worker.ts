@@ -13,7 +13,8 @@ import { createShopImportActivities } from '../activities/shop-import';
 import { Client } from '@temporalio/client';
 import { PlatformConnections } from '../shop-sync/platform/connections';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
-import { PULL_WORKER_DEFAULTS, WORKER_DEFAULTS } from '../config/settings';
+import { PULL_WORKER_DEFAULTS, TRACKING_POLLER_DEFAULTS, WORKER_DEFAULTS } from '../config/settings';
+import { createTrackingPollerActivities, type TrackingPollerSettings } from '../activities/tracking-poller';
 import { shopPullTaskQueue } from '../workflows/shop-pull/definitions';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../domain/shipment';
@@ -48,6 +49,14 @@ export interface ShipmentWorkerOptions {
   calls?: CallPacing;
   /** The platform shops' connections, shared with the pull worker (createPullWorker) of the same process. */
   platforms?: PlatformConnections;
+  /** The fleet's tracking pollers: shards and span (TRACKING_POLLER_DEFAULTS unless given). */
+  trackingPollers?: TrackingPollerSettings;
+  /**
+   * Default true: a shipment still waiting in the per-shipment tracking activity moves to the
+   * pollers at its next poll. False only for a worker running workflow code from before them
+   * (the benchmark's baseline, the migration test), which would schedule the next wait at once.
+   */
+  handOverToPollers?: boolean;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
@@ -57,16 +66,22 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
   const pacing = options.calls ?? (await callPacing(options.pacing ?? { mode: 'adaptive' }, options.fleet));
   // One connection per platform shop: the import's reads and the write-back share a Shopify store's bucket.
   const platforms = options.platforms ?? new PlatformConnections();
-  // The pull starts shipments and keeps its cursor in the shop's schedule.
-  const importClient = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
+  // The pull starts shipments and keeps its cursor in the shop's schedule; the pollers signal shipments.
+  const client = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: mergeActivities(
-      mergeActivities(createActivities(api, tracking, { shopConnectors, pacing }), createShopDeliveryActivities(shopConnectors, platforms)),
-      // Also here: a pull started on this queue before pulls had one of their own finishes here.
-      createShopImportActivities({ connectors: shopConnectors, platforms, client: importClient, taskQueue: options.taskQueue }),
+      mergeActivities(
+        mergeActivities(
+          createActivities(api, tracking, { shopConnectors, pacing, handOverToPollers: options.handOverToPollers ?? true }),
+          createShopDeliveryActivities(shopConnectors, platforms),
+        ),
+        // Also here: a pull started on this queue before pulls had one of their own finishes here.
+        createShopImportActivities({ connectors: shopConnectors, platforms, client, taskQueue: options.taskQueue }),
+      ),
+      createTrackingPollerActivities({ api, pacing, client, settings: options.trackingPollers ?? TRACKING_POLLER_DEFAULTS }),
     ),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
     interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags)] },

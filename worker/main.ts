@@ -130,6 +130,7 @@ async function main(): Promise<number> {
     taskQueue: temporal.taskQueue,
     shippingApi: api,
     tracking: settings.tracking,
+    trackingPollers: settings.trackingPollers,
     shopConnectors,
     workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
     maxActivitiesPerSecond: settings.maxActivitiesPerSecond,

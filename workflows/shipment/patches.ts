@@ -39,3 +39,12 @@ export const FIRST_DELIVERY_HANDS_OVER = 'first-delivery-hands-over';
  * the same ids.
  */
 export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';
+
+/**
+ * Tracking polled per fleet, told per change: a shipment reaching tracking joins a poller shard
+ * (workflows/tracking-poller/) and waits for its news, instead of an activity whose retries are
+ * its polls. Checked at the top of each wait of change-driven tracking (`followTrackingChanges`),
+ * so a shipment waiting on today's path moves over when that wait returns (a worker with fleet
+ * pollers makes it return at its next poll). Fixtures: fleet-*.
+ */
+export const FLEET_TRACKING = 'fleet-tracking';
