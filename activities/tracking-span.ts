@@ -40,6 +40,8 @@ import {
 } from '../workflows/tracking-poller/definitions';
 import { PollerShard } from '../workflows/tracking-poller/shard';
 import { afterFailure } from './failures';
+import { outcomeOfTag } from '../domain/shipment';
+import { rateLimited, trackingCompleted } from '../metrics/counters';
 import type { TrackingPollerDeps } from './tracking-poller';
 
 /** Polls of one shard in flight at once (the pacer decides when each goes out). */
@@ -156,7 +158,11 @@ export class TrackingSpan {
       if (!(await this.tell(member, { change: { ...change, polls: member.polls, polledAt } }))) return;
       Object.assign(member, { known: seen, polls: 0, failureTold: null });
       this.told.set(member.workflowId, progressOf(member));
-      if (seen.tag !== null && cadence.terminalTags.includes(seen.tag)) return this.drop(member.workflowId);
+      if (seen.tag !== null && cadence.terminalTags.includes(seen.tag)) {
+        // Counted here, as it is told (the span's own result comes at its end): metrics/counters.ts.
+        trackingCompleted.inc({ outcome: outcomeOfTag(seen.tag), tag: seen.tag });
+        return this.drop(member.workflowId);
+      }
     }
     member.nextPollAt = Date.now() + pollIntervalOf(cadence, seen);
   }
@@ -173,6 +179,7 @@ export class TrackingSpan {
 
   /** The one rule for a failed call (activities/failures.ts), per label; told once per kind when retrying cannot fix it. */
   private async failed(member: WatchedLabel, err: ShippingApiError, intervalMs: number): Promise<void> {
+    if (err.kind === 'rate_limited') rateLimited.inc({ activity: 'pollTrackingSpan' });
     const next = afterFailure(err, { failuresInARow: member.failures }, Date.now(), intervalMs);
     member.failures = next.failuresInARow;
     if (next.retryable) {
