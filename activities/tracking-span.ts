@@ -82,11 +82,17 @@ export class TrackingSpan {
     const stopFollowing = new AbortController();
     const stop = AbortSignal.any([stopFollowing.signal, this.ctx.cancellationSignal]);
     const following = this.followMembers(stop);
+    // Following the history failed mid-span (Temporal unreachable): the span ends with what it did, and the next one reads it all again.
+    let lostTrack = false;
+    following.done.catch(() => {
+      lostTrack = !stop.aborted;
+      this.kick();
+    });
     const heartbeat = setInterval(() => this.heartbeat(), HEARTBEAT_EVERY_MS);
     try {
       await following.caughtUp;
       this.resume();
-      while (Date.now() < endAt && this.shard.size > 0) {
+      while (Date.now() < endAt && this.shard.size > 0 && !lostTrack) {
         this.ctx.cancellationSignal.throwIfAborted();
         this.startDuePolls();
         await this.sleepUntil(Math.min(endAt, this.nextDueAt()));
@@ -94,9 +100,8 @@ export class TrackingSpan {
       await Promise.all(this.inFlight.values());
     } finally {
       clearInterval(heartbeat);
-      stopFollowing.abort();
       // A long poll over the worker's native connection may not end with the abort: not waited for.
-      following.done.catch(() => undefined);
+      stopFollowing.abort();
     }
     this.ctx.cancellationSignal.throwIfAborted();
     return {

@@ -12,7 +12,7 @@ import { baselineWorkflowBundle, hasBaselineCommit, PER_SHIPMENT_TRACKING_COMMIT
 import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
-import { createShipmentWorker } from '../worker/create-worker';
+import { createShipmentWorker, type ShipmentWorkerOptions } from '../worker/create-worker';
 import { cancelShipmentSignal, stateQuery } from '../workflows/definitions';
 import { type ShipmentInput } from '../domain/shipment';
 import { startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
@@ -168,24 +168,9 @@ describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code
     const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: 1, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
     const taskQueue = `migration-${Date.now()}`;
     const oldApi = new PollGate({ baseUrl: fake.baseUrl, ...TEST_CREDENTIALS }, 2);
-    const workerFor = async (
-      workflowBundle: Awaited<ReturnType<typeof getWorkflowBundle>>,
-      shippingApi: ShippingApiClient | ShippingApiClientOptions,
-    ) => {
-      const worker = await createShipmentWorker({
-        connection: env.nativeConnection,
-        namespace: 'default',
-        taskQueue,
-        shippingApi,
-        tracking: { pollIntervalMs: 300, pollIntervalsMs: {} },
-        workflowBundle,
-      });
-      const running = worker.run();
-      return async () => {
-        worker.shutdown();
-        await running;
-      };
-    };
+    const tracking = { pollIntervalMs: 300, pollIntervalsMs: {} };
+    const workerFor = (workflowBundle: WorkflowBundle, shippingApi: ShippingApiClient | ShippingApiClientOptions) =>
+      runWorker({ taskQueue, shippingApi, tracking, workflowBundle });
     try {
       const stopOld = await workerFor(await baselineWorkflowBundle(), oldApi);
       const started = await startShipment(env.client, taskQueue, order('cdt', 'M-1'));
@@ -227,22 +212,8 @@ describe.skipIf(!hasBaselineCommit(PER_SHIPMENT_TRACKING_COMMIT))(
       const taskQueue = `migration-fleet-${Date.now()}`;
       const shippingApi = { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS };
       const tracking = { pollIntervalMs: 1_000, pollIntervalsMs: {} };
-      const run = async (workflowBundle: Awaited<ReturnType<typeof getWorkflowBundle>>, handOverToPollers: boolean) => {
-        const worker = await createShipmentWorker({
-          connection: env.nativeConnection,
-          namespace: 'default',
-          taskQueue,
-          shippingApi,
-          tracking,
-          workflowBundle,
-          handOverToPollers,
-        });
-        const running = worker.run();
-        return async () => {
-          worker.shutdown();
-          await running;
-        };
-      };
+      const run = (workflowBundle: WorkflowBundle, handOverToPollers: boolean) =>
+        runWorker({ taskQueue, shippingApi, tracking, workflowBundle, handOverToPollers });
       try {
         const stopOld = await run(await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT), false);
         const started = await startShipment(env.client, taskQueue, order('cdt', 'M-2'));
@@ -274,6 +245,20 @@ describe.skipIf(!hasBaselineCommit(PER_SHIPMENT_TRACKING_COMMIT))(
     });
   },
 );
+
+type WorkflowBundle = Awaited<ReturnType<typeof getWorkflowBundle>>;
+
+/** A shipment worker running `workflowBundle` (another commit's, for a migration); resolves to its stop. */
+async function runWorker(
+  options: Pick<ShipmentWorkerOptions, 'taskQueue' | 'shippingApi' | 'tracking' | 'workflowBundle' | 'handOverToPollers'>,
+): Promise<() => Promise<void>> {
+  const worker = await createShipmentWorker({ connection: env.nativeConnection, namespace: 'default', ...options });
+  const running = worker.run();
+  return async () => {
+    worker.shutdown();
+    await running;
+  };
+}
 
 /** The patch ids a history recorded. */
 function patchesRecorded(list: Awaited<ReturnType<typeof events>>): string[] {

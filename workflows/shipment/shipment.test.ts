@@ -11,7 +11,7 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AwaitTrackingChangeInput, CreatedLabel, CreateLabelInput, TrackingChange } from '../../activities';
+import type { AwaitTrackingChangeInput, CreatedLabel, CreateLabelInput, TrackingChange, TrackingSnapshot } from '../../activities';
 import { toApplicationFailure, TRACKING_UNCHANGED } from '../../activities/failures';
 import type { DeliverShopEventsInput } from '../../activities/shop-delivery';
 import { ShippingApiError } from '../../shipping-api/errors';
@@ -85,16 +85,7 @@ const activities = {
         category: ApplicationFailureCategory.BENIGN,
       });
     }
-    return {
-      ...known,
-      subtag: null,
-      subtagMessage: null,
-      lastCheckpoint: null,
-      polls: 1,
-      polledAt: new Date().toISOString(),
-      checkpoints: known.checkpoints + 1,
-      ...next,
-    };
+    return scriptedChange(known, next);
   },
   async getTracking(): Promise<null> {
     return null;
@@ -107,16 +98,7 @@ const activities = {
       let seen = known;
       for (const next of changes.splice(0)) {
         await new Promise((resolve) => setTimeout(resolve, 30));
-        const change: TrackingChange = {
-          ...seen,
-          subtag: null,
-          subtagMessage: null,
-          lastCheckpoint: null,
-          polls: 1,
-          polledAt: new Date().toISOString(),
-          checkpoints: seen.checkpoints + 1,
-          ...next,
-        };
+        const change = scriptedChange(seen, next);
         seen = change;
         await shipment.signal(trackingNewsSignal, { change });
       }
@@ -136,6 +118,20 @@ const activities = {
     return result;
   },
 };
+
+/** The script's next change on top of what is known: one checkpoint more, so it is always news. */
+function scriptedChange(known: TrackingSnapshot, next: Partial<TrackingChange>): TrackingChange {
+  return {
+    ...known,
+    subtag: null,
+    subtagMessage: null,
+    lastCheckpoint: null,
+    polls: 1,
+    polledAt: new Date().toISOString(),
+    checkpoints: known.checkpoints + 1,
+    ...next,
+  };
+}
 
 function created(input: CreateLabelInput): CreatedLabel {
   return {
