@@ -13,9 +13,6 @@ import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
 import { PaceWaitExceeded, UNPACED, type CallClass, type CallPacing } from './account-pacer';
 import { withHeartbeat } from './heartbeat';
-
-// Where the workflow's steps found them before they moved to the domain (the poll's comparison is shared).
-export type { TrackingChange, TrackingSnapshot };
 import {
   afterFailure,
   FIRST_ATTEMPT_PACE_WAIT_MS,
@@ -24,6 +21,9 @@ import {
   TRACKING_UNCHANGED,
   type AttemptProgress,
 } from './failures';
+
+// Where the workflow's steps found them before they moved to the domain (the poll's comparison is shared).
+export type { TrackingChange, TrackingSnapshot };
 
 export interface CreateLabelInput extends OrderIdentity {
   revision: number;
