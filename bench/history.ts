@@ -186,3 +186,104 @@ function estimateActions(list: HistoryEvents): number {
   }
   return actions + (markersInTask ? 1 : 0);
 }
+
+export interface LatencyRow {
+  path: HistoryPath;
+  shipments: number;
+  cadenceSeconds: number;
+  changes: number;
+  p50Seconds: number;
+  p95Seconds: number;
+  maxSeconds: number;
+  /** The target: at most 1 (a change is known within one cadence interval). */
+  p95PerCadence: number;
+}
+
+/** Each stage lasts this long at the fake; polls every CADENCE_MS. */
+const STAGE_MS = 4_000;
+const CADENCE_MS = 2_000;
+
+/**
+ * Tracking latency: from a change at the API (the fake moves a label to its next stage every
+ * STAGE_MS from its creation) to the shipment knowing it (the history event that brought it: the
+ * pollers' news signal, or the per-shipment activity's completion), for both paths at once.
+ */
+export async function latencyScenario(server: DevServer, shipments: number, log: (m: string) => void): Promise<LatencyRow[]> {
+  installQuietRuntime();
+  const connection = await NativeConnection.connect({ address: server.address });
+  const fake = await startFakeShippingApi({ port: 0, trackingStepMs: STAGE_MS, accounts: BENCH_ACCOUNTS });
+  const bundles: Record<HistoryPath, Awaited<ReturnType<typeof getWorkflowBundle>>> = {
+    'fleet pollers': await getWorkflowBundle(),
+    'per-shipment activity': await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT),
+  };
+  try {
+    return await Promise.all(
+      (Object.keys(bundles) as HistoryPath[]).map(async (path) => {
+        const taskQueue = `bench-latency-${path.replaceAll(' ', '-')}-${Date.now()}`;
+        const worker = await createShipmentWorker({
+          connection,
+          namespace: 'default',
+          taskQueue,
+          shippingApi: { baseUrl: fake.baseUrl, ...BENCH_CREDENTIALS },
+          tracking: { pollIntervalMs: CADENCE_MS, pollIntervalsMs: {} },
+          workflowBundle: bundles[path],
+          handOverToPollers: path === 'fleet pollers',
+        });
+        const stamp = Date.now();
+        const latencies = await worker.runUntil(async () =>
+          (
+            await Promise.all(
+              Array.from({ length: shipments }, async (_, i) => {
+                const measured = await oneShipment(server, taskQueue, benchOrder(`L-${path[0]}-${i}-${stamp}`));
+                return knownAfter(server, fake.labels(), measured);
+              }),
+            )
+          ).flat(),
+        );
+        const sorted = [...latencies].sort((a, b) => a - b);
+        const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+        const row: LatencyRow = {
+          path,
+          shipments,
+          cadenceSeconds: CADENCE_MS / 1000,
+          changes: sorted.length,
+          p50Seconds: round(at(0.5) / 1000),
+          p95Seconds: round(at(0.95) / 1000),
+          maxSeconds: round((sorted.at(-1) ?? NaN) / 1000),
+          p95PerCadence: round(at(0.95) / CADENCE_MS),
+        };
+        log(`latency: ${path}: p95 ${row.p95Seconds} s (${row.p95PerCadence} of the cadence)`);
+        return row;
+      }),
+    );
+  } finally {
+    await fake.close();
+    await connection.close();
+  }
+}
+
+/** For each of the four stage changes of one delivered shipment: ms from the change at the API to the event that told the shipment. */
+async function knownAfter(
+  server: DevServer,
+  labels: Array<{ id: string; createdAt: string }>,
+  measured: { workflowId: string; labelId: string | null },
+): Promise<number[]> {
+  const createdAt = Date.parse(labels.find((l) => l.id === measured.labelId)?.createdAt ?? '');
+  const events = (await server.client.workflow.getHandle(measured.workflowId).fetchHistory()).events ?? [];
+  const scheduled = new Map<string, string>();
+  for (const e of events) {
+    const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (name) scheduled.set(String(e.eventId), name);
+  }
+  const told = events.filter(
+    (e) =>
+      e.workflowExecutionSignaledEventAttributes?.signalName === 'trackingNews' ||
+      scheduled.get(String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')) === 'awaitTrackingChange',
+  );
+  // Stage k (1: Pending … 4: Delivered) begins k × STAGE_MS after the label: one change each.
+  return told.slice(0, 4).map((e, k) => msOf(e.eventTime) - (createdAt + (k + 1) * STAGE_MS));
+}
+
+function msOf(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+}

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { hasBaselineCommit, TIMER_LOOP_COMMIT } from './baseline';
-import { historyScenario, type HistoryRow } from './history';
+import { historyScenario, latencyScenario, type HistoryRow, type LatencyRow } from './history';
 import { scaleScenario, type ScaleRow } from './scale';
 import { rateLimitScenario, rateLimitSettings, type RateLimitRow } from './rate-limit';
 import { platformScenario, type PlatformResults } from './shop-platforms';
@@ -21,7 +21,8 @@ const HELP = `Usage: npm run bench -- [options]
 Scenarios (default: all):
   history   events, workflow tasks and Cloud actions per delivered shipment after N unchanged
             polls, tracking polled per fleet vs the per-shipment tracking activity before it
-            (medians over --history-shipments), each target beside it
+            (medians over --history-shipments), each target beside it; then tracking
+            latency (a change at the fake until the shipment knows it) on both paths
   scale     import --shipments orders into a worker process, time until all are in
             tracking, then worker/server RSS and CPU per tracking poll while they wait,
             and a fresh worker's CPU per poll after the first is SIGKILLed;
@@ -138,6 +139,7 @@ async function main(): Promise<number> {
     const server = await startDevServer();
     try {
       results.history = await historyScenario(server, polls, historyShipments, log);
+      results.latency = await latencyScenario(server, 2 * historyShipments, log);
     } finally {
       await server.stop();
     }
@@ -225,6 +227,7 @@ interface Results {
   machine: string;
   startedAt: string;
   history?: HistoryRow[];
+  latency?: LatencyRow[];
   scale?: ScaleRow[];
   shopSync?: { cost: ShopSyncCostRow[]; outage: ShopSyncOutageRow };
   rateLimit?: RateLimitRow[];
@@ -348,6 +351,23 @@ function printTables(r: Results): void {
       row('API calls per poll = 1', fleet.callsPerPoll, today?.callsPerPoll, fleet.callsPerPoll <= 1.01);
     }
     table('Targets: fleet pollers beside the per-shipment activity (same run)', ['polls', 'target', 'fleet', 'per-shipment', ''], rows);
+  }
+  if (r.latency) {
+    table(
+      'Tracking latency: a change at the API until the shipment knows it (target: p95 within one cadence interval)',
+      ['path', 'shipments', 'changes', 'cadence s', 'p50 s', 'p95 s', 'max s', 'p95 ÷ cadence', ''],
+      r.latency.map((l) => [
+        l.path,
+        l.shipments,
+        l.changes,
+        l.cadenceSeconds,
+        l.p50Seconds,
+        l.p95Seconds,
+        l.maxSeconds,
+        l.p95PerCadence,
+        l.path === 'fleet pollers' ? (l.p95PerCadence <= 1 ? 'met' : 'NOT MET') : 'baseline',
+      ]),
+    );
   }
   if (r.scale) {
     table(
