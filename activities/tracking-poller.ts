@@ -3,11 +3,13 @@
  * leaves it (`unwatchTracking`), both signals sent from a local activity; a shard's span
  * (`pollTrackingSpan`, tracking-span.ts) polls its labels and tells the shipments what changed.
  * The shard count and the span length are the worker's settings (TRACKING_POLLERS,
- * TRACKING_POLLER_SPAN); the client and the credentials stay here.
+ * TRACKING_POLLER_SPAN); the clients and the credentials stay here, one per shipping account
+ * (activities/accounts.ts): a shipment joins a shard of its own account, and each label is
+ * polled with its own account's client and pacer.
  */
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { ShippingApiClient } from '../shipping-api/client';
+import type { AccountDirectory } from './accounts';
 import {
   shardOf,
   TRACKING_POLLER_WORKFLOW_TYPE,
@@ -17,8 +19,8 @@ import {
   type SpanResult,
   type WatchRequest,
 } from '../workflows/tracking-poller/definitions';
-import type { CallPacing } from './account-pacer';
 import { TrackingSpan } from './tracking-span';
+import { DEFAULT_SHIPPING_ACCOUNT } from '../domain/shipment';
 
 export interface TrackingPollerSettings {
   /** Shards per task queue: each is one workflow and, while it has labels, one running activity. */
@@ -28,27 +30,30 @@ export interface TrackingPollerSettings {
 }
 
 export interface TrackingPollerDeps {
-  api: ShippingApiClient;
-  pacing: CallPacing;
+  /** Every shipping account this worker serves: each label is polled with its own. */
+  accounts: AccountDirectory;
   client: Client;
   settings: TrackingPollerSettings;
 }
 
 export function createTrackingPollerActivities(deps: TrackingPollerDeps) {
   return {
-    /** The calling shipment joins its shard (started if it is not running); returns the shard's workflow id. */
+    /**
+     * The calling shipment joins its shard, one of its account's (started if it is not running);
+     * returns the shard's workflow id.
+     */
     async watchTracking(request: Omit<WatchRequest, 'workflowId'>): Promise<{ poller: string }> {
       const { info } = Context.current();
       const workflowId = callerOf(info);
       const shard = shardOf(workflowId, deps.settings.shards);
-      const poller = trackingPollerId(info.taskQueue, shard);
+      const poller = trackingPollerId(info.taskQueue, shard, request.account);
       await deps.client.workflow.signalWithStart(TRACKING_POLLER_WORKFLOW_TYPE, {
         workflowId: poller,
         taskQueue: info.taskQueue,
         args: [],
         signal: watchTrackingSignal,
         signalArgs: [{ ...request, workflowId }],
-        staticSummary: `Tracking poller: shard ${shard} of ${deps.settings.shards} on task queue ${info.taskQueue}`,
+        staticSummary: `Tracking poller: shard ${shard} of ${deps.settings.shards} on task queue ${info.taskQueue}, account ${request.account ?? DEFAULT_SHIPPING_ACCOUNT}`,
       });
       return { poller };
     },

@@ -1,8 +1,9 @@
 /**
  * One span of a tracking poller shard: a long-running activity that polls each label of the
- * shard when its stage's interval is up, through the worker's account pacer (so polls share the
- * account's limit with labels and order reads), and signals a shipment only when its tracking
- * changed. Why a long-running activity and not an activity per poll: a poll without news then
+ * shard when its stage's interval is up, with the client and through the pacer of the label's own
+ * shipping account (so polls share that account's limit with its labels and order reads, and
+ * never go out with another account's credentials), and signals a shipment only when its
+ * tracking changed. Why a long-running activity and not an activity per poll: a poll without news then
  * costs nothing in Temporal, neither an activity attempt nor history; what the fleet pays is a
  * heartbeat every 30 s and one activity and one continue-as-new per span and shard, however many
  * labels and polls (Temporal's guidance for frequent polling: poll inside the activity and
@@ -15,9 +16,12 @@
  *   a span retried after its worker died tells nothing twice; the shipment also applies only
  *   news (domain/tracking.ts, `isNews`). What was told is heartbeated every 30 s: a retry
  *   resumes from there (what it has to poll again is told under the same request id).
- * - **Failures**: a 429 waits its Retry-After (the pacer holds the whole worker), 5xx and
- *   network failures back off per label up to the stage's interval, a failure retrying cannot
- *   fix is told once per kind and the label is polled again at its interval.
+ * - **Failures**: a 429 waits its Retry-After (the account's pacer holds the account's calls on
+ *   the whole worker), 5xx and network failures back off per label up to the stage's interval, a
+ *   failure retrying cannot fix is told once per kind and the label is polled again at its
+ *   interval. A label of an account this worker does not know fails the span the way
+ *   `accountCalls` fails a shipment's call (UNKNOWN_ACCOUNT, retried each minute, perhaps on a
+ *   worker that knows it): a shard holds one account's labels (`trackingPollerId`).
  */
 import { createHash } from 'node:crypto';
 import type { Context } from '@temporalio/activity';
@@ -40,6 +44,8 @@ import {
 } from '../workflows/tracking-poller/definitions';
 import { PollerShard } from '../workflows/tracking-poller/shard';
 import { afterFailure } from './failures';
+import { accountCalls, type AccountCalls } from './accounts';
+import type { ShippingApiClient } from '../shipping-api/client';
 import { outcomeOfTag } from '../domain/shipment';
 import { rateLimited, trackingCompleted } from '../metrics/counters';
 import type { TrackingPollerDeps } from './tracking-poller';
@@ -69,6 +75,8 @@ export class TrackingSpan {
   private readonly dropped = new Set<string>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly stats = { polls: 0, told: 0, heartbeats: 0 };
+  /** A label's account is unknown to this worker: the span fails with it (see above). */
+  private unknownAccount: Error | null = null;
   /** Wakes the loop when a poll ends or a shipment joins. */
   private kick: () => void = () => {};
 
@@ -92,7 +100,7 @@ export class TrackingSpan {
     try {
       await following.caughtUp;
       this.resume();
-      while (Date.now() < endAt && this.shard.size > 0 && !lostTrack) {
+      while (Date.now() < endAt && this.shard.size > 0 && !lostTrack && !this.unknownAccount) {
         this.ctx.cancellationSignal.throwIfAborted();
         this.startDuePolls();
         await this.sleepUntil(Math.min(endAt, this.nextDueAt()));
@@ -104,6 +112,7 @@ export class TrackingSpan {
       stopFollowing.abort();
     }
     this.ctx.cancellationSignal.throwIfAborted();
+    if (this.unknownAccount) throw this.unknownAccount;
     return {
       progress: [...this.touched].filter((id) => !this.dropped.has(id)).map((id) => progressOf(this.shard.get(id)!)),
       dropped: [...this.dropped],
@@ -145,11 +154,17 @@ export class TrackingSpan {
     const now = Date.now();
     if (now >= member.deadline) return this.drop(member.workflowId);
     const cadence = this.shard.cadenceOf(member);
+    const calls = this.callsOf(member);
+    if (!calls) return;
     const polledAt = new Date(now).toISOString();
     this.touched.add(member.workflowId);
     let record: TrackingRecord | null;
     try {
-      record = await this.deps.pacing.run('tracking', (signal) => this.tracking(member.labelId, signal), this.ctx.cancellationSignal);
+      record = await calls.pacing.run(
+        'tracking',
+        (signal) => this.tracking(calls.api, member.labelId, signal),
+        this.ctx.cancellationSignal,
+      );
     } catch (err) {
       if (!(err instanceof ShippingApiError)) throw err;
       return this.failed(member, err, pollIntervalOf(cadence, member.known));
@@ -172,10 +187,22 @@ export class TrackingSpan {
     member.nextPollAt = Date.now() + pollIntervalOf(cadence, seen);
   }
 
-  /** GET /tracking; null while the courier has not registered the parcel (404), which is normal. */
-  private async tracking(labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
+  /** The label's account's client and pacer; none (and the span ends, failing) when this worker does not know it. */
+  private callsOf(member: WatchedLabel): AccountCalls | undefined {
     try {
-      return await this.deps.api.getTracking(labelId, { signal });
+      return accountCalls(this.deps.accounts, member.account);
+    } catch (err) {
+      this.ctx.log.warn('tracking poll: unknown shipping account', { workflowId: member.workflowId, account: member.account });
+      this.unknownAccount ??= err as Error;
+      this.kick();
+      return undefined;
+    }
+  }
+
+  /** GET /tracking; null while the courier has not registered the parcel (404), which is normal. */
+  private async tracking(api: ShippingApiClient, labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
+    try {
+      return await api.getTracking(labelId, { signal });
     } catch (err) {
       if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
       throw err;

@@ -54,6 +54,8 @@ it('has recorded histories for each path through the workflow', () => {
       // a first delivery attempt that ran out of its seconds hands over to the delivery activity
       'shop-sync-slow-shop.json',
       'shop-sync-window-expired.json',
+      // an event is first sent once the task that emitted it is recorded (a worker SIGKILLed mid-send)
+      'immutable-event-sent-once-recorded.json',
       // a resubmit update racing an operator's cancel: answered before the workflow completes
       'resubmit-racing-cancel.json',
       // A Temporal cancellation request (Web UI) and a failure that stops the shipment.
@@ -68,6 +70,8 @@ it('has recorded histories for each path through the workflow', () => {
       // The account workflow: a relayed hold (recorded before it pooled fresh answers), and fresh answers pooled.
       'account-held.json',
       'account-fresh-answers.json',
+      // A shipment of a named shipping account (SHIPPING_ACCOUNT): every call with its account, cancelled in tracking.
+      'accounts-named-account-cancelled.json',
       // Tracking polled per fleet (FLEET_TRACKING): the shipment's side, the moves from both older
       // paths, and a poller shard's run whose span was retried after its worker was SIGKILLed.
       'fleet-polled-by-count.json',

@@ -17,9 +17,10 @@ import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { WORKFLOW_TYPE } from '../workflows/definitions';
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
-import { shopPullScheduleId, type ShopPullResult } from '../workflows/shop-pull/definitions';
+import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
+import { pullNow as pullShop, waitForPull as waitForShopPull } from './helpers/shop-pulls';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 
@@ -79,22 +80,8 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** Triggers the shop's schedule and waits for that pull's result. */
-async function pullNow(shop: string): Promise<ShopPullResult> {
-  const since = Date.now();
-  await triggerPull(h.env.client, shop);
-  return waitForPull(shop, since);
-}
-
-/** The result of the shop's first pull taken at `since` or later (same host: one clock). */
-async function waitForPull(shop: string, since: number): Promise<ShopPullResult> {
-  const schedule = h.env.client.schedule.getHandle(shopPullScheduleId(shop));
-  const run = await waitFor(
-    async () => (await schedule.describe()).info.recentActions.find((a) => a.takenAt.getTime() >= since)?.action.workflow,
-    { what: `a new pull of ${shop}`, timeoutMs: 30_000, intervalMs: 100 },
-  );
-  return (await h.env.client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result()) as ShopPullResult;
-}
+const pullNow = (shop: string) => pullShop(h.env.client, shop);
+const waitForPull = (shop: string, since: number) => waitForShopPull(h.env.client, shop, since);
 
 /** The shipment's input as started (undefined when the order has no shipment). */
 async function input(shop: string, orderId: string): Promise<ShipmentInput | undefined> {
@@ -223,18 +210,23 @@ describe('WooCommerce (store at UTC+10, HPOS)', () => {
   it('orders edited and created while a pull pages through them: each one exactly one shipment', async () => {
     const made = Array.from({ length: 40 }, () => woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1 }] }));
     woo.setFaults({ latencyMs: 150 });
+    // Bounded: on a loaded machine an unbounded stream of edits can outrun the pull (it chases
+    // the orders that move to the end) and, left running after a timeout, leaks into later tests.
     let editing = true;
     const edits = (async () => {
-      for (let i = 0; editing; i++) {
+      for (let i = 0; editing && i < 40; i++) {
         woo.editOrder(made[i % 10]!.id, { customerNote: `edit ${i}` }); // the early ones move to the end
         if (i % 5 === 0) made.push(woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1 }] }));
         await sleep(120);
       }
     })();
-    await pullNow('pull-woo');
-    editing = false;
-    await edits;
-    woo.setFaults({ latencyMs: 0 });
+    try {
+      await pullNow('pull-woo');
+    } finally {
+      editing = false;
+      await edits;
+      woo.setFaults({ latencyMs: 0 });
+    }
     await pullNow('pull-woo'); // the orders created at the end of the first pull
     for (const o of made) {
       const started = await input('pull-woo', `W-${o.number}`);

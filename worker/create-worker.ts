@@ -3,6 +3,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../activities';
+import { singleAccount, type AccountDirectory } from '../activities/accounts';
 import { retryAfterMs } from '../activities/failures';
 import { AccountPacer, pacedCalls, UNPACED, type CallPacing } from '../activities/account-pacer';
 import type { PacingSettings } from '../config/settings';
@@ -17,6 +18,7 @@ import { PULL_WORKER_DEFAULTS, TRACKING_POLLER_DEFAULTS, WORKER_DEFAULTS } from 
 import { createTrackingPollerActivities, type TrackingPollerSettings } from '../activities/tracking-poller';
 import { shopPullTaskQueue } from '../workflows/shop-pull/definitions';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
+import type { AccountOf } from '../config/shipping-accounts';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../domain/shipment';
 import { shipmentMetricsInterceptor } from '../metrics/activity-interceptor';
 
@@ -24,8 +26,10 @@ export interface ShipmentWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  /** Options to build the client from, or a client the caller owns. */
-  shippingApi: ShippingApiClientOptions | ShippingApiClient;
+  /** The single account `default`: options to build the client from, or a client the caller owns. Or `accounts`. */
+  shippingApi?: ShippingApiClientOptions | ShippingApiClient;
+  /** Every shipping account with its client and pacer (account-directory.ts); wins over `shippingApi`. */
+  accounts?: AccountDirectory;
   /** The worker's tracking policy; unset fields take the defaults. */
   tracking?: Partial<TrackingPolicy>;
   /** Which shops get shipment events, and where; default: none. */
@@ -60,10 +64,9 @@ export interface ShipmentWorkerOptions {
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
-  const api = options.shippingApi instanceof ShippingApiClient ? options.shippingApi : new ShippingApiClient(options.shippingApi);
   const tracking: TrackingPolicy = { ...DEFAULT_TRACKING_POLICY, ...options.tracking };
   const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
-  const pacing = options.calls ?? (await callPacing(options.pacing ?? { mode: 'adaptive' }, options.fleet));
+  const accounts = options.accounts ?? (await singleAccountOf(options));
   // One connection per platform shop: the import's reads and the write-back share a Shopify store's bucket.
   const platforms = options.platforms ?? new PlatformConnections();
   // The pull starts shipments and keeps its cursor in the shop's schedule; the pollers signal shipments.
@@ -75,13 +78,19 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
     activities: mergeActivities(
       mergeActivities(
         mergeActivities(
-          createActivities(api, tracking, { shopConnectors, pacing, handOverToPollers: options.handOverToPollers ?? true }),
+          createActivities(accounts, tracking, { shopConnectors, handOverToPollers: options.handOverToPollers ?? true }),
           createShopDeliveryActivities(shopConnectors, platforms),
         ),
         // Also here: a pull started on this queue before pulls had one of their own finishes here.
-        createShopImportActivities({ connectors: shopConnectors, platforms, client, taskQueue: options.taskQueue }),
+        createShopImportActivities({
+          connectors: shopConnectors,
+          platforms,
+          client,
+          taskQueue: options.taskQueue,
+          accountOf: accounts.accountOf,
+        }),
       ),
-      createTrackingPollerActivities({ api, pacing, client, settings: options.trackingPollers ?? TRACKING_POLLER_DEFAULTS }),
+      createTrackingPollerActivities({ accounts, client, settings: options.trackingPollers ?? TRACKING_POLLER_DEFAULTS }),
     ),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
     interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags)] },
@@ -104,7 +113,10 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
 export type PullWorkerOptions = Pick<
   ShipmentWorkerOptions,
   'connection' | 'namespace' | 'taskQueue' | 'shopConnectors' | 'workflowBundle' | 'identity' | 'dataConverter' | 'platforms'
->;
+> & {
+  /** The account a shop's new shipments name (the accounts' `accountOf`); unset: they name none (`default`). */
+  accountOf?: AccountOf;
+};
 
 /**
  * The shop pulls' worker (workflows/shop-pull/definitions.ts, `shopPullTaskQueue`): a worker of
@@ -123,6 +135,7 @@ export async function createPullWorker(options: PullWorkerOptions): Promise<Work
       platforms: options.platforms ?? new PlatformConnections(),
       client,
       taskQueue: options.taskQueue,
+      accountOf: options.accountOf,
     }),
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
     ...PULL_WORKER_DEFAULTS,
@@ -130,9 +143,16 @@ export async function createPullWorker(options: PullWorkerOptions): Promise<Work
   });
 }
 
+/** The account `default` from `shippingApi`, paced by `calls`, or by `pacing` and `fleet`. */
+async function singleAccountOf(options: ShipmentWorkerOptions): Promise<AccountDirectory> {
+  if (!options.shippingApi) throw new Error('createShipmentWorker: shippingApi or accounts is required');
+  const api = options.shippingApi instanceof ShippingApiClient ? options.shippingApi : new ShippingApiClient(options.shippingApi);
+  return singleAccount(api, options.calls ?? (await callPacing(options.pacing ?? { mode: 'adaptive' }, options.fleet)));
+}
+
 /**
- * The worker's pacer (one per process: the account's limit is shared by all its calls). It
- * learns the fleet's recorded hold before it returns, so no call of a new process goes out
+ * The pacer of one account in this process (one per account and process: the account's limit
+ * is shared by all its calls). It learns the fleet's recorded hold before it returns, so no call of a new process goes out
  * inside a Retry-After another process was given.
  */
 export async function callPacing(

@@ -57,6 +57,8 @@ export interface ShipmentState extends OrderIdentity {
   labelUrl?: string | null;
   /** What the shop has been told; absent in workflows started before shop sync. */
   shopSync?: ShopSyncState;
+  /** The shipping account every call uses, fixed at start; absent: `default` (or started before accounts had names). */
+  account?: string;
   /** The tracking poller shard watching this shipment (its workflow id), once it joined one. */
   trackingPoller?: string;
 }

@@ -28,6 +28,8 @@ export async function followFleetTracking(run: ShipmentRun, labelId: string, dea
       known: snapshotOf(state),
       cadence: cadenceOf(policy),
       deadline,
+      // Its shard is one of its account's, and its label is polled with that account.
+      ...run.accountField(),
     })
   ).poller;
 

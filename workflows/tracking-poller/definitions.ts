@@ -7,6 +7,7 @@
 import { defineSignal } from '@temporalio/workflow';
 import type { FailureDetails } from '../../activities/failures';
 import type { TrackingChange, TrackingSnapshot } from '../../domain/tracking';
+import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 
 export const TRACKING_POLLER_WORKFLOW_TYPE = 'trackingPollerWorkflow';
 
@@ -27,6 +28,8 @@ export interface WatchRequest {
   cadence: PollerCadence;
   /** Epoch ms: the shipment's tracking ends then; the poller drops the label. */
   deadline: number;
+  /** The shipment's shipping account (its name, never credentials); absent: `default`. */
+  account?: string;
 }
 
 /** A label as its shard keeps it between spans (carried over continue-as-new). */
@@ -37,6 +40,8 @@ export interface WatchedLabel {
   /** Index into the shard's cadences (most shipments share one). */
   cadence: number;
   deadline: number;
+  /** The shipping account the label is polled with; absent: `default`. */
+  account?: string;
   /** Epoch ms of the next poll. */
   nextPollAt: number;
   /** Polls since the shipment was last told something. */
@@ -85,11 +90,16 @@ export const unwatchTrackingSignal = defineSignal<[{ workflowId: string }]>('unw
 export const trackingNewsSignal = defineSignal<[TrackingNews]>('trackingNews');
 
 /**
- * The shard's workflow id: one set of shards per task queue (its span activities run on that
- * queue, beside the shipments, through the same account pacer).
+ * The shard's workflow id: one set of shards per task queue and shipping account (its span
+ * activities run on that queue, beside the shipments, through that account's pacer). The
+ * account `default` keeps the ids from before accounts had names; a named account's come after
+ * a `/`, which the encoded queue never holds.
  */
-export function trackingPollerId(taskQueue: string, shard: number): string {
-  return `tracking-poller-${encodeURIComponent(taskQueue)}-${shard}`;
+export function trackingPollerId(taskQueue: string, shard: number, account?: string): string {
+  const queue = encodeURIComponent(taskQueue);
+  return account === undefined || account === DEFAULT_SHIPPING_ACCOUNT
+    ? `tracking-poller-${queue}-${shard}`
+    : `tracking-poller-${queue}/${account}-${shard}`;
 }
 
 /** The shard of a shipment: FNV-1a of its workflow id, so the same shipment always lands on the same shard. */

@@ -40,6 +40,7 @@ export class PollerShard {
       known: request.known,
       cadence: this.cadenceIndex(request.cadence),
       deadline: request.deadline,
+      ...(request.account === undefined ? {} : { account: request.account }),
       // Polled at once, as the shipment's own wait polled at once.
       nextPollAt: existing?.nextPollAt ?? Date.now(),
       polls: existing?.polls ?? 0,
