@@ -14,6 +14,8 @@ import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
 import { createShipmentWorker, type ShipmentWorkerOptions } from '../worker/create-worker';
 import { cancelShipmentSignal, stateQuery } from '../workflows/definitions';
+import { TRACKING_POLLER_WORKFLOW_TYPE, trackingPollerId, watchTrackingSignal } from '../workflows/tracking-poller/definitions';
+import { UNKNOWN_ACCOUNT } from '../activities/accounts';
 import { type ShipmentInput } from '../domain/shipment';
 import { startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
@@ -136,6 +138,37 @@ describe('change-driven tracking', () => {
     // The later successful polls cleared it: the outcome shows only errors that still stand.
     expect(result.lastError).toBeNull();
     await saveFixture(handle, 'fleet-poll-unauthorized');
+  });
+
+  it('a label of a shipping account this worker does not know fails its shard’s span as accountCalls fails a call, naming the account', async () => {
+    const shard = trackingPollerId(byTime.taskQueue, 0, 'ghost');
+    const handle = await byTime.env.client.workflow.signalWithStart(TRACKING_POLLER_WORKFLOW_TYPE, {
+      workflowId: shard,
+      taskQueue: byTime.taskQueue,
+      args: [],
+      signal: watchTrackingSignal,
+      signalArgs: [
+        {
+          workflowId: 'ghost-shipment',
+          labelId: 'L-ghost',
+          known: { tag: null, subtag: null, trackingNumber: null, checkpoints: 0, lastCheckpointTime: null },
+          cadence: { pollIntervalMs: 1000, pollIntervalsMs: {}, terminalTags: ['Delivered'] },
+          deadline: Date.now() + 3_600_000,
+          account: 'ghost',
+        },
+      ],
+    });
+    try {
+      const failure = await waitFor(async () => (await handle.describe()).raw.pendingActivities?.[0]?.lastFailure ?? undefined, {
+        what: 'the span’s failure',
+      });
+      expect(failure.applicationFailureInfo?.type).toBe(UNKNOWN_ACCOUNT);
+      expect(failure.message).toContain('"ghost"');
+      // Retried each minute, as a shipment's call for an unknown account is; nothing was polled with another account.
+      expect(byTime.fake.requestLog().filter((r) => r.id === 'L-ghost')).toEqual([]);
+    } finally {
+      await handle.terminate('test over');
+    }
   });
 
   it('an operator stop ends a long wait at once', async () => {

@@ -82,6 +82,8 @@ it('has recorded histories for each path through the workflow', () => {
       'fleet-migrated-from-change-driven.json',
       'fleet-poller-killed-shipment.json',
       'fleet-poller-shard.json',
+      // A named account's shipment polled by its account's shard (SHIPPING_ACCOUNT and FLEET_TRACKING), cancelled.
+      'fleet-named-account-cancelled.json',
     ]),
   );
 });
