@@ -148,16 +148,6 @@ export function createActivities(
     }
   }
 
-  /** GET /tracking; null while the courier has not registered the parcel (404), which is normal. */
-  async function trackingOrNull(api: ShippingApiClient, labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
-    try {
-      return await api.getTracking(labelId, { signal });
-    } catch (err) {
-      if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
-      throw err;
-    }
-  }
-
   return {
     async createLabel({ shop, orderId, revision, labelRequest, account }: CreateLabelInput): Promise<CreatedLabel> {
       const idempotencyKey = labelIdempotencyKey({ shop, orderId, revision });
@@ -270,6 +260,16 @@ export function createActivities(
 }
 
 export type ShipmentActivities = ReturnType<typeof createActivities>;
+
+/** GET /tracking; null while the courier has not registered the parcel (404), which is normal (the pollers' too). */
+export async function trackingOrNull(api: ShippingApiClient, labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
+  try {
+    return await api.getTracking(labelId, { signal });
+  } catch (err) {
+    if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
+    throw err;
+  }
+}
 
 /** A first attempt that got no turn in time: the workflow continues with the regular activity at once. */
 function pacedByAccount(err: PaceWaitExceeded): ApplicationFailure {

@@ -45,7 +45,7 @@ import {
 import { PollerShard } from '../workflows/tracking-poller/shard';
 import { afterFailure } from './failures';
 import { accountCalls, type AccountCalls } from './accounts';
-import type { ShippingApiClient } from '../shipping-api/client';
+import { trackingOrNull } from './index';
 import { outcomeOfTag } from '../domain/shipment';
 import { rateLimited, trackingCompleted } from '../metrics/counters';
 import type { TrackingPollerDeps } from './tracking-poller';
@@ -162,7 +162,7 @@ export class TrackingSpan {
     try {
       record = await calls.pacing.run(
         'tracking',
-        (signal) => this.tracking(calls.api, member.labelId, signal),
+        (signal) => trackingOrNull(calls.api, member.labelId, signal),
         this.ctx.cancellationSignal,
       );
     } catch (err) {
@@ -196,16 +196,6 @@ export class TrackingSpan {
       this.unknownAccount ??= err as Error;
       this.kick();
       return undefined;
-    }
-  }
-
-  /** GET /tracking; null while the courier has not registered the parcel (404), which is normal. */
-  private async tracking(api: ShippingApiClient, labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
-    try {
-      return await api.getTracking(labelId, { signal });
-    } catch (err) {
-      if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
-      throw err;
     }
   }
 
