@@ -262,7 +262,7 @@ const WorkerEnv = ShippingEnv.extend({
     .default(DEFAULT_TRACKING_POLICY.historyEventLimit)
     .describe('Continue-as-new at this history length (or when the server suggests it), 10 to 40000'),
   TRACKING_POLLERS: positiveInt(TRACKING_POLLER_DEFAULTS.shards, 1024, 'each shard is a workflow and a running activity').describe(
-    'Tracking poller shards (each polls its share of the open labels), 1 to 1024; every worker of a task queue the same',
+    'Tracking poller shards per shipping account (each polls its share of the open labels), 1 to 1024; every worker of a task queue the same',
   ),
   TRACKING_POLLER_SPAN: duration(`${TRACKING_POLLER_DEFAULTS.spanMs}ms`, TRACKING_POLLER_SPAN_BOUNDS).describe(
     'How long a poller shard polls before it continues as new with what it did, 1s to 1h',
