@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { ShippingApiClient } from '../shipping-api/client';
-import type { Checkpoint, LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
+import type { LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
+import { describeTracking, isChange, snapshotOfRecord, type TrackingChange, type TrackingSnapshot } from '../domain/tracking';
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
@@ -22,6 +23,9 @@ import {
   TRACKING_UNCHANGED,
   type AttemptProgress,
 } from './failures';
+
+// Where the workflow's steps found them before they moved to the domain (the poll's comparison is shared).
+export type { TrackingChange, TrackingSnapshot };
 
 export interface CreateLabelInput extends OrderIdentity {
   revision: number;
@@ -53,15 +57,6 @@ export function labelIdempotencyKey({ shop, orderId, revision }: OrderIdentity &
   return `sha256-${digest}:r${revision}`;
 }
 
-/** What the workflow last saw of tracking; a poll that differs from it is a change. */
-export interface TrackingSnapshot {
-  tag: string | null;
-  subtag: string | null;
-  trackingNumber: string | null;
-  checkpoints: number;
-  lastCheckpointTime: string | null;
-}
-
 export interface AwaitTrackingChangeInput {
   labelId: string;
   known: TrackingSnapshot;
@@ -70,15 +65,6 @@ export interface AwaitTrackingChangeInput {
   pollsBefore?: number;
   /** The shipment's shipping account; absent: `default`. */
   account?: string;
-}
-
-/** A change, as small as the workflow needs it (not the whole checkpoint list). */
-export interface TrackingChange extends TrackingSnapshot {
-  subtagMessage: string | null;
-  lastCheckpoint: Checkpoint | null;
-  /** Polls this wait took, the one that saw the change included. */
-  polls: number;
-  polledAt: string;
 }
 
 /**
@@ -101,6 +87,12 @@ export interface ActivityOptions {
   shopConnectors?: ShopConnectors;
   /** With a single client: how its calls share the account's rate limit; default: unpaced. */
   pacing?: CallPacing;
+  /**
+   * The fleet's tracking pollers run on this worker: a shipment still waiting in
+   * `awaitTrackingChange` gets the answer of its next regular poll, change or not, and moves
+   * over to them.
+   */
+  handOverToPollers?: boolean;
 }
 
 /**
@@ -116,7 +108,7 @@ export function createActivities(
   trackingPolicy: TrackingPolicy,
   options: ActivityOptions = {},
 ) {
-  const { shopConnectors } = options;
+  const { shopConnectors, handOverToPollers = false } = options;
   const accounts = apis instanceof ShippingApiClient ? singleAccount(apis, options.pacing) : apis;
 
   /**
@@ -153,16 +145,6 @@ export function createActivities(
       // backoff reaches its cap, none on success.
       if (retryable && record && !ctx.info.isLocal) ctx.heartbeat({ ...previous, failuresInARow, notBefore } satisfies AttemptProgress);
       throw toApplicationFailure(err, context, { nonRetryable: !retryable, nextRetryDelayMs: retryable ? delayMs : undefined });
-    }
-  }
-
-  /** GET /tracking; null while the courier has not registered the parcel (404), which is normal. */
-  async function trackingOrNull(api: ShippingApiClient, labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
-    try {
-      return await api.getTracking(labelId, { signal });
-    } catch (err) {
-      if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
-      throw err;
     }
   }
 
@@ -234,8 +216,11 @@ export function createActivities(
         );
       }
 
-      const seen = summarize(record);
-      if (isChange(known, seen)) {
+      const seen = snapshotOfRecord(record);
+      // Handing over, the shipment applies what it is told (nothing if it is no news) and joins the
+      // pollers. Not at a first attempt: code from before the pollers (a worker not yet
+      // redeployed) would schedule the next wait at once, and its first attempt polls at once.
+      if (isChange(known, seen) || (handOverToPollers && polls > 1)) {
         return {
           ...seen,
           subtagMessage: record?.subtagMessage ?? null,
@@ -276,6 +261,16 @@ export function createActivities(
 
 export type ShipmentActivities = ReturnType<typeof createActivities>;
 
+/** GET /tracking; null while the courier has not registered the parcel (404), which is normal (the pollers' too). */
+export async function trackingOrNull(api: ShippingApiClient, labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
+  try {
+    return await api.getTracking(labelId, { signal });
+  } catch (err) {
+    if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
+    throw err;
+  }
+}
+
 /** A first attempt that got no turn in time: the workflow continues with the regular activity at once. */
 function pacedByAccount(err: PaceWaitExceeded): ApplicationFailure {
   const failure = ApplicationFailure.create({ type: PACED_BY_ACCOUNT, message: err.message, category: ApplicationFailureCategory.BENIGN });
@@ -289,35 +284,4 @@ function logFailure(err: ShippingApiError, context: Record<string, unknown>): vo
   const fields = { ...err.toJSON(), ...context };
   if (err.kind === 'rate_limited') log.info('shipping API call failed', fields);
   else log.warn('shipping API call failed', fields);
-}
-
-function summarize(record: TrackingRecord | null): TrackingSnapshot {
-  return {
-    tag: record?.tag ?? null,
-    subtag: record?.subtag ?? null,
-    trackingNumber: record?.trackingNumber ?? null,
-    checkpoints: record?.checkpoints.length ?? 0,
-    lastCheckpointTime: record?.checkpoints.at(-1)?.checkpointTime ?? null,
-  };
-}
-
-/**
- * A change is a new tag or subtag, a tracking number that appears or changes, or new
- * checkpoints. A number that disappears again (some couriers omit it on later answers) is not.
- */
-export function isChange(known: TrackingSnapshot, seen: TrackingSnapshot): boolean {
-  if (seen.tag === null) return false; // not registered (404): nothing new, even if it was before
-  return (
-    seen.tag !== known.tag ||
-    seen.subtag !== known.subtag ||
-    (seen.trackingNumber !== null && seen.trackingNumber !== known.trackingNumber) ||
-    seen.checkpoints !== known.checkpoints ||
-    seen.lastCheckpointTime !== known.lastCheckpointTime
-  );
-}
-
-function describeTracking(seen: TrackingSnapshot): string {
-  if (seen.tag === null) return 'not registered by the courier yet (404)';
-  const subtag = seen.subtag ? ` (${seen.subtag})` : '';
-  return `${seen.tag}${subtag}, ${seen.checkpoints} checkpoint(s), tracking number ${seen.trackingNumber ?? 'not assigned yet'}`;
 }

@@ -58,6 +58,26 @@ export const TRACKING_ACTIVITY_OPTIONS: ActivityOptions = {
 };
 
 /**
+ * A tracking poller's span (workflows/tracking-poller/): one long-running activity polling a
+ * shard's labels for TRACKING_POLLER_SPAN (at most an hour). A heartbeat every 30 s
+ * (activities/tracking-span.ts) carries what it told; the SDK sends each one (its throttle is
+ * 0.8 × this timeout, 32 s), so a worker that dies is noticed within 40 s and the span goes on
+ * elsewhere from there. Never given up: the next attempt waits at most LOST_ATTEMPT_MAX_BACKOFF.
+ */
+export const TRACKING_POLLER_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '40 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: LOST_ATTEMPT_MAX_BACKOFF },
+  summary: "Poll the shard's labels for one span",
+};
+
+/** A shipment joining or leaving its poller (a signal, inside the workflow task). */
+export const TRACKING_POLLER_SIGNAL_OPTIONS: LocalActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: LOST_ATTEMPT_MAX_BACKOFF },
+};
+
+/**
  * The first attempt of a call, run inside the workflow task as a local activity: one try, no
  * retries there (a retryable failure continues as a regular activity with the options above).
  */

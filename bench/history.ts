@@ -1,8 +1,10 @@
 /**
  * History cost per shipment: events and workflow tasks for a delivery whose tracking stays
- * unchanged for N polls, new tracking against the timer loop, in the same run on one server.
- * The fake advances tracking every `polls per stage` polls of a label, so both paths see the
- * same five tracking answers (404, Pending, InfoReceived, InTransit, Delivered) whatever the time.
+ * unchanged for N polls, tracking polled per fleet against today's per-shipment tracking activity
+ * (the code at PER_SHIPMENT_TRACKING_COMMIT), in the same run on one server. The fake advances
+ * tracking every `polls per stage` polls of a label, so both paths see the same five tracking
+ * answers (404, Pending, InfoReceived, InTransit, Delivered) whatever the time. The fleet's row
+ * adds each shipment's share of its poller shards: their runs' actions and their spans' heartbeats.
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -13,25 +15,34 @@ import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { createShipmentWorker } from '../worker/create-worker';
 import type { ShipmentOutcome } from '../workflows/definitions';
 import type { ShipmentInput } from '../domain/shipment';
-import { baselineWorkflowBundle } from './baseline';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { baselineWorkflowBundle, PER_SHIPMENT_TRACKING_COMMIT } from './baseline';
+import { TRACKING_POLLER_WORKFLOW_TYPE, type SpanResult } from '../workflows/tracking-poller/definitions';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, BENCH_CREDENTIALS, median, type DevServer } from './stack';
 
 const EVENT_WORKFLOW_TASK_COMPLETED = temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;
 
+export type HistoryPath = 'fleet pollers' | 'per-shipment activity';
+
 export interface HistoryRow {
-  path: 'change-driven' | 'timer loop';
+  path: HistoryPath;
   polls: number;
   shipments: number;
   eventsPerShipment: number;
   workflowTasksPerShipment: number;
   runsPerShipment: number;
   /**
-   * Temporal Cloud actions as its own estimate counts them from history: starts, timers,
-   * search-attribute upserts (not TemporalChangeVersion), one per workflow task with markers,
-   * one per activity attempt. Heartbeats are not in history: not counted.
+   * Temporal Cloud actions as its own estimate counts them from history: starts (continue-as-new
+   * included), signals, timers, search-attribute upserts (not TemporalChangeVersion), one per
+   * workflow task with markers, one per activity attempt; plus the heartbeats the pollers' spans
+   * sent (not in history). For the fleet, the shipment's own and its share of the shards'.
    */
   actionsPerShipment: number;
+  /** Of which the poller shards' share (fleet only). */
+  pollerActionsPerShipment: number;
+  /** GET /tracking calls per poll the fake counted (1: polling itself costs no extra call). */
+  callsPerPoll: number;
   wallSeconds: number;
 }
 
@@ -44,17 +55,25 @@ export async function historyScenario(
   const rows: HistoryRow[] = [];
   installQuietRuntime();
   const connection = await NativeConnection.connect({ address: server.address });
-  const bundles = { 'change-driven': await getWorkflowBundle(), 'timer loop': await baselineWorkflowBundle() } as const;
+  const bundles: Record<HistoryPath, Awaited<ReturnType<typeof getWorkflowBundle>>> = {
+    'fleet pollers': await getWorkflowBundle(),
+    'per-shipment activity': await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT),
+  };
   try {
     for (const polls of pollCounts) {
       // 4 stages before the terminal answer: (polls - 1) / 4 polls each.
       const perStage = Math.max(1, Math.round((polls - 1) / 4));
-      const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: perStage, accounts: BENCH_ACCOUNTS });
+      const fake = await startFakeShippingApi({
+        port: 0,
+        trackingStepPolls: perStage,
+        accounts: BENCH_ACCOUNTS,
+        requestLogSize: 4 * shipments * (polls + 10) + 10_000,
+      });
       try {
         // Both paths at once: the same load on the server for each.
         const results = await Promise.all(
           (Object.keys(bundles) as Array<keyof typeof bundles>).map(async (path) => {
-            const taskQueue = `bench-history-${path.replace(' ', '-')}-${polls}-${Date.now()}`;
+            const taskQueue = `bench-history-${path.replaceAll(' ', '-')}-${polls}-${Date.now()}`;
             const worker = await createShipmentWorker({
               connection,
               namespace: 'default',
@@ -62,6 +81,8 @@ export async function historyScenario(
               shippingApi: { baseUrl: fake.baseUrl, ...BENCH_CREDENTIALS },
               tracking: { pollIntervalMs: 10, pollIntervalsMs: {} },
               workflowBundle: bundles[path],
+              // The per-shipment code schedules its next wait at once: it must not be handed over.
+              handOverToPollers: path === 'fleet pollers',
             });
             const started = Date.now();
             return worker.runUntil(async () => {
@@ -70,6 +91,10 @@ export async function historyScenario(
                   oneShipment(server, taskQueue, benchOrder(`H-${path[0]}-${polls}-${i}-${started}`)),
                 ),
               );
+              const pollers = await pollerActions(server, taskQueue);
+              const trackingCalls = fake
+                .requestLog()
+                .filter((r) => r.endpoint === 'GET /tracking' && measured.some((m) => m.labelId === r.id));
               const row: HistoryRow = {
                 path,
                 polls: 4 * perStage + 1,
@@ -77,7 +102,9 @@ export async function historyScenario(
                 eventsPerShipment: median(measured.map((m) => m.events)),
                 workflowTasksPerShipment: median(measured.map((m) => m.workflowTasks)),
                 runsPerShipment: median(measured.map((m) => m.runs)),
-                actionsPerShipment: median(measured.map((m) => m.actions)),
+                actionsPerShipment: round(median(measured.map((m) => m.actions)) + pollers / shipments),
+                pollerActionsPerShipment: round(pollers / shipments),
+                callsPerPoll: round(trackingCalls.length / (shipments * (4 * perStage + 1))),
                 wallSeconds: (Date.now() - started) / 1000,
               };
               log(`history: ${path}, ${row.polls} polls: ${row.eventsPerShipment} events, ${row.workflowTasksPerShipment} workflow tasks`);
@@ -116,8 +143,29 @@ export async function oneShipment(server: DevServer, taskQueue: string, input: S
     actions += estimateActions(list);
     runId = list.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
-  return { workflowId: started.workflowId, events, workflowTasks, runs, actions };
+  return { workflowId: started.workflowId, labelId: outcome.labelId, events, workflowTasks, runs, actions };
 }
+
+/**
+ * The actions of every run of the task queue's poller shards (history), plus the heartbeats
+ * their spans sent (each span reports them in its result). By the time the row's shipments are
+ * delivered every span has returned: a shard's span ends with its last label.
+ */
+async function pollerActions(server: DevServer, taskQueue: string): Promise<number> {
+  let actions = 0;
+  const query = `WorkflowType = '${TRACKING_POLLER_WORKFLOW_TYPE}' AND TaskQueue = '${taskQueue}'`;
+  for await (const run of server.client.workflow.list({ query })) {
+    const list = (await server.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? [];
+    actions += estimateActions(list);
+    for (const e of list) {
+      const payload = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+      if (payload) actions += defaultPayloadConverter.fromPayload<SpanResult>(payload).stats.heartbeats;
+    }
+  }
+  return actions;
+}
+
+const round = (n: number) => Math.round(n * 100) / 100;
 
 type HistoryEvents = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>;
 
@@ -125,7 +173,7 @@ function estimateActions(list: HistoryEvents): number {
   let actions = 0;
   let markersInTask = false;
   for (const e of list) {
-    if (e.workflowExecutionStartedEventAttributes || e.timerStartedEventAttributes) actions++;
+    if (e.workflowExecutionStartedEventAttributes || e.timerStartedEventAttributes || e.workflowExecutionSignaledEventAttributes) actions++;
     const upserted = Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {});
     if (upserted.some((name) => name !== 'TemporalChangeVersion')) actions++;
     // A task's markers follow its WorkflowTaskCompleted: one action for all of them.
@@ -137,4 +185,105 @@ function estimateActions(list: HistoryEvents): number {
     actions += e.activityTaskStartedEventAttributes?.attempt ?? 0;
   }
   return actions + (markersInTask ? 1 : 0);
+}
+
+export interface LatencyRow {
+  path: HistoryPath;
+  shipments: number;
+  cadenceSeconds: number;
+  changes: number;
+  p50Seconds: number;
+  p95Seconds: number;
+  maxSeconds: number;
+  /** The target: at most 1 (a change is known within one cadence interval). */
+  p95PerCadence: number;
+}
+
+/** Each stage lasts this long at the fake; polls every CADENCE_MS. */
+const STAGE_MS = 4_000;
+const CADENCE_MS = 2_000;
+
+/**
+ * Tracking latency: from a change at the API (the fake moves a label to its next stage every
+ * STAGE_MS from its creation) to the shipment knowing it (the history event that brought it: the
+ * pollers' news signal, or the per-shipment activity's completion), for both paths at once.
+ */
+export async function latencyScenario(server: DevServer, shipments: number, log: (m: string) => void): Promise<LatencyRow[]> {
+  installQuietRuntime();
+  const connection = await NativeConnection.connect({ address: server.address });
+  const fake = await startFakeShippingApi({ port: 0, trackingStepMs: STAGE_MS, accounts: BENCH_ACCOUNTS });
+  const bundles: Record<HistoryPath, Awaited<ReturnType<typeof getWorkflowBundle>>> = {
+    'fleet pollers': await getWorkflowBundle(),
+    'per-shipment activity': await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT),
+  };
+  try {
+    return await Promise.all(
+      (Object.keys(bundles) as HistoryPath[]).map(async (path) => {
+        const taskQueue = `bench-latency-${path.replaceAll(' ', '-')}-${Date.now()}`;
+        const worker = await createShipmentWorker({
+          connection,
+          namespace: 'default',
+          taskQueue,
+          shippingApi: { baseUrl: fake.baseUrl, ...BENCH_CREDENTIALS },
+          tracking: { pollIntervalMs: CADENCE_MS, pollIntervalsMs: {} },
+          workflowBundle: bundles[path],
+          handOverToPollers: path === 'fleet pollers',
+        });
+        const stamp = Date.now();
+        const latencies = await worker.runUntil(async () =>
+          (
+            await Promise.all(
+              Array.from({ length: shipments }, async (_, i) => {
+                const measured = await oneShipment(server, taskQueue, benchOrder(`L-${path[0]}-${i}-${stamp}`));
+                return knownAfter(server, fake.labels(), measured);
+              }),
+            )
+          ).flat(),
+        );
+        const sorted = [...latencies].sort((a, b) => a - b);
+        const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+        const row: LatencyRow = {
+          path,
+          shipments,
+          cadenceSeconds: CADENCE_MS / 1000,
+          changes: sorted.length,
+          p50Seconds: round(at(0.5) / 1000),
+          p95Seconds: round(at(0.95) / 1000),
+          maxSeconds: round((sorted.at(-1) ?? NaN) / 1000),
+          p95PerCadence: round(at(0.95) / CADENCE_MS),
+        };
+        log(`latency: ${path}: p95 ${row.p95Seconds} s (${row.p95PerCadence} of the cadence)`);
+        return row;
+      }),
+    );
+  } finally {
+    await fake.close();
+    await connection.close();
+  }
+}
+
+/** For each of the four stage changes of one delivered shipment: ms from the change at the API to the event that told the shipment. */
+async function knownAfter(
+  server: DevServer,
+  labels: Array<{ id: string; createdAt: string }>,
+  measured: { workflowId: string; labelId: string | null },
+): Promise<number[]> {
+  const createdAt = Date.parse(labels.find((l) => l.id === measured.labelId)?.createdAt ?? '');
+  const events = (await server.client.workflow.getHandle(measured.workflowId).fetchHistory()).events ?? [];
+  const scheduled = new Map<string, string>();
+  for (const e of events) {
+    const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (name) scheduled.set(String(e.eventId), name);
+  }
+  const told = events.filter(
+    (e) =>
+      e.workflowExecutionSignaledEventAttributes?.signalName === 'trackingNews' ||
+      scheduled.get(String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')) === 'awaitTrackingChange',
+  );
+  // Stage k (1: Pending … 4: Delivered) begins k × STAGE_MS after the label: one change each.
+  return told.slice(0, 4).map((e, k) => msOf(e.eventTime) - (createdAt + (k + 1) * STAGE_MS));
+}
+
+function msOf(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
 }

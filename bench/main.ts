@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { hasBaselineCommit, TIMER_LOOP_COMMIT } from './baseline';
-import { historyScenario, type HistoryRow } from './history';
+import { historyScenario, latencyScenario, type HistoryRow, type LatencyRow } from './history';
 import { scaleScenario, type ScaleRow } from './scale';
 import { rateLimitScenario, rateLimitSettings, type RateLimitRow } from './rate-limit';
 import { platformScenario, type PlatformResults } from './shop-platforms';
@@ -20,8 +20,10 @@ import { accountsScenario, printAccountsTables, type AccountsResults } from './a
 const HELP = `Usage: npm run bench -- [options]
 
 Scenarios (default: all):
-  history   events and workflow tasks per delivered shipment after N unchanged polls,
-            change-driven tracking vs the timer loop (medians over --history-shipments)
+  history   events, workflow tasks and Cloud actions per delivered shipment after N unchanged
+            polls, tracking polled per fleet vs the per-shipment tracking activity before it
+            (medians over --history-shipments), each target beside it; then tracking
+            latency (a change at the fake until the shipment knows it) on both paths
   scale     import --shipments orders into a worker process, time until all are in
             tracking, then worker/server RSS and CPU per tracking poll while they wait,
             and a fresh worker's CPU per poll after the first is SIGKILLed;
@@ -58,7 +60,7 @@ Scenarios (default: all):
 
 Options:
   --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import,accounts (default all)
-  --polls <list>               unchanged polls per shipment for history (default 5,400)
+  --polls <list>               unchanged polls per shipment for history (default 5,5000)
   --history-shipments <n>      shipments per path and poll count (default 3)
   --shipments <n>              shipments for the change-driven scale run (default 10000)
   --baseline-shipments <n>     shipments for the timer-loop scale run (default 2500; 0 skips it)
@@ -115,7 +117,7 @@ async function main(): Promise<number> {
       'rate-settings': { type: 'string' },
       'shop-sync-shipments': { type: 'string' },
       outage: { type: 'string' },
-      polls: { type: 'string', default: '5,400' },
+      polls: { type: 'string', default: '5,5000' },
       'history-shipments': { type: 'string' },
       shipments: { type: 'string' },
       'baseline-shipments': { type: 'string' },
@@ -154,6 +156,7 @@ async function main(): Promise<number> {
     const server = await startDevServer();
     try {
       results.history = await historyScenario(server, polls, historyShipments, log);
+      results.latency = await latencyScenario(server, 2 * historyShipments, log);
     } finally {
       await server.stop();
     }
@@ -260,6 +263,7 @@ interface Results {
   machine: string;
   startedAt: string;
   history?: HistoryRow[];
+  latency?: LatencyRow[];
   scale?: ScaleRow[];
   shopSync?: { cost: ShopSyncCostRow[]; outage: ShopSyncOutageRow };
   rateLimit?: RateLimitRow[];
@@ -358,7 +362,7 @@ function printTables(r: Results): void {
   if (r.history) {
     table(
       'History per delivered shipment (medians)',
-      ['path', 'polls', 'shipments', 'events', 'workflow tasks', 'runs', 'actions (est.)'],
+      ['path', 'polls', 'shipments', 'events', 'workflow tasks', 'runs', 'actions (est.)', 'of which pollers', 'API calls per poll'],
       r.history.map((h) => [
         h.path,
         h.polls,
@@ -367,17 +371,41 @@ function printTables(r: Results): void {
         h.workflowTasksPerShipment,
         h.runsPerShipment,
         h.actionsPerShipment,
+        h.pollerActionsPerShipment,
+        h.callsPerPoll,
       ]),
     );
+    // Each target beside today's path, measured in the same run.
+    const rows: Array<Array<string | number>> = [];
     for (const polls of new Set(r.history.map((h) => h.polls))) {
-      const cd = r.history.find((h) => h.polls === polls && h.path === 'change-driven');
-      const tl = r.history.find((h) => h.polls === polls && h.path === 'timer loop');
-      if (cd && tl) {
-        process.stdout.write(
-          `  ${polls} polls: events ${ratio(cd.eventsPerShipment, tl.eventsPerShipment)}, workflow tasks ${ratio(cd.workflowTasksPerShipment, tl.workflowTasksPerShipment)}, actions ${ratio(cd.actionsPerShipment, tl.actionsPerShipment)} of the timer loop\n`,
-        );
-      }
+      const fleet = r.history.find((h) => h.polls === polls && h.path === 'fleet pollers');
+      const today = r.history.find((h) => h.polls === polls && h.path === 'per-shipment activity');
+      if (!fleet) continue;
+      const row = (target: string, value: number, baseline: number | undefined, met: boolean) =>
+        rows.push([`${polls} polls`, target, value, baseline ?? '-', met ? 'met' : 'NOT MET']);
+      row('actions per shipment <= 20', fleet.actionsPerShipment, today?.actionsPerShipment, fleet.actionsPerShipment <= 20);
+      row('history events <= 60', fleet.eventsPerShipment, today?.eventsPerShipment, fleet.eventsPerShipment <= 60);
+      row('workflow tasks <= 15', fleet.workflowTasksPerShipment, today?.workflowTasksPerShipment, fleet.workflowTasksPerShipment <= 15);
+      row('API calls per poll = 1', fleet.callsPerPoll, today?.callsPerPoll, fleet.callsPerPoll <= 1.01);
     }
+    table('Targets: fleet pollers beside the per-shipment activity (same run)', ['polls', 'target', 'fleet', 'per-shipment', ''], rows);
+  }
+  if (r.latency) {
+    table(
+      'Tracking latency: a change at the API until the shipment knows it (target: p95 within one cadence interval)',
+      ['path', 'shipments', 'changes', 'cadence s', 'p50 s', 'p95 s', 'max s', 'p95 ÷ cadence', ''],
+      r.latency.map((l) => [
+        l.path,
+        l.shipments,
+        l.changes,
+        l.cadenceSeconds,
+        l.p50Seconds,
+        l.p95Seconds,
+        l.maxSeconds,
+        l.p95PerCadence,
+        l.path === 'fleet pollers' ? (l.p95PerCadence <= 1 ? 'met' : 'NOT MET') : 'baseline',
+      ]),
+    );
   }
   if (r.scale) {
     table(

@@ -122,6 +122,24 @@ export const WORKER_DEFAULTS = {
   maxConcurrentWorkflowTaskExecutions: 40,
   maxConcurrentActivityTaskExecutions: 100,
 } as const;
+/**
+ * The fleet's tracking pollers (activities/tracking-poller.ts): shards per task queue, each
+ * carrying its labels in its continue-as-new input (about 250 bytes a label: keep shards under
+ * about 4,000 labels each, see docs/capacity.md), and how long one span polls before its shard
+ * continues as new.
+ */
+export const TRACKING_POLLER_DEFAULTS = { shards: 16, spanMs: 10 * 60_000 } as const;
+export const TRACKING_POLLER_SPAN_BOUNDS: DurationBounds = { minMs: 1000, maxMs: 60 * 60_000 };
+
+/**
+ * The shop pulls' worker (its own task queue): one page read and a few shipment starts at a time
+ * per shop, so a few slots serve many shops; a pull's workflow is a loop of a few dozen events.
+ */
+export const PULL_WORKER_DEFAULTS = {
+  maxCachedWorkflows: 50,
+  maxConcurrentWorkflowTaskExecutions: 4,
+  maxConcurrentActivityTaskExecutions: 8,
+} as const;
 const PORT_MESSAGE = 'must be a TCP port number (1..65535)';
 /** The health server has no authentication: loopback unless WORKER_HEALTH_HOST says otherwise. */
 export const HEALTH_DEFAULTS = { host: '127.0.0.1' } as const;
@@ -243,6 +261,12 @@ const WorkerEnv = ShippingEnv.extend({
     .max(40_000, 'must be at most 40000 (Temporal ends a workflow at 51,200 history events)')
     .default(DEFAULT_TRACKING_POLICY.historyEventLimit)
     .describe('Continue-as-new at this history length (or when the server suggests it), 10 to 40000'),
+  TRACKING_POLLERS: positiveInt(TRACKING_POLLER_DEFAULTS.shards, 1024, 'each shard is a workflow and a running activity').describe(
+    'Tracking poller shards per shipping account (each polls its share of the open labels), 1 to 1024; every worker of a task queue the same',
+  ),
+  TRACKING_POLLER_SPAN: duration(`${TRACKING_POLLER_DEFAULTS.spanMs}ms`, TRACKING_POLLER_SPAN_BOUNDS).describe(
+    'How long a poller shard polls before it continues as new with what it did, 1s to 1h',
+  ),
   /** Workflows kept in memory between their tasks; the rest replay their (short) history when woken. */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce
     .number()
@@ -462,6 +486,7 @@ export interface WorkerSettings {
   /** Unset: pretty when stdout is a terminal. */
   logFormat?: 'json' | 'pretty';
   tracking: TrackingPolicyShape;
+  trackingPollers: { shards: number; spanMs: number };
   maxActivitiesPerSecond?: number;
   maxTaskQueueActivitiesPerSecond?: number;
   pacing: PacingSettings;
@@ -523,6 +548,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     tracking: tracking.data,
+    trackingPollers: { shards: e.TRACKING_POLLERS, spanMs: e.TRACKING_POLLER_SPAN },
     maxActivitiesPerSecond: e.WORKER_MAX_ACTIVITIES_PER_SECOND,
     maxTaskQueueActivitiesPerSecond: e.TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND,
     pacing: { mode: e.SHIPPING_API_PACING, maxRequestsPerSecond: e.SHIPPING_API_MAX_REQUESTS_PER_SECOND, noise: e.SHIPPING_API_429_NOISE },

@@ -92,7 +92,7 @@ export function knownShops(shops: readonly string[]): void {
 }
 
 /** The activities that call the shipping API (their 429s are counted). */
-export const SHIPPING_API_ACTIVITIES = ['createLabel', 'readOrder', 'getTracking', 'awaitTrackingChange'] as const;
+export const SHIPPING_API_ACTIVITIES = ['createLabel', 'readOrder', 'getTracking', 'awaitTrackingChange', 'pollTrackingSpan'] as const;
 
 // Series with closed label sets exist from the start at 0 rather than being absent, so rate()
 // and alerts see the first event.

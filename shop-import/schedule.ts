@@ -13,7 +13,7 @@ import {
   type ScheduleDescription,
 } from '@temporalio/client';
 import type { ShopConnectors } from '../shop-sync/connectors';
-import { SHOP_PULL_WORKFLOW_TYPE, shopPullScheduleId, type ShopPullInput } from '../workflows/shop-pull/definitions';
+import { SHOP_PULL_WORKFLOW_TYPE, shopPullScheduleId, shopPullTaskQueue, type ShopPullInput } from '../workflows/shop-pull/definitions';
 import { EMPTY_CURSOR, PullCursor, soundCursor } from './cursor';
 import type { ImportConnector } from './source';
 import type { ShopImportSettings } from './settings';
@@ -39,12 +39,13 @@ export function cursorOf(description: ScheduleDescription): PullCursor {
   return parsed.success ? parsed.data : EMPTY_CURSOR;
 }
 
+/** `taskQueue` is the shipments' queue: the pull itself runs on the pulls' queue beside it. */
 function action(shop: string, taskQueue: string, cursor: PullCursor) {
   return {
     type: 'startWorkflow' as const,
     workflowType: SHOP_PULL_WORKFLOW_TYPE,
     workflowId: shopPullScheduleId(shop),
-    taskQueue,
+    taskQueue: shopPullTaskQueue(taskQueue),
     args: [{ shop, cursor } satisfies ShopPullInput],
     staticSummary: `Pull of shop ${shop}'s orders that need a label`,
   };
@@ -66,6 +67,8 @@ export type ApplyOutcome = 'created' | 'updated' | 'unchanged';
 /**
  * Creates the shop's schedule, or brings an existing one to the settings (interval, task queue)
  * keeping its cursor and whether an operator paused it. Safe to run from every worker at once.
+ * `taskQueue` is the shipments' queue; a schedule made before pulls had a queue of their own
+ * moves to it here.
  */
 export async function applySchedule(client: Client, connector: ImportConnector, taskQueue: string): Promise<ApplyOutcome> {
   const scheduleId = shopPullScheduleId(connector.shop);
@@ -84,7 +87,7 @@ export async function applySchedule(client: Client, connector: ImportConnector, 
   const handle = client.schedule.getHandle(scheduleId);
   const current = await handle.describe();
   const every = current.spec.intervals?.[0]?.every;
-  const sameQueue = current.action.taskQueue === taskQueue;
+  const sameQueue = current.action.taskQueue === shopPullTaskQueue(taskQueue);
   if (every === connector.import.every && current.spec.intervals?.length === 1 && sameQueue) return 'unchanged';
   await handle.update((previous) => ({
     ...previous,

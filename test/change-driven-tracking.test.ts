@@ -8,12 +8,14 @@ import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { baselineWorkflowBundle, hasBaselineCommit } from '../bench/baseline';
+import { baselineWorkflowBundle, hasBaselineCommit, PER_SHIPMENT_TRACKING_COMMIT } from '../bench/baseline';
 import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
-import { createShipmentWorker } from '../worker/create-worker';
+import { createShipmentWorker, type ShipmentWorkerOptions } from '../worker/create-worker';
 import { cancelShipmentSignal, stateQuery } from '../workflows/definitions';
+import { TRACKING_POLLER_WORKFLOW_TYPE, trackingPollerId, watchTrackingSignal } from '../workflows/tracking-poller/definitions';
+import { UNKNOWN_ACCOUNT } from '../activities/accounts';
 import { type ShipmentInput } from '../domain/shipment';
 import { startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
@@ -68,22 +70,8 @@ function trackingRequests(h: Harness, labelId: string) {
 }
 
 describe('change-driven tracking', () => {
-  it('polls without change add no workflow task and no history event', async () => {
+  it("polls without change add no workflow task and no history event: the fleet's pollers tell a shipment only its changes", async () => {
     const handle = await start(byPolls, order('cdt', 'P-1'));
-
-    // While it waits, the pending activity shows the last poll's time and result as its last
-    // failure, and the polls as its attempts; no heartbeat is recorded for an unchanged poll.
-    const pending = await waitFor(
-      async () => {
-        const p = (await handle.describe()).raw.pendingActivities?.[0];
-        return p && (p.attempt ?? 0) >= 3 ? p : undefined;
-      },
-      { what: 'a third poll', timeoutMs: 30_000, intervalMs: 200 },
-    );
-    expect(pending.lastFailure?.message).toMatch(/^poll #\d+ at \d{4}-\d\d-\d\dT.*no change; next poll in/);
-    expect(pending.heartbeatDetails?.payloads ?? []).toHaveLength(0);
-    expect(pending.lastFailure?.stackTrace ?? '').toBe(''); // a poll without change is not an error
-
     const result = await handle.result();
     expect(result.outcome).toBe('delivered');
     expect(result.lastError).toBeNull();
@@ -94,12 +82,14 @@ describe('change-driven tracking', () => {
     expect((await handle.query(stateQuery)).attempts.trackingPolls).toBe(polls);
 
     const list = await events(handle);
-    // One wait per change (Pending, InfoReceived, InTransit, Delivered), not one per poll.
-    expect(scheduledActivities(list, 'awaitTrackingChange')).toBe(4);
+    // One signal per change (Pending, InfoReceived, InTransit, Delivered), no activity at all for tracking.
+    const news = list.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'trackingNews');
+    expect(news).toHaveLength(4);
+    expect(scheduledActivities(list, 'awaitTrackingChange')).toBe(0);
     expect(scheduledActivities(list, 'getTracking')).toBe(0);
     expect(list.filter((e) => e.eventType === WORKFLOW_TASK_COMPLETED).length).toBeLessThanOrEqual(8);
     expect(list.length).toBeLessThanOrEqual(60);
-    await saveFixture(handle, 'change-driven-polled-by-count');
+    await saveFixture(handle, 'fleet-polled-by-count');
   });
 
   it('waits Retry-After after a 429 on a poll, and it leaves no error behind', async () => {
@@ -128,7 +118,7 @@ describe('change-driven tracking', () => {
     const log = trackingRequests(byTime, result.labelId);
     expect(log.slice(0, 2).map((r) => r.status)).toEqual([500, 502]);
     expect(log[1]!.at - log[0]!.at).toBeGreaterThanOrEqual(1_000);
-    // The streak is carried to the next attempt in heartbeat details: the second wait doubles.
+    // The poller keeps the label's failures in a row: the second wait doubles.
     expect(log[2]!.at - log[1]!.at).toBeGreaterThanOrEqual(2_000);
   });
 
@@ -147,7 +137,38 @@ describe('change-driven tracking', () => {
     expect(result.outcome).toBe('delivered');
     // The later successful polls cleared it: the outcome shows only errors that still stand.
     expect(result.lastError).toBeNull();
-    await saveFixture(handle, 'change-driven-poll-unauthorized');
+    await saveFixture(handle, 'fleet-poll-unauthorized');
+  });
+
+  it('a label of a shipping account this worker does not know fails its shard’s span as accountCalls fails a call, naming the account', async () => {
+    const shard = trackingPollerId(byTime.taskQueue, 0, 'ghost');
+    const handle = await byTime.env.client.workflow.signalWithStart(TRACKING_POLLER_WORKFLOW_TYPE, {
+      workflowId: shard,
+      taskQueue: byTime.taskQueue,
+      args: [],
+      signal: watchTrackingSignal,
+      signalArgs: [
+        {
+          workflowId: 'ghost-shipment',
+          labelId: 'L-ghost',
+          known: { tag: null, subtag: null, trackingNumber: null, checkpoints: 0, lastCheckpointTime: null },
+          cadence: { pollIntervalMs: 1000, pollIntervalsMs: {}, terminalTags: ['Delivered'] },
+          deadline: Date.now() + 3_600_000,
+          account: 'ghost',
+        },
+      ],
+    });
+    try {
+      const failure = await waitFor(async () => (await handle.describe()).raw.pendingActivities?.[0]?.lastFailure ?? undefined, {
+        what: 'the span’s failure',
+      });
+      expect(failure.applicationFailureInfo?.type).toBe(UNKNOWN_ACCOUNT);
+      expect(failure.message).toContain('"ghost"');
+      // Retried each minute, as a shipment's call for an unknown account is; nothing was polled with another account.
+      expect(byTime.fake.requestLog().filter((r) => r.id === 'L-ghost')).toEqual([]);
+    } finally {
+      await handle.terminate('test over');
+    }
   });
 
   it('an operator stop ends a long wait at once', async () => {
@@ -159,7 +180,7 @@ describe('change-driven tracking', () => {
     expect(result).toMatchObject({ outcome: 'cancelled_by_operator', reason: 'parcel collected in store' });
     // The next poll was an hour away: the stop did not wait for it.
     expect(Date.now() - stoppedAt).toBeLessThan(10_000);
-    await saveFixture(handle, 'change-driven-cancel-while-waiting');
+    await saveFixture(handle, 'fleet-cancel-while-waiting');
   });
 
   it('ends with tracking_timed_out at the maximum tracking duration, even between two hourly polls', async () => {
@@ -168,36 +189,21 @@ describe('change-driven tracking', () => {
     const result = await handle.result();
     expect(result.outcome).toBe('tracking_timed_out');
     expect(Date.now() - startedAt).toBeLessThan(20_000);
-    await saveFixture(handle, 'change-driven-timed-out');
+    await saveFixture(handle, 'fleet-timed-out');
   });
 });
 
 describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code', () => {
-  it('finishes under the new code, switching to change-driven tracking at its next poll', async () => {
+  it("finishes under the new code, switching to the fleet's pollers at its next poll", async () => {
     // Tracking moves one stage per poll (1: not registered, 2: Pending, 3: InfoReceived, 4:
     // InTransit, 5: Delivered), so the old code cannot run the shipment to its end while the
     // test waits, however slow the machine: its third poll is held until its worker stops.
     const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: 1, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
     const taskQueue = `migration-${Date.now()}`;
     const oldApi = new PollGate({ baseUrl: fake.baseUrl, ...TEST_CREDENTIALS }, 2);
-    const workerFor = async (
-      workflowBundle: Awaited<ReturnType<typeof getWorkflowBundle>>,
-      shippingApi: ShippingApiClient | ShippingApiClientOptions,
-    ) => {
-      const worker = await createShipmentWorker({
-        connection: env.nativeConnection,
-        namespace: 'default',
-        taskQueue,
-        shippingApi,
-        tracking: { pollIntervalMs: 300, pollIntervalsMs: {} },
-        workflowBundle,
-      });
-      const running = worker.run();
-      return async () => {
-        worker.shutdown();
-        await running;
-      };
-    };
+    const tracking = { pollIntervalMs: 300, pollIntervalsMs: {} };
+    const workerFor = (workflowBundle: WorkflowBundle, shippingApi: ShippingApiClient | ShippingApiClientOptions) =>
+      runWorker({ taskQueue, shippingApi, tracking, workflowBundle });
     try {
       const stopOld = await workerFor(await baselineWorkflowBundle(), oldApi);
       const started = await startShipment(env.client, taskQueue, order('cdt', 'M-1'));
@@ -217,10 +223,10 @@ describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code
         expect(result.outcome).toBe('delivered');
         const list = await events(handle);
         expect(scheduledActivities(list, 'getTracking')).toBeGreaterThanOrEqual(2);
-        expect(scheduledActivities(list, 'awaitTrackingChange')).toBeGreaterThanOrEqual(1);
-        expect(list.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toBe(true);
+        expect(patchesRecorded(list)).toEqual(expect.arrayContaining(['change-driven-tracking', 'fleet-tracking']));
+        expect(list.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'trackingNews')).toBe(true);
         expect(fake.labels()).toHaveLength(1);
-        await saveFixture(handle, 'migrated-timer-loop-to-change-driven');
+        await saveFixture(handle, 'fleet-migrated-from-timer-loop');
       } finally {
         await stopNew();
       }
@@ -229,6 +235,73 @@ describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code
     }
   });
 });
+
+describe.skipIf(!hasBaselineCommit(PER_SHIPMENT_TRACKING_COMMIT))(
+  'a shipment waiting in its own tracking activity (the code before the pollers)',
+  () => {
+    it("moves to the fleet's pollers at its next regular poll and finishes there, each change told once", async () => {
+      // Tracking moves a stage every 3 s (404, Pending, InfoReceived, InTransit, Delivered); the old code polls every second.
+      const fake = await startFakeShippingApi({ port: 0, trackingStepMs: 3_000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+      const taskQueue = `migration-fleet-${Date.now()}`;
+      const shippingApi = { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS };
+      const tracking = { pollIntervalMs: 1_000, pollIntervalsMs: {} };
+      const run = (workflowBundle: WorkflowBundle, handOverToPollers: boolean) =>
+        runWorker({ taskQueue, shippingApi, tracking, workflowBundle, handOverToPollers });
+      try {
+        const stopOld = await run(await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT), false);
+        const started = await startShipment(env.client, taskQueue, order('cdt', 'M-2'));
+        const handle = env.client.workflow.getHandle(started.workflowId);
+        await waitFor(async () => ((await handle.query(stateQuery)).tag === 'Pending' ? true : undefined), {
+          what: 'the old code tracking to Pending',
+          timeoutMs: 30_000,
+          intervalMs: 100,
+        });
+        await stopOld();
+
+        const stopNew = await run(await getWorkflowBundle(), true);
+        try {
+          const result = await handle.result();
+          expect(result.outcome).toBe('delivered');
+          const list = await events(handle);
+          expect(scheduledActivities(list, 'awaitTrackingChange')).toBeGreaterThanOrEqual(1);
+          expect(patchesRecorded(list)).toContain('fleet-tracking');
+          // Each stage emitted once whichever path saw it (counted even without a connector):
+          // label, Pending, InfoReceived, InTransit, Delivered, completed.
+          expect(result.shopSync?.emitted).toBe(6);
+          await saveFixture(handle, 'fleet-migrated-from-change-driven');
+        } finally {
+          await stopNew();
+        }
+      } finally {
+        await fake.close();
+      }
+    });
+  },
+);
+
+type WorkflowBundle = Awaited<ReturnType<typeof getWorkflowBundle>>;
+
+/** A shipment worker running `workflowBundle` (another commit's, for a migration); resolves to its stop. */
+async function runWorker(
+  options: Pick<ShipmentWorkerOptions, 'taskQueue' | 'shippingApi' | 'tracking' | 'workflowBundle' | 'handOverToPollers'>,
+): Promise<() => Promise<void>> {
+  const worker = await createShipmentWorker({ connection: env.nativeConnection, namespace: 'default', ...options });
+  const running = worker.run();
+  return async () => {
+    worker.shutdown();
+    await running;
+  };
+}
+
+/** The patch ids a history recorded. */
+function patchesRecorded(list: Awaited<ReturnType<typeof events>>): string[] {
+  return list
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+    .map((e) => {
+      const payload = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0];
+      return payload?.data ? (JSON.parse(Buffer.from(payload.data).toString()) as { id: string }).id : '';
+    });
+}
 
 /** A client whose tracking polls after the first `allowed` wait until their activity is cancelled (its worker stops). */
 class PollGate extends ShippingApiClient {

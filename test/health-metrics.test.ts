@@ -166,7 +166,7 @@ it('readiness follows start-up; the project counters count a 429, a rejection, l
   expect(sample(after, 'shipping_labels_created_total', { courier: 'dhl-express' })).toBe(stats.labelsCreated);
   expect(sample(after, 'shipping_labels_rejected_total', { courier: 'dhl-express', kind: 'courier_error' })).toBe(stats.labelsRejected);
   expect(sample(after, 'shipping_api_rate_limited_total', { activity: 'createLabel' })).toBe(1);
-  expect(sample(after, 'shipping_api_rate_limited_total', { activity: 'awaitTrackingChange' })).toBe(1);
+  expect(sample(after, 'shipping_api_rate_limited_total', { activity: 'pollTrackingSpan' })).toBe(1);
   expect(sample(after, 'shipping_api_rate_limited_total', { activity: 'readOrder' })).toBe(0);
   expect(sample(after, 'shipping_tracking_completed_total', { outcome: 'delivered', tag: 'Delivered' })).toBe(1);
   expect(sample(after, 'shipping_tracking_completed_total', { outcome: 'exception', tag: 'Exception' })).toBe(1);

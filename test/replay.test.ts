@@ -72,6 +72,18 @@ it('has recorded histories for each path through the workflow', () => {
       'account-fresh-answers.json',
       // A shipment of a named shipping account (SHIPPING_ACCOUNT): every call with its account, cancelled in tracking.
       'accounts-named-account-cancelled.json',
+      // Tracking polled per fleet (FLEET_TRACKING): the shipment's side, the moves from both older
+      // paths, and a poller shard's run whose span was retried after its worker was SIGKILLed.
+      'fleet-polled-by-count.json',
+      'fleet-poll-unauthorized.json',
+      'fleet-cancel-while-waiting.json',
+      'fleet-timed-out.json',
+      'fleet-migrated-from-timer-loop.json',
+      'fleet-migrated-from-change-driven.json',
+      'fleet-poller-killed-shipment.json',
+      'fleet-poller-shard.json',
+      // A named account's shipment polled by its account's shard (SHIPPING_ACCOUNT and FLEET_TRACKING), cancelled.
+      'fleet-named-account-cancelled.json',
     ]),
   );
 });

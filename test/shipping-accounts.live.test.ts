@@ -17,6 +17,8 @@ import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api
 import { shipmentWorkflowId } from '../domain/shipment';
 import { labelIdempotencyKey } from '../activities';
 import { stateQuery } from '../workflows/definitions';
+import { shardOf, trackingPollerId } from '../workflows/tracking-poller/definitions';
+import { TRACKING_POLLER_DEFAULTS } from '../config/settings';
 import { accountWorkflowId } from '../worker/fleet-rate-limit';
 import type { Io } from '../client/cli-support';
 import { cancelCommand } from '../client/commands/cancel';
@@ -141,6 +143,37 @@ it('calls each shop’s account only, with that account’s credentials; the imp
   const cancel = await command(cancelCommand, ['--wait', 'north-shop', 'N-1']);
   expect(cancel.code).toBe(0);
   await saveFixture(handle, 'accounts-named-account-cancelled');
+}, 90_000);
+
+it('the fleet’s tracking pollers poll each account’s labels with that account’s credentials, from shards of its own', async () => {
+  await importOrders(['north-shop', 'P-N'], ['south-shop', 'P-S']);
+  const since = Date.now();
+  const labels = { production: await polling('north-shop', 'P-N', 3), sandbox: await polling('south-shop', 'P-S', 3) };
+  const polls = fake.requestLog().filter((r) => r.endpoint === 'GET /tracking' && r.at >= since);
+  for (const [account, labelId] of Object.entries(labels)) {
+    // Counted per account at the fake: each label's polls came with its own account's credentials only.
+    const ofLabel = polls.filter((r) => r.id === labelId);
+    expect(ofLabel.length).toBeGreaterThanOrEqual(3);
+    expect(ofLabel.filter((r) => r.account !== account)).toEqual([]);
+  }
+  expect(fake.requestLog().filter((r) => r.status === 401 || r.status === 403)).toEqual([]);
+  for (const [shop, orderId, account] of [
+    ['north-shop', 'P-N', 'production'],
+    ['south-shop', 'P-S', 'sandbox'],
+  ] as const) {
+    const workflowId = shipmentWorkflowId({ shop, orderId });
+    const handle = env.client.workflow.getHandle(workflowId);
+    // Polled by a shard of its account, not by an activity of its own.
+    const shard = trackingPollerId(taskQueue, shardOf(workflowId, TRACKING_POLLER_DEFAULTS.shards), account);
+    expect((await handle.query(stateQuery)).trackingPoller).toBe(shard);
+    expect(shard).toContain(`/${account}-`);
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'awaitTrackingChange')).toEqual([]);
+    expect((await env.client.workflow.getHandle(shard).describe()).status.name).toBe('RUNNING');
+  }
+  const north = env.client.workflow.getHandle(shipmentWorkflowId({ shop: 'north-shop', orderId: 'P-N' }));
+  expect((await command(cancelCommand, ['--wait', 'north-shop', 'P-N'])).code).toBe(0);
+  await saveFixture(north, 'fleet-named-account-cancelled');
 }, 90_000);
 
 it('holds one account for its Retry-After without slowing the other’s shipments', async () => {

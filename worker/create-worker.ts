@@ -14,8 +14,11 @@ import { createShopImportActivities } from '../activities/shop-import';
 import { Client } from '@temporalio/client';
 import { PlatformConnections } from '../shop-sync/platform/connections';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
-import { WORKER_DEFAULTS } from '../config/settings';
+import { PULL_WORKER_DEFAULTS, TRACKING_POLLER_DEFAULTS, WORKER_DEFAULTS } from '../config/settings';
+import { createTrackingPollerActivities, type TrackingPollerSettings } from '../activities/tracking-poller';
+import { shopPullTaskQueue } from '../workflows/shop-pull/definitions';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
+import type { AccountOf } from '../config/shipping-accounts';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../domain/shipment';
 import { shipmentMetricsInterceptor } from '../metrics/activity-interceptor';
 
@@ -48,6 +51,16 @@ export interface ShipmentWorkerOptions {
   fleet?: FleetRateLimits;
   /** The process's paced calls, when its caller also makes calls of its own (else made from `pacing` and `fleet`). */
   calls?: CallPacing;
+  /** The platform shops' connections, shared with the pull worker (createPullWorker) of the same process. */
+  platforms?: PlatformConnections;
+  /** The fleet's tracking pollers: shards and span (TRACKING_POLLER_DEFAULTS unless given). */
+  trackingPollers?: TrackingPollerSettings;
+  /**
+   * Default true: a shipment still waiting in the per-shipment tracking activity moves to the
+   * pollers at its next poll. False only for a worker running workflow code from before them
+   * (the benchmark's baseline, the migration test), which would schedule the next wait at once.
+   */
+  handOverToPollers?: boolean;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
@@ -55,22 +68,29 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
   const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
   const accounts = options.accounts ?? (await singleAccountOf(options));
   // One connection per platform shop: the import's reads and the write-back share a Shopify store's bucket.
-  const platforms = new PlatformConnections();
-  // The pull starts shipments and keeps its cursor in the shop's schedule.
-  const importClient = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
+  const platforms = options.platforms ?? new PlatformConnections();
+  // The pull starts shipments and keeps its cursor in the shop's schedule; the pollers signal shipments.
+  const client = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: mergeActivities(
-      mergeActivities(createActivities(accounts, tracking, { shopConnectors }), createShopDeliveryActivities(shopConnectors, platforms)),
-      createShopImportActivities({
-        connectors: shopConnectors,
-        platforms,
-        client: importClient,
-        taskQueue: options.taskQueue,
-        accountOf: accounts.accountOf,
-      }),
+      mergeActivities(
+        mergeActivities(
+          createActivities(accounts, tracking, { shopConnectors, handOverToPollers: options.handOverToPollers ?? true }),
+          createShopDeliveryActivities(shopConnectors, platforms),
+        ),
+        // Also here: a pull started on this queue before pulls had one of their own finishes here.
+        createShopImportActivities({
+          connectors: shopConnectors,
+          platforms,
+          client,
+          taskQueue: options.taskQueue,
+          accountOf: accounts.accountOf,
+        }),
+      ),
+      createTrackingPollerActivities({ accounts, client, settings: options.trackingPollers ?? TRACKING_POLLER_DEFAULTS }),
     ),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
     interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags)] },
@@ -87,6 +107,39 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
       identity: options.identity,
       dataConverter: options.dataConverter,
     }),
+  });
+}
+
+export type PullWorkerOptions = Pick<
+  ShipmentWorkerOptions,
+  'connection' | 'namespace' | 'taskQueue' | 'shopConnectors' | 'workflowBundle' | 'identity' | 'dataConverter' | 'platforms'
+> & {
+  /** The account a shop's new shipments name (the accounts' `accountOf`); unset: they name none (`default`). */
+  accountOf?: AccountOf;
+};
+
+/**
+ * The shop pulls' worker (workflows/shop-pull/definitions.ts, `shopPullTaskQueue`): a worker of
+ * its own in the same process, with its own slots, so a pull never waits for a slot or a task
+ * behind the shipments' backlog. `taskQueue` is the shipments' queue, where the pulls start them.
+ */
+export async function createPullWorker(options: PullWorkerOptions): Promise<Worker> {
+  const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
+  const client = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: shopPullTaskQueue(options.taskQueue),
+    activities: createShopImportActivities({
+      connectors: shopConnectors,
+      platforms: options.platforms ?? new PlatformConnections(),
+      client,
+      taskQueue: options.taskQueue,
+      accountOf: options.accountOf,
+    }),
+    workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
+    ...PULL_WORKER_DEFAULTS,
+    ...definedOnly({ identity: options.identity, dataConverter: options.dataConverter }),
   });
 }
 

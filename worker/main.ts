@@ -22,7 +22,8 @@ import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
 import { openAccounts, type OpenAccounts } from './account-directory';
-import { createShipmentWorker } from './create-worker';
+import { createPullWorker, createShipmentWorker } from './create-worker';
+import { PlatformConnections } from '../shop-sync/platform/connections';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
 import { secretsOfEnv } from './log-error';
 import { watchAttention } from '../metrics/attention-gauge';
@@ -127,12 +128,14 @@ async function main(): Promise<number> {
     () => everyCourier(directory),
     (message, meta) => logger.warn(meta, message),
   );
+  const platforms = new PlatformConnections();
   const worker = await createShipmentWorker({
     connection,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
     accounts: directory,
     tracking: settings.tracking,
+    trackingPollers: settings.trackingPollers,
     shopConnectors,
     workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
     maxActivitiesPerSecond: settings.maxActivitiesPerSecond,
@@ -141,7 +144,21 @@ async function main(): Promise<number> {
     maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTaskExecutions,
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
     dataConverter,
+    platforms,
   });
+  // Pulls on a queue and slots of their own: a shipment backlog never delays an order's import.
+  const pullWorker = importShops(shopConnectors).length
+    ? await createPullWorker({
+        connection,
+        namespace: temporal.namespace,
+        taskQueue: temporal.taskQueue,
+        shopConnectors,
+        workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
+        dataConverter,
+        platforms,
+        accountOf: directory.accountOf,
+      })
+    : undefined;
   readiness.watch(worker, connection);
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter });
   // The alerts' figures: per configured shop, and what waits for a person (metrics/).
@@ -185,7 +202,8 @@ async function main(): Promise<number> {
     'worker started',
   );
   try {
-    await worker.run(); // resolves after a graceful shutdown (the Runtime handles the signals)
+    // Both resolve after a graceful shutdown (the Runtime handles the signals for every worker).
+    await Promise.all([worker.run(), pullWorker?.run()]);
   } finally {
     courierCodes.close();
     await trigger?.close();

@@ -59,6 +59,8 @@ export interface ShipmentState extends OrderIdentity {
   shopSync?: ShopSyncState;
   /** The shipping account every call uses, fixed at start; absent: `default` (or started before accounts had names). */
   account?: string;
+  /** The tracking poller shard watching this shipment (its workflow id), once it joined one. */
+  trackingPoller?: string;
 }
 
 // ---------------------------------------------------------------- shop sync

@@ -2,3 +2,4 @@
 export { shipmentWorkflow } from './shipment';
 export { shippingAccountWorkflow } from './account';
 export { shopPullWorkflow } from './shop-pull';
+export { trackingPollerWorkflow } from './tracking-poller';

@@ -3,7 +3,7 @@ import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { ConfigError } from '../../config/settings';
 import { loadShopConnectors } from '../../shop-sync/connectors';
 import { applySchedule, cursorOf, importShops, triggerPull } from '../../shop-import/schedule';
-import { shopPullScheduleId, type ShopPullResult } from '../../workflows/shop-pull/definitions';
+import { shopPullScheduleId, shopPullTaskQueue, type ShopPullResult } from '../../workflows/shop-pull/definitions';
 import {
   CliError,
   connectTemporal,
@@ -103,7 +103,7 @@ async function apply(client: Client, taskQueue: string, only: string | undefined
     const outcome = await applySchedule(client, connector, taskQueue);
     println(
       io.stdout,
-      `${shopPullScheduleId(connector.shop)}: ${outcome} (every ${connector.import.every / 1000} s, task queue ${taskQueue})`,
+      `${shopPullScheduleId(connector.shop)}: ${outcome} (every ${connector.import.every / 1000} s, task queue ${shopPullTaskQueue(taskQueue)})`,
     );
   }
   return EXIT.ok;

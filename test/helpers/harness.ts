@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { startFakeShippingApi, type FakeShippingApi, type FakeShippingApiOptions } from '../../fake-shipping-api/server';
-import { createShipmentWorker } from '../../worker/create-worker';
+import { createPullWorker, createShipmentWorker } from '../../worker/create-worker';
+import { importShops } from '../../shop-import/schedule';
 import type { ShippingApiClientOptions } from '../../shipping-api/client';
 import type { ShopConnectors } from '../../shop-sync/connectors';
 import type { TrackingPolicy } from '../../domain/shipment';
@@ -82,12 +83,24 @@ async function runWorker(
     shopConnectors,
     workflowBundle: await getWorkflowBundle(),
   });
-  const running = worker.run();
+  // Shops that import get the pulls' worker too, as in the worker process.
+  const pulls =
+    shopConnectors && importShops(shopConnectors).length > 0
+      ? await createPullWorker({
+          connection: env.nativeConnection,
+          namespace: 'default',
+          taskQueue,
+          shopConnectors,
+          workflowBundle: await getWorkflowBundle(),
+        })
+      : undefined;
+  const running = Promise.all([worker.run(), pulls?.run()]);
   return {
     taskQueue,
     worker,
     async stop() {
       worker.shutdown();
+      pulls?.shutdown();
       await running;
     },
   };

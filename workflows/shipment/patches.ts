@@ -57,3 +57,12 @@ export const SHOP_EVENT_SENT_ONCE_RECORDED = 'shop-event-sent-once-recorded';
  * at its start.
  */
 export const SHIPPING_ACCOUNT = 'shipping-account';
+
+/**
+ * Tracking polled per fleet, told per change: a shipment reaching tracking joins a poller shard
+ * (workflows/tracking-poller/) and waits for its news, instead of an activity whose retries are
+ * its polls. Checked at the top of each wait of change-driven tracking (`followTrackingChanges`),
+ * so a shipment waiting on today's path moves over when that wait returns (a worker with fleet
+ * pollers makes it return at its next poll). Fixtures: fleet-*.
+ */
+export const FLEET_TRACKING = 'fleet-tracking';

@@ -6,12 +6,14 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ShipmentActivities } from '../../activities';
 import type { ShopDeliveryActivities } from '../../activities/shop-delivery';
+import type { TrackingPollerActivities } from '../../activities/tracking-poller';
 import {
   FIRST_ATTEMPT_OPTIONS,
   FIRST_DELIVERY_OPTIONS,
   SHIPPING_ACTIVITY_OPTIONS,
   shopDeliveryOptions,
   TRACKING_ACTIVITY_OPTIONS,
+  TRACKING_POLLER_SIGNAL_OPTIONS,
 } from '../../activities/retry-options';
 import type { ShopSyncPolicy } from '../../domain/shipment';
 
@@ -33,6 +35,10 @@ export const firstAttempt = (summary: string) =>
 /** Waits for the next tracking change; the server retries it at the poll interval, writing no history. */
 export const trackingApi = (summary: string, remainingMs: number) =>
   proxyActivities<ShipmentActivities>({ ...TRACKING_ACTIVITY_OPTIONS, scheduleToCloseTimeout: remainingMs, summary });
+
+/** Joining and leaving the fleet's tracking pollers: a signal each, inside the workflow task. */
+export const trackingPoller = (summary: string) =>
+  proxyLocalActivities<TrackingPollerActivities>({ ...TRACKING_POLLER_SIGNAL_OPTIONS, summary });
 
 /** Shop delivery: a first attempt inside the workflow task, then the retried activity. */
 export const firstDelivery = (summary: string) =>

@@ -5,12 +5,13 @@
  * suites (test/shipment-workflow.test.ts, test/shop-sync*.test.ts) stay the proof against the API.
  */
 import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AwaitTrackingChangeInput, CreatedLabel, CreateLabelInput, TrackingChange } from '../../activities';
+import type { AwaitTrackingChangeInput, CreatedLabel, CreateLabelInput, TrackingChange, TrackingSnapshot } from '../../activities';
 import { toApplicationFailure, TRACKING_UNCHANGED } from '../../activities/failures';
 import type { DeliverShopEventsInput } from '../../activities/shop-delivery';
 import { ShippingApiError } from '../../shipping-api/errors';
@@ -18,6 +19,7 @@ import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-en
 import { saveFixture } from '../../test/helpers/fixtures';
 import { labelRequest } from '../../test/helpers/orders';
 import { waitFor } from '../../test/helpers/wait';
+import { trackingNewsSignal, type WatchRequest } from '../tracking-poller/definitions';
 import { cancelShipmentSignal, redeliverShopEventsUpdate, resubmitLabelUpdate, stateQuery, type ShipmentOutcome } from '../definitions';
 import {
   DEFAULT_TRACKING_POLICY,
@@ -31,7 +33,7 @@ import {
 interface Script {
   /** Answers createLabel for a revision (attempt counts from 1 per revision); throw to fail. */
   label?: (input: CreateLabelInput, attempt: number) => CreatedLabel;
-  /** Tracking changes handed out one per wait; when used up, every poll is unchanged. */
+  /** Tracking changes told one after the other (by the scripted poller, or one per wait of the older path). */
   changes?: Array<Partial<TrackingChange>>;
   /** Answers a delivery call (attempt counts from 1 overall); default: everything acknowledged. */
   deliver?: (events: ShopEventDraft[], attempt: number) => ShopDeliveryResult | Promise<ShopDeliveryResult>;
@@ -83,20 +85,27 @@ const activities = {
         category: ApplicationFailureCategory.BENIGN,
       });
     }
-    return {
-      ...known,
-      subtag: null,
-      subtagMessage: null,
-      lastCheckpoint: null,
-      polls: 1,
-      polledAt: new Date().toISOString(),
-      checkpoints: known.checkpoints + 1,
-      ...next,
-    };
+    return scriptedChange(known, next);
   },
   async getTracking(): Promise<null> {
     return null;
   },
+  /** The fleet's poller, scripted: tells the script's changes one after the other, each as news. */
+  async watchTracking({ labelId, known }: Omit<WatchRequest, 'workflowId'>): Promise<{ poller: string }> {
+    const shipment = env.client.workflow.getHandle(Context.current().info.workflowExecution!.workflowId);
+    const changes = scripts.get(orderOf(labelId))?.changes ?? [];
+    void (async () => {
+      let seen = known;
+      for (const next of changes.splice(0)) {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        const change = scriptedChange(seen, next);
+        seen = change;
+        await shipment.signal(trackingNewsSignal, { change });
+      }
+    })().catch(() => undefined); // the shipment ended first
+    return { poller: 'scripted-poller' };
+  },
+  async unwatchTracking(): Promise<void> {},
   async deliverShopEvents({ orderId, events }: DeliverShopEventsInput): Promise<ShopDeliveryResult> {
     const seen = callsOf(orderId);
     seen.deliveries++;
@@ -109,6 +118,20 @@ const activities = {
     return result;
   },
 };
+
+/** The script's next change on top of what is known: one checkpoint more, so it is always news. */
+function scriptedChange(known: TrackingSnapshot, next: Partial<TrackingChange>): TrackingChange {
+  return {
+    ...known,
+    subtag: null,
+    subtagMessage: null,
+    lastCheckpoint: null,
+    polls: 1,
+    polledAt: new Date().toISOString(),
+    checkpoints: known.checkpoints + 1,
+    ...next,
+  };
+}
 
 function created(input: CreateLabelInput): CreatedLabel {
   return {

@@ -5,7 +5,8 @@
 import type { CreatedLabel, TrackingChange, TrackingSnapshot } from '../../activities';
 import type { OrderDetail, TrackingRecord } from '../../shipping-api/contract';
 import { type ShipmentOutcome, type ShipmentState, type ShopSyncState } from '../definitions';
-import { NOT_REGISTERED_STAGE, type OutcomeKind, type ShipmentInput, type TrackingPolicy } from '../../domain/shipment';
+import { type OutcomeKind, type ShipmentInput, type TrackingPolicy } from '../../domain/shipment';
+import { pollIntervalOf } from '../../domain/tracking';
 
 export function initialState(input: ShipmentInput): ShipmentState {
   return {
@@ -101,12 +102,8 @@ export function withOrderOverrides(worker: TrackingPolicy, order: Partial<Tracki
   return { ...worker, ...order, ...(stages ? { pollIntervalsMs: stages } : {}) };
 }
 
-/** The interval of the current stage: subtag, then tag, then the default. */
-export function pollIntervalOf(policy: TrackingPolicy, state: Pick<ShipmentState, 'tag' | 'subtag'>): number {
-  const byStage = policy.pollIntervalsMs ?? {};
-  if (state.tag === null) return byStage[NOT_REGISTERED_STAGE] ?? policy.pollIntervalMs;
-  return (state.subtag !== null ? byStage[state.subtag] : undefined) ?? byStage[state.tag] ?? policy.pollIntervalMs;
-}
+/** The interval of the current stage (domain/tracking.ts: the shipment's wait and the fleet's pollers share it). */
+export { pollIntervalOf };
 
 /** The last checkpoint as a shop event carries it (the fields the event schema names). */
 export function lastCheckpointOf(state: ShipmentState) {

@@ -3,20 +3,25 @@
  * tracking number or checkpoints, polling at the interval of the current stage; its retries are
  * the polls, so an unchanged poll adds no workflow task and no history event.
  */
-import { CancellationScope, condition, isCancellation } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, patched } from '@temporalio/workflow';
 import type { TrackingChange } from '../../activities';
 import { type ShipmentOutcome } from '../definitions';
 import { NOT_REGISTERED_STAGE, outcomeOfTag } from '../../domain/shipment';
+import { isChange } from '../../domain/tracking';
 import { formatDuration } from './details';
+import { followFleetTracking } from './fleet-tracking';
+import { FLEET_TRACKING } from './patches';
 import { recordError, shippingErrorOf, windowEnded } from './failures';
 import { trackingApi } from './proxies';
 import type { ShipmentRun } from './run';
 import { applyTrackingChange, lastCheckpointOf, pollIntervalOf, snapshotOf } from './state';
 
-/** Step 3 after change-driven tracking; `pollOnTimer` (legacy-tracking.ts) before it. */
+/** Step 3 after change-driven tracking; `pollOnTimer` (legacy-tracking.ts) before it, `followFleetTracking` (fleet-tracking.ts) after it. */
 export async function followTrackingChanges(run: ShipmentRun, labelId: string, deadline: number): Promise<ShipmentOutcome> {
   const { state, policy } = run;
   for (;;) {
+    // Checked before each wait: a shipment waiting here when the fleet's pollers came moves over after its wait.
+    if (patched(FLEET_TRACKING)) return await followFleetTracking(run, labelId, deadline);
     if (run.cancelRequest) return run.cancelledByOperator();
     const remaining = deadline - Date.now();
     if (remaining <= 0) return run.trackingTimedOut();
@@ -52,13 +57,15 @@ export async function followTrackingChanges(run: ShipmentRun, labelId: string, d
     } finally {
       run.trackingScope = null;
     }
-    applyChange(run, change);
+    // A wait handed over to the fleet's pollers may return no news (every other return is a change).
+    if (isChange(snapshotOf(state), change)) applyChange(run, change);
+    else state.attempts.trackingPolls += change.polls;
     if (state.tag !== null && policy.terminalTags.includes(state.tag)) return run.finish(outcomeOfTag(state.tag));
   }
 }
 
 /** Applies a change; the shop hears of a new tag, subtag or a first tracking number. */
-function applyChange(run: ShipmentRun, change: TrackingChange): void {
+export function applyChange(run: ShipmentRun, change: TrackingChange): void {
   const { state } = run;
   const before = { tag: state.tag, subtag: state.subtag, trackingNumber: state.trackingNumber };
   applyTrackingChange(state, change);

@@ -9,6 +9,16 @@ export type { PullCursor, PullPosition };
 
 export const SHOP_PULL_WORKFLOW_TYPE = 'shopPullWorkflow';
 
+/**
+ * The task queue of the shop pulls, beside the shipments' own: pulls get worker slots of their
+ * own (worker/create-worker.ts, `createPullWorker`), so an order placed while thousands of
+ * shipments wait for a workflow task is read at once instead of behind them. The shipments a
+ * pull starts still run on the shipments' queue.
+ */
+export function shopPullTaskQueue(shipmentTaskQueue: string): string {
+  return `${shipmentTaskQueue}-shop-pulls`;
+}
+
 /** One schedule per shop; its runs are `<schedule id>-<time>` (Temporal appends the time). */
 export function shopPullScheduleId(shop: string): string {
   return `shop-pull-${encodeURIComponent(shop)}`;

@@ -1,0 +1,356 @@
+/**
+ * One span of a tracking poller shard: a long-running activity that polls each label of the
+ * shard when its stage's interval is up, with the client and through the pacer of the label's own
+ * shipping account (so polls share that account's limit with its labels and order reads, and
+ * never go out with another account's credentials), and signals a shipment only when its
+ * tracking changed. Why a long-running activity and not an activity per poll: a poll without news then
+ * costs nothing in Temporal, neither an activity attempt nor history; what the fleet pays is a
+ * heartbeat every 30 s and one activity and one continue-as-new per span and shard, however many
+ * labels and polls (Temporal's guidance for frequent polling: poll inside the activity and
+ * heartbeat).
+ *
+ * - **Members**: read from the shard's own run (its input, then the watch and unwatch signals),
+ *   following the history as it grows, so a shipment that joins mid-span is polled at once.
+ * - **Exactly once, in order**: one poll per label at a time; news goes out as a signal whose
+ *   request id is a digest of the shipment and what is told, which the server de-duplicates, so
+ *   a span retried after its worker died tells nothing twice; the shipment also applies only
+ *   news (domain/tracking.ts, `isNews`). What was told is heartbeated every 30 s: a retry
+ *   resumes from there (what it has to poll again is told under the same request id).
+ * - **Failures**: a 429 waits its Retry-After (the account's pacer holds the account's calls on
+ *   the whole worker), 5xx and network failures back off per label up to the stage's interval, a
+ *   failure retrying cannot fix is told once per kind and the label is polled again at its
+ *   interval. A label of an account this worker does not know fails the span the way
+ *   `accountCalls` fails a shipment's call (UNKNOWN_ACCOUNT, retried each minute, perhaps on a
+ *   worker that knows it): a shard holds one account's labels (`trackingPollerId`).
+ */
+import { createHash } from 'node:crypto';
+import type { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { decodeFromPayloadsAtIndex, encodeToPayloads } from '@temporalio/common/lib/internal-non-workflow';
+import { isChange, pollIntervalOf, snapshotOfRecord } from '../domain/tracking';
+import type { TrackingRecord } from '../shipping-api/contract';
+import { ShippingApiError } from '../shipping-api/errors';
+import {
+  trackingNewsSignal,
+  unwatchTrackingSignal,
+  watchTrackingSignal,
+  type LabelProgress,
+  type PollerInput,
+  type SpanResult,
+  type TrackingNews,
+  type WatchedLabel,
+  type WatchRequest,
+} from '../workflows/tracking-poller/definitions';
+import { PollerShard } from '../workflows/tracking-poller/shard';
+import { afterFailure } from './failures';
+import { accountCalls, type AccountCalls } from './accounts';
+import { trackingOrNull } from './index';
+import { outcomeOfTag } from '../domain/shipment';
+import { rateLimited, trackingCompleted } from '../metrics/counters';
+import type { TrackingPollerDeps } from './tracking-poller';
+
+/** Polls of one shard in flight at once (the pacer decides when each goes out). */
+const POLLS_IN_FLIGHT = 8;
+/**
+ * A heartbeat every 30 s, inside the 40 s heartbeat timeout; the SDK's throttle (32 s) only
+ * delays each a little, so each one asked for is one sent (a billed action on Temporal Cloud).
+ */
+const HEARTBEAT_EVERY_MS = 30_000;
+/** The loop looks at the clock at least this often (a timer held for hours would drift from the members). */
+const LOOK_AGAIN_MS = 30_000;
+/** A shipment that could not be told (Temporal unreachable) is polled and told again after this. */
+const TELL_RETRY_MS = 5_000;
+
+/** What a retried attempt of the span needs from the one before: what was told, who left. */
+interface SpanProgress {
+  told: LabelProgress[];
+  dropped: string[];
+}
+
+export class TrackingSpan {
+  private shard = new PollerShard(undefined);
+  private readonly touched = new Set<string>();
+  private readonly told = new Map<string, LabelProgress>();
+  private readonly dropped = new Set<string>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly stats = { polls: 0, told: 0, heartbeats: 0 };
+  /** A label's account is unknown to this worker: the span fails with it (see above). */
+  private unknownAccount: Error | null = null;
+  /** Wakes the loop when a poll ends or a shipment joins. */
+  private kick: () => void = () => {};
+
+  constructor(
+    private readonly deps: TrackingPollerDeps,
+    private readonly ctx: Context,
+  ) {}
+
+  async run(): Promise<SpanResult> {
+    const endAt = Date.now() + this.deps.settings.spanMs;
+    const stopFollowing = new AbortController();
+    const stop = AbortSignal.any([stopFollowing.signal, this.ctx.cancellationSignal]);
+    const following = this.followMembers(stop);
+    // Following the history failed mid-span (Temporal unreachable): the span ends with what it did, and the next one reads it all again.
+    let lostTrack = false;
+    following.done.catch(() => {
+      lostTrack = !stop.aborted;
+      this.kick();
+    });
+    const heartbeat = setInterval(() => this.heartbeat(), HEARTBEAT_EVERY_MS);
+    try {
+      await following.caughtUp;
+      this.resume();
+      while (Date.now() < endAt && this.shard.size > 0 && !lostTrack && !this.unknownAccount) {
+        this.ctx.cancellationSignal.throwIfAborted();
+        this.startDuePolls();
+        await this.sleepUntil(Math.min(endAt, this.nextDueAt()));
+      }
+      await Promise.all(this.inFlight.values());
+    } finally {
+      clearInterval(heartbeat);
+      // A long poll over the worker's native connection may not end with the abort: not waited for.
+      stopFollowing.abort();
+    }
+    this.ctx.cancellationSignal.throwIfAborted();
+    if (this.unknownAccount) throw this.unknownAccount;
+    return {
+      progress: [...this.touched].filter((id) => !this.dropped.has(id)).map((id) => progressOf(this.shard.get(id)!)),
+      dropped: [...this.dropped],
+      stats: this.stats,
+    };
+  }
+
+  // ---------------------------------------------------------------- polling
+
+  private startDuePolls(): void {
+    const now = Date.now();
+    const due = [...this.shard.labels()]
+      .filter((m) => m.nextPollAt <= now && !this.inFlight.has(m.workflowId))
+      .sort((a, b) => a.nextPollAt - b.nextPollAt);
+    for (const member of due.slice(0, POLLS_IN_FLIGHT - this.inFlight.size)) {
+      const poll = this.poll(member)
+        .catch((err: unknown) => {
+          if (this.ctx.cancellationSignal.aborted) return;
+          // Temporal unreachable while telling, or a bug: the label is polled (and told) again shortly.
+          this.ctx.log.warn('tracking poll not finished', { workflowId: member.workflowId, error: String(err) });
+          member.nextPollAt = Date.now() + TELL_RETRY_MS;
+        })
+        .finally(() => {
+          this.inFlight.delete(member.workflowId);
+          this.kick();
+        });
+      this.inFlight.set(member.workflowId, poll);
+    }
+  }
+
+  private nextDueAt(): number {
+    let next = Number.POSITIVE_INFINITY;
+    for (const m of this.shard.labels()) if (!this.inFlight.has(m.workflowId)) next = Math.min(next, m.nextPollAt);
+    return next;
+  }
+
+  /** One poll of one label, and what follows from it. */
+  private async poll(member: WatchedLabel): Promise<void> {
+    const now = Date.now();
+    if (now >= member.deadline) return this.drop(member.workflowId);
+    const cadence = this.shard.cadenceOf(member);
+    const calls = this.callsOf(member);
+    if (!calls) return;
+    const polledAt = new Date(now).toISOString();
+    this.touched.add(member.workflowId);
+    let record: TrackingRecord | null;
+    try {
+      record = await calls.pacing.run(
+        'tracking',
+        (signal) => trackingOrNull(calls.api, member.labelId, signal),
+        this.ctx.cancellationSignal,
+      );
+    } catch (err) {
+      if (!(err instanceof ShippingApiError)) throw err;
+      return this.failed(member, err, pollIntervalOf(cadence, member.known));
+    }
+    this.stats.polls++;
+    member.polls++;
+    member.failures = 0;
+    const seen = snapshotOfRecord(record);
+    if (isChange(member.known, seen)) {
+      const change = { ...seen, subtagMessage: record?.subtagMessage ?? null, lastCheckpoint: record?.checkpoints.at(-1) ?? null };
+      if (!(await this.tell(member, { change: { ...change, polls: member.polls, polledAt } }))) return;
+      Object.assign(member, { known: seen, polls: 0, failureTold: null });
+      this.told.set(member.workflowId, progressOf(member));
+      if (seen.tag !== null && cadence.terminalTags.includes(seen.tag)) {
+        // Counted here, as it is told (the span's own result comes at its end): metrics/counters.ts.
+        trackingCompleted.inc({ outcome: outcomeOfTag(seen.tag), tag: seen.tag });
+        return this.drop(member.workflowId);
+      }
+    }
+    member.nextPollAt = Date.now() + pollIntervalOf(cadence, seen);
+  }
+
+  /** The label's account's client and pacer; none (and the span ends, failing) when this worker does not know it. */
+  private callsOf(member: WatchedLabel): AccountCalls | undefined {
+    try {
+      return accountCalls(this.deps.accounts, member.account);
+    } catch (err) {
+      this.ctx.log.warn('tracking poll: unknown shipping account', { workflowId: member.workflowId, account: member.account });
+      this.unknownAccount ??= err as Error;
+      this.kick();
+      return undefined;
+    }
+  }
+
+  /** The one rule for a failed call (activities/failures.ts), per label; told once per kind when retrying cannot fix it. */
+  private async failed(member: WatchedLabel, err: ShippingApiError, intervalMs: number): Promise<void> {
+    if (err.kind === 'rate_limited') rateLimited.inc({ activity: 'pollTrackingSpan' });
+    const next = afterFailure(err, { failuresInARow: member.failures }, Date.now(), intervalMs);
+    member.failures = next.failuresInARow;
+    if (next.retryable) {
+      member.nextPollAt = Date.now() + (err.kind === 'rate_limited' ? next.delayMs : Math.min(next.delayMs, intervalMs));
+      return;
+    }
+    this.ctx.log.warn('tracking poll failed', { ...err.toJSON(), labelId: member.labelId, workflowId: member.workflowId });
+    if (member.failureTold !== err.kind) {
+      if (!(await this.tell(member, { failure: err.toJSON() }))) return;
+      member.failureTold = err.kind;
+      this.told.set(member.workflowId, progressOf(member));
+    }
+    member.nextPollAt = Date.now() + intervalMs;
+  }
+
+  /**
+   * Signals the shipment, with a request id the server de-duplicates (the same news told again by
+   * a retried span is dropped there). False when the shipment is gone (completed): it leaves.
+   */
+  private async tell(member: WatchedLabel, news: TrackingNews): Promise<boolean> {
+    const { client } = this.deps;
+    const what = news.change
+      ? [news.change.tag, news.change.subtag, news.change.trackingNumber, news.change.checkpoints, news.change.lastCheckpointTime]
+      : [news.failure?.kind, news.failure?.message];
+    const requestId = createHash('sha256').update(member.workflowId).update('\u0000').update(JSON.stringify(what)).digest('hex');
+    try {
+      await client.workflowService.signalWorkflowExecution({
+        namespace: client.options.namespace,
+        workflowExecution: { workflowId: member.workflowId },
+        signalName: trackingNewsSignal.name,
+        input: { payloads: await encodeToPayloads(client.options.loadedDataConverter, news) },
+        identity: client.options.identity,
+        requestId: requestId.slice(0, 32),
+      });
+    } catch (err) {
+      if (isNotFound(err)) {
+        this.drop(member.workflowId);
+        return false;
+      }
+      throw err;
+    }
+    this.stats.told++;
+    return true;
+  }
+
+  private drop(workflowId: string): void {
+    this.shard.unwatch(workflowId);
+    this.dropped.add(workflowId);
+    this.told.delete(workflowId);
+  }
+
+  // ---------------------------------------------------------------- members, from the shard's history
+
+  /**
+   * Reads the shard's run from its start (the input: the members carried over) and applies its
+   * watch and unwatch signals in order, as the workflow does; then follows new events (a long
+   * poll, which Temporal does not bill) until the span ends. `caughtUp`: every event up to the
+   * span's start is applied.
+   */
+  private followMembers(signal: AbortSignal): { caughtUp: Promise<void>; done: Promise<void> } {
+    const { client } = this.deps;
+    const execution = this.ctx.info.workflowExecution;
+    const namespace = client.options.namespace;
+    let caughtUp!: () => void;
+    const caught = new Promise<void>((resolve) => (caughtUp = resolve));
+    const done = (async () => {
+      const { workflowExecutionInfo } = await client.workflowService.describeWorkflowExecution({ namespace, execution });
+      const upTo = Number(workflowExecutionInfo?.historyLength ?? 0);
+      let nextPageToken: Uint8Array | undefined;
+      while (!signal.aborted) {
+        const page = await client.connection.withAbortSignal(signal, () =>
+          client.workflowService.getWorkflowExecutionHistory({ namespace, execution, nextPageToken, waitNewEvent: true }),
+        );
+        let last = 0;
+        for (const event of page.history?.events ?? []) {
+          await this.apply(event);
+          last = Number(event.eventId ?? 0);
+        }
+        if (last >= upTo) caughtUp();
+        if (!page.nextPageToken?.length) break; // the run has closed
+        nextPageToken = page.nextPageToken;
+      }
+      caughtUp();
+    })();
+    // A failed read must not leave the span waiting: it fails, and its retry reads again.
+    return { caughtUp: Promise.race([caught, done.then(() => undefined)]), done };
+  }
+
+  private async apply(event: temporal.api.history.v1.IHistoryEvent): Promise<void> {
+    const converter = this.deps.client.options.loadedDataConverter;
+    const started = event.workflowExecutionStartedEventAttributes;
+    if (started) {
+      this.shard = new PollerShard(await decodeFromPayloadsAtIndex<PollerInput | undefined>(converter, 0, started.input?.payloads));
+      return;
+    }
+    const signaled = event.workflowExecutionSignaledEventAttributes;
+    if (signaled?.signalName === watchTrackingSignal.name) {
+      const request = await decodeFromPayloadsAtIndex<WatchRequest>(converter, 0, signaled.input?.payloads);
+      this.shard.watch(request);
+      this.dropped.delete(request.workflowId);
+      this.kick();
+    } else if (signaled?.signalName === unwatchTrackingSignal.name) {
+      const { workflowId } = await decodeFromPayloadsAtIndex<{ workflowId: string }>(converter, 0, signaled.input?.payloads);
+      this.drop(workflowId);
+    }
+  }
+
+  // ---------------------------------------------------------------- progress
+
+  /** What an earlier attempt of this span told, and who left, on top of the members read back. */
+  private resume(): void {
+    const previous = this.ctx.info.heartbeatDetails as SpanProgress | undefined;
+    for (const progress of previous?.told ?? []) {
+      const member = this.shard.get(progress.workflowId);
+      if (!member) continue;
+      Object.assign(member, progress);
+      this.told.set(member.workflowId, progress);
+      this.touched.add(member.workflowId);
+    }
+    for (const workflowId of previous?.dropped ?? []) this.drop(workflowId);
+  }
+
+  private heartbeat(): void {
+    this.stats.heartbeats++;
+    this.ctx.heartbeat({ told: [...this.told.values()], dropped: [...this.dropped] } satisfies SpanProgress);
+  }
+
+  /** Until `at`, a poll ends, a shipment joins, or the span is cancelled (at most 30 s, to look again). */
+  private sleepUntil(at: number): Promise<void> {
+    const abort = this.ctx.cancellationSignal;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        abort.removeEventListener('abort', done);
+        this.kick = () => {};
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, Math.min(at - Date.now(), LOOK_AGAIN_MS)));
+      abort.addEventListener('abort', done, { once: true });
+      this.kick = done;
+    });
+  }
+}
+
+function progressOf({ workflowId, known, nextPollAt, polls, failures, failureTold }: WatchedLabel): LabelProgress {
+  return { workflowId, known, nextPollAt, polls, failures, failureTold };
+}
+
+/** The shipment is not running any more (completed, or never existed). */
+function isNotFound(err: unknown): boolean {
+  return err instanceof WorkflowNotFoundError || (err as { code?: number })?.code === 5; // gRPC NOT_FOUND
+}

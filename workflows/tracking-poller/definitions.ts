@@ -1,0 +1,113 @@
+/**
+ * The fleet's tracking pollers: what a shipment and its poller tell each other. A shipment in
+ * tracking is watched by one poller shard (a long-lived workflow per shard and task queue), whose
+ * span activity polls every label of the shard on its stage's cadence and tells a shipment only
+ * what changed. Plain types and values (part of the workflow bundle).
+ */
+import { defineSignal } from '@temporalio/workflow';
+import type { FailureDetails } from '../../activities/failures';
+import type { TrackingChange, TrackingSnapshot } from '../../domain/tracking';
+import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
+
+export const TRACKING_POLLER_WORKFLOW_TYPE = 'trackingPollerWorkflow';
+
+/** How a shipment's label is polled: the policy's cadence and where tracking ends. */
+export interface PollerCadence {
+  pollIntervalMs: number;
+  pollIntervalsMs: Record<string, number>;
+  terminalTags: string[];
+}
+
+/** A shipment asking to be watched (sent by the `watchTracking` local activity with signal-with-start). */
+export interface WatchRequest {
+  /** The shipment's workflow id: where news goes, and the member's key. */
+  workflowId: string;
+  labelId: string;
+  /** What the shipment knows: a poll that differs from it is news. */
+  known: TrackingSnapshot;
+  cadence: PollerCadence;
+  /** Epoch ms: the shipment's tracking ends then; the poller drops the label. */
+  deadline: number;
+  /** The shipment's shipping account (its name, never credentials); absent: `default`. */
+  account?: string;
+}
+
+/** A label as its shard keeps it between spans (carried over continue-as-new). */
+export interface WatchedLabel {
+  workflowId: string;
+  labelId: string;
+  known: TrackingSnapshot;
+  /** Index into the shard's cadences (most shipments share one). */
+  cadence: number;
+  deadline: number;
+  /** The shipping account the label is polled with; absent: `default`. */
+  account?: string;
+  /** Epoch ms of the next poll. */
+  nextPollAt: number;
+  /** Polls since the shipment was last told something. */
+  polls: number;
+  /** API failures in a row (backoff), and the kind of the last failure told (told once). */
+  failures: number;
+  failureTold: string | null;
+}
+
+/** What a span did to a label: the fields it moves (the rest the shard keeps as it is). */
+export type LabelProgress = Pick<WatchedLabel, 'workflowId' | 'known' | 'nextPollAt' | 'polls' | 'failures' | 'failureTold'>;
+
+export interface PollerInput {
+  members: WatchedLabel[];
+  cadences: PollerCadence[];
+}
+
+/** What one span of polling returns to its shard. */
+export interface SpanResult {
+  progress: LabelProgress[];
+  /** Delivered (terminal), past their deadline, unwatched, or their shipment is gone. */
+  dropped: string[];
+  stats: SpanStats;
+}
+
+export interface SpanStats {
+  polls: number;
+  told: number;
+  /** Heartbeats the span asked for (the SDK sends at most these; each one sent is a billed action on Temporal Cloud). */
+  heartbeats: number;
+}
+
+/**
+ * What a poller tells a shipment: a change of its tracking, or a failure retrying cannot fix
+ * (told once per kind). Applied only when it is news (domain/tracking.ts, `isNews`), so a change
+ * told twice or late changes nothing.
+ */
+export interface TrackingNews {
+  change?: TrackingChange;
+  failure?: FailureDetails;
+}
+
+export const watchTrackingSignal = defineSignal<[WatchRequest]>('watchTracking');
+export const unwatchTrackingSignal = defineSignal<[{ workflowId: string }]>('unwatchTracking');
+/** To the shipment. */
+export const trackingNewsSignal = defineSignal<[TrackingNews]>('trackingNews');
+
+/**
+ * The shard's workflow id: one set of shards per task queue and shipping account (its span
+ * activities run on that queue, beside the shipments, through that account's pacer). The
+ * account `default` keeps the ids from before accounts had names; a named account's come after
+ * a `/`, which the encoded queue never holds.
+ */
+export function trackingPollerId(taskQueue: string, shard: number, account?: string): string {
+  const queue = encodeURIComponent(taskQueue);
+  return account === undefined || account === DEFAULT_SHIPPING_ACCOUNT
+    ? `tracking-poller-${queue}-${shard}`
+    : `tracking-poller-${queue}/${account}-${shard}`;
+}
+
+/** The shard of a shipment: FNV-1a of its workflow id, so the same shipment always lands on the same shard. */
+export function shardOf(workflowId: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < workflowId.length; i++) {
+    hash ^= workflowId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % Math.max(1, shards);
+}

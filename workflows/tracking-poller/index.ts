@@ -1,0 +1,1 @@
+export { trackingPollerWorkflow } from './workflow';

@@ -1,0 +1,86 @@
+/**
+ * One poller shard's membership: the labels it watches, kept in the workflow so that none is lost
+ * whatever happens to a worker. Shipments join by signal; a span of polling (one long-running
+ * activity) reports what it did to each label and which ones left; the next run starts with the
+ * result. Deterministic: no I/O, no clock but the workflow's.
+ */
+import type { LabelProgress, PollerCadence, PollerInput, SpanResult, WatchedLabel, WatchRequest } from './definitions';
+
+export class PollerShard {
+  private readonly members = new Map<string, WatchedLabel>();
+  private readonly cadences: PollerCadence[];
+
+  constructor(input: PollerInput | undefined) {
+    this.cadences = [...(input?.cadences ?? [])];
+    for (const member of input?.members ?? []) this.members.set(member.workflowId, member);
+  }
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  labels(): IterableIterator<WatchedLabel> {
+    return this.members.values();
+  }
+
+  get(workflowId: string): WatchedLabel | undefined {
+    return this.members.get(workflowId);
+  }
+
+  cadenceOf(member: WatchedLabel): PollerCadence {
+    return this.cadences[member.cadence]!;
+  }
+
+  /** A shipment joins (or joins again, e.g. after its registration was retried: what it knows now wins). */
+  watch(request: WatchRequest): void {
+    const existing = this.members.get(request.workflowId);
+    this.members.set(request.workflowId, {
+      workflowId: request.workflowId,
+      labelId: request.labelId,
+      known: request.known,
+      cadence: this.cadenceIndex(request.cadence),
+      deadline: request.deadline,
+      ...(request.account === undefined ? {} : { account: request.account }),
+      // Polled at once, as the shipment's own wait polled at once.
+      nextPollAt: existing?.nextPollAt ?? Date.now(),
+      polls: existing?.polls ?? 0,
+      failures: 0,
+      failureTold: existing?.failureTold ?? null,
+    });
+  }
+
+  unwatch(workflowId: string): void {
+    this.members.delete(workflowId);
+  }
+
+  /** What a span reported: each label's progress, and the labels that left. */
+  merge(result: SpanResult): void {
+    for (const progress of result.progress) {
+      const member = this.members.get(progress.workflowId);
+      if (member) Object.assign(member, pick(progress));
+    }
+    for (const workflowId of result.dropped) this.members.delete(workflowId);
+  }
+
+  /** The next run's input: the members, and only the cadences they use. */
+  carried(): PollerInput {
+    const used = [...new Set([...this.members.values()].map((m) => m.cadence))].sort((a, b) => a - b);
+    const renumber = new Map(used.map((old, index) => [old, index]));
+    return {
+      cadences: used.map((index) => this.cadences[index]!),
+      members: [...this.members.values()].map((m) => ({ ...m, cadence: renumber.get(m.cadence)! })),
+    };
+  }
+
+  private cadenceIndex(cadence: PollerCadence): number {
+    const key = JSON.stringify(cadence);
+    const found = this.cadences.findIndex((c) => JSON.stringify(c) === key);
+    if (found >= 0) return found;
+    this.cadences.push(cadence);
+    return this.cadences.length - 1;
+  }
+}
+
+function pick({ known, nextPollAt, polls, failures, failureTold }: LabelProgress): Omit<LabelProgress, 'workflowId'> {
+  return { known, nextPollAt, polls, failures, failureTold };
+}
