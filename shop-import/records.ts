@@ -5,6 +5,7 @@
  * field and the platform's order id); an order that needs no label from us is counted as skipped.
  */
 import type { SourceRecord } from '../order-import/source';
+import { seenOf } from './facts';
 import { mapOrder } from './mapping';
 import type { PlatformOrder } from './order';
 import type { ImportMapping } from './settings';
@@ -31,7 +32,15 @@ export function pageRecords(shop: string, orders: readonly PlatformOrder[], mapp
     // The raw text names the order, not its customer: the rejects file and logs need no address.
     const raw = JSON.stringify({ platformOrderId: order.platformOrderId, name: order.name, modifiedAt: order.modifiedAt });
     const mapped = mapOrder(shop, order, mapping);
-    if (mapped.ok) records.push({ line, raw, value: mapped.record, problems: [], platformOrderId: order.platformOrderId });
+    // The order as read now goes with the shipment: later changes are compared with it.
+    if (mapped.ok)
+      records.push({
+        line,
+        raw,
+        value: { ...mapped.record, shopOrder: seenOf(order) },
+        problems: [],
+        platformOrderId: order.platformOrderId,
+      });
     else {
       // No value: the pipeline would add its own "labelRequest is required" to the mapping's problems.
       records.push({

@@ -8,12 +8,13 @@
  */
 import { z } from 'zod';
 import type { ShopifyClient, Operation } from '../../shop-sync/shopify/client';
-import { isoUtc, type PlatformAddress, type PlatformLine, type PlatformOrder, type WeightUnit } from '../order';
+import { isoUtc, type MerchantView, type PlatformAddress, type PlatformLine, type PlatformOrder, type WeightUnit } from '../order';
 
 const PageInfo = z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullable().optional() });
 
 const FoLine = z.object({
   remainingQuantity: z.number().int().min(0),
+  totalQuantity: z.number().int().min(0),
   sku: z.string().nullable(),
   productTitle: z.string(),
   weight: z.object({ unit: z.enum(['GRAMS', 'KILOGRAMS', 'OUNCES', 'POUNDS']), value: z.number().min(0) }).nullable(),
@@ -54,6 +55,8 @@ const Order = z.object({
   name: z.string(),
   email: z.string().nullable(),
   updatedAt: z.string(),
+  cancelledAt: z.string().nullable(),
+  displayFinancialStatus: z.string().nullable(),
   currencyCode: z.string(),
   shippingLine: z.object({ title: z.string(), code: z.string().nullable() }).nullable(),
   shippingAddress: MailingAddress.nullable(),
@@ -62,7 +65,7 @@ const Order = z.object({
 type Order = z.infer<typeof Order>;
 
 const ORDER_FIELDS = (fulfillmentOrders: number, lines: number) => `
-  legacyResourceId name email updatedAt currencyCode
+  legacyResourceId name email updatedAt cancelledAt displayFinancialStatus currencyCode
   shippingLine { title code }
   shippingAddress { firstName lastName company address1 address2 city provinceCode zip countryCodeV2 phone }
   fulfillmentOrders(first: ${fulfillmentOrders}) {
@@ -73,7 +76,7 @@ const ORDER_FIELDS = (fulfillmentOrders: number, lines: number) => `
       assignedLocation { name address1 address2 city province zip countryCode phone }
       lineItems(first: ${lines}) {
         pageInfo { hasNextPage }
-        nodes { remainingQuantity sku productTitle weight { unit value } lineItem { originalUnitPriceSet { shopMoney { amount } } } }
+        nodes { remainingQuantity totalQuantity sku productTitle weight { unit value } lineItem { originalUnitPriceSet { shopMoney { amount } } } }
       }
     }
   }`;
@@ -105,6 +108,17 @@ export function eligibleQuery(since: string | null, ids?: readonly string[]): st
   if (since !== null) parts.push(`updated_at:>='${since}'`);
   if (ids) parts.push(`(${ids.map((id) => `id:${id}`).join(' OR ')})`);
   return parts.join(' ');
+}
+
+/**
+ * The changes a pull reads: the orders to label, and those a merchant cancelled or refunded
+ * (change detection tells their shipments). A shipped order changes with each of our own
+ * writes and is not read again, unless refunded.
+ */
+export function changesQuery(since: string | null): string {
+  const toLabel = '(status:open (fulfillment_status:unshipped OR fulfillment_status:partial))';
+  const withdrawn = 'status:cancelled OR financial_status:refunded OR financial_status:partially_refunded';
+  return `(${toLabel} OR ${withdrawn})${since === null ? '' : ` updated_at:>='${since}'`}`;
 }
 
 export interface ShopifyPage {
@@ -155,6 +169,7 @@ export function toPlatformOrder(order: Order): PlatformOrder {
   const open = order.fulfillmentOrders.nodes.filter(labelable);
   const locations = new Set(open.map((fo) => `${fo.assignedLocation.name}|${fo.assignedLocation.address1}`));
   const first = open[0];
+  const merchant = merchantView(order);
   const tooLarge = order.fulfillmentOrders.pageInfo.hasNextPage || open.some((fo) => fo.lineItems.pageInfo.hasNextPage);
   return {
     platformOrderId: order.legacyResourceId,
@@ -167,13 +182,41 @@ export function toPlatformOrder(order: Order): PlatformOrder {
     shipTo: order.shippingAddress ? shipTo(order.shippingAddress) : null,
     shipFrom: first ? location(first.assignedLocation) : null,
     lines: open.flatMap((fo) => fo.lineItems.nodes.filter((l) => l.remainingQuantity > 0).map(line)),
-    skip: open.length === 0 ? 'nothing left to ship from a shipping location (fulfilled elsewhere, on hold, or picked up)' : null,
+    skip:
+      merchant.status === 'cancelled' || merchant.status === 'refunded'
+        ? `${merchant.status} in the shop`
+        : open.length === 0
+          ? 'nothing left to ship from a shipping location (fulfilled elsewhere, on hold, or picked up)'
+          : null,
     problem:
       locations.size > 1
         ? { field: 'fulfillmentOrders', message: `ships from ${locations.size} locations: one label per order, split it in Shopify` }
         : tooLarge
           ? { field: 'fulfillmentOrders', message: 'more than 3 fulfillment orders or 40 lines in one: too large for the import' }
           : null,
+    merchant,
+  };
+}
+
+/** Status and lines as the merchant left them: fulfillment orders' totals, not what remains after our fulfillments. */
+function merchantView(order: Order): MerchantView {
+  const live = order.fulfillmentOrders.nodes.filter((fo) => fo.status !== 'CANCELLED');
+  const financial = order.displayFinancialStatus ?? '';
+  return {
+    status:
+      order.cancelledAt !== null
+        ? 'cancelled'
+        : financial === 'REFUNDED'
+          ? 'refunded'
+          : live.some((fo) => fo.status === 'ON_HOLD')
+            ? 'on_hold'
+            : 'open',
+    platformStatus: financial,
+    lines: live.flatMap((fo) =>
+      fo.lineItems.nodes
+        .filter((l) => l.totalQuantity > 0)
+        .map((l) => ({ item: l.sku || l.productTitle, quantity: l.totalQuantity, location: fo.assignedLocation.name })),
+    ),
   };
 }
 
