@@ -17,8 +17,9 @@ import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { WORKFLOW_TYPE } from '../workflows/definitions';
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
-import { shopPullScheduleId, type ShopPullResult } from '../workflows/shop-pull/definitions';
+import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { runCli } from './helpers/cli';
+import { pullNow as pullNowIn, waitForPull as waitForPullIn } from './helpers/pulls';
 import { startHarness, type Harness } from './helpers/harness';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
@@ -79,22 +80,8 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** Triggers the shop's schedule and waits for that pull's result. */
-async function pullNow(shop: string): Promise<ShopPullResult> {
-  const since = Date.now();
-  await triggerPull(h.env.client, shop);
-  return waitForPull(shop, since);
-}
-
-/** The result of the shop's first pull taken at `since` or later (same host: one clock). */
-async function waitForPull(shop: string, since: number): Promise<ShopPullResult> {
-  const schedule = h.env.client.schedule.getHandle(shopPullScheduleId(shop));
-  const run = await waitFor(
-    async () => (await schedule.describe()).info.recentActions.find((a) => a.takenAt.getTime() >= since)?.action.workflow,
-    { what: `a new pull of ${shop}`, timeoutMs: 30_000, intervalMs: 100 },
-  );
-  return (await h.env.client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result()) as ShopPullResult;
-}
+const pullNow = (shop: string) => pullNowIn(h.env.client, shop);
+const waitForPull = (shop: string, since: number) => waitForPullIn(h.env.client, shop, since);
 
 /** The shipment's input as started (undefined when the order has no shipment). */
 async function input(shop: string, orderId: string): Promise<ShipmentInput | undefined> {
