@@ -14,6 +14,7 @@ import { shipmentWorkflowId } from '../domain/shipment';
 import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
 import { startHarness, type Harness } from './helpers/harness';
 import { pullNow } from './helpers/pulls';
+import { saveFixture } from './helpers/fixtures';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 
@@ -76,6 +77,8 @@ afterAll(async () => {
 /** What a test does to an order on either platform, as its merchant would. */
 interface Platform {
   shop: string;
+  /** Names its replay fixtures. */
+  key: string;
   /** The order's id on the platform, its shipment's orderId, and the label's customerOrderNumber. */
   place(postalCode?: string): { id: string; orderId: string; number: string };
   cancel(id: string): void;
@@ -88,6 +91,7 @@ interface Platform {
 
 const shopifyPlatform: Platform = {
   shop: 'talk-shopify',
+  key: 'shopify',
   place(postalCode = '51147') {
     const o = shopify.createOrder({ lineItems: [{ sku: 'TENT-2', quantity: 1, grams: 2400 }], shippingAddress: { zip: postalCode } });
     return { id: o.legacyResourceId, orderId: `S-${o.name.replace('#', '')}`, number: o.name };
@@ -101,6 +105,7 @@ const shopifyPlatform: Platform = {
 
 const wooPlatform: Platform = {
   shop: 'talk-woo',
+  key: 'woocommerce',
   place(postcode = '1100-001') {
     const o = woo.createOrder({
       status: 'processing',
@@ -160,6 +165,7 @@ describe.each([
       expect(outcome).toMatchObject({ outcome: 'cancelled_in_shop', labelId: null });
       expect(labelsOf(order).filter((l) => l.status === 'created')).toEqual([]);
       expect(p.writes(order.id)).toBe(0);
+      await saveFixture(handleOf(p, order.orderId), `shop-changes-${p.key}-cancelled-before-label`);
     } finally {
       release();
     }
@@ -187,6 +193,8 @@ describe.each([
     const tracking = await waitForPhase(p, order.orderId, 'tracking');
     expect(tracking.revision).toBe(2); // the held-back request of revision 1 never names the new address
     expect(labelsOf(order).map((l) => [l.status, l.shipToPostalCode])).toEqual([['created', '20095']]);
+    await handleOf(p, order.orderId).result();
+    await saveFixture(handleOf(p, order.orderId), `shop-changes-${p.key}-held-moved-released`);
   });
 
   it('no feedback loop: our own writes (fulfillment or tracking item, events or notes, the delivered status) are no change', async () => {
@@ -221,6 +229,7 @@ describe('after the label', () => {
     expect(woo.order(Number(order.id))!.status).toBe('cancelled'); // not completed by our delivered status
     const marked = await h.env.client.workflow.count(`ShipmentShopChange = 'cancelled_in_shop' AND ShipmentShop = '${p.shop}'`);
     expect(marked.count).toBeGreaterThanOrEqual(1);
+    await saveFixture(handleOf(p, order.orderId), 'shop-changes-woocommerce-cancelled-after-label');
   });
 
   it("WooCommerce: an address corrected after the label is marked address_changed, with the shop's label request on offer", async () => {
@@ -234,5 +243,7 @@ describe('after the label', () => {
     expect(state.shopOrder!.attention).toBe('address_changed');
     expect(state.shopOrder!.offer?.shipment.shipTo?.address?.postalCode).toBe('4000-123');
     expect(labelsOf(order).map((l) => l.shipToPostalCode)).toEqual(['1100-001']); // nothing voided, no second label by itself
+    await handleOf(p, order.orderId).result();
+    await saveFixture(handleOf(p, order.orderId), 'shop-changes-woocommerce-address-after-label');
   });
 });
