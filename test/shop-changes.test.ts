@@ -14,6 +14,7 @@ import { shipmentWorkflowId } from '../domain/shipment';
 import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
 import { startHarness, type Harness } from './helpers/harness';
 import { pullNow } from './helpers/pulls';
+import { runCli } from './helpers/cli';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
@@ -243,6 +244,12 @@ describe('after the label', () => {
     expect(state.shopOrder!.attention).toBe('address_changed');
     expect(state.shopOrder!.offer?.shipment.shipTo?.address?.postalCode).toBe('4000-123');
     expect(labelsOf(order).map((l) => l.shipToPostalCode)).toEqual(['1100-001']); // nothing voided, no second label by itself
+    // The operator finds it with list --shop-change, and status says what changed.
+    const cliEnv = { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv };
+    const listed = await runCli(['list', '--shop-change', 'address_changed', '--shop', p.shop, '--json'], { env: cliEnv });
+    expect(JSON.parse(listed.stdout).shipments.map((x: { orderId: string }) => x.orderId)).toContain(order.orderId);
+    const status = await runCli(['status', p.shop, order.orderId], { env: cliEnv });
+    expect(status.stdout).toMatch(/Shop change +address_changed: the merchant changed the order after its label/);
     await handleOf(p, order.orderId).result();
     await saveFixture(handleOf(p, order.orderId), 'shop-changes-woocommerce-address-after-label');
   });
