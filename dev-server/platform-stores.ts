@@ -108,19 +108,37 @@ export async function startPlatformStores(ports: { shopify: number; wooCommerce:
   };
 }
 
-/** Each fake store sends its new orders' webhooks to the worker's trigger endpoint. */
+/**
+ * The topics that wake the pull: a new order, and a merchant's change to one (cancel, refund,
+ * hold, release, edit), so its shipment hears of it within seconds.
+ */
+const SHOPIFY_TOPICS = [
+  'orders/create',
+  'orders/updated',
+  'orders/cancelled',
+  'refunds/create',
+  'fulfillment_orders/placed_on_hold',
+  'fulfillment_orders/hold_released',
+];
+const WOO_TOPICS = ['order.created', 'order.updated'];
+
+/** Each fake store sends its orders' webhooks to the worker's trigger endpoint. */
 export async function subscribeStoreWebhooks(stores: PlatformStores, triggerUrl: string): Promise<void> {
   const hook = (platform: string, shop: string) => `${triggerUrl}/hooks/${platform}/${encodeURIComponent(shop)}`;
-  await adminPost(`${stores.shopifyUrl}/_fake/webhooks`, {
-    topic: 'orders/create',
-    address: hook('shopify', PLATFORM_SHOPS.shopify),
-    secret: SHOPIFY_WEBHOOK_SECRET,
-  });
-  await adminPost(`${stores.wooCommerceUrl}/_fake/webhooks`, {
-    topic: 'order.created',
-    deliveryUrl: hook('woocommerce', PLATFORM_SHOPS.woocommerce),
-    secret: WOO_WEBHOOK_SECRET,
-  });
+  for (const topic of SHOPIFY_TOPICS) {
+    await adminPost(`${stores.shopifyUrl}/_fake/webhooks`, {
+      topic,
+      address: hook('shopify', PLATFORM_SHOPS.shopify),
+      secret: SHOPIFY_WEBHOOK_SECRET,
+    });
+  }
+  for (const topic of WOO_TOPICS) {
+    await adminPost(`${stores.wooCommerceUrl}/_fake/webhooks`, {
+      topic,
+      deliveryUrl: hook('woocommerce', PLATFORM_SHOPS.woocommerce),
+      secret: WOO_WEBHOOK_SECRET,
+    });
+  }
 }
 
 async function adminPost(url: string, body: unknown): Promise<void> {
