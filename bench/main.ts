@@ -13,6 +13,7 @@ import { scaleScenario, type ScaleRow } from './scale';
 import { rateLimitScenario, rateLimitSettings, type RateLimitRow } from './rate-limit';
 import { platformScenario, type PlatformResults } from './shop-platforms';
 import { importScenario, printImportTables, type ImportResults } from './shop-import';
+import { printShopChangesTable, shopChangesScenario, type ShopChangesRow } from './shop-changes';
 import { shopSyncScenario, type ShopSyncCostRow, type ShopSyncOutageRow } from './shop-sync';
 import { startDevServer } from './stack';
 
@@ -46,9 +47,16 @@ Scenarios (default: all):
             orders missed and doubled, beside a plain polling script under the same churn;
             Shopify points per imported order and share of the restore rate; placed → label
             p50/p95 with the schedule alone (every 30 s) and with webhooks (--import-latency-orders)
+  shop-changes (only when named) --shop-changes-orders on both platforms, 10 % cancelled, 5 %
+            edited, 5 % held at random moments while the API holds labels back (429s), 10 % over
+            two locations, the worker SIGKILLed once: labels after a known cancel, stale-address
+            labels, writes to cancelled orders, duplicates, split orders' fulfillments; change →
+            shipment knows p50/p95 with webhooks and with the schedule alone; platform requests
+            and update events in unchanged orders
 
 Options:
-  --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import (default all six)
+  --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import,shop-changes
+                               (default the first six)
   --polls <list>               unchanged polls per shipment for history (default 5,400)
   --history-shipments <n>      shipments per path and poll count (default 3)
   --shipments <n>              shipments for the change-driven scale run (default 10000)
@@ -70,6 +78,7 @@ Options:
   --import-outage <seconds>    how long each store is down mid-pull (default 10)
   --import-latency-orders <n>  orders placed one a second per trigger mode, Shopify and WooCommerce
                                in turn (default 40)
+  --shop-changes-orders <n>    orders of the shop-changes scenario, over four shops (default 1000)
   --out <file>                 JSON results (default bench/results.json)
   -h, --help                   this help
 
@@ -105,6 +114,7 @@ async function main(): Promise<number> {
       'poll-interval': { type: 'string', default: '300s' },
       window: { type: 'string' },
       'import-flags': { type: 'string', default: '' },
+      'shop-changes-orders': { type: 'string' },
       out: { type: 'string', default: 'bench/results.json' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -115,8 +125,8 @@ async function main(): Promise<number> {
   }
   const scenarios = values.scenario.split(',').map((s) => s.trim());
   for (const s of scenarios) {
-    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit', 'import'].includes(s)) {
-      throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit, import)`);
+    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit', 'import', 'shop-changes'].includes(s)) {
+      throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit, import, shop-changes)`);
     }
   }
   const polls = values.polls.split(',').map((p) => positiveInt('polls', p.trim(), 5, 2));
@@ -214,6 +224,13 @@ async function main(): Promise<number> {
     );
   }
 
+  if (scenarios.includes('shop-changes')) {
+    results.shopChanges = await shopChangesScenario(
+      { orders: positiveInt('shop-changes-orders', values['shop-changes-orders'], 1_000, 20), seed: 31 },
+      log,
+    );
+  }
+
   writeFileSync(values.out, JSON.stringify(results, null, 2) + '\n');
   printTables(results);
   process.stdout.write(`\nJSON: ${values.out}\n`);
@@ -229,11 +246,13 @@ interface Results {
   rateLimit?: RateLimitRow[];
   platforms?: PlatformResults;
   import?: ImportResults;
+  shopChanges?: ShopChangesRow;
 }
 
 function printTables(r: Results): void {
   if (r.platforms) printPlatformTables(r.platforms);
   if (r.import) printImportTables(r.import, table);
+  if (r.shopChanges) printShopChangesTable(r.shopChanges, table);
   if (r.rateLimit) {
     const first = r.rateLimit[0]!;
     table(
