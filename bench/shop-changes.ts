@@ -16,7 +16,9 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { labelIdempotencyKey } from '../activities';
 import { freePort } from '../dev-server/free-port';
+import { mulberry32 } from '../fake-shipping-api/faults';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
+import { PULL_TOPICS } from '../shop-trigger/topics';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { shipmentWorkflowId } from '../domain/shipment';
@@ -132,17 +134,9 @@ export async function shopChangesScenario(o: { orders: number; seed: number }, l
 
 /** Both platforms' order topics and the merchant's changes (as npm run dev subscribes them). */
 async function subscribe(s: { shopify: FakeShopify; woo: FakeWooCommerce }, hooks: string): Promise<void> {
-  const shopifyTopics = [
-    'orders/create',
-    'orders/updated',
-    'orders/cancelled',
-    'refunds/create',
-    'fulfillment_orders/placed_on_hold',
-    'fulfillment_orders/hold_released',
-  ] as const;
-  for (const topic of shopifyTopics)
+  for (const topic of PULL_TOPICS.shopify)
     s.shopify.subscribeWebhook({ topic, address: `${hooks}/shopify/${shopOf('webhooks', 'Shopify')}`, secret: HOOK_SECRET });
-  for (const topic of ['order.created', 'order.updated'] as const)
+  for (const topic of PULL_TOPICS.woocommerce)
     await s.woo.createWebhook({ topic, deliveryUrl: `${hooks}/woocommerce/${shopOf('webhooks', 'WooCommerce')}`, secret: HOOK_SECRET });
 }
 
@@ -393,17 +387,6 @@ function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! * 10) / 10;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function printShopChangesTable(

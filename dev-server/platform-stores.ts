@@ -4,6 +4,7 @@
  * wire the example shops to them with the fakes' dev credentials.
  */
 import { randomBytes } from 'node:crypto';
+import { PULL_TOPICS } from '../shop-trigger/topics';
 import { PLATFORM_SHOPS } from './example-shops';
 
 /** The fake Shopify app's client secret: Shopify signs an app's webhooks with it. */
@@ -108,31 +109,17 @@ export async function startPlatformStores(ports: { shopify: number; wooCommerce:
   };
 }
 
-/**
- * The topics that wake the pull: a new order, and a merchant's change to one (cancel, refund,
- * hold, release, edit), so its shipment hears of it within seconds.
- */
-const SHOPIFY_TOPICS = [
-  'orders/create',
-  'orders/updated',
-  'orders/cancelled',
-  'refunds/create',
-  'fulfillment_orders/placed_on_hold',
-  'fulfillment_orders/hold_released',
-];
-const WOO_TOPICS = ['order.created', 'order.updated'];
-
 /** Each fake store sends its orders' webhooks to the worker's trigger endpoint. */
 export async function subscribeStoreWebhooks(stores: PlatformStores, triggerUrl: string): Promise<void> {
   const hook = (platform: string, shop: string) => `${triggerUrl}/hooks/${platform}/${encodeURIComponent(shop)}`;
-  for (const topic of SHOPIFY_TOPICS) {
+  for (const topic of PULL_TOPICS.shopify) {
     await adminPost(`${stores.shopifyUrl}/_fake/webhooks`, {
       topic,
       address: hook('shopify', PLATFORM_SHOPS.shopify),
       secret: SHOPIFY_WEBHOOK_SECRET,
     });
   }
-  for (const topic of WOO_TOPICS) {
+  for (const topic of PULL_TOPICS.woocommerce) {
     await adminPost(`${stores.wooCommerceUrl}/_fake/webhooks`, {
       topic,
       deliveryUrl: hook('woocommerce', PLATFORM_SHOPS.woocommerce),
