@@ -18,7 +18,14 @@ import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-en
 import { saveFixture } from '../../test/helpers/fixtures';
 import { labelRequest } from '../../test/helpers/orders';
 import { waitFor } from '../../test/helpers/wait';
-import { cancelShipmentSignal, redeliverShopEventsUpdate, resubmitLabelUpdate, stateQuery, type ShipmentOutcome } from '../definitions';
+import {
+  cancelShipmentSignal,
+  redeliverShopEventsUpdate,
+  resubmitLabelUpdate,
+  shopOrderChangedUpdate,
+  stateQuery,
+  type ShipmentOutcome,
+} from '../definitions';
 import {
   DEFAULT_TRACKING_POLICY,
   type ShipmentInput,
@@ -150,9 +157,9 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function start(orderId: string, script: Script = {}): Promise<WorkflowHandle> {
+async function start(orderId: string, script: Script = {}, shopOrder?: ShipmentInput['shopOrder']): Promise<WorkflowHandle> {
   scripts.set(orderId, script);
-  const input: ShipmentInput = { shop: 'sync', orderId, labelRequest: labelRequest(orderId), tracking: script.policy };
+  const input: ShipmentInput = { shop: 'sync', orderId, labelRequest: labelRequest(orderId), tracking: script.policy, shopOrder };
   return env.client.workflow.start('shipmentWorkflow', { taskQueue, workflowId: `decisions-${orderId}-${randomUUID()}`, args: [input] });
 }
 
@@ -377,5 +384,66 @@ describe('shipment decisions (activities mocked)', () => {
     const late = await handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: labelRequest('H-2') }] }).catch((e: Error) => e);
     expect(late).toBeInstanceOf(Error);
     expect(`${(late as Error).message} ${String((late as Error).cause)}`).toMatch(/complete/i);
+  });
+});
+
+describe("the merchant's changes (activities mocked)", () => {
+  const facts = { status: 'open' as const, address: 'a'.repeat(32), lines: 'b'.repeat(32) };
+  const seen = { facts, modifiedAt: '2026-11-20T10:00:00Z' };
+  const rejectedForever = {
+    label: () => {
+      throw apiFailure('courier_error', 'postcode unknown');
+    },
+  };
+
+  it('refuses an unchanged or stale reading in the validator: nothing is written to the history', async () => {
+    const handle = await start('M-1', rejectedForever, seen);
+    await phase(handle, 'awaiting_correction');
+    const before = (await handle.fetchHistory()).events!.length;
+    const unchanged = await handle
+      .executeUpdate(shopOrderChangedUpdate, { args: [{ ...seen, modifiedAt: '2026-11-20T10:05:00Z' }] })
+      .catch((e) => e);
+    expect(unchanged).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(unchanged.cause?.message)).toMatch(/unchanged/);
+    const stale = await handle
+      .executeUpdate(shopOrderChangedUpdate, { args: [{ facts: { ...facts, status: 'cancelled' }, modifiedAt: '2026-11-19T10:00:00Z' }] })
+      .catch((e) => e);
+    expect(String(stale.cause?.message)).toMatch(/stale/);
+    expect((await handle.fetchHistory()).events!.length).toBe(before);
+    await handle.signal(cancelShipmentSignal, {});
+  });
+
+  it('a hold while the label awaits correction waits for the release, at most the hold timeout (hold_timed_out)', async () => {
+    const handle = await start('M-2', { ...rejectedForever, policy: { shopHoldTimeoutMs: 1_500 } }, seen);
+    await phase(handle, 'awaiting_correction');
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...facts, status: 'on_hold' }, modifiedAt: '2026-11-20T10:01:00Z' }],
+    });
+    await phase(handle, 'held_in_shop');
+    const result: ShipmentOutcome = await handle.result();
+    expect(result).toMatchObject({ outcome: 'hold_timed_out', labelId: null });
+  });
+
+  it('a changed order the mapping rejects waits for an operator; a refund then stops it without a label', async () => {
+    const moved = { facts: { ...facts, address: 'c'.repeat(32) }, modifiedAt: '2026-11-20T10:02:00Z' };
+    const started = await start('M-3', rejectedForever, seen);
+    await phase(started, 'awaiting_correction');
+    await started.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ ...moved, problems: [{ field: 'shipTo.countryCode', message: 'the shipping address has no country' }] }],
+    });
+    await waitFor(async () => ((await started.query(stateQuery)).lastError?.kind === 'shop_change_rejected' ? true : undefined), {
+      what: 'shop_change_rejected',
+    });
+    const state = await started.query(stateQuery);
+    expect(state).toMatchObject({ phase: 'awaiting_correction', lastError: { fields: [{ field: 'shipTo.countryCode' }] } });
+    await started.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...moved.facts, status: 'refunded' }, modifiedAt: '2026-11-20T10:03:00Z' }],
+    });
+    const result: ShipmentOutcome = await started.result();
+    expect(result).toMatchObject({
+      outcome: 'cancelled_in_shop',
+      labelId: null,
+      reason: 'the order was refunded in the shop before its label',
+    });
   });
 });
