@@ -39,3 +39,11 @@ export const FIRST_DELIVERY_HANDS_OVER = 'first-delivery-hands-over';
  * the same ids.
  */
 export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';
+
+/*
+ * The merchant's changes (shop-changes.ts, shop-aware-label.ts) need no patch id: they are
+ * decided by the input, not by the code's version. Only shipments whose input carries the
+ * order's facts (`shopOrder`, set by a shop pull since this change) take the shop-aware label
+ * step; every history recorded before has no such input and replays the unchanged loop of
+ * `ShipmentRun.ship`. A marker would cost every new shipment one history event for nothing.
+ */
