@@ -6,9 +6,10 @@
  *
  * Imported by workflow code (the type names), so it must stay free of I/O and Node APIs.
  */
-import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory, type ApplicationFailureOptions } from '@temporalio/common';
 import type { ShippingErrorKind } from '../shipping-api/error-kinds';
 import type { ShippingApiError } from '../shipping-api/errors';
+import { clampWaitMs, type WaitBounds } from '../shipping-api/retry-after';
 
 /** Longest wait between attempts after the API failed (5xx, network, broken body). */
 export const MAX_BACKOFF = '5 minutes';
@@ -55,6 +56,8 @@ export const PACED_BY_ACCOUNT = 'PacedByAccount';
 
 /** A shop answered 429/503: the next attempt waits its Retry-After. */
 export const SHOP_BUSY = 'ShopBusy';
+/** A platform write whose answer was lost may still land: the next attempt waits the connector's timeout before it reads. */
+export const WRITE_SETTLING = 'EarlierWriteSettling';
 /** A shop answered 5xx or 408, or could not be reached: exponential backoff. */
 export const SHOP_UNAVAILABLE = 'ShopUnavailable';
 /** An event the sender refuses to send (a bug): never retried. */
@@ -116,6 +119,25 @@ export function retryAfterMs(err: Pick<ShippingApiError, 'retryAfterSeconds'>): 
   return (err.retryAfterSeconds ?? 1) * 1000;
 }
 
+/**
+ * What a next delay may be: up to 2^31−1 ms (24.8 days, the longest a timer holds). Every wait is
+ * bounded well before this by its own rule; this is the guard for whatever slipped through.
+ */
+export const RETRY_DELAY_BOUNDS: WaitBounds = { minMs: 0, maxMs: 2 ** 31 - 1 };
+
+/**
+ * The one place an activity failure with a next delay is made: the delay goes through the shared
+ * clamp, so NaN or Infinity (from an absurd answer a store or API sent) never reaches the SDK,
+ * which stops the whole worker on it ("Invalid millis Infinity"). NaN becomes 1 s.
+ */
+export function activityFailure(
+  options: Omit<ApplicationFailureOptions, 'nextRetryDelay'> & { nextRetryDelayMs?: number },
+): ApplicationFailure {
+  const { nextRetryDelayMs, ...rest } = options;
+  const nextRetryDelay = nextRetryDelayMs === undefined ? undefined : clampWaitMs(nextRetryDelayMs, RETRY_DELAY_BOUNDS, 1000);
+  return ApplicationFailure.create({ ...rest, nextRetryDelay });
+}
+
 /** What the workflow can read back from a failed call: the error's data plus call context. */
 export type FailureDetails = ReturnType<ShippingApiError['toJSON']> & { idempotencyKey?: string };
 
@@ -126,13 +148,12 @@ export function toApplicationFailure(
 ): ApplicationFailure {
   const details: FailureDetails = { ...err.toJSON(), ...context };
   if (overrides.nonRetryable !== undefined) details.retryable = !overrides.nonRetryable;
-  const nextRetryDelay = overrides.nextRetryDelayMs ?? (err.kind === 'rate_limited' ? retryAfterMs(err) : undefined);
-  return ApplicationFailure.create({
+  return activityFailure({
     message: overrides.message ?? err.message,
     type: FAILURE_TYPES[err.kind],
     nonRetryable: overrides.nonRetryable ?? !err.retryable,
     details: [details],
-    nextRetryDelay,
+    nextRetryDelayMs: overrides.nextRetryDelayMs ?? (err.kind === 'rate_limited' ? retryAfterMs(err) : undefined),
     // A 429 is the API pacing us, not a fault: the SDK logs it at debug and counts no failure.
     category: err.kind === 'rate_limited' ? ApplicationFailureCategory.BENIGN : undefined,
   });

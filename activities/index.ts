@@ -1,16 +1,18 @@
 /**
- * Activities: one thin wrapper per shipping API call. The client (and so the credentials) is
- * given to them by the worker; workflows pass only order identity and label data.
+ * Activities: one thin wrapper per shipping API call. The clients (and so the credentials) are
+ * given to them by the worker, one per shipping account; workflows pass only order identity,
+ * label data and the account's name.
  */
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import type { ShippingApiClient } from '../shipping-api/client';
+import { ShippingApiClient } from '../shipping-api/client';
 import type { Checkpoint, LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
-import { PaceWaitExceeded, UNPACED, type CallClass, type CallPacing } from './account-pacer';
+import { PaceWaitExceeded, type CallClass, type CallPacing } from './account-pacer';
+import { accountCalls, singleAccount, type AccountCalls, type AccountDirectory } from './accounts';
 import { withHeartbeat } from './heartbeat';
 import {
   afterFailure,
@@ -24,6 +26,8 @@ import {
 export interface CreateLabelInput extends OrderIdentity {
   revision: number;
   labelRequest: LabelRequestWithoutKey;
+  /** The shipment's shipping account; absent: `default` (shipments started before accounts had names). */
+  account?: string;
 }
 
 export interface CreatedLabel {
@@ -64,6 +68,8 @@ export interface AwaitTrackingChangeInput {
   pollIntervalMs: number;
   /** The shipment's polls before this wait, so a poll is numbered as the details count it (absent before). */
   pollsBefore?: number;
+  /** The shipment's shipping account; absent: `default`. */
+  account?: string;
 }
 
 /** A change, as small as the workflow needs it (not the whole checkpoint list). */
@@ -93,7 +99,7 @@ const NO_PROGRESS: PollProgress = { failuresInARow: 0, lastPolledAt: null, lastR
 export interface ActivityOptions {
   /** Which shops get shipment events (their connector type reaches the workflow, nothing else). */
   shopConnectors?: ShopConnectors;
-  /** How calls share the account's rate limit; default: unpaced. */
+  /** With a single client: how its calls share the account's rate limit; default: unpaced. */
   pacing?: CallPacing;
 }
 
@@ -105,14 +111,19 @@ export interface ActivityOptions {
  * nothing, so they neither count as API failures nor lengthen the backoff.
  */
 
-export function createActivities(api: ShippingApiClient, trackingPolicy: TrackingPolicy, options: ActivityOptions = {}) {
-  const { shopConnectors, pacing = UNPACED } = options;
+export function createActivities(
+  apis: ShippingApiClient | AccountDirectory,
+  trackingPolicy: TrackingPolicy,
+  options: ActivityOptions = {},
+) {
+  const { shopConnectors } = options;
+  const accounts = apis instanceof ShippingApiClient ? singleAccount(apis, options.pacing) : apis;
 
   /**
    * One API call inside an activity: waits for an earlier attempt's Retry-After, then for its
    * turn under the account's pace; heartbeats while either is slow.
    */
-  function paced<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  function paced<T>({ pacing }: AccountCalls, cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const { info } = Context.current();
     const notBefore = Number((info.heartbeatDetails as AttemptProgress | undefined)?.notBefore ?? 0);
     return withHeartbeat(async (signal) => {
@@ -123,12 +134,13 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
 
   /** One API call as an activity: a ShippingApiError becomes the failure the retry policy expects. */
   async function apiCall<T>(
+    account: AccountCalls,
     cls: CallClass,
     call: (signal: AbortSignal) => Promise<T>,
     context: { idempotencyKey?: string } = {},
   ): Promise<T> {
     try {
-      return await paced(cls, call);
+      return await paced(account, cls, call);
     } catch (err) {
       if (err instanceof PaceWaitExceeded) throw pacedByAccount(err);
       if (!(err instanceof ShippingApiError)) throw err;
@@ -145,7 +157,7 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
   }
 
   /** GET /tracking; null while the courier has not registered the parcel (404), which is normal. */
-  async function trackingOrNull(labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
+  async function trackingOrNull(api: ShippingApiClient, labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
     try {
       return await api.getTracking(labelId, { signal });
     } catch (err) {
@@ -155,12 +167,13 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
   }
 
   return {
-    async createLabel({ shop, orderId, revision, labelRequest }: CreateLabelInput): Promise<CreatedLabel> {
+    async createLabel({ shop, orderId, revision, labelRequest, account }: CreateLabelInput): Promise<CreatedLabel> {
       const idempotencyKey = labelIdempotencyKey({ shop, orderId, revision });
-      const label = await apiCall('label', (signal) => api.createLabel({ ...labelRequest, idempotencyKey }, { signal }), {
+      const calls = accountCalls(accounts, account);
+      const label = await apiCall(calls, 'label', (signal) => calls.api.createLabel({ ...labelRequest, idempotencyKey }, { signal }), {
         idempotencyKey,
       });
-      Context.current().log.info('label created', { orderId, shop, labelId: label.id, idempotencyKey });
+      Context.current().log.info('label created', { orderId, shop, labelId: label.id, idempotencyKey, ...(account ? { account } : {}) });
       return {
         idempotencyKey,
         labelId: label.id,
@@ -170,21 +183,30 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       };
     },
 
-    async readOrder(labelId: string): Promise<OrderDetail> {
-      return apiCall('order', (signal) => api.getOrder(labelId, { signal }));
+    async readOrder(labelId: string, account?: string): Promise<OrderDetail> {
+      const calls = accountCalls(accounts, account);
+      return apiCall(calls, 'order', (signal) => calls.api.getOrder(labelId, { signal }));
     },
 
     /** null while the courier has not registered the shipment yet (404). */
-    async getTracking(labelId: string): Promise<TrackingRecord | null> {
-      return apiCall('tracking', (signal) => trackingOrNull(labelId, signal));
+    async getTracking(labelId: string, account?: string): Promise<TrackingRecord | null> {
+      const calls = accountCalls(accounts, account);
+      return apiCall(calls, 'tracking', (signal) => trackingOrNull(calls.api, labelId, signal));
     },
 
     /**
      * One tracking poll. A change returns; an unchanged poll fails with nextRetryDelay = the
      * poll interval, so the server's retry is the next poll and nothing is written to history.
      */
-    async awaitTrackingChange({ labelId, known, pollIntervalMs, pollsBefore = 0 }: AwaitTrackingChangeInput): Promise<TrackingChange> {
+    async awaitTrackingChange({
+      labelId,
+      known,
+      pollIntervalMs,
+      pollsBefore = 0,
+      account,
+    }: AwaitTrackingChangeInput): Promise<TrackingChange> {
       const ctx = Context.current();
+      const calls = accountCalls(accounts, account);
       const previous: PollProgress = { ...NO_PROGRESS, ...(ctx.info.heartbeatDetails as Partial<PollProgress> | undefined) };
       const polledAt = new Date().toISOString();
       const polls = ctx.info.attempt; // each attempt is one poll
@@ -193,7 +215,7 @@ export function createActivities(api: ShippingApiClient, trackingPolicy: Trackin
       const poll = `poll #${pollsBefore + polls} at ${polledAt}`;
       let record: TrackingRecord | null;
       try {
-        record = await paced('tracking', (signal) => trackingOrNull(labelId, signal));
+        record = await paced(calls, 'tracking', (signal) => trackingOrNull(calls.api, labelId, signal));
       } catch (err) {
         if (!(err instanceof ShippingApiError)) throw err;
         // A 429 waits its Retry-After; anything else never later than the next regular poll.

@@ -14,10 +14,19 @@ import { Context } from '@temporalio/activity';
 import { makeShipmentEvent } from '../domain/events';
 import type { ShopConnector, ShopConnectors } from '../shop-sync/connectors';
 import { PlatformConnections } from '../shop-sync/platform/connections';
+import type { PlatformDelivery } from '../shop-sync/platform/result';
 import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
 import type { OrderIdentity, PlatformRefs, ShopDeliveryResult, ShopEventDraft } from '../domain/shipment';
 import { withHeartbeat } from './heartbeat';
-import { apiBackoffMs, INVALID_SHIPMENT_EVENT, SHOP_BUSY, SHOP_UNAVAILABLE, streakStillCounts } from './failures';
+import {
+  activityFailure,
+  apiBackoffMs,
+  INVALID_SHIPMENT_EVENT,
+  SHOP_BUSY,
+  SHOP_UNAVAILABLE,
+  streakStillCounts,
+  WRITE_SETTLING,
+} from './failures';
 
 export interface DeliverShopEventsInput extends OrderIdentity {
   /** Consecutive pending events, the lowest sequence first. */
@@ -30,6 +39,13 @@ export interface DeliverShopEventsInput extends OrderIdentity {
   courier?: string;
   /** Platform ids the workflow remembers from earlier deliveries. */
   platform?: PlatformRefs;
+  /** No call to the shop before this time (epoch ms): the Retry-After a platform gave the first attempt, or its write settling. */
+  notBefore?: number;
+  /**
+   * The first attempt was cut off (its seconds ran out): a platform write it sent may still land,
+   * so this activity reads nothing before the connector's timeout has passed since it was scheduled.
+   */
+  afterCutOffAttempt?: boolean;
 }
 
 /** Inside a first attempt (a local activity of a few seconds) a platform's budget is waited for this long at most. */
@@ -78,6 +94,7 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
           },
         };
       }
+      if (!ctx.info.isLocal) holdBack(input, connector, first.sequence);
       const progress = ctx.info.heartbeatDetails as Partial<DeliveryProgress> | undefined;
       const already = ctx.info.isLocal ? 0 : Math.min(events.length, Math.max(0, Number(progress?.delivered ?? 0)));
       // Ids learned by an earlier attempt (heartbeat) win over the workflow's older copy.
@@ -104,18 +121,23 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
           // A bug, not the shop: sending it again would not help.
           throw ApplicationFailure.create({ type: INVALID_SHIPMENT_EVENT, message: (err as Error).message, nonRetryable: true });
         }
-        const result = await withHeartbeat((signal): Promise<DeliveryResult> =>
-          connector.type === 'webhook'
-            ? deliverWebhook({ url: connector.url, secrets: connector.secrets, timeoutMs: connector.timeoutMs, event, signal })
-            : platforms.for(connector).deliver({
-                event,
-                platformOrderId: platformOrderId!,
-                courier: input.courier ?? null,
-                refs: platform,
-                signal,
-                maxWaitMs: ctx.info.isLocal ? FIRST_ATTEMPT_MAX_WAIT_MS : MAX_WAIT_MS,
-              }),
-        );
+        /** When a write of this event's that may still land settles: no read of the order before then. */
+        let settlesAt = 0;
+        const result = await withHeartbeat(async (signal): Promise<DeliveryResult> => {
+          if (connector.type === 'webhook')
+            return deliverWebhook({ url: connector.url, secrets: connector.secrets, timeoutMs: connector.timeoutMs, event, signal });
+          const delivery: PlatformDelivery = {
+            event,
+            platformOrderId: platformOrderId!,
+            courier: input.courier ?? null,
+            refs: platform,
+            signal,
+            maxWaitMs: ctx.info.isLocal ? FIRST_ATTEMPT_MAX_WAIT_MS : MAX_WAIT_MS,
+          };
+          const delivered = await platforms.for(connector).deliver(delivery);
+          if (delivery.uncertainWriteAt !== undefined) settlesAt = delivery.uncertainWriteAt + connector.timeoutMs;
+          return delivered;
+        });
         const at = { sequence: draft.sequence };
         switch (result.kind) {
           case 'delivered':
@@ -158,8 +180,15 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
             else if (ctx.info.isLocal || ctx.info.attempt === 1)
               ctx.log.warn('shop delivery failed, retrying', { shop, orderId, ...at, message });
             else ctx.log.debug('shop delivery failed again', { shop, orderId, ...at, attempt: ctx.info.attempt, message });
-            if (ctx.info.isLocal)
-              return { delivered, stopped: null, ...refsOf(), retry: { ...at, status: result.status, message, retryAfterMs } };
+            if (ctx.info.isLocal) {
+              // A platform's wait (its Retry-After, a write settling) goes to the regular activity as notBefore, not to a workflow timer.
+              const notBefore = Math.max(
+                result.kind === 'retry_after' && retryAfterMs === null ? Date.now() + result.retryAfterMs : 0,
+                settlesAt,
+              );
+              const retry = { ...at, status: result.status, message, retryAfterMs, ...(notBefore > 0 ? { notBefore } : {}) };
+              return { delivered, stopped: null, ...refsOf(), retry };
+            }
             // An event acknowledged in this attempt ends the streak.
             const before = delivered > already ? 0 : Math.max(0, Number(progress?.failuresInARow ?? 0));
             const failuresInARow = before + (result.kind === 'retry' ? 1 : 0);
@@ -168,12 +197,13 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
             const learned = JSON.stringify(platform) !== JSON.stringify({ ...input.platform, ...progress?.platform });
             if (delivered > already || counts || learned)
               ctx.heartbeat({ delivered, failuresInARow, ...refsOf() } satisfies DeliveryProgress);
-            const failure = ApplicationFailure.create({
-              type: result.kind === 'retry_after' ? SHOP_BUSY : SHOP_UNAVAILABLE,
+            const settling = settlesAt - Date.now();
+            if (result.kind === 'retry_after') throw busy(`event ${draft.sequence}: ${message}`, Math.max(result.retryAfterMs, settling));
+            const failure = activityFailure({
+              type: SHOP_UNAVAILABLE,
               message: `event ${draft.sequence}: ${message}`,
               // Set here, not left to the policy: the attempt number also counts 429s and attempts lost with a worker.
-              nextRetryDelay: retryAfterMs ?? apiBackoffMs(failuresInARow, connectors.maxBackoffMs),
-              category: result.kind === 'retry_after' ? ApplicationFailureCategory.BENIGN : undefined,
+              nextRetryDelayMs: Math.max(apiBackoffMs(failuresInARow, connectors.maxBackoffMs), settling),
             });
             failure.stack = ''; // the shop's answer says it all; a stack would be stored with every retry
             throw failure;
@@ -183,6 +213,35 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
       return { delivered, stopped: null, retry: null, ...refsOf() };
     },
   };
+}
+
+/**
+ * A regular attempt calls the shop no earlier than the first attempt was told (notBefore, on any
+ * worker) and, after a first attempt cut off with a platform write maybe on its way, not before
+ * that write has landed or been refused: the connector's timeout after this activity was
+ * scheduled. Else it ends unsent, and the server's retry waits the rest.
+ */
+function holdBack(input: DeliverShopEventsInput, connector: ShopConnector, sequence: number): void {
+  const now = Date.now();
+  const scheduled = Context.current().info.scheduledTimestampMs;
+  const settles = input.afterCutOffAttempt && connector.type !== 'webhook' ? scheduled + connector.timeoutMs : 0;
+  const until = Math.max(input.notBefore ?? 0, settles);
+  if (until <= now) return;
+  const settling = until === settles;
+  const why = settling ? 'a write of the first attempt may still land' : 'the shop asked to wait';
+  throw busy(`event ${sequence}: ${why}; ${Math.ceil((until - now) / 1000)} s left`, until - now, settling ? WRITE_SETTLING : SHOP_BUSY);
+}
+
+/** The shop asked to wait, or a write is settling: the next attempt comes after exactly `waitMs` (not a fault). */
+function busy(message: string, waitMs: number, type = SHOP_BUSY): ApplicationFailure {
+  const failure = activityFailure({
+    type,
+    message,
+    nextRetryDelayMs: waitMs,
+    category: ApplicationFailureCategory.BENIGN,
+  });
+  failure.stack = ''; // the shop's answer says it all; a stack would be stored with every retry
+  return failure;
 }
 
 /** Where a connector delivers, for messages: a webhook's URL, a platform's store or site. */

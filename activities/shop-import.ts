@@ -13,12 +13,15 @@ import { startShipment } from '../order-import/start-shipment';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { PlatformConnections } from '../shop-sync/platform/connections';
 import { describeStop, StopDelivery } from '../shop-sync/platform/result';
-import { SHOP_BUSY, SHOP_UNAVAILABLE } from './failures';
+import { activityFailure, SHOP_BUSY, SHOP_UNAVAILABLE } from './failures';
 import { ShopChangeNotifier } from '../shop-import/changes';
-import { advanceCursor, type PullCursor } from '../shop-import/cursor';
+import { clip, ORDER_LIMITS } from '../shop-import/checks';
+import { advanceCursor, soundCursor, type PullCursor } from '../shop-import/cursor';
 import { pageRecords } from '../shop-import/records';
 import { saveCursor } from '../shop-import/schedule';
-import { OrderSource, type ImportConnector } from '../shop-import/source';
+import { OrderSource, RunawayPaging, type ImportConnector } from '../shop-import/source';
+import type { FieldProblem } from '../shipping-api/contract';
+import type { AccountOf } from '../config/shipping-accounts';
 import {
   addCounts,
   KEPT_REJECTIONS,
@@ -41,6 +44,8 @@ export interface ShopImportDeps {
   platforms: PlatformConnections;
   client: Client;
   taskQueue: string;
+  /** The shipping account of the shop's new shipments; absent: they name none (`default`). */
+  accountOf?: AccountOf;
   now?: () => number;
 }
 
@@ -48,6 +53,7 @@ export function createShopImportActivities(deps: ShopImportDeps) {
   const now = deps.now ?? Date.now;
   const source = new OrderSource(deps.platforms, now);
   const changes = new ShopChangeNotifier(deps.client);
+  const rejectionsSeen = new LastSeen(10_000);
 
   return {
     async pullShopOrders(input: PullPagesInput): Promise<PullPagesResult> {
@@ -56,7 +62,7 @@ export function createShopImportActivities(deps: ShopImportDeps) {
       const resumed = ctx.info.heartbeatDetails as PullPagesResult | undefined;
       let progress: PullPagesResult = resumed ?? {
         next: input.position,
-        cursor: input.cursor,
+        cursor: soundCursorOf(input),
         counts: noCounts(),
         rejections: [],
         pages: 0,
@@ -82,9 +88,22 @@ export function createShopImportActivities(deps: ShopImportDeps) {
     },
   };
 
+  /** The cursor as the workflow holds it, repaired (with a warning) when an older version let a store's wrong date in. */
+  function soundCursorOf(input: PullPagesInput): PullCursor {
+    const { cursor, problem } = soundCursor(input.cursor, now());
+    if (problem !== null)
+      Context.current().log.warn("the shop's pull cursor was unsound and is repaired: this pull reads import.firstPull back", {
+        shop: input.shop,
+        problem,
+      });
+    return cursor;
+  }
+
   async function pullPage(connector: ImportConnector, progress: PullPagesResult): Promise<PullPagesResult> {
     const ctx = Context.current();
-    const page = await source.read(connector, progress.cursor, progress.next!, ctx.cancellationSignal).catch(platformFailure);
+    const page = await source
+      .read(connector, progress.cursor, progress.next!, ctx.cancellationSignal)
+      .catch((err: unknown) => platformFailure(connector, err));
     const { records, skipped } = pageRecords(connector.shop, page.orders, connector.import.mapping, progress.counts.read + 1);
     const failed: PullRejection[] = [];
     const startFailures: string[] = [];
@@ -96,16 +115,18 @@ export function createShopImportActivities(deps: ShopImportDeps) {
         if (started.status === 'started') startedNow.add(started.workflowId);
         return started;
       },
+      accountOf: deps.accountOf,
       concurrency: START_CONCURRENCY,
       platformOf: () => connector.type,
       onRejected: (rejection, record) => {
         const platformOrderId = (record as (typeof records)[number]).platformOrderId;
-        failed.push({ platformOrderId, orderId: rejection.orderId, reasons: rejection.reasons });
-        ctx.log.warn('order not imported: it is tried again on the next pull', {
-          shop: connector.shop,
-          platformOrderId,
-          fields: rejection.reasons.map((r) => r.field),
-        });
+        const entry = clippedRejection(platformOrderId, rejection.orderId, rejection.reasons);
+        failed.push(entry);
+        // Re-read on every pull: warned when first rejected or its reasons change, not once a minute.
+        const meta = { shop: connector.shop, platformOrderId: entry.platformOrderId, fields: entry.reasons.map((r) => r.field) };
+        if (rejectionsSeen.changed(`${connector.shop}\u0000${entry.platformOrderId}`, JSON.stringify(entry.reasons)))
+          ctx.log.warn('order not imported: it is tried again on the next pull', meta);
+        else ctx.log.debug('order still not imported (reasons unchanged)', meta);
       },
       onFailed: (failure) => void startFailures.push(failure.message),
     });
@@ -160,12 +181,42 @@ function importConnector(connectors: ShopConnectors, shop: string): ImportConnec
   });
 }
 
-/** A platform's failure, as the shared rules classify it: wait Retry-After, back off, or stop the pull. */
-function platformFailure(err: unknown): never {
+/**
+ * What a pull's result and heartbeats keep of a rejection: ids and messages clipped, a few
+ * reasons (the worker's log has each one), so a hostile order cannot fill the result.
+ */
+function clippedRejection(platformOrderId: string, orderId: string | null, reasons: FieldProblem[]): PullRejection {
+  return {
+    platformOrderId: clip(platformOrderId, ORDER_LIMITS.idChars),
+    orderId: orderId === null ? null : clip(orderId, 2 * ORDER_LIMITS.nameChars),
+    reasons: reasons.slice(0, 5).map((r) => ({ field: clip(r.field, 100), message: clip(r.message, 300) })),
+  };
+}
+
+/**
+ * A platform's failure, as the shared rules classify it: wait Retry-After, back off, or stop the
+ * pull. A wait longer than the schedule's interval stops it too (the next run comes no later), so a
+ * store's day-long Retry-After never holds the pull while the schedule skips its runs.
+ */
+function platformFailure(connector: ImportConnector, err: unknown): never {
+  if (err instanceof RunawayPaging)
+    throw ApplicationFailure.create({
+      message: err.message,
+      type: err.name,
+      nonRetryable: true,
+      category: ApplicationFailureCategory.BENIGN,
+    });
   if (!(err instanceof StopDelivery)) throw err;
   const result = err.result;
   const message = `reading the shop: ${describeStop(result)}`;
-  if (result.kind === 'retry_after') throw ApplicationFailure.create({ message, type: SHOP_BUSY, nextRetryDelay: result.retryAfterMs });
+  if (result.kind === 'retry_after' && result.retryAfterMs > connector.import.every)
+    throw ApplicationFailure.create({
+      message: `${message}: longer than the schedule's interval, so this pull stops and the next run starts from the cursor`,
+      type: SHOP_BUSY,
+      nonRetryable: true,
+      category: ApplicationFailureCategory.BENIGN,
+    });
+  if (result.kind === 'retry_after') throw activityFailure({ message, type: SHOP_BUSY, nextRetryDelayMs: result.retryAfterMs });
   if (result.kind === 'retry') throw ApplicationFailure.retryable(message, SHOP_UNAVAILABLE);
   throw ApplicationFailure.create({
     message,
@@ -173,4 +224,18 @@ function platformFailure(err: unknown): never {
     nonRetryable: true,
     category: ApplicationFailureCategory.BENIGN,
   });
+}
+
+/** What was last seen per key, bounded (the oldest forgotten first): tells a change from a repeat. */
+class LastSeen {
+  private readonly seen = new Map<string, string>();
+  constructor(private readonly max: number) {}
+
+  changed(key: string, value: string): boolean {
+    if (this.seen.get(key) === value) return false;
+    this.seen.delete(key);
+    this.seen.set(key, value);
+    if (this.seen.size > this.max) this.seen.delete(this.seen.keys().next().value!);
+    return true;
+  }
 }

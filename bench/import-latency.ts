@@ -137,12 +137,16 @@ async function placeOrders(stores: Record<Mode, ModeStores>, orders: number): Pr
   return placed;
 }
 
-/** Label creation time per placed order (by its idempotency key), waiting at most DRAIN_MS after the last order. */
-async function labelTimes(api: FakeShippingApi, placed: Placed[]): Promise<Map<Placed, number>> {
-  const deadline = Date.now() + DRAIN_MS;
+/** Label creation time per placed order (by its idempotency key), waiting at most `drainMs` after the last order. */
+export async function labelTimes<P extends { shop: string; orderId: string }>(
+  api: FakeShippingApi,
+  placed: P[],
+  drainMs = DRAIN_MS,
+): Promise<Map<P, number>> {
+  const deadline = Date.now() + drainMs;
   for (;;) {
     const byKey = new Map(api.labels().map((l) => [l.idempotencyKey, Date.parse(l.createdAt)]));
-    const found = new Map<Placed, number>();
+    const found = new Map<P, number>();
     for (const p of placed) {
       const at = byKey.get(labelIdempotencyKey({ shop: p.shop, orderId: p.orderId, revision: 1 }));
       if (at !== undefined) found.set(p, at);
@@ -173,7 +177,7 @@ function rows(placed: Placed[], labelled: Map<Placed, number>): ImportLatencyRow
 }
 
 /** Nearest rank. */
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return round1(sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!);
 }

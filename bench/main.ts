@@ -16,6 +16,7 @@ import { importScenario, printImportTables, type ImportResults } from './shop-im
 import { printShopChangesTable, shopChangesScenario, type ShopChangesRow } from './shop-changes';
 import { shopSyncScenario, type ShopSyncCostRow, type ShopSyncOutageRow } from './shop-sync';
 import { startDevServer } from './stack';
+import { accountsScenario, printAccountsTables, type AccountsResults } from './accounts';
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -33,7 +34,9 @@ Scenarios (default: all):
   platforms Shopify and WooCommerce connectors against the local fakes: history cost per
             delivered shipment (webhook vs shopify vs woocommerce); --platform-shipments
             shipments with 10 % of writes cut off after they commit and the worker SIGKILLed
-            twice, and a plain one-call-per-event script under the same faults: duplicates;
+            twice, then the same on a slow host (WooCommerce applies or answers 10 % of writes
+            3-6 s late and answers 4 % of calls 429/503 with Retry-After: calls before it ended),
+            and a plain one-call-per-event script under the same faults: duplicates;
             a development store's bucket (40 points, 2/s) while they catch up after the store
             was down: share of the restore rate spent, share throttled, over --platform-window
   rate-limit two worker processes against the API limited to --rate-limit calls/s per account:
@@ -47,6 +50,12 @@ Scenarios (default: all):
             orders missed and doubled, beside a plain polling script under the same churn;
             Shopify points per imported order and share of the restore rate; placed → label
             p50/p95 with the schedule alone (every 30 s) and with webhooks (--import-latency-orders)
+  accounts  two worker processes, three shipping accounts limited to --account-limits calls/s,
+            each saturated at once (shipments polling every second, then new orders): accepted/s
+            ÷ limit and 429s per account, calls with another account's credentials, label p95;
+            again with the first account held by a --account-hold s Retry-After (the others'
+            p95 with ÷ without); then credential files replaced, the old ones refused, with
+            --rotation-shipments in flight: labels lost, duplicated, refused calls, restarts
   shop-changes (only when named) --shop-changes-orders on both platforms, 10 % cancelled, 5 %
             edited, 5 % held at random moments while the API holds labels back (429s), 10 % over
             two locations, the worker SIGKILLed once: labels after a known cancel, stale-address
@@ -55,8 +64,8 @@ Scenarios (default: all):
             and update events in unchanged orders
 
 Options:
-  --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import,shop-changes
-                               (default the first six)
+  --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import,accounts,
+                               shop-changes (default all but shop-changes)
   --polls <list>               unchanged polls per shipment for history (default 5,400)
   --history-shipments <n>      shipments per path and poll count (default 3)
   --shipments <n>              shipments for the change-driven scale run (default 10000)
@@ -78,6 +87,10 @@ Options:
   --import-outage <seconds>    how long each store is down mid-pull (default 10)
   --import-latency-orders <n>  orders placed one a second per trigger mode, Shopify and WooCommerce
                                in turn (default 40)
+  --account-limits <list>      the accounts' limits, calls/s (default 5,20,50)
+  --account-window <seconds>   how long each account is measured saturated (default 30)
+  --account-hold <seconds>     Retry-After that holds the first account (default 60)
+  --rotation-shipments <n>     shipments in flight when credentials rotate (default 500)
   --shop-changes-orders <n>    orders of the shop-changes scenario, over four shops (default 1000)
   --out <file>                 JSON results (default bench/results.json)
   -h, --help                   this help
@@ -95,7 +108,11 @@ function positiveInt(name: string, text: string | undefined, fallback: number, m
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      scenario: { type: 'string', default: 'history,scale,shop-sync,platforms,rate-limit,import' },
+      scenario: { type: 'string', default: 'history,scale,shop-sync,platforms,rate-limit,import,accounts' },
+      'account-limits': { type: 'string' },
+      'account-window': { type: 'string' },
+      'account-hold': { type: 'string' },
+      'rotation-shipments': { type: 'string' },
       'import-orders': { type: 'string' },
       'import-outage': { type: 'string' },
       'import-latency-orders': { type: 'string' },
@@ -125,8 +142,10 @@ async function main(): Promise<number> {
   }
   const scenarios = values.scenario.split(',').map((s) => s.trim());
   for (const s of scenarios) {
-    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit', 'import', 'shop-changes'].includes(s)) {
-      throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit, import, shop-changes)`);
+    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit', 'import', 'accounts', 'shop-changes'].includes(s)) {
+      throw new Error(
+        `--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit, import, accounts, shop-changes)`,
+      );
     }
   }
   const polls = values.polls.split(',').map((p) => positiveInt('polls', p.trim(), 5, 2));
@@ -224,6 +243,25 @@ async function main(): Promise<number> {
     );
   }
 
+  if (scenarios.includes('accounts')) {
+    const limits = (values['account-limits'] ?? '5,20,50').split(',').map((l) => positiveInt('account-limits', l.trim(), 1));
+    const server = await startDevServer();
+    try {
+      results.accounts = await accountsScenario(
+        server,
+        {
+          limits,
+          windowSeconds: positiveInt('account-window', values['account-window'], 30),
+          holdSeconds: positiveInt('account-hold', values['account-hold'], 60),
+          rotationShipments: positiveInt('rotation-shipments', values['rotation-shipments'], 500),
+        },
+        log,
+      );
+    } finally {
+      await server.stop();
+    }
+  }
+
   if (scenarios.includes('shop-changes')) {
     results.shopChanges = await shopChangesScenario(
       { orders: positiveInt('shop-changes-orders', values['shop-changes-orders'], 1_000, 20), seed: 31 },
@@ -246,12 +284,14 @@ interface Results {
   rateLimit?: RateLimitRow[];
   platforms?: PlatformResults;
   import?: ImportResults;
+  accounts?: AccountsResults;
   shopChanges?: ShopChangesRow;
 }
 
 function printTables(r: Results): void {
   if (r.platforms) printPlatformTables(r.platforms);
   if (r.import) printImportTables(r.import, table);
+  if (r.accounts) printAccountsTables(r.accounts, table);
   if (r.shopChanges) printShopChangesTable(r.shopChanges, table);
   if (r.rateLimit) {
     const first = r.rateLimit[0]!;
@@ -446,6 +486,9 @@ function printPlatformTables(p: PlatformResults): void {
       'dup. notes',
       'dup. completed e-mails',
       'orders left without tracking',
+      'late writes',
+      '429/503 + Retry-After',
+      'calls before Retry-After (order / store)',
     ],
     p.faults.map((f) => [
       f.who,
@@ -459,6 +502,9 @@ function printPlatformTables(p: PlatformResults): void {
       f.duplicateNotes,
       f.duplicateCompletedEmails,
       f.ordersLeftWithoutTracking ?? 0,
+      f.lateWrites ?? '-',
+      f.busyAnswers ?? '-',
+      f.callsBeforeRetryAfter === undefined ? '-' : `${f.callsBeforeRetryAfter} / ${f.storeCallsBeforeRetryAfter}`,
     ]),
   );
   const b = p.budget;

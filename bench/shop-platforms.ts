@@ -5,6 +5,8 @@
  * 2. exactly once: --platform-shipments shipments (half per platform) with 10 % of writes
  *    committed and then cut off, while the worker process is SIGKILLed twice: duplicate
  *    fulfillments, tracking items, fulfillment events and notes, and events after DELIVERED;
+ *    then again on a slow host: WooCommerce also applies or answers 10 % of writes 3–6 s late
+ *    and answers 4 % of requests 429/503 with Retry-After (calls that came before it ended);
  * 3. the plain script beside it: the same events, each written the way the field wires it
  *    (one call per event, retried when the answer is lost), under the same faults;
  * 4. budget: a development store's bucket (40 points, 2/s) while the shipments catch up after
@@ -37,7 +39,7 @@ export interface PlatformCostRow {
 }
 
 export interface PlatformFaultRow extends DuplicateCounts {
-  who: 'this worker' | 'plain script';
+  who: 'this worker' | 'this worker, slow host' | 'plain script';
   orders: number;
   answersCutOff: number;
   /** Shopify calls answered THROTTLED. */
@@ -45,7 +47,28 @@ export interface PlatformFaultRow extends DuplicateCounts {
   workerKills: number;
   /** Plain script only: orders whose later events found no fulfillment (its create answer was lost). */
   ordersLeftWithoutTracking?: number;
+  /** WooCommerce writes applied or answered 3–6 s late (slow host only). */
+  lateWrites?: number;
+  /** WooCommerce 429/503 answers with Retry-After (slow host only). */
+  busyAnswers?: number;
+  /** Calls of an order that came before the Retry-After it was given ended, and of the store (slow host only). */
+  callsBeforeRetryAfter?: number;
+  storeCallsBeforeRetryAfter?: number;
 }
+
+/** A site that answers in up to 6 s needs a timeout above that (the tests' 2 s would give up on every late write). */
+function slowSite(stack: Stack) {
+  return { 'woo-shop': { ...platformConnectors(stack.shopify.baseUrl, stack.woo.baseUrl)['woo-shop'], timeout: '10s' } };
+}
+
+/** The slow shared host of the second run: WooCommerce only (Shopify applies writes as it answers). */
+const SLOW_HOST = {
+  lateWriteRate: 0.1,
+  lateWriteMs: { min: 3_000, max: 6_000 },
+  rateLimitedRate: 0.02,
+  unavailableRate: 0.02,
+  retryAfterSeconds: 2,
+};
 
 export interface PlatformBudgetRow {
   bucket: string;
@@ -84,11 +107,12 @@ export async function platformScenario(
   };
   try {
     const cost = await costPerShipment(server, stack, opts.costShipments, log);
-    const ours = await underFaults(server, stack, opts.shipments, log);
+    const ours = await underFaults(server, stack, opts.shipments, log, false);
+    const slow = await underFaults(server, stack, opts.shipments, log, true);
     const plain = await plainScript(stack.shopify, stack.woo, opts.shipments, 0.1);
     log(`platforms: plain script ${JSON.stringify(plain)}`);
     const budget = await catchUpBudget(server, stack, opts.shipments, opts.windowSeconds, log);
-    return { cost, faults: [ours, plainRow(plain)], budget };
+    return { cost, faults: [ours, slow, plainRow(plain)], budget };
   } finally {
     await Promise.all([stack.api.close(), stack.shopify.close(), stack.woo.close()]);
   }
@@ -147,22 +171,31 @@ async function costPerShipment(server: DevServer, stack: Stack, shipments: numbe
   }
 }
 
-/** 2. Half the shipments per platform, 10 % of writes cut off after they commit, the worker process SIGKILLed twice. */
-async function underFaults(server: DevServer, stack: Stack, shipments: number, log: (m: string) => void): Promise<PlatformFaultRow> {
+/**
+ * 2. Half the shipments per platform, 10 % of writes cut off after they commit, the worker process
+ * SIGKILLed twice; on a slow host also WooCommerce's late writes and 429/503 with Retry-After.
+ */
+async function underFaults(
+  server: DevServer,
+  stack: Stack,
+  shipments: number,
+  log: (m: string) => void,
+  slowHost: boolean,
+): Promise<PlatformFaultRow> {
   const taskQueue = `bench-platforms-faults-${Date.now()}`;
   const env = {
     ...benchProcessEnv(server, taskQueue, stack.api.baseUrl),
     TRACKING_POLL_INTERVAL: '200ms',
-    SHOP_CONNECTORS: JSON.stringify(platformConnectors(stack.shopify.baseUrl, stack.woo.baseUrl)),
+    SHOP_CONNECTORS: JSON.stringify(platformConnectors(stack.shopify.baseUrl, stack.woo.baseUrl, slowHost ? slowSite(stack) : {})),
   };
   stack.shopify.resetStats();
   stack.woo.resetStats();
   stack.shopify.setFaults({ commitThenDropRate: 0.1 });
-  stack.woo.setFaults({ commitThenDropRate: 0.1 });
+  stack.woo.setFaults({ commitThenDropRate: 0.1, ...(slowHost ? SLOW_HOST : {}) });
   let worker = startWorkerProcess(ROOT, env);
   const stamp = Date.now();
   const inputs = Array.from({ length: shipments }, (_, i) =>
-    platformOrder(stack, i % 2 === 0 ? 'shopify-shop' : 'woo-shop', `PF-${i}-${stamp}`),
+    platformOrder(stack, i % 2 === 0 ? 'shopify-shop' : 'woo-shop', `PF${slowHost ? 'S' : ''}-${i}-${stamp}`),
   );
   const handles = await Promise.all(
     inputs.map(async (input) => server.client.workflow.getHandle((await startShipment(server.client, taskQueue, input)).workflowId)),
@@ -181,19 +214,30 @@ async function underFaults(server: DevServer, stack: Stack, shipments: number, l
   if (undelivered > 0) log(`platforms faults: ${undelivered} shipments did not end up_to_date`);
   await worker.stop();
   stack.shopify.setFaults({ commitThenDropRate: 0 });
-  stack.woo.setFaults({ commitThenDropRate: 0 });
+  stack.woo.setFaults({ commitThenDropRate: 0, lateWriteRate: 0, rateLimitedRate: 0, unavailableRate: 0, retryAfterSeconds: null });
+  // A write queued by the slow host may land after the shipment ended: counted once it has.
+  if (slowHost) await sleep(SLOW_HOST.lateWriteMs.max + 1_000);
+  const woo = stack.woo.stats();
   const counts = countDuplicates(
     stack.shopify,
     stack.woo,
     inputs.map((i) => ({ shop: i.shop, platformOrderId: i.platformOrderId! })),
   );
   const row: PlatformFaultRow = {
-    who: 'this worker',
+    who: slowHost ? 'this worker, slow host' : 'this worker',
     orders: shipments,
-    answersCutOff: stack.shopify.stats().dropped + stack.woo.stats().droppedAfterCommit,
+    answersCutOff: stack.shopify.stats().dropped + woo.droppedAfterCommit,
     throttledCalls: stack.shopify.stats().throttled + stack.shopify.stats().http429,
     workerKills: kills,
     ...counts,
+    ...(slowHost
+      ? {
+          lateWrites: woo.lateWrites,
+          busyAnswers: woo.rateLimited + woo.unavailable,
+          callsBeforeRetryAfter: woo.callsBeforeRetryAfter,
+          storeCallsBeforeRetryAfter: woo.storeCallsBeforeRetryAfter,
+        }
+      : {}),
   };
   log(`platforms faults: ${JSON.stringify(row)}`);
   return row;
@@ -223,7 +267,13 @@ async function catchUpBudget(
           return server.client.workflow.getHandle(started.workflowId);
         }),
       );
-      for (const handle of handles) while ((await handle.query(stateQuery)).outcome === null) await sleep(200);
+      // A query that times out on a loaded machine is asked again: it measures nothing.
+      const ended = (h: (typeof handles)[number]) =>
+        h.query(stateQuery).then(
+          (s) => s.outcome !== null,
+          () => false,
+        );
+      for (const handle of handles) while (!(await ended(handle))) await sleep(200);
       log(
         `platforms budget: all ${shipments} shipments ended with the store down; it comes back with a ${bucket.maximumAvailable}/${bucket.restoreRate} bucket`,
       );

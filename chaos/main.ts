@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { parseDuration } from '../config/settings';
 import { CHAOS_FAULTS, DEFAULT_OPTIONS, runChaos, type ChaosOptions, type ChaosReport } from './run';
 import { killAllChildren } from './processes';
+import { platformChaosFailures, platformChaosTable, runPlatformChaos } from './platform-run';
 
 /** Nothing may outlive this, whatever a step does. */
 export const MAX_DEADLINE_MS = 580_000;
@@ -35,6 +36,14 @@ Options:
   --keep-429s           The random 429s go on after the fault phase while the shipments settle
                         (429s no pace causes): compare "settled ... after the faults stopped"
                         and "Throughput" with a run without it (same seed)
+  --platform            Instead: hostile shop platforms (issue 28). One worker process pulls four
+                        shops every 5 s: a healthy Shopify and WooCommerce store and a hostile
+                        one of each (half their answers absurd: throttleStatus, dates, malformed
+                        and huge orders, endless paging, echoing 403s, a day's Retry-After),
+                        through a clean phase and a hostile phase of --duration each (default
+                        60s). Prints the healthy shops' placed-to-label p50/p95 per phase; exit 1
+                        if the worker exited, a credential reached its output, or a healthy
+                        order got no label
   --json                Print the report as JSON on stdout instead of the table
   -h, --help            Show this help
 
@@ -56,7 +65,7 @@ export class UsageError extends Error {}
 
 export function parseChaosArgs(
   argv: string[],
-): { help: true } | { help: false; json: boolean; options: Omit<ChaosOptions, 'log' | 'signal'> } {
+): { help: true } | { help: false; json: boolean; platform: boolean; options: Omit<ChaosOptions, 'log' | 'signal'> } {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -71,6 +80,7 @@ export function parseChaosArgs(
         'kill-every': { type: 'string' },
         'tracking-step-ms': { type: 'string' },
         'keep-429s': { type: 'boolean' },
+        platform: { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -116,7 +126,23 @@ export function parseChaosArgs(
     options.minKillMs = min;
     options.maxKillMs = max;
   }
-  return { help: false, json: values.json === true, options };
+  const platform = values.platform === true;
+  if (platform && values.duration === undefined) options.durationMs = PLATFORM_PHASE_MS;
+  return { help: false, json: values.json === true, platform, options };
+}
+
+/** One phase of `--platform` unless --duration says otherwise. */
+const PLATFORM_PHASE_MS = 60_000;
+
+async function platformMain(options: { durationMs: number; seed: number }, json: boolean): Promise<number> {
+  const report = await runPlatformChaos({ ...options, log: (l) => process.stderr.write(`${l}\n`) });
+  report.failures = platformChaosFailures(report);
+  if (json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else {
+    process.stdout.write(`\n${platformChaosTable(report)}\n`);
+    process.stdout.write(report.failures.length === 0 ? '\nPASS\n' : `\nFAIL\n${report.failures.map((f) => `  - ${f}`).join('\n')}\n`);
+  }
+  return report.failures.length === 0 ? 0 : 1;
 }
 
 export function printReport(report: ChaosReport, write: (s: string) => void): void {
@@ -205,6 +231,7 @@ async function main(argv: string[]): Promise<number> {
   }, parsed.options.deadlineMs + 20_000);
   hardStop.unref();
   try {
+    if (parsed.platform) return await platformMain(parsed.options, parsed.json);
     const report = await runChaos({ ...parsed.options, log: (l) => process.stderr.write(`${l}\n`), signal: interrupt.signal });
     if (parsed.json) {
       const { logs: _logs, ...rest } = report;

@@ -7,7 +7,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv } from '../codec/data-converter';
-import { ConfigError, loadShippingApiSettings } from '../config/settings';
+import { accountsGiven, ConfigError, loadShippingApiSettings } from '../config/settings';
+import { loadShippingAccounts, type ShippingAccounts } from '../config/shipping-accounts';
 import { explainConnectFailure, loadTemporalSettings, temporalTarget, type TemporalSettings } from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
 import { ShippingApiError } from '../shipping-api/errors';
@@ -49,7 +50,7 @@ export interface Io {
   env: Record<string, string | undefined>;
 }
 
-const COMMAND_NAMES = 'import|status|list|resubmit|redeliver|cancel|couriers|products|--help|<command>';
+const COMMAND_NAMES = 'import|status|list|attention|resubmit|redeliver|cancel|couriers|products|schedule|--help|<command>';
 const AS_BIN = new RegExp(`\\bshipments (?=(?:${COMMAND_NAMES})(?:\\s|$|\\W))`, 'g');
 
 /**
@@ -111,6 +112,21 @@ export function payloadDataConverter(env: Io['env']): DataConverter | undefined 
 /** Where the shipping API settings come from, for an error that names a missing or wrong one. */
 export const SHIPPING_API_SETTINGS_HINT =
   "Set the variables `npm run dev` prints in its banner (the export line of the README's quick start), or your own API's (docs/configuration.md).";
+
+/**
+ * The shipping accounts and the shops each serves (SHIPPING_ACCOUNTS, or the one account of
+ * SHIPPING_API_*); undefined when neither is set and `required` is false (then inputs name no
+ * account: `default`).
+ */
+export function shippingAccounts(env: Io['env'], required: boolean): ShippingAccounts | undefined {
+  if (!required && !accountsGiven(env) && !env.SHIPPING_API_BASE_URL) return undefined;
+  try {
+    return loadShippingAccounts(env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw usageError(`${err.message}\n${SHIPPING_API_SETTINGS_HINT}`);
+    throw err;
+  }
+}
 
 export function shippingApi(env: Io['env']): ShippingApiClient {
   try {

@@ -5,6 +5,7 @@
 import { TEMPORAL_CONNECTION_HELP } from '../config/temporal-connection';
 import { EXIT, runMain, usageError, type ExitCode, type Io, spellCommands } from './cli-support';
 import { couriersCommand, productsCommand } from './commands/catalog';
+import { attentionCommand } from './commands/attention';
 import { cancelCommand } from './commands/cancel';
 import { listCommand } from './commands/list';
 import { redeliverCommand } from './commands/redeliver';
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, Command> = {
   import: importCommand,
   status: statusCommand,
   list: listCommand,
+  attention: attentionCommand,
   resubmit: resubmitCommand,
   redeliver: redeliverCommand,
   cancel: cancelCommand,
@@ -27,7 +29,7 @@ const COMMANDS: Record<string, Command> = {
   schedule: scheduleCommand,
 };
 
-export const HELP = `Usage: shipments <command> [options]     (or: npm run cli -- <command> [options])
+export const HELP = `Usage: shipments <command> [options]
 
 Commands:
   import <file|->                    Start one shipment workflow per order of a shop export
@@ -38,6 +40,8 @@ Commands:
   status <shop> <orderId>            A shipment's state, workflow status and retrying activities
   list [--status] [--tag] [--courier] [--shop] [--shop-sync]
                                      Shipments filtered on their search attributes
+  attention                          Every shipment waiting for a person, oldest first,
+                                     with the command that acts on it
   resubmit <shop> <orderId> <file>   Corrected label data for a label the courier rejected
   redeliver <shop> <orderId>         Send undelivered shop events again (after a 4xx, 410
                                      or an expired delivery window)
@@ -45,7 +49,8 @@ Commands:
   couriers                           Couriers of the shipping account
   products <courier>                 A courier's shipping products
 
-Run "shipments <command> --help" for a command's options.
+Run "shipments <command> --help" for a command's options. In this repository the
+command is "npm run cli -- <command>".
 
 Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for couriers,
 products and the import preflight.

@@ -5,11 +5,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import path from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy as TrackingPolicyShape } from '../domain/shipment';
 import { TrackingPolicy } from '../domain/schemas';
 import { CLIENT_DEFAULTS, type ShippingApiClientOptions } from '../shipping-api/client';
+import { credentialProblem, type CredentialsConfig, type SecretSource } from '../shipping-api/credentials';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -54,7 +56,8 @@ export function formatDuration(ms: number): string {
 
 /** Parses a duration within `bounds`; undefined with the reason otherwise. */
 function boundedDuration(text: string, { minMs, maxMs }: DurationBounds): { ms: number } | { problem: string } {
-  const ms = parseDuration(text);
+  // Zero only where the bounds allow it (an import's overlap); elsewhere a duration is positive.
+  const ms = minMs === 0 && /^\s*0+(\.0+)?\s*(ms|s|m|h|d)?\s*$/.test(text) ? 0 : parseDuration(text);
   if (ms === undefined) return { problem: `must be a positive duration like 500ms, 20s, 5m, 3h or 7d (got "${text}")` };
   if (ms < minMs || ms > maxMs)
     return { problem: `must be from ${formatDuration(minMs)} to ${formatDuration(maxMs)} (got "${text.trim()}")` };
@@ -168,12 +171,19 @@ const hostPort = (example: string) =>
   z.string().refine((text) => parseHostPort(text) !== undefined, `must be host:port with a port from 1 to 65535, e.g. ${example}`);
 const secret = z.string({ error: 'is required' }).min(1, 'is required');
 
-const ShippingEnv = z.object({
+/** The default account's address and credentials (required unless SHIPPING_ACCOUNTS names the accounts). */
+const DefaultAccountEnv = z.object({
   SHIPPING_API_BASE_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://sandbox.example/api' })
-    .describe('Base address of the shipping API (sandbox or production), http(s)'),
-  SHIPPING_API_KEY: secret.describe('API key, sent as x-rr-apikey; never in workflow input, history or logs'),
-  SHIPPING_API_TOKEN: secret.describe('API token, sent as x-rr-apitoken; never in workflow input, history or logs'),
+    .describe('Base address of the shipping API (sandbox or production), http(s): the account "default"'),
+  SHIPPING_API_KEY: secret.describe('API key, sent as x-rr-apikey (or SHIPPING_API_KEY_FILE); never in workflow input, history or logs'),
+  SHIPPING_API_TOKEN: secret.describe(
+    'API token, sent as x-rr-apitoken (or SHIPPING_API_TOKEN_FILE); never in workflow input, history or logs',
+  ),
+});
+
+/** How every account's client calls: shared by all accounts. */
+const ShippingClientEnv = z.object({
   SHIPPING_API_PRODUCTS_COURIER_PARAM: z
     .string()
     .min(1)
@@ -190,6 +200,8 @@ const ShippingEnv = z.object({
     .default(CLIENT_DEFAULTS.maxResponseBytes)
     .describe('Largest answer body read, 64 KiB to 256 MiB'),
 });
+
+const ShippingEnv = DefaultAccountEnv.extend(ShippingClientEnv.shape);
 
 const WorkerEnv = ShippingEnv.extend({
   LOG_LEVEL: z
@@ -310,6 +322,37 @@ export class ConfigError extends Error {
 
 export type Env = Record<string, string | undefined>;
 
+/**
+ * Runs loaders and keeps their ConfigErrors' problems instead of stopping at the first, so one
+ * report names every bad setting: `collect(load)` is the loader's value, or undefined after a problem.
+ */
+export function problemCollector(): { problems: ConfigError['problems']; collect: <T>(load: () => T) => T | undefined } {
+  const problems: ConfigError['problems'] = [];
+  const collect = <T>(load: () => T): T | undefined => {
+    try {
+      return load();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+      return undefined;
+    }
+  };
+  return { problems, collect };
+}
+
+/** `.acme.secrets[0]`, or `["my shop"]` for keys that are not plain identifiers: where in a JSON setting a problem is. */
+export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
+  return path
+    .map((segment) =>
+      typeof segment === 'number'
+        ? `[${segment}]`
+        : /^[A-Za-z_$][\w$-]*$/.test(String(segment))
+          ? `.${String(segment)}`
+          : `[${JSON.stringify(String(segment))}]`,
+    )
+    .join('');
+}
+
 /** Parses `env` with `schema`; a failure is a ConfigError with one line per variable. */
 export function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.infer<S> {
   // Empty strings count as unset, as they do in most shells' `VAR= cmd`.
@@ -327,16 +370,83 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Env): z.infer<S> {
   );
 }
 
-export function loadShippingApiSettings(env: Env = process.env): ShippingApiClientOptions {
-  const e = parseEnv(ShippingEnv, env);
+/** Client options every account shares, from SHIPPING_API_TIMEOUT and friends. */
+export type SharedClientOptions = Omit<ShippingApiClientOptions, 'baseUrl' | 'apiKey' | 'apiToken' | 'credentials'>;
+
+export function loadShippingClientSettings(env: Env = process.env): SharedClientOptions {
+  const e = parseEnv(ShippingClientEnv, env);
   return {
-    baseUrl: e.SHIPPING_API_BASE_URL,
-    apiKey: e.SHIPPING_API_KEY,
-    apiToken: e.SHIPPING_API_TOKEN,
     productsCourierParam: e.SHIPPING_API_PRODUCTS_COURIER_PARAM,
     headersTimeoutMs: e.SHIPPING_API_TIMEOUT,
     bodyTimeoutMs: e.SHIPPING_API_TIMEOUT,
     maxResponseBytes: e.SHIPPING_API_MAX_RESPONSE_BYTES,
+  };
+}
+
+/** Whether SHIPPING_ACCOUNTS names the accounts: then the default account is optional. */
+export function accountsGiven(env: Env): boolean {
+  return Boolean(env.SHIPPING_ACCOUNTS || env.SHIPPING_ACCOUNTS_FILE);
+}
+
+/**
+ * The variables of the default account the environment must hold: none when SHIPPING_ACCOUNTS
+ * names the accounts and SHIPPING_API_BASE_URL is unset; a key or token given as a _FILE is not
+ * required inline.
+ */
+function defaultAccountSchema<S extends z.ZodObject<typeof DefaultAccountEnv.shape>>(schema: S, env: Env) {
+  const none = accountsGiven(env) && !env.SHIPPING_API_BASE_URL;
+  return schema.partial({
+    SHIPPING_API_BASE_URL: none || undefined,
+    SHIPPING_API_KEY: none || Boolean(env.SHIPPING_API_KEY_FILE) || undefined,
+    SHIPPING_API_TOKEN: none || Boolean(env.SHIPPING_API_TOKEN_FILE) || undefined,
+  } as Record<keyof typeof DefaultAccountEnv.shape, true>);
+}
+
+/**
+ * The default account (`SHIPPING_API_BASE_URL`, `SHIPPING_API_KEY[_FILE]`, `SHIPPING_API_TOKEN[_FILE]`),
+ * or null when SHIPPING_ACCOUNTS names the accounts and the base URL is unset. A file is checked
+ * here and read by the client (again whenever it changes).
+ */
+export function loadDefaultAccount(env: Env = process.env): { baseUrl: string; credentials: CredentialsConfig } | null {
+  const e = parseEnv(defaultAccountSchema(DefaultAccountEnv, env), env);
+  if (!e.SHIPPING_API_BASE_URL) return null;
+  const part = (name: 'SHIPPING_API_KEY' | 'SHIPPING_API_TOKEN'): SecretSource => {
+    const file = env[`${name}_FILE`] || undefined;
+    if (file && env[name]) throw new ConfigError([{ variable: name, message: `set either ${name} or ${name}_FILE, not both` }]);
+    if (!file) return { value: e[name]! };
+    const problem = credentialFileProblem(file);
+    if (problem) throw new ConfigError([{ variable: `${name}_FILE`, message: problem }]);
+    return { file: path.resolve(file) };
+  };
+  const { problems, collect } = problemCollector();
+  const apiKey = collect(() => part('SHIPPING_API_KEY'));
+  const apiToken = collect(() => part('SHIPPING_API_TOKEN'));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { baseUrl: e.SHIPPING_API_BASE_URL, credentials: { scheme: 'headers', apiKey: apiKey!, apiToken: apiToken! } };
+}
+
+/** Why a credential file cannot be used now (unreadable, too long, not one visible-ASCII value), or undefined. */
+export function credentialFileProblem(file: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    return `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
+  }
+  const problem = credentialProblem(text.trim());
+  return problem ? `${file}: the credential ${problem}` : undefined;
+}
+
+/** The default account's client options with its credentials read now (the command line's one-shot calls). */
+export function loadShippingApiSettings(env: Env = process.env): ShippingApiClientOptions {
+  const account = loadDefaultAccount({ ...env, SHIPPING_ACCOUNTS: undefined, SHIPPING_ACCOUNTS_FILE: undefined })!;
+  const read = (source: SecretSource) => ('value' in source ? source.value : readFileSync(source.file, 'utf8').trim());
+  const { credentials } = account as { credentials: Extract<CredentialsConfig, { scheme: 'headers' }> };
+  return {
+    baseUrl: account.baseUrl,
+    apiKey: read(credentials.apiKey),
+    apiToken: read(credentials.apiToken),
+    ...loadShippingClientSettings(env),
   };
 }
 
@@ -349,7 +459,8 @@ export interface PacingSettings {
 }
 
 export interface WorkerSettings {
-  shippingApi: ShippingApiClientOptions;
+  /** How every account's client calls (the accounts themselves: config/shipping-accounts.ts). */
+  shippingClient: SharedClientOptions;
   logLevel: z.infer<typeof WorkerEnv>['LOG_LEVEL'];
   /** Unset: pretty when stdout is a terminal. */
   logFormat?: 'json' | 'pretty';
@@ -373,7 +484,7 @@ export interface WorkerSettings {
 export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
   let e: z.infer<typeof WorkerEnv>;
   try {
-    e = parseEnv(WorkerEnv, env);
+    e = parseEnv(defaultAccountSchema(WorkerEnv, env), env) as z.infer<typeof WorkerEnv>;
   } catch (err) {
     // One report for every bad variable, the encryption keys' included.
     if (!(err instanceof ConfigError)) throw err;
@@ -412,7 +523,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     );
   }
   return {
-    shippingApi: loadShippingApiSettings(env),
+    shippingClient: loadShippingClientSettings(env),
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     tracking: tracking.data,
@@ -446,6 +557,10 @@ export function workerSettingsHelp(): string {
       ] as const,
   );
   rows.push(
+    ['SHIPPING_API_KEY_FILE', 'unset', 'SHIPPING_API_KEY from a file, read again when it changes (rotation without a restart)'],
+    ['SHIPPING_API_TOKEN_FILE', 'unset', 'SHIPPING_API_TOKEN from a file, read again when it changes'],
+    ['SHIPPING_ACCOUNTS', 'unset', 'JSON: accounts by name (baseUrl, auth, credentials, rate settings) and the shops each serves'],
+    ['SHIPPING_ACCOUNTS_FILE', 'unset', 'The same, from a file (docs/configuration.md, "Shipping accounts")'],
     ['PAYLOAD_ENCRYPTION_KEYS', 'unset', 'keyId=base64-of-32-bytes,...: encrypt payloads (names, addresses) before they leave the worker'],
     ['PAYLOAD_ENCRYPTION_KEYS_FILE', 'unset', 'The same, from a file'],
     ['PAYLOAD_ENCRYPTION_KEY_ID', 'the first key', 'Which key encrypts new payloads'],
@@ -600,16 +715,7 @@ export function loadCodecServerSettings(
   env: Env = process.env,
   opts: { requireToken: boolean } = { requireToken: true },
 ): CodecServerSettings {
-  const problems: ConfigError['problems'] = [];
-  const collect = <T>(load: () => T): T | undefined => {
-    try {
-      return load();
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems);
-      return undefined;
-    }
-  };
+  const { problems, collect } = problemCollector();
   const encryption = collect(() => loadPayloadEncryptionSettings(env));
   if (!encryption && !problems.some((p) => p.variable.startsWith('PAYLOAD_ENCRYPTION_KEY'))) {
     problems.push({ variable: 'PAYLOAD_ENCRYPTION_KEYS', message: 'is required: the codec server encrypts and decrypts with these keys' });

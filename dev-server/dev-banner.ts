@@ -6,6 +6,7 @@ import { credentialExports, LOCAL_NAMESPACE as NAMESPACE, type DemoSettings } fr
 import { DEFAULTS, type DevOptions } from './dev-options';
 import { PLATFORM_SHOPS } from './example-shops';
 import type { PlatformStores } from './platform-stores';
+import { WORKFLOW_TYPE } from '../workflows/definitions';
 
 export interface RunningDev {
   address: string;
@@ -15,6 +16,8 @@ export interface RunningDev {
   shopUrl: string | undefined;
   stores: PlatformStores | undefined;
   settings: DemoSettings;
+  /** The example accounts' settings file and which shop uses which (unset: only `default`, or the shell's). */
+  accounts?: { file: string; shops: Record<string, string> };
 }
 
 export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDev): void {
@@ -26,9 +29,17 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
   out.banner('Shipping worker dev environment is running', [
     '',
     `   Temporal Web UI   http://localhost:${o.uiPort}`,
+    `   Shipments only    ${shipmentsListUrl(o.uiPort)}`,
     `   Temporal address  ${r.address}  (namespace ${NAMESPACE}, task queue ${r.settings.taskQueue})`,
     `   Shipping API      ${r.apiUrl}${o.externalApi ? '' : `  (fake; tracking advances every ${Number(o.trackingStepMs) / 1000} s)`}`,
     `   Tracking polls    every ${r.settings.pollInterval}`,
+    ...(r.accounts
+      ? [
+          `   Shipping accounts ${Object.entries(r.accounts.shops)
+            .map(([shop, account]) => `${account} (${shop})`)
+            .join(', ')}, default (every other shop): ${r.accounts.file}`,
+        ]
+      : []),
     ...(r.shopUrl ? [`   Shop page         ${r.shopUrl}  (what the shops were told: label link, tracking, outcome)`] : []),
     ...(r.stores
       ? [
@@ -42,6 +53,9 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     '',
     ' Next steps, in another terminal:',
     `   export ${exportsFor(o, r).join(' ')}`,
+    ...(r.accounts
+      ? [`   export SHIPPING_ACCOUNTS_FILE=${r.accounts.file}   # optional: the import maps shops to accounts as the worker does`]
+      : []),
     '   npm run import -- examples/orders.ndjson --rejects /tmp/rejects.ndjson',
     ...(r.stores
       ? [
@@ -63,12 +77,21 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
         ]
       : []),
     '   npm run cli -- list',
-    '   npm run cli -- status <shop> <orderId>',
+    '   npm run cli -- attention                     # what waits for a person, with the next command',
+    '   npm run cli -- status lyon-ceramics LC-5531',
     '   npm run cli -- resubmit lyon-ceramics LC-5531 examples/corrected-label.json',
     ...(r.shopUrl ? [`   curl -s -XPOST ${r.shopUrl}/__admin/faults -d '{"downForMs":60000}'   # take the shop down for a minute`] : []),
     '',
     ' Ctrl-C stops everything.',
   ]);
+}
+
+/**
+ * The Web UI's workflow list filtered to shipments (the shop pulls' and the account's workflows
+ * left out); its columns are the Web UI's choice (see README: add ShipmentStatus in its column settings).
+ */
+export function shipmentsListUrl(uiPort: number): string {
+  return `http://localhost:${uiPort}/namespaces/${NAMESPACE}/workflows?query=${encodeURIComponent(`WorkflowType="${WORKFLOW_TYPE}"`)}`;
 }
 
 /**

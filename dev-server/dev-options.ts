@@ -39,7 +39,8 @@ export const HELP = `Usage: npm run dev [-- options]
 Runs the shipping worker locally with everything it needs, as child processes:
   temporal   Temporal dev server (\`temporal server start-dev\`) with this project's search
              attributes, state kept in <data-dir>/temporal.db, Web UI on --ui-port
-  fake-api   the fake shipping API (\`npm run fake-api\`), only if SHIPPING_API_BASE_URL is unset
+  fake-api   the fake shipping API (\`npm run fake-api\`), only if SHIPPING_API_BASE_URL is unset;
+             its labels are kept in <data-dir>/fake-shipping-api.json across restarts
   shop       the reference shop receiver (\`npm run shop-receiver\`) with a page of the orders on
              --shop-port (it stays up while the shop is down: webhooks have a port of their own)
              and the example files' shops wired to it (signed webhooks, a fresh secret per run);
@@ -49,7 +50,9 @@ Runs the shipping worker locally with everything it needs, as child processes:
              shop ${PLATFORM_SHOPS.shopify}: fulfillments, tracking and events land there
   woocommerce a fake WooCommerce store (\`npm run fake-woocommerce\`) on --woocommerce-port,
              wired to the shop ${PLATFORM_SHOPS.woocommerce}: tracking items, notes, statuses
-             (both in memory, with a few seeded orders; only without SHOP_CONNECTORS(_FILE));
+             (six seeded orders each at the first start; their orders, fulfillments, notes and
+             tracking are kept in <data-dir>/fake-shopify.json and fake-woocommerce.json across
+             restarts; only without SHOP_CONNECTORS(_FILE));
              both are import sources too: the worker pulls their orders on a schedule per shop,
              and their order webhooks reach the worker's trigger endpoint on --trigger-port
   codec      the codec server (\`npm run codec-server\`): payloads are encrypted (personal data
@@ -70,7 +73,8 @@ Options:
   --woocommerce-port <n>  fake WooCommerce store port, its admin page at / (default ${DEFAULTS.wooCommercePort})
   --codec-port <n>        codec server port, with encryption keys (default ${DEFAULTS.codecPort})
   --trigger-port <n>      the worker's platform webhook endpoint (SHOP_TRIGGER_PORT; default ${DEFAULTS.triggerPort})
-  --data-dir <dir>        where the Temporal SQLite file lives (default .data/); delete it to reset
+  --data-dir <dir>        where the state lives (default .data/): Temporal's SQLite file, the fakes'
+                          and the shop page's state, the payload key; stop, then delete it to reset
   --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs}: about
                           5 minutes from label to delivered; 3000 for a fast run)
   --no-encryption         store payloads in clear (names, addresses and phones readable in the
@@ -83,6 +87,8 @@ Environment:
   SHIPPING_API_BASE_URL   use this shipping API instead of starting the fake one
   SHIPPING_API_KEY        API key for the shipping API (default "${DEV_API_KEY}", as the fake expects)
   SHIPPING_API_TOKEN      API token for the shipping API (default "${DEV_API_TOKEN}")
+  SHIPPING_ACCOUNTS_FILE  your shipping accounts for the worker, instead of the example ones
+                          ("sandbox" and "production" on the fake, in <data dir>/accounts/)
   TRACKING_POLL_INTERVAL  worker's tracking poll interval (default ${DEMO_POLL_INTERVAL} here, for the demo)
   SHOP_CONNECTORS(_FILE)  your own shop connectors for the worker; then no shop receiver is started
   TEMPORAL_TASK_QUEUE     task queue of the worker (default ${DEFAULT_TASK_QUEUE})
@@ -109,6 +115,8 @@ export interface DevOptions {
   externalApi: string | undefined;
   /** SHOP_CONNECTORS(_FILE): then no shop receiver is started. */
   ownConnectors: boolean;
+  /** SHIPPING_ACCOUNTS(_FILE): then the worker gets those, not the example accounts. */
+  ownAccounts: boolean;
   encryption: ReturnType<typeof loadPayloadEncryptionSettings>;
   /** --no-encryption: payloads in clear. */
   noEncryption: boolean;
@@ -142,6 +150,7 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
     shopifyPort: parsePort(values['shopify-port'], DEFAULTS.shopifyPort, '--shopify-port'),
     wooCommercePort: parsePort(values['woocommerce-port'], DEFAULTS.wooCommercePort, '--woocommerce-port'),
     ownConnectors: Boolean(process.env.SHOP_CONNECTORS || process.env.SHOP_CONNECTORS_FILE),
+    ownAccounts: Boolean(process.env.SHIPPING_ACCOUNTS || process.env.SHIPPING_ACCOUNTS_FILE),
     codecPort: parsePort(values['codec-port'], DEFAULTS.codecPort, '--codec-port'),
     triggerPort: parsePort(values['trigger-port'], DEFAULTS.triggerPort, '--trigger-port'),
     // Bad keys stop us here, before anything starts (the error names the variable, never the key).

@@ -26,6 +26,7 @@ import { printDevBanner } from './dev-banner';
 import { isHarmlessServerWarning } from './server-warnings';
 import { ensureDevKeyFile } from './dev-key';
 import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems, type DevOptions, type Launch } from './dev-options';
+import { ensureDevAccounts, type DevAccounts } from './dev-accounts';
 import { exampleShops } from './example-shops';
 import { startPlatformStores, subscribeStoreWebhooks, type PlatformStores } from './platform-stores';
 import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
@@ -66,20 +67,33 @@ async function main(): Promise<void> {
   const cli = await findCli();
   const codecUrl = await startCodec(o, scripts);
   const { address, dbFile } = await startTemporal(o, cli, codecUrl);
-  const apiUrl = await startShippingApi(o, scripts, settings);
+  // Two example accounts beside the default one, on the fake only, unless the shell names its own.
+  const accounts = o.externalApi || o.ownAccounts ? undefined : ensureDevAccounts(o.dataDir);
+  const apiUrl = await startShippingApi(o, scripts, settings, accounts);
+  const accountsFile = accounts?.settingsFor(apiUrl);
   const shop = await startShop(o, scripts);
   await startWorker(
     scripts,
     // A person reads this terminal: one readable line per log entry, unless asked otherwise.
     {
       ...workerEnv(localServerEnv(process.env), { ...settings, address, namespace: NAMESPACE, apiUrl }),
+      ...(accountsFile ? { SHIPPING_ACCOUNTS_FILE: accountsFile } : {}),
       LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
     },
     shop?.connectors,
     shop ? o.triggerPort : undefined,
   );
   if (shop) await connectStores(shop.stores, address, o.triggerPort);
-  printDevBanner(out, o, { address, apiUrl, dbFile, codecUrl, shopUrl: shop?.url, stores: shop?.stores, settings });
+  printDevBanner(out, o, {
+    address,
+    apiUrl,
+    dbFile,
+    codecUrl,
+    shopUrl: shop?.url,
+    stores: shop?.stores,
+    settings,
+    accounts: accounts && accountsFile ? { file: accountsFile, shops: accounts.shops } : undefined,
+  });
 }
 
 /**
@@ -170,8 +184,13 @@ async function startCodec(o: DevOptions, scripts: Record<string, string>): Promi
 }
 
 async function startTemporal(o: DevOptions, cli: string, codecUrl: string | undefined): Promise<{ address: string; dbFile: string }> {
-  fs.mkdirSync(o.dataDir, { recursive: true });
+  fs.mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
   const dbFile = path.join(o.dataDir, 'temporal.db');
+  // The database holds the orders (encrypted payloads, but search attributes and ids in clear):
+  // readable by you only, like the rest of the data folder. The server creates it (and its
+  // -wal/-shm companions) under the umask it inherits; one made by an older version is fixed here.
+  process.umask(0o077);
+  for (const file of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) if (fs.existsSync(file)) fs.chmodSync(file, 0o600);
   const address = `localhost:${o.temporalPort}`;
   const args = [
     ...['server', 'start-dev', '--db-filename', dbFile, '--port', String(o.temporalPort), '--ui-port', String(o.uiPort)],
@@ -205,14 +224,22 @@ async function startTemporal(o: DevOptions, cli: string, codecUrl: string | unde
 }
 
 /** The fake shipping API, unless SHIPPING_API_BASE_URL names another; resolves with its URL. */
-async function startShippingApi(o: DevOptions, scripts: Record<string, string>, settings: DemoSettings): Promise<string> {
+async function startShippingApi(
+  o: DevOptions,
+  scripts: Record<string, string>,
+  settings: DemoSettings,
+  accounts: DevAccounts | undefined,
+): Promise<string> {
   if (o.externalApi) {
     out.say(`Using the shipping API at ${o.externalApi} (SHIPPING_API_BASE_URL); not starting the fake one`);
     return o.externalApi;
   }
   out.say(`Starting the fake shipping API on port ${o.fakeApiPort}`);
   const { args, env } = fakeApiLaunch(o.fakeApiPort, o.trackingStepMs, settings);
-  const fakeApi = startChild('fake-api', launchScript(scripts, 'fake-api', args), env);
+  // Its labels survive a restart, so a shipment tracking at Ctrl-C is found (and delivered) after it.
+  const stateFile = ['--state-file', path.join(o.dataDir, 'fake-shipping-api.json')];
+  if (accounts) args.push('--accounts-file', accounts.fakeAccountsFile);
+  const fakeApi = startChild('fake-api', launchScript(scripts, 'fake-api', [...args, ...stateFile]), env);
   const listening = await fakeApi.waitForLine(FAKE_API_LISTENING, 60_000);
   if (!listening) throw new Error('fake-api did not print "Fake shipping API listening on <url>" within 60 s');
   return listening[1]!;
@@ -242,8 +269,10 @@ async function startShop(
   const pageUrl = `http://127.0.0.1:${o.shopPort}`;
   const shops = exampleShops();
   out.say(`Starting the fake Shopify and WooCommerce stores on ports ${o.shopifyPort} and ${o.wooCommercePort}`);
-  const stores = await startPlatformStores({ shopify: o.shopifyPort, wooCommerce: o.wooCommercePort }, (name, script, args) =>
-    startChild(name, launchScript(scripts, script, args), process.env),
+  const stores = await startPlatformStores(
+    { shopify: o.shopifyPort, wooCommerce: o.wooCommercePort },
+    (name, script, args) => startChild(name, launchScript(scripts, script, args), process.env),
+    o.dataDir,
   );
   const connectors = JSON.stringify({
     // Short, so a shop taken down in the demo catches up within seconds of coming back.

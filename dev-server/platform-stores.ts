@@ -4,6 +4,7 @@
  * wire the example shops to them with the fakes' dev credentials.
  */
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { PULL_TOPICS } from '../shop-trigger/topics';
 import { PLATFORM_SHOPS } from './example-shops';
 
@@ -61,14 +62,21 @@ type StartChild = (
   args: string[],
 ) => { waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray | undefined> };
 
-export async function startPlatformStores(ports: { shopify: number; wooCommerce: number }, start: StartChild): Promise<PlatformStores> {
+/** Each store keeps its orders in `dataDir` across restarts, and seeds them only when it starts empty. */
+export async function startPlatformStores(
+  ports: { shopify: number; wooCommerce: number },
+  start: StartChild,
+  dataDir: string,
+): Promise<PlatformStores> {
   const seed = ['--seed-orders', String(SEEDED_ORDERS)];
+  const stateFile = (name: string) => ['--state-file', path.join(dataDir, name)];
   const shopify = start('shopify', 'fake-shopify', [
     '--port',
     String(ports.shopify),
     '--shop-name',
     'Oslo Outdoor (fake Shopify)',
     ...seed,
+    ...stateFile('fake-shopify.json'),
   ]);
   const woo = start('woocommerce', 'fake-woocommerce', [
     '--port',
@@ -76,6 +84,7 @@ export async function startPlatformStores(ports: { shopify: number; wooCommerce:
     '--store-name',
     'Porto Wines (fake WooCommerce)',
     ...seed,
+    ...stateFile('fake-woocommerce.json'),
   ]);
   const [shopifyLine, wooLine] = await Promise.all([
     shopify.waitForLine(/fake Shopify listening on (\S+)/, 60_000),

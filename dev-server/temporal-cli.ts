@@ -277,6 +277,8 @@ async function buildOrWait(
   fs.mkdirSync(binDir, { recursive: true });
 
   let announcedWait = false;
+  let waitStarted = 0;
+  let lastWaitNote = 0;
   for (;;) {
     if (tryAcquireLock(lockDir)) {
       try {
@@ -302,6 +304,12 @@ async function buildOrWait(
       const owner = readLockOwner(lockDir);
       log(`Another process${owner ? ` (pid ${owner.pid})` : ''} is building ${tool.what}; waiting for it (${lockDir})`);
       announcedWait = true;
+      waitStarted = Date.now();
+      lastWaitNote = waitStarted;
+    } else if (Date.now() - lastWaitNote >= BUILD_HEARTBEAT_MS) {
+      // A wait of minutes is not silent either.
+      log(`... still waiting for the other build of ${tool.what} (${Math.round((Date.now() - waitStarted) / 1000)} s)`);
+      lastWaitNote = Date.now();
     }
     await sleep(LOCK_POLL_MS);
     if (!fs.existsSync(lockDir) && isExecutableFile(target)) {

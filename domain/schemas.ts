@@ -49,6 +49,11 @@ export const ShopOrderSeen = z.object({
   modifiedAt: z.iso.datetime(),
 });
 
+/** A shipping account's name: it appears in workflow inputs, logs and the account workflow's id. */
+export const AccountName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be 1-63 of A-Z a-z 0-9 . _ - (starting with a letter or digit)');
+
 export const ShipmentInput = OrderIdentity.extend({
   /** Required for a shop whose connector is a platform (shopify, woocommerce): the order it writes to. */
   platformOrderId: PlatformOrderId.optional(),
@@ -57,6 +62,11 @@ export const ShipmentInput = OrderIdentity.extend({
   labelRequest: LabelRequestWithoutKey,
   /** Per-order overrides; otherwise the worker's configured policy applies. */
   tracking: TrackingPolicy.omit({ shopSync: true }).partial().optional(),
+  /**
+   * The shipping account every call of the shipment uses, by name (never credentials): the
+   * shop's account when it started (config/shipping-accounts.ts). Absent: `default`.
+   */
+  account: AccountName.optional(),
 });
 
 /** What a pull tells a shipment whose order changed (the update `shopOrderChanged`). */
@@ -71,6 +81,10 @@ export const ShopOrderChange = ShopOrderSeen.extend({
 export const ResubmitLabel = z.object({
   labelRequest: LabelRequestWithoutKey,
   reason: z.string().max(500).optional(),
+  /** The shop and order the operator's file names, when it was a whole import record. */
+  namedOrder: OrderIdentity.partial().optional(),
+  /** The operator said the data may name another order or sender (domain/correction.ts). */
+  acceptMismatch: z.boolean().optional(),
 });
 
 // The workflow sees only the interface in definitions.ts: fail the build if the two drift.

@@ -14,6 +14,12 @@ export const DEFAULT_TASK_QUEUE = 'shipments';
 export type OrderIdentity = z.infer<typeof schemas.OrderIdentity>;
 
 /**
+ * The shipping account of a shipment whose input names none (started before accounts had
+ * names): the one SHIPPING_API_BASE_URL and SHIPPING_API_KEY/_TOKEN configure.
+ */
+export const DEFAULT_SHIPPING_ACCOUNT = 'default';
+
+/**
  * One workflow per shop order: the id is derived from the order, so a second start of the same
  * order finds the first. Components are URI-encoded so `a-b`/`c` and `a`/`b-c` cannot collide.
  */
@@ -147,8 +153,11 @@ export interface ShopDeliveryResult {
   delivered: number;
   /** Delivery cannot go on without an operator (or the shop has no connector any more). */
   stopped: (Omit<ShopDeliveryFailure, 'at'> & { reason: 'rejected' | 'gone' | 'no_connector' }) | null;
-  /** A first attempt's retryable failure: the workflow continues with the retried activity. */
-  retry: (Omit<ShopDeliveryFailure, 'at'> & { retryAfterMs: number | null }) | null;
+  /**
+   * A first attempt's retryable failure: the workflow continues with the retried activity, after
+   * retryAfterMs (a webhook's Retry-After, a workflow timer) or passing notBefore on (a platform's, epoch ms).
+   */
+  retry: (Omit<ShopDeliveryFailure, 'at'> & { retryAfterMs: number | null; notBefore?: number }) | null;
   /** Platform ids known after this delivery (platform connectors only). */
   platform?: PlatformRefs;
 }

@@ -15,7 +15,9 @@ import {
   TokenBuckets,
   type EndpointKey,
   type Faults,
+  type RateLimit,
 } from './faults';
+import type { AnyFakeAccount } from './types';
 
 /** What becomes of a handled request: answered (after `delayMs`), never answered, or cut off. */
 export type Fate = { kind: 'answer'; delayMs: number } | { kind: 'hang' } | { kind: 'lost' };
@@ -23,6 +25,8 @@ export type Fate = { kind: 'answer'; delayMs: number } | { kind: 'hang' } | { ki
 export class FaultInjector {
   private faults: Faults = cloneFaults(DEFAULT_FAULTS);
   private buckets: TokenBuckets | null = null;
+  /** Accounts with a limit of their own (AnyFakeAccount.rateLimit), by name. */
+  private readonly ownBuckets = new Map<string, TokenBuckets>();
   private readonly random: () => number;
 
   constructor(seed: number) {
@@ -49,19 +53,22 @@ export class FaultInjector {
   }
 
   /** Steps 1-4: an answer that takes the handler's place, or null to go on to the handler. */
-  before(key: EndpointKey, account: string, inScope: boolean): Answer | null {
+  before(key: EndpointKey, { name: account, rateLimit: own }: AnyFakeAccount, inScope: boolean): Answer | null {
     const faults = this.faults;
     // 1. the deterministic fail-next queue
-    const queued = faults.failNext.findIndex((e) => e.endpoint === undefined || e.endpoint === key);
+    const queued = faults.failNext.findIndex(
+      (e) => (e.endpoint === undefined || e.endpoint === key) && (e.account === undefined || e.account === account),
+    );
     if (queued >= 0) {
       const [entry] = faults.failNext.splice(queued, 1);
       const headers: Record<string, string> = { 'x-fake-fault': 'fail-next' };
       if (entry!.status === 429 && entry!.retryAfter !== null) headers['retry-after'] = entry!.retryAfter ?? '1';
       return standard(entry!.status, undefined, headers);
     }
-    // 2. per-account rate limit
-    if (inScope && this.buckets) {
-      const wait = this.buckets.take(account, Date.now());
+    // 2. per-account rate limit: the account's own, else the fake's
+    const buckets = own ? this.ownBucketsOf(account, own) : this.buckets;
+    if (inScope && buckets) {
+      const wait = buckets.take(account, Date.now());
       if (wait > 0) {
         return standard(429, 'Too many requests: rate limit exceeded', { 'retry-after': String(wait), 'x-fake-fault': 'rate-limit' });
       }
@@ -77,6 +84,12 @@ export class FaultInjector {
       return standard(500, 'Internal server error', { 'x-fake-fault': 'server-error' });
     }
     return null;
+  }
+
+  private ownBucketsOf(account: string, limit: RateLimit): TokenBuckets {
+    let buckets = this.ownBuckets.get(account);
+    if (!buckets) this.ownBuckets.set(account, (buckets = new TokenBuckets(limit)));
+    return buckets;
   }
 
   /** Step 6, after the handler changed state: may malform `answer` in place, then decides its fate. */

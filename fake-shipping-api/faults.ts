@@ -16,6 +16,8 @@ export interface RateLimit {
 export interface FailNextEntry {
   /** Endpoint key the entry applies to; absent = the next API request of any endpoint. */
   endpoint?: string;
+  /** Account (by name) the entry applies to; absent = any account. */
+  account?: string;
   status: number;
   /** 429 only: the Retry-After header value; null = header omitted; default "1". */
   retryAfter?: string | null;
@@ -96,6 +98,7 @@ export const FaultsPatch = z
     failNext: z.array(
       z.strictObject({
         endpoint: EndpointKeySchema.optional(),
+        account: z.string().min(1).optional(),
         status: z.number().int().min(400).max(599),
         retryAfter: z.string().nullable().optional(),
       }),

@@ -45,6 +45,16 @@ export class LabelStore {
     this.byCustomerOrderNumber.set(key, [...(this.byCustomerOrderNumber.get(key) ?? []), record]);
   }
 
+  /** Every label and the counter, as plain data (persistence.ts keeps them across restarts). */
+  snapshot(): LabelStoreSnapshot {
+    return { labels: [...this.byId.values()], generatedOrderNumbers: this.generatedOrderNumbers };
+  }
+
+  restore(snapshot: LabelStoreSnapshot): void {
+    for (const record of snapshot.labels) this.add(record);
+    this.generatedOrderNumbers = snapshot.generatedOrderNumbers;
+  }
+
   summaries(): FakeLabelSummary[] {
     return [...this.byId.values()].map((r) => ({
       idempotencyKey: r.idempotencyKey,
@@ -56,4 +66,9 @@ export class LabelStore {
       createdAt: new Date(r.createdAtMs).toISOString(),
     }));
   }
+}
+
+export interface LabelStoreSnapshot {
+  labels: LabelRecord[];
+  generatedOrderNumbers: number;
 }

@@ -2,14 +2,17 @@
  * Command line of the fake shipping API: `npm run fake-api -- --port 4010 [flags]`.
  * Run with --help for every flag. Exit codes: 0 normal/--help, 1 start-up failure, 2 bad flags.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { fieldProblems } from '../shipping-api/contract';
 import {
   defaultAccount,
   DEFAULTS,
   ENDPOINT_KEYS,
   normalizeEndpointKey,
   startFakeShippingApi,
-  type FakeAccount,
+  type AnyFakeAccount,
   type FakeShippingApiOptions,
   type Faults,
 } from './server';
@@ -31,6 +34,9 @@ Flags:
   --port <port>                 TCP port, 0 = any free port (default ${CLI_DEFAULT_PORT})
   --tracking-step-ms <ms>       Length of one tracking stage (default ${DEFAULTS.trackingStepMs})
   --tracking-step-polls <n>     Advance tracking by polls instead: n GET /tracking calls per stage
+  --state-file <file>           Keep the labels in <file> (0600) and read them back at the next
+                                start: tracking goes on from their creation time
+                                (npm run dev: .data/fake-shipping-api.json)
   --reject-postal-code <code>   Destination postal code the courier rejects; repeatable,
                                 replaces the default list (default ${DEFAULTS.rejectPostalCodes.join(', ')})
   --seed <n>                    Seed of the PRNG behind every fault rate (default ${DEFAULTS.seed})
@@ -50,12 +56,17 @@ Flags:
                                 Keys: ${ENDPOINT_KEYS.join(', ')}
   --extra-account <name:key:token>
                                 Additional account (e.g. to test 403); repeatable (default: none)
+  --accounts-file <path>        More accounts, each with its own credentials, limit and labels:
+                                a JSON array of {name, apiKey, apiToken} or {name, auth: "bearer",
+                                accessToken, shipperAccountId}, each with an optional
+                                rateLimit {perSecond, burst} (default: the --rate-limit)
   -h, --help                    Print this help and exit
 
 Credentials of the default account come from SHIPPING_API_KEY and SHIPPING_API_TOKEN;
 when unset, the dev credentials x-rr-apikey=dev-api-key, x-rr-apitoken=dev-api-token apply.
 Admin endpoints (no auth): GET /__admin/stats, GET|POST /__admin/faults,
-POST /__admin/reset-stats, GET /__admin/labels. See docs/fake-shipping-api.md.
+POST /__admin/reset-stats, GET /__admin/labels, GET /__admin/accounts,
+POST /__admin/credentials (rotate an account's). See docs/fake-shipping-api.md.
 `;
 
 function parseNumber(flag: string, raw: string, check: { integer?: boolean; min?: number; max?: number; exclusiveMin?: boolean }): number {
@@ -95,6 +106,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
         port: { type: 'string' },
         'tracking-step-ms': { type: 'string' },
         'tracking-step-polls': { type: 'string' },
+        'state-file': { type: 'string' },
         'reject-postal-code': { type: 'string', multiple: true },
         seed: { type: 'string' },
         'rate-limit': { type: 'string' },
@@ -108,6 +120,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
         'lost-answer-rate': { type: 'string' },
         'fault-endpoint': { type: 'string', multiple: true },
         'extra-account': { type: 'string', multiple: true },
+        'accounts-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -130,6 +143,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   const trackingStepMs = num('tracking-step-ms', { integer: true, min: 0 });
   const trackingStepPolls = num('tracking-step-polls', { integer: true, min: 1 });
   const seed = num('seed', { integer: true, min: 0, max: 2 ** 32 - 1 });
+  const stateFile = str('state-file');
+  if (stateFile?.trim() === '') throw new CliError('--state-file: must not be empty');
 
   const rejectPostalCodes = list('reject-postal-code');
   if (rejectPostalCodes?.some((c) => c.trim() === '')) throw new CliError('--reject-postal-code: must not be empty');
@@ -169,7 +184,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     });
   }
 
-  const accounts: FakeAccount[] = [defaultAccount(env).account];
+  const accounts: AnyFakeAccount[] = [defaultAccount(env).account];
   for (const raw of list('extra-account') ?? []) {
     const first = raw.indexOf(':');
     const second = first < 0 ? -1 : raw.indexOf(':', first + 1);
@@ -178,15 +193,60 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
     const apiToken = second < 0 ? '' : raw.slice(second + 1);
     if (!name || !apiKey || !apiToken) throw new CliError('--extra-account: expected name:key:token, each part non-empty');
     if (accounts.some((a) => a.name === name)) throw new CliError(`--extra-account: account name "${name}" is already used`);
-    if (accounts.some((a) => a.apiKey === apiKey)) throw new CliError(`--extra-account: the key of account "${name}" is already used`);
+    if (accounts.some((a) => a.auth !== 'bearer' && a.apiKey === apiKey)) {
+      throw new CliError(`--extra-account: the key of account "${name}" is already used`);
+    }
     accounts.push({ name, apiKey, apiToken });
+  }
+  const file = str('accounts-file');
+  for (const account of file === undefined ? [] : readAccountsFile(file)) {
+    if (accounts.some((a) => a.name === account.name))
+      throw new CliError(`--accounts-file: account name "${account.name}" is already used`);
+    accounts.push(account);
   }
 
   return {
     kind: 'run',
-    options: { host, port, trackingStepMs, trackingStepPolls, rejectPostalCodes, seed, accounts, faults },
+    options: { host, port, trackingStepMs, trackingStepPolls, rejectPostalCodes, seed, accounts, faults, stateFile },
     extraAccountNames: accounts.slice(1).map((a) => a.name),
   };
+}
+
+const RateLimitSchema = z.strictObject({ perSecond: z.number().positive(), burst: z.number().int().min(1) });
+const AccountsFile = z
+  .array(
+    z.union([
+      z.strictObject({
+        name: z.string().min(1),
+        apiKey: z.string().min(1),
+        apiToken: z.string().min(1),
+        rateLimit: RateLimitSchema.optional(),
+      }),
+      z.strictObject({
+        name: z.string().min(1),
+        auth: z.literal('bearer'),
+        accessToken: z.string().min(1),
+        shipperAccountId: z.string().min(1),
+        rateLimit: RateLimitSchema.optional(),
+      }),
+    ]),
+  )
+  .max(100);
+
+/** The accounts of --accounts-file; a problem names the index and field, never a credential. */
+function readAccountsFile(file: string): AnyFakeAccount[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new CliError(`--accounts-file: cannot read ${file} as JSON: ${(e as NodeJS.ErrnoException).code ?? 'not valid JSON'}`);
+  }
+  const parsed = AccountsFile.safeParse(json);
+  if (!parsed.success) {
+    const first = fieldProblems(parsed.error)[0]!;
+    throw new CliError(`--accounts-file: ${first.field}: ${first.message}`);
+  }
+  return parsed.data;
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {

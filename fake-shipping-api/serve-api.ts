@@ -55,7 +55,7 @@ export async function serveApi(
   if (!account) return reply(standard(401, 'Unauthorized'));
 
   const inScope = fake.faults.inScope(key);
-  const faulted = fake.faults.before(key, account.name, inScope);
+  const faulted = fake.faults.before(key, account, inScope);
   if (faulted) return reply(faulted);
 
   // 5. handle (state changes here)

@@ -24,6 +24,7 @@ import { readLabel } from './routes/read-label';
 import { readOrder } from './routes/read-order';
 import { readTracking } from './routes/tracking';
 import { serveApi } from './serve-api';
+import { keepLabels } from './persistence';
 import { FakeState } from './state';
 import type { FakeShippingApi, FakeShippingApiOptions } from './types';
 
@@ -31,7 +32,18 @@ export type { EndpointKey, FailNextEntry, Faults, RateLimit, RetryAfterRange } f
 export { ENDPOINT_KEYS, FaultsPatch, InvalidFaultsError, normalizeEndpointKey } from './faults';
 export { INTEGRATION_CODE } from './catalog';
 export { defaultAccount, DEFAULTS, DEV_API_KEY, DEV_API_TOKEN } from './defaults';
-export type { FakeAccount, FakeFault, FakeLabelSummary, FakeRequest, FakeShippingApi, FakeShippingApiOptions, FakeStats } from './types';
+export type {
+  AnyFakeAccount,
+  FakeAccount,
+  FakeBearerAccount,
+  FakeCredentials,
+  FakeFault,
+  FakeLabelSummary,
+  FakeRequest,
+  FakeShippingApi,
+  FakeShippingApiOptions,
+  FakeStats,
+} from './types';
 
 /** The spec's endpoints, one module each under routes/ (the admin ones: routes/admin.ts). */
 const ENDPOINTS: Readonly<Record<EndpointKey, EndpointHandler>> = {
@@ -46,6 +58,10 @@ const ENDPOINTS: Readonly<Record<EndpointKey, EndpointHandler>> = {
 export async function startFakeShippingApi(options: FakeShippingApiOptions = {}): Promise<FakeShippingApi> {
   const host = options.host ?? DEFAULTS.host;
   const fake = new FakeState(options);
+  const kept =
+    options.stateFile === undefined
+      ? undefined
+      : keepLabels(options.stateFile, fake.labels, (message) => process.stderr.write(`${message}\n`));
   let closed = false;
   const { delay, releaseAll: releaseDelays } = cancellableDelays();
 
@@ -84,10 +100,12 @@ export async function startFakeShippingApi(options: FakeShippingApiOptions = {})
     requestLog: () => fake.traffic.requestLog(),
     labels: () => fake.labels.summaries(),
     setFaults: (patch) => fake.faults.set(patch),
+    rotateCredentials: (account, credentials) => void fake.rotateCredentials(account, credentials),
     resetStats: () => fake.traffic.resetStats(),
     close: async () => {
       if (closed) return;
       closed = true;
+      kept?.close();
       releaseDelays();
       await http.stopListening();
     },

@@ -2,21 +2,45 @@
  * The fake shipping API's public shapes: what it is started with and what a test or the CLI
  * gets back to steer and observe it.
  */
-import type { Faults } from './faults';
+import type { Faults, RateLimit } from './faults';
 
+/**
+ * One account of the fake: its own credentials, limit and labels. `headers` (the default) takes
+ * the spec's x-rr-apikey and x-rr-apitoken; `bearer` the spec's alternative form,
+ * `Authorization: Bearer <accessToken>`, and wants `service.shipperAccountId` in label requests.
+ */
+export type AnyFakeAccount = FakeAccount | FakeBearerAccount;
 export interface FakeAccount {
   name: string;
+  auth?: 'headers';
   apiKey: string;
   apiToken: string;
+  /** The account's own limit; default: the fake's `rateLimit` fault. */
+  rateLimit?: RateLimit;
+}
+export interface FakeBearerAccount {
+  name: string;
+  auth: 'bearer';
+  accessToken: string;
+  shipperAccountId: string;
+  rateLimit?: RateLimit;
 }
 
+/** New credentials of an account: from then on the old ones get 401 (a rotation). */
+export type FakeCredentials = { apiKey: string; apiToken: string } | { accessToken: string };
+
 export interface FakeShippingApiOptions {
+  /**
+   * Keep the labels in this file across restarts (written at most once a second and at close, 0600;
+   * local-http/state-file.ts). Unset: memory only.
+   */
+  stateFile?: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0 (a random free port). */
   port?: number;
   /** Default: one account from SHIPPING_API_KEY / SHIPPING_API_TOKEN, else the dev credentials. */
-  accounts?: FakeAccount[];
+  accounts?: AnyFakeAccount[];
   /** Length of one tracking stage. Default 60 000 ms. */
   trackingStepMs?: number;
   /**
@@ -87,6 +111,8 @@ export interface FakeShippingApi {
   labels(): FakeLabelSummary[];
   /** Validates and applies a partial patch; throws InvalidFaultsError naming the field. */
   setFaults(patch: Partial<Faults>): Faults;
+  /** Replaces an account's credentials: a call with the old ones is refused (401) from now on. */
+  rotateCredentials(account: string, credentials: FakeCredentials): void;
   resetStats(): void;
   /** Stops listening and destroys every socket, hanging ones included. */
   close(): Promise<void>;

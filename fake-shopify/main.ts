@@ -32,6 +32,8 @@ Flags:
   --throttle-as <how>           graphql-200 (Shopify) or http-429 (default ${DEFAULTS.throttleAs})
   --visibility-days <n|all>     Orders older than n days are invisible (default ${DEFAULTS.orderVisibilityDays})
   --seed-orders <n>             Create n sample orders at start (default 0)
+  --state-file <file>           Keep the orders in <file> (0600) and read it back at the next
+                                start, which then seeds nothing (npm run dev: .data/fake-shopify.json)
   --generate-orders <n>         Create n generated orders at start (at most 20000): EU addresses,
                                 1-3 lines, created over the last 30 days, deterministic from --seed
   --shop-name <name>            Shown on the page and in Query.shop
@@ -80,6 +82,7 @@ const FLAGS = [
   'throttle-as',
   'visibility-days',
   'seed-orders',
+  'state-file',
   'generate-orders',
   'shop-name',
   'seed',
@@ -117,6 +120,7 @@ function serverOptions({ str, num, text }: ReturnType<typeof readers>): CliRun['
     tokenLifetimeSeconds: num('token-lifetime', 1, 10 * 365 * 86_400),
     shopName: text('shop-name'),
     seed: num('seed', 0, 2 ** 32 - 1),
+    stateFile: text('state-file'),
   };
   const bucket = str('bucket');
   if (bucket !== undefined) {
@@ -212,8 +216,11 @@ export async function main(argv: string[]): Promise<void> {
   const faults = shop.setFaults(command.faults);
   const active = Object.entries(faults).filter(([k, v]) => k !== 'failNext' && v !== 0 && v !== false && v !== null);
   if (active.length > 0) process.stderr.write(`Faults: ${JSON.stringify(Object.fromEntries(active))}\n`);
-  for (let i = 0; i < command.seedOrders; i++) shop.createOrder(sampleOrder(i, Date.now()));
-  if (command.generateOrders > 0) shop.generateOrders({ count: command.generateOrders, seed: command.options.seed });
+  if (shop.restored) process.stderr.write(`Orders read back from ${command.options.stateFile}: nothing seeded.\n`);
+  else {
+    for (let i = 0; i < command.seedOrders; i++) shop.createOrder(sampleOrder(i, Date.now()));
+    if (command.generateOrders > 0) shop.generateOrders({ count: command.generateOrders, seed: command.options.seed });
+  }
   process.stdout.write(`fake Shopify listening on ${shop.baseUrl}\n`);
   closeOnSignals('fake-shopify', () => shop.close());
 }

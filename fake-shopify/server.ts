@@ -17,6 +17,7 @@ import { DEFAULTS } from './defaults';
 import { admitted, serveGraphql, type ShopifyServer } from './graphql-endpoint';
 import { parseOrThrow } from './invalid';
 import { renderPage } from './page';
+import { keepOrders } from './persistence';
 import { ShopifyState } from './state';
 import { emptyStats } from './stats';
 import type { FakeShopify, FakeShopifyOptions } from './types';
@@ -44,6 +45,10 @@ function answeringVersion(server: ShopifyServer, version: string): ShopifyServer
 export async function startFakeShopify(options: FakeShopifyOptions = {}): Promise<FakeShopify> {
   const host = options.host ?? DEFAULTS.host;
   const state = new ShopifyState(options);
+  const kept =
+    options.stateFile === undefined
+      ? undefined
+      : keepOrders(options.stateFile, state.store, (message) => process.stderr.write(`${message}\n`));
   let closed = false;
   const { delay, releaseAll } = cancellableDelays();
 
@@ -80,6 +85,7 @@ export async function startFakeShopify(options: FakeShopifyOptions = {}): Promis
   return {
     baseUrl: baseUrlOf(host, port),
     port,
+    restored: kept?.restored ?? false,
     createOrder: (seed) => state.view(state.createOrder(seed)),
     generateOrders: (options) => state.generateOrders(options).map((o) => state.view(o)),
     order: (id) => {
@@ -107,6 +113,7 @@ export async function startFakeShopify(options: FakeShopifyOptions = {}): Promis
     close: async () => {
       if (closed) return;
       closed = true;
+      kept?.close();
       state.webhooks.close();
       releaseAll();
       await http.stopListening();

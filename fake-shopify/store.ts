@@ -203,6 +203,32 @@ export class Store {
   private visibleOnly(order: OrderRecord | undefined): OrderRecord | undefined {
     return order && this.visible(order) ? order : undefined;
   }
+
+  /** Everything the store holds, as plain data (persistence.ts keeps it across restarts). */
+  snapshot(): ShopifyStoreSnapshot {
+    return { orders: this.all(), next: { ...this.next }, nextNumber: this.nextNumber };
+  }
+
+  /** Reads a snapshot back into an empty store: a fulfillment order's line is its order's line item again. */
+  restore(snapshot: ShopifyStoreSnapshot): void {
+    for (const order of snapshot.orders) {
+      const lineItems = new Map(order.lineItems.map((l) => [l.id, l]));
+      for (const fo of order.fulfillmentOrders) {
+        for (const line of fo.lines) line.lineItem = lineItems.get(line.lineItem.id) ?? line.lineItem;
+        this.fos.set(fo.id, fo);
+      }
+      for (const f of order.fulfillments) this.fulfillments.set(f.id, f);
+      this.orders.set(order.id, order);
+    }
+    Object.assign(this.next, snapshot.next);
+    this.nextNumber = snapshot.nextNumber;
+  }
+}
+
+export interface ShopifyStoreSnapshot {
+  orders: OrderRecord[];
+  next: Record<GidType, number>;
+  nextNumber: number;
 }
 
 /** The seed's splitLocations: the first half of the lines (rounded up), then the rest. */

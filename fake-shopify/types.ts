@@ -10,6 +10,11 @@ import type { SeedOrder } from './seed';
 import type { FakeShopifyStats } from './stats';
 
 export interface FakeShopifyOptions {
+  /**
+   * Keep the orders in this file across restarts (written at most once a second and at close, 0600;
+   * local-http/state-file.ts). Unset: memory only.
+   */
+  stateFile?: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0 (any free port). */
@@ -95,6 +100,8 @@ export interface FakeShopify {
   /** http://127.0.0.1:PORT; GraphQL at `${baseUrl}/admin/api/${version}/graphql.json`. */
   baseUrl: string;
   port: number;
+  /** The orders were read back from `stateFile`. */
+  restored: boolean;
   /** Adds an order (zod-validated; throws InvalidInputError naming the field). */
   createOrder(seed: SeedOrder): FakeOrderView;
   /**

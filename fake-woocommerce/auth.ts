@@ -56,6 +56,7 @@ const REFUSALS: Record<RouteKey, readonly [string, string] | null> = {
   'GET notes': LIST,
   'POST notes': CREATE,
   'GET note': VIEW,
+  'DELETE note': ['woocommerce_rest_cannot_delete', 'Sorry, you are not allowed to delete this resource.'],
   'GET shipment-trackings': LIST,
   'POST shipment-trackings': CREATE,
   'GET shipment-tracking': VIEW,

@@ -7,28 +7,40 @@ import { z } from 'zod';
 import { fieldProblems } from '../shipping-api/contract';
 import { ROUTE_KEYS } from './router';
 
-export const FAIL_NEXT_KINDS = ['commit-then-drop', 'drop-before-commit', '429', '503', '504', '504-after-commit', '500', 'slow'] as const;
+export const FAIL_NEXT_KINDS = [
+  'commit-then-drop',
+  'drop-before-commit',
+  '429',
+  '503',
+  '504',
+  '504-after-commit',
+  '500',
+  'slow',
+  'queued',
+] as const;
 export type FailNextKind = (typeof FAIL_NEXT_KINDS)[number];
 
 export interface FailNextEntry {
   /** Route key the entry waits for; absent = the next API request of any route. */
   route?: (typeof ROUTE_KEYS)[number];
   kind: FailNextKind;
-  /** 429 only: the Retry-After seconds; null = no header; absent = the faults' retryAfterSeconds. */
+  /** 429 and 503: the Retry-After seconds; null = no header; absent = the faults' retryAfterSeconds. */
   retryAfterSeconds?: number | null;
-  /** slow only: how long the answer waits, in ms (default 30 000). */
+  /** slow: how long the answer waits after the write applied; queued: how long the request waits before it runs (ms, default 30 000). */
   delayMs?: number;
 }
 
 export interface WooFaults {
   /** Share of API requests the host answers 429 (an HTML page). */
   rateLimitedRate: number;
-  /** Retry-After of those 429s, in seconds; null = the header is left out. */
+  /** Retry-After of the 429 and 503 pages, in seconds; null = the header is left out. */
   retryAfterSeconds: number | null;
   /** Share answered 503 (the host's HTML page). */
   unavailableRate: number;
   /** Share answered 504 by the gateway before WordPress ran. */
   gatewayTimeoutRate: number;
+  /** Share answered 502 by the proxy before WordPress ran (PHP-FPM restarting). */
+  badGatewayRate: number;
   /** Share answered 500 (WordPress's "critical error" JSON). */
   serverErrorRate: number;
   /** Added before every answer. */
@@ -37,6 +49,13 @@ export interface WooFaults {
   hangRate: number;
   /** Share of writes applied and then cut off without an answer (the socket is destroyed). */
   commitThenDropRate: number;
+  /**
+   * Share of writes a slow shared host takes lateWriteMs over: half of them queued (applied,
+   * then answered, after the wait), half applied at once and answered after the wait.
+   */
+  lateWriteRate: number;
+  /** The wait of a late write, drawn uniformly in [min, max] ms. */
+  lateWriteMs: { min: number; max: number };
   /** Every API connection is destroyed at once, nothing read or applied. */
   down: boolean;
   /** Deterministic faults, consumed in order by the first request each matches. */
@@ -52,10 +71,13 @@ export const DEFAULT_FAULTS: Readonly<WooFaults> = Object.freeze({
   retryAfterSeconds: null,
   unavailableRate: 0,
   gatewayTimeoutRate: 0,
+  badGatewayRate: 0,
   serverErrorRate: 0,
   latencyMs: 0,
   hangRate: 0,
   commitThenDropRate: 0,
+  lateWriteRate: 0,
+  lateWriteMs: { min: 3_000, max: 6_000 },
   down: false,
   failNext: [],
   webhookDropRate: 0,
@@ -71,10 +93,15 @@ export const WooFaultsPatchSchema = z
     retryAfterSeconds: Seconds.nullable(),
     unavailableRate: Rate,
     gatewayTimeoutRate: Rate,
+    badGatewayRate: Rate,
     serverErrorRate: Rate,
     latencyMs: z.number().int().min(0).max(600_000),
     hangRate: Rate,
     commitThenDropRate: Rate,
+    lateWriteRate: Rate,
+    lateWriteMs: z
+      .strictObject({ min: z.number().int().min(0).max(600_000), max: z.number().int().min(0).max(600_000) })
+      .refine((r) => r.min <= r.max, { message: 'min must not be above max', path: ['max'] }),
     down: z.boolean(),
     failNext: z.array(
       z.strictObject({
@@ -103,5 +130,5 @@ export function patchFaults(current: WooFaults, patch: unknown): WooFaults {
   const parsed = WooFaultsPatchSchema.safeParse(patch);
   if (!parsed.success) throw new InvalidWooFaultsError(fieldProblems(parsed.error));
   const next: WooFaults = { ...current, ...parsed.data };
-  return { ...next, failNext: next.failNext.map((e) => ({ ...e })) };
+  return { ...next, failNext: next.failNext.map((e) => ({ ...e })), lateWriteMs: { ...next.lateWriteMs } };
 }

@@ -30,6 +30,8 @@ Flags:
   --hpos                        Reads of one order bump its date_modified (the HPOS quirk)
   --strip-authorization         The host drops the Authorization header: only query-string auth works
   --seed-orders <n>             Create n processing orders at start (default 0)
+  --state-file <file>           Keep the orders and products in <file> (0600) and read it back at the next
+                                start, which then seeds nothing (npm run dev: .data/fake-woocommerce.json)
   --generate-orders <n>         Generate n varied EU processing orders at start (0..${DEFAULTS.maxGeneratedOrders},
                                 default 0): 1-3 lines from a small catalogue, flat rate / free
                                 shipping / local pickup, created over the last day; --seed picks them
@@ -65,6 +67,7 @@ const FLAGS = {
   hpos: { type: 'boolean' },
   'strip-authorization': { type: 'boolean' },
   'seed-orders': { type: 'string' },
+  'state-file': { type: 'string' },
   'generate-orders': { type: 'string' },
   'store-name': { type: 'string' },
   seed: { type: 'string' },
@@ -143,6 +146,7 @@ export function parseCli(argv: string[]): CliCommand {
     storeName: str('store-name'),
     seed: integer('seed', str('seed'), 0, 2 ** 32 - 1),
     faults: faultsOf(values),
+    stateFile: nonEmpty('state-file', str('state-file')),
   };
   return {
     kind: 'run',
@@ -150,6 +154,11 @@ export function parseCli(argv: string[]): CliCommand {
     seedOrders: integer('seed-orders', str('seed-orders'), 0, 10_000) ?? 0,
     generateOrders: integer('generate-orders', str('generate-orders'), 0, DEFAULTS.maxGeneratedOrders) ?? 0,
   };
+}
+
+function nonEmpty(flag: string, value: string | undefined): string | undefined {
+  if (value !== undefined && value.trim() === '') throw new CliError(`--${flag}: must not be empty`);
+  return value;
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -175,9 +184,12 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  for (const seed of demoSeeds(command.seedOrders, Date.now())) store.createOrder(seed);
   const o = command.options;
-  if (command.generateOrders > 0) store.generateOrders({ count: command.generateOrders, seed: o.seed ?? DEFAULTS.seed });
+  if (store.restored) process.stderr.write(`Orders read back from ${o.stateFile}: nothing seeded.\n`);
+  else {
+    for (const seed of demoSeeds(command.seedOrders, Date.now())) store.createOrder(seed);
+    if (command.generateOrders > 0) store.generateOrders({ count: command.generateOrders, seed: o.seed ?? DEFAULTS.seed });
+  }
   process.stderr.write(
     `Consumer key ${o.consumerKey ?? DEFAULTS.consumerKey}; time zone ${o.timezone ?? DEFAULTS.timezone}; ` +
       `Shipment Tracking ${o.shipmentTracking ? 'installed' : 'not installed'}; ${command.seedOrders} seeded orders; ` +

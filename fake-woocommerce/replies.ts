@@ -70,6 +70,7 @@ const HOST_TITLES: Record<number, string> = {
   404: '404 Not Found',
   413: '413 Request Entity Too Large',
   429: '429 Too Many Requests',
+  502: '502 Bad Gateway',
   503: '503 Service Temporarily Unavailable',
   504: '504 Gateway Time-out',
 };

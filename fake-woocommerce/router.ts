@@ -11,6 +11,7 @@ export const ROUTE_KEYS = [
   'GET notes',
   'POST notes',
   'GET note',
+  'DELETE note',
   'GET shipment-trackings',
   'POST shipment-trackings',
   'GET shipment-tracking',
@@ -24,6 +25,7 @@ export type RouteKey = (typeof ROUTE_KEYS)[number];
 export const WRITE_ROUTES: ReadonlySet<RouteKey> = new Set([
   'PUT order',
   'POST notes',
+  'DELETE note',
   'POST shipment-trackings',
   'DELETE shipment-tracking',
 ]);
@@ -54,7 +56,10 @@ function wcV3(method: string, rest: string[]): Matched | null {
     if (method === 'GET') return { ...base, key: 'GET notes' };
     return method === 'POST' ? { ...base, key: 'POST notes' } : null;
   }
-  if (resource === 'orders' && sub === 'notes' && isId(itemId)) return method === 'GET' ? { ...base, key: 'GET note', itemId } : null;
+  if (resource === 'orders' && sub === 'notes' && isId(itemId)) {
+    if (method === 'GET') return { ...base, key: 'GET note', itemId };
+    return method === 'DELETE' ? { ...base, key: 'DELETE note', itemId } : null;
+  }
   if (resource === 'products' && id !== undefined && sub === undefined) return method === 'GET' ? { ...base, key: 'GET product' } : null;
   return null;
 }

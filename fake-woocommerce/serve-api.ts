@@ -13,7 +13,7 @@ import { hostPage, invalidJson, noRoute, type Reply } from './replies';
 import { matchRoute, WRITE_ROUTES, type Matched, type RouteKey } from './router';
 import type { RouteHandler } from './routes/context';
 import { listOrders } from './routes/list-orders';
-import { listNotes, getNote, postNote } from './routes/notes';
+import { listNotes, getNote, postNote, removeNote } from './routes/notes';
 import { getOrder, putOrder } from './routes/orders';
 import { getProduct } from './routes/products';
 import { getTracking, listProviders, listTrackings, postTracking, removeTracking } from './routes/trackings';
@@ -26,6 +26,7 @@ const ROUTES: Readonly<Record<RouteKey, RouteHandler>> = {
   'GET notes': listNotes,
   'POST notes': postNote,
   'GET note': getNote,
+  'DELETE note': removeNote,
   'GET shipment-trackings': listTrackings,
   'POST shipment-trackings': postTracking,
   'GET shipment-tracking': getTracking,
@@ -86,8 +87,16 @@ export async function serveApi(
   const route = matched?.extension && !state.shipmentTracking ? null : matched;
   const traffic = state.traffic;
   traffic.request(route?.key ?? '(unmatched)');
+  // An order's routes: the Retry-After watch keeps a hold per order.
+  const orderId = route && route.key !== 'GET product' ? route.id : undefined;
+  const early = state.retryAfterWatch.arrive(orderId, Date.now());
+  if (early.order) traffic.bump('callsBeforeRetryAfter');
+  if (early.store) traffic.bump('storeCallsBeforeRetryAfter');
   const reply = (answer: Reply): void => {
     traffic.status(answer.status);
+    const retryAfter = answer.headers?.['retry-after'];
+    if ((answer.status === 429 || answer.status === 503) && retryAfter !== undefined)
+      state.retryAfterWatch.told(orderId, Number(retryAfter), Date.now());
     server.send(res, answer);
   };
   const cutOff = (): void => {
@@ -98,16 +107,18 @@ export async function serveApi(
   if (state.faults.isDown()) return cutOff();
   const raw = await readBody(req, DEFAULTS.maxBodyBytes);
   if (raw === null) return reply(hostPage(413));
-  const before = state.faults.before(route?.key ?? null);
+  const isWrite = route !== null && WRITE_ROUTES.has(route.key);
+  const before = state.faults.before(route?.key ?? null, isWrite);
   if (before.kind === 'drop') return cutOff();
   if (before.kind === 'reply') {
     traffic.bump(before.counter);
     return reply(before.reply);
   }
 
+  // A slow host's queue: the request runs (and its write lands) only after the wait, answered or not.
+  if (before.late?.queued) await server.delay(before.late.ms);
   const answer = runWordPress(state, req, url, route, raw);
-  const isWrite = route !== null && WRITE_ROUTES.has(route.key);
-  const fate = state.faults.after(isWrite, before.entry);
+  const fate = state.faults.after(isWrite, before.entry, before.late);
   if (fate.kind === 'drop') {
     if (isWrite && answer.status < 300) traffic.bump('droppedAfterCommit');
     return cutOff();

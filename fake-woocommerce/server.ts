@@ -18,6 +18,7 @@ import { renderPage } from './page';
 import { criticalError, hostPage, noRoute, type Reply } from './replies';
 import { parseSeed } from './seed';
 import { serveApi } from './serve-api';
+import { keepOrders } from './persistence';
 import { WooState } from './state';
 import type { FakeWooCommerce, FakeWooCommerceOptions } from './types';
 import { orderView } from './views';
@@ -25,6 +26,10 @@ import { orderView } from './views';
 export async function startFakeWooCommerce(options: FakeWooCommerceOptions = {}): Promise<FakeWooCommerce> {
   const host = options.host ?? DEFAULTS.host;
   const state = new WooState(options);
+  const kept =
+    options.stateFile === undefined
+      ? undefined
+      : keepOrders(options.stateFile, state.store, (message) => process.stderr.write(`${message}\n`));
   let closed = false;
   const { delay, releaseAll } = cancellableDelays();
 
@@ -55,6 +60,7 @@ export async function startFakeWooCommerce(options: FakeWooCommerceOptions = {})
   return {
     baseUrl: state.baseUrl,
     port,
+    restored: kept?.restored ?? false,
     createOrder: (seed) => orderView(state.store.createOrder(parseSeed(seed))),
     generateOrders: (generate) => generateOrders(state.store, parseInput(GenerateOrdersSchema, generate, 'generate options')),
     editOrder: (id, edit) => {
@@ -82,6 +88,7 @@ export async function startFakeWooCommerce(options: FakeWooCommerceOptions = {})
     close: async () => {
       if (closed) return;
       closed = true;
+      kept?.close();
       releaseAll();
       // No delivery goes out after close(); one in flight is cut off.
       state.webhooks.close();

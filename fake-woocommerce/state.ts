@@ -8,6 +8,7 @@ import { DEFAULTS } from './defaults';
 import { WooFaultInjector } from './fault-injector';
 import type { ActionContext } from './order-actions';
 import type { JsonContext } from './order-json';
+import { RetryAfterWatch } from './retry-after-watch';
 import { WooStore } from './store';
 import { WooTraffic } from './stats';
 import type { FakeWooCommerceOptions } from './types';
@@ -32,6 +33,8 @@ export class WooState {
   readonly store: WooStore;
   readonly faults: WooFaultInjector;
   readonly traffic = new WooTraffic();
+  /** Calls that come before a Retry-After the store gave has ended. */
+  readonly retryAfterWatch = new RetryAfterWatch();
   readonly webhooks: WooWebhooks;
   /** Draws the order of tied list rows when listTies is 'random'; null for 'id'. */
   readonly tieRandom: (() => number) | null;

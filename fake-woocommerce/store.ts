@@ -213,6 +213,34 @@ export class WooStore {
     return order;
   }
 
+  /** Everything the store holds, as plain data (persistence.ts keeps it across restarts). */
+  snapshot(): WooStoreSnapshot {
+    return {
+      orders: [...this.orders.values()],
+      products: [...this.products.values()],
+      next: {
+        order: this.nextOrderId,
+        product: this.nextProductId,
+        note: this.nextNoteId,
+        lineItem: this.nextLineItemId,
+        meta: this.nextMetaId,
+      },
+    };
+  }
+
+  /** Reads a snapshot back into an empty store. */
+  restore(snapshot: WooStoreSnapshot): void {
+    for (const order of snapshot.orders) this.orders.set(order.id, order);
+    for (const product of snapshot.products) this.products.set(product.id, product);
+    ({
+      order: this.nextOrderId,
+      product: this.nextProductId,
+      note: this.nextNoteId,
+      lineItem: this.nextLineItemId,
+      meta: this.nextMetaId,
+    } = snapshot.next);
+  }
+
   /** The product a seed line points at: its productId, else the one made for its sku. */
   private productFor(item: ParsedSeed['lineItems'][number]): number {
     const existing = [...this.products.values()].find((p) => (item.productId !== undefined ? p.id === item.productId : p.sku === item.sku));
@@ -229,4 +257,10 @@ export class WooStore {
     });
     return id;
   }
+}
+
+export interface WooStoreSnapshot {
+  orders: StoredOrder[];
+  products: StoredProduct[];
+  next: { order: number; product: number; note: number; lineItem: number; meta: number };
 }

@@ -8,6 +8,11 @@ import type { SeedOrder } from './seed';
 import type { ModifiedOnSave, TrackingSave } from './store';
 
 export interface FakeWooCommerceOptions {
+  /**
+   * Keep the orders and products in this file across restarts (written at most once a second and at close, 0600;
+   * local-http/state-file.ts). Unset: memory only.
+   */
+  stateFile?: string;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0 (a free port). */
@@ -168,6 +173,12 @@ export interface FakeWooStats {
   droppedAfterCommit: number;
   hung: number;
   slow: number;
+  /** Writes a slow host queued or answered late (lateWriteRate, failNext `queued`). */
+  lateWrites: number;
+  /** Requests of an order that came before the Retry-After it was given had ended. */
+  callsBeforeRetryAfter: number;
+  /** Requests that came before a Retry-After of the store had ended, leaving out those already on their way (100 ms). */
+  storeCallsBeforeRetryAfter: number;
   /** Writes that changed the store, per route key, counted whether or not the client saw the answer. */
   writesApplied: Record<string, number>;
   /** Webhook deliveries sent (pings not counted), and how they ended. */
@@ -184,6 +195,8 @@ export interface FakeWooCommerce {
   /** http://127.0.0.1:PORT; the API is under `${baseUrl}/wp-json/`. */
   baseUrl: string;
   port: number;
+  /** The orders were read back from `stateFile`. */
+  restored: boolean;
   /** Throws InvalidSeedError naming the field. Fires order.created (see webhooks.ts). */
   createOrder(seed: SeedOrder): FakeWooOrderView;
   /**

@@ -14,13 +14,24 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { FAILURE_TYPES } from '../activities/failures';
 import { outcomeOfTag } from '../domain/shipment';
 import { courierLabels } from './courier-labels';
-import { labelsCreated, labelsRejected, rateLimited, recordShopDelivery, trackingCompleted } from './counters';
+import {
+  apiCalls,
+  labelsCreated,
+  labelsRejected,
+  rateLimited,
+  recordShopDelivery,
+  recordShopPull,
+  SHIPPING_API_ACTIVITIES,
+  trackingCompleted,
+} from './counters';
 
 /** Failure types of a label the shipment cannot get without corrected data (see workflows/shipment.ts). */
 const REJECTION_KINDS: ReadonlyMap<string, string> = new Map([
   [FAILURE_TYPES.courier_error, 'courier_error'],
   [FAILURE_TYPES.validation, 'validation'],
 ]);
+
+const API_ACTIVITIES: ReadonlySet<string> = new Set(SHIPPING_API_ACTIVITIES);
 
 /** `terminalTags`: the worker's tracking policy's, which decides when a shipment ends. */
 export function shipmentMetricsInterceptor(terminalTags: readonly string[]): ActivityInterceptorsFactory {
@@ -29,6 +40,7 @@ export function shipmentMetricsInterceptor(terminalTags: readonly string[]): Act
     inbound: {
       async execute(input, next) {
         const activity = ctx.info.activityType;
+        if (API_ACTIVITIES.has(activity)) apiCalls.inc({ activity });
         let result: unknown;
         try {
           result = await next(input);
@@ -75,6 +87,9 @@ function countResult(activity: string, args: unknown[], result: unknown, termina
       if (field(result, 'retry')) recordShopDelivery('retry', shop);
       return;
     }
+    case 'pullShopOrders':
+      recordShopPull('ok', shopOf(args));
+      return;
   }
 }
 
@@ -84,6 +99,7 @@ function countFailure(activity: string, args: unknown[], err: unknown): void {
     const final = err instanceof ApplicationFailure && err.nonRetryable;
     recordShopDelivery(final ? 'failed' : 'retry', shopOf(args));
   }
+  if (activity === 'pullShopOrders') recordShopPull('failed', shopOf(args));
   if (!(err instanceof ApplicationFailure)) return;
   if (err.type === FAILURE_TYPES.rate_limited) rateLimited.inc({ activity });
   const rejection = REJECTION_KINDS.get(err.type ?? '');

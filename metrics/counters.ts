@@ -10,6 +10,7 @@
  * sets (activity types, error kinds, couriers, tracking tags) to keep the series count bounded.
  */
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { shopLabels } from './shop-labels';
 
 export const registry = new Registry();
 // Process CPU, memory, event loop lag and GC of the worker process: the figures docs/configuration.md's
@@ -38,6 +39,13 @@ export const rateLimited = new Counter({
   registers: [registry],
 });
 
+export const apiCalls = new Counter({
+  name: 'shipping_api_calls_total',
+  help: 'Attempts of the activities that call the shipping API, by activity, whatever they end with: the denominator of the 429 share.',
+  labelNames: ['activity'] as const,
+  registers: [registry],
+});
+
 export const trackingCompleted = new Counter({
   name: 'shipping_tracking_completed_total',
   help: 'Tracking polls that reached a terminal tag (the shipment ends with that outcome), by outcome and tag.',
@@ -49,17 +57,38 @@ export type ShopDeliveryResult = 'delivered' | 'failed' | 'gone' | 'retry';
 
 export const shopDeliveries = new Counter({
   name: 'shop_deliveries_total',
-  help: 'Shipment events sent to shops: delivered, failed (given up), gone (the shop endpoint is gone), retry (an attempt that will be retried).',
-  labelNames: ['result'] as const,
+  help: 'Shipment events sent to shops, by shop (a configured one, else other): delivered, failed (given up), gone (the shop endpoint is gone), retry (an attempt that will be retried).',
+  labelNames: ['shop', 'result'] as const,
   registers: [registry],
 });
 
-/**
- * One shop delivery outcome (or `count` of them). `shop` is not a label: one series per shop
- * would grow with the platform; it is accepted so callers report what they know.
- */
-export function recordShopDelivery(result: ShopDeliveryResult, _shop: string, count = 1): void {
-  if (count > 0) shopDeliveries.inc({ result }, count);
+const SHOP_DELIVERY_RESULTS = ['delivered', 'failed', 'gone', 'retry'] as const;
+
+/** One shop delivery outcome (or `count` of them). */
+export function recordShopDelivery(result: ShopDeliveryResult, shop: string, count = 1): void {
+  if (count > 0) shopDeliveries.inc({ shop: shopLabels.label(shop), result }, count);
+}
+
+export type ShopPullResult = 'ok' | 'failed';
+
+export const shopPulls = new Counter({
+  name: 'shop_pulls_total',
+  help: "Calls of a shop's order pull (pullShopOrders), by shop: ok, or failed (each failed attempt, retried or not).",
+  labelNames: ['shop', 'result'] as const,
+  registers: [registry],
+});
+
+export function recordShopPull(result: ShopPullResult, shop: string): void {
+  shopPulls.inc({ shop: shopLabels.label(shop), result });
+}
+
+/** The configured shops become label values, their series at 0 from the start (alerts see the first event). */
+export function knownShops(shops: readonly string[]): void {
+  shopLabels.replace(shops);
+  for (const shop of [...shopLabels.values(), 'other']) {
+    for (const result of SHOP_DELIVERY_RESULTS) shopDeliveries.inc({ shop, result }, 0);
+    for (const result of ['ok', 'failed'] as const) shopPulls.inc({ shop, result }, 0);
+  }
 }
 
 /** The activities that call the shipping API (their 429s are counted). */
@@ -67,5 +96,8 @@ export const SHIPPING_API_ACTIVITIES = ['createLabel', 'readOrder', 'getTracking
 
 // Series with closed label sets exist from the start at 0 rather than being absent, so rate()
 // and alerts see the first event.
-for (const activity of SHIPPING_API_ACTIVITIES) rateLimited.inc({ activity }, 0);
-for (const result of ['delivered', 'failed', 'gone', 'retry'] as const) shopDeliveries.inc({ result }, 0);
+for (const activity of SHIPPING_API_ACTIVITIES) {
+  rateLimited.inc({ activity }, 0);
+  apiCalls.inc({ activity }, 0);
+}
+knownShops([]);

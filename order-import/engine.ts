@@ -11,7 +11,8 @@ import { shipmentWorkflowId } from '../domain/shipment';
 import type { StartResult } from './start-shipment';
 import { identityOf, validateRecord, type PlatformOf } from './record';
 import type { SourceRecord } from './source';
-import type { Preflight } from './preflight';
+import type { AccountOf } from '../config/shipping-accounts';
+import type { AccountPreflights } from './preflight';
 import type { ProgressCounts } from './progress';
 
 export interface Position {
@@ -48,8 +49,10 @@ export const KEPT_IN_RESULT = 20;
 
 export interface ImportEngineOptions {
   records: AsyncIterable<SourceRecord>;
-  /** Absent with --skip-preflight. */
-  preflight?: Preflight;
+  /** Absent with --skip-preflight: checks each record against its shop's account. */
+  preflight?: Pick<AccountPreflights, 'check'>;
+  /** The shipping account of a shop's new shipments (set in each input); absent: inputs name none (`default`). */
+  accountOf?: AccountOf;
   /** Absent with --dry-run: records are validated and preflighted only. */
   start?: (input: ShipmentInput) => Promise<StartResult>;
   concurrency: number;
@@ -72,7 +75,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
    * shop "a-b" order "c" and shop "a" order "b-c" share one, and the second is another order
    * (its start reports the clash), not a duplicate.
    */
-  const seen = new Map<string, Position>();
+  const seen = new Map<string, Position & { platformOrderId?: string }>();
   const inFlight = new Set<Promise<void>>();
   const inOrder = new InputOrder();
   let sequence = 0;
@@ -91,12 +94,16 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
   const handle = async (seq: number, record: SourceRecord, input: ShipmentInput): Promise<void> => {
     const workflowId = shipmentWorkflowId(input);
     try {
-      const problems = options.preflight ? await options.preflight.check(input.labelRequest) : [];
+      const problems = options.preflight ? await options.preflight.check(input.labelRequest, input.account) : [];
       if (problems.length > 0) return reject(seq, record, problems);
       counts.accepted++;
       if (options.start) {
         await options.admit?.();
         const result = await options.start(input);
+        if (result.status === 'taken') {
+          counts.accepted--; // another platform order holds its id: a rejection after all
+          return reject(seq, record, [result.problem]);
+        }
         if (result.status === 'started') counts.started++;
         else counts.alreadyKnown++;
       }
@@ -128,20 +135,31 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
       if (validated.ok) input = validated.value;
       else reasons.push(...validated.problems);
     }
+    if (input && options.accountOf) {
+      const account = options.accountOf(input.shop);
+      if ('problem' in account) reasons.push({ field: 'shop', message: account.problem });
+      else input = { ...input, account: account.account };
+    }
 
     // The first occurrence of an order wins; later ones are rejected as duplicates, valid or not.
     const { shop, orderId } = identityOf(record.value);
     if (shop !== null && orderId !== null) {
       const id = JSON.stringify([shop, orderId]);
       const first = seen.get(id);
+      const platformOrderId = platformOrderIdOf(record.value);
       if (first) {
         const where = first.index === undefined ? `line ${first.line}` : `index ${first.index}`;
+        // Two platform orders mapped to one id are named both: neither is a repeat of the other.
+        const platforms =
+          first.platformOrderId !== undefined && platformOrderId !== undefined && first.platformOrderId !== platformOrderId
+            ? ` (platform order ${first.platformOrderId} there, ${platformOrderId} here)`
+            : '';
         reasons.push({
           field: 'orderId',
-          message: `duplicate: shop ${shop} order ${orderId} already appears at ${where} of this input; only the first is imported`,
+          message: `duplicate: shop ${shop} order ${orderId} already appears at ${where} of this input${platforms}; only the first is imported`,
         });
       } else {
-        seen.set(id, position(record));
+        seen.set(id, { ...position(record), platformOrderId });
       }
     }
 
@@ -160,6 +178,11 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
   rejections.sort(byPosition);
   failures.sort(byPosition);
   return { counts, rejections, failures };
+}
+
+function platformOrderIdOf(value: unknown): string | undefined {
+  const id = typeof value === 'object' && value !== null ? (value as { platformOrderId?: unknown }).platformOrderId : undefined;
+  return typeof id === 'string' ? id : undefined;
 }
 
 type Report = (() => void | Promise<void>) | null;

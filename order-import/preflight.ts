@@ -5,6 +5,7 @@
  * others share the answer), so 10,000 orders cost 1 + (number of couriers) requests.
  */
 import type { Courier, FieldProblem, LabelRequestWithoutKey, Product } from '../shipping-api/contract';
+import { DEFAULT_SHIPPING_ACCOUNT } from '../domain/shipment';
 
 /** The part of ShippingApiClient the preflight needs. */
 export interface Catalog {
@@ -58,5 +59,41 @@ export class Preflight {
       this.products.set(courier, entry);
     }
     return entry;
+  }
+}
+
+/**
+ * The preflight of each shipping account: an order is checked against its shop's account (the
+ * couriers and products one account offers another may not). Each account's courier list is
+ * read once, by the first record that needs it, or at once with `ready` (the command line
+ * reads the default account's before anything starts). A list that cannot be read fails the
+ * records of that account, naming it.
+ */
+export class AccountPreflights {
+  private readonly byAccount = new Map<string, Promise<Preflight>>();
+
+  constructor(private readonly catalogOf: (account: string) => Promise<Catalog>) {}
+
+  ready(account: string = DEFAULT_SHIPPING_ACCOUNT): Promise<Preflight> {
+    let entry = this.byAccount.get(account);
+    if (!entry) {
+      entry = this.catalogOf(account).then((catalog) => Preflight.create(catalog));
+      entry.catch(() => {}); // reported to each record that waits for it
+      this.byAccount.set(account, entry);
+    }
+    return entry;
+  }
+
+  async check(labelRequest: LabelRequestWithoutKey, account: string = DEFAULT_SHIPPING_ACCOUNT): Promise<FieldProblem[]> {
+    let preflight: Preflight;
+    try {
+      preflight = await this.ready(account);
+    } catch (err) {
+      throw new Error(
+        `preflight of shipping account "${account}": cannot read GET /couriers: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
+    }
+    return preflight.check(labelRequest);
   }
 }

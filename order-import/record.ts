@@ -14,7 +14,8 @@ import { workflowIdFits } from './start-shipment';
  * Shop and order ids as a start accepts them (no control characters, a workflow id the server takes).
  */
 export const ImportRecord = z
-  .strictObject({ ...ShipmentInput.omit({ tracking: true }).shape, shop: ExternalId, orderId: ExternalId })
+  // The account is the shop's (SHIPPING_ACCOUNTS), never the file's.
+  .strictObject({ ...ShipmentInput.omit({ tracking: true, account: true }).shape, shop: ExternalId, orderId: ExternalId })
   .superRefine(workflowIdFits);
 export type ImportRecord = z.infer<typeof ImportRecord>;
 

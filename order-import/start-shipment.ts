@@ -8,7 +8,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { z } from 'zod';
 import { ExternalId, fieldProblems, type FieldProblem } from '../shipping-api/contract';
 import { SA, WORKFLOW_TYPE } from '../workflows/definitions';
-import { shipmentWorkflowId, type OrderIdentity, type ShipmentInput } from '../domain/shipment';
+import { DEFAULT_SHIPPING_ACCOUNT, shipmentWorkflowId, type OrderIdentity, type ShipmentInput } from '../domain/shipment';
 
 /**
  * The Temporal server's longest workflow id, in bytes: dynamic config `limit.maxIDLength`,
@@ -54,7 +54,11 @@ export function checkStartableIdentity(identity: OrderIdentity): void {
   if (!parsed.success) throw new InvalidOrderIdentity(fieldProblems(parsed.error));
 }
 
-export type StartResult = { status: 'started'; workflowId: string; runId: string } | { status: 'already_known'; workflowId: string };
+export type StartResult =
+  | { status: 'started'; workflowId: string; runId: string }
+  | { status: 'already_known'; workflowId: string }
+  /** The order id belongs to another platform order: a rejection naming both (two orders never collapse into one shipment). */
+  | { status: 'taken'; workflowId: string; problem: FieldProblem };
 
 export async function startShipment(client: Client, taskQueue: string, input: ShipmentInput): Promise<StartResult> {
   checkStartableIdentity(input);
@@ -76,13 +80,32 @@ export async function startShipment(client: Client, taskQueue: string, input: Sh
       ],
       staticSummary: shipmentSummary(input),
       staticDetails: shipmentDetails(input),
+      // Read back when the id is started again: the platform order is part of "already known".
+      ...(input.platformOrderId === undefined ? {} : { memo: { platformOrderId: input.platformOrderId } }),
     });
     return { status: 'started', workflowId, runId: handle.firstExecutionRunId };
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     await checkSameOrder(client, workflowId, input);
-    return { status: 'already_known', workflowId };
+    const problem = await otherPlatformOrder(client, workflowId, input);
+    return problem ? { status: 'taken', workflowId, problem } : { status: 'already_known', workflowId };
   }
+}
+
+/**
+ * `#5001` and `5001` both map to order id 5001: the shipment started for one must not make the
+ * other "already known". The platform order id each shipment was started with is in its memo
+ * (shipments started before it was kept there compare by order id alone, as they did).
+ */
+async function otherPlatformOrder(client: Client, workflowId: string, input: ShipmentInput): Promise<FieldProblem | undefined> {
+  if (input.platformOrderId === undefined) return undefined;
+  const memo = (await client.workflow.getHandle(workflowId).describe()).memo as { platformOrderId?: unknown } | undefined;
+  const theirs = memo?.platformOrderId;
+  if (typeof theirs !== 'string' || theirs === input.platformOrderId) return undefined;
+  return {
+    field: 'orderId',
+    message: `${input.orderId} already belongs to platform order ${theirs}'s shipment; platform order ${input.platformOrderId} maps to the same id (choose import.mapping.orderId "id", or fix the order's number)`,
+  };
 }
 
 /**
@@ -109,7 +132,7 @@ export function shipmentSummary({ shop, orderId, labelRequest }: ShipmentInput):
 }
 
 /** Markdown shown on the workflow page: what was ordered, fixed at start. */
-export function shipmentDetails({ shop, orderId, labelRequest }: ShipmentInput): string {
+export function shipmentDetails({ shop, orderId, labelRequest, account }: ShipmentInput): string {
   const parcels = labelRequest.shipment.parcels ?? [];
   const items = parcels.reduce((n, p) => n + (p.items?.length ?? 0), 0);
   const to = labelRequest.shipment.shipTo?.address;
@@ -123,6 +146,7 @@ export function shipmentDetails({ shop, orderId, labelRequest }: ShipmentInput):
     ['To', [to?.city, to?.postalCode, to?.countryCode].filter(Boolean).join(', ') || '-'],
     ['Parcels', `${parcels.length} (${items} item lines)`],
     ['Customs', labelRequest.customs ? 'declared' : '-'],
+    ['Shipping account', account ?? DEFAULT_SHIPPING_ACCOUNT],
   ];
   return ['| | |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|')} |`)].join('\n');
 }

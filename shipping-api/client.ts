@@ -1,7 +1,8 @@
 /**
  * Typed client of the shipping API on undici. One keep-alive pool per client (create one
- * client per base URL and share it); every request is validated before it is sent and every
- * response after it arrives, and every failure is a ShippingApiError.
+ * client per account and share it); every request is validated before it is sent and every
+ * response after it arrives, and every failure is a ShippingApiError. The account's
+ * credentials (credentials.ts) are taken per call, so a rotated key is used from the next call.
  */
 import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
@@ -18,13 +19,17 @@ import {
   type Courier,
   type Product,
 } from './contract';
+import { authHeaders, fixedCredentials, redact, type CredentialSource, type Credentials } from './credentials';
 import { classifyErrorResponse, contractViolation, networkError, ShippingApiError, type Operation } from './errors';
 
 export interface ShippingApiClientOptions {
   /** Sandbox or production base address, e.g. https://sandbox.example/api. */
   baseUrl: string;
-  apiKey: string;
-  apiToken: string;
+  /** Inline credentials of the two-header scheme; or `credentials`, which wins when given. */
+  apiKey?: string;
+  apiToken?: string;
+  /** Where the credentials come from (either scheme, inline or files): see credentials.ts. */
+  credentials?: CredentialSource;
   connectTimeoutMs?: number;
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
@@ -61,7 +66,7 @@ export const CLIENT_DEFAULTS = {
 export class ShippingApiClient {
   private readonly pool: Pool;
   private readonly pathPrefix: string;
-  private readonly headers: Record<string, string>;
+  private readonly credentials: CredentialSource;
   private readonly productsCourierParam: string;
   private readonly maxResponseBytes: number;
   private readonly totalTimeoutMs: number;
@@ -69,11 +74,10 @@ export class ShippingApiClient {
   constructor(options: ShippingApiClientOptions) {
     const url = new URL(options.baseUrl);
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
-    this.headers = {
-      'x-rr-apikey': options.apiKey,
-      'x-rr-apitoken': options.apiToken,
-      accept: 'application/json',
-    };
+    if (!options.credentials && (!options.apiKey || !options.apiToken)) {
+      throw new Error('ShippingApiClient: credentials, or apiKey and apiToken, are required');
+    }
+    this.credentials = options.credentials ?? fixedCredentials({ scheme: 'headers', apiKey: options.apiKey!, apiToken: options.apiToken! });
     this.productsCourierParam = options.productsCourierParam ?? CLIENT_DEFAULTS.productsCourierParam;
     this.maxResponseBytes = options.maxResponseBytes ?? CLIENT_DEFAULTS.maxResponseBytes;
     const connect = options.connectTimeoutMs ?? CLIENT_DEFAULTS.connectTimeoutMs;
@@ -145,6 +149,11 @@ export class ShippingApiClient {
     await this.pool.close();
   }
 
+  /**
+   * One call with the account's current credentials. A 401 reads file credentials again once:
+   * if they changed (rotated), the call is made again with the new ones before it fails. Error
+   * texts lose any credential the answer echoed.
+   */
   private async call<S extends z.ZodType | undefined>(
     operation: Operation,
     method: 'GET' | 'POST',
@@ -153,17 +162,44 @@ export class ShippingApiClient {
     options: CallOptions,
     body?: unknown,
   ): Promise<S extends z.ZodType ? z.infer<S> : unknown> {
+    let credentials = await this.credentials.current();
+    try {
+      try {
+        return await this.send(operation, method, path, schema, options, credentials, body);
+      } catch (err) {
+        if (!(err instanceof ShippingApiError) || err.kind !== 'unauthorized') throw err;
+        const renewed = await this.credentials.renewedAfter(credentials);
+        if (!renewed) throw err;
+        credentials = renewed;
+        return await this.send(operation, method, path, schema, options, credentials, body);
+      }
+    } catch (err) {
+      throw err instanceof ShippingApiError ? scrubbed(err, this.credentials.secrets()) : err;
+    }
+  }
+
+  private async send<S extends z.ZodType | undefined>(
+    operation: Operation,
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    options: CallOptions,
+    credentials: Credentials,
+    body?: unknown,
+  ): Promise<S extends z.ZodType ? z.infer<S> : unknown> {
     let status: number;
     let retryAfter: string | string[] | undefined;
     let text: string;
     const deadline = AbortSignal.timeout(this.totalTimeoutMs);
     let answered: number | undefined;
+    const headers: Record<string, string> = { ...authHeaders(credentials), accept: 'application/json' };
+    const sent = withShipperAccount(operation, body, credentials);
     try {
       const response = await this.pool.request({
         method,
         path: this.pathPrefix + path,
-        headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        headers: sent === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+        body: sent === undefined ? undefined : JSON.stringify(sent),
         signal: options.signal ? AbortSignal.any([options.signal, deadline]) : deadline,
       });
       status = response.statusCode;
@@ -218,6 +254,31 @@ export class ShippingApiClient {
     if (!parsed.success) throw contractViolation(operation, parsed.error);
     return parsed.data as never;
   }
+}
+
+/**
+ * The Bearer scheme's label request carries the account's `service.shipperAccountId` (spec,
+ * Authentication 5); the two-header scheme's never does.
+ */
+function withShipperAccount(operation: Operation, body: unknown, credentials: Credentials): unknown {
+  if (operation !== 'createLabel' || credentials.scheme !== 'bearer') return body;
+  const request = body as LabelRequest;
+  return { ...request, service: { ...request.service, shipperAccountId: credentials.shipperAccountId } };
+}
+
+/** The error with every text it carries cleared of the account's credentials, old and new. */
+function scrubbed(err: ShippingApiError, secrets: readonly string[]): ShippingApiError {
+  const clean = (text: string | undefined) => (text === undefined ? undefined : redact(text, secrets));
+  const texts = [err.message, err.code, err.courierMessage, ...(err.fields ?? []).map((f) => f.message)];
+  if (texts.every((t) => t === clean(t))) return err;
+  return new ShippingApiError({
+    ...err.toJSON(),
+    message: clean(err.message)!,
+    code: clean(err.code),
+    courierMessage: clean(err.courierMessage),
+    fields: err.fields?.map((f) => ({ field: f.field, message: clean(f.message)! })),
+    cause: err.cause,
+  });
 }
 
 /** How much of a non-2xx body is read. */

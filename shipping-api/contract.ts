@@ -103,10 +103,17 @@ export const CourierOptionsRequest = z.looseObject({
 
 export const IdempotencyKey = z.string().min(1).max(100);
 
+/** The label's service as an order gives it. */
+const OrderService = z.strictObject({ productCode: z.string().min(1) });
+
 export const LabelRequest = z.strictObject({
   idempotencyKey: IdempotencyKey,
   courier: z.string().min(1),
-  service: z.strictObject({ productCode: z.string().min(1) }),
+  /**
+   * `shipperAccountId` goes with the Bearer scheme only (spec, Authentication 5): the client adds
+   * it from the account's settings, never from an order.
+   */
+  service: OrderService.extend({ shipperAccountId: z.string().min(1).optional() }),
   shipment: Shipment,
   // Allowed values of label.format and units.* are not shown: any non-empty string.
   label: z.strictObject({ format: z.string().min(1) }).optional(),
@@ -134,8 +141,8 @@ export const LabelRequest = z.strictObject({
 });
 export type LabelRequest = z.infer<typeof LabelRequest>;
 
-/** What an order import supplies: the system derives the idempotencyKey, never the file. */
-export const LabelRequestWithoutKey = LabelRequest.omit({ idempotencyKey: true });
+/** What an order import supplies: the system derives the idempotencyKey, the account's settings the shipper account, never the file. */
+export const LabelRequestWithoutKey = LabelRequest.omit({ idempotencyKey: true }).extend({ service: OrderService });
 export type LabelRequestWithoutKey = z.infer<typeof LabelRequestWithoutKey>;
 
 // ---------------------------------------------------------------- label result

@@ -34,3 +34,19 @@ export function boundHold(until: number, nowMs: number): number {
   if (!Number.isFinite(until)) return until > 0 ? nowMs + MAX_HOLD_MS : 0;
   return Math.min(until, nowMs + MAX_HOLD_MS);
 }
+
+/** The range a wait may take: at least `minMs`, at most `maxMs` (both finite). */
+export interface WaitBounds {
+  minMs: number;
+  maxMs: number;
+}
+
+/**
+ * The one clamp every wait in ms passes through before it reaches a timer or a retry delay
+ * (Retry-After of a shop, a Shopify bucket's wait, a failure's next delay): NaN or undefined
+ * becomes `fallbackMs`, anything else (±Infinity included) the nearest value within `bounds`.
+ */
+export function clampWaitMs(ms: number | undefined, bounds: WaitBounds, fallbackMs = bounds.minMs): number {
+  const wanted = ms === undefined || Number.isNaN(ms) ? fallbackMs : ms;
+  return Math.min(bounds.maxMs, Math.max(bounds.minMs, wanted));
+}

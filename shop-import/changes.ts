@@ -19,7 +19,7 @@ import { workflowIdProblem } from '../order-import/start-shipment';
 import { shopOrderChangedUpdate } from '../workflows/definitions';
 import { seenOf } from './facts';
 import { mapOrder, orderIdOf } from './mapping';
-import type { PlatformOrder } from './order';
+import { isRefused, type PlatformOrder, type ReadOrder } from './order';
 import type { ImportMapping } from './settings';
 
 /** Settled readings remembered per worker (about 100 bytes each). */
@@ -42,17 +42,14 @@ export class ShopChangeNotifier {
 
   /**
    * Tells the shipments of `orders` what changed. Those this page started know the reading
-   * already: it is remembered, so their next unchanged re-read costs nothing.
+   * already: it is remembered, so their next unchanged re-read costs nothing. An order the reader
+   * refused is a rejection only: nothing of it is believed, so no shipment hears of it.
    */
-  async notice(
-    shop: string,
-    orders: readonly PlatformOrder[],
-    mapping: ImportMapping,
-    startedNow: ReadonlySet<string>,
-  ): Promise<ChangeCounts> {
+  async notice(shop: string, orders: readonly ReadOrder[], mapping: ImportMapping, startedNow: ReadonlySet<string>): Promise<ChangeCounts> {
     const counts: ChangeCounts = { told: 0, unchanged: 0 };
     const queue: PlatformOrder[] = [];
     for (const order of orders) {
+      if (isRefused(order)) continue;
       const workflowId = this.workflowIdOf(shop, order, mapping);
       if (workflowId !== null && startedNow.has(workflowId)) this.remember(workflowId, readingKey(seenOf(order).facts));
       else queue.push(order);

@@ -5,6 +5,7 @@
  * It lives in the shop's schedule (schedule.ts), so the next run, however it is started, begins there.
  */
 import { z } from 'zod';
+import { modifiedTime, RETRYABLE_ID } from './checks';
 
 /** Orders kept for another try; beyond it the oldest are reported as dropped from the list (they stay rejected in the pull's result). */
 export const MAX_RETRY = 200;
@@ -13,17 +14,42 @@ const IsoUtc = z.string().regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'must be an
 
 export const PullCursor = z.strictObject({
   since: IsoUtc.nullable(),
-  retry: z.array(z.string().regex(/^\d{1,20}$/)).max(MAX_RETRY),
+  retry: z.array(z.string().regex(RETRYABLE_ID)).max(MAX_RETRY),
 });
 export type PullCursor = z.infer<typeof PullCursor>;
 
 export const EMPTY_CURSOR: PullCursor = { since: null, retry: [] };
 
-/** Within one pull: first the retry list, then the changes, page by page. */
+/**
+ * The cursor a pull may go by: a `since` that is no time, or lies beyond this worker's clock plus
+ * the tolerance (an older version adopted a store's wrong date), is dropped, so the pull reads
+ * `firstPull` back; retry ids that cannot be read again are dropped. `problem` says what was
+ * repaired, for a warning; null when the cursor was sound.
+ */
+export function soundCursor(held: unknown, now: number): { cursor: PullCursor; problem: string | null } {
+  const parsed = PullCursor.safeParse(held);
+  if (parsed.success) {
+    const since = parsed.data.since === null ? null : modifiedTime(parsed.data.since, now);
+    if (since === null || since.ok) return { cursor: parsed.data, problem: null };
+    return { cursor: { ...parsed.data, since: null }, problem: `since ${since.message}` };
+  }
+  const fields = typeof held === 'object' && held !== null ? (held as Record<string, unknown>) : {};
+  const retry = Array.isArray(fields.retry)
+    ? fields.retry.filter((id): id is string => typeof id === 'string' && RETRYABLE_ID.test(id))
+    : [];
+  const issue = parsed.error.issues[0]!;
+  return { cursor: { since: null, retry: retry.slice(-MAX_RETRY) }, problem: `${issue.path.join('.') || 'cursor'}: ${issue.message}` };
+}
+
+/**
+ * Within one pull: first the retry list, then the changes, page by page. `page` counts the
+ * changes-pages read before this position and `seen` holds the ids of the last one, so a store
+ * whose paging does not end is found (source.ts).
+ */
 export type PullPosition =
   | { phase: 'retry' }
-  | { phase: 'shopify'; from: string | null; after: string | null }
-  | { phase: 'woocommerce'; after: string; exclude: number[] };
+  | { phase: 'shopify'; from: string | null; after: string | null; page?: number; seen?: string[] }
+  | { phase: 'woocommerce'; after: string; exclude: number[]; page?: number; seen?: string[] };
 
 /** The first changes-page: the cursor less the overlap, or the first pull's reach when there is none. */
 export function firstChangesPosition(
@@ -46,7 +72,8 @@ export function advanceCursor(
   const settled = new Set(page.settled);
   // An order failing again keeps its place: when the list is full, the longest-failing go first.
   const kept = cursor.retry.filter((id) => !settled.has(id));
-  const retry = [...kept, ...new Set(page.failed.filter((id) => !kept.includes(id)))];
+  // Only ids that can be read again by id go into the list (a refused order's may be anything); the pull's result reports the rest.
+  const retry = [...kept, ...new Set(page.failed.filter((id) => RETRYABLE_ID.test(id) && !kept.includes(id)))];
   const droppedFromRetry = retry.length > MAX_RETRY ? retry.slice(0, retry.length - MAX_RETRY) : [];
   return { cursor: { since, retry: retry.slice(-MAX_RETRY) }, droppedFromRetry };
 }

@@ -6,7 +6,8 @@
  * pipeline like a file's record.
  */
 import type { FieldProblem, LabelRequestWithoutKey } from '../shipping-api/contract';
-import { convertWeight, type PlatformAddress, type PlatformOrder } from './order';
+import { ORDER_LIMITS } from './checks';
+import { convertWeight, type PlatformAddress, type PlatformLine, type PlatformOrder } from './order';
 import type { ImportMapping } from './settings';
 
 export interface MappedRecord {
@@ -106,6 +107,7 @@ function parcelOf(order: PlatformOrder, mapping: ImportMapping, problems: FieldP
   const items = order.lines.map((line, i) => {
     const unitWeight = line.unitWeight ? convertWeight(line.unitWeight.value, line.unitWeight.unit, mapping.units.weight) : undefined;
     if (unitWeight === undefined) problems.push({ field: `lines[${i}].weight`, message: `line "${line.sku ?? line.title}" has no weight` });
+    problems.push(...lineProblems(line, i));
     total += (unitWeight ?? 0) * line.quantity;
     return definedOnly({
       descriptionEn: line.title.slice(0, 200),
@@ -119,6 +121,22 @@ function parcelOf(order: PlatformOrder, mapping: ImportMapping, problems: FieldP
     ...(mapping.parcelDimension ? { dimension: mapping.parcelDimension } : {}),
     items,
   };
+}
+
+/** What no label can carry: no items or fractions of one, a negative price, a unit heavier than a pallet. */
+function lineProblems(line: PlatformLine, i: number): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (!Number.isInteger(line.quantity) || line.quantity < 1 || line.quantity > ORDER_LIMITS.quantity)
+    problems.push({
+      field: `lines[${i}].quantity`,
+      message: `${line.quantity} is not a number of items from 1 to ${ORDER_LIMITS.quantity}`,
+    });
+  if (line.unitPrice !== null && !(line.unitPrice >= 0 && line.unitPrice <= ORDER_LIMITS.price))
+    problems.push({ field: `lines[${i}].unitPrice`, message: `${line.unitPrice} is not a price from 0 to ${ORDER_LIMITS.price}` });
+  const kg = line.unitWeight ? convertWeight(line.unitWeight.value, line.unitWeight.unit, 'kg') : 0;
+  if (!(kg >= 0 && kg <= ORDER_LIMITS.unitWeightKg))
+    problems.push({ field: `lines[${i}].weight`, message: `${kg} kg a unit is beyond ${ORDER_LIMITS.unitWeightKg} kg` });
+  return problems;
 }
 
 function addressOf(a: PlatformAddress): NonNullable<Party['address']> {

@@ -69,17 +69,30 @@ export interface MerchantView {
   lines: Array<{ item: string; quantity: number; location: string | null }>;
 }
 
+/**
+ * An order the reader could not take as the platform sent it (a field out of range, a date that
+ * is no time or lies ahead, an order that could not be read whole): reported like a mapping
+ * problem, with its platform id and the field, and read again on the next pull.
+ */
+export interface RefusedOrder {
+  refused: true;
+  /** The id as the platform sent it, clipped; only digits can be read again by id. */
+  platformOrderId: string;
+  name: string | null;
+  problem: { field: string; message: string };
+}
+
+/** What a reader returns per order: the order, or why it was refused. */
+export type ReadOrder = PlatformOrder | RefusedOrder;
+
+export function isRefused(order: ReadOrder): order is RefusedOrder {
+  return 'refused' in order;
+}
+
 /** Grams per unit of the weights platforms send. */
 const GRAMS: Record<WeightUnit | 'lbs', number> = { kg: 1000, g: 1, lb: 453.59237, lbs: 453.59237, oz: 28.349523125 };
 
 export function convertWeight(value: number, from: WeightUnit | 'lbs', to: WeightUnit): number {
   const converted = (value * GRAMS[from]) / GRAMS[to];
   return Math.round(converted * 1000) / 1000;
-}
-
-/** A platform's date (with or without a zone; WooCommerce's *_gmt fields have none) → ISO UTC to the second. */
-export function isoUtc(text: string, assumeUtc = false): string | null {
-  const withZone = assumeUtc && !/(Z|[+-]\d\d:?\d\d)$/.test(text) ? `${text}Z` : text;
-  const ms = Date.parse(withZone);
-  return Number.isNaN(ms) ? null : new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }

@@ -2,12 +2,13 @@
  * Platform orders → the import pipeline's records (client/import/engine.ts), so an order pulled
  * from a shop is validated, preflighted, started and reported exactly like a line of a file. An
  * order the mapping cannot handle becomes a record with its problems (a rejection naming the
- * field and the platform's order id); an order that needs no label from us is counted as skipped.
+ * field and the platform's order id), and so does an order the reader refused; an order that
+ * needs no label from us is counted as skipped.
  */
 import type { SourceRecord } from '../order-import/source';
 import { seenOf } from './facts';
 import { mapOrder } from './mapping';
-import type { PlatformOrder } from './order';
+import { isRefused, type PlatformOrder, type ReadOrder, type RefusedOrder } from './order';
 import type { ImportMapping } from './settings';
 
 export interface PlatformRecord extends SourceRecord {
@@ -20,10 +21,14 @@ export interface PageRecords {
 }
 
 /** `firstLine` numbers the records of a pull one after another (the reports' "line"). */
-export function pageRecords(shop: string, orders: readonly PlatformOrder[], mapping: ImportMapping, firstLine: number): PageRecords {
+export function pageRecords(shop: string, orders: readonly ReadOrder[], mapping: ImportMapping, firstLine: number): PageRecords {
   const records: PlatformRecord[] = [];
   const skipped: PlatformOrder[] = [];
   for (const order of orders) {
+    if (isRefused(order)) {
+      records.push(refusedRecord(order, firstLine + records.length));
+      continue;
+    }
     if (order.skip !== null) {
       skipped.push(order);
       continue;
@@ -55,4 +60,15 @@ export function pageRecords(shop: string, orders: readonly PlatformOrder[], mapp
     }
   }
   return { records, skipped };
+}
+
+/** A refused order as a record with its one problem; its raw text names it by id only (the rest may be what was wrong). */
+function refusedRecord(order: RefusedOrder, line: number): PlatformRecord {
+  const named = order.name === null ? '' : `order ${order.name}, `;
+  return {
+    line,
+    raw: JSON.stringify({ platformOrderId: order.platformOrderId }),
+    problems: [{ field: order.problem.field, message: `${order.problem.message} (${named}platform id ${order.platformOrderId})` }],
+    platformOrderId: order.platformOrderId,
+  };
 }

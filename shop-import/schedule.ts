@@ -14,7 +14,7 @@ import {
 } from '@temporalio/client';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import { SHOP_PULL_WORKFLOW_TYPE, shopPullScheduleId, type ShopPullInput } from '../workflows/shop-pull/definitions';
-import { EMPTY_CURSOR, PullCursor } from './cursor';
+import { EMPTY_CURSOR, PullCursor, soundCursor } from './cursor';
 import type { ImportConnector } from './source';
 import type { ShopImportSettings } from './settings';
 import type { TriggerShop } from '../shop-trigger';
@@ -101,7 +101,8 @@ export async function applySchedule(client: Client, connector: ImportConnector, 
 export async function saveCursor(client: Client, shop: string, cursor: PullCursor): Promise<boolean> {
   try {
     await client.schedule.getHandle(shopPullScheduleId(shop)).update((previous) => {
-      const held = cursorOf(previous);
+      // A held cursor poisoned by an older version (a time in the future) must not keep a sound one out.
+      const held = soundCursor((previous.action.args?.[0] as Partial<ShopPullInput> | undefined)?.cursor, Date.now()).cursor;
       const newer = held.since === null || (cursor.since !== null && cursor.since >= held.since);
       const next = newer ? cursor : { since: held.since, retry: cursor.retry };
       return { ...previous, action: { ...previous.action, args: [{ shop, cursor: next } satisfies ShopPullInput] } };

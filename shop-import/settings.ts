@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { duration, type DurationBounds } from '../config/settings';
-import { Address, Contact } from '../shipping-api/contract';
+import { Address, Contact, CONTROL_CHARACTER } from '../shipping-api/contract';
 
 /** A pull at most every 30 s (webhooks trigger faster ones), at least once a day. */
 const EVERY_BOUNDS: DurationBounds = { minMs: 30_000, maxMs: 86_400_000 };
@@ -50,7 +50,11 @@ export const ImportMapping = z.strictObject({
   label: z.strictObject({ format: z.string().min(1).max(20) }).default({ format: 'PDF' }),
   /** The shipment's orderId (with orderIdPrefix): stable values only, it names the workflow. */
   orderId: OrderValue.default('number'),
-  orderIdPrefix: z.string().max(50).default(''),
+  orderIdPrefix: z
+    .string()
+    .max(50)
+    .refine((t) => !CONTROL_CHARACTER.test(t), 'must not contain control characters')
+    .default(''),
   customerOrderNumber: OrderValue.default('name'),
   /** orderNumbers.platformOrderNumber; null leaves it out. */
   platformOrderNumber: OrderValue.nullable().default('id'),
@@ -70,7 +74,9 @@ export const ShopImportSettings = z.strictObject({
   /** Orders per page: each adds about 115 requested points on Shopify (a query over 1,000 is refused), WooCommerce allows 100. */
   pageSize: z.number().int().min(1).max(100).optional(),
   /** Shopify: the share of the store's restore rate a pull may use, so write-back and other apps keep room. */
-  budgetShare: z.number().gt(0).max(1).default(0.5),
+  budgetShare: z.number().min(0.01).max(1).default(0.5),
+  /** Pages one pull reads at most: a store whose paging does not end stops the pull here (Shopify 10,000 orders at 5 a page). */
+  maxPages: z.number().int().min(10).max(100_000).default(2_000),
   /** Leave the schedule paused when the worker creates it. */
   paused: z.boolean().default(false),
   mapping: ImportMapping,

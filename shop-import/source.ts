@@ -7,9 +7,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ShopifyConnector, WooCommerceConnector } from '../shop-sync/connectors';
 import type { PlatformConnections } from '../shop-sync/platform/connections';
+import { MAX_BUCKET_WAIT_MS } from '../shop-sync/shopify/cost-bucket';
+import { clampWaitMs } from '../shipping-api/retry-after';
 import { WooClient } from '../shop-sync/woocommerce/client';
 import { firstChangesPosition, type PullCursor, type PullPosition } from './cursor';
-import type { PlatformOrder } from './order';
+import { isRefused, type PlatformOrder, type ReadOrder } from './order';
 import { DEFAULT_PAGE_SIZE, type ShopImportSettings } from './settings';
 import { changesQuery, eligibleQuery, readShopifyPage } from './shopify/read';
 import { WooOrderReader } from './woocommerce/read';
@@ -17,7 +19,8 @@ import { WooOrderReader } from './woocommerce/read';
 export type ImportConnector = (ShopifyConnector | WooCommerceConnector) & { import: ShopImportSettings };
 
 export interface PageRead {
-  orders: PlatformOrder[];
+  /** The orders read, each checked; a refused one is reported like a mapping problem. */
+  orders: ReadOrder[];
   next: PullPosition | null;
   /** The newest last-modified value of the changes read (null for the retry list). */
   newest: string | null;
@@ -42,27 +45,39 @@ export class OrderSource {
 
   async read(connector: ImportConnector, cursor: PullCursor, position: PullPosition, signal: AbortSignal): Promise<PageRead> {
     if (position.phase === 'retry') return this.retryList(connector, cursor, signal);
-    const settings = connector.import;
+    const page = await this.changes(connector, position, signal);
+    const ids = page.orders.map((o) => o.platformOrderId);
+    const number = (position.page ?? 0) + 1;
+    if (page.next) checkPaging(connector, position, page.next, ids, number);
+    return {
+      orders: page.orders,
+      next: page.next && { ...page.next, page: number, seen: ids },
+      newest: newestOf(page.orders),
+      gone: [],
+    };
+  }
+
+  /** One page of the changes since the cursor, and the position after it. */
+  private async changes(
+    connector: ImportConnector,
+    position: Exclude<PullPosition, { phase: 'retry' }>,
+    signal: AbortSignal,
+  ): Promise<{ orders: ReadOrder[]; next: Exclude<PullPosition, { phase: 'retry' }> | null }> {
     if (position.phase === 'shopify' && connector.type === 'shopify') {
       const page = await this.shopify(connector, { query: changesQuery(position.from), after: position.after }, signal);
-      return {
-        orders: page.orders,
-        next: page.endCursor === null ? null : { ...position, after: page.endCursor },
-        newest: newestOf(page.orders),
-        gone: [],
-      };
+      return { orders: page.orders, next: page.endCursor === null ? null : { ...position, after: page.endCursor } };
     }
     if (position.phase === 'woocommerce' && connector.type === 'woocommerce') {
-      const perPage = settings.pageSize ?? DEFAULT_PAGE_SIZE.woocommerce;
+      const perPage = connector.import.pageSize ?? DEFAULT_PAGE_SIZE.woocommerce;
       const page = await this.wooReader(connector).page(position, perPage, signal);
-      return { orders: page.orders, next: page.next && { phase: 'woocommerce', ...page.next }, newest: newestOf(page.orders), gone: [] };
+      return { orders: page.orders, next: page.next && { phase: 'woocommerce', ...page.next } };
     }
     throw new Error(`pull position ${position.phase} does not belong to a ${connector.type} shop`);
   }
 
   private async retryList(connector: ImportConnector, cursor: PullCursor, signal: AbortSignal): Promise<PageRead> {
     const next = firstChangesPosition(connector.type, cursor, connector.import, this.now());
-    const orders: PlatformOrder[] = [];
+    const orders: ReadOrder[] = [];
     if (connector.type === 'shopify') {
       for (let i = 0; i < cursor.retry.length; i += IDS_PER_QUERY) {
         const ids = cursor.retry.slice(i, i + IDS_PER_QUERY);
@@ -91,9 +106,9 @@ export class OrderSource {
     if (waitMs > 0) await sleep(waitMs, undefined, { signal });
     let spent = 0;
     const first = connector.import.pageSize ?? DEFAULT_PAGE_SIZE.shopify;
-    const page = await readShopifyPage(client, { ...args, first }, signal, MAX_BUDGET_WAIT_MS, (points) => (spent += points));
+    const page = await readShopifyPage(client, { ...args, first }, signal, MAX_BUDGET_WAIT_MS, this.now(), (points) => (spent += points));
     const share = connector.import.budgetShare * client.bucket.restorePerSecond;
-    if (share > 0) this.nextReadAt.set(store, this.now() + (spent / share) * 1000);
+    if (share > 0) this.nextReadAt.set(store, this.now() + clampWaitMs((spent / share) * 1000, { minMs: 0, maxMs: MAX_BUCKET_WAIT_MS }));
     return page;
   }
 
@@ -106,6 +121,26 @@ export class OrderSource {
   }
 }
 
-function newestOf(orders: PlatformOrder[]): string | null {
-  return orders.reduce<string | null>((max, o) => (max === null || o.modifiedAt > max ? o.modifiedAt : max), null);
+/** The newest modified time of the orders taken: a refused order has none the cursor may believe. */
+function newestOf(orders: ReadOrder[]): string | null {
+  return orders
+    .filter((o): o is PlatformOrder => !isRefused(o))
+    .reduce<string | null>((max, o) => (max === null || o.modifiedAt > max ? o.modifiedAt : max), null);
+}
+
+/** A store whose paging does not end: the pull stops with this, naming the store; the next run starts again from the cursor. */
+export class RunawayPaging extends Error {
+  override readonly name = 'RunawayPaging';
+}
+
+/** Ends a pull whose next page repeats the cursor or the page, or that has read `maxPages` pages. */
+function checkPaging(connector: ImportConnector, position: PullPosition, next: PullPosition, ids: string[], number: number): void {
+  const store = connector.type === 'shopify' ? `Shopify store ${connector.storeDomain}` : `WooCommerce site ${connector.siteUrl}`;
+  const stop = (what: string) =>
+    new RunawayPaging(`${store}: ${what}; this pull stops after page ${number} (the next run starts again from the cursor)`);
+  if (next.phase === 'shopify' && position.phase === 'shopify' && next.after === position.after)
+    throw stop('the next page has the same cursor as this one');
+  const seen = new Set(position.phase === 'retry' ? [] : (position.seen ?? []));
+  if (ids.length > 0 && ids.every((id) => seen.has(id))) throw stop(`the page holds only orders of the page before (${ids.length})`);
+  if (number >= connector.import.maxPages) throw stop(`more than ${connector.import.maxPages} pages in one pull (import.maxPages)`);
 }

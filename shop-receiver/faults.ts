@@ -72,6 +72,7 @@ export function isGone(faults: ReceiverFaults, shop: string): boolean {
 /** The faults in force, in a few words for the orders page ("none" when there are none). */
 export function describeFaults(f: ReceiverFaults): string {
   const on = [
+    f.down ? 'down' : '',
     f.slowMs > 0 ? `slowMs ${f.slowMs}` : '',
     f.errorRate > 0 ? `errorRate ${f.errorRate}` : '',
     f.rateLimit ? `rateLimit ${f.rateLimit.perSecond}/s burst ${f.rateLimit.burst}` : '',

@@ -21,6 +21,8 @@ export class ReceiverState {
   faults = cloneFaults(NO_FAULTS);
   buckets: TokenBuckets | null = null;
   private downTimer: NodeJS.Timeout | null = null;
+  /** When a downForMs period ends (epoch ms); null while up or down with no end. */
+  downUntil: number | null = null;
   /** Set when the receiver keeps its events across restarts. */
   journal: EventJournal | null = null;
 
@@ -57,9 +59,11 @@ export class ReceiverState {
       this.stopDownTimer();
       this.faults.down = down ?? true;
       if (downForMs !== undefined) {
+        this.downUntil = Date.now() + downForMs;
         // Not unref'd: while down, this timer is what keeps a CLI receiver alive.
         this.downTimer = setTimeout(() => {
           this.downTimer = null;
+          this.downUntil = null;
           this.faults.down = false;
           this.onDownEnds();
         }, downForMs);
@@ -79,6 +83,7 @@ export class ReceiverState {
   stopDownTimer(): void {
     if (this.downTimer) clearTimeout(this.downTimer);
     this.downTimer = null;
+    this.downUntil = null;
   }
 
   /** Forgets orders, events, de-duplication ids and stats (not faults). */

@@ -83,6 +83,7 @@ export async function startShopReceiver(options: ShopReceiverOptions): Promise<S
         events: receiver.store.events().length,
         duplicates: receiver.stats.duplicates,
         faults: describeFaults(receiver.faults),
+        down: receiver.faults.down ? { until: receiver.downUntil } : null,
       };
       return send(res, { status: 200, html: renderOrdersPage(receiver.store.orderViews(), page) });
     }

@@ -19,7 +19,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError, duration, HTTP_TIMEOUT_BOUNDS, type DurationBounds } from '../config/settings';
+import { ConfigError, duration, HTTP_TIMEOUT_BOUNDS, jsonPath, type DurationBounds } from '../config/settings';
+import { CONTROL_CHARACTER } from '../shipping-api/contract';
 import { WEBHOOK_DEFAULTS, WebhookSecrets } from './webhook';
 import { hideSecret, resolveSecret, SettingError } from './platform/secrets';
 import { buildShopifyConnector } from './shopify/build';
@@ -28,6 +29,8 @@ import { buildWooCommerceConnector } from './woocommerce/build';
 import { WooCommerceConnectorConfig, type WooCommerceConnector } from './woocommerce/config';
 
 export const DEFAULT_DELIVERY_WINDOW = '7d';
+/** Longest shop id: it is part of every shipment's workflow id and every log line. */
+const MAX_SHOP_ID_CHARS = 100;
 /** Cap of the backoff between two attempts of a failed delivery: a shop that is back gets its events within this. */
 export const DEFAULT_MAX_BACKOFF = '5m';
 /** An event is retried for at least a second (tests and demos shorten it) and at most a year. */
@@ -97,19 +100,6 @@ function isLoopback(hostname: string): boolean {
 }
 
 type Env = Record<string, string | undefined>;
-
-/** `.acme.secrets[0]`, or `["my shop"]` for keys that are not plain identifiers. */
-function jsonPath(path: ReadonlyArray<PropertyKey>): string {
-  return path
-    .map((segment) =>
-      typeof segment === 'number'
-        ? `[${segment}]`
-        : /^[A-Za-z_$][\w$-]*$/.test(String(segment))
-          ? `.${String(segment)}`
-          : `[${JSON.stringify(String(segment))}]`,
-    )
-    .join('');
-}
 
 function missing(issue: z.core.$ZodIssue): boolean {
   return issue.code === 'invalid_type' && / received undefined$/.test(issue.message);
@@ -188,6 +178,16 @@ type Built = { connector: ShopConnector; warnings: string[] } | { problems: Arra
 /** One shop's entry: its type picks the schema; secrets given as files are read here. */
 function buildConnector(shop: string, raw: unknown, context: BuildContext): Built {
   const { variable, where } = context;
+  // The shop id names workflows, schedules and log lines: short, printable.
+  if (shop.length > MAX_SHOP_ID_CHARS || CONTROL_CHARACTER.test(shop))
+    return {
+      problems: [
+        {
+          variable: `${variable}${jsonPath([shop.slice(0, 40)])}`,
+          message: `a shop id must be 1 to ${MAX_SHOP_ID_CHARS} characters without control characters${where}`,
+        },
+      ],
+    };
   const type = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as { type?: unknown }).type : undefined;
   if (typeof type !== 'string' || !Object.hasOwn(CONNECTOR_SCHEMAS, type)) {
     const problem = typeof raw !== 'object' || raw === null || Array.isArray(raw) ? [] : ['type'];
@@ -210,7 +210,7 @@ function buildConnector(shop: string, raw: unknown, context: BuildContext): Buil
       case 'webhook':
         return buildWebhookConnector(shop, config, variable);
       case 'shopify':
-        return { connector: buildShopifyConnector(shop, config, secret), warnings: [] };
+        return { connector: buildShopifyConnector(shop, config, secret, (hostname) => isLoopback(hostname)), warnings: [] };
       case 'woocommerce':
         return buildWooCommerceConnector(shop, config, secret, (hostname) => isLoopback(hostname));
     }

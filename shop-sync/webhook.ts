@@ -14,7 +14,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { fieldProblems } from '../shipping-api/contract';
-import { readRetryAfterMs } from '../shipping-api/retry-after';
+import { clampWaitMs, readRetryAfterMs } from '../shipping-api/retry-after';
 import { ShipmentEvent } from '../domain/events';
 import { describeNetworkError } from './platform/http';
 
@@ -120,9 +120,8 @@ export type DeliveryResult =
  * [minRetryAfterMs, maxRetryAfterMs]; missing or unparseable → retryAfterMs (30 s).
  */
 export function parseRetryAfterMs(header: string | string[] | undefined, nowMs: number): number {
-  const read = readRetryAfterMs(header, nowMs);
-  if (read === undefined) return WEBHOOK_DEFAULTS.retryAfterMs;
-  return Math.min(WEBHOOK_DEFAULTS.maxRetryAfterMs, Math.max(WEBHOOK_DEFAULTS.minRetryAfterMs, read.ms));
+  const bounds = { minMs: WEBHOOK_DEFAULTS.minRetryAfterMs, maxMs: WEBHOOK_DEFAULTS.maxRetryAfterMs };
+  return clampWaitMs(readRetryAfterMs(header, nowMs)?.ms, bounds, WEBHOOK_DEFAULTS.retryAfterMs);
 }
 
 /** The one place an HTTP answer becomes a DeliveryResult. */

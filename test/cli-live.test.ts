@@ -16,7 +16,7 @@ import { startShipment } from '../order-import/start-shipment';
 import { WORKFLOW_TYPE, stateQuery, type ShipmentState } from '../workflows/definitions';
 import { shipmentWorkflowId } from '../domain/shipment';
 import { captureIo, REPO_ROOT, runCli } from './helpers/cli';
-import { startHarness, type Harness } from './helpers/harness';
+import { FAST_TRACKING, startHarness, type Harness } from './helpers/harness';
 
 /** Polls every 200 ms (each probe may be a CLI run) for up to 20 s unless told otherwise. */
 const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000) =>
@@ -45,7 +45,8 @@ const cli = (...args: string[]) => runCli(args, { env });
 const json = (stdout: string) => JSON.parse(stdout);
 
 beforeAll(async () => {
-  h = await startHarness();
+  // The two rejected sample orders wait for corrected data through the whole file (minutes on a loaded machine).
+  h = await startHarness({ tracking: { ...FAST_TRACKING, correctionTimeoutMs: 15 * 60_000 } });
   client = h.env.client;
   env = { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: h.taskQueue, ...h.shippingEnv };
   // The walkthrough's first step (the import itself is covered in import-live.test.ts).
@@ -176,6 +177,32 @@ describe('status', () => {
   });
 });
 
+describe('attention', () => {
+  it('lists every shipment waiting for a person, oldest first, with the next command; exit 1 while any does', async () => {
+    const run = await cli('attention', '--json');
+    expect(run.code, run.stderr).toBe(EXIT.rejected);
+    const { shipments } = json(run.stdout) as { shipments: Array<{ reason: string; orderId: string; since: string; next: string }> };
+    const of = (reason: string) =>
+      shipments
+        .filter((s) => s.reason === reason)
+        .map((s) => s.orderId)
+        .sort();
+    expect(of('awaiting_correction')).toEqual(['BC-10240', 'LC-5531']);
+    expect(of('exception')).toEqual([...EXCEPTION].sort());
+    expect(shipments.map((s) => s.since)).toEqual(shipments.map((s) => s.since).sort());
+    expect(shipments.find((s) => s.orderId === 'LC-5531')!.next).toMatch(
+      /shipments resubmit lyon-ceramics LC-5531 <corrected-label\.json>/,
+    );
+
+    const human = await cli('attention');
+    expect(human.stdout).toMatch(/^SINCE\s+REASON\s+SHOP\s+ORDER\s+NEXT/);
+    expect(human.stdout).toMatch(/awaiting_correction\s+berlin-coffee\s+BC-10240\s+shipments status berlin-coffee BC-10240, then/);
+    // Ended ones are listed for the --since window only.
+    const none = await cli('attention', '--since', '1ms', '--json');
+    expect(json(none.stdout).shipments.filter((s: { reason: string }) => s.reason === 'exception')).toEqual([]);
+  });
+});
+
 describe('resubmit', () => {
   it('validates the file locally and names the bad fields; nothing is sent', async () => {
     const bad = path.join(tmp, 'bad-label.json');
@@ -203,6 +230,56 @@ describe('resubmit', () => {
 
     const unknown = await cli('resubmit', 'nowhere', 'N-1', 'examples/corrected-label.json');
     expect(unknown.code).toBe(EXIT.notFound);
+  });
+
+  it("refuses another order's label file, naming each mismatch; the shipment is unchanged", async () => {
+    // examples/corrected-label.json is LC-5531's: pasted for BC-10240 it would ship a Berlin order with Lyon's sender.
+    const run = await cli('resubmit', 'berlin-coffee', REJECTED['berlin-coffee'], 'examples/corrected-label.json');
+    expect(run.code, run.stderr).toBe(EXIT.rejected);
+    expect(run.stdout).toMatch(/refused the corrected data: cannot resubmit: the corrected data belongs to another order/);
+    expect(run.stdout).toMatch(/order\.customerOrderNumber is "LC-5531", the shipment has "BC-10240"/);
+    expect(run.stdout).toMatch(/order\.orderNumbers\.platformOrderNumber is "LC-2024-5531", the shipment has "SHOP-7731030"/);
+    expect(run.stdout).toMatch(/shipment\.shipFrom\.contact\.email is not the shop’s sender/);
+    expect(run.stdout).toMatch(/shipment\.shipFrom\.contact \(name\) is not the shop’s sender/);
+    expect(run.stdout).toMatch(/shipment\.shipFrom\.address\.countryCode is FR, the shop’s sender is in DE/);
+    expect(run.stdout).toMatch(/--accept-mismatch/);
+    expect(run.stdout).not.toMatch(/Camille|expeditions@/); // the sender is named by field, not shown
+    expect(await state('berlin-coffee', 'BC-10240')).toMatchObject({ phase: 'awaiting_correction', revision: 1, courier: 'dpd-de' });
+  });
+
+  it('a record of another shop and order is refused by name; a real correction (courier, product, address) goes through', async () => {
+    await startShipment(client, h.taskQueue, order('fix-shop', 'F-1', { postalCode: '00000' }));
+    await waitFor('F-1 awaiting correction', async () =>
+      (await state('fix-shop', 'F-1')).phase === 'awaiting_correction' ? true : undefined,
+    );
+    const record = path.join(tmp, 'other-record.json');
+    writeFileSync(record, JSON.stringify({ shop: 'other-shop', orderId: 'F-2', labelRequest: labelRequest('F-1') }));
+    const refused = await cli('resubmit', 'fix-shop', 'F-1', record, '--json');
+    expect(refused.code, refused.stderr).toBe(EXIT.rejected);
+    expect(json(refused.stdout).rejected).toBe(
+      'cannot resubmit: the corrected data belongs to another order: shop is "other-shop", the shipment has "fix-shop"; orderId is "F-2", the shipment has "F-1"',
+    );
+
+    const corrected = path.join(tmp, 'f-1-corrected.json');
+    writeFileSync(corrected, JSON.stringify(labelRequest('F-1', { courier: 'ups', productCode: 'UPS_STANDARD' })));
+    const run = await cli('resubmit', 'fix-shop', 'F-1', corrected, '--json');
+    expect(run.code, run.stdout + run.stderr).toBe(EXIT.ok);
+    expect(json(run.stdout).result).toMatchObject({ revision: 2, labelCreated: true });
+  });
+
+  it('--accept-mismatch sends data naming another order when the operator says so', async () => {
+    await startShipment(client, h.taskQueue, order('fix-shop', 'F-3', { postalCode: '00000' }));
+    await waitFor('F-3 awaiting correction', async () =>
+      (await state('fix-shop', 'F-3')).phase === 'awaiting_correction' ? true : undefined,
+    );
+    const renamed = path.join(tmp, 'f-3-renamed.json');
+    writeFileSync(renamed, JSON.stringify(labelRequest('F-3-REISSUED')));
+    const refused = await cli('resubmit', 'fix-shop', 'F-3', renamed);
+    expect(refused.code).toBe(EXIT.rejected);
+    expect(refused.stdout).toMatch(/order\.customerOrderNumber is "F-3-REISSUED", the shipment has "F-3"/);
+    const run = await cli('resubmit', 'fix-shop', 'F-3', renamed, '--accept-mismatch', '--json');
+    expect(run.code, run.stdout + run.stderr).toBe(EXIT.ok);
+    expect(json(run.stdout).result).toMatchObject({ revision: 2, labelCreated: true });
   });
 
   it('resubmits the courier-rejected order with examples/corrected-label.json: label created, then delivered', async () => {
@@ -285,7 +362,9 @@ describe('couriers, products, help and usage', () => {
 
   it('every command has --help; bad usage is exit 2; a config error prints its message', async () => {
     const helps = await Promise.all(
-      ['import', 'status', 'list', 'resubmit', 'redeliver', 'cancel', 'couriers', 'products'].map((c) => runCli([c, '--help'])),
+      ['import', 'status', 'list', 'attention', 'resubmit', 'redeliver', 'cancel', 'couriers', 'products'].map((c) =>
+        runCli([c, '--help']),
+      ),
     );
     for (const run of helps) {
       expect(run.code).toBe(EXIT.ok);

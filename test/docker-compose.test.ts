@@ -46,8 +46,8 @@ function composeCommand(): string[] | undefined {
 }
 const composeCli = composeCommand();
 
-it.skipIf(!composeCli)('`compose config` accepts the file, with and without the shop profile', () => {
-  for (const profile of [[], ['--profile', 'shop']]) {
+it.skipIf(!composeCli)('`compose config` accepts the file, with and without the shop and monitoring profiles', () => {
+  for (const profile of [[], ['--profile', 'shop'], ['--profile', 'monitoring']]) {
     const [command, ...args] = composeCli!;
     const result = spawnSync(command!, [...args, ...profile, 'config', '-q'], {
       cwd: ROOT,

@@ -51,7 +51,7 @@ async function account(taskQueue: string) {
     workflowBundle: await getWorkflowBundle(),
   });
   const done = worker.run();
-  const workflowId = accountWorkflowId('http://127.0.0.1:1', 'key', taskQueue);
+  const workflowId = accountWorkflowId({ name: 'default', baseUrl: 'http://127.0.0.1:1' }, taskQueue);
   const fleet = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
   return {
     fleet,

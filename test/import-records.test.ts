@@ -366,6 +366,15 @@ describe('import command (in-process, no Temporal)', () => {
     ]);
   });
 
+  it("examples/outage-order.ndjson (the README's outage step) is one valid order the orders file does not hold", async () => {
+    const { io, stdout } = captureIo();
+    const file = path.join(EXAMPLES, 'outage-order.ndjson');
+    expect(await importCommand(['--dry-run', '--skip-preflight', '--json', file], io)).toBe(EXIT.ok);
+    expect(JSON.parse(stdout())).toMatchObject({ counts: { records: 1, accepted: 1, rejected: 0 } });
+    const known = readFileSync(path.join(EXAMPLES, 'orders.ndjson'), 'utf8');
+    expect(known).not.toContain('"orderId":"BC-10301"');
+  });
+
   it('a clean file exits 0; human output has the counts; a TTY gets a progress bar', async () => {
     const file = path.join(tmp, 'clean.ndjson');
     writeFileSync(file, [valid('s', '1'), valid('s', '2')].map((v) => JSON.stringify(v)).join('\n'));

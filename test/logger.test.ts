@@ -1,8 +1,10 @@
 /** The worker's log bridge: one line per failed API call, at a fitting level, and no task token. */
 import { Writable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
-import { expect, it } from 'vitest';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it } from 'vitest';
 import { createLogger, logDestination, PinoTemporalLogger } from '../worker/logger';
+import { secretsOfEnv } from '../worker/log-error';
 
 function capture() {
   const lines: Array<Record<string, unknown>> = [];
@@ -54,3 +56,59 @@ it('writes one readable line per entry for a person (LOG_FORMAT=pretty, or a ter
   expect(text).not.toContain('secret-key'); // redaction still applies
   expect(text).not.toContain('\u001b['); // no colour codes into a pipe
 });
+
+describe('errors in log lines', () => {
+  it('shows message, type and cause chain of an error logged as `error` (the SDK) or `err` (ours), never `{}`', () => {
+    const { logger, lines } = capture();
+    // The workflow sandbox's errors are of another realm: not instances of this realm's Error.
+    const sandboxError = runInNewContext(`const e = new Error('label step failed', { cause: new TypeError('x is undefined') }); e`);
+    expect(sandboxError instanceof Error).toBe(false);
+    logger.warn('Workflow failed', { error: sandboxError });
+    const failure = ApplicationFailure.create({
+      type: 'ShopRejected',
+      message: 'shop refused event 3',
+      nonRetryable: true,
+      cause: new RangeError('status 422'),
+    });
+    logger.error('Activity failed', { error: failure });
+    createLogger('info', sinkOf(lines)).warn({ err: new Error('pull failed') }, 'pull');
+
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain('"error":{}');
+    expect(lines[0]!.error).toMatchObject({
+      name: 'Error',
+      message: 'label step failed',
+      cause: { name: 'TypeError', message: 'x is undefined' },
+    });
+    expect(lines[1]!.error).toMatchObject({
+      name: 'ApplicationFailure',
+      type: 'ShopRejected',
+      message: 'shop refused event 3',
+      nonRetryable: true,
+      cause: { name: 'RangeError', message: 'status 422' },
+    });
+    expect(lines[2]!.err).toMatchObject({ name: 'Error', message: 'pull failed', stack: expect.stringContaining('pull failed') });
+  });
+
+  it("masks the process's credentials in an error's text, and takes no other field of it", () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const secrets = secretsOfEnv({ SHIPPING_API_TOKEN: 'tok-8f1e2d3c', LOG_LEVEL: 'debug', SHOPIFY_ACCESS_TOKEN: 'shpat_77aa99' });
+    const logger = new PinoTemporalLogger(createLogger('debug', sinkOf(lines), secrets));
+    const err = Object.assign(new Error('401 for token tok-8f1e2d3c'), { headers: { authorization: 'Bearer shpat_77aa99' } });
+    logger.warn('Activity failed', { error: new Error('wrapped', { cause: err }) });
+    const text = JSON.stringify(lines);
+    expect(text).toContain('401 for token [redacted]');
+    expect(text).not.toContain('tok-8f1e2d3c');
+    expect(text).not.toContain('shpat_77aa99');
+    expect(secrets).not.toContain('debug');
+  });
+});
+
+function sinkOf(lines: Array<Record<string, unknown>>): Writable {
+  return new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+}

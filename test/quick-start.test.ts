@@ -196,6 +196,27 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver,
     });
   }
 
+  // Two example shipping accounts beside the default one: the pull started the stores' orders on their shop's account.
+  expect(output).toContain('Shipping accounts sandbox (porto-wines), production (oslo-outdoor), default (every other shop)');
+  const accountOf = async (key: string) => {
+    const { labels } = (await (await fetch(`http://127.0.0.1:${fakeApiPort}/__admin/labels`)).json()) as {
+      labels: Array<{ idempotencyKey: string; account: string }>;
+    };
+    return labels.find((l) => l.idempotencyKey === key)?.account;
+  };
+  const placedAccounts = await waitFor(
+    async () => {
+      const found = [
+        await accountOf(`oslo-outdoor:OO-${String(placed.name).replace('#', '')}:r1`),
+        await accountOf(`porto-wines:PW-${String(wooPlaced.number)}:r1`),
+      ];
+      return found.every(Boolean) ? found : undefined;
+    },
+    { what: 'labels of the orders placed in the stores', timeoutMs: 60_000, intervalMs: 500 },
+  );
+  expect(placedAccounts).toEqual(['production', 'sandbox']);
+  expect(await accountOf('lyon-ceramics:LC-5522:r1')).toBe('default');
+
   const again = await runCli(['import', 'examples/orders.ndjson', '--json'], { env: userEnv });
   expect(JSON.parse(again.stdout).counts).toMatchObject({ started: 0, alreadyKnown: 30 });
 

@@ -65,7 +65,7 @@ async function startWorker(taskQueue: string, pacing: PacingSettings, opts: { fl
     ? fleetRateLimits({
         client: env.client,
         taskQueue,
-        workflowId: accountWorkflowId(fake.baseUrl, TEST_CREDENTIALS.apiKey, taskQueue),
+        workflowId: accountWorkflowId({ name: 'default', baseUrl: fake.baseUrl }, taskQueue),
         log: silentLog,
       })
     : undefined;

@@ -54,6 +54,8 @@ it('has recorded histories for each path through the workflow', () => {
       // a first delivery attempt that ran out of its seconds hands over to the delivery activity
       'shop-sync-slow-shop.json',
       'shop-sync-window-expired.json',
+      // an event is first sent once the task that emitted it is recorded (a worker SIGKILLed mid-send)
+      'immutable-event-sent-once-recorded.json',
       // a resubmit update racing an operator's cancel: answered before the workflow completes
       'resubmit-racing-cancel.json',
       // A Temporal cancellation request (Web UI) and a failure that stops the shipment.
@@ -76,6 +78,8 @@ it('has recorded histories for each path through the workflow', () => {
       'shop-changes-woocommerce-held-moved-released.json',
       'shop-changes-woocommerce-cancelled-after-label.json',
       'shop-changes-woocommerce-address-after-label.json',
+      // A shipment of a named shipping account (SHIPPING_ACCOUNT): every call with its account, cancelled in tracking.
+      'accounts-named-account-cancelled.json',
     ]),
   );
 });

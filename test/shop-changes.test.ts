@@ -13,7 +13,7 @@ import { loadShopConnectors } from '../shop-sync/connectors';
 import { shipmentWorkflowId } from '../domain/shipment';
 import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
 import { startHarness, type Harness } from './helpers/harness';
-import { pullNow } from './helpers/pulls';
+import { pullNow } from './helpers/shop-pulls';
 import { runCli } from './helpers/cli';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv } from './helpers/temporal-env';

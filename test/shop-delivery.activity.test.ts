@@ -34,6 +34,8 @@ beforeAll(async () => {
       maxBackoff: '20s',
       acme: { type: 'webhook', url: receiver.webhookUrl('acme'), secrets: [SECRET] },
       scripted: { type: 'webhook', url: scriptedUrl, secrets: [SECRET] },
+      // Nothing listens there: a call would fail at once.
+      site: { type: 'woocommerce', url: 'http://127.0.0.1:9', consumerKey: 'ck_x', consumerSecret: 'cs_x', timeout: '4s' },
     }),
   });
   activities = createShopDeliveryActivities(connectors);
@@ -51,9 +53,9 @@ const completed = (sequence: number): ShopEventDraft => ({
 });
 
 /** One regular (not local) attempt of the delivery, with what it recorded in its heartbeat. */
-async function attempt(attemptNumber: number, heartbeatDetails: unknown, input: DeliverShopEventsInput) {
+async function attempt(attemptNumber: number, heartbeatDetails: unknown, input: DeliverShopEventsInput, scheduledTimestampMs = Date.now()) {
   const env = new MockActivityEnvironment(
-    { attempt: attemptNumber, heartbeatDetails, heartbeatTimeoutMs: 10_000 },
+    { attempt: attemptNumber, heartbeatDetails, heartbeatTimeoutMs: 10_000, scheduledTimestampMs },
     { logger: new DefaultLogger('WARN') },
   );
   let recorded: unknown = heartbeatDetails;
@@ -104,4 +106,30 @@ it('an event acknowledged in the failing attempt ends the streak', async () => {
   expect(failure).toMatchObject({ type: 'ShopUnavailable', message: expect.stringContaining('event 2'), nextRetryDelay: 1_000 });
   expect(recorded).toEqual({ delivered: 1, failuresInARow: 1 });
   expect(answers).toEqual([]);
+});
+
+it('a Retry-After the first attempt was given holds the regular attempt on any worker: it waits it out without calling', async () => {
+  answers.push(204);
+  const input = { shop: 'scripted', orderId: `SD-${Date.now()}`, events: [completed(1)], notBefore: Date.now() + 5_000 };
+  const { failure } = await attempt(1, undefined, input);
+  expect(failure).toMatchObject({ type: 'ShopBusy' });
+  expect(failure!.nextRetryDelay).toBeGreaterThan(4_000);
+  expect(answers).toEqual([204]); // nothing was sent
+  answers.length = 0;
+});
+
+it('after a first attempt cut off, a platform delivery reads nothing before the connector timeout has passed since it was scheduled', async () => {
+  const rejected: ShopEventDraft = {
+    sequence: 1,
+    occurredAt: '2026-11-21T10:00:00.000Z',
+    type: 'label.rejected',
+    data: { revision: 1, kind: 'courier_error', courierCode: null, courierMessage: null, message: 'no', awaitingCorrection: true },
+  };
+  const input = { shop: 'site', orderId: `SD-${Date.now()}`, events: [rejected], platformOrderId: '1001', afterCutOffAttempt: true };
+  const settling = await attempt(1, undefined, input);
+  expect(settling.failure).toMatchObject({ type: 'EarlierWriteSettling' });
+  expect(settling.failure!.nextRetryDelay).toBeGreaterThan(3_000);
+  // Once the timeout has passed, it calls (here: a site that is not there).
+  const later = await attempt(2, undefined, input, Date.now() - 5_000);
+  expect(later.failure).toMatchObject({ type: 'ShopUnavailable' });
 });

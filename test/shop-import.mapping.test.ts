@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { advanceCursor, firstChangesPosition, MAX_RETRY } from '../shop-import/cursor';
 import { mapOrder } from '../shop-import/mapping';
-import { convertWeight, isoUtc, type PlatformOrder } from '../shop-import/order';
+import { convertWeight, type PlatformOrder } from '../shop-import/order';
+import { modifiedTime } from '../shop-import/checks';
 import { ImportMapping } from '../shop-import/settings';
 import { LabelRequestWithoutKey } from '../shipping-api/contract';
 
@@ -133,8 +134,9 @@ describe('the cursor', () => {
   });
 
   it("reads WooCommerce's zone-less GMT dates as UTC and converts weights", () => {
-    expect(isoUtc('2026-11-05T08:30:00', true)).toBe('2026-11-05T08:30:00Z');
-    expect(isoUtc('2026-11-05T18:30:00+10:00')).toBe('2026-11-05T08:30:00Z');
+    const now = Date.parse('2026-11-25T12:00:00Z');
+    expect(modifiedTime('2026-11-05T08:30:00', now, true)).toEqual({ ok: true, value: '2026-11-05T08:30:00Z' });
+    expect(modifiedTime('2026-11-05T18:30:00+10:00', now)).toEqual({ ok: true, value: '2026-11-05T08:30:00Z' });
     expect(convertWeight(1, 'kg', 'lb')).toBe(2.205);
     expect(convertWeight(16, 'oz', 'lb')).toBe(1);
   });

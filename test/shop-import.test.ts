@@ -19,8 +19,8 @@ import { WORKFLOW_TYPE } from '../workflows/definitions';
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { runCli } from './helpers/cli';
-import { pullNow as pullNowIn, waitForPull as waitForPullIn } from './helpers/pulls';
 import { startHarness, type Harness } from './helpers/harness';
+import { pullNow as pullShop, waitForPull as waitForShopPull } from './helpers/shop-pulls';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 
@@ -80,8 +80,8 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const pullNow = (shop: string) => pullNowIn(h.env.client, shop);
-const waitForPull = (shop: string, since: number) => waitForPullIn(h.env.client, shop, since);
+const pullNow = (shop: string) => pullShop(h.env.client, shop);
+const waitForPull = (shop: string, since: number) => waitForShopPull(h.env.client, shop, since);
 
 /** The shipment's input as started (undefined when the order has no shipment). */
 async function input(shop: string, orderId: string): Promise<ShipmentInput | undefined> {
@@ -211,18 +211,23 @@ describe('WooCommerce (store at UTC+10, HPOS)', () => {
   it('orders edited and created while a pull pages through them: each one exactly one shipment', async () => {
     const made = Array.from({ length: 40 }, () => woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1 }] }));
     woo.setFaults({ latencyMs: 150 });
+    // Bounded: on a loaded machine an unbounded stream of edits can outrun the pull (it chases
+    // the orders that move to the end) and, left running after a timeout, leaks into later tests.
     let editing = true;
     const edits = (async () => {
-      for (let i = 0; editing; i++) {
+      for (let i = 0; editing && i < 40; i++) {
         woo.editOrder(made[i % 10]!.id, { customerNote: `edit ${i}` }); // the early ones move to the end
         if (i % 5 === 0) made.push(woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1 }] }));
         await sleep(120);
       }
     })();
-    await pullNow('pull-woo');
-    editing = false;
-    await edits;
-    woo.setFaults({ latencyMs: 0 });
+    try {
+      await pullNow('pull-woo');
+    } finally {
+      editing = false;
+      await edits;
+      woo.setFaults({ latencyMs: 0 });
+    }
     await pullNow('pull-woo'); // the orders created at the end of the first pull
     for (const o of made) {
       const started = await input('pull-woo', `W-${o.number}`);

@@ -276,6 +276,29 @@ describe('pages', () => {
     expect(html).not.toMatch(/<(link|img|script)\b|src=/);
   });
 
+  it('GET / makes an exception or a cancellation stand out from a delivery, and says which shops it lists', async () => {
+    const ending = (id: string, outcome: string, tag: string) =>
+      makeShipmentEvent({
+        shop: 'acme',
+        orderId: id,
+        sequence: 1,
+        occurredAt: at(1),
+        type: 'shipment.completed',
+        data: { outcome, reason: null, tag, trackingNumber: 'JD0001' },
+      } as ShipmentEventInput);
+    await send(ending('ok-1', 'delivered', 'Delivered'));
+    await send(ending('bad-1', 'exception', 'Exception'));
+    await send(ending('bad-2', 'cancelled', 'Cancelled'));
+    const html = await (await fetch(receiver.url)).text();
+    const row = (id: string) => html.split('<tr').find((r) => r.includes(`<td>${id}</td>`)) ?? '';
+    expect(row('ok-1')).toMatch(/^ class="ok">/);
+    expect(row('bad-1')).toMatch(/^ class="bad">/);
+    expect(row('bad-1')).toContain('<strong>exception</strong>');
+    expect(row('bad-2')).toContain('<strong>cancelled</strong>');
+    expect(html).toContain('The orders of the shops that send here by signed webhook.');
+    expect(html).not.toContain('The shop is DOWN');
+  });
+
   it('GET /api/events is the raw accepted log; unknown paths are 404 and wrong methods 405', async () => {
     const event = labelCreated(1);
     await send(event);
@@ -398,7 +421,11 @@ describe('the page port and the journal (npm run dev)', () => {
       expect(await sendTo(r, tracking(2, 'InTransit'))).toMatchObject({ kind: 'retry', status: null });
       const page = await fetch(r.pageUrl!);
       expect(page.status).toBe(200);
-      expect(await page.text()).toContain(orderId);
+      const html = await page.text();
+      expect(html).toContain(orderId);
+      // The outage is said where nobody can miss it ("Faults: none." before).
+      expect(html).toMatch(/The shop is DOWN for (60|59) s more: its webhook endpoint refuses connections/);
+      expect(html).toContain('Faults: down.');
       const api = (await (await fetch(`${r.pageUrl}/api/orders`)).json()) as { orders: Array<{ orderId: string }> };
       expect(api.orders.map((o) => o.orderId)).toContain(orderId);
       // The page port takes no webhooks: a sender pointed at it by mistake is told where they go.

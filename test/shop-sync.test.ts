@@ -92,7 +92,8 @@ function receivedFor(orderId: string): ShipmentEvent[] {
 }
 
 async function shopDeliveries(result: string): Promise<number> {
-  return (await registry.getSingleMetric('shop_deliveries_total')!.get()).values.find((v) => v.labels.result === result)?.value ?? 0;
+  const series = (await registry.getSingleMetric('shop_deliveries_total')!.get()).values;
+  return series.filter((v) => v.labels.result === result).reduce((sum, v) => sum + v.value, 0);
 }
 
 function orderView(orderId: string) {
@@ -232,9 +233,16 @@ describe('shop sync', () => {
     const handle = await start(order('acme', 'SS-4'));
     const outcome = (await handle.result()) as ShipmentOutcome;
     expectCompleteAndInOrder('SS-4', outcome);
+    // Event 1 goes to the delivery activity (it is first sent once its task is recorded): the
+    // 429 ends its first attempt, and the server starts the next one after exactly Retry-After.
     const history = (await handle.fetchHistory()).events ?? [];
-    const timer = history.find((e) => e.timerStartedEventAttributes);
-    expect(Number(timer?.timerStartedEventAttributes?.startToFireTimeout?.seconds)).toBe(2);
+    const scheduled = history.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverShopEvents')!;
+    const started = history.find(
+      (e) => e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === scheduled.eventId?.toString(),
+    )!;
+    expect(started.activityTaskStartedEventAttributes?.attempt).toBe(2);
+    const ms = (e: typeof started) => Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
+    expect(ms(started) - ms(scheduled)).toBeGreaterThanOrEqual(2_000);
     await saveFixture(handle, 'shop-sync-retry-after');
   });
 

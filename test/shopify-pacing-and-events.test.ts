@@ -1,6 +1,6 @@
 /** The Shopify connector's pure parts: the cost bucket it keeps per store, and which fulfillment event is news. */
 import { describe, expect, it } from 'vitest';
-import { BudgetWait, CostBucket } from '../shop-sync/shopify/cost-bucket';
+import { BudgetWait, CostBucket, MAX_BUCKET_WAIT_MS, QueryCost } from '../shop-sync/shopify/cost-bucket';
 import { isNews } from '../shop-sync/shopify/connection';
 
 function bucketAt(start = 1_000_000) {
@@ -76,6 +76,42 @@ describe('CostBucket', () => {
   it('a throttled call waits what Shopify documents: (requested − currentlyAvailable) / restoreRate', () => {
     const { bucket } = bucketAt();
     expect(bucket.throttledWaitMs(32, { maximumAvailable: 40, currentlyAvailable: 12, restoreRate: 2 })).toBe(10_000);
+  });
+});
+
+describe('CostBucket against an absurd store', () => {
+  it('throttleStatus outside sane ranges is refused before the bucket sees it (the client then ignores it, with a warning)', () => {
+    const cost = (throttleStatus: Record<string, number>) => QueryCost.safeParse({ requestedQueryCost: 10, throttleStatus }).success;
+    expect(cost({ maximumAvailable: 1000, currentlyAvailable: 900, restoreRate: 100 })).toBe(true);
+    expect(cost({ maximumAvailable: 1000, currentlyAvailable: -1e308, restoreRate: 1e-300 })).toBe(false);
+    expect(cost({ maximumAvailable: 1e308, currentlyAvailable: 0, restoreRate: 100 })).toBe(false);
+    expect(cost({ maximumAvailable: 1000, currentlyAvailable: 0, restoreRate: 0.001 })).toBe(false);
+    expect(
+      QueryCost.safeParse({ requestedQueryCost: 1e300, throttleStatus: { maximumAvailable: 1, currentlyAvailable: 1, restoreRate: 1 } })
+        .success,
+    ).toBe(false);
+  });
+
+  it('a wait within range but absurd is clamped, and once the clamp has passed without an answer one probe goes', async () => {
+    const { clock, bucket } = bucketAt();
+    // Sane ranges, a lying store: 100,000 points missing at half a point a second would be 55 hours.
+    bucket.observe({ maximumAvailable: 100_000, currentlyAvailable: -100_000, restoreRate: 0.5 });
+    expect(await waitNeeded(bucket, 500)).toBe(MAX_BUCKET_WAIT_MS);
+    clock.now += MAX_BUCKET_WAIT_MS / 2;
+    expect(await waitNeeded(bucket, 500)).toBe(MAX_BUCKET_WAIT_MS / 2);
+    clock.now += MAX_BUCKET_WAIT_MS / 2;
+    const probe = await bucket.take(500, 0);
+    expect(await waitNeeded(bucket, 500)).toBe(MAX_BUCKET_WAIT_MS); // the view stands until the probe's answer
+    bucket.observe({ maximumAvailable: 1000, currentlyAvailable: 1000, restoreRate: 100 }); // its answer heals the view
+    probe();
+    expect(await waitNeeded(bucket, 500)).toBe(0);
+  });
+
+  it('a throttled wait is finite and clamped', () => {
+    const { bucket } = bucketAt();
+    expect(bucket.throttledWaitMs(1000, { maximumAvailable: 100_000, currentlyAvailable: -100_000, restoreRate: 0.5 })).toBe(
+      MAX_BUCKET_WAIT_MS,
+    );
   });
 });
 

@@ -43,29 +43,31 @@ async function failure(call: Promise<unknown>): Promise<StopDelivery['result']> 
 }
 
 describe('WooClient', () => {
-  it("a host's 429 waits its Retry-After; a 503 page without one waits the default; a 504 backs off", async () => {
+  it("a host's 504 backs off; its 429 holds the site for its Retry-After; a 503 page without one for the default", async () => {
     fake = await startFakeWooCommerce();
     const id = fake.createOrder({ lineItems: [{ sku: 'A', quantity: 1 }] }).id;
     fake.setFaults({
       failNext: [
-        { route: 'GET order', kind: '429', retryAfterSeconds: 7 },
-        { route: 'GET order', kind: '503' },
         { route: 'GET order', kind: '504' },
+        { route: 'GET order', kind: '429', retryAfterSeconds: 1 },
+        { route: 'GET order', kind: '503' },
       ],
     });
     const c = client();
-    expect(await failure(c.call('GET', `wc/v3/orders/${id}`, Order, signal()))).toEqual({
-      kind: 'retry_after',
-      status: 429,
-      retryAfterMs: 7_000,
-    });
-    expect(await failure(c.call('GET', `wc/v3/orders/${id}`, Order, signal()))).toMatchObject({
-      kind: 'retry_after',
-      status: 503,
-      retryAfterMs: 30_000,
-    });
-    expect(await failure(c.call('GET', `wc/v3/orders/${id}`, Order, signal()))).toMatchObject({ kind: 'retry', status: 504 });
-    expect((await c.call('GET', `wc/v3/orders/${id}`, Order, signal())).data).toMatchObject({ id, status: 'processing' });
+    const read = (maxWaitMs?: number) => c.call('GET', `wc/v3/orders/${id}`, Order, signal(), { maxWaitMs });
+    expect(await failure(read())).toMatchObject({ kind: 'retry', status: 504 });
+    expect(await failure(read())).toEqual({ kind: 'retry_after', status: 429, retryAfterMs: 1_000 });
+    // Nothing goes to the site before the Retry-After ends: a call that may wait waits, then is sent.
+    const before = Date.now();
+    expect(await failure(read())).toMatchObject({ kind: 'retry_after', status: 503, retryAfterMs: 30_000 });
+    expect(Date.now() - before).toBeGreaterThanOrEqual(950);
+    // A call that may not wait that long is given what is left, unsent.
+    const requests = fake.stats().requests;
+    const held = await failure(read(1_000));
+    expect(held).toMatchObject({ kind: 'retry_after', status: 503 });
+    expect((held as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(25_000);
+    expect(fake.stats().requests).toBe(requests);
+    expect(fake.stats().callsBeforeRetryAfter).toBe(0);
   });
 
   it("WordPress's error code and message name what is wrong; a 404 the caller expects is an answer", async () => {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../activities';
+import { singleAccount, type AccountDirectory } from '../activities/accounts';
 import { retryAfterMs } from '../activities/failures';
 import { AccountPacer, pacedCalls, UNPACED, type CallPacing } from '../activities/account-pacer';
 import type { PacingSettings } from '../config/settings';
@@ -22,8 +23,10 @@ export interface ShipmentWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  /** Options to build the client from, or a client the caller owns. */
-  shippingApi: ShippingApiClientOptions | ShippingApiClient;
+  /** The single account `default`: options to build the client from, or a client the caller owns. Or `accounts`. */
+  shippingApi?: ShippingApiClientOptions | ShippingApiClient;
+  /** Every shipping account with its client and pacer (account-directory.ts); wins over `shippingApi`. */
+  accounts?: AccountDirectory;
   /** The worker's tracking policy; unset fields take the defaults. */
   tracking?: Partial<TrackingPolicy>;
   /** Which shops get shipment events, and where; default: none. */
@@ -48,10 +51,9 @@ export interface ShipmentWorkerOptions {
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
-  const api = options.shippingApi instanceof ShippingApiClient ? options.shippingApi : new ShippingApiClient(options.shippingApi);
   const tracking: TrackingPolicy = { ...DEFAULT_TRACKING_POLICY, ...options.tracking };
   const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
-  const pacing = options.calls ?? (await callPacing(options.pacing ?? { mode: 'adaptive' }, options.fleet));
+  const accounts = options.accounts ?? (await singleAccountOf(options));
   // One connection per platform shop: the import's reads and the write-back share a Shopify store's bucket.
   const platforms = new PlatformConnections();
   // The pull starts shipments and keeps its cursor in the shop's schedule.
@@ -61,8 +63,14 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: mergeActivities(
-      mergeActivities(createActivities(api, tracking, { shopConnectors, pacing }), createShopDeliveryActivities(shopConnectors, platforms)),
-      createShopImportActivities({ connectors: shopConnectors, platforms, client: importClient, taskQueue: options.taskQueue }),
+      mergeActivities(createActivities(accounts, tracking, { shopConnectors }), createShopDeliveryActivities(shopConnectors, platforms)),
+      createShopImportActivities({
+        connectors: shopConnectors,
+        platforms,
+        client: importClient,
+        taskQueue: options.taskQueue,
+        accountOf: accounts.accountOf,
+      }),
     ),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
     interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags)] },
@@ -82,9 +90,16 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
   });
 }
 
+/** The account `default` from `shippingApi`, paced by `calls`, or by `pacing` and `fleet`. */
+async function singleAccountOf(options: ShipmentWorkerOptions): Promise<AccountDirectory> {
+  if (!options.shippingApi) throw new Error('createShipmentWorker: shippingApi or accounts is required');
+  const api = options.shippingApi instanceof ShippingApiClient ? options.shippingApi : new ShippingApiClient(options.shippingApi);
+  return singleAccount(api, options.calls ?? (await callPacing(options.pacing ?? { mode: 'adaptive' }, options.fleet)));
+}
+
 /**
- * The worker's pacer (one per process: the account's limit is shared by all its calls). It
- * learns the fleet's recorded hold before it returns, so no call of a new process goes out
+ * The pacer of one account in this process (one per account and process: the account's limit
+ * is shared by all its calls). It learns the fleet's recorded hold before it returns, so no call of a new process goes out
  * inside a Retry-After another process was given.
  */
 export async function callPacing(

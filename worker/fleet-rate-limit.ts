@@ -48,15 +48,16 @@ export const FRESH_MAX_AGE_MS = 10 * 60_000;
 export const FRESH_READ_MS = 10_000;
 
 /**
- * The account's workflow id: a digest of the API's address and key and the task queue, so the
- * workers of one fleet (one task queue, one account) meet, and the key never reaches Temporal.
- * (The workflow runs on that task queue: workers of another queue could not run it.)
+ * The account's workflow id: a digest of the account's name, the API's address and the task
+ * queue, so the workers of one fleet (one task queue) meet per account. Not of its credentials:
+ * a rotated key keeps the account's pacer, and no credential reaches Temporal. (The workflow
+ * runs on that task queue: workers of another queue could not run it.)
  */
-export function accountWorkflowId(baseUrl: string, apiKey: string, taskQueue: string): string {
+export function accountWorkflowId(account: { name: string; baseUrl: string }, taskQueue: string): string {
   const digest = createHash('sha256')
-    .update(new URL(baseUrl).origin)
+    .update(account.name)
     .update('\u0000')
-    .update(apiKey)
+    .update(new URL(account.baseUrl).origin)
     .update('\u0000')
     .update(taskQueue)
     .digest('hex');

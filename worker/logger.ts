@@ -6,6 +6,7 @@ import pino, { type Logger as Pino } from 'pino';
 import pinoPretty from 'pino-pretty';
 import { ApplicationFailure, type Logger, type LogLevel, type LogMetadata } from '@temporalio/common';
 import { FAILURE_TYPES, SHOP_BUSY, SHOP_UNAVAILABLE } from '../activities/failures';
+import { errorSerializer } from './log-error';
 
 /**
  * Where log lines go: JSON for machines, or pino-pretty's one readable line per entry for a
@@ -26,11 +27,15 @@ export function logDestination(
   });
 }
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Pino {
+/** `secrets`: values the process holds (secretsOfEnv) that an error's text must never show. */
+export function createLogger(level: string, destination?: pino.DestinationStream, secrets: readonly string[] = []): Pino {
+  const errorFields = errorSerializer(secrets);
   return pino(
     {
       level,
       base: { service: 'shipping-sync-worker' },
+      // Our code logs errors as `err`, the SDK as `error`: both show message, type and cause chain.
+      serializers: { err: errorFields, error: errorFields },
       // Defence in depth: credentials are never logged on purpose, and are censored if they ever are.
       redact: {
         paths: ['apiKey', 'apiToken', '*.apiKey', '*.apiToken', 'headers["x-rr-apikey"]', 'headers["x-rr-apitoken"]'],

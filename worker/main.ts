@@ -13,16 +13,20 @@ import {
   TEMPORAL_CONNECTION_HELP,
   temporalTarget,
 } from '../config/temporal-connection';
-import { ShippingApiClient } from '../shipping-api/client';
+import { loadShippingAccounts } from '../config/shipping-accounts';
+import type { Courier } from '../shipping-api/contract';
+import { CredentialsError } from '../shipping-api/credentials';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
 import { applySchedule, importShops, triggerPull, triggerShop } from '../shop-import/schedule';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
-import { callPacing, createShipmentWorker } from './create-worker';
-import { accountWorkflowId, fleetRateLimits } from './fleet-rate-limit';
+import { openAccounts, type OpenAccounts } from './account-directory';
+import { createShipmentWorker } from './create-worker';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
-import { registry } from '../metrics/counters';
+import { secretsOfEnv } from './log-error';
+import { watchAttention } from '../metrics/attention-gauge';
+import { knownShops, registry } from '../metrics/counters';
 import { watchCourierCodes } from '../metrics/courier-labels';
 import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
 
@@ -63,12 +67,14 @@ async function main(): Promise<number> {
   const settings = load(() => loadWorkerSettings());
   const temporal = load(() => loadTemporalSettings());
   const shopConnectors = load(() => loadShopConnectors());
-  if (!settings || !temporal || !shopConnectors) {
+  // Its default account's variables were checked with the settings above: report them once.
+  const accounts = settings ? load(() => loadShippingAccounts(process.env, settings.pacing)) : undefined;
+  if (!settings || !temporal || !shopConnectors || !accounts) {
     console.error(`${new ConfigError(problems).message}\n\nRun with --help for the list of settings.`);
     return 2;
   }
 
-  const logger = createLogger(settings.logLevel, logDestination(settings.logFormat));
+  const logger = createLogger(settings.logLevel, logDestination(settings.logFormat), secretsOfEnv(process.env));
   try {
     Runtime.install({
       logger: new PinoTemporalLogger(logger),
@@ -100,33 +106,32 @@ async function main(): Promise<number> {
     console.error(`cannot connect to Temporal at ${temporalTarget(temporal)}: ${await explainConnectFailure(temporal, err)}`);
     return 1;
   }
-  const api = new ShippingApiClient(settings.shippingApi);
   const dataConverter = dataConverterFor(settings.payloadEncryption);
-  // 429s reach every worker of the account through Temporal (not when pacing is off).
-  const fleet =
-    settings.pacing.mode === 'adaptive'
-      ? fleetRateLimits({
-          client: new Client({ connection, namespace: temporal.namespace, dataConverter }),
-          taskQueue: temporal.taskQueue,
-          workflowId: accountWorkflowId(settings.shippingApi.baseUrl, settings.shippingApi.apiKey, temporal.taskQueue),
-          log: {
-            warn: (message, meta) => logger.warn(meta ?? {}, message),
-            info: (message, meta) => logger.info(meta ?? {}, message),
-            debug: (message, meta) => logger.debug(meta ?? {}, message),
-          },
-        })
-      : undefined;
-  const calls = await callPacing(settings.pacing, fleet, { info: (message, meta) => logger.info(meta, message) });
+  let directory: OpenAccounts;
+  try {
+    directory = await openAccounts(accounts, {
+      temporal: { client: new Client({ connection, namespace: temporal.namespace, dataConverter }), taskQueue: temporal.taskQueue },
+      log: {
+        warn: (message, meta) => logger.warn(meta ?? {}, message),
+        info: (message, meta) => logger.info(meta ?? {}, message),
+        debug: (message, meta) => logger.debug(meta ?? {}, message),
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof CredentialsError)) throw err;
+    await connection.close();
+    return startupError('SHIPPING_ACCOUNTS', 'cannot read the credentials', err);
+  }
   // Paced like every other call: a worker restarted inside the fleet's Retry-After waits for it.
   const courierCodes = watchCourierCodes(
-    () => calls.run('order', (signal) => api.listCouriers({ signal }), AbortSignal.timeout(COURIER_READ_TIMEOUT_MS)),
+    () => everyCourier(directory),
     (message, meta) => logger.warn(meta, message),
   );
   const worker = await createShipmentWorker({
     connection,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
-    shippingApi: api,
+    accounts: directory,
     tracking: settings.tracking,
     shopConnectors,
     workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
@@ -136,12 +141,12 @@ async function main(): Promise<number> {
     maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTaskExecutions,
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
     dataConverter,
-    pacing: settings.pacing,
-    fleet,
-    calls,
   });
   readiness.watch(worker, connection);
   const client = new Client({ connection, namespace: temporal.namespace, dataConverter });
+  // The alerts' figures: per configured shop, and what waits for a person (metrics/).
+  knownShops(shopConnectors.shops);
+  watchAttention(client, (message, meta) => logger.warn(meta, message));
   await applyImportSchedules(client, shopConnectors, temporal.taskQueue, logger);
   let trigger: ShopTrigger | undefined;
   if (settings.shopTrigger) {
@@ -164,7 +169,11 @@ async function main(): Promise<number> {
   logger.info(
     {
       temporal: describeTemporal(temporal),
-      shippingApi: new URL(settings.shippingApi.baseUrl).origin,
+      shippingAccounts: accounts.names.map((name) => ({
+        name,
+        api: new URL(accounts.get(name)!.baseUrl).origin,
+        auth: accounts.get(name)!.auth,
+      })),
       tracking: settings.tracking,
       pacing: settings.pacing,
       shopsWithConnector: shopConnectors.shops,
@@ -180,9 +189,8 @@ async function main(): Promise<number> {
   } finally {
     courierCodes.close();
     await trigger?.close();
-    await fleet?.close();
     await health?.close();
-    await api.close();
+    await directory.close();
     await closeWebhookDispatcher();
     await connection.close();
   }
@@ -211,6 +219,18 @@ async function applyImportSchedules(
       );
     }
   }
+}
+
+/** Every account's couriers (the metric label's closed set), each read under its account's pace. */
+async function everyCourier(directory: OpenAccounts): Promise<Courier[]> {
+  const lists = await Promise.all(
+    directory
+      .clients()
+      .map(({ api, pacing }) =>
+        pacing.run('order', (signal) => api.listCouriers({ signal }), AbortSignal.timeout(COURIER_READ_TIMEOUT_MS)),
+      ),
+  );
+  return lists.flat();
 }
 
 /** A setting that validated but cannot be used on this machine: one line naming it, exit 2 (as for invalid configuration). */

@@ -61,6 +61,8 @@ export interface ShipmentState extends OrderIdentity {
   shopSync?: ShopSyncState;
   /** The shop's order as the shipment knows it; only for shipments a shop pull started (see shopOrderChangedUpdate). */
   shopOrder?: ShopOrderState;
+  /** The shipping account every call uses, fixed at start; absent: `default` (or started before accounts had names). */
+  account?: string;
 }
 
 // ---------------------------------------------------------------- the shop's own changes

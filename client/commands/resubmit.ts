@@ -15,21 +15,27 @@ import {
   type Io,
   spellCommands,
 } from '../cli-support';
-import { validateLabelRequest } from '../../order-import/record';
+import { identityOf, validateLabelRequest } from '../../order-import/record';
 import { findShipment } from './shipment-lookup';
 
-export const RESUBMIT_HELP = `Usage: shipments resubmit [--reason <text>] [--json] <shop> <orderId> <file>
+export const RESUBMIT_HELP = `Usage: shipments resubmit [--reason <text>] [--accept-mismatch] [--json] <shop> <orderId> <file>
 
 Sends corrected label data to a shipment whose label the courier (or the API's
 validation) rejected, and waits for the new label attempt. <file> is the label creation
-request as JSON, without idempotencyKey (the workflow derives a new key per revision);
-- reads it from standard input. The file is validated locally first, naming each bad
-field. The workflow refuses the update when the shipment is not awaiting corrected data.
+request as JSON, without idempotencyKey (the workflow derives a new key per revision),
+or a whole import record ({ shop, orderId, labelRequest }); - reads it from standard
+input. The file is validated locally first, naming each bad field. The workflow refuses
+the update when the shipment is not awaiting corrected data, or when the data belongs to
+another order: a customer order number, order reference, shop or order id that is not
+the shipment's, or a sender (contact or country) that is not the shop's. Each mismatch
+is named. Another courier, product, parcel or a fixed address is a correction and goes
+through.
 
 Options:
-  --reason <text>   Why the data was changed (kept in the workflow history), max 500 chars
-  --json            One JSON document on stdout: { result } or { rejected } or { problems }
-  -h, --help        Show this help
+  --reason <text>     Why the data was changed (kept in the workflow history), max 500 chars
+  --accept-mismatch   Send it although it names another order or sender (a deliberate change)
+  --json              One JSON document on stdout: { result } or { rejected } or { problems }
+  -h, --help          Show this help
 
 Exit codes: 0 label created; 1 file invalid, update refused by the workflow, shipment
 already ended, or the label was rejected again; 2 usage/configuration error or
@@ -39,6 +45,7 @@ unreadable file; 4 no shipment for that shop and order; 5 Temporal unreachable.
 export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseCommandArgs(argv, {
     reason: { type: 'string' },
+    'accept-mismatch': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
@@ -63,7 +70,8 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
   } catch (err) {
     throw usageError(`${file} is not valid JSON: ${messageOf(err)}`);
   }
-  const validated = validateLabelRequest(json);
+  const { labelRequest, namedOrder } = splitRecord(json);
+  const validated = validateLabelRequest(labelRequest);
   if (!validated.ok) {
     out(
       [`${file} is not a valid label request; nothing was sent:`, ...validated.problems.map((p) => `  ${p.field}: ${p.message}`)].join(
@@ -87,12 +95,22 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
     let result: ResubmitResult;
     try {
       result = await handle.executeUpdate(resubmitLabelUpdate, {
-        args: [{ labelRequest: validated.value, ...(values.reason === undefined ? {} : { reason: values.reason }) }],
+        args: [
+          {
+            labelRequest: validated.value,
+            ...(values.reason === undefined ? {} : { reason: values.reason }),
+            ...(namedOrder ? { namedOrder } : {}),
+            ...(values['accept-mismatch'] ? { acceptMismatch: true } : {}),
+          },
+        ],
       });
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
         const message = err.cause?.message ?? err.message;
-        out(`The workflow refused the corrected data: ${message}`, { rejected: message });
+        const hint = /belongs to another order/.test(message)
+          ? "\nCheck the file is this order's; if the change is deliberate, send it again with --accept-mismatch."
+          : '';
+        out(`The workflow refused the corrected data: ${message}${hint}`, { rejected: message });
         return EXIT.rejected;
       }
       throw err;
@@ -113,6 +131,13 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
   } finally {
     await session.close();
   }
+}
+
+/** A whole import record gives its label request and the order it names; anything else is the label request. */
+function splitRecord(json: unknown): { labelRequest: unknown; namedOrder?: { shop?: string; orderId?: string } } {
+  if (typeof json !== 'object' || json === null || !('labelRequest' in json)) return { labelRequest: json };
+  const { shop, orderId } = identityOf(json);
+  return { labelRequest: json.labelRequest, namedOrder: { ...(shop ? { shop } : {}), ...(orderId ? { orderId } : {}) } };
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {

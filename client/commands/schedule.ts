@@ -132,6 +132,7 @@ async function describe(client: Client, shop: string, json: boolean, io: Io): Pr
         status: wf?.status.name ?? 'UNKNOWN',
         counts: result?.counts,
         rejections: result?.rejections.length,
+        rejected: result?.rejections ?? [],
       };
     }),
   );
@@ -158,9 +159,22 @@ async function describe(client: Client, shop: string, json: boolean, io: Io): Pr
       (r) =>
         `    ${r.takenAt}  ${r.status.padEnd(10)} ${r.counts ? `read ${r.counts.read}, started ${r.counts.started}, already known ${r.counts.alreadyKnown}, skipped ${r.counts.skipped}, rejected ${r.counts.rejected}` : ''}  ${r.workflowId}`,
     ),
+    ...rejectedLines([...recent].reverse().find((r) => r.counts !== undefined)?.rejected ?? []),
   ];
   println(io.stdout, lines.join('\n'));
   return EXIT.ok;
+}
+
+/** The last finished pull's rejections, one line each: the platform order, the shipment's order id, the first reason. */
+function rejectedLines(rejections: ShopPullResult['rejections']): string[] {
+  if (rejections.length === 0) return [];
+  return [
+    '  rejected in the last pull (kept in the retry list when the id can be read again)',
+    ...rejections.map((r) => {
+      const [first] = r.reasons;
+      return `    platform order ${r.platformOrderId}${r.orderId ? ` (${r.orderId})` : ''}: ${first ? `${first.field}: ${first.message}` : '-'}`;
+    }),
+  ];
 }
 
 /** The schedule's interval in ms (0 when it has none: a schedule changed by hand). */

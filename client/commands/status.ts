@@ -15,6 +15,7 @@ import {
   spellCommands,
 } from '../cli-support';
 import { findShipment, shipmentAttributes, timestampIso } from './shipment-lookup';
+import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 
 export const STATUS_HELP = `Usage: shipments status [--json] <shop> <orderId>
 
@@ -144,6 +145,8 @@ function statusText(r: StatusReport): string {
     ],
     ['Status', r.searchAttributes.status ?? '-'],
     ['Courier', s?.courier ?? r.searchAttributes.courier ?? '-'],
+    // Fixed when the shipment started; a state without one calls the account `default`.
+    ['Shipping account', s ? (s.account ?? DEFAULT_SHIPPING_ACCOUNT) : '-'],
   ];
   if (s) {
     rows.push(

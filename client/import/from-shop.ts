@@ -2,17 +2,21 @@
  * `import --from <shop>`: the orders of a Shopify or WooCommerce shop that need a label, read
  * page by page from the platform (the same readers and mapping as the scheduled pull) and fed to
  * the import pipeline as records. It reads from `--since` (a time, or a duration back from now)
- * or the shop's `import.firstPull`, and does not move the schedule's cursor.
+ * or the shop's `import.firstPull`, and does not move the schedule's cursor. A read that fails
+ * in passing is read again with the schedule's retry rules (shop-import/pull-retry.ts) until
+ * `--deadline`; only a refusal retrying cannot fix, or the deadline, ends it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError, EXIT, messageOf, usageError } from '../cli-support';
 import { ConfigError, parseDuration } from '../../config/settings';
 import { loadShopConnectors } from '../../shop-sync/connectors';
 import { PlatformConnections } from '../../shop-sync/platform/connections';
 import { describeStop, StopDelivery } from '../../shop-sync/platform/result';
 import { firstChangesPosition, type PullPosition } from '../../shop-import/cursor';
+import { pullRetryDelayMs } from '../../shop-import/pull-retry';
 import { pageRecords } from '../../shop-import/records';
 import { importShops } from '../../shop-import/schedule';
-import { OrderSource, type ImportConnector } from '../../shop-import/source';
+import { OrderSource, type ImportConnector, type PageRead } from '../../shop-import/source';
 import type { SourceRecord } from '../../order-import/source';
 
 export interface ShopInput {
@@ -59,9 +63,19 @@ export function sinceOf(value: string | undefined, connector: ImportConnector, n
   throw usageError(`--since must be an ISO 8601 time (2026-11-01T00:00:00Z) or a duration such as 2d or 90m (got "${value}")`);
 }
 
-export function readShop(connector: ImportConnector, sinceMs: number, signal: AbortSignal): ShopInput {
+/** How long `import --from` keeps reading again after passing failures, unless `--deadline` says otherwise. */
+export const DEFAULT_READ_DEADLINE_MS = 15 * 60_000;
+
+export interface ReadOptions {
+  /** No read is tried again after this time (epoch ms). */
+  deadline: number;
+  /** A line for the operator while a read waits to be tried again. */
+  onWait: (line: string) => void;
+}
+
+export function readShop(connector: ImportConnector, sinceMs: number, signal: AbortSignal, options: ReadOptions): ShopInput {
   const since = new Date(Math.floor(sinceMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-  let skipped = 0;
+  const listing = new Listing();
   async function* records(): AsyncGenerator<SourceRecord> {
     const source = new OrderSource(new PlatformConnections());
     // From `since` itself: the cursor-less position less no overlap.
@@ -71,33 +85,81 @@ export function readShop(connector: ImportConnector, sinceMs: number, signal: Ab
       { overlap: 0, firstPull: 0 },
       Date.now(),
     );
-    // An order changed during the read comes again at the end; the pipeline would call it a duplicate.
-    const seen = new Set<string>();
     let line = 1;
     while (position !== null) {
-      let page;
-      try {
-        page = await source.read(connector, { since, retry: [] }, position, signal);
-      } catch (err) {
-        throw readFailure(connector, err);
-      }
-      const fresh = page.orders.filter((o) => !seen.has(o.platformOrderId));
-      for (const o of fresh) seen.add(o.platformOrderId);
-      const mapped = pageRecords(connector.shop, fresh, connector.import.mapping, line);
-      skipped += mapped.skipped.length;
+      const at: PullPosition = position;
+      const page = await readAgainUntil(connector, () => source.read(connector, { since, retry: [] }, at, signal), options, signal);
+      const mapped = pageRecords(connector.shop, listing.unseen(page.orders), connector.import.mapping, line);
+      listing.took(mapped);
       line += mapped.records.length;
       yield* mapped.records;
       position = page.next;
     }
   }
-  return { connector, records: records(), skipped: () => skipped, since };
+  return { connector, records: records(), skipped: () => listing.skipped(), since };
 }
 
-function readFailure(connector: ImportConnector, err: unknown): CliError {
-  const where = connector.type === 'shopify' ? connector.storeDomain : connector.siteUrl;
+/**
+ * What one read has given the pipeline. An order changed during the read is listed again at the
+ * end (Shopify's cursors, WooCommerce's offsets): one already given is left out (the pipeline
+ * would call it a duplicate; its shipment exists), one skipped before is taken again in its newer
+ * version (an order released from hold mid-read then needs a label).
+ */
+export class Listing {
+  private readonly given = new Set<string>();
+  /** Orders whose last listing needed no label from us. */
+  private readonly skippedIds = new Set<string>();
+
+  unseen<T extends { platformOrderId: string }>(orders: T[]): T[] {
+    return orders.filter((o) => !this.given.has(o.platformOrderId));
+  }
+
+  took(mapped: { records: Array<{ platformOrderId: string }>; skipped: Array<{ platformOrderId: string }> }): void {
+    for (const o of mapped.skipped) this.skippedIds.add(o.platformOrderId);
+    for (const r of mapped.records) {
+      this.given.add(r.platformOrderId);
+      this.skippedIds.delete(r.platformOrderId);
+    }
+  }
+
+  skipped(): number {
+    return this.skippedIds.size;
+  }
+}
+
+/** One page, read again after each passing failure as the schedule's pull would be, until the deadline. */
+async function readAgainUntil(
+  connector: ImportConnector,
+  read: () => Promise<PageRead>,
+  options: ReadOptions,
+  signal: AbortSignal,
+): Promise<PageRead> {
+  for (let failures = 1; ; failures++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!(err instanceof StopDelivery)) throw readFailure(connector, err);
+      const wait = pullRetryDelayMs(err.result, failures);
+      if (wait === null) throw readFailure(connector, err);
+      if (Date.now() + wait > options.deadline)
+        throw readFailure(connector, err, ` and the --deadline (${new Date(options.deadline).toISOString()}) comes first`);
+      options.onWait(
+        `reading ${whereOf(connector)}: ${describeStop(err.result)}; reading again in ${Math.ceil(wait / 1000)} s (failure ${failures} in a row, deadline ${new Date(options.deadline).toISOString()})`,
+      );
+      await sleep(wait, undefined, { signal });
+    }
+  }
+}
+
+function whereOf(connector: ImportConnector): string {
+  return connector.type === 'shopify' ? connector.storeDomain : connector.siteUrl;
+}
+
+function readFailure(connector: ImportConnector, err: unknown, giveUp = ''): CliError {
+  const where = whereOf(connector);
   if (!(err instanceof StopDelivery)) return new CliError(`reading ${where}: ${messageOf(err)}`, EXIT.unavailable);
   const { result } = err;
   const said = `reading ${where}: ${describeStop(result)}`;
-  if (result.kind === 'retry_after' || result.kind === 'retry') return new CliError(`${said}; try again later`, EXIT.unavailable);
+  if (result.kind === 'retry_after' || result.kind === 'retry') return new CliError(`${said}${giveUp}; try again later`, EXIT.unavailable);
   return new CliError(`${said}. Check the shop's credentials and scopes.`, EXIT.usage);
 }

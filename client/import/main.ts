@@ -19,7 +19,7 @@ import {
   printable,
   println,
   runMain,
-  shippingApi,
+  shippingAccounts,
   usageError,
   type ExitCode,
   type Io,
@@ -38,14 +38,16 @@ import {
   type InputFormat,
   type SourceRecord,
 } from '../../order-import/source';
-import { Preflight } from '../../order-import/preflight';
+import { AccountPreflights } from '../../order-import/preflight';
+import { openAccountClient, type ShippingAccounts } from '../../config/shipping-accounts';
+import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 import { Progress } from '../../order-import/progress';
 import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../../order-import/start-shipment';
 import { RECORD_LIMITS } from '../../order-import/limits';
 import { decodeUtf8 } from '../../order-import/utf8';
 import { loadShopConnectors } from '../../shop-sync/connectors';
-import { ConfigError } from '../../config/settings';
-import { readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
+import { ConfigError, parseDuration } from '../../config/settings';
+import { DEFAULT_READ_DEADLINE_MS, readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
 
 export const DEFAULT_CONCURRENCY = 16;
 /** Workflow tasks waiting for a worker above which the import holds new starts. */
@@ -76,6 +78,10 @@ Input (- reads standard input):
                               counted as skipped. The shop's schedule does this on its own.
   --since <time|duration>     With --from: read orders changed since this ISO time, or this long
                               ago (2d, 90m); default the shop's import.firstPull
+  --deadline <duration>       With --from: a read that fails in passing (429/503, 5xx, THROTTLED,
+                              network) is tried again with the schedule's rules (its Retry-After,
+                              else 2 s doubling to 1 min) until this long after the start (default
+                              15m; printed at the start); a refusal (401, 403, 404) ends it at once
 Options:
   --concurrency <n>           Orders preflighted/started at once (default ${DEFAULT_CONCURRENCY}, max 256)
   --max-backlog <n>           Hold new starts while more than n workflow tasks wait for a worker
@@ -92,7 +98,9 @@ Options:
   --json                      Print one JSON summary document on stdout (no other stdout output)
   -h, --help                  Show this help
 
-Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for the preflight.
+Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for the preflight;
+SHIPPING_ACCOUNTS_FILE (or SHIPPING_ACCOUNTS): each shop's shipping account, fixed in its
+shipments' input and preflighted against (the workers' file; docs/configuration.md).
 
 ${TEMPORAL_CONNECTION_HELP}
 
@@ -115,12 +123,21 @@ export interface ImportSummary {
   exitCode: ExitCode;
 }
 
+/** `--deadline`: a duration; the default when absent. */
+function deadlineOf(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_READ_DEADLINE_MS;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms <= 0) throw usageError(`--deadline must be a duration such as 15m or 2h (got "${value}")`);
+  return ms;
+}
+
 /** Runs the import command; resolves with the exit code. */
 export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseCommandArgs(argv, {
     format: { type: 'string' },
     from: { type: 'string' },
     since: { type: 'string' },
+    deadline: { type: 'string' },
     concurrency: { type: 'string' },
     'max-backlog': { type: 'string' },
     'dry-run': { type: 'boolean', default: false },
@@ -137,7 +154,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     if (positionals.length > 0 || values.format !== undefined) throw usageError('--from reads a shop: give no file and no --format');
   } else if (positionals.length !== 1)
     throw usageError('import takes one input: a file path, - for standard input, or --from <shop>. See: shipments import --help');
-  else if (values.since !== undefined) throw usageError('--since goes with --from <shop>');
+  else if (values.since !== undefined || values.deadline !== undefined) throw usageError('--since and --deadline go with --from <shop>');
   const input = values.from !== undefined ? `shop ${values.from}` : positionals[0]!;
   if (values.format !== undefined && !(FORMATS as readonly string[]).includes(values.format)) {
     throw usageError(`--format must be one of ${FORMATS.join(', ')} (got "${values.format}")`);
@@ -151,22 +168,41 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const platformOf = platformShops(io.env);
   const reading = new AbortController();
   const connector = values.from === undefined ? undefined : shopConnector(io.env, values.from);
-  const shop = connector && readShop(connector, sinceOf(values.since, connector, Date.now()), reading.signal);
+  const deadline = began + deadlineOf(values.deadline);
+  // Replaced by the progress-aware printer once it exists.
+  let notify = (line: string) => println(io.stderr, line);
+  const shop =
+    connector && readShop(connector, sinceOf(values.since, connector, Date.now()), reading.signal, { deadline, onWait: (l) => notify(l) });
+  if (shop)
+    println(
+      io.stderr,
+      `reading ${values.from} since ${shop.since}; passing failures are read again until ${new Date(deadline).toISOString()} (--deadline)`,
+    );
   const source = shop ? shopSource(shop) : await openInput(input, io);
   const rejects = values.rejects === undefined ? undefined : await openRejects(values.rejects);
-  let catalog: ShippingApiClient | undefined;
+  const catalogs: ShippingApiClient[] = [];
   let temporal: TemporalSession | undefined;
   try {
-    let preflight: Preflight | undefined;
+    const accounts = preflightAccounts(io.env, !values['skip-preflight']);
+    let preflight: AccountPreflights | undefined;
     if (!values['skip-preflight']) {
-      catalog = preflightClient(io.env);
-      try {
-        preflight = await Preflight.create(catalog);
-      } catch (err) {
-        throw new CliError(
-          `preflight: cannot read GET /couriers: ${messageOf(err)}; nothing was started.\n${preflightHint(err, io.env)}`,
-          isUnavailable(err) ? EXIT.unavailable : EXIT.usage,
-        );
+      preflight = new AccountPreflights(async (name) => {
+        const client = await openAccountClient(accounts!.get(name)!);
+        catalogs.push(client);
+        return client;
+      });
+      // The shop's account (--from), or the one shops fall back to: read before anything starts.
+      const first = connector ? accounts!.accountOf(connector.shop) : { account: accounts!.defaultAccount };
+      const account = 'account' in first ? first.account : null;
+      if (account !== null) {
+        try {
+          await preflight.ready(account);
+        } catch (err) {
+          throw new CliError(
+            `preflight${account === DEFAULT_SHIPPING_ACCOUNT ? '' : ` of shipping account "${account}"`}: cannot read GET /couriers: ${messageOf(err)}; nothing was started.\n${preflightHint(err, io.env, account)}`,
+            isUnavailable(err) ? EXIT.unavailable : EXIT.usage,
+          );
+        }
       }
     }
     if (!dryRun) temporal = await connectTemporal(io.env);
@@ -181,6 +217,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       progress.clear();
       println(io.stderr, line);
     };
+    notify = report;
     // Each bad record is printed up to KEPT_IN_RESULT; beyond that only the rejects file has them.
     let printed = 0;
     const reportProblem = (line: string) => {
@@ -204,6 +241,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     const result = await importRecords({
       records: shop ? shop.records : readRecords(chunks, format!),
       preflight,
+      accountOf: accounts?.accountOf,
       start: session ? (order) => startShipment(session.client, session.settings.taskQueue, order) : undefined,
       admit: gate ? () => gate.admit() : undefined,
       concurrency,
@@ -243,7 +281,12 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     throw err;
   } finally {
     reading.abort();
-    const [, , , rejectsClosed] = await Promise.allSettled([source.close(), catalog?.close(), temporal?.close(), rejects?.close()]);
+    const [, , , rejectsClosed] = await Promise.allSettled([
+      source.close(),
+      Promise.all(catalogs.map((c) => c.close())),
+      temporal?.close(),
+      rejects?.close(),
+    ]);
     if (rejectsClosed?.status === 'rejected') println(io.stderr, `error: ${messageOf(rejectsClosed.reason)}`);
   }
 }
@@ -356,9 +399,10 @@ async function openRejects(path: string): Promise<RejectsFile> {
   return new RejectsFile(stream, path);
 }
 
-function preflightClient(env: Io['env']): ShippingApiClient {
+/** The accounts the preflight reads and the inputs name (see shippingAccounts). */
+function preflightAccounts(env: Io['env'], required: boolean): ShippingAccounts | undefined {
   try {
-    return shippingApi(env);
+    return shippingAccounts(env, required);
   } catch (err) {
     if (err instanceof CliError)
       throw usageError(
@@ -370,8 +414,10 @@ function preflightClient(env: Io['env']): ShippingApiClient {
 }
 
 /** What to check next, by what the preflight met: the wrong credentials are not an unreachable API. */
-function preflightHint(err: unknown, env: Io['env']): string {
+function preflightHint(err: unknown, env: Io['env'], account: string): string {
   const kind = err instanceof ShippingApiError ? err.kind : undefined;
+  if ((kind === 'unauthorized' || kind === 'forbidden') && account !== DEFAULT_SHIPPING_ACCOUNT)
+    return `Check the credentials of account "${account}" in ${env.SHIPPING_ACCOUNTS_FILE ? 'SHIPPING_ACCOUNTS_FILE' : 'SHIPPING_ACCOUNTS'}.`;
   if (kind === 'unauthorized' || kind === 'forbidden')
     return 'Check SHIPPING_API_KEY and SHIPPING_API_TOKEN (with `npm run dev`, the ones its banner prints).';
   if (kind === 'network')

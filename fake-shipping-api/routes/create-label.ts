@@ -10,6 +10,7 @@ import { findCourier } from '../catalog';
 import { DEFAULTS } from '../defaults';
 import { canonicalJson, endingOf, type LabelRecord } from '../records';
 import type { EndpointHandler } from './endpoint';
+import type { AnyFakeAccount } from '../types';
 
 export const createLabel: EndpointHandler = ({ account, body: text }, fake): Answer => {
   if (text === null) return standard(413, `Request body larger than ${DEFAULTS.maxBodyBytes} bytes`);
@@ -19,6 +20,8 @@ export const createLabel: EndpointHandler = ({ account, body: text }, fake): Ans
   if (!parsed.success) return validationFailed(fieldProblems(parsed.error));
   const request = parsed.data;
   const stats = fake.traffic.stats;
+  const shipper = shipperAccountProblem(account, request.service.shipperAccountId);
+  if (shipper) return shipper;
 
   // From here on nothing awaits: check-and-insert of the idempotency key is atomic.
   const existing = fake.labels.byKey(account.name, request.idempotencyKey);
@@ -98,4 +101,16 @@ export function labelIdentityOf(body: string | null): { idempotencyKey: string |
     idempotencyKey: typeof record.idempotencyKey === 'string' ? record.idempotencyKey : null,
     customerOrderNumber: typeof order.customerOrderNumber === 'string' ? order.customerOrderNumber : null,
   };
+}
+
+/**
+ * The Bearer scheme's request carries the account's `service.shipperAccountId` (spec,
+ * Authentication 5; how the service answers without it is not shown: a validation error naming
+ * the field, and another account's id is a 403). The two-header scheme ignores the field.
+ */
+function shipperAccountProblem(account: AnyFakeAccount, given: string | undefined): Answer | null {
+  if (account.auth !== 'bearer') return null;
+  if (given === undefined)
+    return validationFailed([{ field: 'service.shipperAccountId', message: 'is required with Bearer authentication' }]);
+  return given === account.shipperAccountId ? null : standard(403, 'Forbidden: service.shipperAccountId is not this account');
 }

@@ -2,11 +2,11 @@
 import { standard, type Answer } from '../answers';
 import type { LabelRecord } from '../records';
 import type { FakeState } from '../state';
-import type { FakeAccount } from '../types';
+import type { AnyFakeAccount } from '../types';
 
 /** An authenticated API request that got past the injected faults. */
 export interface ApiRequest {
-  account: FakeAccount;
+  account: AnyFakeAccount;
   /** The label, order or tracking id in the path; the router sets it for the `/{id}` routes. */
   id?: string;
   url: URL;
@@ -20,7 +20,7 @@ export type EndpointHandler = (request: ApiRequest, fake: FakeState) => Answer;
 /** The label with `id` if the account owns it; another account's label is a 403, not a 404. */
 export function ownedLabel(
   fake: FakeState,
-  account: FakeAccount,
+  account: AnyFakeAccount,
   id: string,
   notFound: string,
 ): { record: LabelRecord } | { answer: Answer } {

@@ -4,61 +4,76 @@
  * pagination (Shopify's cursors hold the sort value and id, so an order changed mid-pull moves to
  * the end and is read again, never skipped). Nested connections multiply the requested cost, so
  * a page holds few orders; an order with more fulfillment orders or lines than a page reads is
- * read again alone with larger limits.
+ * read again alone with larger limits. Each order is checked on its own (checks.ts): one that
+ * fails is refused, the rest of the page goes on.
  */
 import { z } from 'zod';
 import type { ShopifyClient, Operation } from '../../shop-sync/shopify/client';
-import { isoUtc, type MerchantView, type PlatformAddress, type PlatformLine, type PlatformOrder, type WeightUnit } from '../order';
+import { modifiedTime, ORDER_LIMITS, refused, refusedOrder, RETRYABLE_ID, StoreCurrency, StoreText } from '../checks';
+import type { MerchantView, PlatformAddress, PlatformLine, ReadOrder, RefusedOrder, WeightUnit } from '../order';
 
-const PageInfo = z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullable().optional() });
+const PageInfo = z.object({ hasNextPage: z.boolean(), endCursor: z.string().max(1000).nullable().optional() });
+
+const Text = StoreText();
+const Short = StoreText(100);
 
 const FoLine = z.object({
-  remainingQuantity: z.number().int().min(0),
-  totalQuantity: z.number().int().min(0),
-  sku: z.string().nullable(),
-  productTitle: z.string(),
-  weight: z.object({ unit: z.enum(['GRAMS', 'KILOGRAMS', 'OUNCES', 'POUNDS']), value: z.number().min(0) }).nullable(),
-  lineItem: z.object({ originalUnitPriceSet: z.object({ shopMoney: z.object({ amount: z.string() }) }) }),
+  remainingQuantity: z.number().int().min(0).max(ORDER_LIMITS.quantity),
+  totalQuantity: z.number().int().min(0).max(ORDER_LIMITS.quantity),
+  sku: Text.nullable(),
+  productTitle: Text,
+  weight: z
+    .object({
+      unit: z.enum(['GRAMS', 'KILOGRAMS', 'OUNCES', 'POUNDS']),
+      value: z
+        .number()
+        .min(0)
+        .max(ORDER_LIMITS.unitWeightKg * 1000),
+    })
+    .nullable(),
+  lineItem: z.object({ originalUnitPriceSet: z.object({ shopMoney: z.object({ amount: z.string().max(40) }) }) }),
 });
 
 const FulfillmentOrder = z.object({
-  status: z.string(),
-  deliveryMethod: z.object({ methodType: z.string() }).nullable(),
+  status: Short,
+  deliveryMethod: z.object({ methodType: Short }).nullable(),
   assignedLocation: z.object({
-    name: z.string(),
-    address1: z.string().nullable(),
-    address2: z.string().nullable(),
-    city: z.string().nullable(),
-    province: z.string().nullable(),
-    zip: z.string().nullable(),
-    countryCode: z.string(),
-    phone: z.string().nullable(),
+    name: Text,
+    address1: Text.nullable(),
+    address2: Text.nullable(),
+    city: Text.nullable(),
+    province: Text.nullable(),
+    zip: Short.nullable(),
+    countryCode: Short,
+    phone: Short.nullable(),
   }),
   lineItems: z.object({ pageInfo: PageInfo, nodes: z.array(FoLine).max(250) }),
 });
 
 const MailingAddress = z.object({
-  firstName: z.string().nullable(),
-  lastName: z.string().nullable(),
-  company: z.string().nullable(),
-  address1: z.string().nullable(),
-  address2: z.string().nullable(),
-  city: z.string().nullable(),
-  provinceCode: z.string().nullable(),
-  zip: z.string().nullable(),
-  countryCodeV2: z.string().nullable(),
-  phone: z.string().nullable(),
+  firstName: Text.nullable(),
+  lastName: Text.nullable(),
+  company: Text.nullable(),
+  address1: Text.nullable(),
+  address2: Text.nullable(),
+  city: Text.nullable(),
+  provinceCode: Short.nullable(),
+  zip: Short.nullable(),
+  countryCodeV2: Short.nullable(),
+  phone: Short.nullable(),
 });
 
 const Order = z.object({
-  legacyResourceId: z.string(),
-  name: z.string(),
-  email: z.string().nullable(),
-  updatedAt: z.string(),
-  cancelledAt: z.string().nullable(),
-  displayFinancialStatus: z.string().nullable(),
-  currencyCode: z.string(),
-  shippingLine: z.object({ title: z.string(), code: z.string().nullable() }).nullable(),
+  // Numeric: it goes into the retry list and the retry query's `id:` terms.
+  legacyResourceId: z.string().regex(RETRYABLE_ID, 'must be a numeric id'),
+  name: StoreText(ORDER_LIMITS.nameChars),
+  email: Text.nullable(),
+  updatedAt: z.string().max(40),
+  // Only whether it is set is read (the order is cancelled); its value is never a cursor.
+  cancelledAt: z.string().max(40).nullable(),
+  displayFinancialStatus: Short.nullable(),
+  currencyCode: StoreCurrency,
+  shippingLine: z.object({ title: Text, code: Text.nullable() }).nullable(),
   shippingAddress: MailingAddress.nullable(),
   fulfillmentOrders: z.object({ pageInfo: PageInfo, nodes: z.array(FulfillmentOrder).max(250) }),
 });
@@ -82,7 +97,7 @@ const ORDER_FIELDS = (fulfillmentOrders: number, lines: number) => `
   }`;
 
 /** Requested cost on Shopify's rules: about 115 points an order, 577 for the default page of 5 (measured on the fake). */
-export const ordersToLabel: Operation<{ orders: { pageInfo: z.infer<typeof PageInfo>; nodes: Order[] } }> = {
+export const ordersToLabel: Operation<{ orders: { pageInfo: z.infer<typeof PageInfo>; nodes: unknown[] } }> = {
   name: 'ordersToLabel',
   estimatedCost: 580,
   document: `query OrdersToLabel($first: Int!, $after: String, $query: String!) {
@@ -91,15 +106,16 @@ export const ordersToLabel: Operation<{ orders: { pageInfo: z.infer<typeof PageI
     nodes { ${ORDER_FIELDS(2, 10)} }
   }
 }`,
-  data: z.object({ orders: z.object({ pageInfo: PageInfo, nodes: z.array(Order).max(250) }) }),
+  // Each order is checked on its own: one bad order is one rejection, not a failed page.
+  data: z.object({ orders: z.object({ pageInfo: PageInfo, nodes: z.array(z.unknown()).max(250) }) }),
 };
 
 /** One order with room for 3 fulfillment orders of 40 lines (about 620 points). */
-const wholeOrder: Operation<{ order: Order | null }> = {
+const wholeOrder: Operation<{ order: unknown }> = {
   name: 'wholeOrderToLabel',
   estimatedCost: 620,
   document: `query WholeOrderToLabel($id: ID!) { order(id: $id) { ${ORDER_FIELDS(3, 40)} } }`,
-  data: z.object({ order: Order.nullable() }),
+  data: z.object({ order: z.unknown() }),
 };
 
 /** Open orders with something left to ship; `since` is Shopify's own updated_at value. */
@@ -122,7 +138,7 @@ export function changesQuery(since: string | null): string {
 }
 
 export interface ShopifyPage {
-  orders: PlatformOrder[];
+  orders: ReadOrder[];
   endCursor: string | null;
 }
 
@@ -131,13 +147,19 @@ export async function readShopifyPage(
   args: { query: string; first: number; after: string | null },
   signal: AbortSignal,
   maxWaitMs: number,
+  now: number,
   onCost?: (points: number) => void,
 ): Promise<ShopifyPage> {
   const { orders } = await client.call(ordersToLabel, args, signal, maxWaitMs, onCost);
-  const read: PlatformOrder[] = [];
+  const read: ReadOrder[] = [];
   for (const node of orders.nodes) {
-    const whole = overflows(node) ? await readWhole(client, node, signal, maxWaitMs, onCost) : node;
-    if (whole) read.push(toPlatformOrder(whole));
+    const parsed = Order.safeParse(node);
+    if (!parsed.success) {
+      read.push(refusedOrder(node, 'legacyResourceId', parsed.error));
+      continue;
+    }
+    const whole = overflows(parsed.data) ? await readWhole(client, parsed.data, signal, maxWaitMs, onCost) : parsed.data;
+    read.push('refused' in whole ? whole : toPlatformOrder(whole, now));
   }
   return { orders: read, endCursor: orders.pageInfo.hasNextPage ? (orders.pageInfo.endCursor ?? null) : null };
 }
@@ -146,15 +168,23 @@ function overflows(order: Order): boolean {
   return order.fulfillmentOrders.pageInfo.hasNextPage || order.fulfillmentOrders.nodes.some((fo) => fo.lineItems.pageInfo.hasNextPage);
 }
 
+/** The order read alone with larger limits; refused when the store does not give it (it is read again next pull). */
 async function readWhole(
   client: ShopifyClient,
   order: Order,
   signal: AbortSignal,
   maxWaitMs: number,
   onCost?: (points: number) => void,
-): Promise<Order | null> {
+): Promise<Order | RefusedOrder> {
   const id = `gid://shopify/Order/${order.legacyResourceId}`;
-  return (await client.call(wholeOrder, { id }, signal, maxWaitMs, onCost)).order;
+  const { order: node } = await client.call(wholeOrder, { id }, signal, maxWaitMs, onCost);
+  if (node === null || node === undefined)
+    return refused(order, 'legacyResourceId', {
+      field: 'order',
+      message: 'too large for a page, and the store gave no order when it was read alone',
+    });
+  const parsed = Order.safeParse(node);
+  return parsed.success ? parsed.data : refusedOrder(order, 'legacyResourceId', parsed.error);
 }
 
 const UNITS: Record<string, WeightUnit> = { GRAMS: 'g', KILOGRAMS: 'kg', OUNCES: 'oz', POUNDS: 'lb' };
@@ -165,7 +195,9 @@ function labelable(fo: Order['fulfillmentOrders']['nodes'][number]): boolean {
   return (fo.status === 'OPEN' || fo.status === 'IN_PROGRESS') && shipping && fo.lineItems.nodes.some((l) => l.remainingQuantity > 0);
 }
 
-export function toPlatformOrder(order: Order): PlatformOrder {
+export function toPlatformOrder(order: Order, now: number): ReadOrder {
+  const modified = modifiedTime(order.updatedAt, now);
+  if (!modified.ok) return refused(order, 'legacyResourceId', { field: 'updatedAt', message: modified.message });
   const open = order.fulfillmentOrders.nodes.filter(labelable);
   const locations = new Set(open.map((fo) => `${fo.assignedLocation.name}|${fo.assignedLocation.address1}`));
   const first = open[0];
@@ -175,7 +207,7 @@ export function toPlatformOrder(order: Order): PlatformOrder {
     platformOrderId: order.legacyResourceId,
     name: order.name,
     number: order.name.replace(/^#/, ''),
-    modifiedAt: isoUtc(order.updatedAt) ?? order.updatedAt,
+    modifiedAt: modified.value,
     shippingMethod: order.shippingLine ? { title: order.shippingLine.title, code: order.shippingLine.code } : null,
     currency: order.currencyCode,
     email: order.email,

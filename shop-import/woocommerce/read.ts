@@ -5,51 +5,59 @@
  * an order changed between two page requests shifts every later one: a page offset would skip an
  * order. So each page starts again from the newest change seen (keyset), leaving out the orders
  * already read at that second. Line weights come from the products, read once per worker and kept
- * for ten minutes.
+ * for ten minutes. Each order is checked on its own (checks.ts): one that fails is refused, the
+ * rest of the page goes on.
  */
 import { z } from 'zod';
 import type { WooClient } from '../../shop-sync/woocommerce/client';
 import type { ShopOrderStatus } from '../../domain/shop-order';
-import { isoUtc, type PlatformAddress, type PlatformOrder } from '../order';
+import { modifiedTime, ORDER_LIMITS, refused, refusedOrder, StoreCurrency, StoreText } from '../checks';
+import { isRefused, type PlatformAddress, type PlatformOrder, type ReadOrder } from '../order';
+
+const Text = StoreText();
+const Short = StoreText(100);
+/** WordPress ids are database row ids; one past 2^53 has already lost its last digits in JSON. */
+const RowId = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 const Address = z.object({
-  first_name: z.string().default(''),
-  last_name: z.string().default(''),
-  company: z.string().default(''),
-  address_1: z.string().default(''),
-  address_2: z.string().default(''),
-  city: z.string().default(''),
-  state: z.string().default(''),
-  postcode: z.string().default(''),
-  country: z.string().default(''),
-  phone: z.string().optional(),
+  first_name: Text.default(''),
+  last_name: Text.default(''),
+  company: Text.default(''),
+  address_1: Text.default(''),
+  address_2: Text.default(''),
+  city: Text.default(''),
+  state: Short.default(''),
+  postcode: Short.default(''),
+  country: Short.default(''),
+  phone: Short.optional(),
 });
 
 const WooOrder = z.object({
-  id: z.number().int().positive(),
-  number: z.string(),
-  status: z.string(),
-  currency: z.string(),
-  date_modified_gmt: z.string(),
-  billing: Address.extend({ email: z.string().nullable().optional() }),
+  id: RowId.positive(),
+  number: StoreText(ORDER_LIMITS.nameChars),
+  status: Short,
+  currency: StoreCurrency,
+  date_modified_gmt: z.string().max(40),
+  billing: Address.extend({ email: Text.nullable().optional() }),
   shipping: Address,
-  shipping_lines: z.array(z.object({ method_id: z.string(), method_title: z.string() })).max(100),
+  shipping_lines: z.array(z.object({ method_id: Short, method_title: Text })).max(100),
   line_items: z
     .array(
       z.object({
-        name: z.string(),
-        sku: z.string().nullable(),
-        product_id: z.number().int().min(0),
-        variation_id: z.number().int().min(0),
-        quantity: z.number().int(),
-        price: z.union([z.number(), z.string()]),
+        name: Text,
+        sku: Text.nullable(),
+        product_id: RowId,
+        variation_id: RowId,
+        // Whole units (a decimal-quantity plugin's 1.5 is refused: a label needs whole items).
+        quantity: z.number().int('must be a whole number of items').min(1).max(ORDER_LIMITS.quantity),
+        price: z.union([z.number(), z.string().max(40)]),
       }),
     )
-    .max(500),
+    .max(ORDER_LIMITS.lines),
 });
 type WooOrder = z.infer<typeof WooOrder>;
 
-const Product = z.object({ weight: z.string().nullable().optional(), virtual: z.boolean().optional() });
+const Product = z.object({ weight: z.string().max(40).nullable().optional(), virtual: z.boolean().optional() });
 
 /** Where the next page starts: after `after` (UTC ISO), leaving out the orders already read at its last two seconds. */
 export interface WooPosition {
@@ -95,7 +103,7 @@ export class WooOrderReader {
   ) {}
 
   /** One page after `position`, and the position after it (null when the page was the last). */
-  async page(position: WooPosition, perPage: number, signal: AbortSignal): Promise<{ orders: PlatformOrder[]; next: WooPosition | null }> {
+  async page(position: WooPosition, perPage: number, signal: AbortSignal): Promise<{ orders: ReadOrder[]; next: WooPosition | null }> {
     const params = new URLSearchParams({
       // Beside the orders to label, those a merchant held, cancelled or refunded: change detection tells their shipments.
       status: CHANGES_READ.join(','),
@@ -109,27 +117,39 @@ export class WooOrderReader {
     const excluded = position.exclude.slice(0, MAX_EXCLUDED);
     if (excluded.length > 0) params.set('exclude', excluded.join(','));
     if (position.exclude.length > MAX_EXCLUDED) params.set('offset', String(position.exclude.length - MAX_EXCLUDED));
-    const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(WooOrder).max(100), signal);
+    const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(z.unknown()).max(100), signal);
     const orders = data ?? [];
-    const read = await Promise.all(orders.map((o) => this.toPlatformOrder(o, signal)));
+    const read = await this.readEach(orders, signal);
     const fresh = read.filter((o) => !position.exclude.includes(Number(o.platformOrderId)));
     if (fresh.length === 0 || orders.length < perPage) return { orders: fresh, next: null };
     return { orders: fresh, next: advance(position, fresh) };
   }
 
   /** The orders of `ids` that still need a label (the retry list). */
-  async byIds(ids: readonly string[], signal: AbortSignal): Promise<PlatformOrder[]> {
-    const read: PlatformOrder[] = [];
+  async byIds(ids: readonly string[], signal: AbortSignal): Promise<ReadOrder[]> {
+    const read: ReadOrder[] = [];
     // 100 a request: WooCommerce's largest page (an id beyond it would look gone).
     for (let i = 0; i < ids.length; i += 100) {
       const params = new URLSearchParams({ status: 'processing', include: ids.slice(i, i + 100).join(','), per_page: '100' });
-      const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(WooOrder).max(100), signal);
-      read.push(...(await Promise.all((data ?? []).map((o) => this.toPlatformOrder(o, signal)))));
+      const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(z.unknown()).max(100), signal);
+      read.push(...(await this.readEach(data ?? [], signal)));
     }
     return read;
   }
 
-  private async toPlatformOrder(order: WooOrder, signal: AbortSignal): Promise<PlatformOrder> {
+  /** Each order checked on its own: one that fails is refused, the others are read. */
+  private readEach(orders: unknown[], signal: AbortSignal): Promise<ReadOrder[]> {
+    return Promise.all(
+      orders.map(async (raw) => {
+        const parsed = WooOrder.safeParse(raw);
+        return parsed.success ? this.toPlatformOrder(parsed.data, signal) : refusedOrder(raw, 'id', parsed.error);
+      }),
+    );
+  }
+
+  private async toPlatformOrder(order: WooOrder, signal: AbortSignal): Promise<ReadOrder> {
+    const modified = modifiedTime(order.date_modified_gmt, this.now(), true);
+    if (!modified.ok) return refused(order, 'id', { field: 'date_modified_gmt', message: modified.message });
     const method = order.shipping_lines[0];
     const lines = await Promise.all(order.line_items.map((item) => this.line(item, signal)));
     const shipping = lines.filter((l) => l !== null);
@@ -139,7 +159,7 @@ export class WooOrderReader {
       platformOrderId: String(order.id),
       name: order.number,
       number: order.number,
-      modifiedAt: isoUtc(order.date_modified_gmt, true) ?? order.date_modified_gmt,
+      modifiedAt: modified.value,
       shippingMethod: method ? { title: method.method_title, code: method.method_id } : null,
       currency: order.currency,
       email: order.billing.email || null,
@@ -196,12 +216,21 @@ export class WooOrderReader {
   }
 }
 
-/** The newest change read, and the orders read at it and the second before (they come again). */
-function advance(position: WooPosition, orders: PlatformOrder[]): WooPosition {
+/**
+ * The newest change read, and the orders read at it and the second before (they come again).
+ * Refused orders have no time to go by: they are left out at the same position, so a page of
+ * them cannot hold the pull in place.
+ */
+function advance(position: WooPosition, read: ReadOrder[]): WooPosition {
+  const orders = read.filter((o): o is PlatformOrder => !isRefused(o));
+  const refusedIds = read
+    .filter(isRefused)
+    .map((o) => Number(o.platformOrderId))
+    .filter(Number.isSafeInteger);
   const newest = orders.reduce((max, o) => (o.modifiedAt > max ? o.modifiedAt : max), position.after);
   const floor = Date.parse(newest) - 1000;
   const recent = (ids: Array<{ id: number; at: string }>) => ids.filter((x) => Date.parse(x.at) >= floor).map((x) => x.id);
-  const carried = newest === position.after ? position.exclude : [];
+  const carried = newest === position.after ? [...position.exclude, ...refusedIds] : [];
   const fresh = recent(orders.map((o) => ({ id: Number(o.platformOrderId), at: o.modifiedAt })));
   return { after: newest, exclude: [...new Set([...carried, ...fresh])] };
 }

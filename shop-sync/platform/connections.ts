@@ -8,7 +8,8 @@ import { ShopifyConnection } from '../shopify/connection';
 import { ShopifyClient } from '../shopify/client';
 import type { WooCommerceConnector } from '../woocommerce/config';
 import { WooCommerceConnection } from '../woocommerce/connection';
-import type { PlatformConnection } from './result';
+import { wooSecrets } from '../woocommerce/client';
+import { scrubResult, type PlatformConnection } from './result';
 
 export class PlatformConnections {
   private readonly shops = new Map<string, { connector: object; connection: PlatformConnection }>();
@@ -19,7 +20,10 @@ export class PlatformConnections {
   for(connector: ShopifyConnector | WooCommerceConnector): PlatformConnection {
     const known = this.shops.get(connector.shop);
     if (known?.connector === connector) return known.connection;
-    const connection = connector.type === 'shopify' ? this.shopify(connector) : new WooCommerceConnection(connector, undefined, this.now);
+    const made = connector.type === 'shopify' ? this.shopify(connector) : new WooCommerceConnection(connector, undefined, this.now);
+    // What a delivery reports is made of the store's answers (userErrors, notes): scrubbed like every excerpt.
+    const secrets = () => (connector.type === 'shopify' ? this.shopifyClient(connector).knownSecrets() : wooSecrets(connector));
+    const connection: PlatformConnection = { deliver: async (delivery) => scrubResult(await made.deliver(delivery), secrets()) };
     this.shops.set(connector.shop, { connector, connection });
     return connection;
   }

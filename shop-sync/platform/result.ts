@@ -5,6 +5,7 @@
 import type { LabelCreatedData, LabelRejectedData, ShipmentEvent, TrackingUpdatedData } from '../../domain/events';
 import { classifyResponse, type DeliveryResult } from '../webhook';
 import { excerpt } from './http';
+import { scrubSecrets } from './secrets';
 import type { PlatformRefs } from '../../domain/shipment';
 
 export type { PlatformRefs };
@@ -21,6 +22,22 @@ export interface PlatformDelivery {
   signal: AbortSignal;
   /** Longest the connector may wait for the platform's budget inside this attempt. */
   maxWaitMs: number;
+  /**
+   * Set by the connector: when it sent the last write whose fate it does not know (no answer in
+   * time, the connection cut, a 5xx), which the store may still apply. Epoch ms.
+   */
+  uncertainWriteAt?: number;
+}
+
+/** Runs one call of a delivery; a write that ends without knowing whether it landed is noted on the delivery. */
+export async function noteUncertainWrite<T>(d: PlatformDelivery, isWrite: boolean, call: () => Promise<T>): Promise<T> {
+  const sentAt = Date.now();
+  try {
+    return await call();
+  } catch (err) {
+    if (isWrite && err instanceof StopDelivery && err.result.kind === 'retry') d.uncertainWriteAt = sentAt;
+    throw err;
+  }
 }
 
 export interface PlatformConnection {
@@ -45,6 +62,23 @@ export function describeStop(result: PlatformResult): string {
       return `refused (HTTP ${result.status}): ${result.bodyExcerpt}`;
     case 'delivered':
       return `answered HTTP ${result.status}`;
+  }
+}
+
+/** The result with its message or excerpt scrubbed of `known` secrets and of credential parameters. */
+export function scrubResult(result: PlatformResult, known: readonly string[]): PlatformResult {
+  if (result.kind === 'retry') return { ...result, message: scrubSecrets(result.message, known) };
+  if (result.kind === 'rejected') return { ...result, bodyExcerpt: scrubSecrets(result.bodyExcerpt, known) };
+  return result;
+}
+
+/** Runs `call`; a StopDelivery it throws leaves scrubbed of `known` secrets (every platform answer's text passes here). */
+export async function scrubbingStops<T>(known: () => readonly string[], call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof StopDelivery) throw new StopDelivery(scrubResult(err.result, known()));
+    throw err;
   }
 }
 

@@ -1,5 +1,5 @@
 /** A validated `shopify` connector entry → what the worker keeps (credentials hidden). */
-import { hideSecret, SettingError } from '../platform/secrets';
+import { hideSecret, secretList, SettingError } from '../platform/secrets';
 import { MAX_SHOPIFY_PAGE_SIZE } from '../../shop-import/settings';
 import type { ShopifyConnector, ShopifyConnectorConfig } from './config';
 
@@ -23,7 +23,15 @@ export function buildShopifyConnector(
   shop: string,
   config: ShopifyConnectorConfig,
   secret: (field: string) => string | null,
+  isLoopback: (hostname: string) => boolean,
 ): ShopifyConnector {
+  const admin = config.adminUrl ? new URL(config.adminUrl) : null;
+  // The access token (or the client secret) travels in every request, as WooCommerce's key pair does.
+  if (admin?.protocol === 'http:' && !isLoopback(admin.hostname))
+    throw new SettingError(
+      'adminUrl',
+      'must be https:// (the access token or client secret travels with every request); http:// only to loopback',
+    );
   const accessToken = secret('accessToken');
   const clientSecret = secret('clientSecret');
   if (accessToken !== null && (config.clientId !== undefined || clientSecret !== null))
@@ -43,7 +51,7 @@ export function buildShopifyConnector(
     shop,
     storeDomain: config.storeDomain.toLowerCase(),
     apiVersion: config.apiVersion,
-    adminOrigin: config.adminUrl ? new URL(config.adminUrl).origin : `https://${config.storeDomain.toLowerCase()}`,
+    adminOrigin: admin ? admin.origin : `https://${config.storeDomain.toLowerCase()}`,
     timeoutMs: config.timeout,
     notifyCustomer: config.notifyCustomer,
     carriers,
@@ -57,9 +65,13 @@ export function buildShopifyConnector(
       'import',
       `pageSize is at most ${MAX_SHOPIFY_PAGE_SIZE} on Shopify (each order adds about 115 points to a query capped at 1,000)`,
     );
-  const webhookSecret = secret('webhookSecret');
-  // Shopify signs an app's webhooks with its client secret.
-  hideSecret(connector, 'webhookSecrets', Object.freeze([webhookSecret ?? clientSecret].filter((s): s is string => s !== null)));
+  // Shopify signs an app's webhooks with its client secret, unless webhookSecret names the key(s).
+  const webhookSecrets = secretList(secret('webhookSecret'));
+  hideSecret(
+    connector,
+    'webhookSecrets',
+    Object.freeze(webhookSecrets.length > 0 ? webhookSecrets : clientSecret === null ? [] : [clientSecret]),
+  );
   return hideSecret(
     connector,
     'credentials',

@@ -8,10 +8,13 @@
 import { createAdminApiClient, type AdminApiClient } from '@shopify/admin-api-client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { jsonOf, platformRequest } from '../platform/http';
-import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
+import { excerpt, jsonOf, platformRequest } from '../platform/http';
+import { failedAnswer, scrubbingStops, StopDelivery, unexpectedAnswer } from '../platform/result';
+import { storeHold, type StoreHold } from '../platform/store-hold';
 import type { ShopifyConnector } from './config';
-import { BudgetWait, CostBucket, type ThrottleStatus } from './cost-bucket';
+import { BudgetWait, CostBucket, MAX_BUCKET_WAIT_MS, QueryCost, type ThrottleStatus } from './cost-bucket';
+import { clampWaitMs, readRetryAfterMs } from '../../shipping-api/retry-after';
+import { platformWarning } from '../platform/warning';
 import { ShopifyToken } from './token';
 
 /** A GraphQL document with the zod schema of its `data` and the cost to reserve before the first answer tells. */
@@ -22,16 +25,7 @@ export interface Operation<T> {
   estimatedCost: number;
 }
 
-const Cost = z.object({
-  requestedQueryCost: z.number().nonnegative(),
-  actualQueryCost: z.number().nonnegative().nullable().optional(),
-  throttleStatus: z.object({
-    maximumAvailable: z.number().positive(),
-    currentlyAvailable: z.number(),
-    restoreRate: z.number().positive(),
-  }),
-});
-const Extensions = z.object({ cost: Cost.optional() }).loose();
+const Extensions = z.object({ cost: z.unknown().optional() }).loose();
 const GraphQLError = z.object({ message: z.string(), extensions: z.object({ code: z.string().optional() }).loose().optional() }).loose();
 
 /** Throttled answers in a row before the attempt gives the wait to Temporal's retry instead. */
@@ -39,17 +33,22 @@ const MAX_THROTTLED_IN_ATTEMPT = 3;
 
 export class ShopifyClient {
   readonly bucket: CostBucket;
+  /** A Retry-After of the store's HTTP 429/503 (THROTTLED answers are the bucket's). */
+  private readonly hold: StoreHold;
   private readonly token: ShopifyToken;
   /** The admin client of the current token: its headers win over a call's, so one client per token. */
   private current: { token: string; client: AdminApiClient } | null = null;
   /** The store's requested cost of each operation, learned from its answers. */
   private readonly costs = new Map<string, number>();
+  /** A warning about the store's absurd cost figures is logged once until it sends sane ones again. */
+  private warnedOfCost = false;
 
   constructor(
     private readonly connector: ShopifyConnector,
     private readonly now: () => number = Date.now,
   ) {
     this.bucket = new CostBucket(now);
+    this.hold = storeHold(`shopify ${connector.adminOrigin} ${connector.storeDomain}`, now);
     this.token = new ShopifyToken(connector, now);
   }
 
@@ -76,7 +75,28 @@ export class ShopifyClient {
     maxWaitMs: number,
     onCost?: (points: number) => void,
   ): Promise<T> {
+    return scrubbingStops(
+      () => this.knownSecrets(),
+      () => this.send(operation, variables, signal, maxWaitMs, onCost),
+    );
+  }
+
+  /** The store's secrets as they travel: the configured credential, the token in use, the webhook keys. */
+  knownSecrets(): string[] {
+    const credentials = this.connector.credentials;
+    const configured = credentials.kind === 'token' ? [credentials.accessToken] : [credentials.clientSecret];
+    return [...configured, ...(this.current ? [this.current.token] : []), ...this.connector.webhookSecrets];
+  }
+
+  private async send<T>(
+    operation: Operation<T>,
+    variables: Record<string, unknown>,
+    signal: AbortSignal,
+    maxWaitMs: number,
+    onCost?: (points: number) => void,
+  ): Promise<T> {
     for (let throttled = 0, refreshed = false; ;) {
+      await this.hold.pass(maxWaitMs, signal);
       const estimate = this.costs.get(operation.name) ?? operation.estimatedCost;
       let release: () => void;
       try {
@@ -91,8 +111,7 @@ export class ShopifyClient {
       });
       const answer = await this.clientFor(token).request(operation.document, { variables, signal }).finally(release);
       if (signal.aborted) throw signal.reason;
-      const extensions = Extensions.safeParse(answer.extensions ?? {});
-      const cost = extensions.success ? extensions.data.cost : undefined;
+      const cost = this.costOf(answer.extensions);
       if (cost) {
         this.costs.set(operation.name, cost.requestedQueryCost);
         this.bucket.observe(cost.throttleStatus);
@@ -115,12 +134,42 @@ export class ShopifyClient {
       }
       if (status === undefined)
         throw new StopDelivery({ kind: 'retry', status: null, message: `${operation.name}: ${errors.message ?? 'no answer'}` });
-      if (status !== 200) throw failedAnswer(status, headersOf(errors.response), await textOf(errors.response), this.now());
+      if (status !== 200) {
+        const failure = failedAnswer(status, headersOf(errors.response), await textOf(errors.response), this.now());
+        if (failure.result.kind === 'retry_after') this.hold.hold(failure.result.status, failure.result.retryAfterMs);
+        throw failure;
+      }
       const messages = graphQLErrors.success ? graphQLErrors.data.map((e) => `${e.extensions?.code ?? 'ERROR'}: ${e.message}`) : [];
+      // An HTML page or a string `errors` has no GraphQL errors to name: the client's message and the body's start say what came.
+      const said =
+        messages.length > 0
+          ? messages.join('; ')
+          : [errors.message, excerpt(await textOf(errors.response))].filter(Boolean).join(': ') || 'an error answer without a message';
       if (codes.includes('INTERNAL_SERVER_ERROR'))
-        throw new StopDelivery({ kind: 'retry', status: 200, message: `${operation.name}: ${messages.join('; ')}` });
-      throw new StopDelivery({ kind: 'rejected', status: 200, bodyExcerpt: `${operation.name}: ${messages.join('; ').slice(0, 300)}` });
+        throw new StopDelivery({ kind: 'retry', status: 200, message: `${operation.name}: ${said}` });
+      throw new StopDelivery({ kind: 'rejected', status: 200, bodyExcerpt: `${operation.name}: ${said.slice(0, 300)}` });
     }
+  }
+
+  /** The answer's cost figures once checked; absurd ones are ignored (the bucket keeps its view) with a warning. */
+  private costOf(extensions: unknown): z.infer<typeof QueryCost> | undefined {
+    const raw = Extensions.safeParse(extensions ?? {});
+    if (!raw.success || raw.data.cost === undefined) return undefined;
+    const cost = QueryCost.safeParse(raw.data.cost);
+    if (cost.success) {
+      this.warnedOfCost = false;
+      return cost.data;
+    }
+    if (!this.warnedOfCost) {
+      const issue = cost.error.issues[0]!;
+      platformWarning(`Shopify store ${this.connector.storeDomain} sent cost figures out of range: ignored`, {
+        shop: this.connector.shop,
+        field: `extensions.cost.${issue.path.join('.')}`,
+        problem: issue.message,
+      });
+      this.warnedOfCost = true;
+    }
+    return undefined;
   }
 
   private validData<T>(operation: Operation<T>, data: unknown): T {
@@ -133,10 +182,10 @@ export class ShopifyClient {
   /** The wait before a throttled call can pass: from the bucket, else Retry-After, else a second. */
   private async throttledWait(requested: number, status: ThrottleStatus | undefined, response: Response | undefined): Promise<number> {
     if (status) return this.bucket.throttledWaitMs(requested, status);
-    const body = Extensions.safeParse((jsonOf(await textOf(response)) as { extensions?: unknown } | undefined)?.extensions ?? {});
-    if (body.success && body.data.cost) return this.bucket.throttledWaitMs(requested, body.data.cost.throttleStatus);
-    const seconds = Number(response?.headers.get('retry-after'));
-    return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, 60_000) : 1000;
+    const cost = this.costOf((jsonOf(await textOf(response)) as { extensions?: unknown } | undefined)?.extensions);
+    if (cost) return this.bucket.throttledWaitMs(requested, cost.throttleStatus);
+    const retryAfter = readRetryAfterMs(response?.headers.get('retry-after') ?? undefined, this.now());
+    return clampWaitMs(retryAfter?.ms, { minMs: 1000, maxMs: MAX_BUCKET_WAIT_MS }, 1000);
   }
 
   private budgetWait(ms: number): StopDelivery {

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { duration, HTTP_TIMEOUT_BOUNDS } from '../../config/settings';
-import { SecretFile, SecretText } from '../platform/secrets';
+import { SecretFile, SecretText, WebhookSecretSetting } from '../platform/secrets';
 import { ShopImportSettings } from '../../shop-import/settings';
 import { FULFILLMENT_EVENT_STATUSES } from './event-status';
 
@@ -64,7 +64,7 @@ export const ShopifyConnectorConfig = z.strictObject({
     })
     .default({ tag: 'label-rejected', note: true }),
   /** The key Shopify signs webhooks with when it is not clientSecret (a legacy custom app's API secret key). */
-  webhookSecret: SecretText.optional(),
+  webhookSecret: WebhookSecretSetting.optional(),
   webhookSecretFile: SecretFile.optional(),
   /** Pull the store's orders that need a label (shop-import/); absent: orders come by file import only. */
   import: ShopImportSettings.optional(),

@@ -11,7 +11,14 @@
  *   shipment.completed nothing: its outcome reached the order as tracking events
  */
 import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../../domain/events';
-import { StopDelivery, applyEvent, type PlatformConnection, type PlatformDelivery, type PlatformResult } from '../platform/result';
+import {
+  StopDelivery,
+  applyEvent,
+  noteUncertainWrite,
+  type PlatformConnection,
+  type PlatformDelivery,
+  type PlatformResult,
+} from '../platform/result';
 import { ShopifyClient } from './client';
 import type { ShopifyConnector } from './config';
 import { fulfillmentEventStatus, type FulfillmentEventStatus } from './event-status';
@@ -134,10 +141,11 @@ export class ShopifyConnection implements PlatformConnection {
     const status = fulfillmentEventStatus(tracking.tag, tracking.subtag, this.connector.eventStatuses);
     if (status === null) return;
     const checkpoint = tracking.lastCheckpoint;
-    // Without a checkpoint the time is the event's, which a redelivery after a lost worker may restate: match on the status alone then.
+    // Without a checkpoint there is no carrier time: matched on the status alone, and placed where it blocks no later scan.
     const checkpointTime = checkpoint?.checkpointTime ? wholeSeconds(checkpoint.checkpointTime) : null;
-    const happenedAt = checkpointTime ?? wholeSeconds(d.event.occurredAt);
-    if (!isNews(fulfillment.events.nodes, status, checkpointTime)) return;
+    const events = fulfillment.events.nodes;
+    const happenedAt = checkpointTime ?? wholeSeconds(timelineEnd(events, fulfillment.createdAt));
+    if (!isNews(events, status, checkpointTime, fulfillment.createdAt)) return;
     const created = await this.call(
       op.fulfillmentEventCreate,
       {
@@ -207,7 +215,8 @@ export class ShopifyConnection implements PlatformConnection {
   }
 
   private call<T>(operation: Operation<T>, variables: Record<string, unknown>, d: PlatformDelivery): Promise<T> {
-    return this.client.call(operation, variables, d.signal, d.maxWaitMs);
+    const isWrite = operation.document.trimStart().startsWith('mutation');
+    return noteUncertainWrite(d, isWrite, () => this.client.call(operation, variables, d.signal, d.maxWaitMs));
   }
 
   /** Tracking company, number and (for a carrier with a link template) URL; null without a number. */
@@ -228,16 +237,31 @@ interface TrackingInput {
 /**
  * Whether an event adds to the fulfillment's timeline: not one already there (same status and
  * checkpoint time, or same status when there is no checkpoint time: an earlier attempt's write),
- * nothing after DELIVERED, nothing older than the newest event (a late one).
+ * nothing after DELIVERED, nothing older than the newest carrier time (a late one). Times at or
+ * before the fulfillment's creation (`since`) are no carrier's news: an event without a
+ * checkpoint is stamped there or at the newest time already on the timeline (timelineEnd), so it
+ * never makes a later real scan look late.
  */
-export function isNews(events: op.FulfillmentEvent[], status: FulfillmentEventStatus, checkpointTime: string | null): boolean {
+export function isNews(
+  events: op.FulfillmentEvent[],
+  status: FulfillmentEventStatus,
+  checkpointTime: string | null,
+  since: string | null = null,
+): boolean {
   const second = (iso: string) => Math.floor(Date.parse(iso) / 1000);
   const at = checkpointTime === null ? null : second(checkpointTime);
   const times = events.map((e) => (e.happenedAt ? second(e.happenedAt) : Number.NaN));
   if (events.some((e, i) => e.status === status && (at === null || times[i] === at))) return false;
   if (status !== 'DELIVERED' && events.some((e) => e.status === 'DELIVERED')) return false;
-  const newest = Math.max(-Infinity, ...times.filter((t) => !Number.isNaN(t)));
+  const start = since === null ? -Infinity : second(since);
+  const newest = Math.max(-Infinity, ...times.filter((t) => !Number.isNaN(t) && t > start));
   return at === null || at >= newest;
+}
+
+/** Where an event without a checkpoint goes: the newest time on the timeline, else the fulfillment's creation. */
+export function timelineEnd(events: op.FulfillmentEvent[], createdAt: string): string {
+  const times = events.map((e) => (e.happenedAt ? Date.parse(e.happenedAt) : Number.NaN)).filter((t) => !Number.isNaN(t));
+  return new Date(Math.max(Date.parse(createdAt), ...times)).toISOString();
 }
 
 /** Shopify keeps DateTime to the second: times are compared (and sent) as it keeps them. */

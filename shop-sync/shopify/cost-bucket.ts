@@ -5,14 +5,39 @@
  * the bucket before it is sent, and waits `(cost − available) / restoreRate` when the bucket
  * cannot pay, so the store's restore rate is spent without being throttled. Several workers each
  * keep a view; each answer corrects it. Until the first answer, one call at a time goes out.
+ *
+ * A store's numbers are checked before they are believed (ThrottleStatus: Shopify's largest plan
+ * has a bucket of 20,000 points restoring 2,000 a second; an answer far outside that is ignored)
+ * and every wait is clamped to MAX_BUCKET_WAIT_MS. A view that has said "wait" that long without
+ * an answer since lets one probe call through, so one bad answer heals with the next.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { clampWaitMs } from '../../shipping-api/retry-after';
 
-export interface ThrottleStatus {
-  maximumAvailable: number;
-  currentlyAvailable: number;
-  restoreRate: number;
-}
+/** Far above any plan's bucket (20,000 points, 2,000 a second), far below what breaks arithmetic. */
+const MAX_POINTS = 100_000;
+
+/** `extensions.cost.throttleStatus` as a sane store sends it. */
+export const ThrottleStatus = z.object({
+  maximumAvailable: z.number().min(1).max(MAX_POINTS),
+  currentlyAvailable: z.number().min(-MAX_POINTS).max(MAX_POINTS),
+  restoreRate: z.number().min(0.5).max(MAX_POINTS),
+});
+export type ThrottleStatus = z.infer<typeof ThrottleStatus>;
+
+/** `extensions.cost` of an answer: the query's cost and the bucket after it. */
+export const QueryCost = z.object({
+  requestedQueryCost: z.number().min(0).max(MAX_POINTS),
+  actualQueryCost: z.number().min(0).max(MAX_POINTS).nullable().optional(),
+  throttleStatus: ThrottleStatus,
+});
+
+/**
+ * The longest a call waits for points: a development store's bucket (40 points at 2 a second)
+ * fills in 20 s. Past it, the view is stale and one probe goes out.
+ */
+export const MAX_BUCKET_WAIT_MS = 60_000;
 
 /** A waiting call looks again at least this often: an answer may have changed the view. */
 const RECHECK_MS = 500;
@@ -23,6 +48,8 @@ export class CostBucket {
   private maximum = 0;
   private restoreRate = 0;
   private at = 0;
+  /** Since when the view has said "wait" with no answer and no call taken (null: it has not). */
+  private waitingSince: number | null = null;
   /** Points taken by calls not yet answered. */
   private outstanding = 0;
 
@@ -54,13 +81,14 @@ export class CostBucket {
     this.restoreRate = Math.max(status.restoreRate, 0.001);
     this.available = Math.min(status.maximumAvailable, status.currentlyAvailable) - this.outstanding;
     this.at = this.now();
+    this.waitingSince = null;
   }
 
   /** Wait for a throttled call: (requested − available) / restoreRate, as Shopify documents it. */
   throttledWaitMs(requested: number, status: ThrottleStatus): number {
     this.observe(status);
     const missing = requested - status.currentlyAvailable;
-    return Math.max(100, Math.ceil((Math.max(missing, 0) / Math.max(status.restoreRate, 0.001)) * 1000));
+    return clampWaitMs(Math.ceil((Math.max(missing, 0) / status.restoreRate) * 1000), { minMs: 100, maxMs: MAX_BUCKET_WAIT_MS });
   }
 
   /** 0 when the points are there now, else how long until they are. */
@@ -71,10 +99,16 @@ export class CostBucket {
     this.at = now;
     // A call dearer than the whole bucket goes when the bucket is full (the store refuses it for ever otherwise).
     const needed = Math.min(cost, this.maximum);
-    return this.available >= needed ? 0 : Math.ceil(((needed - this.available) / this.restoreRate) * 1000);
+    if (this.available >= needed) return 0;
+    // "Wait" for the longest wait with no answer: the view is not believed any more, one probe goes and its answer corrects it.
+    this.waitingSince ??= now;
+    const untilProbe = this.waitingSince + MAX_BUCKET_WAIT_MS - now;
+    if (untilProbe <= 0) return this.outstanding === 0 ? 0 : RECHECK_MS;
+    return clampWaitMs(Math.ceil(((needed - this.available) / this.restoreRate) * 1000), { minMs: 1, maxMs: untilProbe });
   }
 
   private hold(cost: number): () => void {
+    this.waitingSince = null;
     if (this.available !== null) this.available -= cost;
     this.outstanding += cost;
     let released = false;

@@ -69,7 +69,13 @@ export type FulfillmentEvent = z.infer<typeof FulfillmentEvent>;
 
 /** The newest 10 events are enough: a repeat is of a recent one, DELIVERED and the newest time are among them. */
 export const readFulfillment: Operation<{
-  fulfillment: null | { id: string; status: string; trackingInfo: z.infer<typeof TrackingInfo>[]; events: { nodes: FulfillmentEvent[] } };
+  fulfillment: null | {
+    id: string;
+    status: string;
+    createdAt: string;
+    trackingInfo: z.infer<typeof TrackingInfo>[];
+    events: { nodes: FulfillmentEvent[] };
+  };
 }> = {
   name: 'fulfillment',
   estimatedCost: 17,
@@ -77,6 +83,7 @@ export const readFulfillment: Operation<{
   fulfillment(id: $id) {
     id
     status
+    createdAt
     trackingInfo(first: 2) { company number url }
     events(first: 10, sortKey: HAPPENED_AT, reverse: true) { nodes { status happenedAt } }
   }
@@ -86,6 +93,7 @@ export const readFulfillment: Operation<{
       .object({
         id: z.string(),
         status: z.string(),
+        createdAt: z.iso.datetime({ offset: true }),
         trackingInfo: z.array(TrackingInfo).max(50),
         events: z.object({ nodes: z.array(FulfillmentEvent).max(250) }),
       })

@@ -35,8 +35,9 @@ export class ShopifyToken {
     const credentials = this.connector.credentials;
     if (credentials.kind === 'token') return credentials.accessToken;
     if (this.current && this.current.refreshAt > this.now()) return this.current.token;
-    this.pending ??= this.fetch(credentials.clientId, credentials.clientSecret, signal).finally(() => (this.pending = null));
-    return this.pending;
+    // Shared by every caller, so no caller's cancellation may end it (it is bounded by the timeout); each waits with its own signal.
+    this.pending ??= this.fetch(credentials.clientId, credentials.clientSecret).finally(() => (this.pending = null));
+    return untilAborted(this.pending, signal);
   }
 
   /** The store answered 401 with this token: the next call asks for a new one. */
@@ -46,14 +47,13 @@ export class ShopifyToken {
     return true;
   }
 
-  private async fetch(clientId: string, clientSecret: string, signal: AbortSignal): Promise<string> {
+  private async fetch(clientId: string, clientSecret: string): Promise<string> {
     const answer = await platformRequest({
       method: 'POST',
       url: new URL('/admin/oauth/access_token', this.connector.adminOrigin),
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ client_id: clientId, client_secret: clientSecret, grant_type: 'client_credentials' }),
       timeoutMs: this.connector.timeoutMs,
-      signal,
     });
     if (answer.kind === 'network') throw new StopDelivery({ kind: 'retry', status: null, message: `access token: ${answer.message}` });
     if (answer.status !== 200) {
@@ -71,4 +71,14 @@ export class ShopifyToken {
     this.current = { token: parsed.data.access_token, refreshAt: this.now() + lifetimeMs - Math.min(REFRESH_MARGIN_MS, lifetimeMs / 10) };
     return parsed.data.access_token;
   }
+}
+
+/** `promise`, or the signal's reason once it aborts first. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('cancelled'));
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }

@@ -1,5 +1,5 @@
 /** A validated `woocommerce` connector entry → what the worker keeps (key pair hidden). */
-import { hideSecret, SettingError } from '../platform/secrets';
+import { hideSecret, secretList, SettingError } from '../platform/secrets';
 import type { WooCommerceConnector, WooCommerceConnectorConfig, WooProvider } from './config';
 
 /**
@@ -48,8 +48,7 @@ export function buildWooCommerceConnector(
     rejectedStatus: config.rejectedStatus,
     import: config.import ?? null,
   } as WooCommerceConnector;
-  const webhookSecret = secret('webhookSecret');
-  hideSecret(connector, 'webhookSecrets', Object.freeze(webhookSecret === null ? [] : [webhookSecret]));
+  hideSecret(connector, 'webhookSecrets', Object.freeze(secretList(secret('webhookSecret'))));
   if (config.import && config.import.mapping.shipFrom?.address === undefined)
     throw new SettingError('import', 'mapping.shipFrom.address is required: WooCommerce orders carry no store address');
   hideSecret(connector, 'credentials', Object.freeze({ consumerKey, consumerSecret }));

@@ -8,7 +8,8 @@
  */
 import { z } from 'zod';
 import { jsonOf, platformRequest } from '../platform/http';
-import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
+import { failedAnswer, scrubbingStops, StopDelivery, unexpectedAnswer } from '../platform/result';
+import { storeHold, type StoreHold } from '../platform/store-hold';
 import type { WooCommerceConnector } from './config';
 
 const USER_AGENT = 'shipping-sync-worker/0.1 (woocommerce connector)';
@@ -19,23 +20,46 @@ const WpError = z.object({ code: z.string(), message: z.string() }).loose();
 /** `errorCode`: WordPress's code of an expected failure (rest_no_route: the route's plugin is not installed). */
 export type WooResult<T> = { status: number; data: T; errorCode?: string };
 
+/** How long a call may wait for the site's Retry-After when its caller does not say. */
+const DEFAULT_MAX_WAIT_MS = 20_000;
+
 export class WooClient {
+  /** The site's Retry-After, shared by every client of the site in this worker. */
+  private readonly hold: StoreHold;
+
   constructor(
     private readonly connector: WooCommerceConnector,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.hold = storeHold(`woocommerce ${connector.siteUrl}`, now);
+  }
 
   /**
    * One call; `expect` lists statuses that are answers rather than failures (404 for a route
-   * that is not there). Resolves with the parsed body, throws StopDelivery otherwise.
+   * that is not there). Resolves with the parsed body, throws StopDelivery otherwise. Nothing is
+   * sent while the site's Retry-After lasts: waited for up to `maxWaitMs`, else given to the caller.
    */
   async call<T>(
-    method: 'GET' | 'POST' | 'PUT',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     path: string,
     schema: z.ZodType<T>,
     signal: AbortSignal,
-    options: { body?: unknown; expect?: number[] } = {},
+    options: { body?: unknown; expect?: number[]; maxWaitMs?: number } = {},
   ): Promise<WooResult<T | null>> {
+    return scrubbingStops(
+      () => wooSecrets(this.connector),
+      () => this.send(method, path, schema, signal, options),
+    );
+  }
+
+  private async send<T>(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    schema: z.ZodType<T>,
+    signal: AbortSignal,
+    options: { body?: unknown; expect?: number[]; maxWaitMs?: number },
+  ): Promise<WooResult<T | null>> {
+    await this.hold.pass(options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, signal);
     const url = new URL(`${this.connector.siteUrl}/wp-json/${path.replace(/^\//, '')}`);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT };
     const { consumerKey, consumerSecret } = this.connector.credentials;
@@ -65,9 +89,16 @@ export class WooClient {
     if (options.expect?.includes(answer.status))
       return { status: answer.status, data: null, errorCode: wp.success ? wp.data.code : undefined };
     const failure = failedAnswer(answer.status, answer.headers, answer.text, this.now());
+    if (failure.result.kind === 'retry_after') this.hold.hold(failure.result.status, failure.result.retryAfterMs);
     if (failure.result.kind !== 'rejected') throw failure;
     // WordPress names what is wrong in `code` (woocommerce_rest_shop_order_invalid_id, rest_invalid_param, …).
     const detail = wp.success ? `${wp.data.code}: ${wp.data.message}` : failure.result.bodyExcerpt;
     throw new StopDelivery({ kind: 'rejected', status: answer.status, bodyExcerpt: `${what}: ${detail}`.slice(0, 400) });
   }
+}
+
+/** The site's secrets in every form they travel in (the Basic header carries the pair in base64). */
+export function wooSecrets(connector: WooCommerceConnector): string[] {
+  const { consumerKey, consumerSecret } = connector.credentials;
+  return [consumerKey, consumerSecret, Buffer.from(`${consumerKey}:${consumerSecret}`).toString('base64'), ...connector.webhookSecrets];
 }

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { duration, HTTP_TIMEOUT_BOUNDS } from '../../config/settings';
 import { ShopImportSettings } from '../../shop-import/settings';
-import { SecretFile, SecretText } from '../platform/secrets';
+import { SecretFile, SecretText, WebhookSecretSetting } from '../platform/secrets';
 
 /** Order statuses of WooCommerce core (a plugin may add more: any slug is accepted). */
 const OrderStatus = z.string().regex(/^[a-z0-9_-]{1,20}$/, 'must be an order status slug such as completed or on-hold');
@@ -45,7 +45,7 @@ export const WooCommerceConnectorConfig = z.strictObject({
   /** The status an order with a rejected label gets, beside the private note; null leaves it. */
   rejectedStatus: OrderStatus.nullable().default('on-hold'),
   /** The secret of the site's order webhooks (WooCommerce → Settings → Advanced → Webhooks). */
-  webhookSecret: SecretText.optional(),
+  webhookSecret: WebhookSecretSetting.optional(),
   webhookSecretFile: SecretFile.optional(),
   /** Pull the site's orders that need a label (shop-import/); absent: orders come by file import only. */
   import: ShopImportSettings.optional(),

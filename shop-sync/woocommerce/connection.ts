@@ -1,7 +1,10 @@
 /**
  * What each shipment event does on a WooCommerce site, exactly once although no call takes an
  * idempotency key: before each write the connector reads what the order already has (its
- * tracking items, its notes, its status) and adopts it instead of writing again.
+ * tracking items, its notes, its status) and adopts it instead of writing again. What it writes
+ * is recognisable as its own and as the event's (a tracking item by the label's number, a note by
+ * its text, which ends with the event's reference), so a copy that a slow host applied after a
+ * retry wrote it again is found on a later read and deleted.
  *
  *   label.created      a Shipment Tracking item (provider, or custom provider + link); an order
  *                      note instead when the extension is not installed (detected, not configured)
@@ -12,12 +15,28 @@
  */
 import { z } from 'zod';
 import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../../domain/events';
-import { StopDelivery, applyEvent, type PlatformConnection, type PlatformDelivery, type PlatformResult } from '../platform/result';
+import {
+  StopDelivery,
+  applyEvent,
+  noteUncertainWrite,
+  type PlatformConnection,
+  type PlatformDelivery,
+  type PlatformResult,
+} from '../platform/result';
 import { WooClient } from './client';
 import type { WooCommerceConnector } from './config';
-import { deliveredNote, labelNote, rejectedNote, trackingNote } from './notes';
+import { deliveredNote, isMarked, labelNote, markNote, rejectedNote, trackingNote } from './notes';
+import { storeDate, storeOffsetMs } from './store-time';
 
-const Order = z.object({ id: z.number().int(), status: z.string() }).loose();
+const Order = z
+  .object({
+    id: z.number().int(),
+    status: z.string(),
+    date_modified: z.string().max(40).nullish(),
+    date_modified_gmt: z.string().max(40).nullish(),
+  })
+  .loose();
+type Order = z.infer<typeof Order>;
 const Note = z.object({ id: z.number().int(), note: z.string(), customer_note: z.boolean() }).loose();
 const TrackingItem = z.object({ tracking_id: z.union([z.string(), z.number()]).transform(String), tracking_number: z.string() }).loose();
 
@@ -48,14 +67,15 @@ export class WooCommerceConnection implements PlatformConnection {
   }
 
   async labelCreated(d: PlatformDelivery, label: LabelCreatedData): Promise<void> {
-    await this.readOrder(d);
+    const order = await this.readOrder(d);
     if (label.trackingNumber === null) return this.addNote(d, labelNote(label, null, this.carrierName(label.courier)), false);
-    await this.ensureTracking(d, label.courier, label.trackingNumber, label);
+    await this.ensureTracking(d, order, label.courier, label.trackingNumber, label);
   }
 
   async trackingUpdated(d: PlatformDelivery, tracking: TrackingUpdatedData): Promise<void> {
     const order = await this.readOrder(d);
-    if (tracking.trackingNumber && !d.refs.trackingItemId) await this.ensureTracking(d, d.courier, tracking.trackingNumber, null);
+    // Read every time, not only when the item is unknown: a copy a slow host applied late is removed here.
+    if (tracking.trackingNumber) await this.ensureTracking(d, order, d.courier, tracking.trackingNumber, null);
     const delivered = tracking.tag === 'Delivered';
     await this.addNote(d, delivered ? deliveredNote(tracking) : trackingNote(tracking), this.connector.customerNotes);
     const status = this.connector.deliveredStatus;
@@ -69,28 +89,34 @@ export class WooCommerceConnection implements PlatformConnection {
     if (status !== null && (order.status === 'processing' || order.status === 'pending')) await this.setStatus(d, status);
   }
 
-  /** The label's tracking number as a Shipment Tracking item (adopting one already there), else as a note. */
-  private async ensureTracking(d: PlatformDelivery, courier: string | null, number: string, label: LabelCreatedData | null): Promise<void> {
+  /**
+   * The label's tracking number as a Shipment Tracking item (adopting one already there, deleting
+   * any later copy of it), else as a note. Shipped today in the store's time zone.
+   */
+  private async ensureTracking(
+    d: PlatformDelivery,
+    order: Order,
+    courier: string | null,
+    number: string,
+    label: LabelCreatedData | null,
+  ): Promise<void> {
     const path = `wc-shipment-tracking/v3/orders/${d.platformOrderId}/shipment-trackings`;
     const items = await this.trackingItems(d, path);
     if (items === null) return this.addNote(d, labelNote(label, number, this.carrierName(courier)), this.connector.customerNotes);
-    const existing = items.find((item) => item.tracking_number === number);
-    if (existing) {
-      d.refs.trackingItemId = existing.tracking_id;
+    const ours = items.filter((item) => item.tracking_number === number);
+    const kept = ours.find((item) => item.tracking_id === d.refs.trackingItemId) ?? ours[0];
+    if (kept) {
+      d.refs.trackingItemId = kept.tracking_id;
+      for (const copy of ours) if (copy !== kept) await this.call(d, 'DELETE', `${path}/${copy.tracking_id}`, TrackingItem);
       return;
     }
-    const provider = courier === null ? undefined : this.connector.providers[courier];
+    if (d.refs.trackingItemId && label === null) return; // a tracking update adds no second item: the label's is there
     const body = {
       tracking_number: number,
-      ...(provider?.kind === 'provider'
-        ? { tracking_provider: provider.name }
-        : {
-            custom_tracking_provider: provider?.name ?? courier ?? 'Carrier',
-            ...(provider?.kind === 'custom' && provider.link ? { custom_tracking_link: provider.link } : {}),
-          }),
-      date_shipped: new Date(this.now()).toISOString().slice(0, 10),
+      ...(await this.providerFields(d, courier, number)),
+      date_shipped: storeDate(this.now(), storeOffsetMs(order)),
     };
-    const created = await this.client.call('POST', path, TrackingItem, d.signal, { body });
+    const created = await this.call(d, 'POST', path, TrackingItem, { body });
     d.refs.trackingItemId = created.data!.tracking_id;
   }
 
@@ -112,7 +138,7 @@ export class WooCommerceConnection implements PlatformConnection {
   /** Provider names of the extension, lower-cased → as listed; read once an hour. */
   private async knownProviders(d: PlatformDelivery): Promise<Map<string, string>> {
     if (this.providers && this.now() - this.providers.at < PROVIDERS_RECHECK_MS) return this.providers.names;
-    const answer = await this.client.call('GET', 'wc-shipment-tracking/v3/shipment-trackings/providers', Providers, d.signal);
+    const answer = await this.call(d, 'GET', 'wc-shipment-tracking/v3/shipment-trackings/providers', Providers);
     const names = new Map<string, string>();
     for (const country of Object.values(answer.data!)) for (const name of Object.keys(country)) names.set(name.toLowerCase(), name);
     this.providers = { names, at: this.now() };
@@ -127,27 +153,45 @@ export class WooCommerceConnection implements PlatformConnection {
   /** The order's tracking items, or null when the Shipment Tracking extension is not installed. */
   private async trackingItems(d: PlatformDelivery, path: string) {
     if (this.extension && !this.extension.installed && this.now() - this.extension.at < EXTENSION_RECHECK_MS) return null;
-    const answer = await this.client.call('GET', path, z.array(TrackingItem).max(100), d.signal, { expect: [404] });
+    const answer = await this.call(d, 'GET', path, z.array(TrackingItem).max(100), { expect: [404] });
     if (answer.status === 404 && answer.errorCode !== 'rest_no_route')
       throw new StopDelivery({ kind: 'rejected', status: 404, bodyExcerpt: `GET ${path}: ${answer.errorCode ?? 'not found'}` });
     this.extension = { installed: answer.status !== 404, at: this.now() };
     return answer.data;
   }
 
-  /** Adds a note unless the order already has one with this text (an earlier attempt's write). */
-  private async addNote(d: PlatformDelivery, note: string, customerNote: boolean): Promise<void> {
+  /**
+   * Adds the event's note unless the order already says it (an earlier attempt's write, or the
+   * same words from an earlier event, also from before notes were marked). Copies of any of our
+   * notes beyond the oldest (a slow host applied a write that was sent again) are deleted.
+   */
+  private async addNote(d: PlatformDelivery, text: string, customerNote: boolean): Promise<void> {
     const path = `wc/v3/orders/${d.platformOrderId}/notes`;
-    const notes = await this.client.call('GET', path, z.array(Note).max(1000), d.signal);
-    if (notes.data!.some((n) => n.note === note)) return;
-    await this.client.call('POST', path, Note, d.signal, { body: { note, customer_note: customerNote } });
+    const notes = (await this.call(d, 'GET', path, z.array(Note).max(1000))).data!;
+    for (const copy of laterCopies(notes)) await this.call(d, 'DELETE', `${path}/${copy.id}?force=true`, Note);
+    if (notes.some((n) => n.note === text || n.note.startsWith(`${text} (ref `))) return;
+    await this.call(d, 'POST', path, Note, { body: { note: markNote(text, d.event.id), customer_note: customerNote } });
   }
 
   private async setStatus(d: PlatformDelivery, status: string): Promise<void> {
-    await this.client.call('PUT', `wc/v3/orders/${d.platformOrderId}`, Order, d.signal, { body: { status } });
+    await this.call(d, 'PUT', `wc/v3/orders/${d.platformOrderId}`, Order, { body: { status } });
   }
 
-  private async readOrder(d: PlatformDelivery) {
-    const answer = await this.client.call('GET', `wc/v3/orders/${d.platformOrderId}`, Order, d.signal, { expect: [404] });
+  /** One call of this delivery: its signal, and its longest wait for the site's Retry-After. */
+  private call<T>(
+    d: PlatformDelivery,
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    schema: z.ZodType<T>,
+    options: { body?: unknown; expect?: number[] } = {},
+  ) {
+    return noteUncertainWrite(d, method !== 'GET', () =>
+      this.client.call(method, path, schema, d.signal, { ...options, maxWaitMs: d.maxWaitMs }),
+    );
+  }
+
+  private async readOrder(d: PlatformDelivery): Promise<Order> {
+    const answer = await this.call(d, 'GET', `wc/v3/orders/${d.platformOrderId}`, Order, { expect: [404] });
     if (answer.data === null)
       throw new StopDelivery({
         kind: 'rejected',
@@ -156,4 +200,11 @@ export class WooCommerceConnection implements PlatformConnection {
       });
     return answer.data;
   }
+}
+
+/** Our marked notes written twice: every copy but the oldest (the lowest id) of each text. */
+function laterCopies(notes: Array<z.infer<typeof Note>>): Array<z.infer<typeof Note>> {
+  const oldest = new Map<string, number>();
+  for (const n of notes) if (isMarked(n.note)) oldest.set(n.note, Math.min(oldest.get(n.note) ?? Infinity, n.id));
+  return notes.filter((n) => isMarked(n.note) && oldest.get(n.note) !== n.id);
 }

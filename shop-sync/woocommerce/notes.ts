@@ -1,6 +1,7 @@
 /**
  * The text of the order notes the WooCommerce connector writes. Deterministic from the event,
- * so a note already on the order is recognised by its text and never written twice.
+ * so a note already on the order is recognised by its text and never written twice; the event's
+ * reference at its end (markNote) tells a copy of this event's note from the same words of another.
  */
 import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../../domain/events';
 
@@ -36,4 +37,14 @@ function formatTime(iso: string): string {
 
 function clip(text: string): string {
   return text.length > 1000 ? `${text.slice(0, 999)}…` : text;
+}
+
+/** The note as written: its text and the event's reference (the first 8 hex digits of its id). */
+export function markNote(text: string, eventId: string): string {
+  return `${text} (ref ${eventId.slice(4, 12)})`;
+}
+
+/** Whether a note carries an event's reference: one of ours. */
+export function isMarked(note: string): boolean {
+  return / \(ref [0-9a-f]{8}\)$/.test(note);
 }

@@ -18,14 +18,22 @@ import { temporalServerExecutable } from '../../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/definitions';
 
 /**
- * Installs the SDK Runtime with WARN-level logging (SDK default is INFO, which floods test output
- * with worker lifecycle lines). Must run before any Worker, NativeConnection or test environment
- * is created in this process; harmless if a Runtime already exists.
+ * How much the SDK and the dev servers log in tests: ERROR unless TEST_LOG_LEVEL says otherwise
+ * (e.g. TEST_LOG_LEVEL=WARN to see the expected warnings of failing activities while debugging);
+ * a passing run then shows its results, not hundreds of anticipated warnings.
+ */
+const LOG_LEVEL =
+  (['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const).find((l) => l === process.env.TEST_LOG_LEVEL?.toUpperCase()) ?? 'ERROR';
+
+/**
+ * Installs the SDK Runtime with quiet logging (LOG_LEVEL; the SDK default, INFO, floods test
+ * output with worker lifecycle lines). Must run before any Worker, NativeConnection or test
+ * environment is created in this process; harmless if a Runtime already exists.
  */
 export function installQuietRuntime(): void {
   if (Runtime._instance) return;
   Runtime.install({
-    logger: new DefaultLogger('WARN'),
+    logger: new DefaultLogger(LOG_LEVEL),
     telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
   });
 }
@@ -44,7 +52,7 @@ export async function createTestEnv(opts: LocalTestWorkflowEnvironmentOptions = 
       port: await freePort(),
       searchAttributes: SEARCH_ATTRIBUTE_KEYS,
       namespace: 'default',
-      log: { format: 'pretty', level: 'warn' },
+      log: { format: 'pretty', level: LOG_LEVEL === 'ERROR' ? 'error' : 'warn' },
       ...opts.server,
     },
   });
@@ -61,7 +69,7 @@ export function getWorkflowBundle(): Promise<WorkflowBundle> {
     installQuietRuntime();
     return bundleWorkflowCode({
       workflowsPath: path.join(__dirname, '..', '..', 'workflows'),
-      logger: new DefaultLogger('WARN'),
+      logger: new DefaultLogger(LOG_LEVEL),
     });
   })().catch((err: unknown) => {
     bundle = undefined; // let a later call retry (e.g. after a syntax error is fixed in watch mode)

@@ -1,6 +1,6 @@
 /** How a shipment presents itself: the Web UI's current details and the summaries of its calls. */
 import type { ShipmentState, ShopOrderState } from '../definitions';
-import type { ShopEventDraft } from '../../domain/shipment';
+import { DEFAULT_SHIPPING_ACCOUNT, type ShopEventDraft } from '../../domain/shipment';
 
 /** The Web UI's "current details" of the workflow (markdown). */
 export function currentDetails(state: ShipmentState): string {
@@ -9,6 +9,7 @@ export function currentDetails(state: ShipmentState): string {
     '',
     `- Label: ${state.labelId ?? '-'} (revision ${state.revision}${state.idempotencyKey ? `, key \`${state.idempotencyKey}\`` : ''})`,
     `- Courier: ${state.courier}, order ${state.courierOrderNumber ?? '-'}, tracking ${state.trackingNumber ?? 'not assigned yet'}`,
+    `- Shipping account: ${state.account ?? DEFAULT_SHIPPING_ACCOUNT}`,
   ];
   if (state.lastCheckpoint) {
     const c = state.lastCheckpoint;

@@ -6,7 +6,8 @@ import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio
 import { RetryState, TimeoutType } from '@temporalio/common';
 import { FAILURE_TYPES, type FailureDetails } from '../../activities/failures';
 import type { ShippingApiErrorFields } from '../../shipping-api/errors';
-import type { RecordedError, ShipmentState } from '../definitions';
+import type { RecordedError, ShipmentState, ShopSyncState } from '../definitions';
+import { formatDuration } from './details';
 
 /** Finds the shipping error data inside a failure thrown by an activity call, if there is one. */
 export function shippingErrorOf(err: unknown): FailureDetails | undefined {
@@ -85,4 +86,25 @@ export function shipmentFailed(state: ShipmentState, err: unknown): unknown {
     details: [failure],
     cause: err as Error,
   });
+}
+
+/** A shop delivery that failed for good: expired when the delivery window ended, else failed, and why. */
+export function deliveryStopped(
+  sync: ShopSyncState,
+  deliveryWindowMs: number,
+  err: unknown,
+  attempt: 'first' | 'regular',
+): Pick<ShopSyncState, 'status' | 'failure'> {
+  // A first attempt's failure gets here only when final, or in a run recorded before FIRST_DELIVERY_HANDS_OVER.
+  const expired = attempt === 'first' ? ranOutOfTime(err) : windowEnded(err);
+  const why = describeFailure(err);
+  return {
+    status: expired ? 'expired' : 'failed',
+    failure: {
+      sequence: sync.pending[0]?.sequence ?? sync.delivered + 1,
+      status: null,
+      message: expired ? `not delivered within the delivery window (${formatDuration(deliveryWindowMs)}): ${why}` : why,
+      at: new Date().toISOString(),
+    },
+  };
 }

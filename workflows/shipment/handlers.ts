@@ -21,7 +21,7 @@ export function registerHandlers(run: ShipmentRun): void {
   setHandler(resubmitLabelUpdate, (request) => run.resubmit(request), {
     validator: (request: ResubmitLabel) => {
       checkResubmitShape(request);
-      run.validateResubmit();
+      run.validateResubmit(request);
     },
   });
   setHandler(redeliverShopEventsUpdate, () => run.delivery.redeliver(), { validator: () => run.delivery.validateRedeliver() });
@@ -59,5 +59,15 @@ function checkResubmitShape(request: ResubmitLabel): void {
   }
   if (request.reason !== undefined && (typeof request.reason !== 'string' || request.reason.length > 500)) {
     throw new Error('invalid label data: reason: must be a string of at most 500 characters');
+  }
+  if (request.acceptMismatch !== undefined && typeof request.acceptMismatch !== 'boolean') {
+    throw new Error('invalid label data: acceptMismatch: must be a boolean');
+  }
+  const named = request.namedOrder;
+  if (
+    named !== undefined &&
+    (typeof named !== 'object' || named === null || [named.shop, named.orderId].some((v) => v !== undefined && typeof v !== 'string'))
+  ) {
+    throw new Error('invalid label data: namedOrder: must be an object of strings (shop, orderId)');
   }
 }

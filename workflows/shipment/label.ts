@@ -21,7 +21,7 @@ export function nextRequest(run: ShipmentRun): { summary: string; input: CreateL
   run.publish();
   return {
     summary: `Create label (revision ${state.revision})`,
-    input: { shop: state.shop, orderId: state.orderId, revision: state.revision, labelRequest: run.labelRequest },
+    input: { shop: state.shop, orderId: state.orderId, revision: state.revision, labelRequest: run.labelRequest, ...run.accountField() },
   };
 }
 

@@ -40,6 +40,24 @@ export const FIRST_DELIVERY_HANDS_OVER = 'first-delivery-hands-over';
  */
 export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';
 
+/**
+ * An event is first sent only once the workflow task that emitted it is recorded, so every send
+ * of it (a retry, a worker lost mid-call) carries the same body. Before it, the first attempt
+ * (a local activity) sent it inside that task: a worker lost before the task was recorded left
+ * the shop with a body the retried task then built again, with another `occurredAt` and, after a
+ * label's first attempt ran again, other data, under the same id. Checked when a batch holds an
+ * event of the current task, so histories without deliveries are unchanged.
+ */
+export const SHOP_EVENT_SENT_ONCE_RECORDED = 'shop-event-sent-once-recorded';
+
+/**
+ * Every call of a shipment goes to the shipping account its input names (the shop's, when it
+ * started). A run that began on a worker from before (which called the worker's single account
+ * whatever the input said) keeps calling that one: its label lives there. Checked once per run,
+ * at its start.
+ */
+export const SHIPPING_ACCOUNT = 'shipping-account';
+
 /*
  * The merchant's changes (shop-changes.ts, shop-aware-label.ts) need no patch id: they are
  * decided by the input, not by the code's version. Only shipments whose input carries the

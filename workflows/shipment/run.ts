@@ -16,12 +16,13 @@ import {
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import type { CancelShipment, ResubmitLabel, ResubmitResult, ShipmentOutcome, ShipmentState } from '../definitions';
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
+import { correctionMismatches, describeMismatches } from '../../domain/correction';
 import { callApi, type ApiArgs, type ApiCall, type ApiResult } from './api-call';
 import { shipmentFailed } from './failures';
 import * as label from './label';
 import { pollOnTimer } from './legacy-tracking';
 import * as order from './order';
-import { CHANGE_DRIVEN_TRACKING, SHOP_SYNC } from './patches';
+import { CHANGE_DRIVEN_TRACKING, SHIPPING_ACCOUNT, SHOP_SYNC } from './patches';
 import { trackingPolicy } from './proxies';
 import { Published } from './published';
 import { createLabelHeedingShop } from './shop-aware-label';
@@ -73,6 +74,8 @@ export class ShipmentRun {
     this.changeDriven = patched(CHANGE_DRIVEN_TRACKING);
     const shopSyncOn = patched(SHOP_SYNC);
     if (this.changeDriven) this.published.rememberStartAttributes();
+    // Only when named: a state without it stays as it was, and calls without it go to `default`.
+    if (this.input.account !== undefined && !this.carried && patched(SHIPPING_ACCOUNT)) this.state.account = this.input.account;
     this.policy =
       this.carried?.policy ??
       withOrderOverrides(await (shopSyncOn ? trackingPolicy(this.input.shop) : trackingPolicy()), this.input.tracking);
@@ -112,7 +115,7 @@ export class ShipmentRun {
       if (state.phase === 'reading_order') {
         order.beforeRead(this);
         try {
-          order.read(this, await this.callApi('readOrder', `Read order ${labelId}`, labelId));
+          order.read(this, await this.callApi('readOrder', `Read order ${labelId}`, labelId, ...this.onAccount()));
         } catch (err) {
           order.notRead(this, err);
         }
@@ -159,11 +162,14 @@ export class ShipmentRun {
     this.trackingScope?.cancel();
   }
 
-  validateResubmit(): void {
+  validateResubmit(request: ResubmitLabel): void {
     if (this.state.phase !== 'awaiting_correction') {
       throw new Error(`cannot resubmit: the shipment is ${this.state.phase}, not awaiting corrected label data`);
     }
     if (this.correction !== null) throw new Error('cannot resubmit: a resubmission is already being processed');
+    // Validators do not run on replay: refusing more here changes no recorded history.
+    const mismatches = correctionMismatches(this.state, this.labelRequest, request.labelRequest, request.namedOrder);
+    if (mismatches.length > 0 && request.acceptMismatch !== true) throw new Error(`cannot resubmit: ${describeMismatches(mismatches)}`);
   }
 
   /** Answers once the corrected label data was sent (or the shipment ended first). */
@@ -187,6 +193,16 @@ export class ShipmentRun {
   /** One shipping API call: see api-call.ts. */
   callApi<K extends ApiCall>(name: K, summary: string, ...args: ApiArgs<K>): Promise<ApiResult<K>> {
     return callApi(this, name, summary, ...args);
+  }
+
+  /** The shipment's account as a call's last argument, only when it has one (calls stay as they were without). */
+  onAccount(): [] | [string] {
+    return this.state.account === undefined ? [] : [this.state.account];
+  }
+
+  /** The same as a field of a call's input. */
+  accountField(): { account?: string } {
+    return this.state.account === undefined ? {} : { account: this.state.account };
   }
 
   /** Mirrors the state into search attributes (only on change) and the Web UI's details. */

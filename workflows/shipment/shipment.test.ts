@@ -259,6 +259,8 @@ describe('shipment decisions (activities mocked)', () => {
   it('a Temporal cancellation request (Web UI) is an operator stop, and the shop still gets the last event', async () => {
     const handle = await start('C-temporal', { changes: [] });
     await phase(handle, 'tracking');
+    // label.created goes to the delivery activity once its task is recorded: cancel after the shop has it.
+    await waitFor(() => (told('C-temporal').length === 1 ? true : undefined), { what: 'label.created at the shop', timeoutMs: 10_000 });
     await handle.cancel();
     const result: ShipmentOutcome = await handle.result();
     expect(result.outcome).toBe('cancelled_by_operator');

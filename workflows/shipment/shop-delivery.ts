@@ -7,9 +7,10 @@
 import { CancellationScope, condition, isCancellation, log, patched, sleep } from '@temporalio/workflow';
 import { SHOP_SYNC_STOPPED, type RedeliverResult, type ShipmentState, type ShopSyncState } from '../definitions';
 import { type ShopDeliveryResult, type ShopEventDraft, type ShopSyncPolicy } from '../../domain/shipment';
-import { describeEvents, formatDuration } from './details';
-import { describeFailure, isNonRetryable, ranOutOfTime, windowEnded } from './failures';
-import { FIRST_DELIVERY_HANDS_OVER, SHOP_DELIVERY_OUTLIVES_CANCEL } from './patches';
+import { describeEvents } from './details';
+import { EventTasks } from './event-tasks';
+import { deliveryStopped, describeFailure, isNonRetryable } from './failures';
+import { FIRST_DELIVERY_HANDS_OVER, SHOP_DELIVERY_OUTLIVES_CANCEL, SHOP_EVENT_SENT_ONCE_RECORDED } from './patches';
 import { firstDelivery, shopDelivery } from './proxies';
 
 /** Events per delivery call: a shop back from an outage catches up in a few calls, not one per event. */
@@ -28,6 +29,7 @@ export class ShopDelivery {
   private inFlight = false;
   private paused = false;
   private redeliverRequested = false;
+  private readonly tasks = new EventTasks();
 
   constructor(
     private readonly state: ShipmentState,
@@ -47,7 +49,9 @@ export class ShopDelivery {
     if (!sync) return;
     sync.emitted++;
     if (sync.status === 'no_connector') return;
+    // The body is fixed here, and first sent once this task is recorded (event-tasks.ts).
     sync.pending.push({ ...draft, sequence: sync.emitted, occurredAt: new Date().toISOString() });
+    this.tasks.emitted(sync.emitted);
     if (sync.status === 'up_to_date') sync.status = 'delivering';
   }
 
@@ -120,24 +124,21 @@ export class ShopDelivery {
       let attempt: 'first' | 'regular' = 'first';
       try {
         let batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
-        let result = await this.firstAttempt(scope, batch, resumeGone);
+        // An event of this very task goes to the regular activity, which the server starts only once the task is recorded.
+        const unsent = this.tasks.unrecorded(batch) && patched(SHOP_EVENT_SENT_ONCE_RECORDED);
+        let result = unsent ? null : await this.firstAttempt(scope, batch, resumeGone);
         if (result === null || result.retry) {
+          // A platform's wait, and whether a write of a cut-off first attempt may still land, go to the regular activity.
+          const after = { notBefore: result?.retry?.notBefore, afterCutOffAttempt: result === null && !unsent ? true : undefined };
           if (result?.retry) {
             this.acknowledge(sync, batch, result);
-            if (result.retry.retryAfterMs !== null) {
-              const wait = result.retry.retryAfterMs;
-              await scope.run(() => sleep(wait));
-            }
+            const wait = result.retry.retryAfterMs;
+            if (wait !== null) await scope.run(() => sleep(wait));
           }
           batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
           attempt = 'regular';
-          result = await scope.run(() =>
-            shopDelivery(`Deliver ${describeEvents(batch)} to shop`, settings).deliverShopEvents({
-              ...this.order(),
-              events: batch,
-              resumeGone,
-            }),
-          );
+          const input = { ...this.order(), events: batch, resumeGone, ...after };
+          result = await scope.run(() => shopDelivery(`Deliver ${describeEvents(batch)} to shop`, settings).deliverShopEvents(input));
         }
         this.acknowledge(sync, batch, result);
       } catch (err) {
@@ -185,6 +186,7 @@ export class ShopDelivery {
     if (last) {
       sync.pending.splice(0, result.delivered);
       sync.delivered = last.sequence;
+      this.tasks.acknowledged(last.sequence);
     }
     if (result.stopped) {
       const { reason, ...failure } = result.stopped;
@@ -203,17 +205,7 @@ export class ShopDelivery {
 
   /** A delivery that failed for good: expired when the delivery window ended, else failed. */
   private stop(sync: ShopSyncState, settings: ShopSyncPolicy, err: unknown, attempt: 'first' | 'regular'): void {
-    // A first attempt's failure gets here only when final, or in a run recorded before FIRST_DELIVERY_HANDS_OVER.
-    const expired = attempt === 'first' ? ranOutOfTime(err) : windowEnded(err);
-    sync.status = expired ? 'expired' : 'failed';
-    sync.failure = {
-      sequence: sync.pending[0]?.sequence ?? sync.delivered + 1,
-      status: null,
-      message: expired
-        ? `not delivered within the delivery window (${formatDuration(settings.deliveryWindowMs)}): ${describeFailure(err)}`
-        : describeFailure(err),
-      at: new Date().toISOString(),
-    };
+    Object.assign(sync, deliveryStopped(sync, settings.deliveryWindowMs, err, attempt));
     this.warnStopped(sync);
   }
 

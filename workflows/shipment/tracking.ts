@@ -36,6 +36,7 @@ export async function followTrackingChanges(run: ShipmentRun, labelId: string, d
           known: snapshotOf(state),
           pollIntervalMs,
           pollsBefore: state.attempts.trackingPolls,
+          ...run.accountField(),
         }),
       );
     } catch (err) {

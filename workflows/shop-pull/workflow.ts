@@ -6,6 +6,7 @@
  */
 import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ShopImportActivities } from '../../activities/shop-import';
+import { PULL_RETRY } from '../../shop-import/pull-retry';
 import {
   addCounts,
   KEPT_REJECTIONS,
@@ -22,7 +23,12 @@ const { pullShopOrders } = proxyActivities<ShopImportActivities>({
   // A call reads pages for about 45 s; heartbeats carry its position, so a retry goes on from there.
   startToCloseTimeout: '3 minutes',
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+  retry: {
+    initialInterval: PULL_RETRY.initialIntervalMs,
+    backoffCoefficient: PULL_RETRY.backoffCoefficient,
+    maximumInterval: PULL_RETRY.maximumIntervalMs,
+    maximumAttempts: PULL_RETRY.maximumAttempts,
+  },
 });
 const { saveShopCursor } = proxyActivities<ShopImportActivities>({
   startToCloseTimeout: '30 seconds',

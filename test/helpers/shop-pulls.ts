@@ -1,10 +1,10 @@
-/** Shop pulls in tests: trigger a shop's schedule and wait for that pull's result. */
+/** Starting a shop's pull by hand and reading its result, for tests of the shop import. */
 import type { Client } from '@temporalio/client';
 import { triggerPull } from '../../shop-import/schedule';
 import { shopPullScheduleId, type ShopPullResult } from '../../workflows/shop-pull/definitions';
 import { waitFor } from './wait';
 
-/** Triggers the shop's schedule and waits for that pull's result. */
+/** Triggers the shop's schedule and waits for that pull's result (a failed pull rejects with WorkflowFailedError). */
 export async function pullNow(client: Client, shop: string): Promise<ShopPullResult> {
   const since = Date.now();
   await triggerPull(client, shop);

@@ -1,0 +1,108 @@
+/** `shipments attention`: every shipment waiting for a person, oldest first, with the next command. */
+import { parseDuration } from '../../config/settings';
+import { ATTENTION_REASONS, attentionQuery } from '../../workflows/attention';
+import {
+  connectTemporal,
+  EXIT,
+  parseCommandArgs,
+  positiveInt,
+  println,
+  table,
+  usageError,
+  type ExitCode,
+  type Io,
+  spellCommands,
+} from '../cli-support';
+import { shipmentAttributes } from './shipment-lookup';
+
+export const ATTENTION_HELP = `Usage: shipments attention [--since <duration>] [--limit <n>] [--json]
+
+Lists every shipment that waits for a person, oldest first, with the command that acts on it:
+  awaiting_correction  the courier rejected the label: resubmit corrected data
+  shop_sync_stopped    the shop refused an event, is gone, or the delivery window ran out:
+                       fix the shop's side, then redeliver
+  exception            the courier reported an exception (ended within --since)
+  tracking_timed_out   no terminal tracking state in time (ended within --since)
+  label_failed         no corrected data before the correction timeout (ended within --since)
+SINCE is when a waiting shipment started, or when an ended one ended. The same reasons are
+counted by the worker's shipments_needing_attention gauge.
+
+Options:
+  --since <duration>  How far back ended shipments are listed (default 7d)
+  --limit <n>         At most n shipments per reason (default 200, max 10000)
+  --json              One JSON document: { since, shipments: [...], truncated }
+  -h, --help          Show this help
+
+Exit codes: 0 nothing needs a person; 1 something does (listed); 2 usage/configuration
+error; 5 Temporal unreachable.
+`;
+
+export interface AttentionItem {
+  reason: string;
+  title: string;
+  shop: string;
+  orderId: string;
+  workflowId: string;
+  since: string;
+  status: string | null;
+  next: string;
+}
+
+export async function attentionCommand(argv: string[], io: Io): Promise<ExitCode> {
+  const { values, positionals } = parseCommandArgs(argv, {
+    since: { type: 'string', default: '7d' },
+    limit: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
+  if (values.help) {
+    io.stdout.write(spellCommands(ATTENTION_HELP, io.env));
+    return EXIT.ok;
+  }
+  if (positionals.length > 0)
+    throw usageError(`attention takes no arguments (got "${positionals.join(' ')}"). See: shipments attention --help`);
+  const sinceMs = parseDuration(values.since);
+  if (sinceMs === undefined) throw usageError(`--since must be a duration like 12h or 7d (got "${values.since}")`);
+  const limit = positiveInt('limit', values.limit, 200, 10_000);
+  const closedSince = new Date(Date.now() - sinceMs).toISOString();
+
+  const session = await connectTemporal(io.env);
+  try {
+    const items: AttentionItem[] = [];
+    let truncated = false;
+    for (const reason of ATTENTION_REASONS) {
+      let taken = 0;
+      for await (const info of session.client.workflow.list({ query: attentionQuery(reason, closedSince) })) {
+        if (taken++ === limit) {
+          truncated = true;
+          break;
+        }
+        const sa = shipmentAttributes(info.typedSearchAttributes);
+        const shop = sa.shop ?? '?';
+        const orderId = sa.orderId ?? '?';
+        items.push({
+          reason: reason.reason,
+          title: reason.title,
+          shop,
+          orderId,
+          workflowId: info.workflowId,
+          since: (reason.running ? info.startTime : (info.closeTime ?? info.startTime)).toISOString(),
+          status: sa.status,
+          next: spellCommands(reason.next(shop, orderId), io.env),
+        });
+      }
+    }
+    items.sort((a, b) => a.since.localeCompare(b.since));
+    if (values.json) println(io.stdout, JSON.stringify({ since: closedSince, shipments: items, truncated }, null, 2));
+    else if (items.length === 0) println(io.stdout, `Nothing needs a person (ended shipments looked at since ${closedSince}).`);
+    else {
+      const rows = [['SINCE', 'REASON', 'SHOP', 'ORDER', 'NEXT']];
+      for (const i of items) rows.push([i.since.slice(0, 19).replace('T', ' '), i.reason, i.shop, i.orderId, i.next]);
+      println(io.stdout, table(rows));
+      if (truncated) println(io.stdout, `(more than ${limit} for some reason: raise --limit)`);
+    }
+    return items.length === 0 ? EXIT.ok : EXIT.rejected;
+  } finally {
+    await session.close();
+  }
+}
