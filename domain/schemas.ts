@@ -71,6 +71,7 @@ export const ShipmentInput = OrderIdentity.extend({
 
 /** What a pull tells a shipment whose order changed (the update `shopOrderChanged`). */
 export const ShopOrderChange = ShopOrderSeen.extend({
+  platformOrderId: PlatformOrderId.optional(),
   labelRequest: LabelRequestWithoutKey.optional(),
   problems: z
     .array(z.object({ field: z.string().max(200), message: z.string().max(1000) }))

@@ -33,6 +33,11 @@ export interface ShopOrderSeen {
 
 /** What the pull tells a shipment whose order changed in the shop. */
 export interface ShopOrderChange extends ShopOrderSeen {
+  /**
+   * The platform order read. Two platform orders can map to one order id (`#5001` and `5001`):
+   * the shipment refuses a reading of another platform order than the one it was started for.
+   */
+  platformOrderId?: string;
   /** The order mapped again, validated like an import; absent when it does not map. */
   labelRequest?: LabelRequestWithoutKey;
   /** Why it does not map (the import's problems, naming the field). */

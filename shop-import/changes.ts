@@ -105,7 +105,7 @@ export class ShopChangeNotifier {
  * either (Shopify lists no lines to fulfil while held): its release brings them.
  */
 export function changeOf(shop: string, order: PlatformOrder, mapping: ImportMapping): ShopOrderChange {
-  const seen = seenOf(order);
+  const seen = { ...seenOf(order), platformOrderId: order.platformOrderId };
   if (seen.facts.status !== 'open') return seen;
   const mapped = mapOrder(shop, order, mapping);
   if (!mapped.ok) return { ...seen, problems: mapped.problems.slice(0, 50) };

@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { editJson, startHostileStore, type HostileStore, type StoreAnswer, type StoreRequest } from '../chaos/hostile-store';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
+import { shipmentWorkflowId } from '../domain/shipment';
 import { startShipment } from '../order-import/start-shipment';
 import { applySchedule, cursorOf, importShops } from '../shop-import/schedule';
 import { loadShopConnectors } from '../shop-sync/connectors';
@@ -367,6 +368,20 @@ describe('two platform orders, one order id (finding 7)', () => {
     expect((await cursor('h-shopify')).retry).toContain(second);
     const described = await runCli(['schedule', 'describe', 'h-shopify'], { env: cliEnv() });
     expect(described.stdout).toMatch(new RegExp(`platform order ${second} \\(HS-5001\\): orderId: .*${first}`));
+  });
+
+  it("the other platform order's cancel in the shop does not reach the first one's shipment (shopOrderChanged names its order)", async () => {
+    const lines = [{ sku: 'BEAN-1', quantity: 1, grams: 500 }];
+    const first = shopify.createOrder({ name: '#5002', lineItems: lines }).legacyResourceId;
+    const second = shopify.createOrder({ name: '5002', lineItems: lines }).legacyResourceId;
+    await pullNow(client, 'h-shopify');
+    shopify.cancelOrder(second);
+    const after = await pullNow(client, 'h-shopify');
+    expect(after.counts.changed).toBe(0);
+    const state = await client.workflow.getHandle(shipmentWorkflowId({ shop: 'h-shopify', orderId: 'HS-5002' })).query(stateQuery);
+    expect(state.platformOrderId).toBe(first);
+    expect(state.shopOrder?.changes).toEqual([]);
+    expect(state.outcome).not.toBe('cancelled_in_shop');
   });
 });
 

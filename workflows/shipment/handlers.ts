@@ -46,6 +46,8 @@ function checkChangeShape(change: ShopOrderChange): void {
     throw new Error(`invalid shop change: facts.status: ${facts.status}`);
   if (typeof change.modifiedAt !== 'string' || change.modifiedAt.length > 40)
     throw new Error('invalid shop change: modifiedAt: must be a date');
+  if (change.platformOrderId !== undefined && (typeof change.platformOrderId !== 'string' || change.platformOrderId.length > 64))
+    throw new Error('invalid shop change: platformOrderId: must be a short string');
 }
 
 /**

@@ -157,9 +157,14 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function start(orderId: string, script: Script = {}, shopOrder?: ShipmentInput['shopOrder']): Promise<WorkflowHandle> {
+async function start(
+  orderId: string,
+  script: Script = {},
+  shopOrder?: ShipmentInput['shopOrder'],
+  extra: Partial<ShipmentInput> = {},
+): Promise<WorkflowHandle> {
   scripts.set(orderId, script);
-  const input: ShipmentInput = { shop: 'sync', orderId, labelRequest: labelRequest(orderId), tracking: script.policy, shopOrder };
+  const input: ShipmentInput = { shop: 'sync', orderId, labelRequest: labelRequest(orderId), tracking: script.policy, shopOrder, ...extra };
   return env.client.workflow.start('shipmentWorkflow', { taskQueue, workflowId: `decisions-${orderId}-${randomUUID()}`, args: [input] });
 }
 
@@ -428,6 +433,21 @@ describe("the merchant's changes (activities mocked)", () => {
     expect(String(stale.cause?.message)).toMatch(/stale/);
     expect((await handle.fetchHistory()).events!.length).toBe(before);
     await handle.signal(cancelShipmentSignal, {});
+  });
+
+  it("refuses a reading of another platform order mapped to the same order id ('#5001' and '5001'): nothing in the history", async () => {
+    const handle = await start('M-5', rejectedForever, seen, { platformOrderId: '5001' });
+    await phase(handle, 'awaiting_correction');
+    const before = await quietHistory(handle);
+    const cancelled = { facts: { ...facts, status: 'cancelled' as const }, modifiedAt: '2026-11-20T10:05:00Z' };
+    const other = await handle.executeUpdate(shopOrderChangedUpdate, { args: [{ ...cancelled, platformOrderId: '7001' }] }).catch((e) => e);
+    expect(other).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(other.cause?.message)).toMatch(/another order: read from platform order 7001, this shipment is platform order 5001's/);
+    expect((await handle.fetchHistory()).events!.length).toBe(before);
+    expect((await handle.query(stateQuery)).phase).toBe('awaiting_correction');
+    // Its own order's cancel is taken.
+    await handle.executeUpdate(shopOrderChangedUpdate, { args: [{ ...cancelled, platformOrderId: '5001' }] });
+    expect((await handle.result()).outcome).toBe('cancelled_in_shop');
   });
 
   it('a hold while the label awaits correction waits for the release, at most the hold timeout (hold_timed_out)', async () => {

@@ -54,6 +54,10 @@ export class ShopChanges {
 
   validate(change: ShopOrderChange): void {
     if (this.run.state.phase === 'completed') throw new Error('the shipment has ended');
+    const mine = this.run.state.platformOrderId;
+    // Another platform order mapped to this order id: its import is refused (start-shipment.ts), and so is its change here.
+    if (change.platformOrderId !== undefined && mine !== undefined && change.platformOrderId !== mine)
+      throw new Error(`another order: read from platform order ${change.platformOrderId}, this shipment is platform order ${mine}'s`);
     if (change.modifiedAt < this.order.modifiedAt)
       throw new Error(`stale: read as of ${change.modifiedAt}, the shipment knows the order as of ${this.order.modifiedAt}`);
     if (differences(this.order.facts, change.facts).length === 0) throw new Error('unchanged: nothing that matters to the label differs');
