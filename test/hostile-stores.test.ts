@@ -125,6 +125,12 @@ function shopifyOrders(edits: Record<string, (node: Record<string, unknown>) => 
     });
 }
 
+/** The first line of a Shopify order node's first fulfillment order. */
+function firstLine(o: Record<string, unknown>): Record<string, unknown> {
+  return (o as { fulfillmentOrders: { nodes: Array<{ lineItems: { nodes: Array<Record<string, unknown>> } }> } }).fulfillmentOrders
+    .nodes[0]!.lineItems.nodes[0]!;
+}
+
 /** Rewrites every WooCommerce order the store lists whose id is in `edits`. */
 function wooOrders(edits: Record<string, (order: Record<string, unknown>) => void>) {
   return (req: StoreRequest, answer: StoreAnswer) =>
@@ -311,9 +317,6 @@ describe('malformed and huge orders (findings 5 and 6)', () => {
 
   it('Shopify: a weight unit outside the four, a null productTitle and a non-numeric id are each one rejection; the rest is started', async () => {
     const [unit, title, id, fine] = [shopifyOrder(), shopifyOrder(), shopifyOrder(), shopifyOrder()];
-    const firstLine = (o: Record<string, unknown>) =>
-      (o as { fulfillmentOrders: { nodes: Array<{ lineItems: { nodes: Array<Record<string, unknown>> } }> } }).fulfillmentOrders.nodes[0]!
-        .lineItems.nodes[0]!;
     hostileShopify.tamper(
       shopifyOrders({
         [unit]: (o) => (firstLine(o).weight = { unit: 'STONES', value: 1 }),
@@ -329,6 +332,23 @@ describe('malformed and huge orders (findings 5 and 6)', () => {
     const held = await cursor('h-shopify');
     expect(held.retry).toEqual(expect.arrayContaining([unit, title]));
     expect(held.retry).not.toContain('77 OR id:1'); // an id that cannot be read again is reported, never queried
+  });
+
+  it('Shopify: the fields change detection reads (cancelledAt, displayFinancialStatus, totalQuantity) out of range are each one rejection', async () => {
+    const [cancelled, financial, total, fine] = [shopifyOrder(), shopifyOrder(), shopifyOrder(), shopifyOrder()];
+    hostileShopify.tamper(
+      shopifyOrders({
+        [cancelled]: (o) => (o.cancelledAt = 'C'.repeat(50_000)),
+        [financial]: (o) => (o.displayFinancialStatus = 'PAID\u202eDEDNUFER'),
+        [total]: (o) => (firstLine(o).totalQuantity = 1e12),
+      }),
+    );
+    const result = await pullNow(client, 'h-shopify');
+    expect(reasonsOf(result, cancelled).join()).toMatch(/^cancelledAt: /);
+    expect(reasonsOf(result, financial).join()).toMatch(/^displayFinancialStatus: holds control or direction-override characters/);
+    expect(reasonsOf(result, total).join()).toMatch(/fulfillmentOrders\.nodes\.0\.lineItems\.nodes\.0\.totalQuantity/);
+    expect(reasonsOf(result, fine)).toEqual([]);
+    expect((await cursor('h-shopify')).retry).toEqual(expect.arrayContaining([cancelled, financial, total]));
   });
 
   it('four orders with 450 KB names: each is rejected at read, the pull completes, its result stays small', async () => {
