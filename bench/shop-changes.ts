@@ -24,7 +24,7 @@ import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce'
 import { shipmentWorkflowId } from '../domain/shipment';
 import { triggerPull } from '../shop-import/schedule';
 import { stateQuery, type ShipmentState } from '../workflows/definitions';
-import { pullResult } from './import-pulls';
+import { pullResult, schedulesReady } from './import-pulls';
 import { HOOK_SECRET, shopifyEntry, wooEntry } from './import-stores';
 import { BENCH_ACCOUNTS, benchProcessEnv, ROOT, sleep, startDevServer, startWorkerProcess, type DevServer, type Proc } from './stack';
 
@@ -110,6 +110,8 @@ export async function shopChangesScenario(o: { orders: number; seed: number }, l
   try {
     await subscribe(stores.webhooks, `http://127.0.0.1:${triggerPort}/hooks`);
     const shops = Object.keys(connectors).filter((k) => k !== 'maxBackoff');
+    // The worker applies the schedules at start: a trigger before then finds no schedule.
+    await schedulesReady(server.client, shops);
     await firstPulls(server, shops);
     for (const mode of ['webhooks', 'schedule'] as const) for (const s of Object.values(stores[mode])) s.resetStats();
     const orders = place(stores, o.orders, random);
