@@ -14,6 +14,7 @@ import type { ShopConnectors } from '../shop-sync/connectors';
 import type { PlatformConnections } from '../shop-sync/platform/connections';
 import { describeStop, StopDelivery } from '../shop-sync/platform/result';
 import { activityFailure, SHOP_BUSY, SHOP_UNAVAILABLE } from './failures';
+import { ShopChangeNotifier } from '../shop-import/changes';
 import { clip, ORDER_LIMITS } from '../shop-import/checks';
 import { advanceCursor, soundCursor, type PullCursor } from '../shop-import/cursor';
 import { pageRecords } from '../shop-import/records';
@@ -51,6 +52,7 @@ export interface ShopImportDeps {
 export function createShopImportActivities(deps: ShopImportDeps) {
   const now = deps.now ?? Date.now;
   const source = new OrderSource(deps.platforms, now);
+  const changes = new ShopChangeNotifier(deps.client);
   const rejectionsSeen = new LastSeen(10_000);
 
   return {
@@ -105,9 +107,14 @@ export function createShopImportActivities(deps: ShopImportDeps) {
     const { records, skipped } = pageRecords(connector.shop, page.orders, connector.import.mapping, progress.counts.read + 1);
     const failed: PullRejection[] = [];
     const startFailures: string[] = [];
+    const startedNow = new Set<string>();
     const result = await importRecords({
       records: asAsync(records),
-      start: (order) => startShipment(deps.client, deps.taskQueue, order),
+      start: async (order) => {
+        const started = await startShipment(deps.client, deps.taskQueue, order);
+        if (started.status === 'started') startedNow.add(started.workflowId);
+        return started;
+      },
       accountOf: deps.accountOf,
       concurrency: START_CONCURRENCY,
       platformOf: () => connector.type,
@@ -126,6 +133,8 @@ export function createShopImportActivities(deps: ShopImportDeps) {
     // Temporal refused a start: the page is read again by the retry (its started orders are then already known).
     if (startFailures.length > 0)
       throw ApplicationFailure.retryable(`could not start ${startFailures.length} shipments: ${startFailures[0]}`, 'StartFailed');
+    // Orders that already had a shipment: it hears of what the merchant changed (shop-import/changes.ts).
+    const told = await changes.notice(connector.shop, page.orders, connector.import.mapping, startedNow);
     const settled = [
       ...records.filter((r) => !failed.some((f) => f.platformOrderId === r.platformOrderId)).map((r) => r.platformOrderId),
       ...skipped.map((o) => o.platformOrderId),
@@ -144,6 +153,7 @@ export function createShopImportActivities(deps: ShopImportDeps) {
       alreadyKnown: result.counts.alreadyKnown,
       skipped: skipped.length,
       rejected: result.counts.rejected,
+      changed: told.told,
     };
     return {
       next: page.next,

@@ -13,6 +13,7 @@ import { scaleScenario, type ScaleRow } from './scale';
 import { rateLimitScenario, rateLimitSettings, type RateLimitRow } from './rate-limit';
 import { platformScenario, type PlatformResults } from './shop-platforms';
 import { importScenario, printImportTables, type ImportResults } from './shop-import';
+import { printShopChangesTable, shopChangesScenario, type ShopChangesRow } from './shop-changes';
 import { shopSyncScenario, type ShopSyncCostRow, type ShopSyncOutageRow } from './shop-sync';
 import { startDevServer } from './stack';
 import { accountsScenario, printAccountsTables, type AccountsResults } from './accounts';
@@ -57,9 +58,16 @@ Scenarios (default: all):
             again with the first account held by a --account-hold s Retry-After (the others'
             p95 with ÷ without); then credential files replaced, the old ones refused, with
             --rotation-shipments in flight: labels lost, duplicated, refused calls, restarts
+  shop-changes (only when named) --shop-changes-orders on both platforms, 10 % cancelled, 5 %
+            edited, 5 % held at random moments while the API holds labels back (429s), 10 % over
+            two locations, the worker SIGKILLed once: labels after a known cancel, stale-address
+            labels, writes to cancelled orders, duplicates, split orders' fulfillments; change →
+            shipment knows p50/p95 with webhooks and with the schedule alone; platform requests
+            and update events in unchanged orders
 
 Options:
-  --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import,accounts (default all)
+  --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import,accounts,
+                               shop-changes (default all but shop-changes)
   --polls <list>               unchanged polls per shipment for history (default 5,5000)
   --history-shipments <n>      shipments per path and poll count (default 3)
   --shipments <n>              shipments for the change-driven scale run (default 10000)
@@ -85,6 +93,7 @@ Options:
   --account-window <seconds>   how long each account is measured saturated (default 30)
   --account-hold <seconds>     Retry-After that holds the first account (default 60)
   --rotation-shipments <n>     shipments in flight when credentials rotate (default 500)
+  --shop-changes-orders <n>    orders of the shop-changes scenario, over four shops (default 1000)
   --out <file>                 JSON results (default bench/results.json)
   -h, --help                   this help
 
@@ -124,6 +133,7 @@ async function main(): Promise<number> {
       'poll-interval': { type: 'string', default: '300s' },
       window: { type: 'string' },
       'import-flags': { type: 'string', default: '' },
+      'shop-changes-orders': { type: 'string' },
       out: { type: 'string', default: 'bench/results.json' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -134,8 +144,10 @@ async function main(): Promise<number> {
   }
   const scenarios = values.scenario.split(',').map((s) => s.trim());
   for (const s of scenarios) {
-    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit', 'import', 'accounts'].includes(s)) {
-      throw new Error(`--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit, import, accounts)`);
+    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit', 'import', 'accounts', 'shop-changes'].includes(s)) {
+      throw new Error(
+        `--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit, import, accounts, shop-changes)`,
+      );
     }
   }
   const polls = values.polls.split(',').map((p) => positiveInt('polls', p.trim(), 5, 2));
@@ -253,6 +265,13 @@ async function main(): Promise<number> {
     }
   }
 
+  if (scenarios.includes('shop-changes')) {
+    results.shopChanges = await shopChangesScenario(
+      { orders: positiveInt('shop-changes-orders', values['shop-changes-orders'], 1_000, 20), seed: 31 },
+      log,
+    );
+  }
+
   writeFileSync(values.out, JSON.stringify(results, null, 2) + '\n');
   printTables(results);
   process.stdout.write(`\nJSON: ${values.out}\n`);
@@ -270,12 +289,14 @@ interface Results {
   platforms?: PlatformResults;
   import?: ImportResults;
   accounts?: AccountsResults;
+  shopChanges?: ShopChangesRow;
 }
 
 function printTables(r: Results): void {
   if (r.platforms) printPlatformTables(r.platforms);
   if (r.import) printImportTables(r.import, table);
   if (r.accounts) printAccountsTables(r.accounts, table);
+  if (r.shopChanges) printShopChangesTable(r.shopChanges, table);
   if (r.rateLimit) {
     const first = r.rateLimit[0]!;
     table(

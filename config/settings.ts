@@ -253,6 +253,9 @@ const WorkerEnv = ShippingEnv.extend({
   LABEL_CORRECTION_TIMEOUT: duration(`${DEFAULT_TRACKING_POLICY.correctionTimeoutMs}ms`, LONG_WAIT_BOUNDS).describe(
     'How long a rejected label waits for corrected data (then label_failed)',
   ),
+  SHOP_HOLD_TIMEOUT: duration(`${DEFAULT_TRACKING_POLICY.shopHoldTimeoutMs}ms`, LONG_WAIT_BOUNDS).describe(
+    'How long a shipment whose order the merchant holds in the shop waits for the release (then hold_timed_out)',
+  ),
   // Temporal terminates a workflow at 51,200 history events: continue-as-new must come well before.
   HISTORY_EVENT_LIMIT: z.coerce
     .number()
@@ -536,6 +539,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     maxTrackingMs: e.TRACKING_MAX_DURATION,
     terminalTags: e.TRACKING_TERMINAL_TAGS,
     correctionTimeoutMs: e.LABEL_CORRECTION_TIMEOUT,
+    shopHoldTimeoutMs: e.SHOP_HOLD_TIMEOUT,
     historyEventLimit: e.HISTORY_EVENT_LIMIT,
   });
   if (!tracking.success) {

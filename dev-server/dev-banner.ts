@@ -63,6 +63,17 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
           `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders -d '{"lineItems":[{"sku":"TENT-2","quantity":1,"grams":2400}]}'   # an order placed in "Shopify": a shipment in seconds`,
           `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders -d '{"status":"processing","lineItems":[{"sku":"PORT-10","quantity":2}]}'   # the same in "WooCommerce"`,
           `   npm run cli -- schedule describe ${PLATFORM_SHOPS.shopify}`,
+          '',
+          ' The merchant talks back (then: npm run cli -- status <shop> <orderId>, and list --shop-change cancelled_in_shop,address_changed):',
+          ...(o.externalApi
+            ? []
+            : [
+                `   curl -s -XPOST ${r.apiUrl}/__admin/faults -d '{"rateLimitedRate":1,"endpoints":["POST /labels"]}'   # hold labels back (429) to act before them; {"rateLimitedRate":0} lets them go`,
+              ]),
+          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000005/release   # #1005 is held in "Shopify": released, it is shipped (held again: .../hold)`,
+          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000002/cancel    # cancel #1002: before its label it stops (cancelled_in_shop), after it is marked`,
+          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders/1003/edit -d '{"shipping":{"postcode":"4000-123"}}'   # correct an address in "WooCommerce"`,
+          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders/1004/edit -d '{"status":"cancelled"}'   # cancel (or "on-hold", "refunded") in "WooCommerce"`,
         ]
       : []),
     '   npm run cli -- list',

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { PULL_TOPICS } from '../shop-trigger/topics';
 import { PLATFORM_SHOPS } from './example-shops';
 
 /** The fake Shopify app's client secret: Shopify signs an app's webhooks with it. */
@@ -117,19 +118,23 @@ export async function startPlatformStores(
   };
 }
 
-/** Each fake store sends its new orders' webhooks to the worker's trigger endpoint. */
+/** Each fake store sends its orders' webhooks to the worker's trigger endpoint. */
 export async function subscribeStoreWebhooks(stores: PlatformStores, triggerUrl: string): Promise<void> {
   const hook = (platform: string, shop: string) => `${triggerUrl}/hooks/${platform}/${encodeURIComponent(shop)}`;
-  await adminPost(`${stores.shopifyUrl}/_fake/webhooks`, {
-    topic: 'orders/create',
-    address: hook('shopify', PLATFORM_SHOPS.shopify),
-    secret: SHOPIFY_WEBHOOK_SECRET,
-  });
-  await adminPost(`${stores.wooCommerceUrl}/_fake/webhooks`, {
-    topic: 'order.created',
-    deliveryUrl: hook('woocommerce', PLATFORM_SHOPS.woocommerce),
-    secret: WOO_WEBHOOK_SECRET,
-  });
+  for (const topic of PULL_TOPICS.shopify) {
+    await adminPost(`${stores.shopifyUrl}/_fake/webhooks`, {
+      topic,
+      address: hook('shopify', PLATFORM_SHOPS.shopify),
+      secret: SHOPIFY_WEBHOOK_SECRET,
+    });
+  }
+  for (const topic of PULL_TOPICS.woocommerce) {
+    await adminPost(`${stores.wooCommerceUrl}/_fake/webhooks`, {
+      topic,
+      deliveryUrl: hook('woocommerce', PLATFORM_SHOPS.woocommerce),
+      secret: WOO_WEBHOOK_SECRET,
+    });
+  }
 }
 
 async function adminPost(url: string, body: unknown): Promise<void> {

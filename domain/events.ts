@@ -105,6 +105,8 @@ export const Outcome = z.enum([
   'label_failed',
   'cancelled_by_operator',
   'tracking_timed_out',
+  'cancelled_in_shop',
+  'hold_timed_out',
 ]);
 export type Outcome = z.infer<typeof Outcome>;
 // The workflow's OutcomeKind is a plain type; this line stops compiling if the two lists part.

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { LabelRequestWithoutKey } from '../shipping-api/contract';
 import type { TrackingPolicy as TrackingPolicyShape } from './shipment';
+import type { ShopOrderSeen as ShopOrderSeenShape } from './shop-order';
 
 export const OrderIdentity = z.object({
   shop: z.string().min(1).max(200),
@@ -24,6 +25,7 @@ export const TrackingPolicy = z.object({
   maxTrackingMs: durationMs,
   terminalTags: z.array(z.string().min(1)).min(1),
   correctionTimeoutMs: durationMs,
+  shopHoldTimeoutMs: durationMs.optional(),
   historyEventLimit: z.number().int().min(10),
   /** Set by the worker from its shop connectors, never by an order. */
   shopSync: z
@@ -39,6 +41,14 @@ export const PlatformOrderId = z
     "must be the platform's numeric order id (Shopify also takes gid://shopify/Order/<id>)",
   );
 
+const Digest = z.string().regex(/^[0-9a-f]{16,64}$/, 'must be a hex digest');
+
+/** The shop's order as a shipment knows it (domain/shop-order.ts): what change detection compares. */
+export const ShopOrderSeen = z.object({
+  facts: z.object({ status: z.enum(['open', 'on_hold', 'cancelled', 'refunded']), address: Digest, lines: Digest }),
+  modifiedAt: z.iso.datetime(),
+});
+
 /** A shipping account's name: it appears in workflow inputs, logs and the account workflow's id. */
 export const AccountName = z
   .string()
@@ -47,6 +57,8 @@ export const AccountName = z
 export const ShipmentInput = OrderIdentity.extend({
   /** Required for a shop whose connector is a platform (shopify, woocommerce): the order it writes to. */
   platformOrderId: PlatformOrderId.optional(),
+  /** Set by a shop pull: the order as read when the shipment started; later changes are compared with it. */
+  shopOrder: ShopOrderSeen.optional(),
   labelRequest: LabelRequestWithoutKey,
   /** Per-order overrides; otherwise the worker's configured policy applies. */
   tracking: TrackingPolicy.omit({ shopSync: true }).partial().optional(),
@@ -55,6 +67,16 @@ export const ShipmentInput = OrderIdentity.extend({
    * shop's account when it started (config/shipping-accounts.ts). Absent: `default`.
    */
   account: AccountName.optional(),
+});
+
+/** What a pull tells a shipment whose order changed (the update `shopOrderChanged`). */
+export const ShopOrderChange = ShopOrderSeen.extend({
+  platformOrderId: PlatformOrderId.optional(),
+  labelRequest: LabelRequestWithoutKey.optional(),
+  problems: z
+    .array(z.object({ field: z.string().max(200), message: z.string().max(1000) }))
+    .max(50)
+    .optional(),
 });
 
 export const ResubmitLabel = z.object({
@@ -70,3 +92,5 @@ export const ResubmitLabel = z.object({
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const policyMatches: Same<z.infer<typeof TrackingPolicy>, TrackingPolicyShape> = true;
 void policyMatches;
+const seenMatches: Same<z.infer<typeof ShopOrderSeen>, ShopOrderSeenShape> = true;
+void seenMatches;

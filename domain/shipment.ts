@@ -43,6 +43,11 @@ export interface TrackingPolicy {
   terminalTags: string[];
   /** How long a rejected label waits for an operator's corrected data before it is abandoned. */
   correctionTimeoutMs: number;
+  /**
+   * How long a shipment whose order the merchant holds in the shop waits for the release before
+   * it ends as `hold_timed_out`. Absent in policies recorded before shop changes (7 days then).
+   */
+  shopHoldTimeoutMs?: number;
   /** Continue-as-new once history has this many events, even if the server has not suggested it. */
   historyEventLimit: number;
   /**
@@ -82,6 +87,7 @@ export const DEFAULT_TRACKING_POLICY: TrackingPolicy = {
   maxTrackingMs: 60 * 24 * 60 * 60 * 1000,
   terminalTags: ['Delivered', 'Exception', 'Cancelled'],
   correctionTimeoutMs: 7 * 24 * 60 * 60 * 1000,
+  shopHoldTimeoutMs: 7 * 24 * 60 * 60 * 1000,
   historyEventLimit: 10_000,
 };
 
@@ -95,7 +101,11 @@ export type OutcomeKind =
   | 'ended_on_tag'
   | 'label_failed'
   | 'cancelled_by_operator'
-  | 'tracking_timed_out';
+  | 'tracking_timed_out'
+  /** The merchant cancelled or refunded the order in the shop before its label: no label was made. */
+  | 'cancelled_in_shop'
+  /** The merchant held the order in the shop and did not release it within shopHoldTimeoutMs. */
+  | 'hold_timed_out';
 
 /** The outcome of tracking that reached a terminal tag (shared by the workflow and the worker's metrics). */
 export function outcomeOfTag(tag: string): OutcomeKind {

@@ -62,6 +62,7 @@ export class LabelStore {
       status: r.status,
       account: r.account,
       customerOrderNumber: r.customerOrderNumber,
+      shipToPostalCode: r.request.shipment.shipTo?.address?.postalCode ?? null,
       createdAt: new Date(r.createdAtMs).toISOString(),
     }));
   }

@@ -97,6 +97,8 @@ export interface FakeLabelSummary {
   status: 'created' | 'failed';
   account: string;
   customerOrderNumber: string;
+  /** The request's shipTo postal code: which address the label was made for. */
+  shipToPostalCode: string | null;
   createdAt: string;
 }
 

@@ -61,6 +61,9 @@ const ORDER_ROUTES: Record<string, Record<string, Handler>> = {
   edit: { POST: (state, body, id) => ({ status: 200, body: state.view(state.editOrder(id, body ?? {})) }) },
   cancel: { POST: (state, _, id) => ({ status: 200, body: state.view(state.cancelOrder(id)) }) },
   close: { POST: (state, _, id) => ({ status: 200, body: state.view(state.closeOrder(id)) }) },
+  hold: { POST: (state, body, id) => ({ status: 200, body: state.view(state.holdOrder(id, body)) }) },
+  release: { POST: (state, body, id) => ({ status: 200, body: state.view(state.releaseHold(id, body)) }) },
+  refund: { POST: (state, body, id) => ({ status: 200, body: state.view(state.refundOrder(id, body)) }) },
 };
 
 const WEBHOOK_ROUTE: Record<string, Handler> = {

@@ -1,7 +1,7 @@
 /**
  * The fulfillment-order state machine and the order's aggregated fulfillment status.
- * OPEN → IN_PROGRESS once part is fulfilled → CLOSED when nothing remains; ON_HOLD, SCHEDULED
- * and CANCELLED are set from outside (the seed) and block fulfillment.
+ * OPEN → IN_PROGRESS once part is fulfilled → CLOSED when nothing remains; ON_HOLD (a merchant's
+ * hold, holds-and-refunds.ts, or the seed), SCHEDULED and CANCELLED (the seed) block fulfillment.
  */
 import type { FulfillmentOrderRecord, OrderRecord } from './model';
 

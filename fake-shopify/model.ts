@@ -5,8 +5,8 @@
 export type FoStatus = 'OPEN' | 'IN_PROGRESS' | 'SCHEDULED' | 'ON_HOLD' | 'INCOMPLETE' | 'CLOSED' | 'CANCELLED';
 /** The DeliveryMethodType values a seed may give an FO (Shopify has more: NONE, PICKUP_POINT, RETAIL). */
 export type DeliveryMethodType = 'SHIPPING' | 'PICK_UP' | 'LOCAL';
-/** The OrderDisplayFinancialStatus values a seed may give. */
-export type FinancialStatus = 'PAID' | 'PENDING' | 'AUTHORIZED';
+/** The OrderDisplayFinancialStatus values a seed may give, and the two a refund sets. */
+export type FinancialStatus = 'PAID' | 'PENDING' | 'AUTHORIZED' | 'PARTIALLY_REFUNDED' | 'REFUNDED';
 
 export interface MailingAddress {
   name: string | null;

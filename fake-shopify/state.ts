@@ -6,6 +6,7 @@ import { FaultInjector } from './faults';
 import { GenerateOptionsSchema, generatedSeeds } from './generate';
 import { InvalidInputError, parseOrThrow } from './invalid';
 import type { OrderRecord } from './model';
+import { holdOrder, refundOrder, releaseHold } from './holds-and-refunds';
 import { cancelOrder, closeOrder, editOrder } from './order-edits';
 import { SeedOrderSchema } from './seed';
 import { emptyStats } from './stats';
@@ -102,6 +103,24 @@ export class ShopifyState {
   closeOrder(id: string): OrderRecord {
     const order = this.existingOrder(id);
     closeOrder(this.store, order);
+    return order;
+  }
+
+  holdOrder(id: string, request: unknown): OrderRecord {
+    const order = this.existingOrder(id);
+    holdOrder(this.store, order, request);
+    return order;
+  }
+
+  releaseHold(id: string, request: unknown): OrderRecord {
+    const order = this.existingOrder(id);
+    releaseHold(this.store, order, request);
+    return order;
+  }
+
+  refundOrder(id: string, request: unknown): OrderRecord {
+    const order = this.existingOrder(id);
+    refundOrder(this.store, order, request);
     return order;
   }
 

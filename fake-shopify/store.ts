@@ -33,8 +33,11 @@ const ID_BASE: Record<GidType, number> = {
   ShippingLine: 2_200_000_001,
 };
 
-/** What a change listener hears: an order created (complete), changed in place, or cancelled. */
-export type OrderChange = 'created' | 'updated' | 'cancelled';
+/**
+ * What a change listener hears: an order created (complete), changed in place, cancelled,
+ * refunded, or fulfillment orders placed on hold or released.
+ */
+export type OrderChange = 'created' | 'updated' | 'cancelled' | 'refunded' | 'placed_on_hold' | 'hold_released';
 
 export class Store {
   private readonly orders = new Map<string, OrderRecord>();

@@ -3,6 +3,7 @@ import type { BucketSettings, ThrottleStatus } from './bucket';
 import type { ShopifyFaults, ShopifyFaultsPatch } from './faults';
 import type { GenerateOptions } from './generate';
 import type { MailingAddress } from './model';
+import type { HoldRequest, RefundRequest } from './holds-and-refunds';
 import type { OrderEdit } from './order-edits';
 import type { WebhookSettings, WebhookSubscription, WebhookSubscriptionView } from './webhooks';
 import type { SeedOrder } from './seed';
@@ -117,6 +118,12 @@ export interface FakeShopify {
   cancelOrder(id: string): FakeOrderView;
   /** Closes (archives): status:open no longer matches it. */
   closeOrder(id: string): FakeOrderView;
+  /** Puts the order's open fulfillment orders (or one) on hold; fires fulfillment_orders/placed_on_hold and orders/updated. */
+  holdOrder(id: string, request?: HoldRequest): FakeOrderView;
+  /** Releases the held fulfillment orders (or one); fires fulfillment_orders/hold_released and orders/updated. */
+  releaseHold(id: string, request?: HoldRequest): FakeOrderView;
+  /** Refunds items not shipped yet (default all); fires refunds/create and orders/updated. */
+  refundOrder(id: string, request?: RefundRequest): FakeOrderView;
   /** Validated; throws InvalidInputError. Signs with `secret` or the fake's clientSecret. */
   subscribeWebhook(subscription: WebhookSubscription): WebhookSubscriptionView;
   /** By global or legacy id; false when there was none. */

@@ -146,3 +146,13 @@ function shippingLineFields(order: OrderRecord): Obj {
 export function routingPayload(fo: FulfillmentOrderRecord): Obj {
   return { fulfillment_order: { id: fo.id, status: fo.status.toLowerCase() } };
 }
+
+/** fulfillment_orders/placed_on_hold and hold_released: the FO's id and new status (the rest is read through GraphQL). */
+export function holdPayload(fo: FulfillmentOrderRecord): Obj {
+  return { fulfillment_order: { id: fo.id, status: fo.status.toLowerCase() } };
+}
+
+/** refunds/create: which order; the refunded lines are read through GraphQL. */
+export function refundPayload(order: OrderRecord): Obj {
+  return { order_id: Number(order.legacyResourceId), created_at: shopTime(order.updatedAt), restock: true };
+}

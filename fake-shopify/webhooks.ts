@@ -19,7 +19,10 @@ export const WEBHOOK_TOPICS = [
   'orders/updated',
   'orders/paid',
   'orders/cancelled',
+  'refunds/create',
   'fulfillment_orders/order_routing_complete',
+  'fulfillment_orders/placed_on_hold',
+  'fulfillment_orders/hold_released',
 ] as const;
 export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
 

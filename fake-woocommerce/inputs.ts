@@ -12,6 +12,11 @@ export const OrderEditSchema = z.strictObject({
   customerNote: z.string().optional(),
   shipping: z.strictObject(AddressFields).partial().optional(),
   status: z.enum(ORDER_STATUSES).optional(),
+  /** Line quantities by line item id, as the admin's item editor saves them (0 removes the line). */
+  lineItems: z
+    .array(z.strictObject({ id: z.number().int().positive(), quantity: z.number().int().min(0).max(10_000) }))
+    .max(500)
+    .optional(),
 });
 export type FakeWooOrderEdit = z.input<typeof OrderEditSchema>;
 

@@ -8,6 +8,7 @@
  * The caller saves the order (store.save) once its changes are made, as WooCommerce does.
  */
 import { STATUS_LABELS, type WooStatus } from './defaults';
+import { InvalidWooInputError } from './inputs';
 import type { StoredNote, StoredOrder, WooStore } from './store';
 import { trackingView } from './tracking';
 import type { FakeWooEmailTemplate } from './types';
@@ -68,6 +69,7 @@ export interface OrderEdit {
   customerNote?: string;
   shipping?: Partial<Record<string, string>>;
   status?: WooStatus;
+  lineItems?: Array<{ id: number; quantity: number }>;
 }
 
 /**
@@ -81,6 +83,11 @@ export function editOrder(ctx: ActionContext, order: StoredOrder, edit: OrderEdi
     postFields = true;
   }
   for (const [field, value] of Object.entries(edit.shipping ?? {})) if (value !== undefined) order.shipping[field] = value;
+  const unknown = (edit.lineItems ?? []).find(({ id }) => !order.lineItems.some((l) => l.id === id));
+  if (unknown)
+    throw new InvalidWooInputError('order edit', [{ field: 'lineItems', message: `no line item ${unknown.id} in order ${order.id}` }]);
+  for (const { id, quantity } of edit.lineItems ?? []) order.lineItems.find((l) => l.id === id)!.quantity = quantity;
+  order.lineItems = order.lineItems.filter((l) => l.quantity > 0);
   if (edit.status !== undefined) postFields = setStatus(ctx, order, edit.status) || postFields;
   ctx.store.save(order, postFields);
 }

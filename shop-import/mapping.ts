@@ -58,11 +58,16 @@ export function mapOrder(shop: string, order: PlatformOrder, mapping: ImportMapp
     ok: true,
     record: {
       shop,
-      orderId: `${mapping.orderIdPrefix}${valueOf(order, mapping.orderId)}`,
+      orderId: orderIdOf(order, mapping),
       platformOrderId: order.platformOrderId,
       labelRequest,
     },
   };
+}
+
+/** The shipment's orderId of a platform order: the mapping's choice of value, after its prefix. */
+export function orderIdOf(order: PlatformOrder, mapping: ImportMapping): string {
+  return `${mapping.orderIdPrefix}${valueOf(order, mapping.orderId)}`;
 }
 
 function valueOf(order: PlatformOrder, which: 'name' | 'number' | 'id'): string {

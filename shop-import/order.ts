@@ -4,6 +4,8 @@
  * (mapping.ts) turns it into a label request. Values stay as the platform gave them; only the
  * weights carry their unit.
  */
+import type { ShopOrderStatus } from '../domain/shop-order';
+
 export type WeightUnit = 'kg' | 'g' | 'lb' | 'oz';
 
 export interface PlatformAddress {
@@ -51,6 +53,20 @@ export interface PlatformOrder {
   skip: string | null;
   /** A problem of the order's shape found while reading (two ship-from locations), reported like a mapping problem. */
   problem: { field: string; message: string } | null;
+  /**
+   * What the merchant can change after import, read from values our own writes never touch (a
+   * fulfillment closes a fulfillment order, but its lines keep their total): change detection
+   * (facts.ts) compares it with what the shipment started from.
+   */
+  merchant: MerchantView;
+}
+
+export interface MerchantView {
+  status: ShopOrderStatus;
+  /** The platform's own status value (WooCommerce's slug, Shopify's financial status). */
+  platformStatus: string;
+  /** Every line the order ships, fulfilled or not: item (SKU, else title), quantity, location (Shopify). */
+  lines: Array<{ item: string; quantity: number; location: string | null }>;
 }
 
 /**

@@ -6,6 +6,7 @@
  * needs no label from us is counted as skipped.
  */
 import type { SourceRecord } from '../order-import/source';
+import { seenOf } from './facts';
 import { mapOrder } from './mapping';
 import { isRefused, type PlatformOrder, type ReadOrder, type RefusedOrder } from './order';
 import type { ImportMapping } from './settings';
@@ -36,7 +37,15 @@ export function pageRecords(shop: string, orders: readonly ReadOrder[], mapping:
     // The raw text names the order, not its customer: the rejects file and logs need no address.
     const raw = JSON.stringify({ platformOrderId: order.platformOrderId, name: order.name, modifiedAt: order.modifiedAt });
     const mapped = mapOrder(shop, order, mapping);
-    if (mapped.ok) records.push({ line, raw, value: mapped.record, problems: [], platformOrderId: order.platformOrderId });
+    // The order as read now goes with the shipment: later changes are compared with it.
+    if (mapped.ok)
+      records.push({
+        line,
+        raw,
+        value: { ...mapped.record, shopOrder: seenOf(order) },
+        problems: [],
+        platformOrderId: order.platformOrderId,
+      });
     else {
       // No value: the pipeline would add its own "labelRequest is required" to the mapping's problems.
       records.push({

@@ -13,7 +13,7 @@ import { WooClient } from '../shop-sync/woocommerce/client';
 import { firstChangesPosition, type PullCursor, type PullPosition } from './cursor';
 import { isRefused, type PlatformOrder, type ReadOrder } from './order';
 import { DEFAULT_PAGE_SIZE, type ShopImportSettings } from './settings';
-import { eligibleQuery, readShopifyPage } from './shopify/read';
+import { changesQuery, eligibleQuery, readShopifyPage } from './shopify/read';
 import { WooOrderReader } from './woocommerce/read';
 
 export type ImportConnector = (ShopifyConnector | WooCommerceConnector) & { import: ShopImportSettings };
@@ -64,7 +64,7 @@ export class OrderSource {
     signal: AbortSignal,
   ): Promise<{ orders: ReadOrder[]; next: Exclude<PullPosition, { phase: 'retry' }> | null }> {
     if (position.phase === 'shopify' && connector.type === 'shopify') {
-      const page = await this.shopify(connector, { query: eligibleQuery(position.from), after: position.after }, signal);
+      const page = await this.shopify(connector, { query: changesQuery(position.from), after: position.after }, signal);
       return { orders: page.orders, next: page.endCursor === null ? null : { ...position, after: page.endCursor } };
     }
     if (position.phase === 'woocommerce' && connector.type === 'woocommerce') {

@@ -96,6 +96,7 @@ describe('chaos checks on synthetic logs', () => {
       status,
       account,
       customerOrderNumber: order,
+      shipToPostalCode: null,
       createdAt: '2026-01-01T00:00:00Z',
     });
     const labels = [

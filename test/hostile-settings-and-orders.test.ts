@@ -115,6 +115,7 @@ describe('what the mapping refuses', () => {
     lines: [],
     skip: null,
     problem: null,
+    merchant: { status: 'open', platformStatus: 'PAID', lines: [] },
   };
   const line = (patch: Partial<PlatformOrder['lines'][number]>) => ({
     sku: 'S',

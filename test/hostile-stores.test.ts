@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { editJson, startHostileStore, type HostileStore, type StoreAnswer, type StoreRequest } from '../chaos/hostile-store';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
+import { shipmentWorkflowId } from '../domain/shipment';
 import { startShipment } from '../order-import/start-shipment';
 import { applySchedule, cursorOf, importShops } from '../shop-import/schedule';
 import { loadShopConnectors } from '../shop-sync/connectors';
@@ -122,6 +123,12 @@ function shopifyOrders(edits: Record<string, (node: Record<string, unknown>) => 
       const nodes = [...(json?.data?.orders?.nodes ?? []), ...(json?.data?.order ? [json.data.order] : [])];
       for (const node of nodes) edits[node.legacyResourceId]?.(node);
     });
+}
+
+/** The first line of a Shopify order node's first fulfillment order. */
+function firstLine(o: Record<string, unknown>): Record<string, unknown> {
+  return (o as { fulfillmentOrders: { nodes: Array<{ lineItems: { nodes: Array<Record<string, unknown>> } }> } }).fulfillmentOrders
+    .nodes[0]!.lineItems.nodes[0]!;
 }
 
 /** Rewrites every WooCommerce order the store lists whose id is in `edits`. */
@@ -317,9 +324,6 @@ describe('malformed and huge orders (findings 5 and 6)', () => {
 
   it('Shopify: a weight unit outside the four, a null productTitle and a non-numeric id are each one rejection; the rest is started', async () => {
     const [unit, title, id, fine] = [shopifyOrder(), shopifyOrder(), shopifyOrder(), shopifyOrder()];
-    const firstLine = (o: Record<string, unknown>) =>
-      (o as { fulfillmentOrders: { nodes: Array<{ lineItems: { nodes: Array<Record<string, unknown>> } }> } }).fulfillmentOrders.nodes[0]!
-        .lineItems.nodes[0]!;
     hostileShopify.tamper(
       shopifyOrders({
         [unit]: (o) => (firstLine(o).weight = { unit: 'STONES', value: 1 }),
@@ -335,6 +339,23 @@ describe('malformed and huge orders (findings 5 and 6)', () => {
     const held = await cursor('h-shopify');
     expect(held.retry).toEqual(expect.arrayContaining([unit, title]));
     expect(held.retry).not.toContain('77 OR id:1'); // an id that cannot be read again is reported, never queried
+  });
+
+  it('Shopify: the fields change detection reads (cancelledAt, displayFinancialStatus, totalQuantity) out of range are each one rejection', async () => {
+    const [cancelled, financial, total, fine] = [shopifyOrder(), shopifyOrder(), shopifyOrder(), shopifyOrder()];
+    hostileShopify.tamper(
+      shopifyOrders({
+        [cancelled]: (o) => (o.cancelledAt = 'C'.repeat(50_000)),
+        [financial]: (o) => (o.displayFinancialStatus = 'PAID\u202eDEDNUFER'),
+        [total]: (o) => (firstLine(o).totalQuantity = 1e12),
+      }),
+    );
+    const result = await pullNow(client, 'h-shopify');
+    expect(reasonsOf(result, cancelled).join()).toMatch(/^cancelledAt: /);
+    expect(reasonsOf(result, financial).join()).toMatch(/^displayFinancialStatus: holds control or direction-override characters/);
+    expect(reasonsOf(result, total).join()).toMatch(/fulfillmentOrders\.nodes\.0\.lineItems\.nodes\.0\.totalQuantity/);
+    expect(reasonsOf(result, fine)).toEqual([]);
+    expect((await cursor('h-shopify')).retry).toEqual(expect.arrayContaining([cancelled, financial, total]));
   });
 
   it('four orders with 450 KB names: each is rejected at read, the pull completes, its result stays small', async () => {
@@ -374,6 +395,20 @@ describe('two platform orders, one order id (finding 7)', () => {
     expect((await cursor('h-shopify')).retry).toContain(second);
     const described = await runCli(['schedule', 'describe', 'h-shopify'], { env: cliEnv() });
     expect(described.stdout).toMatch(new RegExp(`platform order ${second} \\(HS-5001\\): orderId: .*${first}`));
+  });
+
+  it("the other platform order's cancel in the shop does not reach the first one's shipment (shopOrderChanged names its order)", async () => {
+    const lines = [{ sku: 'BEAN-1', quantity: 1, grams: 500 }];
+    const first = shopify.createOrder({ name: '#5002', lineItems: lines }).legacyResourceId;
+    const second = shopify.createOrder({ name: '5002', lineItems: lines }).legacyResourceId;
+    await pullNow(client, 'h-shopify');
+    shopify.cancelOrder(second);
+    const after = await pullNow(client, 'h-shopify');
+    expect(after.counts.changed).toBe(0);
+    const state = await client.workflow.getHandle(shipmentWorkflowId({ shop: 'h-shopify', orderId: 'HS-5002' })).query(stateQuery);
+    expect(state.platformOrderId).toBe(first);
+    expect(state.shopOrder?.changes).toEqual([]);
+    expect(state.outcome).not.toBe('cancelled_in_shop');
   });
 });
 

@@ -70,6 +70,14 @@ it('has recorded histories for each path through the workflow', () => {
       // The account workflow: a relayed hold (recorded before it pooled fresh answers), and fresh answers pooled.
       'account-held.json',
       'account-fresh-answers.json',
+      // The shop talks back (shopOrderChanged): before the label a cancel stops, a hold waits and a
+      // moved address is the next revision; after it, a cancel and a moved address are marked.
+      'shop-changes-shopify-cancelled-before-label.json',
+      'shop-changes-woocommerce-cancelled-before-label.json',
+      'shop-changes-shopify-held-moved-released.json',
+      'shop-changes-woocommerce-held-moved-released.json',
+      'shop-changes-woocommerce-cancelled-after-label.json',
+      'shop-changes-woocommerce-address-after-label.json',
       // A shipment of a named shipping account (SHIPPING_ACCOUNT): every call with its account, cancelled in tracking.
       'accounts-named-account-cancelled.json',
       // Tracking polled per fleet (FLEET_TRACKING): the shipment's side, the moves from both older

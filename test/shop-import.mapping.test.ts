@@ -44,6 +44,7 @@ function order(patch: Partial<PlatformOrder> = {}): PlatformOrder {
     ],
     skip: null,
     problem: null,
+    merchant: { status: 'open', platformStatus: 'PAID', lines: [{ item: 'TENT-2', quantity: 1, location: 'Warehouse' }] },
     ...patch,
   };
 }

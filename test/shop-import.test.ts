@@ -117,7 +117,7 @@ describe('Shopify', () => {
     make('noCountry', { lineItems: [{ sku: 'MAT-1', quantity: 1, grams: 500 }], shippingAddress: { countryCodeV2: null } });
 
     const result = await pullNow('pull-shopify');
-    expect(result.counts).toEqual({ read: 4, started: 1, alreadyKnown: 0, skipped: 1, rejected: 2 });
+    expect(result.counts).toEqual({ read: 4, started: 1, alreadyKnown: 0, skipped: 1, rejected: 2, changed: 0 });
     expect(result.rejections.map((r) => [r.platformOrderId, r.reasons.map((x) => x.field)])).toEqual(
       expect.arrayContaining([
         [ids.pigeon, ['shippingMethod']],
@@ -175,24 +175,25 @@ describe('Shopify', () => {
 });
 
 describe('WooCommerce (store at UTC+10, HPOS)', () => {
-  it('processing orders become shipments, local pickup is skipped, other statuses are not read; weights come from the products', async () => {
+  it('processing orders become shipments; local pickup and orders on hold are skipped; weights come from the products', async () => {
     const shipped = woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 2, weight: '1.5' }] });
     woo.createOrder({
       status: 'processing',
       lineItems: [{ sku: 'PORT-10', quantity: 1 }],
       shippingMethod: { methodId: 'local_pickup', methodTitle: 'Local pickup' },
     });
-    woo.createOrder({ status: 'on-hold', lineItems: [{ sku: 'PORT-10', quantity: 1 }] });
+    const held = woo.createOrder({ status: 'on-hold', lineItems: [{ sku: 'PORT-10', quantity: 1 }] });
+    woo.createOrder({ status: 'pending', lineItems: [{ sku: 'PORT-10', quantity: 1 }] }); // awaiting payment: not read
     const result = await pullNow('pull-woo');
-    expect(result.counts).toMatchObject({ started: 1, skipped: 1, rejected: 0 });
+    expect(result.counts).toMatchObject({ read: 3, started: 1, skipped: 2, rejected: 0 });
     const started = await input('pull-woo', `W-${shipped.number}`);
     expect(started?.platformOrderId).toBe(String(shipped.id));
     expect(started?.labelRequest.courier).toBe('dpd-de');
     expect(started?.labelRequest.shipment.shipFrom?.address?.city).toBe('Porto');
     expect(started?.labelRequest.shipment.parcels?.[0]?.weight).toBe(3);
-    // The cursor is the store's GMT modified time, not its local one.
+    // The cursor is the store's GMT modified time of the newest order read, not its local one.
     const cursor = cursorOf(await h.env.client.schedule.getHandle(shopPullScheduleId('pull-woo')).describe());
-    expect(cursor.since).toBe(`${woo.order(shipped.id)!.date_modified_gmt.slice(0, 19)}Z`);
+    expect(cursor.since).toBe(`${woo.order(held.id)!.date_modified_gmt.slice(0, 19)}Z`);
   });
 
   it('no feedback loop: the tracking item and notes the write-back adds are read again and are already known', async () => {

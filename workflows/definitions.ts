@@ -9,12 +9,14 @@ import type { z } from 'zod';
 import type { Checkpoint } from '../shipping-api/contract';
 import type * as schemas from '../domain/schemas';
 import type { OrderIdentity, OutcomeKind, PlatformRefs, ShopDeliveryFailure, ShopEventDraft } from '../domain/shipment';
+import type { ShopChangeKind, ShopOrderChange, ShopOrderSeen, ShopOrderStatus } from '../domain/shop-order';
+import type { LabelRequestWithoutKey } from '../shipping-api/contract';
 
 export const WORKFLOW_TYPE = 'shipmentWorkflow';
 
 // ---------------------------------------------------------------- state and outcome
 
-export type ShipmentPhase = 'creating_label' | 'awaiting_correction' | 'reading_order' | 'tracking' | 'completed';
+export type ShipmentPhase = 'creating_label' | 'awaiting_correction' | 'held_in_shop' | 'reading_order' | 'tracking' | 'completed';
 
 /** A failure as the workflow saw it: the typed error's data, never credentials. */
 export interface RecordedError {
@@ -57,11 +59,61 @@ export interface ShipmentState extends OrderIdentity {
   labelUrl?: string | null;
   /** What the shop has been told; absent in workflows started before shop sync. */
   shopSync?: ShopSyncState;
+  /** The shop's order as the shipment knows it; only for shipments a shop pull started (see shopOrderChangedUpdate). */
+  shopOrder?: ShopOrderState;
   /** The shipping account every call uses, fixed at start; absent: `default` (or started before accounts had names). */
   account?: string;
   /** The tracking poller shard watching this shipment (its workflow id), once it joined one. */
   trackingPoller?: string;
 }
+
+// ---------------------------------------------------------------- the shop's own changes
+
+/**
+ * What the merchant did to the order after the shipment started, and what is left for an
+ * operator. `attention` is mirrored in the search attribute ShipmentShopChange.
+ */
+export interface ShopOrderState extends ShopOrderSeen {
+  /** The changes taken, oldest first (the last SHOP_CHANGES_KEPT). */
+  changes: ShopChangeRecord[];
+  /**
+   * After the label, what an operator should look at: `cancelled_in_shop` (nothing more is
+   * written to the order), `address_changed`, `lines_changed`, `held_in_shop`; null when nothing.
+   */
+  attention: ShopAttention | null;
+  /** When the merchant's hold began (workflow time), while the order is held before its label. */
+  heldSince: string | null;
+  /** The order's label request as the shop has it now, when it differs from the label made: `resubmit --from-shop` sends it. */
+  offer: LabelRequestWithoutKey | null;
+}
+
+export type ShopAttention = 'cancelled_in_shop' | 'address_changed' | 'lines_changed' | 'held_in_shop';
+
+export interface ShopChangeRecord {
+  kinds: ShopChangeKind[];
+  status: ShopOrderStatus;
+  /** The platform's last-modified time of the reading. */
+  modifiedAt: string;
+  /** Workflow time the shipment learned it. */
+  at: string;
+  /** What the shipment did about it, in words. */
+  action: string;
+}
+
+export const SHOP_CHANGES_KEPT = 10;
+
+export interface ShopChangeAnswer {
+  kinds: ShopChangeKind[];
+  action: string;
+  phase: ShipmentPhase;
+}
+
+/**
+ * A shop pull read the order again and something that matters to the label differs (status,
+ * hold, address, lines). The validator refuses a reading that is unchanged or older than the
+ * one known, so those write nothing to the history.
+ */
+export const shopOrderChangedUpdate = defineUpdate<ShopChangeAnswer, [ShopOrderChange]>('shopOrderChanged');
 
 // ---------------------------------------------------------------- shop sync
 
@@ -152,6 +204,11 @@ export const SA = {
    * redeliver succeeded: a shipment whose events flow writes no search attribute for them.
    */
   shopSync: defineSearchAttributeKey('ShipmentShopSync', SearchAttributeType.KEYWORD),
+  /**
+   * Set only when the merchant changed the order after its label (ShopAttention: e.g.
+   * `cancelled_in_shop`, `address_changed`): a shipment whose order stays as it was writes none.
+   */
+  shopChange: defineSearchAttributeKey('ShipmentShopChange', SearchAttributeType.KEYWORD),
 } as const;
 
 /** For `temporal server start-dev --search-attribute` and createLocal({ server: { searchAttributes } }). */

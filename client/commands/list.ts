@@ -23,14 +23,17 @@ filters combine with AND.
 
 Filters:
   --status <s,...>        ShipmentStatus: a phase while running (creating_label,
-                          awaiting_correction, reading_order, tracking) or the outcome
-                          (delivered, exception, cancelled, label_failed,
-                          cancelled_by_operator, tracking_timed_out, ended_on_tag)
+                          awaiting_correction, held_in_shop, reading_order, tracking) or
+                          the outcome (delivered, exception, cancelled, label_failed,
+                          cancelled_by_operator, tracking_timed_out, ended_on_tag,
+                          cancelled_in_shop, hold_timed_out)
   --tag <t,...>           ShipmentTrackingTag (Pending, InTransit, Delivered, Exception, ...)
   --courier <c,...>       ShipmentCourier (courier code)
   --shop <s,...>          ShipmentShop
   --shop-sync <s,...>     ShipmentShopSync: failed, gone or expired (shop delivery waits for
                           \`shipments redeliver\`), ok (delivering again after one)
+  --shop-change <c,...>   ShipmentShopChange: the merchant changed the order after its label
+                          (cancelled_in_shop, address_changed, lines_changed, held_in_shop)
 Paging:
   --page-size <n>         Workflows per page (default 20, max 1000)
   --next-page-token <t>   Continue after a previous page (the token it printed)
@@ -58,6 +61,7 @@ export interface ListFilters {
   courier?: string[];
   shop?: string[];
   shopSync?: string[];
+  shopChange?: string[];
 }
 
 /** The visibility query for the filters; every value is a quoted literal, never query text. */
@@ -74,6 +78,7 @@ export function buildListQuery(filters: ListFilters): string {
   add(SA.courier.name, filters.courier);
   add(SA.shop.name, filters.shop);
   add(SA.shopSync.name, filters.shopSync);
+  add(SA.shopChange.name, filters.shopChange);
   return clauses.join(' AND ');
 }
 
@@ -99,6 +104,7 @@ export interface ListedShipment {
   status: string | null;
   trackingTag: string | null;
   trackingNumber: string | null;
+  shopChange: string | null;
 }
 
 export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
@@ -106,6 +112,7 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
     status: { type: 'string' },
     tag: { type: 'string' },
     'shop-sync': { type: 'string' },
+    'shop-change': { type: 'string' },
     courier: { type: 'string' },
     shop: { type: 'string' },
     'page-size': { type: 'string' },
@@ -131,6 +138,7 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
     courier: split(values.courier),
     shop: split(values.shop),
     shopSync: split(values['shop-sync']),
+    shopChange: split(values['shop-change']),
   });
   if (values.query) {
     println(io.stdout, query);
@@ -170,6 +178,7 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
         status: attr(SA.status.name),
         trackingTag: attr(SA.trackingTag.name),
         trackingNumber: attr(SA.trackingNumber.name),
+        shopChange: attr(SA.shopChange.name),
       };
     });
     const next =

@@ -1,7 +1,7 @@
 /** `shipments status <shop> <orderId>`: the workflow's own state, plus what Temporal knows. */
 import { WorkflowFailedError } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
-import { SHOP_SYNC_STOPPED, stateQuery, type ShipmentOutcome, type ShipmentState } from '../../workflows/definitions';
+import { SHOP_SYNC_STOPPED, stateQuery, type ShipmentOutcome, type ShipmentState, type ShopOrderState } from '../../workflows/definitions';
 import {
   connectTemporal,
   EXIT,
@@ -191,6 +191,7 @@ function statusText(r: StatusReport): string {
         ]);
       }
     }
+    if (s.shopOrder) rows.push(...shopOrderRows(s.shopOrder));
     if (s.phase === 'awaiting_correction') {
       rows.push([
         'Next step',
@@ -223,4 +224,22 @@ function statusText(r: StatusReport): string {
 
 function quoteArg(text: string): string {
   return /^[\w.@:+-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The merchant's side: the order's status in the shop, a hold, the last change, and what is left for an operator. */
+function shopOrderRows(order: ShopOrderState): Array<[string, string]> {
+  const rows: Array<[string, string]> = [
+    ['Shop order', `${order.facts.status}${order.heldSince ? `, held since ${order.heldSince}: the label waits` : ''}`],
+  ];
+  const last = order.changes.at(-1);
+  if (last) rows.push(['', `last change (${last.kinds.join(', ')}) learned ${last.at}: ${last.action}`]);
+  if (order.attention) {
+    rows.push([
+      'Shop change',
+      `${order.attention}: the merchant changed the order after its label${
+        order.offer ? "; the shop's label request is in status --json (state.shopOrder.offer)" : ''
+      }`,
+    ]);
+  }
+  return rows;
 }

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import type { ShopifyClient, Operation } from '../../shop-sync/shopify/client';
 import { modifiedTime, ORDER_LIMITS, refused, refusedOrder, RETRYABLE_ID, StoreCurrency, StoreText } from '../checks';
-import type { PlatformAddress, PlatformLine, ReadOrder, RefusedOrder, WeightUnit } from '../order';
+import type { MerchantView, PlatformAddress, PlatformLine, ReadOrder, RefusedOrder, WeightUnit } from '../order';
 
 const PageInfo = z.object({ hasNextPage: z.boolean(), endCursor: z.string().max(1000).nullable().optional() });
 
@@ -19,6 +19,7 @@ const Short = StoreText(100);
 
 const FoLine = z.object({
   remainingQuantity: z.number().int().min(0).max(ORDER_LIMITS.quantity),
+  totalQuantity: z.number().int().min(0).max(ORDER_LIMITS.quantity),
   sku: Text.nullable(),
   productTitle: Text,
   weight: z
@@ -68,6 +69,9 @@ const Order = z.object({
   name: StoreText(ORDER_LIMITS.nameChars),
   email: Text.nullable(),
   updatedAt: z.string().max(40),
+  // Only whether it is set is read (the order is cancelled); its value is never a cursor.
+  cancelledAt: z.string().max(40).nullable(),
+  displayFinancialStatus: Short.nullable(),
   currencyCode: StoreCurrency,
   shippingLine: z.object({ title: Text, code: Text.nullable() }).nullable(),
   shippingAddress: MailingAddress.nullable(),
@@ -76,7 +80,7 @@ const Order = z.object({
 type Order = z.infer<typeof Order>;
 
 const ORDER_FIELDS = (fulfillmentOrders: number, lines: number) => `
-  legacyResourceId name email updatedAt currencyCode
+  legacyResourceId name email updatedAt cancelledAt displayFinancialStatus currencyCode
   shippingLine { title code }
   shippingAddress { firstName lastName company address1 address2 city provinceCode zip countryCodeV2 phone }
   fulfillmentOrders(first: ${fulfillmentOrders}) {
@@ -87,7 +91,7 @@ const ORDER_FIELDS = (fulfillmentOrders: number, lines: number) => `
       assignedLocation { name address1 address2 city province zip countryCode phone }
       lineItems(first: ${lines}) {
         pageInfo { hasNextPage }
-        nodes { remainingQuantity sku productTitle weight { unit value } lineItem { originalUnitPriceSet { shopMoney { amount } } } }
+        nodes { remainingQuantity totalQuantity sku productTitle weight { unit value } lineItem { originalUnitPriceSet { shopMoney { amount } } } }
       }
     }
   }`;
@@ -120,6 +124,17 @@ export function eligibleQuery(since: string | null, ids?: readonly string[]): st
   if (since !== null) parts.push(`updated_at:>='${since}'`);
   if (ids) parts.push(`(${ids.map((id) => `id:${id}`).join(' OR ')})`);
   return parts.join(' ');
+}
+
+/**
+ * The changes a pull reads: the orders to label, and those a merchant cancelled or refunded
+ * (change detection tells their shipments). A shipped order changes with each of our own
+ * writes and is not read again, unless refunded.
+ */
+export function changesQuery(since: string | null): string {
+  const toLabel = '(status:open (fulfillment_status:unshipped OR fulfillment_status:partial))';
+  const withdrawn = 'status:cancelled OR financial_status:refunded OR financial_status:partially_refunded';
+  return `(${toLabel} OR ${withdrawn})${since === null ? '' : ` updated_at:>='${since}'`}`;
 }
 
 export interface ShopifyPage {
@@ -186,6 +201,7 @@ export function toPlatformOrder(order: Order, now: number): ReadOrder {
   const open = order.fulfillmentOrders.nodes.filter(labelable);
   const locations = new Set(open.map((fo) => `${fo.assignedLocation.name}|${fo.assignedLocation.address1}`));
   const first = open[0];
+  const merchant = merchantView(order);
   const tooLarge = order.fulfillmentOrders.pageInfo.hasNextPage || open.some((fo) => fo.lineItems.pageInfo.hasNextPage);
   return {
     platformOrderId: order.legacyResourceId,
@@ -198,13 +214,41 @@ export function toPlatformOrder(order: Order, now: number): ReadOrder {
     shipTo: order.shippingAddress ? shipTo(order.shippingAddress) : null,
     shipFrom: first ? location(first.assignedLocation) : null,
     lines: open.flatMap((fo) => fo.lineItems.nodes.filter((l) => l.remainingQuantity > 0).map(line)),
-    skip: open.length === 0 ? 'nothing left to ship from a shipping location (fulfilled elsewhere, on hold, or picked up)' : null,
+    skip:
+      merchant.status === 'cancelled' || merchant.status === 'refunded'
+        ? `${merchant.status} in the shop`
+        : open.length === 0
+          ? 'nothing left to ship from a shipping location (fulfilled elsewhere, on hold, or picked up)'
+          : null,
     problem:
       locations.size > 1
         ? { field: 'fulfillmentOrders', message: `ships from ${locations.size} locations: one label per order, split it in Shopify` }
         : tooLarge
           ? { field: 'fulfillmentOrders', message: 'more than 3 fulfillment orders or 40 lines in one: too large for the import' }
           : null,
+    merchant,
+  };
+}
+
+/** Status and lines as the merchant left them: fulfillment orders' totals, not what remains after our fulfillments. */
+function merchantView(order: Order): MerchantView {
+  const live = order.fulfillmentOrders.nodes.filter((fo) => fo.status !== 'CANCELLED');
+  const financial = order.displayFinancialStatus ?? '';
+  return {
+    status:
+      order.cancelledAt !== null
+        ? 'cancelled'
+        : financial === 'REFUNDED'
+          ? 'refunded'
+          : live.some((fo) => fo.status === 'ON_HOLD')
+            ? 'on_hold'
+            : 'open',
+    platformStatus: financial,
+    lines: live.flatMap((fo) =>
+      fo.lineItems.nodes
+        .filter((l) => l.totalQuantity > 0)
+        .map((l) => ({ item: l.sku || l.productTitle, quantity: l.totalQuantity, location: fo.assignedLocation.name })),
+    ),
   };
 }
 

@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import type { WooClient } from '../../shop-sync/woocommerce/client';
+import type { ShopOrderStatus } from '../../domain/shop-order';
 import { modifiedTime, ORDER_LIMITS, refused, refusedOrder, StoreCurrency, StoreText } from '../checks';
 import { isRefused, type PlatformAddress, type PlatformOrder, type ReadOrder } from '../order';
 
@@ -68,6 +69,21 @@ export interface WooPosition {
 const MAX_EXCLUDED = 400;
 const PRODUCT_TTL_MS = 10 * 60_000;
 
+/** The statuses a pull's changes read; `completed` is left out (our own delivered status writes it). */
+const CHANGES_READ = ['processing', 'on-hold', 'cancelled', 'refunded'];
+
+/** WooCommerce's statuses as the merchant's intent; completed is ours (deliveredStatus) or shipped elsewhere. */
+const MERCHANT_STATUS: Record<string, ShopOrderStatus> = {
+  processing: 'open',
+  completed: 'open',
+  'on-hold': 'on_hold',
+  pending: 'on_hold',
+  failed: 'on_hold',
+  cancelled: 'cancelled',
+  trash: 'cancelled',
+  refunded: 'refunded',
+};
+
 /** Methods that ship nothing: WooCommerce's own local pickup methods. */
 const PICKUP_METHODS = new Set(['local_pickup', 'pickup_location']);
 
@@ -89,7 +105,8 @@ export class WooOrderReader {
   /** One page after `position`, and the position after it (null when the page was the last). */
   async page(position: WooPosition, perPage: number, signal: AbortSignal): Promise<{ orders: ReadOrder[]; next: WooPosition | null }> {
     const params = new URLSearchParams({
-      status: 'processing',
+      // Beside the orders to label, those a merchant held, cancelled or refunded: change detection tells their shipments.
+      status: CHANGES_READ.join(','),
       // One second back: whether modified_after includes its second is not documented.
       modified_after: gmtParam(Date.parse(position.after) - 1000),
       dates_are_gmt: 'true',
@@ -137,6 +154,7 @@ export class WooOrderReader {
     const lines = await Promise.all(order.line_items.map((item) => this.line(item, signal)));
     const shipping = lines.filter((l) => l !== null);
     const pickup = method !== undefined && PICKUP_METHODS.has(method.method_id);
+    const status = MERCHANT_STATUS[order.status] ?? 'on_hold';
     return {
       platformOrderId: String(order.id),
       name: order.number,
@@ -148,8 +166,20 @@ export class WooOrderReader {
       shipTo: order.shipping.country ? address(order.shipping, order.billing.phone) : null,
       shipFrom: null,
       lines: shipping,
-      skip: pickup ? 'picked up in store' : shipping.length === 0 ? 'only virtual items' : null,
+      skip:
+        order.status !== 'processing'
+          ? `${order.status} in the shop`
+          : pickup
+            ? 'picked up in store'
+            : shipping.length === 0
+              ? 'only virtual items'
+              : null,
       problem: null,
+      merchant: {
+        status,
+        platformStatus: order.status,
+        lines: order.line_items.map((item) => ({ item: item.sku || item.name, quantity: item.quantity, location: null })),
+      },
     };
   }
 

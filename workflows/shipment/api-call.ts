@@ -7,7 +7,7 @@ import { isCancellation, sleep } from '@temporalio/workflow';
 import type { ShipmentActivities } from '../../activities';
 import type { RecordedError } from '../definitions';
 import { recordError, shippingErrorOf } from './failures';
-import { firstAttempt, shippingApi } from './proxies';
+import { firstAttempt, HEED_SENT_ATTEMPT, shippingApi } from './proxies';
 import type { ShipmentRun } from './run';
 
 export type ApiCall = 'createLabel' | 'readOrder';
@@ -17,9 +17,10 @@ export type ApiResult<K extends ApiCall> = Awaited<ReturnType<ShipmentActivities
 export async function callApi<K extends ApiCall>(run: ShipmentRun, name: K, summary: string, ...args: ApiArgs<K>): Promise<ApiResult<K>> {
   type Call = (...a: ApiArgs<K>) => Promise<ApiResult<K>>;
   let recorded: RecordedError | null = null;
+  const options = run.shop ? HEED_SENT_ATTEMPT : {};
   if (run.changeDriven) {
     try {
-      return await (firstAttempt(summary)[name] as Call)(...args);
+      return await (firstAttempt(summary, options)[name] as Call)(...args);
     } catch (err) {
       if (isCancellation(err)) throw err;
       const failure = shippingErrorOf(err);
@@ -30,7 +31,7 @@ export async function callApi<K extends ApiCall>(run: ShipmentRun, name: K, summ
       if (failure?.kind === 'rate_limited') await sleep(Math.max(1, failure.retryAfterSeconds ?? 1) * 1000);
     }
   }
-  const result = await (shippingApi(summary)[name] as Call)(...args);
+  const result = await (shippingApi(summary, options)[name] as Call)(...args);
   if (recorded !== null && run.state.lastError === recorded) run.state.lastError = null;
   return result;
 }

@@ -1,5 +1,5 @@
 /** How a shipment presents itself: the Web UI's current details and the summaries of its calls. */
-import type { ShipmentState } from '../definitions';
+import type { ShipmentState, ShopOrderState } from '../definitions';
 import { DEFAULT_SHIPPING_ACCOUNT, type ShopEventDraft } from '../../domain/shipment';
 
 /** The Web UI's "current details" of the workflow (markdown). */
@@ -30,7 +30,17 @@ export function currentDetails(state: ShipmentState): string {
         : `- Shop: ${sync.delivered} of ${sync.emitted} event(s) delivered (${sync.status}${sync.failure ? `: event ${sync.failure.sequence}: ${sync.failure.message}` : ''})`,
     );
   }
+  const order = state.shopOrder;
+  if (order) lines.push(shopOrderLine(order));
   return lines.join('\n');
+}
+
+/** The shop's order as the shipment knows it: its status, the hold, and what an operator should look at. */
+function shopOrderLine(order: ShopOrderState): string {
+  const held = order.heldSince ? `, held since ${order.heldSince}` : '';
+  const attention = order.attention ? ` · **needs an operator: ${order.attention}**` : '';
+  const last = order.changes.at(-1);
+  return `- Shop order: ${order.facts.status}${held}${attention}${last ? ` (last change ${last.at}: ${last.action})` : ''}`;
 }
 
 /** "event 3" or "events 3-7": a delivery call's summary in the event history. */

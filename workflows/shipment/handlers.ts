@@ -1,9 +1,17 @@
 /**
- * The shipment's messages, wired to the run: the state query, the operator's cancel signal, and
- * the resubmit and redeliver updates with their validators.
+ * The shipment's messages, wired to the run: the state query, the operator's cancel signal, the
+ * resubmit and redeliver updates, and the shop pull's shopOrderChanged, with their validators.
  */
 import { setHandler } from '@temporalio/workflow';
-import { cancelShipmentSignal, redeliverShopEventsUpdate, resubmitLabelUpdate, stateQuery, type ResubmitLabel } from '../definitions';
+import {
+  cancelShipmentSignal,
+  redeliverShopEventsUpdate,
+  resubmitLabelUpdate,
+  shopOrderChangedUpdate,
+  stateQuery,
+  type ResubmitLabel,
+} from '../definitions';
+import type { ShopOrderChange } from '../../domain/shop-order';
 import type { ShipmentRun } from './run';
 
 /** Registered before the first await, so a query or update arriving with the first workflow task finds them. */
@@ -17,6 +25,29 @@ export function registerHandlers(run: ShipmentRun): void {
     },
   });
   setHandler(redeliverShopEventsUpdate, () => run.delivery.redeliver(), { validator: () => run.delivery.validateRedeliver() });
+  setHandler(shopOrderChangedUpdate, (change) => run.shop!.apply(change), {
+    validator: (change: ShopOrderChange) => {
+      if (!run.shop) throw new Error('this shipment was not started by a shop pull: it has no order facts to compare');
+      checkChangeShape(change);
+      run.shop.validate(change);
+    },
+  });
+}
+
+/** The pull validated the change with zod (domain/schemas.ts); here only what the comparison reads. */
+function checkChangeShape(change: ShopOrderChange): void {
+  const facts = change?.facts;
+  if (typeof facts !== 'object' || facts === null) throw new Error('invalid shop change: facts: must be an object');
+  for (const key of ['status', 'address', 'lines'] as const) {
+    if (typeof facts[key] !== 'string' || facts[key].length > 64)
+      throw new Error(`invalid shop change: facts.${key}: must be a short string`);
+  }
+  if (!['open', 'on_hold', 'cancelled', 'refunded'].includes(facts.status))
+    throw new Error(`invalid shop change: facts.status: ${facts.status}`);
+  if (typeof change.modifiedAt !== 'string' || change.modifiedAt.length > 40)
+    throw new Error('invalid shop change: modifiedAt: must be a date');
+  if (change.platformOrderId !== undefined && (typeof change.platformOrderId !== 'string' || change.platformOrderId.length > 64))
+    throw new Error('invalid shop change: platformOrderId: must be a short string');
 }
 
 /**

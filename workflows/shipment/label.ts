@@ -52,16 +52,21 @@ export function rejected(run: ShipmentRun, err: unknown): void {
 
 /**
  * Waits for a resubmit (the next revision), the operator's stop, or the correction timeout;
- * returns the outcome when the shipment ends here.
+ * returns the outcome when the shipment ends here. `shopChanged` (shop-aware shipments only)
+ * also ends the wait: the label step settles the merchant's change first.
  */
-export async function awaitCorrection(run: ShipmentRun): Promise<ShipmentOutcome | undefined> {
+export async function awaitCorrection(run: ShipmentRun, shopChanged?: () => boolean): Promise<ShipmentOutcome | undefined> {
   const { state } = run;
   state.phase = 'awaiting_correction';
   run.publish();
   log.warn('label rejected, waiting for corrected label data', { orderId: state.orderId, error: state.lastError });
-  const answered = await condition(() => run.correction !== null || run.cancelRequest !== null, run.policy.correctionTimeoutMs);
+  const answered = await condition(
+    () => run.correction !== null || run.cancelRequest !== null || (shopChanged?.() ?? false),
+    run.policy.correctionTimeoutMs,
+  );
   if (run.cancelRequest) return run.cancelledByOperator();
   const correction = run.correction;
+  if (correction === null && shopChanged?.()) return undefined;
   if (!answered || correction === null) return run.finish('label_failed', 'no corrected label data before the correction timeout');
   run.labelRequest = correction.labelRequest;
   run.correction = null;

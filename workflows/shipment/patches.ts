@@ -66,3 +66,11 @@ export const SHIPPING_ACCOUNT = 'shipping-account';
  * pollers makes it return at its next poll). Fixtures: fleet-*.
  */
 export const FLEET_TRACKING = 'fleet-tracking';
+
+/*
+ * The merchant's changes (shop-changes.ts, shop-aware-label.ts) need no patch id: they are
+ * decided by the input, not by the code's version. Only shipments whose input carries the
+ * order's facts (`shopOrder`, set by a shop pull since this change) take the shop-aware label
+ * step; every history recorded before has no such input and replays the unchanged loop of
+ * `ShipmentRun.ship`. A marker would cost every new shipment one history event for nothing.
+ */

@@ -3,7 +3,7 @@
  * rules themselves are `activities/retry-options.ts`). Each call is labelled for the Web UI's
  * event history by its summary.
  */
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ShipmentActivities } from '../../activities';
 import type { ShopDeliveryActivities } from '../../activities/shop-delivery';
 import type { TrackingPollerActivities } from '../../activities/tracking-poller';
@@ -17,8 +17,16 @@ import {
 } from '../../activities/retry-options';
 import type { ShopSyncPolicy } from '../../domain/shipment';
 
+/**
+ * A shop-aware label call, cancelled when the merchant changes the order, waits for an attempt
+ * already sent to finish: a label it made is then known, not lost (shop-aware-label.ts).
+ */
+export const HEED_SENT_ATTEMPT = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } as const;
+type CallOptions = Partial<typeof HEED_SENT_ATTEMPT>;
+
 /** A shipping API call as a regular activity, with the full retry policy. */
-export const shippingApi = (summary: string) => proxyActivities<ShipmentActivities>({ ...SHIPPING_ACTIVITY_OPTIONS, summary });
+export const shippingApi = (summary: string, options: CallOptions = {}) =>
+  proxyActivities<ShipmentActivities>({ ...SHIPPING_ACTIVITY_OPTIONS, ...options, summary });
 
 /** The worker's tracking policy (and shop connector settings), read once per workflow. */
 export const { trackingPolicy } = proxyLocalActivities<ShipmentActivities>({ startToCloseTimeout: '10 seconds' });
@@ -29,8 +37,8 @@ export const { trackingPolicy } = proxyLocalActivities<ShipmentActivities>({ sta
  * activity, with the full retry policy and visible in the Web UI. Safe for labels: the key
  * makes a second send of the same revision return the same label.
  */
-export const firstAttempt = (summary: string) =>
-  proxyLocalActivities<ShipmentActivities>({ ...FIRST_ATTEMPT_OPTIONS, summary: `${summary} (first attempt)` });
+export const firstAttempt = (summary: string, options: CallOptions = {}) =>
+  proxyLocalActivities<ShipmentActivities>({ ...FIRST_ATTEMPT_OPTIONS, ...options, summary: `${summary} (first attempt)` });
 
 /** Waits for the next tracking change; the server retries it at the poll interval, writing no history. */
 export const trackingApi = (summary: string, remainingMs: number) =>

@@ -36,6 +36,7 @@ export class Published {
       [SA.trackingNumber, this.state.trackingNumber],
       [SA.trackingTag, this.state.tag],
       [SA.shopSync, this.shopSyncAttribute()],
+      [SA.shopChange, this.state.shopOrder?.attention ?? null],
     ];
     const changes = wanted.filter(
       (entry): entry is [Attribute, string] => entry[1] !== null && this.written.get(entry[0].name) !== entry[1],

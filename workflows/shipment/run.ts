@@ -25,6 +25,8 @@ import * as order from './order';
 import { CHANGE_DRIVEN_TRACKING, SHIPPING_ACCOUNT, SHOP_SYNC } from './patches';
 import { trackingPolicy } from './proxies';
 import { Published } from './published';
+import { createLabelHeedingShop } from './shop-aware-label';
+import { initialShopOrder, ShopChanges } from './shop-changes';
 import { ShopDelivery, type ShopEventInput } from './shop-delivery';
 import { initialShopSync, initialState, outcomeOf, withOrderOverrides } from './state';
 import { followTrackingChanges } from './tracking';
@@ -49,6 +51,8 @@ export class ShipmentRun {
   /** The pending wait for a tracking change, cancelled at once by an operator's stop. */
   trackingScope: CancellationScope | null = null;
   readonly delivery: ShopDelivery;
+  /** The merchant's changes: only for shipments a shop pull started (their input carries the order's facts). */
+  readonly shop: ShopChanges | null;
   private readonly published: Published;
 
   constructor(
@@ -59,6 +63,9 @@ export class ShipmentRun {
     this.labelRequest = carried?.labelRequest ?? input.labelRequest;
     this.delivery = new ShopDelivery(this.state, () => this.publish());
     this.published = new Published(this.state, () => this.labelRequest.courier, this.delivery);
+    // Decided by the input, fixed in the first event: shipments started without it keep every path as it was.
+    if (input.shopOrder) this.state.shopOrder ??= initialShopOrder(input.shopOrder);
+    this.shop = this.state.shopOrder ? new ShopChanges(this, this.state.shopOrder) : null;
   }
 
   /** The patches this run follows and the worker's policy. */
@@ -87,6 +94,10 @@ export class ShipmentRun {
     this.delivery.start(this.policy.shopSync ?? null);
     try {
       // 1. The label: created once per revision; a rejected one waits for corrected data.
+      if (this.shop) {
+        const ended = await createLabelHeedingShop(this, this.shop);
+        if (ended) return ended;
+      }
       while (state.labelId === null) {
         const request = label.nextRequest(this);
         try {
@@ -199,8 +210,9 @@ export class ShipmentRun {
     this.published.publish();
   }
 
-  /** Tells the shop (through the delivery coroutine), when shop sync is on. */
+  /** Tells the shop (through the delivery coroutine), when shop sync is on and the order was not cancelled there. */
   emit(event: ShopEventInput): void {
+    if (this.shop?.silenced) return;
     this.delivery.emit(event);
   }
 

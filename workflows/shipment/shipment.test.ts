@@ -20,7 +20,14 @@ import { saveFixture } from '../../test/helpers/fixtures';
 import { labelRequest } from '../../test/helpers/orders';
 import { waitFor } from '../../test/helpers/wait';
 import { trackingNewsSignal, type WatchRequest } from '../tracking-poller/definitions';
-import { cancelShipmentSignal, redeliverShopEventsUpdate, resubmitLabelUpdate, stateQuery, type ShipmentOutcome } from '../definitions';
+import {
+  cancelShipmentSignal,
+  redeliverShopEventsUpdate,
+  resubmitLabelUpdate,
+  shopOrderChangedUpdate,
+  stateQuery,
+  type ShipmentOutcome,
+} from '../definitions';
 import {
   DEFAULT_TRACKING_POLICY,
   type ShipmentInput,
@@ -173,9 +180,14 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function start(orderId: string, script: Script = {}): Promise<WorkflowHandle> {
+async function start(
+  orderId: string,
+  script: Script = {},
+  shopOrder?: ShipmentInput['shopOrder'],
+  extra: Partial<ShipmentInput> = {},
+): Promise<WorkflowHandle> {
   scripts.set(orderId, script);
-  const input: ShipmentInput = { shop: 'sync', orderId, labelRequest: labelRequest(orderId), tracking: script.policy };
+  const input: ShipmentInput = { shop: 'sync', orderId, labelRequest: labelRequest(orderId), tracking: script.policy, shopOrder, ...extra };
   return env.client.workflow.start('shipmentWorkflow', { taskQueue, workflowId: `decisions-${orderId}-${randomUUID()}`, args: [input] });
 }
 
@@ -188,6 +200,21 @@ async function phase(handle: WorkflowHandle, wanted: string): Promise<void> {
 }
 
 const told = (orderId: string) => callsOf(orderId).delivered.map((e) => `${e.sequence}:${e.type}`);
+
+/**
+ * The history's length once nothing is pending: an event goes to the shop only after the task
+ * that emitted it is recorded, so the phase is there a few events before the history rests.
+ */
+async function quietHistory(handle: WorkflowHandle): Promise<number> {
+  return waitFor(
+    async () => {
+      const { raw } = await handle.describe();
+      if ((raw.pendingActivities?.length ?? 0) > 0 || raw.pendingWorkflowTask) return undefined;
+      return (await handle.fetchHistory()).events!.length;
+    },
+    { what: 'a history at rest', timeoutMs: 10_000, intervalMs: 25 },
+  );
+}
 
 describe('shipment decisions (activities mocked)', () => {
   it('a courier rejection waits for corrected data; the resubmit creates revision 2 and the shop hears both, in order', async () => {
@@ -402,5 +429,81 @@ describe('shipment decisions (activities mocked)', () => {
     const late = await handle.executeUpdate(resubmitLabelUpdate, { args: [{ labelRequest: labelRequest('H-2') }] }).catch((e: Error) => e);
     expect(late).toBeInstanceOf(Error);
     expect(`${(late as Error).message} ${String((late as Error).cause)}`).toMatch(/complete/i);
+  });
+});
+
+describe("the merchant's changes (activities mocked)", () => {
+  const facts = { status: 'open' as const, address: 'a'.repeat(32), lines: 'b'.repeat(32) };
+  const seen = { facts, modifiedAt: '2026-11-20T10:00:00Z' };
+  const rejectedForever = {
+    label: () => {
+      throw apiFailure('courier_error', 'postcode unknown');
+    },
+  };
+
+  it('refuses an unchanged or stale reading in the validator: nothing is written to the history', async () => {
+    const handle = await start('M-1', rejectedForever, seen);
+    await phase(handle, 'awaiting_correction');
+    const before = await quietHistory(handle);
+    const unchanged = await handle
+      .executeUpdate(shopOrderChangedUpdate, { args: [{ ...seen, modifiedAt: '2026-11-20T10:05:00Z' }] })
+      .catch((e) => e);
+    expect(unchanged).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(unchanged.cause?.message)).toMatch(/unchanged/);
+    const stale = await handle
+      .executeUpdate(shopOrderChangedUpdate, { args: [{ facts: { ...facts, status: 'cancelled' }, modifiedAt: '2026-11-19T10:00:00Z' }] })
+      .catch((e) => e);
+    expect(String(stale.cause?.message)).toMatch(/stale/);
+    expect((await handle.fetchHistory()).events!.length).toBe(before);
+    await handle.signal(cancelShipmentSignal, {});
+  });
+
+  it("refuses a reading of another platform order mapped to the same order id ('#5001' and '5001'): nothing in the history", async () => {
+    const handle = await start('M-5', rejectedForever, seen, { platformOrderId: '5001' });
+    await phase(handle, 'awaiting_correction');
+    const before = await quietHistory(handle);
+    const cancelled = { facts: { ...facts, status: 'cancelled' as const }, modifiedAt: '2026-11-20T10:05:00Z' };
+    const other = await handle.executeUpdate(shopOrderChangedUpdate, { args: [{ ...cancelled, platformOrderId: '7001' }] }).catch((e) => e);
+    expect(other).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(other.cause?.message)).toMatch(/another order: read from platform order 7001, this shipment is platform order 5001's/);
+    expect((await handle.fetchHistory()).events!.length).toBe(before);
+    expect((await handle.query(stateQuery)).phase).toBe('awaiting_correction');
+    // Its own order's cancel is taken.
+    await handle.executeUpdate(shopOrderChangedUpdate, { args: [{ ...cancelled, platformOrderId: '5001' }] });
+    expect((await handle.result()).outcome).toBe('cancelled_in_shop');
+  });
+
+  it('a hold while the label awaits correction waits for the release, at most the hold timeout (hold_timed_out)', async () => {
+    const handle = await start('M-2', { ...rejectedForever, policy: { shopHoldTimeoutMs: 1_500 } }, seen);
+    await phase(handle, 'awaiting_correction');
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...facts, status: 'on_hold' }, modifiedAt: '2026-11-20T10:01:00Z' }],
+    });
+    await phase(handle, 'held_in_shop');
+    const result: ShipmentOutcome = await handle.result();
+    expect(result).toMatchObject({ outcome: 'hold_timed_out', labelId: null });
+  });
+
+  it('a changed order the mapping rejects waits for an operator; a refund then stops it without a label', async () => {
+    const moved = { facts: { ...facts, address: 'c'.repeat(32) }, modifiedAt: '2026-11-20T10:02:00Z' };
+    const started = await start('M-3', rejectedForever, seen);
+    await phase(started, 'awaiting_correction');
+    await started.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ ...moved, problems: [{ field: 'shipTo.countryCode', message: 'the shipping address has no country' }] }],
+    });
+    await waitFor(async () => ((await started.query(stateQuery)).lastError?.kind === 'shop_change_rejected' ? true : undefined), {
+      what: 'shop_change_rejected',
+    });
+    const state = await started.query(stateQuery);
+    expect(state).toMatchObject({ phase: 'awaiting_correction', lastError: { fields: [{ field: 'shipTo.countryCode' }] } });
+    await started.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...moved.facts, status: 'refunded' }, modifiedAt: '2026-11-20T10:03:00Z' }],
+    });
+    const result: ShipmentOutcome = await started.result();
+    expect(result).toMatchObject({
+      outcome: 'cancelled_in_shop',
+      labelId: null,
+      reason: 'the order was refunded in the shop before its label',
+    });
   });
 });

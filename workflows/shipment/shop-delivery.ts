@@ -55,6 +55,14 @@ export class ShopDelivery {
     if (sync.status === 'up_to_date') sync.status = 'delivering';
   }
 
+  /** The order was cancelled in the shop after its label: what the shop has not received yet is not sent. */
+  dropPending(): void {
+    const sync = this.sync;
+    if (!sync) return;
+    sync.pending = [];
+    if (sync.status === 'delivering') sync.status = 'up_to_date';
+  }
+
   validateRedeliver(): void {
     const sync = this.state.shopSync;
     if (!sync) throw new Error('this shipment started before shop sync: it sends no events to the shop');

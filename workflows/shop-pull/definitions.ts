@@ -39,6 +39,8 @@ export interface PullCounts {
   skipped: number;
   /** Could not be mapped or validated: kept in the cursor's retry list. */
   rejected: number;
+  /** Orders whose shipment was told that the merchant changed them; absent in results recorded before. */
+  changed?: number;
 }
 
 export interface PullRejection {
@@ -74,7 +76,7 @@ export interface ShopPullResult {
 export const KEPT_REJECTIONS = 20;
 
 export function noCounts(): PullCounts {
-  return { read: 0, started: 0, alreadyKnown: 0, skipped: 0, rejected: 0 };
+  return { read: 0, started: 0, alreadyKnown: 0, skipped: 0, rejected: 0, changed: 0 };
 }
 
 export function addCounts(a: PullCounts, b: PullCounts): PullCounts {
@@ -84,5 +86,6 @@ export function addCounts(a: PullCounts, b: PullCounts): PullCounts {
     alreadyKnown: a.alreadyKnown + b.alreadyKnown,
     skipped: a.skipped + b.skipped,
     rejected: a.rejected + b.rejected,
+    changed: (a.changed ?? 0) + (b.changed ?? 0),
   };
 }

@@ -1,0 +1,436 @@
+/**
+ * The shop talks back, measured: orders on both platforms, of which some the merchant cancels,
+ * edits (a new postal code) or holds (and releases) at random moments while the shipping API
+ * holds labels back with 429s, and some ship from two locations; the worker is killed once
+ * (SIGKILL) and started again. Half the shops' webhooks reach the worker's trigger, half are pulled
+ * by their schedule alone (every 30 s). Read at the end, from the fakes and the shipments:
+ * labels made after the shipment knew of a cancel, labels with an address older than an edit the
+ * shipment knew before its label, writes to cancelled orders after the shipment knew, duplicate
+ * labels, split orders with a fulfillment per location, and the time from the merchant's change
+ * to the shipment knowing it. Cost: platform requests, updates told and refused, and update
+ * events in the histories of orders nobody changed.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { labelIdempotencyKey } from '../activities';
+import { freePort } from '../dev-server/free-port';
+import { mulberry32 } from '../fake-shipping-api/faults';
+import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
+import { PULL_TOPICS } from '../shop-trigger/topics';
+import { startFakeShopify, type FakeShopify } from '../fake-shopify';
+import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
+import { shipmentWorkflowId } from '../domain/shipment';
+import { triggerPull } from '../shop-import/schedule';
+import { stateQuery, type ShipmentState } from '../workflows/definitions';
+import { pullResult, schedulesReady } from './import-pulls';
+import { HOOK_SECRET, shopifyEntry, wooEntry } from './import-stores';
+import { BENCH_ACCOUNTS, benchProcessEnv, ROOT, sleep, startDevServer, startWorkerProcess, type DevServer, type Proc } from './stack';
+
+type Mode = 'webhooks' | 'schedule';
+type PlatformName = 'Shopify' | 'WooCommerce';
+type Kind = 'plain' | 'cancel' | 'edit' | 'hold' | 'split';
+
+interface Order {
+  platform: PlatformName;
+  mode: Mode;
+  shop: string;
+  id: string;
+  orderId: string;
+  /** The label's customerOrderNumber (the mapping's default: the order's name). */
+  number: string;
+  kind: Kind;
+  /** When the merchant acted (cancel, edit, hold), ms. */
+  actedAt: number | null;
+  newPostalCode: string | null;
+}
+
+export interface ShopChangesRow {
+  orders: number;
+  cancelled: number;
+  edited: number;
+  held: number;
+  split: number;
+  labelsAfterKnownCancel: number;
+  labelsInDetectionWindow: number;
+  staleAddressLabels: number;
+  writesAfterKnownCancel: number;
+  duplicateLabels: number;
+  splitWithFulfillmentPerLocation: number;
+  latency: Array<{ mode: Mode; changes: number; known: number; p50Seconds: number; p95Seconds: number }>;
+  cost: {
+    platformRequests: number;
+    changesTold: number;
+    updateEventsInUnchangedOrders: number;
+    unchangedOrders: number;
+    extraEventsPerUnchanged: number;
+  };
+}
+
+const RATES = { cancel: 0.1, edit: 0.05, hold: 0.05, split: 0.1 };
+/** The merchant acts within this long after the orders are placed. */
+const ACTION_WINDOW_MS = 40_000;
+const HOLD_FOR_MS = [5_000, 15_000];
+const DRAIN_MS = 150_000;
+
+const shopOf = (mode: Mode, platform: PlatformName) => `changes-${mode}-${platform === 'Shopify' ? 'shopify' : 'woo'}`;
+
+export async function shopChangesScenario(o: { orders: number; seed: number }, log: (m: string) => void): Promise<ShopChangesRow> {
+  const random = mulberry32(o.seed);
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-shop-changes-'));
+  const bundlePath = path.join(tmp, 'workflow-bundle.js');
+  writeFileSync(
+    bundlePath,
+    (await bundleWorkflowCode({ workflowsPath: path.join(ROOT, 'workflows'), logger: new DefaultLogger('WARN') })).code,
+  );
+  const server = await startDevServer();
+  // Labels wait: most POST /labels answer 429 with a Retry-After of 1–6 s; tracking takes about 20 s.
+  const api = await startFakeShippingApi({ port: 0, trackingStepMs: 4_000, accounts: BENCH_ACCOUNTS });
+  api.setFaults({ rateLimitedRate: 0.6, rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 6 }, endpoints: ['POST /labels'] });
+  const stores: Record<Mode, { shopify: FakeShopify; woo: FakeWooCommerce }> = {
+    webhooks: { shopify: await startFakeShopify(), woo: await startFakeWooCommerce() },
+    schedule: { shopify: await startFakeShopify(), woo: await startFakeWooCommerce() },
+  };
+  const triggerPort = await freePort();
+  const connectors: Record<string, unknown> = { maxBackoff: '5s' };
+  for (const mode of ['webhooks', 'schedule'] as const) {
+    connectors[shopOf(mode, 'Shopify')] = shopifyEntry(stores[mode].shopify.baseUrl, { every: '30s', overlap: '1m' });
+    connectors[shopOf(mode, 'WooCommerce')] = wooEntry(stores[mode].woo.baseUrl, { every: '30s', overlap: '1m' });
+  }
+  const env = {
+    ...benchProcessEnv(server, `bench-shop-changes-${Date.now()}`, api.baseUrl),
+    WORKFLOW_BUNDLE_PATH: bundlePath,
+    SHOP_CONNECTORS: JSON.stringify(connectors),
+    SHOP_TRIGGER_HOST: '127.0.0.1',
+    SHOP_TRIGGER_PORT: String(triggerPort),
+    TRACKING_POLL_INTERVAL: '2s',
+  };
+  let worker: Proc = startWorkerProcess(ROOT, env);
+  try {
+    await subscribe(stores.webhooks, `http://127.0.0.1:${triggerPort}/hooks`);
+    const shops = Object.keys(connectors).filter((k) => k !== 'maxBackoff');
+    // The worker applies the schedules at start: a trigger before then finds no schedule.
+    await schedulesReady(server.client, shops);
+    await firstPulls(server, shops);
+    for (const mode of ['webhooks', 'schedule'] as const) for (const s of Object.values(stores[mode])) s.resetStats();
+    const orders = place(stores, o.orders, random);
+    log(`shop changes: ${orders.length} orders placed; the merchant acts over ${ACTION_WINDOW_MS / 1000} s; the worker is killed once`);
+    await Promise.all(shops.map((shop) => triggerPull(server.client, shop)));
+    const acting = act(stores, orders, random);
+    await sleep(ACTION_WINDOW_MS * 0.4);
+    worker.child.kill('SIGKILL');
+    log('shop changes: worker killed (SIGKILL); starting another');
+    worker = startWorkerProcess(ROOT, env);
+    await acting;
+    await drain(server, log);
+    return await measure(server, api, stores, orders);
+  } finally {
+    await worker.stop();
+    for (const mode of ['webhooks', 'schedule'] as const) await Promise.all([stores[mode].shopify.close(), stores[mode].woo.close()]);
+    await api.close();
+    await server.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Both platforms' order topics and the merchant's changes (as npm run dev subscribes them). */
+async function subscribe(s: { shopify: FakeShopify; woo: FakeWooCommerce }, hooks: string): Promise<void> {
+  for (const topic of PULL_TOPICS.shopify)
+    s.shopify.subscribeWebhook({ topic, address: `${hooks}/shopify/${shopOf('webhooks', 'Shopify')}`, secret: HOOK_SECRET });
+  for (const topic of PULL_TOPICS.woocommerce)
+    await s.woo.createWebhook({ topic, deliveryUrl: `${hooks}/woocommerce/${shopOf('webhooks', 'WooCommerce')}`, secret: HOOK_SECRET });
+}
+
+async function firstPulls(server: DevServer, shops: string[]): Promise<void> {
+  const since = Date.now();
+  await Promise.all(shops.map((shop) => triggerPull(server.client, shop)));
+  for (const shop of shops) await pullResult(server.client, shop, since);
+}
+
+function place(stores: Record<Mode, { shopify: FakeShopify; woo: FakeWooCommerce }>, count: number, random: () => number): Order[] {
+  const orders: Order[] = [];
+  for (let i = 0; i < count; i++) {
+    const mode: Mode = i % 4 < 2 ? 'webhooks' : 'schedule';
+    const platform: PlatformName = i % 2 === 0 ? 'Shopify' : 'WooCommerce';
+    const r = random();
+    const kind: Kind =
+      r < RATES.cancel
+        ? 'cancel'
+        : r < RATES.cancel + RATES.edit
+          ? 'edit'
+          : r < RATES.cancel + RATES.edit + RATES.hold
+            ? 'hold'
+            : r < 0.3
+              ? 'split'
+              : 'plain';
+    const shop = shopOf(mode, platform);
+    if (platform === 'Shopify') {
+      const created = stores[mode].shopify.createOrder({
+        lineItems: [
+          { sku: 'CHG-A', quantity: 1, grams: 500, price: '20.00' },
+          { sku: 'CHG-B', quantity: 1, grams: 700, price: '30.00' },
+        ],
+        splitLocations: kind === 'split',
+      });
+      orders.push({
+        platform,
+        mode,
+        shop,
+        id: created.legacyResourceId,
+        orderId: `S-${created.name.replace('#', '')}`,
+        number: created.name,
+        kind,
+        actedAt: null,
+        newPostalCode: null,
+      });
+    } else {
+      const created = stores[mode].woo.createOrder({ status: 'processing', lineItems: [{ sku: 'CHG-W', quantity: 1, weight: '0.5' }] });
+      orders.push({
+        platform,
+        mode,
+        shop,
+        id: String(created.id),
+        orderId: `W-${created.number}`,
+        number: created.number,
+        kind,
+        actedAt: null,
+        newPostalCode: null,
+      });
+    }
+  }
+  return orders;
+}
+
+/** The merchant's actions at random moments of the window; holds are released 5–15 s later. */
+async function act(
+  stores: Record<Mode, { shopify: FakeShopify; woo: FakeWooCommerce }>,
+  orders: Order[],
+  random: () => number,
+): Promise<void> {
+  const start = Date.now();
+  const plan = orders
+    .filter((o) => o.kind === 'cancel' || o.kind === 'edit' || o.kind === 'hold')
+    .map((o) => ({
+      o,
+      at: start + random() * ACTION_WINDOW_MS,
+      releaseAfter: HOLD_FOR_MS[0]! + random() * (HOLD_FOR_MS[1]! - HOLD_FOR_MS[0]!),
+    }))
+    .sort((a, b) => a.at - b.at);
+  const releases: Array<Promise<void>> = [];
+  for (const { o, at, releaseAfter } of plan) {
+    await sleep(Math.max(0, at - Date.now()));
+    const s = stores[o.mode];
+    o.actedAt = Date.now();
+    try {
+      if (o.kind === 'cancel') {
+        if (o.platform === 'Shopify') s.shopify.cancelOrder(o.id);
+        else s.woo.editOrder(Number(o.id), { status: 'cancelled' });
+      } else if (o.kind === 'edit') {
+        o.newPostalCode = o.platform === 'Shopify' ? '20095' : '4000-123';
+        if (o.platform === 'Shopify') s.shopify.editOrder(o.id, { shippingAddress: { zip: o.newPostalCode } });
+        else s.woo.editOrder(Number(o.id), { shipping: { postcode: o.newPostalCode } });
+      } else {
+        if (o.platform === 'Shopify') s.shopify.holdOrder(o.id);
+        else s.woo.editOrder(Number(o.id), { status: 'on-hold' });
+        releases.push(
+          sleep(releaseAfter).then(() => {
+            if (o.platform === 'Shopify') s.shopify.releaseHold(o.id);
+            else s.woo.editOrder(Number(o.id), { status: 'processing' });
+          }),
+        );
+      }
+    } catch {
+      // Shopify refuses to cancel or hold an order already fulfilled: the merchant's action did not happen.
+      o.actedAt = null;
+    }
+  }
+  await Promise.all(releases);
+}
+
+/** Until every shipment has ended (or DRAIN_MS after the last action). */
+async function drain(server: DevServer, log: (m: string) => void): Promise<void> {
+  const deadline = Date.now() + DRAIN_MS;
+  for (;;) {
+    const running = (await server.client.workflow.count(`WorkflowType = 'shipmentWorkflow' AND ExecutionStatus = 'Running'`)).count;
+    if (running === 0 || Date.now() > deadline) {
+      if (running > 0) log(`shop changes: ${running} shipments still running after the drain`);
+      return;
+    }
+    await sleep(2_000);
+  }
+}
+
+async function measure(
+  server: DevServer,
+  api: FakeShippingApi,
+  stores: Record<Mode, { shopify: FakeShopify; woo: FakeWooCommerce }>,
+  orders: Order[],
+): Promise<ShopChangesRow> {
+  const labels = api.labels().filter((l) => l.status === 'created');
+  // Order numbers repeat across the four stores: a label is the order's when its key names the order.
+  const labelsOf = (o: Order) => labels.filter((l) => l.customerOrderNumber === o.number && keyNames(l.idempotencyKey, o));
+  const states = new Map<Order, ShipmentState | null>();
+  await inBatches(orders, 16, async (o) => {
+    try {
+      states.set(o, await server.client.workflow.getHandle(shipmentWorkflowId({ shop: o.shop, orderId: o.orderId })).query(stateQuery));
+    } catch {
+      states.set(o, null);
+    }
+  });
+  const learned = (o: Order, test: (c: NonNullable<ShipmentState['shopOrder']>['changes'][number]) => boolean): number | null => {
+    const change = states.get(o)?.shopOrder?.changes.find((c) => test(c) && o.actedAt !== null && Date.parse(c.at) >= o.actedAt - 1000);
+    return change ? Date.parse(change.at) : null;
+  };
+  let labelsAfterKnownCancel = 0;
+  let labelsInDetectionWindow = 0;
+  let staleAddressLabels = 0;
+  let writesAfterKnownCancel = 0;
+  let duplicateLabels = 0;
+  const latencies: Record<Mode, number[]> = { webhooks: [], schedule: [] };
+  const changes: Record<Mode, number> = { webhooks: 0, schedule: 0 };
+  for (const o of orders) {
+    const own = labelsOf(o);
+    const postalCodes = own.map((l) => l.shipToPostalCode);
+    if (new Set(postalCodes).size < postalCodes.length) duplicateLabels += postalCodes.length - new Set(postalCodes).size;
+    if (o.actedAt === null) continue;
+    changes[o.mode]++;
+    const knownAt =
+      o.kind === 'cancel'
+        ? learned(o, (c) => c.status === 'cancelled')
+        : o.kind === 'hold'
+          ? learned(o, (c) => c.status === 'on_hold')
+          : learned(o, (c) => c.kinds.includes('address'));
+    if (knownAt !== null) latencies[o.mode].push((knownAt - o.actedAt) / 1000);
+    if (o.kind === 'cancel') {
+      for (const l of own) {
+        const made = Date.parse(l.createdAt);
+        if (knownAt !== null && made > knownAt) labelsAfterKnownCancel++;
+        else if (made > o.actedAt) labelsInDetectionWindow++;
+      }
+      if (knownAt !== null) writesAfterKnownCancel += writesSince(stores[o.mode], o, knownAt);
+    }
+    if (o.kind === 'edit' && knownAt !== null) {
+      staleAddressLabels += own.filter((l) => Date.parse(l.createdAt) > knownAt && l.shipToPostalCode !== o.newPostalCode).length;
+    }
+  }
+  const split = orders.filter((o) => o.kind === 'split');
+  const splitOk = split.filter((o) => {
+    const view = stores[o.mode].shopify.order(o.id);
+    return view !== null && new Set(view.fulfillments.map((f) => f.name)).size >= 2;
+  }).length;
+  const unchanged = orders.filter((o) => o.kind === 'plain' && states.get(o));
+  let updateEvents = 0;
+  await inBatches(unchanged, 16, async (o) => {
+    const history = await server.client.workflow.getHandle(shipmentWorkflowId({ shop: o.shop, orderId: o.orderId })).fetchHistory();
+    updateEvents += (history.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+  });
+  const platformRequests = (['webhooks', 'schedule'] as const).reduce(
+    (n, mode) => n + stores[mode].shopify.stats().requests + stores[mode].woo.stats().requests,
+    0,
+  );
+  const told = [...states.values()].reduce((n, s) => n + (s?.shopOrder?.changes.length ?? 0), 0);
+  return {
+    orders: orders.length,
+    cancelled: orders.filter((o) => o.kind === 'cancel' && o.actedAt !== null).length,
+    edited: orders.filter((o) => o.kind === 'edit').length,
+    held: orders.filter((o) => o.kind === 'hold' && o.actedAt !== null).length,
+    split: split.length,
+    labelsAfterKnownCancel,
+    labelsInDetectionWindow,
+    staleAddressLabels,
+    writesAfterKnownCancel,
+    duplicateLabels,
+    splitWithFulfillmentPerLocation: splitOk,
+    latency: (['webhooks', 'schedule'] as const).map((mode) => ({
+      mode,
+      changes: changes[mode],
+      known: latencies[mode].length,
+      p50Seconds: percentile(latencies[mode], 0.5),
+      p95Seconds: percentile(latencies[mode], 0.95),
+    })),
+    cost: {
+      platformRequests,
+      changesTold: told,
+      updateEventsInUnchangedOrders: updateEvents,
+      unchangedOrders: unchanged.length,
+      extraEventsPerUnchanged: unchanged.length ? updateEvents / unchanged.length : 0,
+    },
+  };
+}
+
+/** Our writes to the order after `since`: Shopify fulfillments created or updated; WooCommerce notes (not the merchant's status notes). */
+function writesSince(s: { shopify: FakeShopify; woo: FakeWooCommerce }, o: Order, since: number): number {
+  if (o.platform === 'Shopify') return (s.shopify.order(o.id)?.fulfillments ?? []).filter((f) => Date.parse(f.updatedAt) > since).length;
+  const notes = s.woo.order(Number(o.id))?.notes ?? [];
+  return notes.filter((n) => !n.note.startsWith('Order status changed') && Date.parse(`${n.date_created_gmt}Z`) > since).length;
+}
+
+/** A label's key is `sha256-…:r<revision>` of shop and order: compare through the order's workflow identity. */
+function keyNames(key: string, o: Order): boolean {
+  return keyPrefix(o) === key.slice(0, key.lastIndexOf(':r'));
+}
+const keyCache = new Map<Order, string>();
+function keyPrefix(o: Order): string {
+  let prefix = keyCache.get(o);
+  if (prefix === undefined) {
+    const k = labelIdempotencyKey({ shop: o.shop, orderId: o.orderId, revision: 1 });
+    prefix = k.slice(0, k.lastIndexOf(':r'));
+    keyCache.set(o, prefix);
+  }
+  return prefix;
+}
+
+async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! * 10) / 10;
+}
+
+export function printShopChangesTable(
+  r: ShopChangesRow,
+  table: (title: string, head: string[], rows: Array<Array<string | number>>) => void,
+): void {
+  table(
+    `Shop changes: ${r.orders} orders on Shopify and WooCommerce (${r.cancelled} cancelled, ${r.edited} edited, ${r.held} held, ${r.split} over two locations), labels held back by 429s, the worker killed once`,
+    ['check', 'value'],
+    [
+      ['labels made after the shipment knew of the cancel', String(r.labelsAfterKnownCancel)],
+      ['labels made between the cancel and the shipment knowing it', String(r.labelsInDetectionWindow)],
+      ['labels with an address older than an edit the shipment knew', String(r.staleAddressLabels)],
+      ['writes to cancelled orders after the shipment knew', String(r.writesAfterKnownCancel)],
+      ['duplicate labels', String(r.duplicateLabels)],
+      ['split orders with a fulfillment per location', `${r.splitWithFulfillmentPerLocation} of ${r.split}`],
+    ],
+  );
+  table(
+    "Shop changes: from the merchant's change to the shipment knowing it",
+    ['trigger', 'changes', 'known', 'p50 s', 'p95 s'],
+    [
+      ...r.latency.map((l) => [
+        l.mode === 'webhooks' ? 'webhooks + schedule' : 'schedule every 30 s',
+        String(l.changes),
+        String(l.known),
+        String(l.p50Seconds),
+        String(l.p95Seconds),
+      ]),
+    ],
+  );
+  table(
+    'Shop changes: cost',
+    ['platform requests', 'changes told', 'update events in unchanged orders', 'unchanged orders', 'extra events per unchanged order'],
+    [
+      [
+        String(r.cost.platformRequests),
+        String(r.cost.changesTold),
+        String(r.cost.updateEventsInUnchangedOrders),
+        String(r.cost.unchangedOrders),
+        String(r.cost.extraEventsPerUnchanged),
+      ],
+    ],
+  );
+}

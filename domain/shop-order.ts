@@ -1,0 +1,61 @@
+/**
+ * The shop's order as a shipment knows it after its start: what the merchant can still change
+ * (cancel, refund, hold, address, lines) as facts the pull reads again and compares. Types and
+ * plain functions only, so the workflow bundle imports it. The facts carry digests, not the
+ * address itself: comparing needs no personal data. The pull computes them
+ * (shop-import/facts.ts) from values our own writes never touch, so a fulfillment, a tracking
+ * item, a note or the delivered status is never taken for the merchant's change.
+ */
+import type { FieldProblem, LabelRequestWithoutKey } from '../shipping-api/contract';
+
+/**
+ * - `open`: to be shipped (WooCommerce `processing` or `completed`);
+ * - `on_hold`: the merchant holds it (a Shopify fulfillment order `ON_HOLD`; WooCommerce `on-hold`,
+ *   `pending`, `failed`);
+ * - `cancelled`, `refunded`: nothing is to be shipped any more (a partial refund changes lines instead).
+ */
+export type ShopOrderStatus = 'open' | 'on_hold' | 'cancelled' | 'refunded';
+
+export interface ShopOrderFacts {
+  status: ShopOrderStatus;
+  /** Digest of the shipping address (names, street, city, postcode, country, phone). */
+  address: string;
+  /** Digest of the lines to ship: item, quantity and location, whatever is fulfilled already. */
+  lines: string;
+}
+
+/** The facts of one reading and the platform's last-modified time of that reading. */
+export interface ShopOrderSeen {
+  facts: ShopOrderFacts;
+  /** ISO 8601 UTC: an older reading than the one known is stale and refused. */
+  modifiedAt: string;
+}
+
+/** What the pull tells a shipment whose order changed in the shop. */
+export interface ShopOrderChange extends ShopOrderSeen {
+  /**
+   * The platform order read. Two platform orders can map to one order id (`#5001` and `5001`):
+   * the shipment refuses a reading of another platform order than the one it was started for.
+   */
+  platformOrderId?: string;
+  /** The order mapped again, validated like an import; absent when it does not map. */
+  labelRequest?: LabelRequestWithoutKey;
+  /** Why it does not map (the import's problems, naming the field). */
+  problems?: FieldProblem[];
+}
+
+export type ShopChangeKind = 'status' | 'address' | 'lines';
+
+/** What differs between two readings (empty: nothing that matters to the label). */
+export function differences(known: ShopOrderFacts, now: ShopOrderFacts): ShopChangeKind[] {
+  const kinds: ShopChangeKind[] = [];
+  if (known.status !== now.status) kinds.push('status');
+  if (known.address !== now.address) kinds.push('address');
+  if (known.lines !== now.lines) kinds.push('lines');
+  return kinds;
+}
+
+/** Statuses after which nothing is to be shipped. */
+export function isWithdrawn(status: ShopOrderStatus): boolean {
+  return status === 'cancelled' || status === 'refunded';
+}

@@ -1,0 +1,125 @@
+/**
+ * Change detection: the pull reads every order changed since its cursor; for one that already
+ * has a shipment, what matters to the label (status, hold, address, lines and their locations)
+ * is compared with what the shipment knows, and the shipment is told only when it differs.
+ *
+ * Told with an Update (`shopOrderChanged`), not a signal: its validator compares the reading
+ * with the shipment's own facts and refuses an unchanged or stale one, and a refused update is
+ * written nowhere, so a re-read order (the overlap, our own writes bumping its modified time,
+ * a retried page) adds no history event; the pull also learns the answer. Readings already
+ * settled are remembered per worker, so an order re-read unchanged costs no Temporal call either.
+ */
+import { createHash } from 'node:crypto';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ShopOrderChange as ShopOrderChangeSchema } from '../domain/schemas';
+import { shipmentWorkflowId } from '../domain/shipment';
+import type { ShopOrderChange } from '../domain/shop-order';
+import { validateRecord } from '../order-import/record';
+import { workflowIdProblem } from '../order-import/start-shipment';
+import { shopOrderChangedUpdate } from '../workflows/definitions';
+import { seenOf } from './facts';
+import { mapOrder, orderIdOf } from './mapping';
+import { isRefused, type PlatformOrder, type ReadOrder } from './order';
+import type { ImportMapping } from './settings';
+
+/** Settled readings remembered per worker (about 100 bytes each). */
+const REMEMBERED = 50_000;
+/** Updates in flight at once per page. */
+const CONCURRENCY = 8;
+
+export interface ChangeCounts {
+  /** Shipments told of a change (the update was accepted). */
+  told: number;
+  /** Updates the shipment refused: unchanged, stale, or not a pulled shipment. */
+  unchanged: number;
+}
+
+export class ShopChangeNotifier {
+  /** workflow id → digest of the reading last settled for it. */
+  private readonly settled = new Map<string, string>();
+
+  constructor(private readonly client: Client) {}
+
+  /**
+   * Tells the shipments of `orders` what changed. Those this page started know the reading
+   * already: it is remembered, so their next unchanged re-read costs nothing. An order the reader
+   * refused is a rejection only: nothing of it is believed, so no shipment hears of it.
+   */
+  async notice(shop: string, orders: readonly ReadOrder[], mapping: ImportMapping, startedNow: ReadonlySet<string>): Promise<ChangeCounts> {
+    const counts: ChangeCounts = { told: 0, unchanged: 0 };
+    const queue: PlatformOrder[] = [];
+    for (const order of orders) {
+      if (isRefused(order)) continue;
+      const workflowId = this.workflowIdOf(shop, order, mapping);
+      if (workflowId !== null && startedNow.has(workflowId)) this.remember(workflowId, readingKey(seenOf(order).facts));
+      else queue.push(order);
+    }
+    const work = async () => {
+      for (let order = queue.shift(); order; order = queue.shift()) {
+        const result = await this.tell(shop, order, mapping);
+        if (result === 'told') counts.told++;
+        else if (result === 'unchanged') counts.unchanged++;
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, work));
+    return counts;
+  }
+
+  private async tell(shop: string, order: PlatformOrder, mapping: ImportMapping): Promise<'told' | 'unchanged' | 'skipped'> {
+    const workflowId = this.workflowIdOf(shop, order, mapping);
+    if (workflowId === null) return 'skipped';
+    const change = changeOf(shop, order, mapping);
+    const key = readingKey(change.facts);
+    if (this.settled.get(workflowId) === key) return 'skipped';
+    try {
+      await this.client.workflow.getHandle(workflowId).executeUpdate(shopOrderChangedUpdate, {
+        args: [ShopOrderChangeSchema.parse(change)],
+        // The same reading sent twice (a retried page, two pulls) is one update.
+        updateId: `shop-change-${key.slice(0, 32)}-${change.modifiedAt}`,
+      });
+      this.remember(workflowId, key);
+      return 'told';
+    } catch (err) {
+      // Refused by the validator (unchanged, stale, not a pulled shipment), or no such shipment (never started, or ended).
+      if (!(err instanceof WorkflowUpdateFailedError) && !(err instanceof WorkflowNotFoundError) && !isCompleted(err)) throw err;
+      this.remember(workflowId, key);
+      return 'unchanged';
+    }
+  }
+
+  private workflowIdOf(shop: string, order: PlatformOrder, mapping: ImportMapping): string | null {
+    const identity = { shop, orderId: orderIdOf(order, mapping) };
+    return workflowIdProblem(identity) ? null : shipmentWorkflowId(identity);
+  }
+
+  private remember(workflowId: string, key: string): void {
+    this.settled.delete(workflowId);
+    this.settled.set(workflowId, key);
+    if (this.settled.size > REMEMBERED) this.settled.delete(this.settled.keys().next().value!);
+  }
+}
+
+/**
+ * The reading as a shipment takes it: its facts, and while the order is to be shipped, the order
+ * mapped anew (validated like an import) or why it does not map. A held order is sent without
+ * either (Shopify lists no lines to fulfil while held): its release brings them.
+ */
+export function changeOf(shop: string, order: PlatformOrder, mapping: ImportMapping): ShopOrderChange {
+  const seen = { ...seenOf(order), platformOrderId: order.platformOrderId };
+  if (seen.facts.status !== 'open') return seen;
+  const mapped = mapOrder(shop, order, mapping);
+  if (!mapped.ok) return { ...seen, problems: mapped.problems.slice(0, 50) };
+  const validated = validateRecord(mapped.record);
+  return validated.ok ? { ...seen, labelRequest: validated.value.labelRequest } : { ...seen, problems: validated.problems.slice(0, 50) };
+}
+
+function readingKey(facts: ShopOrderChange['facts']): string {
+  return createHash('sha256')
+    .update(JSON.stringify([facts.status, facts.address, facts.lines]))
+    .digest('hex');
+}
+
+/** An update to a workflow that has completed: the server's answer names it. */
+function isCompleted(err: unknown): boolean {
+  return err instanceof Error && /already completed|workflow execution .*not found/i.test(err.message);
+}

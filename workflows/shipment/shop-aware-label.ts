@@ -1,0 +1,34 @@
+/**
+ * Step 1 for shipments a shop pull started: the label as label.ts makes it, heeding the
+ * merchant's changes (shop-changes.ts). Before each request a change is settled; a change that
+ * comes while the request is out cancels it (an attempt already sent finishes first, so a label
+ * made meanwhile is known and judged as after the label). Its own file: shipments started
+ * without the order's facts keep the unchanged loop in `ShipmentRun.ship`.
+ */
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import type { ShipmentOutcome } from '../definitions';
+import * as label from './label';
+import type { ShipmentRun } from './run';
+import type { ShopChanges } from './shop-changes';
+
+export async function createLabelHeedingShop(run: ShipmentRun, shop: ShopChanges): Promise<ShipmentOutcome | undefined> {
+  while (run.state.labelId === null) {
+    const ended = await shop.settleBeforeLabel();
+    if (ended) return ended;
+    const request = label.nextRequest(run);
+    const scope = new CancellationScope();
+    shop.labelScope = scope;
+    try {
+      label.created(run, await scope.run(() => run.callApi('createLabel', request.summary, request.input)));
+    } catch (err) {
+      if (isCancellation(err) && shop.interruptedLabel()) continue;
+      label.rejected(run, err);
+      const ended = await label.awaitCorrection(run, shop.changed);
+      if (ended) return ended;
+    } finally {
+      shop.labelScope = null;
+    }
+  }
+  shop.settleAfterLabel();
+  return undefined;
+}

@@ -1,0 +1,218 @@
+/**
+ * The merchant's changes to the order (cancel, refund, hold, release, address, lines), told by
+ * the shop pull through the update `shopOrderChanged`, and what the shipment does with each, by
+ * phase. Only shipments a pull started have this (their input carries the order as read then);
+ * the label step that heeds it is shop-aware-label.ts.
+ *
+ * Before the label a change is acted on: the label call in flight is cancelled and the label
+ * step settles it (stop, wait for the release, take the new request, or wait for an operator).
+ * After the label nothing is voided (the API has none): the shipment is marked for an operator,
+ * a cancelled order is written to no more, and tracking goes on.
+ */
+import { condition, log, type CancellationScope } from '@temporalio/workflow';
+import type { FieldProblem, LabelRequestWithoutKey } from '../../shipping-api/contract';
+import { SHOP_CHANGES_KEPT, type ShopAttention, type ShopChangeAnswer, type ShopChangeRecord, type ShopOrderState } from '../definitions';
+import { differences, isWithdrawn, type ShopChangeKind, type ShopOrderChange, type ShopOrderSeen } from '../../domain/shop-order';
+import type { ShipmentOutcome } from '../definitions';
+import { formatDuration } from './details';
+import * as label from './label';
+import type { ShipmentRun } from './run';
+
+const DEFAULT_HOLD_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
+
+const joined = (a: string, b: string) => (a ? `${a}; ${b}` : b);
+
+export function initialShopOrder(seen: ShopOrderSeen): ShopOrderState {
+  return { facts: { ...seen.facts }, modifiedAt: seen.modifiedAt, changes: [], attention: null, heldSince: null, offer: null };
+}
+
+export class ShopChanges {
+  /** The label call in flight: cancelled when a change must be settled before the label. */
+  labelScope: CancellationScope | null = null;
+  /** Kinds of a change taken before the label and not settled yet by the label step. */
+  private pending = new Set<ShopChangeKind>();
+  /** The order mapped anew, to be taken into the next label request. */
+  private request: LabelRequestWithoutKey | null = null;
+  /** Why the changed order does not map: it waits for an operator as a rejected label does. */
+  private problems: FieldProblem[] | null = null;
+  /**
+   * WooCommerce's `on-hold` read while a rejected label awaits correction is most likely our own
+   * write (the connector's rejectedStatus): it holds nothing the correction does not hold already.
+   */
+  private holdMayBeOurs = false;
+  /** The address and lines the current label request was made from (a held order is read without a request). */
+  private requestFacts: { address: string; lines: string };
+
+  constructor(
+    private readonly run: ShipmentRun,
+    readonly order: ShopOrderState,
+  ) {
+    this.requestFacts = { address: order.facts.address, lines: order.facts.lines };
+  }
+
+  // ---------------------------------------------------------------- the update
+
+  validate(change: ShopOrderChange): void {
+    if (this.run.state.phase === 'completed') throw new Error('the shipment has ended');
+    const mine = this.run.state.platformOrderId;
+    // Another platform order mapped to this order id: its import is refused (start-shipment.ts), and so is its change here.
+    if (change.platformOrderId !== undefined && mine !== undefined && change.platformOrderId !== mine)
+      throw new Error(`another order: read from platform order ${change.platformOrderId}, this shipment is platform order ${mine}'s`);
+    if (change.modifiedAt < this.order.modifiedAt)
+      throw new Error(`stale: read as of ${change.modifiedAt}, the shipment knows the order as of ${this.order.modifiedAt}`);
+    if (differences(this.order.facts, change.facts).length === 0) throw new Error('unchanged: nothing that matters to the label differs');
+  }
+
+  apply(change: ShopOrderChange): ShopChangeAnswer {
+    const { state } = this.run;
+    const kinds = differences(this.order.facts, change.facts);
+    this.order.facts = { ...change.facts };
+    this.order.modifiedAt = change.modifiedAt;
+    const action = state.labelId === null ? this.beforeLabel(change, kinds) : this.afterLabel(change, kinds);
+    const record: ShopChangeRecord = {
+      kinds,
+      status: change.facts.status,
+      modifiedAt: change.modifiedAt,
+      at: new Date().toISOString(),
+      action,
+    };
+    this.order.changes = [...this.order.changes, record].slice(-SHOP_CHANGES_KEPT);
+    log.info('the order changed in the shop', { orderId: state.orderId, shop: state.shop, kinds, status: change.facts.status, action });
+    this.run.publish();
+    return { kinds, action, phase: state.phase };
+  }
+
+  /** Before the label: remembered for the label step, and the call in flight is cancelled so it settles now. */
+  private beforeLabel(change: ShopOrderChange, kinds: ShopChangeKind[]): string {
+    const { state, policy } = this.run;
+    const status = change.facts.status;
+    this.holdMayBeOurs = status === 'on_hold' && policy.shopSync?.connector === 'woocommerce' && state.phase === 'awaiting_correction';
+    if (this.holdMayBeOurs && !kinds.includes('address') && !kinds.includes('lines'))
+      return 'on hold while the rejected label awaits correction (the connector sets it too): nothing to do';
+    let action: string;
+    if (isWithdrawn(status)) action = `${status} in the shop: stops without a label`;
+    else if (status === 'on_hold' && !this.holdMayBeOurs) action = 'held in the shop: the label waits for the release';
+    else if (kinds.includes('status')) action = 'released in the shop: the label goes on';
+    else action = '';
+    const madeFrom = this.requestFacts;
+    if (change.labelRequest && (madeFrom.address !== change.facts.address || madeFrom.lines !== change.facts.lines)) {
+      this.request = change.labelRequest;
+      this.requestFacts = { address: change.facts.address, lines: change.facts.lines };
+      this.problems = null;
+      action = joined(action, 'the changed order is taken into the label request');
+    } else if (change.problems && (kinds.includes('address') || kinds.includes('lines'))) {
+      this.problems = change.problems;
+      action = joined(action, 'the changed order does not map: it waits for an operator');
+    }
+    for (const kind of kinds) this.pending.add(kind);
+    this.labelScope?.cancel();
+    return action || `${kinds.join(' and ')} noted: taken when the order is released`;
+  }
+
+  /** After the label: an operator decides; nothing more is written to a cancelled order. */
+  private afterLabel(change: ShopOrderChange, kinds: ShopChangeKind[]): string {
+    const status = change.facts.status;
+    if (kinds.includes('address') || kinds.includes('lines')) this.order.offer = change.labelRequest ?? null;
+    if (isWithdrawn(status)) {
+      this.attend('cancelled_in_shop');
+      this.run.delivery.dropPending();
+      return `${status} in the shop after the label: nothing voided, nothing more written to the order; tracking goes on`;
+    }
+    if (kinds.includes('address')) this.attend('address_changed');
+    else if (kinds.includes('lines')) this.attend('lines_changed');
+    else if (status === 'on_hold') this.attend('held_in_shop');
+    const offer = this.order.offer ? `; resubmit --from-shop makes a label from the shop's data` : '';
+    return `${kinds.join(' and ')} changed after the label: marked for an operator${offer}`;
+  }
+
+  /** A cancelled order outranks any other mark. */
+  private attend(attention: ShopAttention): void {
+    if (this.order.attention !== 'cancelled_in_shop') this.order.attention = attention;
+  }
+
+  /** Nothing is written to an order the merchant cancelled or refunded after its label. */
+  get silenced(): boolean {
+    return this.order.attention === 'cancelled_in_shop';
+  }
+
+  // ---------------------------------------------------------------- the label step
+
+  /** A change cancelled the label call in flight (not the operator, not Temporal). */
+  interruptedLabel(): boolean {
+    return this.pending.size > 0;
+  }
+
+  /** Whether a change waits to be settled: wakes a label waiting for correction. */
+  readonly changed = (): boolean => this.pending.size > 0;
+
+  /**
+   * Before each label request: stops for a withdrawn order, waits out a hold, waits for an
+   * operator when the changed order does not map, and takes a changed one into the request
+   * (a new revision, so the key never names two different requests). Returns the outcome when
+   * the shipment ends here.
+   */
+  async settleBeforeLabel(): Promise<ShipmentOutcome | undefined> {
+    const run = this.run;
+    const { state } = run;
+    for (;;) {
+      this.pending.clear();
+      const status = this.order.facts.status;
+      if (run.cancelRequest) return run.cancelledByOperator();
+      if (isWithdrawn(status)) return run.finish('cancelled_in_shop', `the order was ${status} in the shop before its label`);
+      if (status === 'on_hold' && !this.holdMayBeOurs) {
+        const ended = await this.awaitRelease();
+        if (ended) return ended;
+        continue;
+      }
+      if (this.problems) {
+        state.lastError = {
+          kind: 'shop_change_rejected',
+          message: 'the order as changed in the shop does not map',
+          fields: this.problems,
+          at: new Date().toISOString(),
+        };
+        this.problems = null;
+        const ended = await label.awaitCorrection(run, this.changed);
+        if (ended) return ended;
+        continue;
+      }
+      if (this.request) {
+        run.labelRequest = this.request;
+        this.request = null;
+        if (state.attempts.labelRequests > 0) state.revision++;
+      }
+      return undefined;
+    }
+  }
+
+  /** A label made although a change came while its call ran: the change is judged as after the label. */
+  settleAfterLabel(): void {
+    if (this.pending.size === 0) return;
+    const kinds = [...this.pending];
+    this.pending.clear();
+    const change: ShopOrderChange = {
+      facts: this.order.facts,
+      modifiedAt: this.order.modifiedAt,
+      ...(this.request ? { labelRequest: this.request } : {}),
+    };
+    this.request = null;
+    this.problems = null;
+    const action = this.afterLabel(change, kinds);
+    this.order.changes.at(-1)!.action += ` (the label was made meanwhile: ${action})`;
+  }
+
+  private async awaitRelease(): Promise<ShipmentOutcome | undefined> {
+    const run = this.run;
+    const { state } = run;
+    const timeout = run.policy.shopHoldTimeoutMs ?? DEFAULT_HOLD_TIMEOUT_MS;
+    state.phase = 'held_in_shop';
+    this.order.heldSince ??= new Date().toISOString();
+    run.publish();
+    log.info('the order is held in the shop: the label waits', { orderId: state.orderId, shop: state.shop });
+    const left = Date.parse(this.order.heldSince) + timeout - Date.now();
+    const released = await condition(() => this.order.facts.status !== 'on_hold' || run.cancelRequest !== null, Math.max(1, left));
+    if (!released) return run.finish('hold_timed_out', `held in the shop for longer than ${formatDuration(timeout)}`);
+    this.order.heldSince = null;
+    return undefined;
+  }
+}
