@@ -1,6 +1,7 @@
 /**
- * WooCommerce orders that need a label: `processing` orders changed since a time, oldest change
- * first. Dates go as UTC with `dates_are_gmt=true` (without it WooCommerce compares against the
+ * WooCommerce orders changed since a time, oldest change first: `processing` ones need a label,
+ * and on-hold, cancelled and refunded ones tell a known order's shipment what the merchant did
+ * (CHANGES_READ). Dates go as UTC with `dates_are_gmt=true` (without it WooCommerce compares against the
  * store's local time) and are read back from `date_modified_gmt`. WooCommerce pages by offset, and
  * an order changed between two page requests shifts every later one: a page offset would skip an
  * order. So each page starts again from the newest change seen (keyset), leaving out the orders

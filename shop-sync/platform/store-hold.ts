@@ -73,7 +73,7 @@ export class StoreHold {
       };
       const cancelled = () => {
         this.waiting.splice(this.waiting.indexOf(turn), 1);
-        reject(signal.reason);
+        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted while waiting for a connection to the store'));
       };
       this.waiting.push(turn);
       signal.addEventListener('abort', cancelled, { once: true });
