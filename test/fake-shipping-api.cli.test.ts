@@ -11,7 +11,6 @@ import { sampleLabelRequest, shippingError } from './helpers/api';
 import { waitFor } from './helpers/wait';
 
 const ROOT = path.resolve(__dirname, '..');
-const TSX_CLI = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const MAIN = path.join(ROOT, 'fake-shipping-api', 'main.ts');
 const FLAGS = [
   '--host',
@@ -45,7 +44,7 @@ const started: ChildProcess[] = [];
 function run(args: string[], env: Record<string, string | undefined> = {}): Run {
   const fullEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete fullEnv[k];
-  const child = spawn(process.execPath, [TSX_CLI, MAIN, ...args], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   let out = '';
   let err = '';

@@ -13,7 +13,6 @@ import { sampleLabelRequest } from './helpers/api';
 import { waitFor } from './helpers/wait';
 
 const ROOT = path.resolve(__dirname, '..');
-const TSX_CLI = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const dir = mkdtempSync(path.join(tmpdir(), 'fakes-persistence-'));
 const running = new Set<ChildProcess>();
 
@@ -27,7 +26,7 @@ interface Fake {
 async function start(main: string, args: string[]): Promise<Fake> {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('SHIPPING_API_')) delete env[k];
-  const child = spawn(process.execPath, [TSX_CLI, path.join(ROOT, main), '--port', '0', ...args], { cwd: ROOT, env });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, main), '--port', '0', ...args], { cwd: ROOT, env });
   running.add(child);
   child.on('exit', () => running.delete(child));
   let out = '';

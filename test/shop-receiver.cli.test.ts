@@ -12,7 +12,6 @@ import { CLI_DEFAULT_PORT, HELP, parseCli, SECRETS_ENV } from '../shop-receiver/
 import { waitFor } from './helpers/wait';
 
 const ROOT = path.resolve(__dirname, '..');
-const TSX_CLI = path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const started: ChildProcess[] = [];
 
@@ -22,7 +21,7 @@ afterAll(async () => {
 });
 
 function run(script: string, args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [TSX_CLI, path.join(ROOT, script), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
