@@ -40,7 +40,7 @@ import { REPO_ROOT, runCli } from './helpers/cli';
 import { freePort } from '../dev-server/free-port';
 import { order } from './helpers/orders';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
-import { startDevProcess } from './helpers/dev-process';
+import { startDevProcess, stopDevProcess } from './helpers/dev-process';
 import { waitFor } from './helpers/wait';
 
 // The SDK require()s the failure converter by path (codec/failure-converter.ts): under tsx and
@@ -188,7 +188,8 @@ describe('a shipment with encryption keys set', () => {
 
     // With the key, the input is the order exactly; without it, nothing decodes.
     const [decoded] = await new EncryptionCodec(ONLY_OLD).decode(startInput(events));
-    expect(defaultPayloadConverter.fromPayload(decoded!)).toEqual(input);
+    // The import fixes the shop's shipping account in the input (here the one from SHIPPING_API_*).
+    expect(defaultPayloadConverter.fromPayload(decoded!)).toEqual({ ...input, account: 'default' });
     await expect(env.client.workflow.getHandle(workflowId).result()).rejects.toThrow(/binary\/encrypted/);
 
     // The operator CLI (a real process) reads it with the keys from its environment.
@@ -503,13 +504,11 @@ describe('the codec server', () => {
 
 describe('npm run dev with a key', () => {
   let dev: ChildProcess | undefined;
-  afterAll(() => {
-    if (dev?.pid && dev.exitCode === null) process.kill(-dev.pid, 'SIGKILL');
-  });
+  afterAll(() => stopDevProcess(dev));
 
   it('starts the codec server and points the Web UI at it; the UI origin can decrypt what the worker stored', async () => {
     const [temporalPort, uiPort, fakeApiPort, codecPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    const [shopPort, shopifyPort, wooPort] = [await freePort(), await freePort(), await freePort()];
+    const [shopPort, shopifyPort, wooPort, triggerPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const keyFile = path.join(tmp, 'dev-keys');
     writeFileSync(keyFile, `${OLD_KEY.id}=${OLD_KEY.key.toString('base64')}\n`);
     const devEnv: NodeJS.ProcessEnv = {
@@ -537,6 +536,7 @@ describe('npm run dev with a key', () => {
         'shopify-port': shopifyPort,
         'woocommerce-port': wooPort,
         'codec-port': codecPort,
+        'trigger-port': triggerPort,
         'data-dir': dataDir,
         'tracking-step-ms': 300,
       },
@@ -596,7 +596,7 @@ describe('npm run dev with a key', () => {
       expect(decoded.status).toBe(200);
       expect(decoded.headers.get('access-control-allow-origin')).toBe(`http://localhost:${uiPort}`);
       const plain = (decoded.json as { payloads: Array<{ data: string }> }).payloads[0]!;
-      expect(JSON.parse(Buffer.from(plain.data, 'base64').toString('utf8'))).toEqual(input);
+      expect(JSON.parse(Buffer.from(plain.data, 'base64').toString('utf8'))).toEqual({ ...input, account: 'default' });
     } finally {
       await connection.close();
     }

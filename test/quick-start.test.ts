@@ -12,15 +12,15 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, expect, it } from 'vitest';
 import { shipmentWorkflowId } from '../domain/shipment';
 import { runCli } from './helpers/cli';
-import { startDevProcess } from './helpers/dev-process';
+import { startDevProcess, stopDevProcess } from './helpers/dev-process';
 import { waitFor } from './helpers/wait';
 import { freePort } from '../dev-server/free-port';
 
 let dev: ChildProcess | undefined;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'quick-start-'));
 
-afterAll(() => {
-  if (dev?.pid && dev.exitCode === null) process.kill(-dev.pid, 'SIGKILL');
+afterAll(async () => {
+  await stopDevProcess(dev);
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -33,3 +33,16 @@ export async function startDevProcess(flags: Record<string, string | number>, en
   );
   return { child, output: () => output, exited };
 }
+
+/**
+ * After a failed test: Ctrl-C, as a user would, so dev stops the children it started (each in
+ * a process group of its own, which a SIGKILL of dev's group does not reach); SIGKILL only if it
+ * has not stopped within `graceMs`.
+ */
+export async function stopDevProcess(child: ChildProcess | undefined, graceMs = 20_000): Promise<void> {
+  if (!child?.pid || child.exitCode !== null) return;
+  const exited = new Promise<boolean>((resolve) => child.once('exit', () => resolve(true)));
+  process.kill(-child.pid, 'SIGINT');
+  const stopped = await Promise.race([exited, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs))]);
+  if (!stopped && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+}

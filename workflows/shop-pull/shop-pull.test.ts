@@ -89,7 +89,7 @@ it('reads the retry list, then every page; saves each newer cursor and returns t
   expect(pulls.get(shop)![2]!.cursor).toEqual(c1);
   // An unchanged cursor (the retry list's read) is not written; each newer one is.
   expect(saved.get(shop)).toEqual([c1, c2]);
-  expect(result.counts).toEqual({ read: 15, started: 14, alreadyKnown: 0, skipped: 0, rejected: 1 });
+  expect(result.counts).toEqual({ read: 15, started: 14, alreadyKnown: 0, skipped: 0, rejected: 1, changed: 0 });
   expect(result.rejections.map((r) => r.platformOrderId)).toEqual(['7']);
   expect(result.pages).toBe(4);
   expect(result.cursor).toEqual(c2);
