@@ -77,7 +77,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       { length: workers },
       () =>
         new AccountPacer({
-          initialRate: options.initialRate ?? 5,
+          initialRate: options.initialRate,
           onFresh: (limited) => (pool = poolFresh(pool, { answers: 1, limited: limited ? 1 : 0, at: Date.now() })),
         }),
     );
