@@ -90,6 +90,8 @@ export interface Turn {
 
 interface Waiter {
   cls: CallClass;
+  /** Rejected with AccountHeld when the account is held for longer than this while it waits. */
+  releaseOverMs?: number;
   /** Arrival order: the oldest lower-class waiter gets the fair-share slot. */
   seq: number;
   resolve: (turn: Turn) => void;
@@ -155,11 +157,15 @@ export class AccountPacer {
     this.lastIncreaseAt = this.now();
   }
 
-  /** Resolves when this call may go out; rejects with the signal's reason if it aborts first. */
-  acquire(cls: CallClass, signal?: AbortSignal): Promise<Turn> {
+  /**
+   * Resolves when this call may go out; rejects with the signal's reason if it aborts first, and
+   * with AccountHeld if the account is held (now or while it waits) for longer than `releaseOverMs`.
+   */
+  acquire(cls: CallClass, signal?: AbortSignal, releaseOverMs?: number): Promise<Turn> {
     signal?.throwIfAborted();
+    if (releaseOverMs !== undefined && this.notBefore - this.now() > releaseOverMs) return Promise.reject(new AccountHeld(this.notBefore));
     return new Promise<Turn>((resolve, reject) => {
-      const waiter: Waiter = { cls, seq: this.arrivals++, resolve, reject, signal };
+      const waiter: Waiter = { cls, seq: this.arrivals++, resolve, reject, signal, releaseOverMs };
       if (signal) {
         waiter.onAbort = () => {
           const queue = this.queues[cls];
@@ -187,7 +193,20 @@ export class AccountPacer {
     }
     this.notBefore = until;
     this.sentSinceHold = 0;
+    this.releaseWaiters(until - t);
     this.pump();
+  }
+
+  /** Waiters that would rather give their place up than wait `heldMs` (a worker slot they hold meanwhile). */
+  private releaseWaiters(heldMs: number): void {
+    for (const cls of CLASSES) {
+      const queue = this.queues[cls];
+      for (const waiter of queue.filter((w) => w.releaseOverMs !== undefined && heldMs > w.releaseOverMs)) {
+        queue.splice(queue.indexOf(waiter), 1);
+        if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
+        waiter.reject(new AccountHeld(this.notBefore));
+      }
+    }
   }
 
   /** The API accepted a call (any answer but 429). */
@@ -388,9 +407,25 @@ export interface CallPacing {
   waitUntil(until: number, signal: AbortSignal): Promise<void>;
   /**
    * Waits for the call's turn, makes it, and learns from the answer. With `maxWaitMs`, a turn
-   * that has not come by then throws PaceWaitExceeded, and no call is made.
+   * that has not come by then throws PaceWaitExceeded, and no call is made. With
+   * `releaseOverMs`, an account held for longer than that (when the call asks, or while it
+   * waits) throws AccountHeld, and no call is made.
    */
-  run<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, maxWaitMs?: number): Promise<T>;
+  run<T>(cls: CallClass, call: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, wait?: PaceWait): Promise<T>;
+}
+
+/** How long a call is willing to wait for its turn. */
+export interface PaceWait {
+  maxWaitMs?: number;
+  releaseOverMs?: number;
+}
+
+/** The account is held (a Retry-After) until `until`, longer than the call would wait: it was not sent. */
+export class AccountHeld extends Error {
+  constructor(readonly until: number) {
+    super(`the account is held by a Retry-After until ${new Date(until).toISOString()} (call not sent)`);
+    this.name = 'AccountHeld';
+  }
 }
 
 /** The call's turn under the account's pace did not come within the wait it was allowed. */
@@ -420,11 +455,11 @@ export function pacedCalls(
       pacer.holdUntil(until);
       await sleepUntil(until, signal);
     },
-    async run(cls, call, signal, maxWaitMs) {
+    async run(cls, call, signal, { maxWaitMs, releaseOverMs } = {}) {
       const turn = maxWaitMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(maxWaitMs)]);
       let granted: Turn;
       try {
-        granted = await pacer.acquire(cls, turn);
+        granted = await pacer.acquire(cls, turn, releaseOverMs);
       } catch (err) {
         if (!signal.aborted && turn.aborted) throw new PaceWaitExceeded(cls, maxWaitMs!);
         throw err;

@@ -51,6 +51,14 @@ export function isRetryable(err: Pick<ShippingApiError, 'kind' | 'retryable'>, f
 export const FIRST_ATTEMPT_PACE_WAIT_MS = 2_000;
 /** ApplicationFailure type of a first attempt handed to the regular activity unsent (not an API failure). */
 export const PACED_BY_ACCOUNT = 'PacedByAccount';
+/**
+ * A regular attempt gives its worker slot back, unsent, when the account is held (a Retry-After)
+ * for longer than this: the server retries it when the hold ends (ACCOUNT_HELD). Shorter holds
+ * cost less in the slot than a retry (an action on Temporal Cloud).
+ */
+export const HELD_ACCOUNT_RELEASE_MS = 10_000;
+/** ApplicationFailure type of a regular attempt that gave its slot back to an account's hold (not an API failure). */
+export const ACCOUNT_HELD = 'AccountHeld';
 
 // ---------------------------------------------------------------- shop delivery
 

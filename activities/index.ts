@@ -12,13 +12,15 @@ import { describeTracking, isChange, snapshotOfRecord, type TrackingChange, type
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
-import { PaceWaitExceeded, type CallClass, type CallPacing } from './account-pacer';
+import { AccountHeld, PaceWaitExceeded, type CallClass, type CallPacing } from './account-pacer';
 import { accountCalls, singleAccount, type AccountCalls, type AccountDirectory } from './accounts';
 import { withHeartbeat } from './heartbeat';
 import {
   afterFailure,
   FIRST_ATTEMPT_PACE_WAIT_MS,
   PACED_BY_ACCOUNT,
+  ACCOUNT_HELD,
+  HELD_ACCOUNT_RELEASE_MS,
   toApplicationFailure,
   TRACKING_UNCHANGED,
   type AttemptProgress,
@@ -119,8 +121,15 @@ export function createActivities(
     const { info } = Context.current();
     const notBefore = Number((info.heartbeatDetails as AttemptProgress | undefined)?.notBefore ?? 0);
     return withHeartbeat(async (signal) => {
+      // A regular attempt dispatched long before its Retry-After ends gives its slot back too.
+      if (!info.isLocal && notBefore - Date.now() > HELD_ACCOUNT_RELEASE_MS) throw new AccountHeld(notBefore);
       await pacing.waitUntil(notBefore, signal);
-      return pacing.run(cls, call, signal, info.isLocal ? FIRST_ATTEMPT_PACE_WAIT_MS : undefined);
+      return pacing.run(
+        cls,
+        call,
+        signal,
+        info.isLocal ? { maxWaitMs: FIRST_ATTEMPT_PACE_WAIT_MS } : { releaseOverMs: HELD_ACCOUNT_RELEASE_MS },
+      );
     });
   }
 
@@ -135,6 +144,7 @@ export function createActivities(
       return await paced(account, cls, call);
     } catch (err) {
       if (err instanceof PaceWaitExceeded) throw pacedByAccount(err);
+      if (err instanceof AccountHeld) throw accountHeld(err);
       if (!(err instanceof ShippingApiError)) throw err;
       logFailure(err, context);
       const ctx = Context.current();
@@ -274,6 +284,26 @@ export async function trackingOrNull(api: ShippingApiClient, labelId: string, si
 /** A first attempt that got no turn in time: the workflow continues with the regular activity at once. */
 function pacedByAccount(err: PaceWaitExceeded): ApplicationFailure {
   const failure = ApplicationFailure.create({ type: PACED_BY_ACCOUNT, message: err.message, category: ApplicationFailureCategory.BENIGN });
+  failure.stack = '';
+  return failure;
+}
+
+/**
+ * The account is held for longer than an attempt waits in its worker slot: the attempt ends
+ * unsent and the server starts the next one when the hold ends (its heartbeat keeps that time
+ * should the server dispatch it early). A slot held through a long Retry-After of one account
+ * is one less for the others' labels.
+ */
+function accountHeld(err: AccountHeld): ApplicationFailure {
+  const ctx = Context.current();
+  const previous = (ctx.info.heartbeatDetails as AttemptProgress | undefined) ?? {};
+  ctx.heartbeat({ ...previous, notBefore: err.until } satisfies AttemptProgress);
+  const failure = ApplicationFailure.create({
+    type: ACCOUNT_HELD,
+    message: err.message,
+    category: ApplicationFailureCategory.BENIGN,
+    nextRetryDelay: Math.max(1, err.until - Date.now()),
+  });
   failure.stack = '';
   return failure;
 }

@@ -4,7 +4,7 @@
  * fresh (their 429s teach the noise floor) and what known noise costs.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { AccountPacer, PaceWaitExceeded, pacedCalls, type CallClass, type Turn } from '../activities/account-pacer';
+import { AccountHeld, AccountPacer, PaceWaitExceeded, pacedCalls, type CallClass, type Turn } from '../activities/account-pacer';
 import { MAX_HOLD_MS } from '../shipping-api/retry-after';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -119,13 +119,42 @@ describe('AccountPacer', () => {
     let calls = 0;
     const call = async () => ++calls;
     const signal = new AbortController().signal;
-    await expect(pacing.run('label', call, signal, 100)).rejects.toBeInstanceOf(PaceWaitExceeded);
+    await expect(pacing.run('label', call, signal, { maxWaitMs: 100 })).rejects.toBeInstanceOf(PaceWaitExceeded);
     expect(calls).toBe(0);
     expect(pacer.snapshot().waiting.label).toBe(0);
     // A wait long enough gets its turn; without a limit, it waits as long as it takes.
-    await expect(pacing.run('label', call, signal, 1_000)).resolves.toBe(1);
+    await expect(pacing.run('label', call, signal, { maxWaitMs: 1_000 })).resolves.toBe(1);
     pacer.holdUntil(Date.now() + 300);
     await expect(pacing.run('order', call, signal)).resolves.toBe(2);
+  });
+
+  it('a call that would rather give its place up than wait out a long hold is told so, unsent, when asking or while it waits', async () => {
+    const pacer = new AccountPacer({ initialRate: 100 });
+    const pacing = pacedCalls(pacer, { rateLimitOf: () => null, answered: () => true });
+    let calls = 0;
+    const call = async () => ++calls;
+    const signal = new AbortController().signal;
+    // A hold under the bound: the call waits it out.
+    pacer.holdUntil(Date.now() + 200);
+    await expect(pacing.run('label', call, signal, { releaseOverMs: 1_000 })).resolves.toBe(1);
+    // Held for longer when it asks.
+    const until = Date.now() + 5_000;
+    pacer.holdUntil(until);
+    await expect(pacing.run('label', call, signal, { releaseOverMs: 1_000 })).rejects.toMatchObject({ name: 'AccountHeld', until });
+    // Held for longer while it waits behind a short hold; a call without the bound keeps waiting.
+    const other = new AccountPacer({ initialRate: 100 });
+    const otherPacing = pacedCalls(other, { rateLimitOf: () => null, answered: () => true });
+    other.holdUntil(Date.now() + 300);
+    const released = otherPacing.run('order', call, signal, { releaseOverMs: 1_000 }).catch((e: unknown) => e);
+    const patient = otherPacing.run('order', call, signal);
+    await sleep(50);
+    const later = Date.now() + 1_500;
+    other.holdUntil(later);
+    expect(await released).toBeInstanceOf(AccountHeld);
+    expect(other.snapshot().waiting.order).toBe(1);
+    await expect(patient).resolves.toBe(2);
+    expect(Date.now()).toBeGreaterThanOrEqual(later);
+    expect(calls).toBe(2);
   });
 
   describe('429s it did not cause', () => {

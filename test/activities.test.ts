@@ -9,7 +9,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities, labelIdempotencyKey, type CreatedLabel } from '../activities';
 import { AccountPacer, pacedCalls } from '../activities/account-pacer';
-import { PACED_BY_ACCOUNT, type FailureDetails } from '../activities/failures';
+import { ACCOUNT_HELD, PACED_BY_ACCOUNT, type FailureDetails } from '../activities/failures';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { ShippingApiClient } from '../shipping-api/client';
 import { DEFAULT_TRACKING_POLICY } from '../domain/shipment';
@@ -242,6 +242,27 @@ it('a first attempt (local activity) that gets no turn under the pace within 2 s
   const label = (await activityEnv({ heartbeatTimeoutMs: 10_000 }).run(waiting.createLabel, input)) as CreatedLabel;
   expect(label.idempotencyKey).toBe('acme:U-PACE:r1');
   expect(sentFor()).toBe(1);
+}, 15_000);
+
+it('a regular attempt under a hold longer than 10 s gives its worker slot back unsent, retried by the server when the hold ends', async () => {
+  const pacer = new AccountPacer({ initialRate: 100 });
+  const paced = createActivities(api, DEFAULT_TRACKING_POLICY, {
+    pacing: pacedCalls(pacer, { rateLimitOf: () => null, answered: () => true }),
+  });
+  const input = { shop: 'acme', orderId: 'U-HELD', revision: 1, labelRequest: labelRequest('U-HELD') };
+  const sentFor = () => fake.requestLog().filter((r) => r.endpoint === 'POST /labels' && r.customerOrderNumber === 'U-HELD').length;
+  const until = Date.now() + 60_000;
+  pacer.holdUntil(until);
+  const env = activityEnv({ heartbeatTimeoutMs: 10_000 });
+  const heartbeats: unknown[] = [];
+  env.on('heartbeat', (d: unknown) => heartbeats.push(d));
+  const failure = (await env.run(paced.createLabel, input).catch((e: unknown) => e)) as ApplicationFailure;
+  expect(failure).toMatchObject({ type: ACCOUNT_HELD, category: 'BENIGN', nonRetryable: false });
+  expect(Number(failure.nextRetryDelay)).toBeGreaterThan(55_000);
+  expect(Number(failure.nextRetryDelay)).toBeLessThanOrEqual(60_000);
+  // The next attempt, should the server hand it out early, still waits for the hold's end.
+  expect(heartbeats.at(-1)).toMatchObject({ notBefore: until });
+  expect(sentFor()).toBe(0);
 }, 15_000);
 
 function activityEnv(info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {}): MockActivityEnvironment {
