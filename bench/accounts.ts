@@ -289,6 +289,8 @@ async function waitFor(done: () => boolean): Promise<void> {
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
+/** No label in the window (the held account): no latency to print. */
+const orDash = (n: number) => (Number.isFinite(n) ? n : '-');
 
 /** The tables `npm run bench` prints for this scenario. */
 export function printAccountsTables(
@@ -315,8 +317,8 @@ export function printAccountsTables(
       x.acceptedPerLimit,
       `${round(x.share429 * 100)} %`,
       x.labels,
-      x.labelP50Seconds,
-      x.labelP95Seconds,
+      orDash(x.labelP50Seconds),
+      orDash(x.labelP95Seconds),
       x.foreignCalls,
     ]),
   );
