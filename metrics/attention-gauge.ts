@@ -1,7 +1,7 @@
 /**
  * `shipments_needing_attention{reason}`: how many shipments wait for a person, per reason of
  * workflows/attention.ts, counted with visibility queries (the same ones `shipments attention`
- * lists). Ended ones (exception, tracking_timed_out, label_failed) count over the last 24 hours.
+ * lists). Ended ones (exception, tracking_timed_out, hold_timed_out, label_failed, and shop changes after a label) count over the last 24 hours.
  * Read at a scrape, at most every REFRESH_MS, each count bounded by COUNT_TIMEOUT_MS; a failed
  * read keeps the last values and is logged, so a slow Temporal never stalls /metrics.
  */

@@ -230,6 +230,12 @@ describe('after the label', () => {
     expect(woo.order(Number(order.id))!.status).toBe('cancelled'); // not completed by our delivered status
     const marked = await h.env.client.workflow.count(`ShipmentShopChange = 'cancelled_in_shop' AND ShipmentShop = '${p.shop}'`);
     expect(marked.count).toBeGreaterThanOrEqual(1);
+    // Ended since: still listed by `attention` for the recent window (the parcel may need recalling).
+    const cliEnv = { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv };
+    const attention = await runCli(['attention', '--json'], { env: cliEnv });
+    expect(JSON.parse(attention.stdout).shipments).toContainEqual(
+      expect.objectContaining({ reason: 'cancelled_in_shop', orderId: order.orderId }),
+    );
     await saveFixture(handleOf(p, order.orderId), 'shop-changes-woocommerce-cancelled-after-label');
   });
 
@@ -250,6 +256,16 @@ describe('after the label', () => {
     expect(JSON.parse(listed.stdout).shipments.map((x: { orderId: string }) => x.orderId)).toContain(order.orderId);
     const status = await runCli(['status', p.shop, order.orderId], { env: cliEnv });
     expect(status.stdout).toMatch(/Shop change +address_changed: the merchant changed the order after its label/);
+    // ... and `attention` lists it, with what to do.
+    const attention = await runCli(['attention', '--json'], { env: cliEnv });
+    expect(attention.code).toBe(1);
+    expect(JSON.parse(attention.stdout).shipments).toContainEqual(
+      expect.objectContaining({
+        reason: 'changed_in_shop',
+        orderId: order.orderId,
+        next: expect.stringMatching(/redirect it with the courier/),
+      }),
+    );
     await handleOf(p, order.orderId).result();
     await saveFixture(handleOf(p, order.orderId), 'shop-changes-woocommerce-address-after-label');
   });

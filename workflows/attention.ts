@@ -3,11 +3,11 @@
  * shipment's search attributes, with the command that acts on it. `shipments attention` lists
  * them, the worker's `shipments_needing_attention` gauge counts them (alerts fire on it).
  *
- * Extension point: a new reason (e.g. an order cancelled or changed in the shop) is one more
- * row here, with the search attribute its workflow sets; the list, the gauge and the alert follow.
+ * Extension point: a new reason is one more row here, with the search attribute its workflow
+ * sets; the list, the gauge and the alert follow.
  * Not imported by workflow code.
  */
-import { SA, SHOP_SYNC_STOPPED, WORKFLOW_TYPE } from './definitions';
+import { SA, SHOP_SYNC_STOPPED, WORKFLOW_TYPE, type ShopAttention } from './definitions';
 
 export interface AttentionReason {
   /** The gauge's `reason` label and the list's REASON column. */
@@ -17,56 +17,87 @@ export interface AttentionReason {
   /** Visibility query of the shipments with this reason (the workflow type is added by the caller). */
   query: string;
   /**
-   * Running: the workflow waits for the person. Closed: it ended in a state someone must follow
-   * up outside the system (the courier, the customer); listed for a recent window only.
+   * `running`: the workflow waits for the person. `closed`: it ended in a state someone must
+   * follow up outside the system (the courier, the customer); listed for a recent window only.
+   * `both`: marked for a person while it goes on, and still so for the recent window after it ended.
    */
-  running: boolean;
+  when: 'running' | 'closed' | 'both';
   /** The command that acts on one, as the `shipments` bin spells it. */
   next(shop: string, orderId: string): string;
 }
 
 const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 
+/** Marks of ShipmentShopChange other than a cancellation. */
+const SHOP_CHANGES_AFTER_LABEL = ['address_changed', 'lines_changed', 'held_in_shop'] as const satisfies readonly ShopAttention[];
+
 export const ATTENTION_REASONS: readonly AttentionReason[] = [
   {
     reason: 'awaiting_correction',
     title: 'label rejected: waits for corrected data',
-    query: `${SA.status.name} = 'awaiting_correction' AND ExecutionStatus = 'Running'`,
-    running: true,
+    query: `${SA.status.name} = 'awaiting_correction'`,
+    when: 'running',
     next: (shop, orderId) => `shipments status ${shop} ${orderId}, then shipments resubmit ${shop} ${orderId} <corrected-label.json>`,
   },
   {
     reason: 'shop_sync_stopped',
     title: 'the shop refused an event, is gone, or the delivery window ran out',
-    query: `${SA.shopSync.name} IN (${quoted(SHOP_SYNC_STOPPED)}) AND ExecutionStatus = 'Running'`,
-    running: true,
+    query: `${SA.shopSync.name} IN (${quoted(SHOP_SYNC_STOPPED)})`,
+    when: 'running',
     next: (shop, orderId) => `fix the shop's side, then shipments redeliver ${shop} ${orderId}`,
+  },
+  {
+    reason: 'cancelled_in_shop',
+    title: 'the order was cancelled or refunded in the shop after its label: the parcel is on its way',
+    query: `${SA.shopChange.name} = 'cancelled_in_shop'`,
+    when: 'both',
+    next: (shop, orderId) =>
+      `shipments status ${shop} ${orderId}: recall the parcel with the courier (nothing is voided or written to the order)`,
+  },
+  {
+    reason: 'changed_in_shop',
+    title: 'the merchant changed the address or lines, or held the order, after its label',
+    query: `${SA.shopChange.name} IN (${quoted(SHOP_CHANGES_AFTER_LABEL)})`,
+    when: 'both',
+    next: (shop, orderId) =>
+      `shipments status ${shop} ${orderId}: the parcel goes to the label's address; redirect it with the courier or ship the difference`,
   },
   {
     reason: 'exception',
     title: 'the courier reported an exception',
     query: `${SA.status.name} = 'exception'`,
-    running: false,
+    when: 'closed',
     next: (shop, orderId) => `shipments status ${shop} ${orderId}: ask the courier, tell the customer`,
   },
   {
     reason: 'tracking_timed_out',
     title: 'no terminal tracking state within the tracking time limit',
     query: `${SA.status.name} = 'tracking_timed_out'`,
-    running: false,
+    when: 'closed',
     next: (shop, orderId) => `shipments status ${shop} ${orderId}: ask the courier where the parcel is`,
+  },
+  {
+    reason: 'hold_timed_out',
+    title: 'the merchant held the order for longer than SHOP_HOLD_TIMEOUT: no label was made',
+    query: `${SA.status.name} = 'hold_timed_out'`,
+    when: 'closed',
+    next: (shop, orderId) => `shipments status ${shop} ${orderId}: once the shop releases it, import it again (a new label)`,
   },
   {
     reason: 'label_failed',
     title: 'no corrected label data before the correction timeout',
     query: `${SA.status.name} = 'label_failed'`,
-    running: false,
+    when: 'closed',
     next: (shop, orderId) => `shipments status ${shop} ${orderId}: its shipment has ended; label the order by other means`,
   },
 ];
 
 /** The full visibility query of one reason; closed ones since `closedSince` (ISO time). */
 export function attentionQuery(reason: AttentionReason, closedSince: string): string {
-  const window = reason.running ? '' : ` AND CloseTime > '${closedSince}'`;
+  const window = {
+    running: ` AND ExecutionStatus = 'Running'`,
+    closed: ` AND CloseTime > '${closedSince}'`,
+    both: ` AND (ExecutionStatus = 'Running' OR CloseTime > '${closedSince}')`,
+  }[reason.when];
   return `WorkflowType = '${WORKFLOW_TYPE}' AND ${reason.query}${window}`;
 }

@@ -24,6 +24,12 @@ Lists every shipment that waits for a person, oldest first, with the command tha
   exception            the courier reported an exception (ended within --since)
   tracking_timed_out   no terminal tracking state in time (ended within --since)
   label_failed         no corrected data before the correction timeout (ended within --since)
+  cancelled_in_shop    the order was cancelled or refunded in the shop after its label: the
+                       parcel is on its way (while tracked, and ended within --since)
+  changed_in_shop      address or lines changed, or the order held, in the shop after its
+                       label (while tracked, and ended within --since)
+  hold_timed_out       held in the shop for longer than SHOP_HOLD_TIMEOUT, no label made
+                       (ended within --since)
 SINCE is when a waiting shipment started, or when an ended one ended. The same reasons are
 counted by the worker's shipments_needing_attention gauge.
 
@@ -86,7 +92,7 @@ export async function attentionCommand(argv: string[], io: Io): Promise<ExitCode
           shop,
           orderId,
           workflowId: info.workflowId,
-          since: (reason.running ? info.startTime : (info.closeTime ?? info.startTime)).toISOString(),
+          since: (reason.when === 'running' ? info.startTime : (info.closeTime ?? info.startTime)).toISOString(),
           status: sa.status,
           next: spellCommands(reason.next(shop, orderId), io.env),
         });
