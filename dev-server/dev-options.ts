@@ -39,7 +39,8 @@ export const HELP = `Usage: npm run dev [-- options]
 Runs the shipping worker locally with everything it needs, as child processes:
   temporal   Temporal dev server (\`temporal server start-dev\`) with this project's search
              attributes, state kept in <data-dir>/temporal.db, Web UI on --ui-port
-  fake-api   the fake shipping API (\`npm run fake-api\`), only if SHIPPING_API_BASE_URL is unset;
+  fake-api   the fake shipping API (\`npm run fake-api\`), only if SHIPPING_API_BASE_URL is unset
+             or names its own address with nothing listening there (an export from the banner);
              its labels are kept in <data-dir>/fake-shipping-api.json across restarts
   shop       the reference shop receiver (\`npm run shop-receiver\`) with a page of the orders on
              --shop-port (it stays up while the shop is down: webhooks have a port of their own)
@@ -84,7 +85,8 @@ Options:
 Environment:
   TEMPORAL_CLI_PATH       Temporal CLI to use (else \`temporal\` on PATH, else .tools/bin/temporal,
                           else built with Go into .tools/bin; see docs/dev-server.md)
-  SHIPPING_API_BASE_URL   use this shipping API instead of starting the fake one
+  SHIPPING_API_BASE_URL   use this shipping API instead of starting the fake one (its own
+                          address, http://127.0.0.1:<fake-api-port>, with nothing listening: the fake)
   SHIPPING_API_KEY        API key for the shipping API (default "${DEV_API_KEY}", as the fake expects)
   SHIPPING_API_TOKEN      API token for the shipping API (default "${DEV_API_TOKEN}")
   SHIPPING_ACCOUNTS_FILE  your shipping accounts for the worker, instead of the example ones

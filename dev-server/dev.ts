@@ -28,6 +28,7 @@ import { ensureDevKeyFile } from './dev-key';
 import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems, type DevOptions, type Launch } from './dev-options';
 import { ensureDevAccounts, type DevAccounts } from './dev-accounts';
 import { exampleShops } from './example-shops';
+import { isIdleOwnFakeApi } from './own-fake-api';
 import { startPlatformStores, subscribeStoreWebhooks, type PlatformStores } from './platform-stores';
 import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { triggerPull } from '../shop-import/schedule';
@@ -56,11 +57,12 @@ const supervisor = new Supervisor({
 supervisor.handleSignals();
 
 async function main(): Promise<void> {
-  const o = parseDevOptions(process.argv.slice(2));
-  if (!o) {
+  const parsed = parseDevOptions(process.argv.slice(2));
+  if (!parsed) {
     process.stdout.write(HELP);
     process.exit(0);
   }
+  const o = await withoutLeftOverApi(parsed);
   useDevKey(o);
   const settings = demoSettings();
   const scripts = await preflight(o);
@@ -126,6 +128,15 @@ function startChild(name: string, launch: Launch, env: NodeJS.ProcessEnv): Child
   child.start();
   children.push({ child, launch });
   return child;
+}
+
+/** SHIPPING_API_BASE_URL naming this dev's own fake, exported from its banner, while none runs: the fake is started. */
+async function withoutLeftOverApi(o: DevOptions): Promise<DevOptions> {
+  if (!o.externalApi || !(await isIdleOwnFakeApi(o.externalApi, o.fakeApiPort))) return o;
+  out.say(
+    `SHIPPING_API_BASE_URL=${o.externalApi} is this dev's own fake API (exported from its banner?) and nothing listens there: starting the fake one`,
+  );
+  return { ...o, externalApi: undefined };
 }
 
 /** Everything that can be checked before starting anything. */
