@@ -83,7 +83,7 @@ export interface ShopOrderState extends ShopOrderSeen {
   attention: ShopAttention | null;
   /** When the merchant's hold began (workflow time), while the order is held before its label. */
   heldSince: string | null;
-  /** The order's label request as the shop has it now, when it differs from the label made: `resubmit --from-shop` sends it. */
+  /** The order's label request as the shop has it now, when it differs from the label made (for an operator: nothing relabels by itself). */
   offer: LabelRequestWithoutKey | null;
 }
 

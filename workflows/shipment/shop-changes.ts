@@ -121,7 +121,7 @@ export class ShopChanges {
     if (kinds.includes('address')) this.attend('address_changed');
     else if (kinds.includes('lines')) this.attend('lines_changed');
     else if (status === 'on_hold') this.attend('held_in_shop');
-    const offer = this.order.offer ? `; resubmit --from-shop makes a label from the shop's data` : '';
+    const offer = this.order.offer ? `; the shop's label request is kept (status --json: state.shopOrder.offer)` : '';
     return `${kinds.join(' and ')} changed after the label: marked for an operator${offer}`;
   }
 
