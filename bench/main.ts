@@ -82,8 +82,9 @@ Options:
   --rate-limit <n>             the API's limit, calls/s per account (default 20)
   --rate-orders <n>            new orders per phase (default 200)
   --rate-wave <n>              shipments in the tracking wave (default 150)
-  --rate-settings <list>       which of adaptive,off,cap,noise to run (default all); noise is adaptive
-                               pacing with 10 % unrelated 429s beside the limit
+  --rate-settings <list>       which of adaptive,off,cap,charged,noise to run (default all); charged
+                               is adaptive pacing against a limiter that counts refused calls too,
+                               noise is adaptive pacing with 10 % unrelated 429s beside the limit
   --import-orders <n>          generated orders per store for the import scenario (default 5000:
                                about 9 minutes here, the whole scenario)
   --import-outage <seconds>    how long each store is down mid-pull (default 10)

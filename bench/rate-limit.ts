@@ -21,7 +21,7 @@ const HOUR_MS = 3_600_000;
 
 export interface RateLimitSetting {
   /** Short key for --rate-settings. */
-  key: 'adaptive' | 'off' | 'cap' | 'noise';
+  key: 'adaptive' | 'off' | 'cap' | 'charged' | 'noise';
   name: string;
   env: Record<string, string>;
   /** Faults of the fake beside the limit. */
@@ -37,6 +37,13 @@ export function rateLimitSettings(limit: number, keys?: readonly string[]): Rate
       key: 'cap',
       name: `TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND=${Math.floor(limit * 0.9)} (pacing off)`,
       env: { SHIPPING_API_PACING: 'off', TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND: String(Math.floor(limit * 0.9)) },
+    },
+    // A limiter that counts refused calls too, so a 429 costs the account a token: the pace must not lean on it.
+    {
+      key: 'charged',
+      name: 'adaptive pacing, a limiter that counts refused calls',
+      env: {},
+      faults: { rateLimit: { perSecond: limit, burst: limit, refusedTakesToken: true } },
     },
     // 429s the pace does not cause (a shared quota, a flaky proxy), on top of the limit: compare with `adaptive`.
     {

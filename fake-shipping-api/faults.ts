@@ -11,6 +11,12 @@ export type EndpointKey = (typeof ENDPOINT_KEYS)[number];
 export interface RateLimit {
   perSecond: number;
   burst: number;
+  /**
+   * A refused call spends a token too (the bucket goes below empty, at most a burst's worth):
+   * a limiter that counts every call, as fixed-window counters do. Default false: only accepted
+   * calls spend one. The spec does not say which the real API does.
+   */
+  refusedTakesToken?: boolean;
 }
 
 export interface FailNextEntry {
@@ -81,7 +87,9 @@ const Rate = z.number().min(0).max(1);
 
 export const FaultsPatch = z
   .strictObject({
-    rateLimit: z.strictObject({ perSecond: z.number().positive(), burst: z.number().int().min(1) }).nullable(),
+    rateLimit: z
+      .strictObject({ perSecond: z.number().positive(), burst: z.number().int().min(1), refusedTakesToken: z.boolean().optional() })
+      .nullable(),
     rateLimitedRate: Rate,
     rateLimitedRetryAfter: z
       .strictObject({
@@ -148,7 +156,7 @@ export class TokenBuckets {
 
   constructor(private readonly limit: RateLimit) {}
 
-  /** Takes a token; returns 0 when allowed, else the Retry-After in whole seconds (min 1). */
+  /** Takes a token; returns 0 when allowed, else the Retry-After in whole seconds (min 1) until a token would be there. */
   take(account: string, now: number): number {
     const { perSecond, burst } = this.limit;
     const bucket = this.buckets.get(account) ?? { tokens: burst, at: now };
@@ -159,6 +167,8 @@ export class TokenBuckets {
       bucket.tokens -= 1;
       return 0;
     }
-    return Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+    const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+    if (this.limit.refusedTakesToken) bucket.tokens = Math.max(-burst, bucket.tokens - 1);
+    return retryAfter;
   }
 }

@@ -43,6 +43,8 @@ Flags:
   --rate-limit <perSecond>      Per-account token bucket refill rate, > 0 (default: no limit)
   --burst <n>                   Token bucket size, integer >= 1; needs --rate-limit
                                 (default: ceil(perSecond))
+  --refused-takes-token         A refused call spends a token too (the bucket goes below empty):
+                                a limiter that counts every call; needs --rate-limit
   --rate-limited-rate <0..1>    Share of requests answered 429 at random, bucket or not (default 0)
   --retry-after <s|min-max>     Retry-After seconds of those random 429s, one value or a range
                                 drawn per answer (default 1)
@@ -59,7 +61,7 @@ Flags:
   --accounts-file <path>        More accounts, each with its own credentials, limit and labels:
                                 a JSON array of {name, apiKey, apiToken} or {name, auth: "bearer",
                                 accessToken, shipperAccountId}, each with an optional
-                                rateLimit {perSecond, burst} (default: the --rate-limit)
+                                rateLimit {perSecond, burst, refusedTakesToken?} (default: the --rate-limit)
   -h, --help                    Print this help and exit
 
 Credentials of the default account come from SHIPPING_API_KEY and SHIPPING_API_TOKEN;
@@ -111,6 +113,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
         seed: { type: 'string' },
         'rate-limit': { type: 'string' },
         burst: { type: 'string' },
+        'refused-takes-token': { type: 'boolean' },
         'rate-limited-rate': { type: 'string' },
         'retry-after': { type: 'string' },
         'error-rate': { type: 'string' },
@@ -153,7 +156,14 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   const perSecond = num('rate-limit', { min: 0, exclusiveMin: true });
   const burst = num('burst', { integer: true, min: 1 });
   if (burst !== undefined && perSecond === undefined) throw new CliError('--burst: only valid together with --rate-limit');
-  if (perSecond !== undefined) faults.rateLimit = { perSecond, burst: burst ?? Math.max(1, Math.ceil(perSecond)) };
+  const refusedTakesToken = values['refused-takes-token'] === true;
+  if (refusedTakesToken && perSecond === undefined) throw new CliError('--refused-takes-token: only valid together with --rate-limit');
+  if (perSecond !== undefined)
+    faults.rateLimit = {
+      perSecond,
+      burst: burst ?? Math.max(1, Math.ceil(perSecond)),
+      ...(refusedTakesToken ? { refusedTakesToken } : {}),
+    };
   const rateLimitedRate = num('rate-limited-rate', { min: 0, max: 1 });
   if (rateLimitedRate !== undefined) faults.rateLimitedRate = rateLimitedRate;
   const retryAfter = str('retry-after');
@@ -212,7 +222,11 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   };
 }
 
-const RateLimitSchema = z.strictObject({ perSecond: z.number().positive(), burst: z.number().int().min(1) });
+const RateLimitSchema = z.strictObject({
+  perSecond: z.number().positive(),
+  burst: z.number().int().min(1),
+  refusedTakesToken: z.boolean().optional(),
+});
 const AccountsFile = z
   .array(
     z.union([

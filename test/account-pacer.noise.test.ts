@@ -40,6 +40,12 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
     expect(run.seconds.every((s) => s.workers.every((w) => w.noiseShare === null))).toBe(true);
   });
 
+  it('against a limiter that counts refused calls too (2 workers), it still spends the limit with at most 1 % 429s', async () => {
+    const run = await simulate({ seconds: 240, limit: () => 40, demand: BACKLOG, workers: 2, refusedTakesToken: true });
+    expect(run.acceptedPerSecond(120, 240)).toBeGreaterThanOrEqual(0.95 * 40);
+    expect(run.share429(120, 240)).toBeLessThanOrEqual(0.01);
+  });
+
   it('follows a limit that halves, and takes none of its 429s for noise', async () => {
     const run = await simulate({ seconds: 240, limit: (t) => (t < 120 ? 40 : 20), demand: BACKLOG });
     expect(run.acceptedPerSecond(150, 240)).toBeGreaterThanOrEqual(0.95 * 20);

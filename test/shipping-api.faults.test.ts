@@ -61,6 +61,22 @@ describe('rate limit', () => {
     await expect(client.listCouriers()).resolves.toHaveLength(4);
   });
 
+  it('a limiter that counts refused calls too: a 429 spends a token, so calls inside its Retry-After push the next token back', async () => {
+    api.setFaults({ rateLimit: { perSecond: 2, burst: 1, refusedTakesToken: true } });
+    await client.listCouriers();
+    // Two refused calls right away: the bucket goes to -2 tokens, 1.5 s from the next one.
+    expect((await shippingError(client.listCouriers())).retryAfterSeconds).toBe(1);
+    expect((await shippingError(client.listCouriers())).retryAfterSeconds).toBe(1);
+    await new Promise((r) => setTimeout(r, 600)); // a token's refill: still short of one
+    expect((await shippingError(client.listCouriers())).retryAfterSeconds).toBe(1);
+    // The same wait after one refusal only, without the charge: a token is there.
+    api.setFaults({ rateLimit: { perSecond: 2, burst: 1 } });
+    await client.listCouriers();
+    await shippingError(client.listCouriers());
+    await new Promise((r) => setTimeout(r, 600));
+    await expect(client.listCouriers()).resolves.toHaveLength(4);
+  });
+
   it('endpoints restricts faults to the listed endpoint keys', async () => {
     api.setFaults({ rateLimit: { perSecond: 0.1, burst: 1 }, endpoints: ['GET /products'] });
     await client.listProducts('ups');

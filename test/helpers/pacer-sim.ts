@@ -28,6 +28,8 @@ export interface SimOptions {
    * retries. `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
    */
   demand: { clients: number } | { perSecond: number };
+  /** The limit counts refused calls too (its bucket goes below empty, down to a second's worth); default: only accepted ones. */
+  refusedTakesToken?: boolean;
   /** Random 429s before the bucket (they then use none of the limit); default after it, as the fake. */
   noiseFirst?: boolean;
   workers?: number;
@@ -113,7 +115,12 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       const perS = limit(t);
       if (perS !== null) {
         bucket = { tokens: Math.min(perS, bucket.tokens + ((now - bucket.at) / 1000) * perS), at: now };
-        if (bucket.tokens < 1) return { retryAfterMs: Math.max(1, Math.ceil((1 - bucket.tokens) / perS)) * 1000, kind: 'limited' };
+        if (bucket.tokens < 1) {
+          const retryAfterMs = Math.max(1, Math.ceil((1 - bucket.tokens) / perS)) * 1000;
+          // A limiter that counts refused calls too: each one spends a token it did not have.
+          if (options.refusedTakesToken) bucket.tokens = Math.max(-perS, bucket.tokens - 1);
+          return { retryAfterMs, kind: 'limited' };
+        }
         bucket.tokens -= 1;
       }
       return null;
