@@ -128,7 +128,10 @@ export function createActivities(
         cls,
         call,
         signal,
-        info.isLocal ? { maxWaitMs: FIRST_ATTEMPT_PACE_WAIT_MS } : { releaseOverMs: HELD_ACCOUNT_RELEASE_MS },
+        // A first attempt does not sit out a hold it cannot outlast: it holds a workflow task meanwhile.
+        info.isLocal
+          ? { maxWaitMs: FIRST_ATTEMPT_PACE_WAIT_MS, releaseOverMs: FIRST_ATTEMPT_PACE_WAIT_MS }
+          : { releaseOverMs: HELD_ACCOUNT_RELEASE_MS },
       );
     });
   }
@@ -144,7 +147,7 @@ export function createActivities(
       return await paced(account, cls, call);
     } catch (err) {
       if (err instanceof PaceWaitExceeded) throw pacedByAccount(err);
-      if (err instanceof AccountHeld) throw accountHeld(err);
+      if (err instanceof AccountHeld) throw Context.current().info.isLocal ? pacedByAccount(err) : accountHeld(err);
       if (!(err instanceof ShippingApiError)) throw err;
       logFailure(err, context);
       const ctx = Context.current();
@@ -282,7 +285,7 @@ export async function trackingOrNull(api: ShippingApiClient, labelId: string, si
 }
 
 /** A first attempt that got no turn in time: the workflow continues with the regular activity at once. */
-function pacedByAccount(err: PaceWaitExceeded): ApplicationFailure {
+function pacedByAccount(err: PaceWaitExceeded | AccountHeld): ApplicationFailure {
   const failure = ApplicationFailure.create({ type: PACED_BY_ACCOUNT, message: err.message, category: ApplicationFailureCategory.BENIGN });
   failure.stack = '';
   return failure;
