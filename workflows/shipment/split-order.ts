@@ -20,7 +20,6 @@ import {
   setHandler,
   startChild,
   upsertSearchAttributes,
-  workflowInfo,
   WorkflowIdReusePolicy,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
@@ -40,7 +39,7 @@ import {
   type ShipmentState,
   type ShopChangeAnswer,
 } from '../definitions';
-import { parcelWorkflowId, type ParcelRef, type ShipmentInput } from '../../domain/shipment';
+import { parcelWorkflowId, shipmentWorkflowId, type ParcelRef, type ShipmentInput } from '../../domain/shipment';
 import { changeForParcel, differences, type ShopOrderChange } from '../../domain/shop-order';
 import { parcelsDetails } from './details';
 import { checkChangeShape } from './handlers';
@@ -58,7 +57,9 @@ export class SplitOrder {
   private status = 'creating_label';
 
   constructor(private readonly input: ShipmentInput & { parcels: Parcel[] }) {
-    const orderWorkflowId = workflowInfo().workflowId;
+    // The order's workflow id as every start derives it (start-shipment.ts), not workflowInfo's:
+    // a replay under another id starts the same parcels.
+    const orderWorkflowId = shipmentWorkflowId(input);
     this.state = {
       ...initialState(input),
       phase: 'parcels',
