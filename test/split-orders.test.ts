@@ -128,6 +128,11 @@ describe('an order at two locations', () => {
           },
           { what: `parcel ${location} held back`, timeoutMs: 20_000, intervalMs: 100 },
         );
+      // A resubmit goes to a parcel (--parcel): the order's workflow refuses it, naming its parcels.
+      const toOrder = await runCli(['resubmit', SHOP, order.orderId, 'examples/corrected-label.json'], { env: cliEnv() });
+      expect(toOrder.stdout + toOrder.stderr).toMatch(/ships as 2 parcels: resubmit one with --parcel <location> \(1: Main warehouse/);
+      const toParcel = await runCli(['resubmit', '--parcel', '2', SHOP, order.orderId, 'examples/corrected-label.json'], { env: cliEnv() });
+      expect(toParcel.stdout + toParcel.stderr).toMatch(/the shipment is creating_label, not awaiting corrected label data/);
       shopify.cancelOrder(order.id);
       expect((await pullNow(h.env.client, SHOP)).counts.changed).toBe(1);
       const outcome = (await handle(order.workflowId).result()) as ShipmentOutcome;

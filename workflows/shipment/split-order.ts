@@ -165,7 +165,9 @@ export class SplitOrder {
     });
     // Refused by their validators (written nowhere): each parcel has its own label and shop events.
     const perParcel = (what: string): never => {
-      throw new Error(`this order ships as ${this.state.parcels!.length} parcels: ${what} one by its workflow id (${this.parcelIds()})`);
+      throw new Error(
+        `this order ships as ${this.state.parcels!.length} parcels: ${what} one with --parcel <location> (${this.parcelIds()})`,
+      );
     };
     setHandler(resubmitLabelUpdate, (_request: ResubmitLabel) => perParcel('resubmit'), {
       validator: (_request: ResubmitLabel) => perParcel('resubmit'),
@@ -210,7 +212,7 @@ export class SplitOrder {
   }
 
   private parcelIds(): string {
-    return this.state.parcels!.map((p) => p.workflowId).join(', ');
+    return this.state.parcels!.map((p) => `${p.location}: ${p.name}, workflow ${p.workflowId}`).join('; ');
   }
 
   private publish(): void {
