@@ -36,23 +36,16 @@ export function mapOrder(shop: string, order: PlatformOrder, mapping: ImportMapp
  */
 function mapParcels(shop: string, order: PlatformOrder, parcels: PlatformParcel[], mapping: ImportMapping): Mapped {
   const problems: FieldProblem[] = [];
-  const mapped: NonNullable<MappedRecord['parcels']> = [];
+  const mapped: MappedRecord[] = [];
   parcels.forEach((parcel, i) => {
     const one = mapOne(shop, { ...order, shipFrom: parcel.shipFrom, lines: parcel.lines, parcels: [parcel] }, mapping);
     if (!one.ok) problems.push(...one.problems.map((p) => ({ ...p, field: `parcels[${i}].${p.field}` })));
-    else mapped.push({ location: parcel.location!, name: parcel.name, labelRequest: one.record.labelRequest });
+    else mapped.push(one.record);
   });
   if (problems.length > 0) return { ok: false, problems };
-  return {
-    ok: true,
-    record: {
-      shop,
-      orderId: orderIdOf(order, mapping),
-      platformOrderId: order.platformOrderId,
-      labelRequest: mapped[0]!.labelRequest,
-      parcels: mapped,
-    },
-  };
+  // The first parcel's record stands for the order (its summary); each parcel's request goes with it.
+  const each = parcels.map((parcel, i) => ({ location: parcel.location!, name: parcel.name, labelRequest: mapped[i]!.labelRequest }));
+  return { ok: true, record: { ...mapped[0]!, parcels: each } };
 }
 
 function mapOne(shop: string, order: PlatformOrder, mapping: ImportMapping): Mapped {
