@@ -44,7 +44,7 @@ import { changeForParcel, differences, type ShopOrderChange } from '../../domain
 import { parcelsDetails } from './details';
 import { checkChangeShape } from './handlers';
 import { initialShopOrder, refuseChange } from './shop-changes';
-import { initialState } from './state';
+import { initialState, outcomeOf } from './state';
 import type { shipmentWorkflow } from './workflow';
 
 type Parcel = NonNullable<ShipmentInput['parcels']>[number];
@@ -133,20 +133,7 @@ export class SplitOrder {
     this.state.phase = 'completed';
     this.publish();
     log.info('order shipped as parcels', { orderId: this.state.orderId, shop: this.state.shop, outcome, reason });
-    const { shop, orderId, lastError } = this.state;
-    return {
-      shop,
-      orderId,
-      outcome,
-      labelId: null,
-      trackingNumber: null,
-      tag: null,
-      subtag: null,
-      lastCheckpoint: null,
-      lastError,
-      reason: `parcels: ${reason}`,
-      parcels: parcels.map((p) => ({ ...p })),
-    };
+    return { ...outcomeOf(this.state, outcome, `parcels: ${reason}`), parcels: parcels.map((p) => ({ ...p })) };
   }
 
   // ---------------------------------------------------------------- messages
