@@ -34,6 +34,8 @@ export interface CreateLabelInput extends OrderIdentity {
   labelRequest: LabelRequestWithoutKey;
   /** The shipment's shipping account; absent: `default` (shipments started before accounts had names). */
   account?: string;
+  /** A parcel's location (an order shipping from several): part of its key. */
+  location?: string;
 }
 
 export interface CreatedLabel {
@@ -51,12 +53,23 @@ export interface CreatedLabel {
  * The NUL between shop and orderId separates them unambiguously because neither may contain a
  * control character (ExternalId, checked wherever an order enters: import, CLI, startShipment);
  * the key of every order valid before that check is unchanged (test/hostile-ids.test.ts pins one).
+ *
+ * A parcel of an order shipping from several locations adds its location:
+ * `<shop>:<orderId>@<location>:r<revision>` (`@` is percent-encoded inside shop and orderId, so
+ * it separates); an order of one location has no `@` part, exactly as before parcels.
  */
-export function labelIdempotencyKey({ shop, orderId, revision }: OrderIdentity & { revision: number }): string {
-  const readable = `${encodeURIComponent(shop)}:${encodeURIComponent(orderId)}:r${revision}`;
+export function labelIdempotencyKey({
+  shop,
+  orderId,
+  revision,
+  location,
+}: OrderIdentity & { revision: number; location?: string }): string {
+  const at = location === undefined ? '' : `@${encodeURIComponent(location)}`;
+  const readable = `${encodeURIComponent(shop)}:${encodeURIComponent(orderId)}${at}:r${revision}`;
   if (readable.length <= 100) return readable;
-  const digest = createHash('sha256').update(shop).update('\u0000').update(orderId).digest('hex');
-  return `sha256-${digest}:r${revision}`;
+  const hash = createHash('sha256').update(shop).update('\u0000').update(orderId);
+  if (location !== undefined) hash.update('\u0000').update(location);
+  return `sha256-${hash.digest('hex')}:r${revision}`;
 }
 
 export interface AwaitTrackingChangeInput {
@@ -162,8 +175,8 @@ export function createActivities(
   }
 
   return {
-    async createLabel({ shop, orderId, revision, labelRequest, account }: CreateLabelInput): Promise<CreatedLabel> {
-      const idempotencyKey = labelIdempotencyKey({ shop, orderId, revision });
+    async createLabel({ shop, orderId, revision, labelRequest, account, location }: CreateLabelInput): Promise<CreatedLabel> {
+      const idempotencyKey = labelIdempotencyKey({ shop, orderId, revision, location });
       const calls = accountCalls(accounts, account);
       const label = await apiCall(calls, 'label', (signal) => calls.api.createLabel({ ...labelRequest, idempotencyKey }, { signal }), {
         idempotencyKey,

@@ -16,7 +16,7 @@ import type { ShopConnector, ShopConnectors } from '../shop-sync/connectors';
 import { PlatformConnections } from '../shop-sync/platform/connections';
 import type { PlatformDelivery } from '../shop-sync/platform/result';
 import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
-import type { OrderIdentity, PlatformRefs, ShopDeliveryResult, ShopEventDraft } from '../domain/shipment';
+import type { OrderIdentity, ParcelRef, PlatformRefs, ShopDeliveryResult, ShopEventDraft } from '../domain/shipment';
 import { withHeartbeat } from './heartbeat';
 import {
   activityFailure,
@@ -39,6 +39,8 @@ export interface DeliverShopEventsInput extends OrderIdentity {
   courier?: string;
   /** Platform ids the workflow remembers from earlier deliveries. */
   platform?: PlatformRefs;
+  /** One parcel of an order shipping from several locations: its events name it, its fulfillment is its location's. */
+  parcel?: ParcelRef;
   /** No call to the shop before this time (epoch ms): the Retry-After a platform gave the first attempt, or its write settling. */
   notBefore?: number;
   /**
@@ -116,7 +118,7 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
         }
         let event;
         try {
-          event = makeShipmentEvent({ ...draft, shop, orderId });
+          event = makeShipmentEvent({ ...draft, shop, orderId, ...(input.parcel ? { parcel: input.parcel } : {}) });
         } catch (err) {
           // A bug, not the shop: sending it again would not help.
           throw ApplicationFailure.create({ type: INVALID_SHIPMENT_EVENT, message: (err as Error).message, nonRetryable: true });
@@ -130,6 +132,7 @@ export function createShopDeliveryActivities(connectors: ShopConnectors, platfor
             event,
             platformOrderId: platformOrderId!,
             courier: input.courier ?? null,
+            ...(input.parcel ? { location: input.parcel.location } : {}),
             refs: platform,
             signal,
             maxWaitMs: ctx.info.isLocal ? FIRST_ATTEMPT_MAX_WAIT_MS : MAX_WAIT_MS,

@@ -291,8 +291,9 @@ async function measure(
   const changes: Record<Mode, number> = { webhooks: 0, schedule: 0 };
   for (const o of orders) {
     const own = labelsOf(o);
-    const postalCodes = own.map((l) => l.shipToPostalCode);
-    if (new Set(postalCodes).size < postalCodes.length) duplicateLabels += postalCodes.length - new Set(postalCodes).size;
+    // One label per parcel (its key names its location: `…@<location>:r<n>`) and address; more is a duplicate.
+    const made = own.map((l) => `${/@([^:]+):r\d+$/.exec(l.idempotencyKey)?.[1] ?? ''}|${l.shipToPostalCode}`);
+    duplicateLabels += made.length - new Set(made).size;
     if (o.actedAt === null) continue;
     changes[o.mode]++;
     const knownAt =
@@ -368,7 +369,9 @@ function writesSince(s: { shopify: FakeShopify; woo: FakeWooCommerce }, o: Order
 
 /** A label's key is `sha256-…:r<revision>` of shop and order: compare through the order's workflow identity. */
 function keyNames(key: string, o: Order): boolean {
-  return keyPrefix(o) === key.slice(0, key.lastIndexOf(':r'));
+  const named = key.slice(0, key.lastIndexOf(':r'));
+  // A parcel's key adds its location: `<shop>:<orderId>@<location>`.
+  return named === keyPrefix(o) || named.startsWith(`${keyPrefix(o)}@`);
 }
 const keyCache = new Map<Order, string>();
 function keyPrefix(o: Order): string {

@@ -1,6 +1,6 @@
 /**
  * A pass-through proxy in front of the fake Shopify that adds up each answer's actual query cost,
- * split between the pull's reads (the OrdersToLabel and WholeOrderToLabel queries) and everything
+ * split between the pull's reads (the OrdersToLabel, WholeOrderToLabel and FulfillmentOrderLinesToLabel queries) and everything
  * else (the shipments' write-back). The fake's own stats only give the sum, and the import bench
  * must show what the pull alone spent of the store's restore rate.
  */
@@ -25,7 +25,7 @@ export interface ShopifyCostProxy {
   close(): Promise<void>;
 }
 
-const PULL_QUERIES = /\b(OrdersToLabel|WholeOrderToLabel)\b/;
+const PULL_QUERIES = /\b(OrdersToLabel|WholeOrderToLabel|FulfillmentOrderLinesToLabel)\b/;
 /** Answer headers the connector reads (the rest are node's own). */
 const KEPT_HEADERS = ['content-type', 'retry-after', 'x-shopify-api-version'];
 

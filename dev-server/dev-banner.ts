@@ -70,6 +70,7 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
             : [
                 `   curl -s -XPOST ${r.apiUrl}/__admin/faults -d '{"rateLimitedRate":1,"endpoints":["POST /labels"]}'   # hold labels back (429) to act before them; {"rateLimitedRate":0} lets them go`,
               ]),
+          `   npm run cli -- status ${PLATFORM_SHOPS.shopify} OO-1004   # #1004 ships from two locations in "Shopify": one parcel, label and fulfillment each`,
           `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000005/release   # #1005 is held in "Shopify": released, it is shipped (held again: .../hold)`,
           `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000002/cancel    # cancel #1002: before its label it stops (cancelled_in_shop), after it is marked`,
           `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders/1003/edit -d '{"shipping":{"postcode":"4000-123"}}'   # correct an address in "WooCommerce"`,

@@ -19,7 +19,8 @@ export const EVENT_ID_PATTERN = /^evt_[0-9a-f]{32}$/;
 
 /**
  * The id of one shipment event: `evt_` + the first 32 hex characters of
- * sha256(shop + "\u0000" + orderId + "\u0000" + sequence).
+ * sha256(shop + "\u0000" + orderId + "\u0000" + sequence), and for one parcel of an order that
+ * ships from several locations + "\u0000" + its location.
  *
  * A pure function of (shop, orderId, sequence), so every retry, worker crash, reset or
  * continue-as-new that re-sends event N of an order sends the same id, and the receiver can
@@ -29,7 +30,17 @@ export const EVENT_ID_PATTERN = /^evt_[0-9a-f]{32}$/;
  * NUL; checked here and by the event schema) and the sequence is digits only, so each NUL is a
  * separator. ("a\u0000b", "c") is therefore refused rather than colliding with ("a", "b\u0000c").
  */
-export function shipmentEventId({ shop, orderId, sequence }: { shop: string; orderId: string; sequence: number }): string {
+export function shipmentEventId({
+  shop,
+  orderId,
+  sequence,
+  parcel,
+}: {
+  shop: string;
+  orderId: string;
+  sequence: number;
+  parcel?: { location: string };
+}): string {
   for (const [field, value] of [
     ['shop', shop],
     ['orderId', orderId],
@@ -39,7 +50,9 @@ export function shipmentEventId({ shop, orderId, sequence }: { shop: string; ord
   }
   if (!Number.isSafeInteger(sequence) || sequence < 1)
     throw new Error(`shipmentEventId: sequence must be an integer >= 1 (got ${sequence})`);
-  const digest = createHash('sha256').update(`${shop}\u0000${orderId}\u0000${sequence}`, 'utf8').digest('hex');
+  // A parcel's events are numbered per parcel: its location keeps their ids apart from its siblings'.
+  const location = parcel === undefined ? '' : `\u0000${parcel.location}`;
+  const digest = createHash('sha256').update(`${shop}\u0000${orderId}\u0000${sequence}${location}`, 'utf8').digest('hex');
   return `evt_${digest.slice(0, 32)}`;
 }
 
@@ -131,6 +144,13 @@ const envelope = {
   occurredAt: z.iso.datetime({ offset: true }),
   shop: ExternalId,
   orderId: ExternalId,
+  parcel: z
+    .object({ location: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), name: z.string().min(1).max(200) })
+    .optional()
+    .meta({
+      description:
+        "Only for an order that ships from several locations (Shopify): the parcel this event is about, by the platform's location id and name. Its events are numbered per parcel.",
+    }),
 };
 
 export const LabelCreatedEvent = z.object({ ...envelope, type: z.literal('label.created'), data: LabelCreatedData });

@@ -54,6 +54,18 @@ export const AccountName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be 1-63 of A-Z a-z 0-9 . _ - (starting with a letter or digit)');
 
+/**
+ * Where one parcel of an order ships from: the platform's location id (Shopify's numeric
+ * location id) and its name. Part of the parcel's workflow id, idempotencyKey and event ids.
+ */
+export const ParcelRef = z.object({
+  location: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ -'),
+  name: z.string().min(1).max(200),
+});
+
+/** An order ships as at most this many parcels (one per location); Shopify stores have far fewer locations. */
+export const MAX_PARCELS = 20;
+
 export const ShipmentInput = OrderIdentity.extend({
   /** Required for a shop whose connector is a platform (shopify, woocommerce): the order it writes to. */
   platformOrderId: PlatformOrderId.optional(),
@@ -67,12 +79,33 @@ export const ShipmentInput = OrderIdentity.extend({
    * shop's account when it started (config/shipping-accounts.ts). Absent: `default`.
    */
   account: AccountName.optional(),
+  /**
+   * Set by a shop pull for an order that ships from several locations: the order's workflow
+   * starts one parcel workflow per location (workflows/shipment/split-order.ts); `labelRequest`
+   * is then the first parcel's, for the summary.
+   */
+  parcels: z
+    .array(ParcelRef.extend({ labelRequest: LabelRequestWithoutKey }))
+    .min(2)
+    .max(MAX_PARCELS)
+    .refine((parcels) => new Set(parcels.map((p) => p.location)).size === parcels.length, 'each location once')
+    .optional(),
+  /** Set by the order's workflow on each parcel workflow it starts: the location this one ships from. */
+  parcel: ParcelRef.optional(),
 });
 
 /** What a pull tells a shipment whose order changed (the update `shopOrderChanged`). */
 export const ShopOrderChange = ShopOrderSeen.extend({
   platformOrderId: PlatformOrderId.optional(),
   labelRequest: LabelRequestWithoutKey.optional(),
+  /**
+   * Shopify: the locations the reading ships from. Of one location only its id (`labelRequest`
+   * is its request); of several, each one's request: an order's workflow hands each parcel its own.
+   */
+  parcels: z
+    .array(z.object({ location: ParcelRef.shape.location, labelRequest: LabelRequestWithoutKey.optional() }))
+    .max(MAX_PARCELS)
+    .optional(),
   problems: z
     .array(z.object({ field: z.string().max(200), message: z.string().max(1000) }))
     .max(50)

@@ -27,6 +27,14 @@ export function shipmentWorkflowId({ shop, orderId }: OrderIdentity): string {
   return `shipment-${encodeURIComponent(shop)}-${encodeURIComponent(orderId)}`;
 }
 
+/**
+ * The workflow of one parcel of an order that ships from several locations: its order's
+ * workflow id and the location, so a retried or replayed start finds the same one.
+ */
+export function parcelWorkflowId(orderWorkflowId: string, location: string): string {
+  return `${orderWorkflowId}-parcel-${location}`;
+}
+
 /** How a shipment is tracked. Validated by domain/schemas.ts where it is configured. */
 export interface TrackingPolicy {
   /** Time between two GET /tracking polls where pollIntervalsMs names no stage. */
@@ -92,6 +100,9 @@ export const DEFAULT_TRACKING_POLICY: TrackingPolicy = {
 };
 
 export type ShipmentInput = z.infer<typeof schemas.ShipmentInput>;
+
+/** Where one parcel of an order ships from (schemas.ParcelRef): the platform's location id and its name. */
+export type ParcelRef = z.infer<typeof schemas.ParcelRef>;
 
 export type OutcomeKind =
   | 'delivered'

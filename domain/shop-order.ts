@@ -42,6 +42,19 @@ export interface ShopOrderChange extends ShopOrderSeen {
   labelRequest?: LabelRequestWithoutKey;
   /** Why it does not map (the import's problems, naming the field). */
   problems?: FieldProblem[];
+  /**
+   * Shopify: the locations the reading ships from. Of one location only its id (`labelRequest`
+   * is its request); of several, each one's request (an order's workflow hands each parcel its own).
+   */
+  parcels?: Array<{ location: string; labelRequest?: LabelRequestWithoutKey }>;
+}
+
+/** The reading as the parcel at `location` takes it: its own label request, or none when the reading has none for it. */
+export function changeForParcel(change: ShopOrderChange, location: string): ShopOrderChange {
+  const { parcels, labelRequest, ...rest } = change;
+  const mine = parcels?.find((p) => p.location === location);
+  const request = parcels && parcels.length > 1 ? mine?.labelRequest : mine ? labelRequest : undefined;
+  return request ? { ...rest, labelRequest: request } : rest;
 }
 
 export type ShopChangeKind = 'status' | 'address' | 'lines';

@@ -57,6 +57,11 @@ export const SeedOrderSchema = z.strictObject({
   lineItems: z.array(SeedLine).min(1).max(250),
   locationId: z.enum(LOCATION_IDS).optional(),
   splitLocations: z.boolean().optional(),
+  /**
+   * The lines spread over this many fulfillment orders, taking turns between the two locations
+   * (as Shopify has after a merchant splits fulfillment orders): an order larger than a page reads.
+   */
+  fulfillmentOrderCount: z.number().int().min(1).max(50).optional(),
   fulfillmentOrderStatus: z.enum(['OPEN', 'ON_HOLD', 'SCHEDULED', 'CANCELLED']).optional(),
   /** Every FO's deliveryMethod.methodType; default SHIPPING. */
   deliveryMethod: z.enum(['SHIPPING', 'PICK_UP', 'LOCAL']).optional(),

@@ -95,9 +95,13 @@ export class Store {
       fulfillments: [],
     };
     const first = seed.locationId ?? LOCATION_IDS[0];
-    const groups = seed.splitLocations ? splitInHalves(lineItems) : [lineItems];
+    const groups = seed.fulfillmentOrderCount
+      ? takingTurns(lineItems, seed.fulfillmentOrderCount)
+      : seed.splitLocations
+        ? splitInHalves(lineItems)
+        : [lineItems];
     groups.forEach((lines, i) => {
-      const locationId = i === 0 ? first : LOCATION_IDS.find((l) => l !== first)!;
+      const locationId = i % 2 === 0 ? first : LOCATION_IDS.find((l) => l !== first)!;
       this.addFo(order, lines, locationId, seed.fulfillmentOrderStatus ?? 'OPEN', seed.deliveryMethod ?? 'SHIPPING');
     });
     this.orders.set(id, order);
@@ -229,6 +233,13 @@ export interface ShopifyStoreSnapshot {
   orders: OrderRecord[];
   next: Record<GidType, number>;
   nextNumber: number;
+}
+
+/** The seed's fulfillmentOrderCount: line i to group i mod count (empty groups are dropped). */
+function takingTurns<T>(items: T[], count: number): T[][] {
+  const groups = Array.from({ length: count }, (): T[] => []);
+  items.forEach((item, i) => groups[i % count]!.push(item));
+  return groups.filter((g) => g.length > 0);
 }
 
 /** The seed's splitLocations: the first half of the lines (rounded up), then the rest. */

@@ -15,7 +15,7 @@ import { workflowIdFits } from './start-shipment';
  */
 export const ImportRecord = z
   // The account is the shop's (SHIPPING_ACCOUNTS), never the file's.
-  .strictObject({ ...ShipmentInput.omit({ tracking: true, account: true }).shape, shop: ExternalId, orderId: ExternalId })
+  .strictObject({ ...ShipmentInput.omit({ tracking: true, account: true, parcel: true }).shape, shop: ExternalId, orderId: ExternalId })
   .superRefine(workflowIdFits);
 export type ImportRecord = z.infer<typeof ImportRecord>;
 

@@ -14,6 +14,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import { ShopOrderChange as ShopOrderChangeSchema } from '../domain/schemas';
 import { shipmentWorkflowId } from '../domain/shipment';
 import type { ShopOrderChange } from '../domain/shop-order';
+import type { LabelRequestWithoutKey } from '../shipping-api/contract';
 import { validateRecord } from '../order-import/record';
 import { workflowIdProblem } from '../order-import/start-shipment';
 import { shopOrderChangedUpdate } from '../workflows/definitions';
@@ -110,7 +111,19 @@ export function changeOf(shop: string, order: PlatformOrder, mapping: ImportMapp
   const mapped = mapOrder(shop, order, mapping);
   if (!mapped.ok) return { ...seen, problems: mapped.problems.slice(0, 50) };
   const validated = validateRecord(mapped.record);
-  return validated.ok ? { ...seen, labelRequest: validated.value.labelRequest } : { ...seen, problems: validated.problems.slice(0, 50) };
+  if (!validated.ok) return { ...seen, problems: validated.problems.slice(0, 50) };
+  const { labelRequest, parcels } = validated.value;
+  return { ...seen, labelRequest, ...parcelsOf(order, parcels) };
+}
+
+/**
+ * Shopify: where the reading ships from, so an order shipping as parcels hands each its own
+ * request (one location: its id only, the request is `labelRequest`).
+ */
+function parcelsOf(order: PlatformOrder, mapped: Array<{ location: string; labelRequest: LabelRequestWithoutKey }> | undefined) {
+  if (mapped) return { parcels: mapped.map(({ location, labelRequest }) => ({ location, labelRequest })) };
+  const only = order.parcels?.length === 1 ? order.parcels[0]!.location : null;
+  return only === null ? {} : { parcels: [{ location: only }] };
 }
 
 function readingKey(facts: ShopOrderChange['facts']): string {

@@ -7,14 +7,17 @@
  */
 import type { FieldProblem, LabelRequestWithoutKey } from '../shipping-api/contract';
 import { ORDER_LIMITS } from './checks';
-import { convertWeight, type PlatformAddress, type PlatformLine, type PlatformOrder } from './order';
+import { convertWeight, type PlatformAddress, type PlatformLine, type PlatformOrder, type PlatformParcel } from './order';
 import type { ImportMapping } from './settings';
 
 export interface MappedRecord {
   shop: string;
   orderId: string;
   platformOrderId: string;
+  /** Of an order shipping as several parcels: the first parcel's (the workflow's summary shows it). */
   labelRequest: LabelRequestWithoutKey;
+  /** An order whose open fulfillment orders are at several locations: one label request each. */
+  parcels?: Array<{ location: string; name: string; labelRequest: LabelRequestWithoutKey }>;
 }
 
 export type Mapped = { ok: true; record: MappedRecord } | { ok: false; problems: FieldProblem[] };
@@ -23,6 +26,29 @@ type Party = NonNullable<LabelRequestWithoutKey['shipment']['shipTo']>;
 type Parcel = NonNullable<LabelRequestWithoutKey['shipment']['parcels']>[number];
 
 export function mapOrder(shop: string, order: PlatformOrder, mapping: ImportMapping): Mapped {
+  const parcels = order.parcels ?? [];
+  return parcels.length > 1 && !order.problem ? mapParcels(shop, order, parcels, mapping) : mapOne(shop, order, mapping);
+}
+
+/**
+ * Each location's parcel mapped as an order of its own (its ship-from, its lines); a problem
+ * names the parcel's field (`parcels[1].lines[0].weight`). WooCommerce orders have no parcels.
+ */
+function mapParcels(shop: string, order: PlatformOrder, parcels: PlatformParcel[], mapping: ImportMapping): Mapped {
+  const problems: FieldProblem[] = [];
+  const mapped: MappedRecord[] = [];
+  parcels.forEach((parcel, i) => {
+    const one = mapOne(shop, { ...order, shipFrom: parcel.shipFrom, lines: parcel.lines, parcels: [parcel] }, mapping);
+    if (!one.ok) problems.push(...one.problems.map((p) => ({ ...p, field: `parcels[${i}].${p.field}` })));
+    else mapped.push(one.record);
+  });
+  if (problems.length > 0) return { ok: false, problems };
+  // The first parcel's record stands for the order (its summary); each parcel's request goes with it.
+  const each = parcels.map((parcel, i) => ({ location: parcel.location!, name: parcel.name, labelRequest: mapped[i]!.labelRequest }));
+  return { ok: true, record: { ...mapped[0]!, parcels: each } };
+}
+
+function mapOne(shop: string, order: PlatformOrder, mapping: ImportMapping): Mapped {
   const problems: FieldProblem[] = [];
   if (order.problem) problems.push(order.problem);
   const service = serviceOf(order, mapping, problems);

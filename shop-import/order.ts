@@ -47,6 +47,11 @@ export interface PlatformOrder {
   shipFrom: PlatformAddress | null;
   lines: PlatformLine[];
   /**
+   * Shopify: the open fulfillment orders by location, each location one parcel (shipFrom and
+   * lines above are theirs together). Two or more: the order ships as one label per parcel.
+   */
+  parcels?: PlatformParcel[];
+  /**
    * Why the order needs no label from us although the platform listed it: fulfilled elsewhere,
    * on hold, picked up in store. Skipped orders are counted, not reported as problems.
    */
@@ -59,6 +64,15 @@ export interface PlatformOrder {
    * (facts.ts) compares it with what the shipment started from.
    */
   merchant: MerchantView;
+}
+
+/** One location's share of an order: its open fulfillment orders' lines. */
+export interface PlatformParcel {
+  /** The platform's location id (Shopify's numeric id); null for a location deleted since. */
+  location: string | null;
+  name: string;
+  shipFrom: PlatformAddress;
+  lines: PlatformLine[];
 }
 
 export interface MerchantView {

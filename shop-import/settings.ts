@@ -71,12 +71,19 @@ export const ShopImportSettings = z.strictObject({
   overlap: duration('10m', OVERLAP_BOUNDS),
   /** How far back a shop's first pull reads (a known cursor is never older than the orders it saw). */
   firstPull: duration('7d', FIRST_PULL_BOUNDS),
-  /** Orders per page: each adds about 115 requested points on Shopify (a query over 1,000 is refused), WooCommerce allows 100. */
+  /** Orders per page: each adds about 117 requested points on Shopify (a query over 1,000 is refused), WooCommerce allows 100. */
   pageSize: z.number().int().min(1).max(100).optional(),
   /** Shopify: the share of the store's restore rate a pull may use, so write-back and other apps keep room. */
   budgetShare: z.number().min(0.01).max(1).default(0.5),
   /** Pages one pull reads at most: a store whose paging does not end stops the pull here (Shopify 10,000 orders at 5 a page). */
   maxPages: z.number().int().min(10).max(100_000).default(2_000),
+  /**
+   * Shopify: an order's fulfillment orders and lines are read in pages up to these bounds; a
+   * larger order is a rejection naming the setting (Shopify makes one fulfillment order per
+   * location and delivery group, and a merchant's splits add more).
+   */
+  maxFulfillmentOrders: z.number().int().min(1).max(250).default(50),
+  maxOrderLines: z.number().int().min(1).max(10_000).default(1_000),
   /** Leave the schedule paused when the worker creates it. */
   paused: z.boolean().default(false),
   mapping: ImportMapping,
@@ -85,5 +92,5 @@ export type ShopImportSettings = z.infer<typeof ShopImportSettings>;
 
 /** Unset settings of `pageSize` per platform. */
 export const DEFAULT_PAGE_SIZE = { shopify: 5, woocommerce: 100 } as const;
-/** Shopify refuses a query over 1,000 requested points; the page query asks about 115 an order. */
+/** Shopify refuses a query over 1,000 requested points; the page query asks about 117 an order. */
 export const MAX_SHOPIFY_PAGE_SIZE = 8;

@@ -106,7 +106,16 @@ export class OrderSource {
     if (waitMs > 0) await sleep(waitMs, undefined, { signal });
     let spent = 0;
     const first = connector.import.pageSize ?? DEFAULT_PAGE_SIZE.shopify;
-    const page = await readShopifyPage(client, { ...args, first }, signal, MAX_BUDGET_WAIT_MS, this.now(), (points) => (spent += points));
+    const size = { fulfillmentOrders: connector.import.maxFulfillmentOrders, lines: connector.import.maxOrderLines };
+    const page = await readShopifyPage(
+      client,
+      { ...args, first },
+      size,
+      signal,
+      MAX_BUDGET_WAIT_MS,
+      this.now(),
+      (points) => (spent += points),
+    );
     const share = connector.import.budgetShare * client.bucket.restorePerSecond;
     if (share > 0) this.nextReadAt.set(store, this.now() + clampWaitMs((spent / share) * 1000, { minMs: 0, maxMs: MAX_BUCKET_WAIT_MS }));
     return page;

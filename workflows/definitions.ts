@@ -8,7 +8,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import type { z } from 'zod';
 import type { Checkpoint } from '../shipping-api/contract';
 import type * as schemas from '../domain/schemas';
-import type { OrderIdentity, OutcomeKind, PlatformRefs, ShopDeliveryFailure, ShopEventDraft } from '../domain/shipment';
+import type { OrderIdentity, OutcomeKind, ParcelRef, PlatformRefs, ShopDeliveryFailure, ShopEventDraft } from '../domain/shipment';
 import type { ShopChangeKind, ShopOrderChange, ShopOrderSeen, ShopOrderStatus } from '../domain/shop-order';
 import type { LabelRequestWithoutKey } from '../shipping-api/contract';
 
@@ -16,7 +16,15 @@ export const WORKFLOW_TYPE = 'shipmentWorkflow';
 
 // ---------------------------------------------------------------- state and outcome
 
-export type ShipmentPhase = 'creating_label' | 'awaiting_correction' | 'held_in_shop' | 'reading_order' | 'tracking' | 'completed';
+export type ShipmentPhase =
+  | 'creating_label'
+  | 'awaiting_correction'
+  | 'held_in_shop'
+  | 'reading_order'
+  | 'tracking'
+  /** An order shipping from several locations: its parcels' workflows run (split-order.ts). */
+  | 'parcels'
+  | 'completed';
 
 /** A failure as the workflow saw it: the typed error's data, never credentials. */
 export interface RecordedError {
@@ -65,6 +73,18 @@ export interface ShipmentState extends OrderIdentity {
   account?: string;
   /** The tracking poller shard watching this shipment (its workflow id), once it joined one. */
   trackingPoller?: string;
+  /** One parcel of an order shipping from several locations: where it ships from (its order's workflow started it). */
+  parcel?: ParcelRef;
+  /** An order shipping from several locations: its parcels, each a workflow of its own (split-order.ts). */
+  parcels?: ParcelState[];
+}
+
+/** One parcel as its order's workflow knows it: started, then its outcome. */
+export interface ParcelState extends ParcelRef {
+  workflowId: string;
+  outcome: OutcomeKind | null;
+  labelId: string | null;
+  trackingNumber: string | null;
 }
 
 // ---------------------------------------------------------------- the shop's own changes
@@ -115,6 +135,13 @@ export interface ShopChangeAnswer {
  */
 export const shopOrderChangedUpdate = defineUpdate<ShopChangeAnswer, [ShopOrderChange]>('shopOrderChanged');
 
+/**
+ * The same change, as an order shipping from several locations tells each of its parcels
+ * (split-order.ts): a signal, since a workflow cannot send an update. The parcel judges it as the
+ * update's validator would and drops what it refuses.
+ */
+export const parcelShopOrderChangedSignal = defineSignal<[ShopOrderChange]>('parcelShopOrderChanged');
+
 // ---------------------------------------------------------------- shop sync
 
 /**
@@ -160,6 +187,8 @@ export interface ShipmentOutcome extends OrderIdentity {
   reason?: string;
   /** What the shop was told; absent for workflows started before shop sync. */
   shopSync?: Pick<ShopSyncState, 'status' | 'emitted' | 'delivered' | 'failure'>;
+  /** An order shipping from several locations: each parcel's end. */
+  parcels?: ParcelState[];
 }
 
 // ---------------------------------------------------------------- operator messages

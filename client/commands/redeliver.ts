@@ -16,7 +16,7 @@ import {
 } from '../cli-support';
 import { findShipment } from './shipment-lookup';
 
-export const REDELIVER_HELP = `Usage: shipments redeliver [--wait <duration>] [--json] <shop> <orderId>
+export const REDELIVER_HELP = `Usage: shipments redeliver [--wait <duration>] [--parcel <location>] [--json] <shop> <orderId>
 
 Sends a shipment's undelivered events to its shop again, from the first one the shop did
 not acknowledge, in order and with their original ids (the shop de-duplicates on them).
@@ -27,6 +27,7 @@ Fix the cause first (the receiver, or the worker's SHOP_CONNECTORS), then redeli
 
 Options:
   --wait <duration>   How long to wait for the outcome (default 30s; 0 = do not wait)
+  --parcel <location> One parcel of an order that ships from several locations (status lists them)
   --json              One JSON document on stdout: { redelivery, shopSync } or { rejected }
   -h, --help          Show this help
 
@@ -39,6 +40,7 @@ again; 2 usage/configuration error; 4 no shipment for that shop and order;
 export async function redeliverCommand(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseCommandArgs(argv, {
     wait: { type: 'string', default: '30s' },
+    parcel: { type: 'string' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
@@ -54,7 +56,7 @@ export async function redeliverCommand(argv: string[], io: Io): Promise<ExitCode
 
   const session = await connectTemporal(io.env);
   try {
-    const { handle, description } = await findShipment(session.client, shop, orderId);
+    const { handle, description } = await findShipment(session.client, shop, orderId, values.parcel);
     if (description.status.name !== 'RUNNING') {
       throw new CliError(
         `the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); its workflow can no longer send events`,

@@ -18,7 +18,7 @@ import {
 import { identityOf, validateLabelRequest } from '../../order-import/record';
 import { findShipment } from './shipment-lookup';
 
-export const RESUBMIT_HELP = `Usage: shipments resubmit [--reason <text>] [--accept-mismatch] [--json] <shop> <orderId> <file>
+export const RESUBMIT_HELP = `Usage: shipments resubmit [--reason <text>] [--accept-mismatch] [--parcel <location>] [--json] <shop> <orderId> <file>
 
 Sends corrected label data to a shipment whose label the courier (or the API's
 validation) rejected, and waits for the new label attempt. <file> is the label creation
@@ -34,6 +34,7 @@ through.
 Options:
   --reason <text>     Why the data was changed (kept in the workflow history), max 500 chars
   --accept-mismatch   Send it although it names another order or sender (a deliberate change)
+  --parcel <location> One parcel of an order that ships from several locations (status lists them)
   --json              One JSON document on stdout: { result } or { rejected } or { problems }
   -h, --help          Show this help
 
@@ -46,6 +47,7 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
   const { values, positionals } = parseCommandArgs(argv, {
     reason: { type: 'string' },
     'accept-mismatch': { type: 'boolean', default: false },
+    parcel: { type: 'string' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   });
@@ -85,7 +87,7 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
   // 2. The update; the workflow's validator decides whether it is accepted.
   const session = await connectTemporal(io.env);
   try {
-    const { handle, description } = await findShipment(session.client, shop, orderId);
+    const { handle, description } = await findShipment(session.client, shop, orderId, values.parcel);
     if (description.status.name !== 'RUNNING') {
       throw new CliError(
         `the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); nothing to resubmit`,

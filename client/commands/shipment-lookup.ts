@@ -5,7 +5,7 @@
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import { SA } from '../../workflows/definitions';
-import { shipmentWorkflowId } from '../../domain/shipment';
+import { parcelWorkflowId, shipmentWorkflowId } from '../../domain/shipment';
 import { isNotFound, noShipment, printable, usageError } from '../cli-support';
 import { checkStartableIdentity, InvalidOrderIdentity } from '../../order-import/start-shipment';
 
@@ -15,20 +15,26 @@ export interface FoundShipment {
   description: WorkflowExecutionDescription;
 }
 
-/** Describes the order's workflow; a missing one is "no shipment for shop X order Y" (exit 4). */
-export async function findShipment(client: Client, shop: string, orderId: string): Promise<FoundShipment> {
+/**
+ * Describes the order's workflow, or with `parcel` (a location id) the workflow of that parcel
+ * of an order shipping from several locations; a missing one is "no shipment for shop X order Y" (exit 4).
+ */
+export async function findShipment(client: Client, shop: string, orderId: string, parcel?: string): Promise<FoundShipment> {
   try {
     checkStartableIdentity({ shop, orderId }); // no shipment could have been started with these ids
   } catch (err) {
     if (err instanceof InvalidOrderIdentity) throw usageError(printable(err.message));
     throw err;
   }
-  const workflowId = shipmentWorkflowId({ shop, orderId });
+  if (parcel !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(parcel))
+    throw usageError(`--parcel must be a location id (1-64 of A-Z a-z 0-9 _ -), as status shows it (got "${printable(parcel)}")`);
+  const orderWorkflowId = shipmentWorkflowId({ shop, orderId });
+  const workflowId = parcel === undefined ? orderWorkflowId : parcelWorkflowId(orderWorkflowId, parcel);
   const handle = client.workflow.getHandle(workflowId);
   try {
     return { workflowId, handle, description: await handle.describe() };
   } catch (err) {
-    if (isNotFound(err)) throw noShipment(shop, orderId);
+    if (isNotFound(err)) throw noShipment(shop, parcel === undefined ? orderId : `${orderId} parcel ${parcel}`);
     throw err;
   }
 }

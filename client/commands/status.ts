@@ -1,5 +1,5 @@
 /** `shipments status <shop> <orderId>`: the workflow's own state, plus what Temporal knows. */
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import { SHOP_SYNC_STOPPED, stateQuery, type ShipmentOutcome, type ShipmentState, type ShopOrderState } from '../../workflows/definitions';
 import {
@@ -22,7 +22,9 @@ export const STATUS_HELP = `Usage: shipments status [--json] <shop> <orderId>
 Shows one order's shipment: the workflow's state (stateQuery: phase, label, tracking,
 attempts, last error), the workflow execution status, its search attributes, and each
 pending activity's attempt count and last failure (useful while a label is being retried).
-When the workflow has completed, its outcome is shown too.
+When the workflow has completed, its outcome is shown too. An order that ships from several
+locations (Shopify) shows each parcel: its location, phase or outcome, label and key, tracking,
+and its own workflow id (status of a parcel: the Temporal UI or \`temporal workflow describe\`).
 
 Options:
   --json        One JSON document on stdout
@@ -69,6 +71,16 @@ export interface StatusReport {
   outcome?: ShipmentOutcome;
   /** The workflow's failure message, when it failed. */
   failure?: string;
+  /** An order shipping from several locations: each parcel's own state. */
+  parcels?: ParcelReport[];
+}
+
+export interface ParcelReport {
+  workflowId: string;
+  location: string;
+  name: string;
+  state: ShipmentState | null;
+  stateError?: string;
 }
 
 export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
@@ -118,6 +130,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
     } catch (err) {
       report.stateError = `state query failed (is a worker running on task queue ${description.taskQueue}?): ${messageOf(err)}`;
     }
+    if (report.state?.parcels) report.parcels = await parcelReports(session.client, report.state);
     if (description.status.name === 'COMPLETED') {
       report.outcome = (await handle.result()) as ShipmentOutcome;
     } else if (description.status.name === 'FAILED') {
@@ -148,7 +161,10 @@ function statusText(r: StatusReport): string {
     // Fixed when the shipment started; a state without one calls the account `default`.
     ['Shipping account', s ? (s.account ?? DEFAULT_SHIPPING_ACCOUNT) : '-'],
   ];
-  if (s) {
+  if (s?.parcels) {
+    rows.push(['Phase', s.phase], ...parcelRows(r.parcels ?? []));
+    if (s.shopOrder) rows.push(...shopOrderRows(s.shopOrder));
+  } else if (s) {
     rows.push(
       ['Phase', s.phase],
       [
@@ -220,6 +236,35 @@ function statusText(r: StatusReport): string {
     }
   }
   return lines.join('\n');
+}
+
+/** Each parcel's own state, queried from its workflow (the order's workflow knows only their ends). */
+async function parcelReports(client: Client, order: ShipmentState): Promise<ParcelReport[]> {
+  return Promise.all(
+    (order.parcels ?? []).map(async ({ workflowId, location, name }) => {
+      try {
+        const state = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () =>
+          client.workflow.getHandle(workflowId).query(stateQuery),
+        );
+        return { workflowId, location, name, state };
+      } catch (err) {
+        return { workflowId, location, name, state: null, stateError: `state query failed: ${messageOf(err)}` };
+      }
+    }),
+  );
+}
+
+/** One row per parcel: where from, how far, its label and key, its tracking, its workflow. */
+function parcelRows(parcels: ParcelReport[]): Array<[string, string]> {
+  const rows: Array<[string, string]> = [['Parcels', `${parcels.length}, one per location, each its own workflow`]];
+  for (const p of parcels) {
+    const s = p.state;
+    const label = s?.labelId ? `label ${s.labelId} (key ${s.idempotencyKey ?? '-'})` : 'no label yet';
+    const tracking = s?.trackingNumber ? `, tracking ${s.trackingNumber}${s.tag ? ` · ${s.tag}` : ''}` : '';
+    const progress = s ? `${s.outcome ?? s.phase}, ${label}${tracking}` : (p.stateError ?? '-');
+    rows.push(['', `${p.name} (location ${p.location}): ${progress}; workflow ${p.workflowId}`]);
+  }
+  return rows;
 }
 
 function quoteArg(text: string): string {

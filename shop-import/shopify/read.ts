@@ -4,102 +4,21 @@
  * pagination (Shopify's cursors hold the sort value and id, so an order changed mid-pull moves to
  * the end and is read again, never skipped). Nested connections multiply the requested cost, so
  * a page holds few orders; an order with more fulfillment orders or lines than a page reads is
- * read again alone with larger limits. Each order is checked on its own (checks.ts): one that
- * fails is refused, the rest of the page goes on.
+ * read again alone, in pages (whole-order.ts). Each order is checked on its own (checks.ts): one
+ * that fails is refused, the rest of the page goes on. An order whose open fulfillment orders
+ * are at several locations ships as one parcel per location.
  */
 import { z } from 'zod';
 import type { ShopifyClient, Operation } from '../../shop-sync/shopify/client';
-import { modifiedTime, ORDER_LIMITS, refused, refusedOrder, RETRYABLE_ID, StoreCurrency, StoreText } from '../checks';
-import type { MerchantView, PlatformAddress, PlatformLine, ReadOrder, RefusedOrder, WeightUnit } from '../order';
+import { modifiedTime, refused, refusedOrder } from '../checks';
+import type { MerchantView, PlatformAddress, PlatformLine, PlatformParcel, ReadOrder, WeightUnit } from '../order';
+import { MailingAddress, Order, ORDER_FIELDS, PageInfo, type FoLine, type FulfillmentOrder } from './order-fields';
+import { readWholeOrder, type OrderSize } from './whole-order';
 
-const PageInfo = z.object({ hasNextPage: z.boolean(), endCursor: z.string().max(1000).nullable().optional() });
-
-const Text = StoreText();
-const Short = StoreText(100);
-
-const FoLine = z.object({
-  remainingQuantity: z.number().int().min(0).max(ORDER_LIMITS.quantity),
-  totalQuantity: z.number().int().min(0).max(ORDER_LIMITS.quantity),
-  sku: Text.nullable(),
-  productTitle: Text,
-  weight: z
-    .object({
-      unit: z.enum(['GRAMS', 'KILOGRAMS', 'OUNCES', 'POUNDS']),
-      value: z
-        .number()
-        .min(0)
-        .max(ORDER_LIMITS.unitWeightKg * 1000),
-    })
-    .nullable(),
-  lineItem: z.object({ originalUnitPriceSet: z.object({ shopMoney: z.object({ amount: z.string().max(40) }) }) }),
-});
-
-const FulfillmentOrder = z.object({
-  status: Short,
-  deliveryMethod: z.object({ methodType: Short }).nullable(),
-  assignedLocation: z.object({
-    name: Text,
-    address1: Text.nullable(),
-    address2: Text.nullable(),
-    city: Text.nullable(),
-    province: Text.nullable(),
-    zip: Short.nullable(),
-    countryCode: Short,
-    phone: Short.nullable(),
-  }),
-  lineItems: z.object({ pageInfo: PageInfo, nodes: z.array(FoLine).max(250) }),
-});
-
-const MailingAddress = z.object({
-  firstName: Text.nullable(),
-  lastName: Text.nullable(),
-  company: Text.nullable(),
-  address1: Text.nullable(),
-  address2: Text.nullable(),
-  city: Text.nullable(),
-  provinceCode: Short.nullable(),
-  zip: Short.nullable(),
-  countryCodeV2: Short.nullable(),
-  phone: Short.nullable(),
-});
-
-const Order = z.object({
-  // Numeric: it goes into the retry list and the retry query's `id:` terms.
-  legacyResourceId: z.string().regex(RETRYABLE_ID, 'must be a numeric id'),
-  name: StoreText(ORDER_LIMITS.nameChars),
-  email: Text.nullable(),
-  updatedAt: z.string().max(40),
-  // Only whether it is set is read (the order is cancelled); its value is never a cursor.
-  cancelledAt: z.string().max(40).nullable(),
-  displayFinancialStatus: Short.nullable(),
-  currencyCode: StoreCurrency,
-  shippingLine: z.object({ title: Text, code: Text.nullable() }).nullable(),
-  shippingAddress: MailingAddress.nullable(),
-  fulfillmentOrders: z.object({ pageInfo: PageInfo, nodes: z.array(FulfillmentOrder).max(250) }),
-});
-type Order = z.infer<typeof Order>;
-
-const ORDER_FIELDS = (fulfillmentOrders: number, lines: number) => `
-  legacyResourceId name email updatedAt cancelledAt displayFinancialStatus currencyCode
-  shippingLine { title code }
-  shippingAddress { firstName lastName company address1 address2 city provinceCode zip countryCodeV2 phone }
-  fulfillmentOrders(first: ${fulfillmentOrders}) {
-    pageInfo { hasNextPage }
-    nodes {
-      status
-      deliveryMethod { methodType }
-      assignedLocation { name address1 address2 city province zip countryCode phone }
-      lineItems(first: ${lines}) {
-        pageInfo { hasNextPage }
-        nodes { remainingQuantity totalQuantity sku productTitle weight { unit value } lineItem { originalUnitPriceSet { shopMoney { amount } } } }
-      }
-    }
-  }`;
-
-/** Requested cost on Shopify's rules: about 115 points an order, 577 for the default page of 5 (measured on the fake). */
+/** Requested cost on Shopify's rules: about 117 points an order, 587 for the default page of 5 (measured on the fake). */
 export const ordersToLabel: Operation<{ orders: { pageInfo: z.infer<typeof PageInfo>; nodes: unknown[] } }> = {
   name: 'ordersToLabel',
-  estimatedCost: 580,
+  estimatedCost: 590,
   document: `query OrdersToLabel($first: Int!, $after: String, $query: String!) {
   orders(first: $first, after: $after, query: $query, sortKey: UPDATED_AT) {
     pageInfo { hasNextPage endCursor }
@@ -108,14 +27,6 @@ export const ordersToLabel: Operation<{ orders: { pageInfo: z.infer<typeof PageI
 }`,
   // Each order is checked on its own: one bad order is one rejection, not a failed page.
   data: z.object({ orders: z.object({ pageInfo: PageInfo, nodes: z.array(z.unknown()).max(250) }) }),
-};
-
-/** One order with room for 3 fulfillment orders of 40 lines (about 620 points). */
-const wholeOrder: Operation<{ order: unknown }> = {
-  name: 'wholeOrderToLabel',
-  estimatedCost: 620,
-  document: `query WholeOrderToLabel($id: ID!) { order(id: $id) { ${ORDER_FIELDS(3, 40)} } }`,
-  data: z.object({ order: z.unknown() }),
 };
 
 /** Open orders with something left to ship; `since` is Shopify's own updated_at value. */
@@ -145,6 +56,7 @@ export interface ShopifyPage {
 export async function readShopifyPage(
   client: ShopifyClient,
   args: { query: string; first: number; after: string | null },
+  size: OrderSize,
   signal: AbortSignal,
   maxWaitMs: number,
   now: number,
@@ -158,7 +70,7 @@ export async function readShopifyPage(
       read.push(refusedOrder(node, 'legacyResourceId', parsed.error));
       continue;
     }
-    const whole = overflows(parsed.data) ? await readWhole(client, parsed.data, signal, maxWaitMs, onCost) : parsed.data;
+    const whole = overflows(parsed.data) ? await readWholeOrder(client, parsed.data, size, signal, maxWaitMs, onCost) : parsed.data;
     read.push('refused' in whole ? whole : toPlatformOrder(whole, now));
   }
   return { orders: read, endCursor: orders.pageInfo.hasNextPage ? (orders.pageInfo.endCursor ?? null) : null };
@@ -168,29 +80,10 @@ function overflows(order: Order): boolean {
   return order.fulfillmentOrders.pageInfo.hasNextPage || order.fulfillmentOrders.nodes.some((fo) => fo.lineItems.pageInfo.hasNextPage);
 }
 
-/** The order read alone with larger limits; refused when the store does not give it (it is read again next pull). */
-async function readWhole(
-  client: ShopifyClient,
-  order: Order,
-  signal: AbortSignal,
-  maxWaitMs: number,
-  onCost?: (points: number) => void,
-): Promise<Order | RefusedOrder> {
-  const id = `gid://shopify/Order/${order.legacyResourceId}`;
-  const { order: node } = await client.call(wholeOrder, { id }, signal, maxWaitMs, onCost);
-  if (node === null || node === undefined)
-    return refused(order, 'legacyResourceId', {
-      field: 'order',
-      message: 'too large for a page, and the store gave no order when it was read alone',
-    });
-  const parsed = Order.safeParse(node);
-  return parsed.success ? parsed.data : refusedOrder(order, 'legacyResourceId', parsed.error);
-}
-
 const UNITS: Record<string, WeightUnit> = { GRAMS: 'g', KILOGRAMS: 'kg', OUNCES: 'oz', POUNDS: 'lb' };
 
 /** Fulfillment orders we may label: open (or started) at a shipping location, with lines left. */
-function labelable(fo: Order['fulfillmentOrders']['nodes'][number]): boolean {
+function labelable(fo: FulfillmentOrder): boolean {
   const shipping = fo.deliveryMethod === null || fo.deliveryMethod.methodType === 'SHIPPING';
   return (fo.status === 'OPEN' || fo.status === 'IN_PROGRESS') && shipping && fo.lineItems.nodes.some((l) => l.remainingQuantity > 0);
 }
@@ -199,10 +92,8 @@ export function toPlatformOrder(order: Order, now: number): ReadOrder {
   const modified = modifiedTime(order.updatedAt, now);
   if (!modified.ok) return refused(order, 'legacyResourceId', { field: 'updatedAt', message: modified.message });
   const open = order.fulfillmentOrders.nodes.filter(labelable);
-  const locations = new Set(open.map((fo) => `${fo.assignedLocation.name}|${fo.assignedLocation.address1}`));
-  const first = open[0];
+  const parcels = parcelsOf(open);
   const merchant = merchantView(order);
-  const tooLarge = order.fulfillmentOrders.pageInfo.hasNextPage || open.some((fo) => fo.lineItems.pageInfo.hasNextPage);
   return {
     platformOrderId: order.legacyResourceId,
     name: order.name,
@@ -212,8 +103,9 @@ export function toPlatformOrder(order: Order, now: number): ReadOrder {
     currency: order.currencyCode,
     email: order.email,
     shipTo: order.shippingAddress ? shipTo(order.shippingAddress) : null,
-    shipFrom: first ? location(first.assignedLocation) : null,
-    lines: open.flatMap((fo) => fo.lineItems.nodes.filter((l) => l.remainingQuantity > 0).map(line)),
+    shipFrom: parcels[0]?.shipFrom ?? null,
+    lines: parcels.flatMap((p) => p.lines),
+    ...(parcels.length > 0 ? { parcels } : {}),
     skip:
       merchant.status === 'cancelled' || merchant.status === 'refunded'
         ? `${merchant.status} in the shop`
@@ -221,13 +113,28 @@ export function toPlatformOrder(order: Order, now: number): ReadOrder {
           ? 'nothing left to ship from a shipping location (fulfilled elsewhere, on hold, or picked up)'
           : null,
     problem:
-      locations.size > 1
-        ? { field: 'fulfillmentOrders', message: `ships from ${locations.size} locations: one label per order, split it in Shopify` }
-        : tooLarge
-          ? { field: 'fulfillmentOrders', message: 'more than 3 fulfillment orders or 40 lines in one: too large for the import' }
-          : null,
+      // A deleted location has no id: its fulfillment orders cannot be told apart from another's.
+      parcels.length > 1 && parcels.some((p) => p.location === null)
+        ? {
+            field: 'fulfillmentOrders',
+            message: 'ships from several locations, one of them deleted in Shopify: move its fulfillment order to a location',
+          }
+        : null,
     merchant,
   };
+}
+
+/** The open fulfillment orders by location, in the order Shopify lists them: one parcel each. */
+function parcelsOf(open: FulfillmentOrder[]): PlatformParcel[] {
+  const parcels = new Map<string, PlatformParcel>();
+  for (const fo of open) {
+    const id = fo.assignedLocation.location?.legacyResourceId ?? null;
+    const key = id ?? `name:${fo.assignedLocation.name}`;
+    const parcel = parcels.get(key) ?? { location: id, name: fo.assignedLocation.name, shipFrom: location(fo.assignedLocation), lines: [] };
+    parcel.lines.push(...fo.lineItems.nodes.filter((l) => l.remainingQuantity > 0).map(line));
+    parcels.set(key, parcel);
+  }
+  return [...parcels.values()];
 }
 
 /** Status and lines as the merchant left them: fulfillment orders' totals, not what remains after our fulfillments. */
@@ -252,7 +159,7 @@ function merchantView(order: Order): MerchantView {
   };
 }
 
-function line(l: z.infer<typeof FoLine>): PlatformLine {
+function line(l: FoLine): PlatformLine {
   const price = Number(l.lineItem.originalUnitPriceSet.shopMoney.amount);
   return {
     sku: l.sku,
@@ -278,7 +185,7 @@ function shipTo(a: z.infer<typeof MailingAddress>): PlatformAddress {
   };
 }
 
-function location(a: Order['fulfillmentOrders']['nodes'][number]['assignedLocation']): PlatformAddress {
+function location(a: FulfillmentOrder['assignedLocation']): PlatformAddress {
   return {
     firstName: null,
     lastName: null,

@@ -17,6 +17,8 @@ export interface PlatformDelivery {
   platformOrderId: string;
   /** The shipment's courier code (null from a workflow that did not send it). */
   courier: string | null;
+  /** One parcel of an order shipping from several locations: the platform's location id it ships from. */
+  location?: string;
   /** Ids remembered in the workflow; the connector adds what it creates or adopts. */
   refs: PlatformRefs;
   signal: AbortSignal;

@@ -59,11 +59,11 @@ export function buildShopifyConnector(
     onLabelRejected: config.onLabelRejected,
     import: config.import ?? null,
   } as ShopifyConnector;
-  // 115 requested points an order: a ninth would take the page query past Shopify's 1,000-point cap.
+  // 117 requested points an order: a ninth would take the page query past Shopify's 1,000-point cap.
   if (config.import?.pageSize !== undefined && config.import.pageSize > MAX_SHOPIFY_PAGE_SIZE)
     throw new SettingError(
       'import',
-      `pageSize is at most ${MAX_SHOPIFY_PAGE_SIZE} on Shopify (each order adds about 115 points to a query capped at 1,000)`,
+      `pageSize is at most ${MAX_SHOPIFY_PAGE_SIZE} on Shopify (each order adds about 117 points to a query capped at 1,000)`,
     );
   // Shopify signs an app's webhooks with its client secret, unless webhookSecret names the key(s).
   const webhookSecrets = secretList(secret('webhookSecret'));

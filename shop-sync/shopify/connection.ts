@@ -4,7 +4,8 @@
  * already has (the order's fulfillments and their tracking, a fulfillment's events) and adopts it
  * instead of writing again, so a retry after a lost answer finds its own earlier write.
  *
- *   label.created     fulfillmentCreate on the order's open fulfillment orders (one location), with tracking
+ *   label.created     fulfillmentCreate on the order's open fulfillment orders (one location: a
+ *                     parcel's own, else the first open one's), with tracking
  *   tracking.updated  fulfillmentTrackingInfoUpdate when a tracking number appears or changes,
  *                     then fulfillmentEventCreate with the mapped status, time and place
  *   label.rejected    a tag and/or a line in the order's note
@@ -27,6 +28,8 @@ import type { Operation } from './client';
 
 const FULFILLABLE = new Set(['OPEN', 'IN_PROGRESS']);
 const HELD = new Set(['ON_HOLD', 'SCHEDULED']);
+/** 25 pages of 10 after the first 4: an order's 254 fulfillment orders at most are looked at. */
+const MAX_FULFILLMENT_ORDER_PAGES = 25;
 
 export class ShopifyConnection implements PlatformConnection {
   constructor(
@@ -49,7 +52,10 @@ export class ShopifyConnection implements PlatformConnection {
       d.refs.fulfillmentId = ours.id;
       return this.ensureTracking(d, ours.id, tracking);
     }
-    const open = order.fulfillmentOrders.nodes.filter((fo) => FULFILLABLE.has(fo.status));
+    // A parcel of an order shipping from several locations fulfils its own location's fulfillment orders only.
+    const open = order.fulfillmentOrders.nodes.filter(
+      (fo) => FULFILLABLE.has(fo.status) && (d.location === undefined || locationOf(fo) === d.location),
+    );
     if (open.length === 0) return this.nothingToFulfil(order);
     // One fulfillment is one location's parcel: Shopify refuses fulfillment orders of two locations in one call.
     const location = open[0]!.assignedLocation.location?.id ?? null;
@@ -200,7 +206,16 @@ export class ShopifyConnection implements PlatformConnection {
         status: 200,
         bodyExcerpt: `order ${id} not found on ${this.connector.storeDomain}: check the record's platformOrderId`,
       });
-    return order;
+    // More than 4 fulfillment orders (several locations, or a merchant's splits): the rest in pages, bounded.
+    const fulfillmentOrders = [...order.fulfillmentOrders.nodes];
+    let page = order.fulfillmentOrders.pageInfo;
+    for (let pages = 0; page.hasNextPage && page.endCursor && pages < MAX_FULFILLMENT_ORDER_PAGES; pages++) {
+      const more = (await this.call(op.readFulfillmentOrders, { id, after: page.endCursor }, d)).order?.fulfillmentOrders;
+      if (!more || more.nodes.length === 0) break;
+      fulfillmentOrders.push(...more.nodes);
+      page = more.pageInfo;
+    }
+    return { ...order, fulfillmentOrders: { pageInfo: page, nodes: fulfillmentOrders } };
   }
 
   private async readFulfillment(d: PlatformDelivery, id: string) {
@@ -267,6 +282,12 @@ export function timelineEnd(events: op.FulfillmentEvent[], createdAt: string): s
 /** Shopify keeps DateTime to the second: times are compared (and sent) as it keeps them. */
 function wholeSeconds(iso: string): string {
   return new Date(Math.floor(Date.parse(iso) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** A fulfillment order's location as parcels name it: the numeric id of its gid. */
+function locationOf(fo: op.FulfillmentOrder): string | null {
+  const gid = fo.assignedLocation.location?.id;
+  return gid ? gid.slice(gid.lastIndexOf('/') + 1) : null;
 }
 
 export function orderGid(platformOrderId: string): string {

@@ -26,6 +26,12 @@ const FulfillmentOrder = z.object({
 });
 export type FulfillmentOrder = z.infer<typeof FulfillmentOrder>;
 
+const FulfillmentOrderPage = z.object({
+  pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().max(1000).nullable().optional() }),
+  nodes: z.array(FulfillmentOrder).max(50),
+});
+type FulfillmentOrderPage = z.infer<typeof FulfillmentOrderPage>;
+
 /**
  * Kept under 40 requested points (37 on the fake's cost rules), a development store's whole
  * bucket: a query that costs more than the bucket holds is throttled for ever. 4 fulfillment
@@ -37,7 +43,7 @@ export const readOrder: Operation<{
     tags: string[];
     note: string | null;
     fulfillments: FulfillmentSummary[];
-    fulfillmentOrders: { nodes: FulfillmentOrder[] };
+    fulfillmentOrders: FulfillmentOrderPage;
   };
 }> = {
   name: 'order',
@@ -48,7 +54,7 @@ export const readOrder: Operation<{
     tags
     note
     fulfillments(first: 5) { id status trackingInfo(first: 1) { company number url } }
-    fulfillmentOrders(first: 4) { nodes { id status assignedLocation { location { id } } } }
+    fulfillmentOrders(first: 4) { pageInfo { hasNextPage endCursor } nodes { id status assignedLocation { location { id } } } }
   }
 }`,
   data: z.object({
@@ -58,10 +64,22 @@ export const readOrder: Operation<{
         tags: z.array(z.string()).max(250),
         note: z.string().nullable(),
         fulfillments: z.array(FulfillmentSummary).max(250),
-        fulfillmentOrders: z.object({ nodes: z.array(FulfillmentOrder).max(50) }),
+        fulfillmentOrders: FulfillmentOrderPage,
       })
       .nullable(),
   }),
+};
+
+/** The order's further fulfillment orders, after readOrder's first 4 (about 32 points a page). */
+export const readFulfillmentOrders: Operation<{ order: null | { fulfillmentOrders: FulfillmentOrderPage } }> = {
+  name: 'orderFulfillmentOrders',
+  estimatedCost: 32,
+  document: `query ShipmentOrderFulfillmentOrders($id: ID!, $after: String) {
+  order(id: $id) {
+    fulfillmentOrders(first: 10, after: $after) { pageInfo { hasNextPage endCursor } nodes { id status assignedLocation { location { id } } } }
+  }
+}`,
+  data: z.object({ order: z.object({ fulfillmentOrders: FulfillmentOrderPage }).nullable() }),
 };
 
 const FulfillmentEvent = z.object({ status: z.string(), happenedAt: z.string().nullable() });

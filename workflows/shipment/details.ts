@@ -11,6 +11,7 @@ export function currentDetails(state: ShipmentState): string {
     `- Courier: ${state.courier}, order ${state.courierOrderNumber ?? '-'}, tracking ${state.trackingNumber ?? 'not assigned yet'}`,
     `- Shipping account: ${state.account ?? DEFAULT_SHIPPING_ACCOUNT}`,
   ];
+  if (state.parcel) lines.push(`- Parcel: one of its order's, from ${state.parcel.name} (location ${state.parcel.location})`);
   if (state.lastCheckpoint) {
     const c = state.lastCheckpoint;
     lines.push(`- Last checkpoint: ${c.checkpointTime} ${c.location || c.city} — ${c.message}`);
@@ -32,6 +33,21 @@ export function currentDetails(state: ShipmentState): string {
   }
   const order = state.shopOrder;
   if (order) lines.push(shopOrderLine(order));
+  return lines.join('\n');
+}
+
+/** The Web UI's details of an order shipping from several locations: each parcel, its workflow and its end. */
+export function parcelsDetails(state: ShipmentState): string {
+  const parcels = state.parcels ?? [];
+  const lines = [
+    `**${state.outcome ?? `${parcels.length} parcels`}**`,
+    '',
+    ...parcels.map(
+      (p) =>
+        `- From ${p.name} (location ${p.location}): \`${p.workflowId}\` · ${p.outcome ?? 'running'}${p.trackingNumber ? `, tracking ${p.trackingNumber}` : ''}`,
+    ),
+  ];
+  if (state.shopOrder) lines.push(shopOrderLine(state.shopOrder));
   return lines.join('\n');
 }
 

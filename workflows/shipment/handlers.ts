@@ -2,9 +2,10 @@
  * The shipment's messages, wired to the run: the state query, the operator's cancel signal, the
  * resubmit and redeliver updates, and the shop pull's shopOrderChanged, with their validators.
  */
-import { setHandler } from '@temporalio/workflow';
+import { log, setHandler } from '@temporalio/workflow';
 import {
   cancelShipmentSignal,
+  parcelShopOrderChangedSignal,
   redeliverShopEventsUpdate,
   resubmitLabelUpdate,
   shopOrderChangedUpdate,
@@ -25,6 +26,17 @@ export function registerHandlers(run: ShipmentRun): void {
     },
   });
   setHandler(redeliverShopEventsUpdate, () => run.delivery.redeliver(), { validator: () => run.delivery.validateRedeliver() });
+  // A parcel's order workflow tells it what its update was told; what this parcel would refuse is dropped.
+  setHandler(parcelShopOrderChangedSignal, (change) => {
+    try {
+      checkChangeShape(change);
+      run.shop!.validate(change);
+    } catch (err) {
+      log.info('parcel: shop change not taken', { orderId: run.state.orderId, reason: (err as Error).message });
+      return;
+    }
+    run.shop!.apply(change);
+  });
   setHandler(shopOrderChangedUpdate, (change) => run.shop!.apply(change), {
     validator: (change: ShopOrderChange) => {
       if (!run.shop) throw new Error('this shipment was not started by a shop pull: it has no order facts to compare');
@@ -35,7 +47,7 @@ export function registerHandlers(run: ShipmentRun): void {
 }
 
 /** The pull validated the change with zod (domain/schemas.ts); here only what the comparison reads. */
-function checkChangeShape(change: ShopOrderChange): void {
+export function checkChangeShape(change: ShopOrderChange): void {
   const facts = change?.facts;
   if (typeof facts !== 'object' || facts === null) throw new Error('invalid shop change: facts: must be an object');
   for (const key of ['status', 'address', 'lines'] as const) {

@@ -21,7 +21,15 @@ export function nextRequest(run: ShipmentRun): { summary: string; input: CreateL
   run.publish();
   return {
     summary: `Create label (revision ${state.revision})`,
-    input: { shop: state.shop, orderId: state.orderId, revision: state.revision, labelRequest: run.labelRequest, ...run.accountField() },
+    input: {
+      shop: state.shop,
+      orderId: state.orderId,
+      revision: state.revision,
+      labelRequest: run.labelRequest,
+      ...run.accountField(),
+      // A parcel's key names its location; an order of one location keeps the key it always had.
+      ...(state.parcel ? { location: state.parcel.location } : {}),
+    },
   };
 }
 

@@ -39,7 +39,7 @@ import {
 /** One order's scripted activities. Unset calls answer as a healthy API and shop would. */
 interface Script {
   /** Answers createLabel for a revision (attempt counts from 1 per revision); throw to fail. */
-  label?: (input: CreateLabelInput, attempt: number) => CreatedLabel;
+  label?: (input: CreateLabelInput, attempt: number) => CreatedLabel | Promise<CreatedLabel>;
   /** Tracking changes told one after the other (by the scripted poller, or one per wait of the older path). */
   changes?: Array<Partial<TrackingChange>>;
   /** Answers a delivery call (attempt counts from 1 overall); default: everything acknowledged. */
@@ -471,6 +471,31 @@ describe("the merchant's changes (activities mocked)", () => {
     // Its own order's cancel is taken.
     await handle.executeUpdate(shopOrderChangedUpdate, { args: [{ ...cancelled, platformOrderId: '5001' }] });
     expect((await handle.result()).outcome).toBe('cancelled_in_shop');
+  });
+
+  it('a cancel while a label attempt is out, which then fails retryably (a 503), stops without a label: the failure is no crash', async () => {
+    // The attempt out when the cancel comes finishes with its 429; the server keeps that failure (no retry after a cancel request).
+    let cancelTold = false;
+    const handle = await start(
+      'M-6',
+      {
+        label: async (_input, attempt) => {
+          if (attempt > 1) await waitFor(() => (cancelTold ? true : undefined), { what: 'the cancel', timeoutMs: 10_000, intervalMs: 20 });
+          throw apiFailure('server_error', 'busy');
+        },
+      },
+      seen,
+    );
+    await waitFor(async () => ((await handle.query(stateQuery)).lastError?.kind === 'server_error' ? true : undefined), {
+      what: 'the first attempt failed',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the regular activity's attempt is out
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...facts, status: 'cancelled' }, modifiedAt: '2026-11-20T10:01:00Z' }],
+    });
+    cancelTold = true;
+    const result: ShipmentOutcome = await handle.result();
+    expect(result).toMatchObject({ outcome: 'cancelled_in_shop', labelId: null });
   });
 
   it('a hold while the label awaits correction waits for the release, at most the hold timeout (hold_timed_out)', async () => {

@@ -7,6 +7,7 @@
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import type { ShipmentOutcome } from '../definitions';
+import { shippingErrorOf } from './failures';
 import * as label from './label';
 import type { ShipmentRun } from './run';
 import type { ShopChanges } from './shop-changes';
@@ -21,7 +22,9 @@ export async function createLabelHeedingShop(run: ShipmentRun, shop: ShopChanges
     try {
       label.created(run, await scope.run(() => run.callApi('createLabel', request.summary, request.input)));
     } catch (err) {
-      if (isCancellation(err) && shop.interruptedLabel()) continue;
+      // The change cancelled the call: it ends cancelled, or, when an attempt was out, with that
+      // attempt's failure (the server retries nothing after a cancel request). No label either way.
+      if (shop.interruptedLabel() && (isCancellation(err) || shippingErrorOf(err)?.retryable === true)) continue;
       label.rejected(run, err);
       const ended = await label.awaitCorrection(run, shop.changed);
       if (ended) return ended;

@@ -13,7 +13,7 @@ import { condition, log, type CancellationScope } from '@temporalio/workflow';
 import type { FieldProblem, LabelRequestWithoutKey } from '../../shipping-api/contract';
 import { SHOP_CHANGES_KEPT, type ShopAttention, type ShopChangeAnswer, type ShopChangeRecord, type ShopOrderState } from '../definitions';
 import { differences, isWithdrawn, type ShopChangeKind, type ShopOrderChange, type ShopOrderSeen } from '../../domain/shop-order';
-import type { ShipmentOutcome } from '../definitions';
+import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from './details';
 import * as label from './label';
 import type { ShipmentRun } from './run';
@@ -24,6 +24,18 @@ const joined = (a: string, b: string) => (a ? `${a}; ${b}` : b);
 
 export function initialShopOrder(seen: ShopOrderSeen): ShopOrderState {
   return { facts: { ...seen.facts }, modifiedAt: seen.modifiedAt, changes: [], attention: null, heldSince: null, offer: null };
+}
+
+/** Throws why a reading is not taken: the shipment ended, another platform order's, stale, or unchanged. */
+export function refuseChange(state: ShipmentState, known: ShopOrderSeen, change: ShopOrderChange): void {
+  if (state.phase === 'completed') throw new Error('the shipment has ended');
+  const mine = state.platformOrderId;
+  // Another platform order mapped to this order id: its import is refused (start-shipment.ts), and so is its change here.
+  if (change.platformOrderId !== undefined && mine !== undefined && change.platformOrderId !== mine)
+    throw new Error(`another order: read from platform order ${change.platformOrderId}, this shipment is platform order ${mine}'s`);
+  if (change.modifiedAt < known.modifiedAt)
+    throw new Error(`stale: read as of ${change.modifiedAt}, the shipment knows the order as of ${known.modifiedAt}`);
+  if (differences(known.facts, change.facts).length === 0) throw new Error('unchanged: nothing that matters to the label differs');
 }
 
 export class ShopChanges {
@@ -53,14 +65,7 @@ export class ShopChanges {
   // ---------------------------------------------------------------- the update
 
   validate(change: ShopOrderChange): void {
-    if (this.run.state.phase === 'completed') throw new Error('the shipment has ended');
-    const mine = this.run.state.platformOrderId;
-    // Another platform order mapped to this order id: its import is refused (start-shipment.ts), and so is its change here.
-    if (change.platformOrderId !== undefined && mine !== undefined && change.platformOrderId !== mine)
-      throw new Error(`another order: read from platform order ${change.platformOrderId}, this shipment is platform order ${mine}'s`);
-    if (change.modifiedAt < this.order.modifiedAt)
-      throw new Error(`stale: read as of ${change.modifiedAt}, the shipment knows the order as of ${this.order.modifiedAt}`);
-    if (differences(this.order.facts, change.facts).length === 0) throw new Error('unchanged: nothing that matters to the label differs');
+    refuseChange(this.run.state, this.order, change);
   }
 
   apply(change: ShopOrderChange): ShopChangeAnswer {

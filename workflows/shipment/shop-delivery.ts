@@ -215,12 +215,13 @@ export class ShopDelivery {
 
   /** Who the events are for; a platform connector also gets the platform's order id and the ids it made. */
   private order() {
-    const { shop, orderId, platformOrderId, shopSync, courier } = this.state;
+    const { shop, orderId, platformOrderId, shopSync, courier, parcel } = this.state;
     return {
       shop,
       orderId,
       ...(platformOrderId !== undefined ? { platformOrderId, courier } : {}),
       ...(shopSync?.platform ? { platform: { ...shopSync.platform } } : {}),
+      ...(parcel ? { parcel } : {}),
     };
   }
 }

@@ -14,6 +14,8 @@ export function initialState(input: ShipmentInput): ShipmentState {
     orderId: input.orderId,
     // Only when given: a state without it stays as it was before platform connectors.
     ...(input.platformOrderId !== undefined ? { platformOrderId: input.platformOrderId } : {}),
+    // Only for a parcel its order's workflow started: every other state stays as it was.
+    ...(input.parcel !== undefined ? { parcel: { ...input.parcel } } : {}),
     phase: 'creating_label',
     courier: input.labelRequest.courier,
     revision: 1,

@@ -7,8 +7,11 @@ import type { ShipmentOutcome } from '../definitions';
 import type { ShipmentInput } from '../../domain/shipment';
 import { registerHandlers } from './handlers';
 import { ShipmentRun, type CarriedState } from './run';
+import { shipSplitOrder } from './split-order';
 
 export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedState): Promise<ShipmentOutcome> {
+  // An order shipping from several locations: one parcel workflow each (only new pulls set `parcels`).
+  if (input.parcels) return await shipSplitOrder({ ...input, parcels: input.parcels });
   const run = new ShipmentRun(input, carried);
   registerHandlers(run);
   // The patches this run follows, the worker's policy, and the shop delivery coroutine beside it.

@@ -1,0 +1,170 @@
+/**
+ * One order, several parcels: a Shopify order whose open fulfillment orders are at two locations
+ * ships as one label per location (each its own key) and one fulfillment per location, under the
+ * order's one workflow; an order larger than the page query reads is read in pages. On the real
+ * dev server with a real worker, the local Shopify fake and the fake shipping API over loopback.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startFakeShopify, type FakeShopify } from '../fake-shopify';
+import { applySchedule, importShops } from '../shop-import/schedule';
+import { loadShopConnectors } from '../shop-sync/connectors';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { parcelWorkflowId, shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
+import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
+import { startHarness, type Harness } from './helpers/harness';
+import { pullNow } from './helpers/shop-pulls';
+import { runCli } from './helpers/cli';
+import { saveFixture } from './helpers/fixtures';
+import { createTestEnv } from './helpers/temporal-env';
+import { waitFor } from './helpers/wait';
+
+const SHOP = 'split-shopify';
+
+let env: TestWorkflowEnvironment;
+let shopify: FakeShopify;
+let h: Harness;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  shopify = await startFakeShopify();
+  const connectors = loadShopConnectors({
+    SHOP_CONNECTORS: JSON.stringify({
+      maxBackoff: '1s',
+      [SHOP]: {
+        type: 'shopify',
+        storeDomain: 'fake-store.myshopify.com',
+        adminUrl: shopify.baseUrl,
+        accessToken: 'shpat_fake_dev_token',
+        timeout: '2s',
+        import: {
+          every: '1h',
+          overlap: '2m',
+          firstPull: '1d',
+          mapping: { orderIdPrefix: 'P-', shippingMethods: { Standard: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' } } },
+        },
+      },
+    }),
+  });
+  h = await startHarness({ env, shopConnectors: connectors, fake: { trackingStepPolls: 1 } });
+  for (const connector of importShops(connectors)) await applySchedule(h.env.client, connector, h.taskQueue);
+});
+afterAll(async () => {
+  await h?.stop();
+  await shopify?.close();
+  await env?.teardown();
+});
+
+const lines = (n: number, grams = 300) => Array.from({ length: n }, (_, i) => ({ sku: `PART-${i}`, quantity: 1, grams }));
+
+function place(seed: Parameters<FakeShopify['createOrder']>[0]) {
+  const o = shopify.createOrder(seed);
+  const orderId = `P-${o.name.replace('#', '')}`;
+  return { id: o.legacyResourceId, orderId, number: o.name, workflowId: shipmentWorkflowId({ shop: SHOP, orderId }) };
+}
+
+const handle = (workflowId: string) => h.env.client.workflow.getHandle(workflowId);
+const labelsOf = (order: { number: string }) => h.fake.labels().filter((l) => l.customerOrderNumber === order.number);
+/** The number of item lines in a parcel workflow's label request (its input, first event of its history). */
+async function labelItems(workflowId: string): Promise<number> {
+  const first = (await handle(workflowId).fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+  const input = defaultPayloadConverter.fromPayload<ShipmentInput>(first);
+  return input.labelRequest.shipment.parcels!.reduce((n, p) => n + (p.items?.length ?? 0), 0);
+}
+
+const cliEnv = () => ({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv });
+
+describe('an order at two locations', () => {
+  it('ships as two labels with their own keys, two fulfillments of one location each, both tracked to delivered', async () => {
+    const order = place({ lineItems: lines(3), splitLocations: true });
+    const pulled = await pullNow(h.env.client, SHOP);
+    expect(pulled.counts.started).toBe(1);
+    expect(pulled.counts.rejected ?? 0).toBe(0);
+
+    const outcome = (await handle(order.workflowId).result()) as ShipmentOutcome;
+    expect(outcome.outcome).toBe('delivered');
+    expect(outcome.parcels!.map((p) => [p.location, p.outcome])).toEqual([
+      ['1', 'delivered'],
+      ['2', 'delivered'],
+    ]);
+
+    const labels = labelsOf(order);
+    expect(labels.map((l) => l.idempotencyKey).sort()).toEqual([`${SHOP}:${order.orderId}@1:r1`, `${SHOP}:${order.orderId}@2:r1`]);
+    // Each fulfillment is one location's: the fake refuses fulfillment orders of two locations in one call.
+    await waitFor(
+      () => {
+        const view = shopify.order(order.id)!;
+        return view.fulfillments.length === 2 && view.fulfillments.every((f) => f.events.at(-1)?.status === 'DELIVERED') ? view : undefined;
+      },
+      { what: 'two delivered fulfillments', timeoutMs: 15_000 },
+    );
+    const view = shopify.order(order.id)!;
+    expect(view.fulfillments.map((f) => f.trackingInfo[0]?.number).sort()).toEqual(outcome.parcels!.map((p) => p.trackingNumber).sort());
+    expect(view.fulfillmentOrders.map((fo) => fo.status)).toEqual(['CLOSED', 'CLOSED']);
+    expect(view.displayFulfillmentStatus).toBe('FULFILLED');
+
+    // status shows each parcel; the parent's Web UI details list them.
+    const status = await runCli(['status', SHOP, order.orderId], { env: cliEnv() });
+    expect(status.stdout).toMatch(/Parcels +2/);
+    expect(status.stdout).toMatch(/Main warehouse .*delivered/);
+    expect(status.stdout).toMatch(/Second warehouse .*delivered/);
+
+    await saveFixture(handle(order.workflowId), 'split-shopify-two-locations-order');
+    await saveFixture(handle(parcelWorkflowId(order.workflowId, '2')), 'split-shopify-two-locations-parcel');
+  });
+
+  it('a cancel in the shop while the labels are held back reaches both parcels: no label at all', async () => {
+    h.fake.setFaults({ rateLimitedRate: 1, rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 }, endpoints: ['POST /labels'] });
+    const order = place({ lineItems: lines(2), splitLocations: true });
+    try {
+      await pullNow(h.env.client, SHOP);
+      for (const location of ['1', '2'])
+        await waitFor(
+          async () => {
+            const s: ShipmentState | null = await handle(parcelWorkflowId(order.workflowId, location))
+              .query(stateQuery)
+              .catch(() => null); // not started yet
+            return s?.lastError?.kind === 'rate_limited' ? s : undefined;
+          },
+          { what: `parcel ${location} held back`, timeoutMs: 20_000, intervalMs: 100 },
+        );
+      // A resubmit goes to a parcel (--parcel): the order's workflow refuses it, naming its parcels.
+      const toOrder = await runCli(['resubmit', SHOP, order.orderId, 'examples/corrected-label.json'], { env: cliEnv() });
+      expect(toOrder.stdout + toOrder.stderr).toMatch(/ships as 2 parcels: resubmit one with --parcel <location> \(1: Main warehouse/);
+      const toParcel = await runCli(['resubmit', '--parcel', '2', SHOP, order.orderId, 'examples/corrected-label.json'], { env: cliEnv() });
+      expect(toParcel.stdout + toParcel.stderr).toMatch(/the shipment is creating_label, not awaiting corrected label data/);
+      shopify.cancelOrder(order.id);
+      expect((await pullNow(h.env.client, SHOP)).counts.changed).toBe(1);
+      const outcome = (await handle(order.workflowId).result()) as ShipmentOutcome;
+      expect(outcome.outcome).toBe('cancelled_in_shop');
+      expect(outcome.parcels!.map((p) => p.outcome)).toEqual(['cancelled_in_shop', 'cancelled_in_shop']);
+      expect(labelsOf(order).filter((l) => l.status === 'created')).toEqual([]);
+      expect(shopify.order(order.id)!.fulfillments).toEqual([]);
+      await saveFixture(handle(order.workflowId), 'split-shopify-cancelled-before-labels');
+    } finally {
+      h.fake.setFaults({ rateLimitedRate: 0, endpoints: null });
+    }
+  });
+});
+
+describe('an order larger than a page', () => {
+  it('5 fulfillment orders of 26 lines (130) are read in pages and ship as one label per location with every line', async () => {
+    const order = place({ lineItems: lines(130, 10), fulfillmentOrderCount: 5 });
+    shopify.resetStats();
+    const pulled = await pullNow(h.env.client, SHOP);
+    expect(pulled.counts.started).toBe(1);
+    // The page query reads 2 fulfillment orders of 10 lines; the rest came in pages: the order's, then each one's lines.
+    expect(shopify.stats().byOperation.fulfillmentOrder).toBeGreaterThanOrEqual(5);
+    const outcome = (await handle(order.workflowId).result()) as ShipmentOutcome;
+    expect(outcome.outcome).toBe('delivered');
+    expect(labelsOf(order)).toHaveLength(2);
+    // Fulfillment orders 0, 2, 4 are at location 1 (78 lines), 1 and 3 at location 2 (52): each parcel's label has every one of its lines.
+    const items = await Promise.all(['1', '2'].map((location) => labelItems(parcelWorkflowId(order.workflowId, location))));
+    expect(items).toEqual([78, 52]);
+    await waitFor(() => (shopify.order(order.id)!.fulfillmentOrders.every((fo) => fo.status === 'CLOSED') ? true : undefined), {
+      what: 'every fulfillment order closed',
+      timeoutMs: 15_000,
+    });
+    expect(shopify.order(order.id)!.fulfillments).toHaveLength(2);
+  });
+});
