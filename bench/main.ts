@@ -72,6 +72,9 @@ Options:
                                shop-changes (default all but shop-changes)
   --polls <list>               unchanged polls per shipment for history (default 5,5000)
   --history-shipments <n>      shipments per path and poll count (default 3)
+  --history-baseline-polls <n> the per-shipment path only up to this many polls (default 401): its
+                               polls are server-side retries, about one a second on the dev server,
+                               so 5,000 would take 80 minutes; it costs one action per poll
   --shipments <n>              shipments for the change-driven scale run (default 10000)
   --scale-baseline <path>      the scale run's baseline: per-shipment (the tracking activity before
                                the pollers, default) or timer-loop
@@ -148,6 +151,7 @@ async function main(): Promise<number> {
       outage: { type: 'string' },
       polls: { type: 'string', default: '5,5000' },
       'history-shipments': { type: 'string' },
+      'history-baseline-polls': { type: 'string' },
       shipments: { type: 'string' },
       'baseline-shipments': { type: 'string' },
       'scale-baseline': { type: 'string', default: 'per-shipment' },
@@ -174,6 +178,7 @@ async function main(): Promise<number> {
   }
   const polls = values.polls.split(',').map((p) => positiveInt('polls', p.trim(), 5, 2));
   const historyShipments = positiveInt('history-shipments', values['history-shipments'], 3);
+  const historyBaselinePolls = positiveInt('history-baseline-polls', values['history-baseline-polls'], 401, 0);
   const shipments = positiveInt('shipments', values.shipments, 10_000);
   const scaleBaseline = SCALE_BASELINES[values['scale-baseline']];
   if (!scaleBaseline) throw new Error(`--scale-baseline: per-shipment or timer-loop (got "${values['scale-baseline']}")`);
@@ -197,7 +202,7 @@ async function main(): Promise<number> {
   if (scenarios.includes('history')) {
     const server = await startDevServer();
     try {
-      results.history = await historyScenario(server, polls, historyShipments, log);
+      results.history = await historyScenario(server, polls, historyShipments, historyBaselinePolls, log);
       results.latency = await latencyScenario(server, 2 * historyShipments, log);
     } finally {
       await server.stop();
