@@ -9,7 +9,7 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { hasBaselineCommit, TIMER_LOOP_COMMIT } from './baseline';
 import { historyScenario, latencyScenario, type HistoryRow, type LatencyRow } from './history';
-import { scaleScenario, type ScaleRow } from './scale';
+import { scaleScenario, type ScalePath, type ScaleRow } from './scale';
 import { rateLimitScenario, rateLimitSettings, type RateLimitRow } from './rate-limit';
 import { platformScenario, type PlatformResults } from './shop-platforms';
 import { importScenario, printImportTables, type ImportResults } from './shop-import';
@@ -27,8 +27,10 @@ Scenarios (default: all):
             latency (a change at the fake until the shipment knows it) on both paths
   scale     import --shipments orders into a worker process, time until all are in
             tracking, then worker/server RSS and CPU per tracking poll while they wait,
-            and a fresh worker's CPU per poll after the first is SIGKILLed;
-            the timer loop with --baseline-shipments (each path on its own dev server)
+            and a fresh worker's CPU per poll after the first is SIGKILLed; worker RSS
+            steady and peak beside the targets (500 / 700 MB at 10,000) and what holds it
+            (each thread's heap, the cached workflows, the main thread's objects by
+            constructor); the same for --scale-baseline (each path on its own dev server)
   shop-sync history cost of telling the shop (vs a shop without connector), then a shop
             down for --outage seconds while --shop-sync-shipments run their course
             (time-scaled: the outage stands for 1 h, maxBackoff scaled alike): delivery
@@ -70,8 +72,16 @@ Options:
                                shop-changes (default all but shop-changes)
   --polls <list>               unchanged polls per shipment for history (default 5,5000)
   --history-shipments <n>      shipments per path and poll count (default 3)
+  --history-baseline-polls <n> the per-shipment path only up to this many polls (default 401): its
+                               polls are server-side retries, about one a second on the dev server,
+                               so 5,000 would take 80 minutes; it costs one action per poll
   --shipments <n>              shipments for the change-driven scale run (default 10000)
-  --baseline-shipments <n>     shipments for the timer-loop scale run (default 2500; 0 skips it)
+  --scale-baseline <path>      the scale run's baseline: per-shipment (the tracking activity before
+                               the pollers, default) or timer-loop
+  --baseline-shipments <n>     shipments of the baseline's scale run (default --shipments for
+                               per-shipment, 2500 for timer-loop; 0 skips it)
+  --worker-env <list>          settings for the scale runs' workers, e.g.
+                               "WORKER_MAX_CACHED_WORKFLOWS=500,WORKER_MAX_CONCURRENT_WORKFLOW_TASKS=20"
   --poll-interval <duration>   tracking poll interval in the scale runs (default 300s)
   --window <seconds>           measurement window once all are in tracking (default 60)
   --import-flags <flags>       extra flags for the import CLI, e.g. "--max-backlog 0" (default none)
@@ -101,6 +111,19 @@ Options:
 The baseline is the worker and workflow code at ${TIMER_LOOP_COMMIT.slice(0, 12)} (needs that commit in git).
 `;
 
+const SCALE_BASELINES: Record<string, ScalePath> = { 'per-shipment': 'per-shipment activity', 'timer-loop': 'timer loop' };
+
+/** `NAME=value,NAME=value` (settings for a worker process). */
+function settingsList(name: string, text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of text.split(',').filter(Boolean)) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(item.trim());
+    if (!match) throw new Error(`--${name}: each item must be NAME=value (got "${item}")`);
+    out[match[1]!] = match[2]!;
+  }
+  return out;
+}
+
 function positiveInt(name: string, text: string | undefined, fallback: number, min = 1): number {
   if (text === undefined) return fallback;
   const n = Number(text);
@@ -129,8 +152,11 @@ async function main(): Promise<number> {
       outage: { type: 'string' },
       polls: { type: 'string', default: '5,5000' },
       'history-shipments': { type: 'string' },
+      'history-baseline-polls': { type: 'string' },
       shipments: { type: 'string' },
       'baseline-shipments': { type: 'string' },
+      'scale-baseline': { type: 'string', default: 'per-shipment' },
+      'worker-env': { type: 'string', default: '' },
       'poll-interval': { type: 'string', default: '300s' },
       window: { type: 'string' },
       'import-flags': { type: 'string', default: '' },
@@ -153,8 +179,17 @@ async function main(): Promise<number> {
   }
   const polls = values.polls.split(',').map((p) => positiveInt('polls', p.trim(), 5, 2));
   const historyShipments = positiveInt('history-shipments', values['history-shipments'], 3);
+  const historyBaselinePolls = positiveInt('history-baseline-polls', values['history-baseline-polls'], 401, 0);
   const shipments = positiveInt('shipments', values.shipments, 10_000);
-  const baselineShipments = positiveInt('baseline-shipments', values['baseline-shipments'], 2_500, 0);
+  const scaleBaseline = SCALE_BASELINES[values['scale-baseline']];
+  if (!scaleBaseline) throw new Error(`--scale-baseline: per-shipment or timer-loop (got "${values['scale-baseline']}")`);
+  const baselineShipments = positiveInt(
+    'baseline-shipments',
+    values['baseline-shipments'],
+    scaleBaseline === 'timer loop' ? 2_500 : shipments,
+    0,
+  );
+  const workerEnv = settingsList('worker-env', values['worker-env']);
   const windowSeconds = positiveInt('window', values.window, 60);
   const importFlags = values['import-flags'].split(' ').filter(Boolean);
   if (!hasBaselineCommit()) throw new Error(`the baseline commit ${TIMER_LOOP_COMMIT} is not in this clone (git fetch --unshallow)`);
@@ -168,16 +203,16 @@ async function main(): Promise<number> {
   if (scenarios.includes('history')) {
     const server = await startDevServer();
     try {
-      results.history = await historyScenario(server, polls, historyShipments, log);
+      results.history = await historyScenario(server, polls, historyShipments, historyBaselinePolls, log);
       results.latency = await latencyScenario(server, 2 * historyShipments, log);
     } finally {
       await server.stop();
     }
   }
   if (scenarios.includes('scale')) {
-    const common = { pollInterval: values['poll-interval'], windowSeconds, importFlags, log };
-    results.scale = [await scaleScenario({ ...common, path: 'change-driven', shipments })];
-    if (baselineShipments > 0) results.scale.push(await scaleScenario({ ...common, path: 'timer loop', shipments: baselineShipments }));
+    const common = { pollInterval: values['poll-interval'], windowSeconds, importFlags, workerEnv, log };
+    results.scale = [await scaleScenario({ ...common, path: 'fleet pollers', shipments })];
+    if (baselineShipments > 0) results.scale.push(await scaleScenario({ ...common, path: scaleBaseline, shipments: baselineShipments }));
   }
 
   if (scenarios.includes('shop-sync')) {
@@ -429,50 +464,95 @@ function printTables(r: Results): void {
       ]),
     );
   }
-  if (r.scale) {
-    table(
-      'Open shipments',
-      [
-        'path',
-        'shipments',
-        'in tracking',
-        's to tracking',
-        'per s',
-        'worker RSS MB',
-        'worker peak MB',
-        'server RSS MB',
-        'polls in window',
-        'worker CPU ms/poll',
-        'server CPU ms/poll',
-        'worker CPU ms/shipment',
-        'server CPU ms/shipment',
-        'restarted worker CPU ms/poll (polls)',
-      ],
-      r.scale.map((s) => [
-        s.path,
-        s.shipments,
-        s.reachedTracking,
-        s.secondsToTracking,
-        s.shipmentsPerSecond,
-        s.workerRssMb,
-        s.workerPeakRssMb,
-        s.serverRssMb,
-        s.pollsInWindow,
-        s.workerCpuMsPerPoll,
-        s.serverCpuMsPerPoll,
-        s.workerCpuMsPerShipment,
-        s.serverCpuMsPerShipment,
-        `${s.restartedWorkerCpuMsPerPoll} (${s.restartedWorkerPolls})`,
-      ]),
+  if (r.scale) printScaleTables(r.scale);
+}
+
+/** Worker RSS at 10,000 open shipments (issue 30): steady while they wait, and at the peak of their import. */
+const RSS_TARGET_MB = { steady: 500, peak: 700 } as const;
+
+function printScaleTables(rows: ScaleRow[]): void {
+  const target = (mb: number, limit: number, s: ScaleRow) =>
+    s.path !== 'fleet pollers' ? `${mb} (baseline)` : `${mb} ≤ ${limit}: ${mb <= limit ? 'met' : 'NOT MET'}`;
+  table(
+    'Open shipments',
+    [
+      'path',
+      'shipments',
+      'in tracking',
+      's to tracking',
+      'per s',
+      'worker RSS MB (target)',
+      'worker peak MB (target)',
+      'server RSS MB',
+      'polls in window',
+      'worker CPU ms/poll',
+      'server CPU ms/poll',
+      'worker CPU ms/shipment',
+      'server CPU ms/shipment',
+      'restarted worker CPU ms/poll (polls)',
+    ],
+    rows.map((s) => [
+      s.path,
+      s.shipments,
+      s.reachedTracking,
+      s.secondsToTracking,
+      s.shipmentsPerSecond,
+      target(s.workerRssMb, RSS_TARGET_MB.steady, s),
+      target(s.workerPeakRssMb, RSS_TARGET_MB.peak, s),
+      s.serverRssMb,
+      s.pollsInWindow,
+      s.workerCpuMsPerPoll,
+      s.serverCpuMsPerPoll,
+      s.workerCpuMsPerShipment,
+      s.serverCpuMsPerShipment,
+      `${s.restartedWorkerCpuMsPerPoll} (${s.restartedWorkerPolls})`,
+    ]),
+  );
+  const [fleet, base] = rows;
+  if (fleet && base) {
+    process.stdout.write(
+      `  fleet pollers vs ${base.path}: ${ratio(fleet.shipmentsPerSecond, base.shipmentsPerSecond)} the rate to tracking, ` +
+        `${ratio(fleet.workerRssMb / fleet.shipments, base.workerRssMb / base.shipments)} the worker RSS per open shipment, ` +
+        `${ratio(fleet.workerPeakRssMb, base.workerPeakRssMb)} the peak, ` +
+        `${ratio(fleet.workerCpuMsPerPoll, base.workerCpuMsPerPoll)} the worker CPU and ${ratio(fleet.serverCpuMsPerPoll, base.serverCpuMsPerPoll)} the server CPU per poll\n`,
     );
-    const [cd, tl] = r.scale;
-    if (cd && tl) {
-      process.stdout.write(
-        `  change-driven vs timer loop: ${ratio(cd.shipmentsPerSecond, tl.shipmentsPerSecond)} the rate to tracking, ` +
-          `${ratio(cd.workerRssMb / cd.shipments, tl.workerRssMb / tl.shipments)} the worker RSS per open shipment, ` +
-          `${ratio(cd.workerCpuMsPerPoll, tl.workerCpuMsPerPoll)} the worker CPU and ${ratio(cd.serverCpuMsPerPoll, tl.serverCpuMsPerPoll)} the server CPU per poll\n`,
-      );
-    }
+  }
+  const profiled = rows.filter((s) => s.heap);
+  if (profiled.length === 0) return;
+  table(
+    "What holds the worker's memory (end of the window)",
+    [
+      'path',
+      'RSS MB',
+      'main thread heap MB',
+      'workflow thread heap MB',
+      'outside the heaps MB',
+      'of the RSS, file-backed MB',
+      'cached workflows',
+      'KB per cached workflow',
+      'restarted worker RSS MB (cache empty)',
+    ],
+    profiled.map((s) => {
+      const h = s.heap!;
+      return [
+        s.path,
+        h.rssMb,
+        h.mainHeapMb,
+        h.workflowHeapMb,
+        h.otherMb,
+        h.fileBackedMb,
+        h.cachedWorkflows,
+        h.kbPerCachedWorkflow,
+        s.restartedWorkerRssMb,
+      ];
+    }),
+  );
+  for (const s of profiled) {
+    table(
+      `${s.path}: the main thread's live objects by constructor (heap snapshot)`,
+      ['constructor', 'objects', 'MB'],
+      s.heap!.mainByConstructor.map((c) => [c.name, c.count, c.mb]),
+    );
   }
 }
 

@@ -6,19 +6,30 @@
  * fresh dev server, so server figures are its own.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { parseDuration } from '../config/settings';
-import { baselineDir } from './baseline';
+import { baselineDir, PER_SHIPMENT_TRACKING_COMMIT } from './baseline';
+import { cachedWorkflows, heapProfileNodeOptions, profileHeap, type HeapProfile } from './heap-profile';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, benchProcessEnv, cpuMs, ROOT, rssMb, runImport, sleep, startDevServer, startWorkerProcess } from './stack';
 
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 
+/** The fleet's pollers (this tree), the per-shipment tracking activity before them, the timer loop before that. */
+export type ScalePath = 'fleet pollers' | 'per-shipment activity' | 'timer loop';
+
+const SOURCE: Record<ScalePath, () => string> = {
+  'fleet pollers': () => ROOT,
+  'per-shipment activity': () => baselineDir(PER_SHIPMENT_TRACKING_COMMIT),
+  'timer loop': () => baselineDir(),
+};
+
 export interface ScaleRow {
-  path: 'change-driven' | 'timer loop';
+  path: ScalePath;
   shipments: number;
   reachedTracking: number;
   secondsToTracking: number;
@@ -33,9 +44,13 @@ export interface ScaleRow {
   /** A fresh worker after the old one was SIGKILLed with every shipment waiting: its first 30 s. */
   restartedWorkerCpuMsPerPoll: number;
   restartedWorkerPolls: number;
+  /** Its RSS then: a worker with every shipment waiting and an empty cache. */
+  restartedWorkerRssMb: number;
   /** CPU from the first import to the last shipment in tracking, per shipment. */
   workerCpuMsPerShipment: number;
   serverCpuMsPerShipment: number;
+  /** What holds the worker's memory at the end of the window (before the SIGKILL). */
+  heap?: HeapProfile;
 }
 
 export interface ScaleOptions {
@@ -45,6 +60,8 @@ export interface ScaleOptions {
   windowSeconds: number;
   /** Extra flags for the import CLI (e.g. --max-backlog 0 for the old behaviour). */
   importFlags: string[];
+  /** Extra settings for the worker (e.g. WORKER_MAX_CACHED_WORKFLOWS). */
+  workerEnv: Record<string, string>;
   log: (m: string) => void;
 }
 
@@ -57,18 +74,28 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
     accounts: BENCH_ACCOUNTS,
     requestLogSize: 4 * o.shipments + 200_000,
   });
-  const sourceDir = o.path === 'change-driven' ? ROOT : baselineDir();
+  const sourceDir = SOURCE[o.path]();
   const bundlePath = path.join(tmp, 'workflow-bundle.js');
   const bundle = await bundleWorkflowCode({ workflowsPath: path.join(sourceDir, 'workflows'), logger: new DefaultLogger('WARN') });
   writeFileSync(bundlePath, bundle.code);
   const taskQueue = `bench-scale-${Date.now()}`;
   const env = benchProcessEnv(server, taskQueue, fake.baseUrl);
   const workerEnv = { ...env, WORKFLOW_BUNDLE_PATH: bundlePath, TRACKING_POLL_INTERVAL: o.pollInterval };
-  let worker = startWorkerProcess(sourceDir, workerEnv);
+  // The first worker answers the heap profile's signals and serves the SDK's metrics (its cache size).
+  const diagnostics = path.join(tmp, 'diagnostics');
+  const metricsAddress = `127.0.0.1:${await freePort()}`;
+  let worker = startWorkerProcess(sourceDir, {
+    ...workerEnv,
+    ...o.workerEnv,
+    NODE_OPTIONS: heapProfileNodeOptions(diagnostics),
+    METRICS_BIND_ADDRESS: metricsAddress,
+  });
   let workerPeak = 0;
   const sampler = setInterval(() => {
     try {
-      workerPeak = Math.max(workerPeak, rssMb(worker.pid).rss);
+      // A killed worker's status has no VmRSS (NaN): only the first worker's figures count.
+      const { rss } = rssMb(worker.pid);
+      if (Number.isFinite(rss)) workerPeak = Math.max(workerPeak, rss);
     } catch {
       // exited
     }
@@ -81,7 +108,7 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
     const t0 = Date.now();
     const cpu0 = { worker: cpuMs(worker.pid), server: cpuMs(server.pid) };
     // Each path with its own import: the baseline's has no backpressure.
-    const importing = runImport(sourceDir, file, env, o.path === 'change-driven' ? o.importFlags : []);
+    const importing = runImport(sourceDir, file, env, o.path === 'timer loop' ? [] : o.importFlags);
     const tracked = new Set<string>();
     let firstTrackedAt: number | undefined;
     let seen = 0;
@@ -119,11 +146,18 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
     const serverCpu = cpuMs(server.pid) - before.server;
     const w = rssMb(worker.pid);
     const s = rssMb(server.pid);
+    // The kernel's high-water mark, before the heap profile (a snapshot takes memory of its own).
+    const peak = Math.max(workerPeak, w.rss, w.peak);
+    clearInterval(sampler);
+    const heap = await profileHeap(worker.pid, diagnostics, await cachedWorkflows(metricsAddress)).catch((err: unknown) => {
+      o.log(`scale: ${o.path}: no heap profile: ${String(err)}`);
+      return undefined;
+    });
 
     // A crash and a fresh worker with every shipment waiting: it must not replay them all.
     worker.child.kill('SIGKILL');
     await worker.stop();
-    worker = startWorkerProcess(sourceDir, workerEnv);
+    worker = startWorkerProcess(sourceDir, { ...workerEnv, ...o.workerEnv });
     await sleep(5_000); // start-up (loading the bundle) is not what this measures
     const restartBefore = { cpu: cpuMs(worker.pid), requests: fake.requestLog().length };
     await sleep(30_000);
@@ -132,6 +166,7 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
       .slice(restartBefore.requests)
       .filter((r) => r.endpoint === 'GET /tracking').length;
     const restartCpu = cpuMs(worker.pid) - restartBefore.cpu;
+    const restartRss = rssMb(worker.pid).rss;
     const row: ScaleRow = {
       path: o.path,
       shipments: o.shipments,
@@ -139,7 +174,7 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
       secondsToTracking: round(secondsToTracking),
       shipmentsPerSecond: round(tracked.size / secondsToTracking),
       workerRssMb: Math.round(w.rss),
-      workerPeakRssMb: Math.round(Math.max(workerPeak, w.rss)),
+      workerPeakRssMb: Math.round(peak),
       serverRssMb: Math.round(s.rss),
       serverPeakRssMb: Math.round(s.peak),
       pollsInWindow: polls,
@@ -147,8 +182,10 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
       serverCpuMsPerPoll: polls ? round(serverCpu / polls) : NaN,
       restartedWorkerCpuMsPerPoll: restartPolls ? round(restartCpu / restartPolls) : NaN,
       restartedWorkerPolls: restartPolls,
+      restartedWorkerRssMb: Math.round(restartRss),
       workerCpuMsPerShipment: round(importCpu.worker / Math.max(1, tracked.size)),
       serverCpuMsPerShipment: round(importCpu.server / Math.max(1, tracked.size)),
+      ...(heap ? { heap } : {}),
     };
     o.log(`scale: ${o.path}: ${JSON.stringify(row)}`);
     return row;
@@ -159,6 +196,14 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
     await server.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
