@@ -5,6 +5,7 @@
  * or by hand) starts there. Overlapping runs are skipped, never stacked; a trigger while a pull
  * runs buffers one run (the webhook's order may be behind the running pull's pages).
  */
+import { createHash } from 'node:crypto';
 import {
   ScheduleAlreadyRunning,
   ScheduleNotFoundError,
@@ -51,8 +52,20 @@ function action(shop: string, taskQueue: string, cursor: PullCursor) {
   };
 }
 
-function spec(settings: ShopImportSettings) {
-  return { intervals: [{ every: settings.every }] };
+/**
+ * Each shop's pulls keep their own second within the interval. Temporal counts intervals from the
+ * epoch, so without an offset every shop with `every: 5m` pulls at the same instant, and their new
+ * orders reach the labels (and the shipping API's limit) together. Derived from the shop's name:
+ * the same on every worker and every restart, so applying the schedule again changes nothing.
+ */
+export function pullPhaseMs(shop: string, everyMs: number): number {
+  const seconds = Math.floor(everyMs / 1000);
+  if (seconds <= 1) return 0;
+  return (createHash('sha256').update(shop, 'utf8').digest().readUInt32BE(0) % seconds) * 1000;
+}
+
+function spec(shop: string, settings: ShopImportSettings) {
+  return { intervals: [{ every: settings.every, offset: pullPhaseMs(shop, settings.every) }] };
 }
 
 const POLICIES = {
@@ -75,7 +88,7 @@ export async function applySchedule(client: Client, connector: ImportConnector, 
   try {
     await client.schedule.create({
       scheduleId,
-      spec: spec(connector.import),
+      spec: spec(connector.shop, connector.import),
       action: action(connector.shop, taskQueue, EMPTY_CURSOR),
       policies: POLICIES,
       state: { paused: connector.import.paused, note: connector.import.paused ? 'created paused by the import settings' : undefined },
@@ -86,12 +99,16 @@ export async function applySchedule(client: Client, connector: ImportConnector, 
   }
   const handle = client.schedule.getHandle(scheduleId);
   const current = await handle.describe();
-  const every = current.spec.intervals?.[0]?.every;
+  const [interval] = current.spec.intervals ?? [];
+  const sameSpec =
+    current.spec.intervals?.length === 1 &&
+    interval?.every === connector.import.every &&
+    (interval.offset ?? 0) === pullPhaseMs(connector.shop, connector.import.every);
   const sameQueue = current.action.taskQueue === shopPullTaskQueue(taskQueue);
-  if (every === connector.import.every && current.spec.intervals?.length === 1 && sameQueue) return 'unchanged';
+  if (sameSpec && sameQueue) return 'unchanged';
   await handle.update((previous) => ({
     ...previous,
-    spec: spec(connector.import),
+    spec: spec(connector.shop, connector.import),
     action: action(connector.shop, taskQueue, cursorOf(previous)),
   }));
   return 'updated';

@@ -37,6 +37,7 @@ beforeAll(async () => {
   woo = await startFakeWooCommerce();
   const imported = (mapping: Record<string, unknown>) => ({
     every: '1h',
+    paused: true, // only the test's triggers pull: no tick of the schedule mid-test
     overlap: '2m',
     firstPull: '1d',
     mapping: { ...MAPPING, ...mapping },

@@ -46,6 +46,7 @@ function startWorker(taskQueue: string): Promise<WorkerProcess> {
         timeout: '2s',
         import: {
           every: '1h',
+          paused: true, // only the test's triggers pull: no tick of the schedule mid-test
           firstPull: '2d',
           pageSize: 10,
           mapping: {

@@ -33,7 +33,7 @@ let config: Record<string, unknown>;
 beforeAll(async () => {
   shopify = await startFakeShopify();
   woo = await startFakeWooCommerce();
-  const imported = { every: '1h', overlap: '2m', firstPull: '1d' };
+  const imported = { every: '1h', overlap: '2m', firstPull: '1d', paused: true }; // no tick of the schedule mid-test
   config = {
     'from-shopify': {
       type: 'shopify',

@@ -12,7 +12,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
-import { applySchedule, cursorOf, importShops, triggerPull, triggerShop } from '../shop-import/schedule';
+import { applySchedule, cursorOf, importShops, pullPhaseMs, triggerPull, triggerShop } from '../shop-import/schedule';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { WORKFLOW_TYPE } from '../workflows/definitions';
@@ -40,7 +40,8 @@ const MAPPING = {
 const WOO_SHIP_FROM = { address: { streetLines: ['Rua das Flores 10'], city: 'Porto', postalCode: '4050-262', countryCode: 'PT' } };
 
 function shopConnectors(shopifyUrl: string, wooUrl: string) {
-  const imported = (extra: Record<string, unknown> = {}) => ({ every: '1h', overlap: '2m', firstPull: '1d', ...extra });
+  // Paused: only the tests' triggers pull, never a tick of the schedule in the middle of a test.
+  const imported = (extra: Record<string, unknown> = {}) => ({ every: '1h', overlap: '2m', firstPull: '1d', paused: true, ...extra });
   return {
     maxBackoff: '1s',
     'pull-shopify': {
@@ -116,6 +117,13 @@ describe('Shopify', () => {
     make('pigeon', { lineItems: [{ sku: 'MAT-1', quantity: 1, grams: 500 }], shippingLine: { title: 'Carrier pigeon' } });
     make('noCountry', { lineItems: [{ sku: 'MAT-1', quantity: 1, grams: 500 }], shippingAddress: { countryCodeV2: null } });
 
+    // The newest change the pull can read: taken before it, since the started shipment's write-back
+    // (its fulfillment) changes the order again while this test goes on.
+    const newest = shopify
+      .orders()
+      .map((o) => o.updatedAt)
+      .sort()
+      .at(-1);
     const result = await pullNow('pull-shopify');
     expect(result.counts).toEqual({ read: 4, started: 1, alreadyKnown: 0, skipped: 1, rejected: 2, changed: 0 });
     expect(result.rejections.map((r) => [r.platformOrderId, r.reasons.map((x) => x.field)])).toEqual(
@@ -141,13 +149,7 @@ describe('Shopify', () => {
     // The schedule holds the cursor: the newest change read, and the two orders to read again.
     const cursor = cursorOf(await h.env.client.schedule.getHandle(shopPullScheduleId('pull-shopify')).describe());
     expect(cursor.retry.sort()).toEqual([ids.pigeon, ids.noCountry].sort());
-    expect(cursor.since).toBe(
-      shopify
-        .orders()
-        .map((o) => o.updatedAt)
-        .sort()
-        .at(-1),
-    );
+    expect(cursor.since).toBe(newest);
   });
 
   it('an edited order from the retry list goes through on the next pull; the others stay', async () => {
@@ -306,9 +308,11 @@ describe('command line', () => {
     const described = await runCli(['schedule', 'describe', 'pull-shopify', '--json'], { env });
     expect(described.code, described.stderr).toBe(0);
     const view = JSON.parse(described.stdout);
-    expect(view).toMatchObject({ scheduleId: 'shop-pull-pull-shopify', everySeconds: 3600, paused: false });
+    expect(view).toMatchObject({ scheduleId: 'shop-pull-pull-shopify', everySeconds: 3600, paused: true });
     expect(view.cursor.since).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(view.recentPulls.length).toBeGreaterThan(0);
+    expect((await runCli(['schedule', 'resume', 'pull-shopify'], { env })).code).toBe(0);
+    expect((await h.env.client.schedule.getHandle(shopPullScheduleId('pull-shopify')).describe()).state.paused).toBe(false);
     expect((await runCli(['schedule', 'pause', 'pull-shopify', '--note', 'stocktaking'], { env })).code).toBe(0);
     const paused = await runCli(['schedule', 'describe', 'pull-shopify'], { env });
     expect(paused.stdout).toMatch(/PAUSED \(stocktaking\)/);
@@ -317,6 +321,36 @@ describe('command line', () => {
     const missing = await runCli(['schedule', 'trigger', 'no-such-shop'], { env });
     expect(missing.code).toBe(4);
     expect(missing.stderr).toMatch(/no pull schedule for shop no-such-shop/);
+  });
+});
+
+describe('the schedules', () => {
+  it('each shop pulls at its own second within the interval; applying again changes nothing; an older spec is brought to it, keeping cursor and pause', async () => {
+    const phase = async (shop: string) =>
+      (await h.env.client.schedule.getHandle(shopPullScheduleId(shop)).describe()).spec.intervals?.[0]?.offset ?? 0;
+    const [shopifyPhase, wooPhase] = [await phase('pull-shopify'), await phase('pull-woo')];
+    expect(shopifyPhase).toBe(pullPhaseMs('pull-shopify', 3_600_000));
+    expect(wooPhase).toBe(pullPhaseMs('pull-woo', 3_600_000));
+    expect(shopifyPhase).not.toBe(wooPhase);
+    const woo = importShops(connectors).find((c) => c.shop === 'pull-woo')!;
+    expect(await applySchedule(h.env.client, woo, h.taskQueue)).toBe('unchanged');
+
+    // A schedule made before the phase: every shop on the hour.
+    const handle = h.env.client.schedule.getHandle(shopPullScheduleId('pull-woo'));
+    await handle.update((previous) => ({ ...previous, spec: { intervals: [{ every: '1h' }] } }));
+    const before = await handle.describe();
+    expect(await applySchedule(h.env.client, woo, h.taskQueue)).toBe('updated');
+    const after = await handle.describe();
+    expect(after.spec.intervals?.[0]).toMatchObject({ every: 3_600_000, offset: wooPhase });
+    expect(cursorOf(after)).toEqual(cursorOf(before));
+    expect(after.state.paused).toBe(before.state.paused);
+  });
+
+  it('the phase is within the interval, whole seconds, and spread', () => {
+    const phases = Array.from({ length: 200 }, (_, i) => pullPhaseMs(`shop-${i}`, 300_000));
+    for (const p of phases) expect(p >= 0 && p < 300_000 && p % 1000 === 0).toBe(true);
+    expect(new Set(phases).size).toBeGreaterThan(120); // 200 shops in 300 seconds: about 146 distinct when uniform
+    expect(pullPhaseMs('any', 1_000)).toBe(0);
   });
 });
 

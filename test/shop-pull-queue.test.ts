@@ -39,6 +39,7 @@ it('a pull runs on its own queue while no shipment worker takes a task; its ship
         webhookSecret: 'fake-client-secret',
         import: {
           every: '1h',
+          paused: true, // only the test's triggers pull: no tick of the schedule mid-test
           firstPull: '1d',
           mapping: { shippingMethods: { Standard: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' } }, orderIdPrefix: 'Q-' },
         },

@@ -322,7 +322,8 @@ describe('shop sync', () => {
       () => null,
       (e: Error & { cause?: Error }) => e,
     );
-    expect(refused?.cause?.message).toMatch(/nothing to redeliver: shop sync is up_to_date/);
+    // A stalled parcel may still bring a checkpoint: its event makes the sync `delivering` for a moment.
+    expect(refused?.cause?.message).toMatch(/nothing to redeliver: shop sync is (up_to_date|delivering)$/);
     await handle.terminate('test done');
   });
 

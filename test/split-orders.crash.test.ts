@@ -40,6 +40,7 @@ function startWorker(taskQueue: string): Promise<WorkerProcess> {
     ...connectors[SHOP],
     import: {
       every: '1h',
+      paused: true, // only the test's triggers pull: no tick of the schedule mid-test
       firstPull: '1d',
       mapping: { orderIdPrefix: 'K-', shippingMethods: { Standard: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' } } },
     },

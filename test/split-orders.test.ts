@@ -39,6 +39,7 @@ beforeAll(async () => {
         timeout: '2s',
         import: {
           every: '1h',
+          paused: true, // only the test's triggers pull: no tick of the schedule mid-test
           overlap: '2m',
           firstPull: '1d',
           mapping: { orderIdPrefix: 'P-', shippingMethods: { Standard: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' } } },
