@@ -6,7 +6,7 @@
  * answers (404, Pending, InfoReceived, InTransit, Delivered) whatever the time. The fleet's row
  * adds each shipment's share of its poller shards: their runs' actions and their spans' heartbeats.
  */
-import type { WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
@@ -95,7 +95,7 @@ export async function historyScenario(
                     oneShipment(server, taskQueue, benchOrder(`H-${path[0]}-${polls}-${i}-${started}`)),
                   ),
                 );
-                const pollers = await pollerActions(server, taskQueue);
+                const pollers = await pollerActions(server.client, taskQueue);
                 const trackingCalls = fake
                   .requestLog()
                   .filter((r) => r.endpoint === 'GET /tracking' && measured.some((m) => m.labelId === r.id));
@@ -157,11 +157,11 @@ export async function oneShipment(server: DevServer, taskQueue: string, input: S
  * their spans sent (each span reports them in its result). By the time the row's shipments are
  * delivered every span has returned: a shard's span ends with its last label.
  */
-async function pollerActions(server: DevServer, taskQueue: string): Promise<number> {
+export async function pollerActions(client: Client, taskQueue: string): Promise<number> {
   let actions = 0;
   const query = `WorkflowType = '${TRACKING_POLLER_WORKFLOW_TYPE}' AND TaskQueue = '${taskQueue}'`;
-  for await (const run of server.client.workflow.list({ query })) {
-    const list = (await server.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? [];
+  for await (const run of client.workflow.list({ query })) {
+    const list = (await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? [];
     actions += estimateActions(list);
     for (const e of list) {
       const payload = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
@@ -175,7 +175,7 @@ const round = (n: number) => Math.round(n * 100) / 100;
 
 type HistoryEvents = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>;
 
-function estimateActions(list: HistoryEvents): number {
+export function estimateActions(list: HistoryEvents): number {
   let actions = 0;
   let markersInTask = false;
   for (const e of list) {

@@ -14,6 +14,7 @@ import { rateLimitScenario, rateLimitSettings, type RateLimitRow } from './rate-
 import { platformScenario, type PlatformResults } from './shop-platforms';
 import { importScenario, printImportTables, type ImportResults } from './shop-import';
 import { printShopChangesTable, shopChangesScenario, type ShopChangesRow } from './shop-changes';
+import { capacityScenario, type CapacityResults } from './capacity';
 import { shopSyncScenario, type ShopSyncCostRow, type ShopSyncOutageRow } from './shop-sync';
 import { startDevServer } from './stack';
 import { accountsScenario, printAccountsTables, type AccountsResults } from './accounts';
@@ -66,10 +67,14 @@ Scenarios (default: all):
             labels, writes to cancelled orders, duplicates, split orders' fulfillments; change →
             shipment knows p50/p95 with webhooks and with the schedule alone; platform requests
             and update events in unchanged orders
+  capacity (only when named) docs/capacity.md's model against a measured fleet: npm run cluster
+            (PostgreSQL, two workers), --capacity-shipments started at once and tracked to
+            delivery; history events, actions, API calls, history bytes and worker CPU, each
+            predicted by the model and measured, and their ratio (target within 25 %)
 
 Options:
   --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import,accounts,
-                               shop-changes (default all but shop-changes)
+                               shop-changes, capacity (default all but shop-changes, capacity)
   --polls <list>               unchanged polls per shipment for history (default 5,5000)
   --history-shipments <n>      shipments per path and poll count (default 3)
   --history-baseline-polls <n> the per-shipment path only up to this many polls (default 401): its
@@ -105,6 +110,10 @@ Options:
   --account-hold <seconds>     Retry-After that holds the first account (default 60)
   --rotation-shipments <n>     shipments in flight when credentials rotate (default 500)
   --shop-changes-orders <n>    orders of the shop-changes scenario, over four shops (default 1000)
+  --capacity-shipments <n>     shipments of the capacity scenario (default 1000)
+  --capacity-step-ms <n>       its fake API's time between tracking stages (default 15000: each label
+                               tracked 60 s, long beside the seconds a label takes to join a shard)
+  --capacity-poll-ms <n>       its workers' tracking poll interval (default 3000)
   --out <file>                 JSON results (default bench/results.json)
   -h, --help                   this help
 
@@ -161,6 +170,9 @@ async function main(): Promise<number> {
       window: { type: 'string' },
       'import-flags': { type: 'string', default: '' },
       'shop-changes-orders': { type: 'string' },
+      'capacity-shipments': { type: 'string' },
+      'capacity-step-ms': { type: 'string' },
+      'capacity-poll-ms': { type: 'string' },
       out: { type: 'string', default: 'bench/results.json' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -171,9 +183,9 @@ async function main(): Promise<number> {
   }
   const scenarios = values.scenario.split(',').map((s) => s.trim());
   for (const s of scenarios) {
-    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit', 'import', 'accounts', 'shop-changes'].includes(s)) {
+    if (!['history', 'scale', 'shop-sync', 'platforms', 'rate-limit', 'import', 'accounts', 'shop-changes', 'capacity'].includes(s)) {
       throw new Error(
-        `--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit, import, accounts, shop-changes)`,
+        `--scenario: unknown scenario "${s}" (history, scale, shop-sync, platforms, rate-limit, import, accounts, shop-changes, capacity)`,
       );
     }
   }
@@ -308,6 +320,15 @@ async function main(): Promise<number> {
     );
   }
 
+  if (scenarios.includes('capacity')) {
+    results.capacity = await capacityScenario({
+      shipments: positiveInt('capacity-shipments', values['capacity-shipments'], 1_000),
+      trackingStepMs: positiveInt('capacity-step-ms', values['capacity-step-ms'], 15_000, 100),
+      pollIntervalMs: positiveInt('capacity-poll-ms', values['capacity-poll-ms'], 3_000, 100),
+      log,
+    });
+  }
+
   writeFileSync(values.out, JSON.stringify(results, null, 2) + '\n');
   printTables(results);
   process.stdout.write(`\nJSON: ${values.out}\n`);
@@ -326,6 +347,7 @@ interface Results {
   import?: ImportResults;
   accounts?: AccountsResults;
   shopChanges?: ShopChangesRow;
+  capacity?: CapacityResults;
 }
 
 function printTables(r: Results): void {
@@ -333,6 +355,14 @@ function printTables(r: Results): void {
   if (r.import) printImportTables(r.import, table);
   if (r.accounts) printAccountsTables(r.accounts, table);
   if (r.shopChanges) printShopChangesTable(r.shopChanges, table);
+  if (r.capacity) {
+    const c = r.capacity;
+    table(
+      `Capacity model against npm run cluster: ${c.shipments} shipments, ${c.workers} workers, ${c.shards} shards, tracked ${c.trackedSeconds} s polled every ${c.pollIntervalSeconds} s; ${c.wallSeconds} s (${c.shipmentsPerSecond} shipments/s)`,
+      ['total', 'model', 'measured', 'measured ÷ model', 'within 25 %'],
+      c.rows.map((x) => [x.what, x.predicted, x.measured, x.ratio, x.met ? 'met' : 'NOT met']),
+    );
+  }
   if (r.rateLimit) {
     const first = r.rateLimit[0]!;
     table(

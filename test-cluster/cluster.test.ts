@@ -16,7 +16,7 @@ import { SEARCH_ATTRIBUTE_KEYS, type ShipmentOutcome } from '../workflows/defini
 import { TEST_CREDENTIALS } from '../test/helpers/harness';
 import { order } from '../test/helpers/orders';
 import { waitFor } from '../test/helpers/wait';
-import { startCluster, type RunningCluster } from './cluster-process';
+import { startCluster, type RunningCluster } from '../cluster/process';
 
 let cluster: RunningCluster;
 let connection: Connection;
@@ -43,11 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await connection?.close();
-  if (cluster && cluster.proc.exitCode === null) {
-    cluster.proc.kill('SIGTERM');
-    await cluster.exited;
-  }
-  if (cluster) fs.rmSync(path.dirname(cluster.dataDir), { recursive: true, force: true });
+  await cluster?.stop();
 });
 
 async function admin(pathname: string, body?: unknown): Promise<unknown> {

@@ -1,15 +1,16 @@
 /**
- * `npm run cluster` as the tests run it: a real process on free ports with its own data
- * directory, and the cluster's command line (status, restart, ...) as further processes.
+ * `npm run cluster` as the cluster tests and the capacity bench run it: a real process on free
+ * ports with its own data directory, and the cluster's command line (status, restart, ...) as
+ * further processes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { ClusterStatusSchema } from '../cluster/control';
+import { ClusterStatusSchema } from './control';
 import { freePort } from '../dev-server/free-port';
-import { TEMPORAL_PORT_BLOCK } from '../cluster/config';
+import { TEMPORAL_PORT_BLOCK } from './config';
 
 export const ROOT = path.join(__dirname, '..');
 
@@ -24,6 +25,8 @@ export interface RunningCluster {
    */
   cli: (...args: string[]) => Promise<{ status: number | null; stdout: string; stderr: string }>;
   status: () => Promise<z.infer<typeof ClusterStatusSchema>>;
+  /** SIGTERM (workers first, as Ctrl-C), then the data directory is removed. */
+  stop: () => Promise<void>;
 }
 
 async function portBlockFree(base: number, size: number): Promise<boolean> {
@@ -105,6 +108,13 @@ export async function startCluster(opts: {
     if (r.status !== 0) throw new Error(`cluster status exited ${r.status}: ${r.stdout}${r.stderr}`);
     return ClusterStatusSchema.parse(JSON.parse(r.stdout));
   };
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGTERM');
+      await exited;
+    }
+    fs.rmSync(tmp, { recursive: true, force: true });
+  };
   // Cold, this includes Go builds: minutes.
   const deadline = Date.now() + 900_000;
   try {
@@ -114,12 +124,8 @@ export async function startCluster(opts: {
       await new Promise((r) => setTimeout(r, 200));
     }
   } catch (err) {
-    if (proc.exitCode === null) {
-      proc.kill('SIGTERM');
-      await exited;
-    }
-    fs.rmSync(tmp, { recursive: true, force: true });
+    await stop();
     throw err;
   }
-  return { proc, dataDir, output: () => output, exited, cli, status };
+  return { proc, dataDir, output: () => output, exited, cli, status, stop };
 }
