@@ -8,8 +8,7 @@
  * polled with its own account's client and pacer.
  */
 import { Context } from '@temporalio/activity';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { AccountDirectory } from './accounts';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import {
   shardOf,
   TRACKING_POLLER_WORKFLOW_TYPE,
@@ -19,22 +18,10 @@ import {
   type SpanResult,
   type WatchRequest,
 } from '../workflows/tracking-poller/definitions';
-import { TrackingSpan } from './tracking-span';
+import { TrackingSpan, type TrackingPollerDeps } from './tracking-span';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../domain/shipment';
 
-export interface TrackingPollerSettings {
-  /** Shards per task queue: each is one workflow and, while it has labels, one running activity. */
-  shards: number;
-  /** How long one span polls before its shard continues as new with what it did. */
-  spanMs: number;
-}
-
-export interface TrackingPollerDeps {
-  /** Every shipping account this worker serves: each label is polled with its own. */
-  accounts: AccountDirectory;
-  client: Client;
-  settings: TrackingPollerSettings;
-}
+export type { TrackingPollerDeps, TrackingPollerSettings } from './tracking-span';
 
 export function createTrackingPollerActivities(deps: TrackingPollerDeps) {
   return {

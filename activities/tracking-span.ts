@@ -25,7 +25,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Context } from '@temporalio/activity';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { decodeFromPayloadsAtIndex, encodeToPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import { isChange, pollIntervalOf, snapshotOfRecord } from '../domain/tracking';
@@ -44,11 +44,24 @@ import {
 } from '../workflows/tracking-poller/definitions';
 import { PollerShard } from '../workflows/tracking-poller/shard';
 import { afterFailure } from './failures';
-import { accountCalls, type AccountCalls } from './accounts';
+import { accountCalls, type AccountCalls, type AccountDirectory } from './accounts';
 import { trackingOrNull } from './index';
 import { outcomeOfTag } from '../domain/shipment';
 import { rateLimited, trackingCompleted } from '../metrics/counters';
-import type { TrackingPollerDeps } from './tracking-poller';
+
+export interface TrackingPollerSettings {
+  /** Shards per task queue: each is one workflow and, while it has labels, one running activity. */
+  shards: number;
+  /** How long one span polls before its shard continues as new with what it did. */
+  spanMs: number;
+}
+
+export interface TrackingPollerDeps {
+  /** Every shipping account this worker serves: each label is polled with its own. */
+  accounts: AccountDirectory;
+  client: Client;
+  settings: TrackingPollerSettings;
+}
 
 /** Polls of one shard in flight at once (the pacer decides when each goes out). */
 const POLLS_IN_FLIGHT = 8;

@@ -20,7 +20,8 @@ import { account, chaosOrders, ROOT } from './orders';
 import { DevServer, ManagedProcess } from './processes';
 import { chaosReport, noEvents } from './report';
 import { CHAOS_FAULTS, NO_FAULTS, ONLY_429S } from './faults';
-import type { ChaosOptions, ChaosReport } from './run';
+import type { ChaosOptions } from './options';
+import type { ChaosReport } from './report';
 import { runImport, shipmentCounts } from './temporal-side';
 
 const TASK_QUEUE = 'chaos';

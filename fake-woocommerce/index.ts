@@ -17,7 +17,7 @@ export { ROUTE_KEYS } from './router';
 export type { RouteKey } from './router';
 export { demoSeeds, InvalidSeedError, SeedOrderSchema } from './seed';
 export type { SeedOrder } from './seed';
-export type { ModifiedOnSave, TrackingSave } from './store';
+export type { ModifiedOnSave, TrackingSave } from './types';
 export type {
   FakeWooCommerce,
   FakeWooCommerceOptions,

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { parseGmtSeed } from './clock';
 import { DEFAULTS, type WooStatus } from './defaults';
 import type { ParsedSeed } from './seed';
-import type { FakeWooEmailTemplate, FakeWooTrackingItemView } from './types';
+import type { FakeWooEmailTemplate, FakeWooTrackingItemView, ModifiedOnSave, TrackingSave } from './types';
 
 export interface StoredNote {
   id: number;
@@ -103,24 +103,6 @@ function weightOf(sku: string): string {
 }
 
 const PAID_STATUSES: ReadonlySet<WooStatus> = new Set(['processing', 'completed', 'on-hold', 'refunded']);
-
-/**
- * Which saves move date_modified. 'always': HPOS's OrdersTableDataStore::persist_updates stamps
- * it on every save. 'post-fields': the posts-table store (Abstract_WC_Order_Data_Store_CPT::update)
- * rewrites post_modified only when the status, a date, the parent or the customer note changed,
- * so a save touching only addresses or meta leaves it. Read from WooCommerce's source, not
- * checked against a live store.
- */
-export type ModifiedOnSave = 'always' | 'post-fields';
-
-/**
- * How the Shipment Tracking extension stores its items. 'save': `$order->save()`, a save like
- * any other (order.updated fires; date_modified per ModifiedOnSave, and under 'post-fields' a
- * meta-only save does not move it). 'save-meta-data': `$order->save_meta_data()`, as copies of
- * the extension's older code do: no save, so neither a new date_modified nor order.updated.
- * Which one the current (closed-source) extension uses is not known.
- */
-export type TrackingSave = 'save' | 'save-meta-data';
 
 /** What a webhook listens to: an order made, or an order saved (woocommerce_update_order). */
 export type OrderEvent = 'created' | 'updated';

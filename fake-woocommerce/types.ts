@@ -5,7 +5,24 @@
 import type { WooFaultsPatch } from './faults';
 import type { FakeWooGenerateOptions, FakeWooOrderEdit, FakeWooWebhookInput } from './inputs';
 import type { SeedOrder } from './seed';
-import type { ModifiedOnSave, TrackingSave } from './store';
+
+/**
+ * Which saves move date_modified. 'always': HPOS's OrdersTableDataStore::persist_updates stamps
+ * it on every save. 'post-fields': the posts-table store (Abstract_WC_Order_Data_Store_CPT::update)
+ * rewrites post_modified only when the status, a date, the parent or the customer note changed,
+ * so a save touching only addresses or meta leaves it. Read from WooCommerce's source, not
+ * checked against a live store.
+ */
+export type ModifiedOnSave = 'always' | 'post-fields';
+
+/**
+ * How the Shipment Tracking extension stores its items. 'save': `$order->save()`, a save like
+ * any other (order.updated fires; date_modified per ModifiedOnSave, and under 'post-fields' a
+ * meta-only save does not move it). 'save-meta-data': `$order->save_meta_data()`, as copies of
+ * the extension's older code do: no save, so neither a new date_modified nor order.updated.
+ * Which one the current (closed-source) extension uses is not known.
+ */
+export type TrackingSave = 'save' | 'save-meta-data';
 
 export interface FakeWooCommerceOptions {
   /**
@@ -39,7 +56,7 @@ export interface FakeWooCommerceOptions {
   faults?: WooFaultsPatch;
   /**
    * Which saves move date_modified: 'always' (HPOS, the default) or 'post-fields' (the posts
-   * table: only a status, date or customer-note change). See ModifiedOnSave in store.ts.
+   * table: only a status, date or customer-note change). See ModifiedOnSave above.
    */
   modifiedOnSave?: ModifiedOnSave;
   /** How the Shipment Tracking extension saves its items: 'save' (default) or 'save-meta-data'. */
