@@ -14,6 +14,7 @@ import {
   spellCommands,
 } from '../cli-support';
 import { shipmentAttributes } from './shipment-lookup';
+import { parcelLocationOf } from '../../domain/shipment';
 
 export const ATTENTION_HELP = `Usage: shipments attention [--since <duration>] [--limit <n>] [--json]
 
@@ -94,7 +95,7 @@ export async function attentionCommand(argv: string[], io: Io): Promise<ExitCode
           workflowId: info.workflowId,
           since: (reason.when === 'running' ? info.startTime : (info.closeTime ?? info.startTime)).toISOString(),
           status: sa.status,
-          next: spellCommands(reason.next(shop, orderId), io.env),
+          next: spellCommands(reason.next(shop, orderId, parcelLocationOf(info.workflowId, { shop, orderId })), io.env),
         });
       }
     }
