@@ -7,6 +7,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { relabelFromShopUpdate, stateQuery, type RelabelResult } from '../../workflows/definitions';
 import { validateLabelRequest } from '../../order-import/record';
 import { CliError, connectTemporal, EXIT, println, type ExitCode, type Io } from '../cli-support';
+import { errorLines } from './label-error';
 import { findShipment } from './shipment-lookup';
 
 export interface FromShopOptions {
@@ -62,15 +63,7 @@ export async function resubmitFromShop(options: FromShopOptions, io: Io): Promis
           `It replaces ${old}: that label is not voided and no longer tracked; stop or recall its parcel with the courier.`,
           'The shop is told the new tracking number.',
         ]
-      : [
-          `The new label was refused (revision ${result.revision}); the shipment still tracks ${old}.`,
-          ...(result.error
-            ? [
-                `  ${result.error.kind}: ${result.error.courierMessage ? `${result.error.courierCode}: ${result.error.courierMessage}` : result.error.message}`,
-              ]
-            : []),
-          ...(result.error?.fields ?? []).map((f) => `  ${f.field}: ${f.message}`),
-        ];
+      : [`The new label was refused (revision ${result.revision}); the shipment still tracks ${old}.`, ...errorLines(result.error)];
     out(lines.join('\n'), { result });
     return result.labelCreated ? EXIT.ok : EXIT.rejected;
   } finally {

@@ -16,6 +16,7 @@ import {
   spellCommands,
 } from '../cli-support';
 import { identityOf, validateLabelRequest } from '../../order-import/record';
+import { errorLines } from './label-error';
 import { resubmitFromShop } from './resubmit-from-shop';
 import { findShipment } from './shipment-lookup';
 
@@ -141,12 +142,7 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
       ? [`Label created: ${result.labelId} (revision ${result.revision}, key ${result.idempotencyKey ?? '-'})`]
       : [
           `The label was rejected again (revision ${result.revision}); the shipment is waiting for corrected data.`,
-          ...(result.error
-            ? [
-                `  ${result.error.kind}: ${result.error.courierMessage ? `${result.error.courierCode}: ${result.error.courierMessage}` : result.error.message}`,
-              ]
-            : []),
-          ...(result.error?.fields ?? []).map((f) => `  ${f.field}: ${f.message}`),
+          ...errorLines(result.error),
         ];
     out(lines.join('\n'), { result });
     return result.labelCreated ? EXIT.ok : EXIT.rejected;

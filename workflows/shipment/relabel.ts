@@ -30,7 +30,7 @@ export function validateRelabel(run: ShipmentRun, request: RelabelFromShop): voi
   if (!shopOrder) throw refused('this shipment was not started by a shop pull, so it has no data from the shop');
   if (state.phase === 'completed') throw refused(`the shipment has ended (${state.outcome})`);
   if (shopOrder.attention === 'cancelled_in_shop' || isWithdrawn(shopOrder.facts.status))
-    throw refused(`the order was ${shopOrder.facts.status === 'open' ? 'cancelled' : shopOrder.facts.status} in the shop`);
+    throw refused(`the order was ${isWithdrawn(shopOrder.facts.status) ? shopOrder.facts.status : 'cancelled'} in the shop`);
   if (state.labelId === null)
     throw refused(`the shipment has no label yet (${state.phase}): a change in the shop before the label is taken into it by itself`);
   if (run.relabelling) throw refused('a relabel is already being made');
