@@ -234,11 +234,16 @@ export class TrackingSpan {
    * Signals the shipment, with a request id the server de-duplicates (the same news told again by
    * a retried span is dropped there). False when the shipment is gone (completed): it leaves.
    */
-  private async tell(member: WatchedLabel, news: TrackingNews): Promise<boolean> {
+  private async tell(member: WatchedLabel, about: Omit<TrackingNews, 'labelId'>): Promise<boolean> {
     const { client } = this.deps;
-    const what = news.change
-      ? [news.change.tag, news.change.subtag, news.change.trackingNumber, news.change.checkpoints, news.change.lastCheckpointTime]
-      : [news.failure?.kind, news.failure?.message];
+    // Named by label: a shipment relabelled since drops the old label's news, and the two labels' news never share a request id.
+    const news: TrackingNews = { labelId: member.labelId, ...about };
+    const what = [
+      member.labelId,
+      ...(news.change
+        ? [news.change.tag, news.change.subtag, news.change.trackingNumber, news.change.checkpoints, news.change.lastCheckpointTime]
+        : [news.failure?.kind, news.failure?.message]),
+    ];
     const requestId = createHash('sha256').update(member.workflowId).update('\u0000').update(JSON.stringify(what)).digest('hex');
     try {
       await client.workflowService.signalWorkflowExecution({

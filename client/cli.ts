@@ -43,6 +43,9 @@ Commands:
   attention                          Every shipment waiting for a person, oldest first,
                                      with the command that acts on it
   resubmit <shop> <orderId> <file>   Corrected label data for a label the courier rejected
+  resubmit <shop> <orderId> --from-shop
+                                     A new label to the address the shop has now, after
+                                     the label (the merchant corrected it)
   redeliver <shop> <orderId>         Send undelivered shop events again (after a 4xx, 410
                                      or an expired delivery window)
   cancel <shop> <orderId>            Stop a shipment

@@ -68,6 +68,13 @@ export const LabelCreatedData = z.object({
   courierOrderNumber: nullableString,
   trackingNumber: nullableString,
   labelUrl: nullableString.meta({ description: 'Link to the label document; may be null until the carrier provides it.' }),
+  replaces: z
+    .object({ labelId: z.string().min(1), revision: z.number().int().min(1), trackingNumber: nullableString })
+    .optional()
+    .meta({
+      description:
+        "Set when this label replaces the order's earlier label (an operator relabelled it to the address the shop has now): the earlier label is not voided, its tracking is no longer followed; show this label's tracking instead.",
+    }),
 });
 export type LabelCreatedData = z.infer<typeof LabelCreatedData>;
 

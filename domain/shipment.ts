@@ -35,6 +35,12 @@ export function parcelWorkflowId(orderWorkflowId: string, location: string): str
   return `${orderWorkflowId}-parcel-${location}`;
 }
 
+/** The location of a parcel's workflow id (parcelWorkflowId), or undefined for the order's own workflow. */
+export function parcelLocationOf(workflowId: string, order: OrderIdentity): string | undefined {
+  const prefix = parcelWorkflowId(shipmentWorkflowId(order), '');
+  return workflowId.startsWith(prefix) && workflowId.length > prefix.length ? workflowId.slice(prefix.length) : undefined;
+}
+
 /** How a shipment is tracked. Validated by domain/schemas.ts where it is configured. */
 export interface TrackingPolicy {
   /** Time between two GET /tracking polls where pollIntervalsMs names no stage. */

@@ -97,6 +97,10 @@ it('has recorded histories for each path through the workflow', () => {
       'split-shopify-two-locations-order.json',
       'split-shopify-two-locations-parcel.json',
       'split-shopify-cancelled-before-labels.json',
+      // After the label, an operator's relabel from the shop's data (RELABEL_FROM_SHOP): the next
+      // revision's label, tracking moved to it, the shop told its tracking (label.created with replaces).
+      'relabel-shopify-address-after-label.json',
+      'relabel-woocommerce-address-after-label.json',
     ]),
   );
 });

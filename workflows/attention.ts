@@ -7,7 +7,7 @@
  * sets; the list, the gauge and the alert follow.
  * Not imported by workflow code.
  */
-import { SA, SHOP_SYNC_STOPPED, WORKFLOW_TYPE, type ShopAttention } from './definitions';
+import { relabelCommand, SA, SHOP_SYNC_STOPPED, WORKFLOW_TYPE, type ShopAttention } from './definitions';
 
 export interface AttentionReason {
   /** The gauge's `reason` label and the list's REASON column. */
@@ -22,11 +22,13 @@ export interface AttentionReason {
    * `both`: marked for a person while it goes on, and still so for the recent window after it ended.
    */
   when: 'running' | 'closed' | 'both';
-  /** The command that acts on one, as the `shipments` bin spells it. */
-  next(shop: string, orderId: string): string;
+  /** The command that acts on one, as the `shipments` bin spells it; `parcel`: the location of one parcel of a split order. */
+  next(shop: string, orderId: string, parcel?: string): string;
 }
 
 const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+/** A parcel's workflow is addressed with its location: the commands refuse the order's workflow without it. */
+const parcelOption = (parcel?: string) => (parcel === undefined ? '' : ` --parcel ${parcel}`);
 
 /** Marks of ShipmentShopChange other than a cancellation. */
 const SHOP_CHANGES_AFTER_LABEL = ['address_changed', 'lines_changed', 'held_in_shop'] as const satisfies readonly ShopAttention[];
@@ -37,14 +39,15 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     title: 'label rejected: waits for corrected data',
     query: `${SA.status.name} = 'awaiting_correction'`,
     when: 'running',
-    next: (shop, orderId) => `shipments status ${shop} ${orderId}, then shipments resubmit ${shop} ${orderId} <corrected-label.json>`,
+    next: (shop, orderId, parcel) =>
+      `shipments status ${shop} ${orderId}, then shipments resubmit ${shop} ${orderId}${parcelOption(parcel)} <corrected-label.json>`,
   },
   {
     reason: 'shop_sync_stopped',
     title: 'the shop refused an event, is gone, or the delivery window ran out',
     query: `${SA.shopSync.name} IN (${quoted(SHOP_SYNC_STOPPED)})`,
     when: 'running',
-    next: (shop, orderId) => `fix the shop's side, then shipments redeliver ${shop} ${orderId}`,
+    next: (shop, orderId, parcel) => `fix the shop's side, then shipments redeliver ${shop} ${orderId}${parcelOption(parcel)}`,
   },
   {
     reason: 'cancelled_in_shop',
@@ -59,8 +62,9 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     title: 'the merchant changed the address or lines, or held the order, after its label',
     query: `${SA.shopChange.name} IN (${quoted(SHOP_CHANGES_AFTER_LABEL)})`,
     when: 'both',
-    next: (shop, orderId) =>
-      `shipments status ${shop} ${orderId}: the parcel goes to the label's address; redirect it with the courier or ship the difference`,
+    next: (shop, orderId, parcel) =>
+      `shipments status ${shop} ${orderId}: the parcel goes to the label's address; redirect it with the courier or ship the difference, ` +
+      `or label it anew to the shop's address: ${relabelCommand(shop, orderId, parcel)}`,
   },
   {
     reason: 'exception',

@@ -77,6 +77,17 @@ export interface ShipmentState extends OrderIdentity {
   parcel?: ParcelRef;
   /** An order shipping from several locations: its parcels, each a workflow of its own (split-order.ts). */
   parcels?: ParcelState[];
+  /** Labels this shipment made and no longer follows: replaced by a relabel from the shop's data (oldest first). */
+  replacedLabels?: ReplacedLabel[];
+}
+
+/** A label an operator replaced (`resubmit --from-shop`): never voided, its tracking no longer followed. */
+export interface ReplacedLabel {
+  labelId: string;
+  revision: number;
+  trackingNumber: string | null;
+  /** Workflow time of the replacement. */
+  replacedAt: string;
 }
 
 /** One parcel as its order's workflow knows it: started, then its outcome. */
@@ -208,6 +219,38 @@ export interface ResubmitResult {
 
 /** Corrected label data after a rejection; answers once the new label attempt has settled. */
 export const resubmitLabelUpdate = defineUpdate<ResubmitResult, [ResubmitLabel]>('resubmitLabel');
+
+/**
+ * An operator's relabel after the label, from the order as the shop has it now (its `offer`).
+ * `modifiedAt` is the shop's reading the operator looked at: a later change refuses the update.
+ */
+export interface RelabelFromShop {
+  modifiedAt: string;
+  reason?: string;
+}
+
+export interface RelabelResult {
+  /** The revision of the new label attempt (its key's `r<revision>`). */
+  revision: number;
+  labelCreated: boolean;
+  labelId: string | null;
+  idempotencyKey: string | null;
+  trackingNumber: string | null;
+  /** The label that was replaced (still the one tracked when labelCreated is false). */
+  replaced: { labelId: string; trackingNumber: string | null };
+  error: RecordedError | null;
+}
+
+/**
+ * A new label to the order's address as the shop has it now, after its label was made: the
+ * shipment tracks the new label instead and the shop is told its tracking (relabel.ts).
+ */
+export const relabelFromShopUpdate = defineUpdate<RelabelResult, [RelabelFromShop]>('relabelFromShop');
+
+/** The operator's command that sends it, as the `shipments` bin spells it. */
+export function relabelCommand(shop: string, orderId: string, location?: string): string {
+  return `shipments resubmit ${shop} ${orderId} --from-shop${location === undefined ? '' : ` --parcel ${location}`}`;
+}
 
 export interface CancelShipment {
   reason?: string;

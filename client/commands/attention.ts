@@ -14,6 +14,7 @@ import {
   spellCommands,
 } from '../cli-support';
 import { shipmentAttributes } from './shipment-lookup';
+import { parcelLocationOf } from '../../domain/shipment';
 
 export const ATTENTION_HELP = `Usage: shipments attention [--since <duration>] [--limit <n>] [--json]
 
@@ -27,10 +28,12 @@ Lists every shipment that waits for a person, oldest first, with the command tha
   cancelled_in_shop    the order was cancelled or refunded in the shop after its label: the
                        parcel is on its way (while tracked, and ended within --since)
   changed_in_shop      address or lines changed, or the order held, in the shop after its
-                       label (while tracked, and ended within --since)
+                       label (while tracked, and ended within --since); a corrected address
+                       becomes a new label with resubmit <shop> <order> --from-shop
   hold_timed_out       held in the shop for longer than SHOP_HOLD_TIMEOUT, no label made
                        (ended within --since)
-SINCE is when a waiting shipment started, or when an ended one ended. The same reasons are
+The next command of one parcel of an order shipping from several locations names it with
+--parcel <location>. SINCE is when a waiting shipment started, or when an ended one ended. The same reasons are
 counted by the worker's shipments_needing_attention gauge.
 
 Options:
@@ -94,7 +97,7 @@ export async function attentionCommand(argv: string[], io: Io): Promise<ExitCode
           workflowId: info.workflowId,
           since: (reason.when === 'running' ? info.startTime : (info.closeTime ?? info.startTime)).toISOString(),
           status: sa.status,
-          next: spellCommands(reason.next(shop, orderId), io.env),
+          next: spellCommands(reason.next(shop, orderId, parcelLocationOf(info.workflowId, { shop, orderId })), io.env),
         });
       }
     }

@@ -1,4 +1,4 @@
-/** `shipments resubmit <shop> <orderId> <file>`: corrected label data for a rejected label. */
+/** `shipments resubmit <shop> <orderId> <file>`: corrected label data for a rejected label (`--from-shop`: resubmit-from-shop.ts). */
 import { readFile } from 'node:fs/promises';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { resubmitLabelUpdate, type ResubmitResult } from '../../workflows/definitions';
@@ -16,9 +16,12 @@ import {
   spellCommands,
 } from '../cli-support';
 import { identityOf, validateLabelRequest } from '../../order-import/record';
+import { errorLines } from './label-error';
+import { resubmitFromShop } from './resubmit-from-shop';
 import { findShipment } from './shipment-lookup';
 
 export const RESUBMIT_HELP = `Usage: shipments resubmit [--reason <text>] [--accept-mismatch] [--parcel <location>] [--json] <shop> <orderId> <file>
+       shipments resubmit --from-shop [--reason <text>] [--parcel <location>] [--json] <shop> <orderId>
 
 Sends corrected label data to a shipment whose label the courier (or the API's
 validation) rejected, and waits for the new label attempt. <file> is the label creation
@@ -31,22 +34,35 @@ the shipment's, or a sender (contact or country) that is not the shop's. Each mi
 is named. Another courier, product, parcel or a fixed address is a correction and goes
 through.
 
+With --from-shop (no file): after its label, the merchant corrected the order's address
+(or lines) in the shop, and the shipment, marked changed_in_shop, keeps the shop's label
+request. This makes it the label of the next revision (validated locally first, as an
+import's), tracks the new label instead of the old one, and tells the shop the new
+tracking number (Shopify: the fulfillment's tracking; WooCommerce: a new tracking item in
+place of the old). The old label is not voided (the API has no void) and no longer
+tracked: stop or recall its parcel with the courier. Refused when the shop offers no other
+request, the shipment has no label yet (a change before the label is taken into it by
+itself), the order was cancelled or refunded in the shop, the order changed again since
+it was read, or the shipment has ended. Sent twice, the second is refused: one new label.
+
 Options:
+  --from-shop         A new label from the shop's data, after the label (see above)
   --reason <text>     Why the data was changed (kept in the workflow history), max 500 chars
   --accept-mismatch   Send it although it names another order or sender (a deliberate change)
   --parcel <location> One parcel of an order that ships from several locations (status lists them)
   --json              One JSON document on stdout: { result } or { rejected } or { problems }
   -h, --help          Show this help
 
-Exit codes: 0 label created; 1 file invalid, update refused by the workflow, shipment
-already ended, or the label was rejected again; 2 usage/configuration error or
-unreadable file; 4 no shipment for that shop and order; 5 Temporal unreachable.
+Exit codes: 0 label created; 1 file (or the shop's request) invalid, update refused by the
+workflow, shipment already ended, or the label was rejected (again); 2 usage/configuration
+error or unreadable file; 4 no shipment for that shop and order; 5 Temporal unreachable.
 `;
 
 export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode> {
   const { values, positionals } = parseCommandArgs(argv, {
     reason: { type: 'string' },
     'accept-mismatch': { type: 'boolean', default: false },
+    'from-shop': { type: 'boolean', default: false },
     parcel: { type: 'string' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -55,8 +71,13 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
     io.stdout.write(spellCommands(RESUBMIT_HELP, io.env));
     return EXIT.ok;
   }
-  const [shop, orderId, file] = requirePositionals(positionals, ['shop', 'orderId', 'file'], 'resubmit') as [string, string, string];
   if (values.reason !== undefined && values.reason.length > 500) throw usageError('--reason must be at most 500 characters');
+  if (values['from-shop']) {
+    if (values['accept-mismatch']) throw usageError('--accept-mismatch is for a file of corrected data, not --from-shop');
+    const [shop, orderId] = requirePositionals(positionals, ['shop', 'orderId'], 'resubmit --from-shop') as [string, string];
+    return resubmitFromShop({ shop, orderId, parcel: values.parcel, reason: values.reason, json: values.json }, io);
+  }
+  const [shop, orderId, file] = requirePositionals(positionals, ['shop', 'orderId', 'file'], 'resubmit') as [string, string, string];
   const out = (human: string, json: unknown) => println(io.stdout, values.json ? JSON.stringify(json, null, 2) : human);
 
   // 1. The file, checked locally before anything is sent.
@@ -121,12 +142,7 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
       ? [`Label created: ${result.labelId} (revision ${result.revision}, key ${result.idempotencyKey ?? '-'})`]
       : [
           `The label was rejected again (revision ${result.revision}); the shipment is waiting for corrected data.`,
-          ...(result.error
-            ? [
-                `  ${result.error.kind}: ${result.error.courierMessage ? `${result.error.courierCode}: ${result.error.courierMessage}` : result.error.message}`,
-              ]
-            : []),
-          ...(result.error?.fields ?? []).map((f) => `  ${f.field}: ${f.message}`),
+          ...errorLines(result.error),
         ];
     out(lines.join('\n'), { result });
     return result.labelCreated ? EXIT.ok : EXIT.rejected;

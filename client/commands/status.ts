@@ -1,7 +1,14 @@
 /** `shipments status <shop> <orderId>`: the workflow's own state, plus what Temporal knows. */
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
-import { SHOP_SYNC_STOPPED, stateQuery, type ShipmentOutcome, type ShipmentState, type ShopOrderState } from '../../workflows/definitions';
+import {
+  relabelCommand,
+  SHOP_SYNC_STOPPED,
+  stateQuery,
+  type ShipmentOutcome,
+  type ShipmentState,
+  type ShopOrderState,
+} from '../../workflows/definitions';
 import {
   connectTemporal,
   EXIT,
@@ -163,7 +170,7 @@ function statusText(r: StatusReport): string {
   ];
   if (s?.parcels) {
     rows.push(['Phase', s.phase], ...parcelRows(r.parcels ?? []));
-    if (s.shopOrder) rows.push(...shopOrderRows(s.shopOrder));
+    if (s.shopOrder) rows.push(...shopOrderRows(s, s.shopOrder));
   } else if (s) {
     rows.push(
       ['Phase', s.phase],
@@ -207,7 +214,7 @@ function statusText(r: StatusReport): string {
         ]);
       }
     }
-    if (s.shopOrder) rows.push(...shopOrderRows(s.shopOrder));
+    if (s.shopOrder) rows.push(...shopOrderRows(s, s.shopOrder));
     if (s.phase === 'awaiting_correction') {
       rows.push([
         'Next step',
@@ -272,17 +279,24 @@ function quoteArg(text: string): string {
 }
 
 /** The merchant's side: the order's status in the shop, a hold, the last change, and what is left for an operator. */
-function shopOrderRows(order: ShopOrderState): Array<[string, string]> {
+function shopOrderRows(s: ShipmentState, order: ShopOrderState): Array<[string, string]> {
   const rows: Array<[string, string]> = [
     ['Shop order', `${order.facts.status}${order.heldSince ? `, held since ${order.heldSince}: the label waits` : ''}`],
   ];
   const last = order.changes.at(-1);
   if (last) rows.push(['', `last change (${last.kinds.join(', ')}) learned ${last.at}: ${last.action}`]);
+  for (const r of s.replacedLabels ?? [])
+    rows.push([
+      'Replaced label',
+      `${r.labelId} (revision ${r.revision}, tracking ${r.trackingNumber ?? '-'}) at ${r.replacedAt}: not voided, no longer tracked`,
+    ]);
   if (order.attention) {
     rows.push([
       'Shop change',
       `${order.attention}: the merchant changed the order after its label${
-        order.offer ? "; the shop's label request is in status --json (state.shopOrder.offer)" : ''
+        order.offer
+          ? `; a new label to the shop's data (status --json: state.shopOrder.offer): ${relabelCommand(s.shop, s.orderId, s.parcel?.location)}`
+          : ''
       }`,
     ]);
   }

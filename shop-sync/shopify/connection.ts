@@ -5,7 +5,9 @@
  * instead of writing again, so a retry after a lost answer finds its own earlier write.
  *
  *   label.created     fulfillmentCreate on the order's open fulfillment orders (one location: a
- *                     parcel's own, else the first open one's), with tracking
+ *                     parcel's own, else the first open one's), with tracking; a relabel's (it
+ *                     names the label it replaces) updates the tracking of the replaced label's
+ *                     fulfillment instead (fulfillmentTrackingInfoUpdate)
  *   tracking.updated  fulfillmentTrackingInfoUpdate when a tracking number appears or changes,
  *                     then fulfillmentEventCreate with the mapped status, time and place
  *   label.rejected    a tag and/or a line in the order's note
@@ -47,7 +49,10 @@ export class ShopifyConnection implements PlatformConnection {
     const tracking = this.trackingInput(label.courier, label.trackingNumber);
     if (d.refs.fulfillmentId) return this.ensureTracking(d, d.refs.fulfillmentId, tracking);
     const order = await this.readOrder(d);
-    const ours = this.findOurs(order.fulfillments, label.trackingNumber, order);
+    // A relabel's fulfillment is the replaced label's: its tracking becomes the new label's.
+    const ours =
+      this.findOurs(order.fulfillments, label.trackingNumber, order) ??
+      (label.replaces ? this.findOurs(order.fulfillments, label.replaces.trackingNumber, order) : null);
     if (ours) {
       d.refs.fulfillmentId = ours.id;
       return this.ensureTracking(d, ours.id, tracking);

@@ -7,7 +7,9 @@
  * retry wrote it again is found on a later read and deleted.
  *
  *   label.created      a Shipment Tracking item (provider, or custom provider + link); an order
- *                      note instead when the extension is not installed (detected, not configured)
+ *                      note instead when the extension is not installed (detected, not configured);
+ *                      a relabel's (it names the label it replaces) first deletes the replaced
+ *                      label's tracking item, so the order shows the parcel that is followed
  *   tracking.updated   a tracking item if the number appears later; an order note (private unless
  *                      customerNotes); on Delivered the order gets deliveredStatus (completed)
  *   label.rejected     a private note, and rejectedStatus (on-hold) for an order still processing
@@ -68,6 +70,7 @@ export class WooCommerceConnection implements PlatformConnection {
 
   async labelCreated(d: PlatformDelivery, label: LabelCreatedData): Promise<void> {
     const order = await this.readOrder(d);
+    if (label.replaces?.trackingNumber) await this.dropReplaced(d, label.replaces.trackingNumber);
     if (label.trackingNumber === null) return this.addNote(d, labelNote(label, null, this.carrierName(label.courier)), false);
     await this.ensureTracking(d, order, label.courier, label.trackingNumber, label);
   }
@@ -110,7 +113,8 @@ export class WooCommerceConnection implements PlatformConnection {
       for (const copy of ours) if (copy !== kept) await this.call(d, 'DELETE', `${path}/${copy.tracking_id}`, TrackingItem);
       return;
     }
-    if (d.refs.trackingItemId && label === null) return; // a tracking update adds no second item: the label's is there
+    // A tracking update adds no second item while the label's is there (a relabel deleted the replaced label's).
+    if (label === null && items.some((item) => item.tracking_id === d.refs.trackingItemId)) return;
     const body = {
       tracking_number: number,
       ...(await this.providerFields(d, courier, number)),
@@ -118,6 +122,17 @@ export class WooCommerceConnection implements PlatformConnection {
     };
     const created = await this.call(d, 'POST', path, TrackingItem, { body });
     d.refs.trackingItemId = created.data!.tracking_id;
+  }
+
+  /**
+   * A relabel: the replaced label's tracking items are deleted before the new label's is added,
+   * so the order shows only the parcel that is followed (a retry finds them gone and deletes nothing).
+   */
+  private async dropReplaced(d: PlatformDelivery, number: string): Promise<void> {
+    const path = `wc-shipment-tracking/v3/orders/${d.platformOrderId}/shipment-trackings`;
+    const items = await this.trackingItems(d, path);
+    for (const item of items ?? [])
+      if (item.tracking_number === number) await this.call(d, 'DELETE', `${path}/${item.tracking_id}`, TrackingItem);
   }
 
   /**

@@ -4,14 +4,16 @@
  * poll without news costs this workflow nothing at all; each change arrives as one signal, is
  * applied once (only news: domain/tracking.ts, `isNews`) and told to the shop in order. The
  * shipment keeps its own deadline (one timer for the run) and its own state; an operator's stop
- * or the deadline makes it leave the shard.
+ * or the deadline makes it leave the shard. An operator's relabel (relabel.ts) moves it to the
+ * new label's membership; from then on only that label's news counts.
  */
-import { CancellationScope, condition, isCancellation, setHandler, sleep } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, patched, setHandler, sleep } from '@temporalio/workflow';
 import { type ShipmentOutcome } from '../definitions';
 import { outcomeOfTag, type TrackingPolicy } from '../../domain/shipment';
 import { isNews } from '../../domain/tracking';
 import { trackingNewsSignal, type PollerCadence, type TrackingNews } from '../tracking-poller/definitions';
 import { recordError } from './failures';
+import { RELABEL_FROM_SHOP } from './patches';
 import { trackingPoller } from './proxies';
 import type { ShipmentRun } from './run';
 import { snapshotOf } from './state';
@@ -22,29 +24,20 @@ export async function followFleetTracking(run: ShipmentRun, labelId: string, dea
   const inbox: TrackingNews[] = [];
   setHandler(trackingNewsSignal, (news) => void inbox.push(news));
   // Carried over a continue-as-new: the shard still has it.
-  state.trackingPoller ??= (
-    await trackingPoller('Join the tracking pollers').watchTracking({
-      labelId,
-      known: snapshotOf(state),
-      cadence: cadenceOf(policy),
-      deadline,
-      // Its shard is one of its account's, and its label is polled with that account.
-      ...run.accountField(),
-    })
-  ).poller;
+  state.trackingPoller ??= (await join(run, labelId, deadline)).poller;
 
-  let outOfTime = false;
-  const clock = new CancellationScope();
-  clock
-    .run(() => sleep(Math.max(1, deadline - Date.now())))
-    .then(
-      () => (outOfTime = true),
-      () => undefined, // cancelled: tracking ended first
-    );
+  let clock = startClock(deadline);
   try {
     for (;;) {
+      // An operator's relabel (relabel.ts) moved the shipment to a new label and shard: its own deadline, only its news.
+      if (state.labelId !== labelId && state.labelId !== null && patched(RELABEL_FROM_SHOP)) {
+        labelId = state.labelId;
+        clock.cancel();
+        clock = startClock(Date.parse(state.trackingStartedAt!) + policy.maxTrackingMs);
+        inbox.splice(0, inbox.length, ...inbox.filter((news) => news.labelId === labelId));
+      }
       if (run.cancelRequest) return await leave(run, () => run.cancelledByOperator());
-      if (outOfTime) return await leave(run, () => run.trackingTimedOut());
+      if (clock.outOfTime) return await leave(run, () => run.trackingTimedOut());
       const news = inbox.shift();
       if (news) {
         // The shard leaves a terminal label by itself.
@@ -54,7 +47,10 @@ export async function followFleetTracking(run: ShipmentRun, labelId: string, dea
       }
       run.publish();
       await run.continueAsNewIfDue();
-      await condition(() => inbox.length > 0 || run.cancelRequest !== null || outOfTime);
+      // While a relabel is being made, the old label's news and the clock wait: the new label settles first.
+      await condition(
+        () => !run.relabelling && (inbox.length > 0 || run.cancelRequest !== null || clock.outOfTime || state.labelId !== labelId),
+      );
     }
   } catch (err) {
     // A Temporal cancellation request: the shard is told before the shipment completes.
@@ -65,12 +61,39 @@ export async function followFleetTracking(run: ShipmentRun, labelId: string, dea
   }
 }
 
+/** The tracking deadline as one timer of the run; `outOfTime` once it fired. */
+function startClock(deadline: number): { outOfTime: boolean; cancel(): void } {
+  const scope = new CancellationScope();
+  const clock = { outOfTime: false, cancel: () => scope.cancel() };
+  scope
+    .run(() => sleep(Math.max(1, deadline - Date.now())))
+    .then(
+      () => (clock.outOfTime = true),
+      () => undefined, // cancelled: tracking ended first
+    );
+  return clock;
+}
+
+/** The shipment's label joins its shard (started if it is not running); returns the shard's workflow id. */
+export function join(run: ShipmentRun, labelId: string, deadline: number): Promise<{ poller: string }> {
+  return trackingPoller('Join the tracking pollers').watchTracking({
+    labelId,
+    known: snapshotOf(run.state),
+    cadence: cadenceOf(run.policy),
+    deadline,
+    // Its shard is one of its account's, and its label is polled with that account.
+    ...run.accountField(),
+  });
+}
+
 /** Applies what the poller told, when it is news; true when the tracking changed. */
 function applyNews(run: ShipmentRun, news: TrackingNews): boolean {
   if (news.failure) {
     run.state.lastError = recordError(news.failure);
     return false;
   }
+  // News of a label the shipment no longer follows (replaced by a relabel) changes nothing.
+  if (news.labelId !== undefined && news.labelId !== run.state.labelId) return false;
   if (!news.change || !isNews(snapshotOf(run.state), news.change)) return false;
   applyChange(run, news.change);
   return true;
@@ -82,7 +105,7 @@ async function leave(run: ShipmentRun, finish: () => ShipmentOutcome): Promise<S
 }
 
 /** Best effort: a shard that misses it drops the label when telling it fails, or at its deadline. */
-async function unwatch(run: ShipmentRun): Promise<void> {
+export async function unwatch(run: ShipmentRun): Promise<void> {
   const poller = run.state.trackingPoller;
   if (poller) await trackingPoller('Leave the tracking pollers').unwatchTracking({ poller });
 }

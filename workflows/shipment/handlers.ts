@@ -1,18 +1,21 @@
 /**
  * The shipment's messages, wired to the run: the state query, the operator's cancel signal, the
- * resubmit and redeliver updates, and the shop pull's shopOrderChanged, with their validators.
+ * resubmit, relabel and redeliver updates, and the shop pull's shopOrderChanged, with their validators.
  */
 import { log, setHandler } from '@temporalio/workflow';
 import {
   cancelShipmentSignal,
   parcelShopOrderChangedSignal,
   redeliverShopEventsUpdate,
+  relabelFromShopUpdate,
   resubmitLabelUpdate,
   shopOrderChangedUpdate,
   stateQuery,
+  type RelabelFromShop,
   type ResubmitLabel,
 } from '../definitions';
 import type { ShopOrderChange } from '../../domain/shop-order';
+import { relabelFromShop, validateRelabel } from './relabel';
 import type { ShipmentRun } from './run';
 
 /** Registered before the first await, so a query or update arriving with the first workflow task finds them. */
@@ -24,6 +27,9 @@ export function registerHandlers(run: ShipmentRun): void {
       checkResubmitShape(request);
       run.validateResubmit(request);
     },
+  });
+  setHandler(relabelFromShopUpdate, (request) => relabelFromShop(run, request), {
+    validator: (request: RelabelFromShop) => validateRelabel(run, request),
   });
   setHandler(redeliverShopEventsUpdate, () => run.delivery.redeliver(), { validator: () => run.delivery.validateRedeliver() });
   // A parcel's order workflow tells it what its update was told; what this parcel would refuse is dropped.

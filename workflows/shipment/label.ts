@@ -13,8 +13,8 @@ import { applyLabel } from './state';
 /** Failures an operator can fix by resubmitting label data: the label was not created. */
 const CORRECTABLE_KINDS = new Set(['courier_error', 'validation']);
 
-/** The request of the current revision, counted and shown as `creating_label`. */
-export function nextRequest(run: ShipmentRun): { summary: string; input: CreateLabelInput } {
+/** The request of the current revision, counted and shown as `creating_label` (a relabel names the shop's request). */
+export function nextRequest(run: ShipmentRun, labelRequest = run.labelRequest): { summary: string; input: CreateLabelInput } {
   const { state } = run;
   state.phase = 'creating_label';
   state.attempts.labelRequests++;
@@ -25,7 +25,7 @@ export function nextRequest(run: ShipmentRun): { summary: string; input: CreateL
       shop: state.shop,
       orderId: state.orderId,
       revision: state.revision,
-      labelRequest: run.labelRequest,
+      labelRequest,
       ...run.accountField(),
       // A parcel's key names its location; an order of one location keeps the key it always had.
       ...(state.parcel ? { location: state.parcel.location } : {}),

@@ -2,6 +2,7 @@
  * Step 2, the order: the courier order number, tracking number and carrier details. Informational
  * only: tracking proceeds without it. `ShipmentRun.ship` makes the call; these are the steps around it.
  */
+import type { LabelCreatedData } from '../../domain/events';
 import type { OrderDetail } from '../../shipping-api/contract';
 import { recordError, shippingErrorOf } from './failures';
 import type { ShipmentRun } from './run';
@@ -22,8 +23,11 @@ export function notRead(run: ShipmentRun, err: unknown): void {
   run.state.lastError = recordError(failure);
 }
 
-/** Tracking starts now; the shop hears of the label, after the read that brings its tracking number and document link. */
-export function trackingBegins(run: ShipmentRun, labelId: string): void {
+/**
+ * Tracking starts now; the shop hears of the label, after the read that brings its tracking
+ * number and document link (and, for a relabel from the shop's data, which label it replaces).
+ */
+export function trackingBegins(run: ShipmentRun, labelId: string, replaces?: LabelCreatedData['replaces']): void {
   const { state } = run;
   state.phase = 'tracking';
   state.trackingStartedAt = new Date().toISOString();
@@ -37,6 +41,7 @@ export function trackingBegins(run: ShipmentRun, labelId: string): void {
       courierOrderNumber: state.courierOrderNumber,
       trackingNumber: state.trackingNumber,
       labelUrl: state.labelUrl ?? null,
+      ...(replaces ? { replaces } : {}),
     },
   });
 }

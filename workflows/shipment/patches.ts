@@ -67,6 +67,14 @@ export const SHIPPING_ACCOUNT = 'shipping-account';
  */
 export const FLEET_TRACKING = 'fleet-tracking';
 
+/**
+ * After the label, an operator's relabel from the shop's data (`resubmit --from-shop`, relabel.ts)
+ * makes tracking follow the new label: the shipment leaves its shard for the old label and joins
+ * with the new one. Checked where fleet tracking sees its label replaced, so only histories with
+ * a relabel (fixtures relabel-*) carry its marker.
+ */
+export const RELABEL_FROM_SHOP = 'relabel-from-shop';
+
 /*
  * The merchant's changes (shop-changes.ts, shop-aware-label.ts) need no patch id: they are
  * decided by the input, not by the code's version. Only shipments whose input carries the

@@ -48,6 +48,8 @@ export class ShipmentRun {
   /** Corrected label data from a resubmit, taken by the label step. */
   correction: ResubmitLabel | null = null;
   cancelRequest: CancelShipment | null = null;
+  /** An operator's relabel from the shop's data is being made (relabel.ts): tracking holds the old label's news. */
+  relabelling = false;
   /** The pending wait for a tracking change, cancelled at once by an operator's stop. */
   trackingScope: CancellationScope | null = null;
   readonly delivery: ShopDelivery;

@@ -7,11 +7,19 @@
  * Before the label a change is acted on: the label call in flight is cancelled and the label
  * step settles it (stop, wait for the release, take the new request, or wait for an operator).
  * After the label nothing is voided (the API has none): the shipment is marked for an operator,
- * a cancelled order is written to no more, and tracking goes on.
+ * a cancelled order is written to no more, and tracking goes on; a changed address or lines can
+ * become a new label by an operator's relabel (relabel.ts).
  */
 import { condition, log, type CancellationScope } from '@temporalio/workflow';
 import type { FieldProblem, LabelRequestWithoutKey } from '../../shipping-api/contract';
-import { SHOP_CHANGES_KEPT, type ShopAttention, type ShopChangeAnswer, type ShopChangeRecord, type ShopOrderState } from '../definitions';
+import {
+  relabelCommand,
+  SHOP_CHANGES_KEPT,
+  type ShopAttention,
+  type ShopChangeAnswer,
+  type ShopChangeRecord,
+  type ShopOrderState,
+} from '../definitions';
 import { differences, isWithdrawn, type ShopChangeKind, type ShopOrderChange, type ShopOrderSeen } from '../../domain/shop-order';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from './details';
@@ -126,7 +134,9 @@ export class ShopChanges {
     if (kinds.includes('address')) this.attend('address_changed');
     else if (kinds.includes('lines')) this.attend('lines_changed');
     else if (status === 'on_hold') this.attend('held_in_shop');
-    const offer = this.order.offer ? `; the shop's label request is kept (status --json: state.shopOrder.offer)` : '';
+    const offer = this.order.offer
+      ? `; a new label to the shop's data: ${relabelCommand(this.run.state.shop, this.run.state.orderId, this.run.state.parcel?.location)}`
+      : '';
     return `${kinds.join(' and ')} changed after the label: marked for an operator${offer}`;
   }
 

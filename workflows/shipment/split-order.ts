@@ -27,6 +27,7 @@ import {
   cancelShipmentSignal,
   parcelShopOrderChangedSignal,
   redeliverShopEventsUpdate,
+  relabelFromShopUpdate,
   resubmitLabelUpdate,
   SA,
   SHOP_CHANGES_KEPT,
@@ -34,6 +35,7 @@ import {
   stateQuery,
   WORKFLOW_TYPE,
   type ParcelState,
+  type RelabelFromShop,
   type ResubmitLabel,
   type ShipmentOutcome,
   type ShipmentState,
@@ -160,6 +162,9 @@ export class SplitOrder {
       validator: (_request: ResubmitLabel) => perParcel('resubmit'),
     });
     setHandler(redeliverShopEventsUpdate, () => perParcel('redeliver'), { validator: () => perParcel('redeliver') });
+    setHandler(relabelFromShopUpdate, (_request: RelabelFromShop) => perParcel('relabel'), {
+      validator: (_request: RelabelFromShop) => perParcel('relabel'),
+    });
   }
 
   /** Taken as the order's facts, then told to every parcel still running (each settles it by its own phase). */

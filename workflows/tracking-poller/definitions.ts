@@ -80,6 +80,8 @@ export interface SpanStats {
  * told twice or late changes nothing.
  */
 export interface TrackingNews {
+  /** The label polled (absent from pollers before relabels): news of a label the shipment replaced is dropped. */
+  labelId?: string;
   change?: TrackingChange;
   failure?: FailureDetails;
 }

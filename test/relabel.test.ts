@@ -1,0 +1,333 @@
+/**
+ * After the label, the merchant corrects the address: `resubmit --from-shop` makes the next
+ * revision's label from the shop's data, tracking follows it, and the shop is told its tracking
+ * number. Real dev server and worker, both fake stores and the fake shipping API over loopback.
+ * The fake's tracking moves on by time (a stage every 1.5 s, the number from the second); once the
+ * first label has its number, tracking is held back (GET /tracking answers 503) while the merchant
+ * and the operator act, so the old parcel cannot be delivered first.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startFakeShopify, type FakeShopify } from '../fake-shopify';
+import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
+import { applySchedule, importShops } from '../shop-import/schedule';
+import { loadShopConnectors } from '../shop-sync/connectors';
+import { parcelWorkflowId, shipmentWorkflowId } from '../domain/shipment';
+import { ATTENTION_REASONS } from '../workflows/attention';
+import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
+import { main } from '../client/cli';
+import { CliError } from '../client/cli-support';
+import { startHarness, type Harness } from './helpers/harness';
+import { pullNow } from './helpers/shop-pulls';
+import { captureIo, runCli } from './helpers/cli';
+import { saveFixture } from './helpers/fixtures';
+import { createTestEnv } from './helpers/temporal-env';
+import { waitFor } from './helpers/wait';
+
+let env: TestWorkflowEnvironment;
+let shopify: FakeShopify;
+let woo: FakeWooCommerce;
+let h: Harness;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  shopify = await startFakeShopify();
+  woo = await startFakeWooCommerce();
+  const imported = (mapping: Record<string, unknown>) => ({
+    every: '1h',
+    overlap: '2m',
+    firstPull: '1d',
+    mapping: {
+      shippingMethods: {
+        Standard: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' },
+        flat_rate: { courier: 'dpd-de', productCode: 'DPD_CLASSIC' },
+      },
+      ...mapping,
+    },
+  });
+  const connectors = loadShopConnectors({
+    SHOP_CONNECTORS: JSON.stringify({
+      maxBackoff: '1s',
+      'relabel-shopify': {
+        type: 'shopify',
+        storeDomain: 'fake-store.myshopify.com',
+        adminUrl: shopify.baseUrl,
+        accessToken: 'shpat_fake_dev_token',
+        timeout: '2s',
+        import: imported({ orderIdPrefix: 'RS-' }),
+      },
+      'relabel-woo': {
+        type: 'woocommerce',
+        url: woo.baseUrl,
+        consumerKey: 'ck_fake_dev_key',
+        consumerSecret: 'cs_fake_dev_secret',
+        timeout: '2s',
+        import: imported({
+          orderIdPrefix: 'RW-',
+          shipFrom: { address: { streetLines: ['Rua das Flores 10'], city: 'Porto', postalCode: '4050-262', countryCode: 'PT' } },
+        }),
+      },
+    }),
+  });
+  h = await startHarness({ env, shopConnectors: connectors, fake: { trackingStepMs: 1500 } });
+  for (const connector of importShops(connectors)) await applySchedule(h.env.client, connector, h.taskQueue);
+});
+afterAll(async () => {
+  await h?.stop();
+  await shopify?.close();
+  await woo?.close();
+  await env?.teardown();
+});
+
+interface Platform {
+  shop: string;
+  key: string;
+  place(): { id: string; orderId: string; number: string };
+  moveTo(id: string, postalCode: string): void;
+  cancel(id: string): void;
+  /** The tracking numbers the order shows: the fulfillment's, or the tracking items'. */
+  shownTracking(id: string): string[];
+  /** Our fulfillments (Shopify) or tracking items (WooCommerce) on the order. */
+  written(id: string): number;
+  delivered(id: string): boolean;
+  /**
+   * Shopify reads an order again only while it is unfulfilled (shop-import/shopify/read.ts): its
+   * fulfillment is held back (fulfillmentCreate answers 500) so the merchant's edit comes between
+   * the label and the write-back. WooCommerce reads every changed order: its write-back goes on.
+   */
+  holdWriteBack(): () => void;
+}
+
+const shopifyPlatform: Platform = {
+  shop: 'relabel-shopify',
+  key: 'shopify',
+  place() {
+    const o = shopify.createOrder({ lineItems: [{ sku: 'TENT-2', quantity: 1, grams: 2400 }], shippingAddress: { zip: '51147' } });
+    return { id: o.legacyResourceId, orderId: `RS-${o.name.replace('#', '')}`, number: o.name };
+  },
+  moveTo: (id, zip) => void shopify.editOrder(id, { shippingAddress: { zip } }),
+  cancel: (id) => void shopify.cancelOrder(id),
+  shownTracking: (id) => shopify.order(id)!.fulfillments.flatMap((f) => f.trackingInfo.map((t) => t.number!)),
+  written: (id) => shopify.order(id)!.fulfillments.length,
+  delivered: (id) => shopify.order(id)!.fulfillments.some((f) => f.displayStatus === 'DELIVERED'),
+  holdWriteBack() {
+    shopify.setFaults({ failNext: Array.from({ length: 1000 }, () => ({ operation: 'fulfillmentCreate', kind: '500' as const })) });
+    return () => void shopify.setFaults({ failNext: [] });
+  },
+};
+
+const wooPlatform: Platform = {
+  shop: 'relabel-woo',
+  key: 'woocommerce',
+  place() {
+    const o = woo.createOrder({
+      status: 'processing',
+      lineItems: [{ sku: 'PORT-10', quantity: 1, weight: '1.5' }],
+      shipping: { postcode: '1100-001', country: 'PT', city: 'Lisboa', address_1: 'Rua Nova 3' },
+    });
+    return { id: String(o.id), orderId: `RW-${o.number}`, number: o.number };
+  },
+  moveTo: (id, postcode) => void woo.editOrder(Number(id), { shipping: { postcode } }),
+  cancel: (id) => void woo.editOrder(Number(id), { status: 'cancelled' }),
+  shownTracking: (id) => woo.order(Number(id))!.trackingItems.map((t) => t.tracking_number),
+  written: (id) => woo.order(Number(id))!.trackingItems.length,
+  delivered: (id) => woo.order(Number(id))!.status === 'completed',
+  holdWriteBack: () => () => undefined,
+};
+
+const handleOf = (workflowId: string) => h.env.client.workflow.getHandle(workflowId);
+const workflowOf = (p: Platform, orderId: string) => shipmentWorkflowId({ shop: p.shop, orderId });
+const stateOf = (workflowId: string): Promise<ShipmentState> => handleOf(workflowId).query(stateQuery);
+const labelsOf = (order: { number: string }) => h.fake.labels().filter((l) => l.customerOrderNumber === order.number);
+
+/** The operator's command line, in-process: its exit code and what it printed. */
+async function cli(...args: string[]): Promise<{ code: number; out: string }> {
+  const { io, stdout, stderr } = captureIo({ env: { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv } });
+  try {
+    const code = await main(args, io);
+    return { code, out: stdout() + stderr() };
+  } catch (err) {
+    if (err instanceof CliError) return { code: err.exitCode, out: err.message };
+    throw err;
+  }
+}
+
+/** Tracking polls answer 503 until the returned function is called: the first parcel stays in transit. */
+function holdTrackingBack(): () => void {
+  h.fake.setFaults({ serverErrorRate: 1, endpoints: ['GET /tracking'] });
+  return () => void h.fake.setFaults({ serverErrorRate: 0, endpoints: null });
+}
+
+/** Waits for the workflow's state to pass `test`; a workflow not started yet (a parcel's) is waited for too. */
+async function waitForState(workflowId: string, what: string, test: (s: ShipmentState) => boolean): Promise<ShipmentState> {
+  return waitFor(
+    async () => {
+      const s = await stateOf(workflowId).catch(() => undefined);
+      return s && test(s) ? s : undefined;
+    },
+    { what, timeoutMs: 20_000, intervalMs: 100 },
+  );
+}
+
+describe.each([
+  ['Shopify', shopifyPlatform],
+  ['WooCommerce', wooPlatform],
+])('%s', (_name, p) => {
+  it('an address corrected after the label: resubmit --from-shop makes one new label, the shop shows its tracking, tracked to delivered', async () => {
+    const releaseWriteBack = p.holdWriteBack();
+    const order = p.place();
+    const workflowId = workflowOf(p, order.orderId);
+    expect((await pullNow(h.env.client, p.shop)).counts.started).toBe(1);
+    const first = await waitForState(workflowId, 'the first label tracked with its number', (s) => s.trackingNumber !== null);
+    const release = holdTrackingBack();
+    try {
+      if (p.key === 'woocommerce') {
+        await waitFor(() => (p.shownTracking(order.id).length === 1 ? true : undefined), {
+          what: 'the first write-back',
+          timeoutMs: 10_000,
+        });
+        expect(p.shownTracking(order.id)).toEqual([first.trackingNumber]);
+      }
+
+      // Nothing changed in the shop yet: nothing to relabel from.
+      const early = await cli('resubmit', p.shop, order.orderId, '--from-shop');
+      expect(early).toMatchObject({ code: 1, out: expect.stringMatching(/refused the relabel: .*the shop offers no other label request/) });
+
+      p.moveTo(order.id, '20095');
+      expect((await pullNow(h.env.client, p.shop)).counts.changed).toBe(1);
+      const marked = await stateOf(workflowId);
+      expect(marked.shopOrder!.attention).toBe('address_changed');
+      expect(marked.shopOrder!.changes.at(-1)!.action).toMatch(/--from-shop/);
+
+      const done = await cli('resubmit', p.shop, order.orderId, '--from-shop', '--reason', 'customer moved');
+      expect(done.code, done.out).toBe(0);
+      expect(done.out).toMatch(/Label created: .* \(revision 2, key .*:r2\)/);
+      expect(done.out).toContain(`replaces ${first.labelId} (tracking ${first.trackingNumber})`);
+      // Sent again: refused, never a third label.
+      const again = await cli('resubmit', p.shop, order.orderId, '--from-shop');
+      expect(again).toMatchObject({ code: 1, out: expect.stringMatching(/the shop offers no other label request/) });
+    } finally {
+      release();
+      releaseWriteBack();
+    }
+
+    const outcome = (await handleOf(workflowId).result()) as ShipmentOutcome;
+    expect(outcome.outcome).toBe('delivered');
+    const labels = labelsOf(order);
+    expect(labels.map((l) => [l.idempotencyKey.replace(/^.*:/, ''), l.shipToPostalCode])).toEqual([
+      ['r1', p.key === 'shopify' ? '51147' : '1100-001'],
+      ['r2', '20095'],
+    ]);
+    const state = await stateOf(workflowId);
+    expect(state.labelId).toBe(labels[1]!.id);
+    expect(state.replacedLabels).toEqual([expect.objectContaining({ labelId: labels[0]!.id, revision: 1 })]);
+    expect(state.shopOrder).toMatchObject({ attention: null, offer: null });
+    expect(outcome.trackingNumber).not.toBe(null);
+    expect(outcome.trackingNumber).not.toBe(state.replacedLabels![0]!.trackingNumber);
+    // The shop shows the new label's tracking only, on the one fulfillment (Shopify) or as the one item (WooCommerce).
+    await waitFor(() => (p.delivered(order.id) ? true : undefined), { what: 'the order delivered in the shop', timeoutMs: 10_000 });
+    expect(p.shownTracking(order.id)).toEqual([outcome.trackingNumber]);
+    expect(p.written(order.id)).toBe(1);
+    if (p.key === 'shopify') expect(shopify.stats().byOperation.fulfillmentTrackingInfoUpdate).toBeGreaterThanOrEqual(1);
+    await saveFixture(handleOf(workflowId), `relabel-${p.key}-address-after-label`);
+  });
+});
+
+describe('refusals', () => {
+  const p = wooPlatform;
+
+  it('no label yet: the change before the label is taken into it; a cancelled order; an ended shipment', async () => {
+    h.fake.setFaults({ rateLimitedRate: 1, rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 }, endpoints: ['POST /labels'] });
+    const waiting = p.place();
+    try {
+      await pullNow(h.env.client, p.shop);
+      await waitForState(workflowOf(p, waiting.orderId), 'the label held back', (s) => s.lastError?.kind === 'rate_limited');
+      const noLabel = await cli('resubmit', p.shop, waiting.orderId, '--from-shop');
+      expect(noLabel).toMatchObject({ code: 1, out: expect.stringMatching(/the shipment has no label yet \(creating_label\)/) });
+      p.cancel(waiting.id);
+      await pullNow(h.env.client, p.shop);
+      await handleOf(workflowOf(p, waiting.orderId)).result();
+    } finally {
+      h.fake.setFaults({ rateLimitedRate: 0, endpoints: null });
+    }
+    // As an operator runs it: the exit code and the message of a process.
+    const ended = await runCli(['resubmit', p.shop, waiting.orderId, '--from-shop'], {
+      env: { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv },
+    });
+    expect(ended.code).toBe(1);
+    expect(ended.stderr).toMatch(/has already ended \(COMPLETED\); nothing to relabel/);
+
+    const release = holdTrackingBack();
+    try {
+      const labelled = p.place();
+      await pullNow(h.env.client, p.shop);
+      await waitForState(workflowOf(p, labelled.orderId), 'tracking', (s) => s.phase === 'tracking' && s.trackingPoller !== undefined);
+      p.moveTo(labelled.id, '4000-123');
+      p.cancel(labelled.id);
+      await pullNow(h.env.client, p.shop);
+      const cancelled = await cli('resubmit', p.shop, labelled.orderId, '--from-shop');
+      expect(cancelled).toMatchObject({
+        code: 1,
+        out: expect.stringMatching(/cannot relabel from the shop: the order was cancelled in the shop/),
+      });
+      expect(labelsOf(labelled)).toHaveLength(1);
+    } finally {
+      release();
+    }
+  });
+});
+
+describe('a parcel of an order shipping from two locations', () => {
+  it('attention names --parcel, and resubmit --from-shop --parcel relabels that parcel alone', async () => {
+    const o = shopify.createOrder({
+      lineItems: [
+        { sku: 'PART-1', quantity: 1, grams: 300 },
+        { sku: 'PART-2', quantity: 1, grams: 300 },
+      ],
+      splitLocations: true,
+    });
+    const order = { id: o.legacyResourceId, orderId: `RS-${o.name.replace('#', '')}`, number: o.name };
+    const orderWorkflow = workflowOf(shopifyPlatform, order.orderId);
+    const parcels = ['1', '2'].map((location) => parcelWorkflowId(orderWorkflow, location));
+    const releaseWriteBack = shopifyPlatform.holdWriteBack();
+    await pullNow(h.env.client, shopifyPlatform.shop);
+    for (const id of parcels) await waitForState(id, `${id} tracking`, (s) => s.trackingNumber !== null);
+    const release = holdTrackingBack();
+    try {
+      shopify.editOrder(order.id, { shippingAddress: { zip: '20095' } });
+      await pullNow(h.env.client, shopifyPlatform.shop);
+      for (const id of parcels) await waitForState(id, `${id} marked`, (s) => s.shopOrder?.attention === 'address_changed');
+
+      const attention = JSON.parse((await cli('attention', '--json')).out) as { shipments: Array<{ workflowId: string; next: string }> };
+      for (const [i, id] of parcels.entries()) {
+        expect(attention.shipments.find((s) => s.workflowId === id)?.next).toContain(
+          `resubmit ${shopifyPlatform.shop} ${order.orderId} --from-shop --parcel ${i + 1}`,
+        );
+      }
+      const whole = await cli('resubmit', shopifyPlatform.shop, order.orderId, '--from-shop');
+      expect(whole).toMatchObject({ code: 1, out: expect.stringMatching(/ships as 2 parcels: relabel one with --parcel <location>/) });
+      const one = await cli('resubmit', shopifyPlatform.shop, order.orderId, '--from-shop', '--parcel', '2');
+      expect(one.code, one.out).toBe(0);
+      expect(one.out).toMatch(/key .*@2:r2/);
+    } finally {
+      release();
+      releaseWriteBack();
+    }
+    await handleOf(orderWorkflow).result();
+    // The parcel at location 1 keeps its label; the one at location 2 has its second revision.
+    expect(
+      labelsOf(order)
+        .map((l) => l.idempotencyKey.slice(l.idempotencyKey.lastIndexOf('@')))
+        .sort(),
+    ).toEqual(['@1:r1', '@2:r1', '@2:r2']);
+  });
+
+  it('the next command of every attention row takes --parcel for a parcel', () => {
+    for (const reason of ATTENTION_REASONS.filter((r) =>
+      ['awaiting_correction', 'shop_sync_stopped', 'changed_in_shop'].includes(r.reason),
+    )) {
+      expect(reason.next('s', 'o', '7')).toMatch(/ --parcel 7/);
+      expect(reason.next('s', 'o')).not.toMatch(/--parcel/);
+    }
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * After the label, an operator's relabel from the shop's data (`resubmit --from-shop`): the
+ * merchant corrected the address (or lines) after the label was made, and the label request the
+ * shop now gives (its `offer`, shop-changes.ts) becomes the label of the next revision, with the
+ * key of that revision as a correction's would be. Nothing is voided (the API has no void): the
+ * old label stays bought and its parcel is the operator's to stop; its tracking is no longer
+ * followed. The update's handler makes the label, reads its order, moves the shipment's poller
+ * membership to it and tells the shop; fleet tracking (fleet-tracking.ts) follows the new label
+ * from then on.
+ */
+import { log } from '@temporalio/workflow';
+import type { RelabelFromShop, RelabelResult } from '../definitions';
+import { isWithdrawn } from '../../domain/shop-order';
+import { recordError, shippingErrorOf } from './failures';
+import { join, unwatch } from './fleet-tracking';
+import * as label from './label';
+import * as order from './order';
+import type { ShipmentRun } from './run';
+
+const refused = (why: string) => new Error(`cannot relabel from the shop: ${why}`);
+
+/** The update's validator: refuses (writing nothing to the history) unless a relabel can be made now. */
+export function validateRelabel(run: ShipmentRun, request: RelabelFromShop): void {
+  if (typeof request?.modifiedAt !== 'string' || request.modifiedAt.length > 40)
+    throw new Error('invalid relabel: modifiedAt: must be a date');
+  if (request.reason !== undefined && (typeof request.reason !== 'string' || request.reason.length > 500))
+    throw new Error('invalid relabel: reason: must be a string of at most 500 characters');
+  const { state } = run;
+  const shopOrder = state.shopOrder;
+  if (!shopOrder) throw refused('this shipment was not started by a shop pull, so it has no data from the shop');
+  if (state.phase === 'completed') throw refused(`the shipment has ended (${state.outcome})`);
+  if (shopOrder.attention === 'cancelled_in_shop' || isWithdrawn(shopOrder.facts.status))
+    throw refused(`the order was ${isWithdrawn(shopOrder.facts.status) ? shopOrder.facts.status : 'cancelled'} in the shop`);
+  if (state.labelId === null)
+    throw refused(`the shipment has no label yet (${state.phase}): a change in the shop before the label is taken into it by itself`);
+  if (run.relabelling) throw refused('a relabel is already being made');
+  if (state.phase !== 'tracking' || state.trackingPoller === undefined)
+    throw refused(`the shipment is ${state.phase}; try again in a moment`);
+  if (!shopOrder.offer) throw refused("the shop offers no other label request: the order's address and lines are the label's");
+  if (request.modifiedAt !== shopOrder.modifiedAt)
+    throw refused(
+      `the order changed in the shop since it was read (as of ${request.modifiedAt}, now ${shopOrder.modifiedAt}); run the command again`,
+    );
+}
+
+/**
+ * The update: the next revision's label from the offer. Answers once the shipment tracks it, or
+ * (the label refused, e.g. a courier rejection) with the error, the old label still tracked and
+ * the offer kept. The revision is used up either way: its key names exactly one request.
+ */
+export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop): Promise<RelabelResult> {
+  const { state } = run;
+  const shopOrder = state.shopOrder!;
+  const offer = shopOrder.offer!;
+  const replaced = { labelId: state.labelId!, revision: state.revision, trackingNumber: state.trackingNumber };
+  log.info('relabel from the shop', { orderId: state.orderId, shop: state.shop, replaces: replaced.labelId, reason: request.reason });
+  run.relabelling = true;
+  try {
+    state.revision++;
+    const answer = { revision: state.revision, replaced: { labelId: replaced.labelId, trackingNumber: replaced.trackingNumber } };
+    const next = label.nextRequest(run, offer);
+    let made;
+    try {
+      made = await run.callApi('createLabel', `${next.summary}, from the shop's order`, next.input);
+    } catch (err) {
+      const failure = shippingErrorOf(err);
+      if (!failure) throw err;
+      state.lastError = recordError(failure);
+      state.phase = 'tracking'; // the old label is still the one tracked
+      run.publish();
+      log.warn('relabel from the shop refused: the old label is still tracked', { orderId: state.orderId, error: state.lastError });
+      return {
+        ...answer,
+        labelCreated: false,
+        labelId: null,
+        idempotencyKey: failure.idempotencyKey ?? null,
+        trackingNumber: null,
+        error: state.lastError,
+      };
+    }
+    forgetTracking(run);
+    state.replacedLabels = [...(state.replacedLabels ?? []), { ...replaced, replacedAt: new Date().toISOString() }];
+    label.created(run, made);
+    run.labelRequest = offer;
+    // Taken: unless the merchant changed the order again meanwhile (a newer offer stays for the operator).
+    if (shopOrder.offer === offer) {
+      shopOrder.offer = null;
+      shopOrder.attention = null;
+    }
+    try {
+      order.read(run, await run.callApi('readOrder', `Read order ${made.labelId}`, made.labelId, ...run.onAccount()));
+    } catch (err) {
+      order.notRead(run, err);
+    }
+    // Tracking moves over: the old label's membership ends, the new label's begins (a shard of today's count).
+    await unwatch(run);
+    state.trackingPoller = undefined;
+    order.trackingBegins(run, made.labelId, replaced);
+    const deadline = Date.parse(state.trackingStartedAt!) + run.policy.maxTrackingMs;
+    state.trackingPoller = (await join(run, made.labelId, deadline)).poller;
+    run.publish();
+    return {
+      ...answer,
+      labelCreated: true,
+      labelId: made.labelId,
+      idempotencyKey: made.idempotencyKey,
+      trackingNumber: state.trackingNumber,
+      error: null,
+    };
+  } finally {
+    run.relabelling = false;
+  }
+}
+
+/** What the shipment knew of the old label's tracking: the new label starts from nothing. */
+function forgetTracking(run: ShipmentRun): void {
+  const { state } = run;
+  Object.assign(state, { trackingNumber: null, tag: null, subtag: null, subtagMessage: null, lastCheckpoint: null, labelUrl: null });
+  state.checkpoints = 0;
+  state.lastPolledAt = null;
+}
