@@ -10,13 +10,20 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
 const LOWEST = 20_000;
+/**
+ * Ports this process handed out: a port is free until its child binds it, so two calls before
+ * that could pick the same one (seen: the fake API and the fake WooCommerce both given 20146).
+ */
+const handedOut = new Set<number>();
 
 export async function freePort(): Promise<number> {
   const highest = Math.min(ephemeralLow() - 1, 65_535);
   if (highest - LOWEST >= 1_000) {
     for (let tries = 0; tries < 50; tries++) {
       const port = LOWEST + Math.floor(Math.random() * (highest - LOWEST + 1));
-      if (await canBind(port)) return port;
+      if (handedOut.has(port) || !(await canBind(port))) continue;
+      handedOut.add(port);
+      return port;
     }
   }
   return kernelPort();

@@ -87,7 +87,10 @@ describe('shipment workflow', () => {
       tag: 'Delivered',
     });
     expect(state.attempts.labelRequests).toBe(1);
-    expect(state.attempts.trackingPolls).toBeGreaterThanOrEqual(2);
+    // Every poll the fake answered for this label is counted (how many depends on the machine's pace).
+    const polls = h.fake.requestLog().filter((r) => r.endpoint === 'GET /tracking' && r.id === state.labelId).length;
+    expect(polls).toBeGreaterThanOrEqual(1);
+    expect(state.attempts.trackingPolls).toBe(polls);
     expect(h.fake.labels().find((l) => l.idempotencyKey === 'acme:Q-1:r1')?.id).toBe(state.labelId);
 
     const described = await handle.describe();
