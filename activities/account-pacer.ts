@@ -51,6 +51,13 @@ const FRESH_RATE_MS = 5000;
  * in the simulation and 90-200 s in the bench, the fleet sending 2 calls a second meanwhile.
  */
 const FRESH_PACE_SHARE = 0.5;
+/**
+ * A 429 naming a longer Retry-After is the API holding the account, never noise: it does not
+ * count among the fresh answers. (Noise names a few seconds. An account answered 30 s again
+ * after each hold, counted, taught a 5-a-second account a floor of 0.19, and it ran on at a
+ * third of its calls 429 for minutes after the hold.)
+ */
+const HOLD_NOT_NOISE_MS = 10_000;
 /** The last 429s' Retry-After, for the limit's among them. */
 const RETRY_AFTERS_KEPT = 10;
 /** Over a floor, a 429 is judged by the last 5 s of answers, or as far back as 30 s to have 50. */
@@ -225,7 +232,7 @@ export class AccountPacer {
   recordRateLimited(retryAfterMs: number, turn?: Turn): number | null {
     const t = this.now();
     this.lastLimitedAt = t;
-    this.noteAnswer(t, true, turn);
+    this.noteAnswer(t, true, retryAfterMs > HOLD_NOT_NOISE_MS ? undefined : turn);
     this.retryAfters.push(retryAfterMs);
     if (this.retryAfters.length > RETRY_AFTERS_KEPT) this.retryAfters.shift();
     const recent = this.tally.lately(t, { ms: RECENT_MS, answers: RECENT_ANSWERS, maxMs: RECENT_MAX_MS, notBefore: this.lastTakenAt });
