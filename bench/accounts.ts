@@ -170,14 +170,24 @@ async function measureWindow(
     clearInterval(keeper);
     if (held) fleet.fake.setFaults({ failNext: [] });
   }
-  const othersDone = Date.now();
-  const to = Math.max(othersDone, from + opts.windowSeconds * 1000);
+  const to = Math.max(Date.now(), from + opts.windowSeconds * 1000);
   await sleep(to - Date.now());
+  const rows = rowsOf(fleet, { pair, held, from, to, startedAt });
+  // The held account's orders go on once the hold ends: the next window starts after them.
+  await waitForLabels(fleet.fake, orders, log);
+  await sleep(SETTLE_MS);
+  return rows;
+}
 
+/** Each account's calls and labels over one window [from, to]. */
+function rowsOf(
+  fleet: Fleet,
+  { pair, held, from, to, startedAt }: { pair: number; held: string | null; from: number; to: number; startedAt: Map<string, number> },
+): AccountRow[] {
   const requests = fleet.fake.requestLog();
   const labels = fleet.fake.labels().filter((l) => Date.parse(l.createdAt) <= to);
   const accountOfLabel = new Map(fleet.fake.labels().map((l) => [l.id, l.account]));
-  const rows = fleet.accounts.map(({ name, limit }): AccountRow => {
+  return fleet.accounts.map(({ name, limit }): AccountRow => {
     const own = requests.filter(
       (r) =>
         r.at >= from && r.at <= to && (r.account === name || (r.account === null && r.id !== null && accountOfLabel.get(r.id) === name)),
@@ -205,10 +215,6 @@ async function measureWindow(
       seconds: round((to - from) / 1000),
     };
   });
-  // The held account's orders go on once the hold ends: the next window starts after them.
-  await waitForLabels(fleet.fake, orders, log);
-  await sleep(SETTLE_MS);
-  return rows;
 }
 
 /** Per account: its windows without a hold pooled, and the p95 ratio of each pair. */
