@@ -141,8 +141,8 @@ async function measureWindow(
   const orders = fleet.accounts.flatMap(({ name, limit }) =>
     Array.from({ length: 4 * limit }, (_, i) => fleet.order(name, `${tag}-${i}`, HOUR_MS)),
   );
-  let from = 0;
-  let startedAt = new Map<string, number>();
+  let from: number;
+  let startedAt: Map<string, number>;
   // Held: every call of the account is answered 429 with the long Retry-After until the others' last label.
   const holdAgain = () => {
     if (held && fleet.fake.setFaults({}).failNext.length === 0) {
