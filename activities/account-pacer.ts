@@ -59,7 +59,7 @@ const FRESH_PACE_SHARE = 0.5;
  * An account held by 30 s, answered again after each hold, otherwise taught a 5-a-second
  * account a floor of 0.19; and its three cuts, then a minute's quiet (the hold) that grew the
  * pace by a tenth a second, overshot while relays took a second, whose 429s were taken for noise:
- * a third to half of the calls 429 for minutes after the hold, in the simulation and the bench.
+ * a third to half of the calls 429 for minutes after the hold, in the simulation.
  */
 const LONG_HOLD_MS = 10_000;
 /** The last 429s' Retry-After, for the limit's among them. */
