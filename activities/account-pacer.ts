@@ -8,7 +8,8 @@
  *   by half each second while calls wait for it (slow start); the first 429 sets it to 90 % of
  *   the rate the API actually accepted over the last seconds, and from then on it grows by 1 %
  *   a second and shrinks by 10 % at each 429 (additive increase, multiplicative decrease); after a
- *   minute without a 429 while calls wait it grows by a tenth a second. Each worker converges on
+ *   minute without a 429 while calls wait it grows by a tenth a second. A 429 naming more than
+ *   10 s is the API holding the account: it holds, but does not slow the pace. Each worker converges on
  *   its share of the account's limit, as TCP flows share a link.
  * - **429s it did not cause**: some accounts answer a share of 429s whatever the pace (a quota
  *   shared with other clients, a flaky proxy). Until such noise is known every 429 holds and
@@ -51,6 +52,16 @@ const FRESH_RATE_MS = 5000;
  * in the simulation and 90-200 s in the bench, the fleet sending 2 calls a second meanwhile.
  */
 const FRESH_PACE_SHARE = 0.5;
+/**
+ * A 429 naming a longer Retry-After is the API holding the account: it holds the fleet, but is
+ * neither noise (it does not count among the fresh answers; noise names a few seconds) nor the
+ * pace's doing (it does not slow it), and a minute without a 429 counts from the end of a hold.
+ * An account held by 30 s, answered again after each hold, otherwise taught a 5-a-second
+ * account a floor of 0.19; and its three cuts, then a minute's quiet (the hold) that grew the
+ * pace by a tenth a second, overshot while relays took a second, whose 429s were taken for noise:
+ * a third to half of the calls 429 for minutes after the hold, in the simulation.
+ */
+const LONG_HOLD_MS = 10_000;
 /** The last 429s' Retry-After, for the limit's among them. */
 const RETRY_AFTERS_KEPT = 10;
 /** Over a floor, a 429 is judged by the last 5 s of answers, or as far back as 30 s to have 50. */
@@ -225,7 +236,7 @@ export class AccountPacer {
   recordRateLimited(retryAfterMs: number, turn?: Turn): number | null {
     const t = this.now();
     this.lastLimitedAt = t;
-    this.noteAnswer(t, true, turn);
+    this.noteAnswer(t, true, retryAfterMs > LONG_HOLD_MS ? undefined : turn);
     this.retryAfters.push(retryAfterMs);
     if (this.retryAfters.length > RETRY_AFTERS_KEPT) this.retryAfters.shift();
     const recent = this.tally.lately(t, { ms: RECENT_MS, answers: RECENT_ANSWERS, maxMs: RECENT_MAX_MS, notBefore: this.lastTakenAt });
@@ -238,7 +249,7 @@ export class AccountPacer {
     // count may name 5 s, and every worker (this one too, through the relay) would hold that long.
     const hold = this.knownNoise ? Math.min(...this.retryAfters) : retryAfterMs;
     this.holdUntil(t + hold);
-    this.slowDown(t, hold);
+    if (hold <= LONG_HOLD_MS) this.slowDown(t, hold);
     return t + hold;
   }
 
@@ -253,7 +264,7 @@ export class AccountPacer {
     if (this.knownNoise) this.lastTakenAt = Math.max(this.lastTakenAt, t);
     // ... and every worker that sends gives up its share of it, so the fleet's pace falls as one
     // (a worker that has not called lately, e.g. just started, learns nothing about its share).
-    if (this.acceptedPerSecond(t) > 0) this.slowDown(t, until - t);
+    if (this.acceptedPerSecond(t) > 0 && until - t <= LONG_HOLD_MS) this.slowDown(t, until - t);
   }
 
   private acceptedPerSecond(t: number): number {
@@ -349,8 +360,8 @@ export class AccountPacer {
     // tenth is won back in about 20 s and a limit sees about one overshoot in that time. (At 1 %
     // or 0.05 call a second, an account of 5 a second saw one every 5 s: 3 % of its calls 429.)
     // After a minute without any 429 while calls wait (e.g. a storm of 429s that pushed the pace
-    // down is over), grow by a tenth a second to find it again.
-    const quiet = t - this.lastRateLimitedAt >= QUIET_MS;
+    // down is over), grow by a tenth a second to find it again; a hold is no room found.
+    const quiet = t - Math.max(this.lastRateLimitedAt, this.notBefore) >= QUIET_MS;
     const grown = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : this.rate + Math.max(0.01, this.rate * 0.005);
     this.rate = Math.min(this.maxRate, grown);
   }

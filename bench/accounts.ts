@@ -1,10 +1,12 @@
 /**
  * Many shipping accounts in one fleet: two worker processes with SHIPPING_ACCOUNTS_FILE against
  * the fake serving three accounts limited to 5, 20 and 50 calls a second, each account's shops
- * saturating it at once (a wave of shipments polling every second, then new orders). Run twice in
- * the same run: as it is, and with the slowest account held by a long Retry-After; the others'
- * label latency is compared between the two. Then rotation: one account's credential files
- * replaced, and its old credentials refused by the fake, while 500 shipments are in flight.
+ * saturating it at once (a wave of shipments polling every second, then new orders per window).
+ * One fleet alternates windows with the first account held by a long Retry-After and windows
+ * without, in pairs ordered A B, B A, A B… (so load that drifts over the run cancels within
+ * pairs): the others' label p95 in the held window over the same pair's window without, the
+ * median of those ratios. Then rotation: one account's credential files replaced, and its old
+ * credentials refused by the fake, while 500 shipments are in flight.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,33 +16,55 @@ import { startFakeShippingApi, type FakeAccount, type FakeShippingApi } from '..
 import { startShipment } from '../order-import/start-shipment';
 import type { ShipmentInput } from '../domain/shipment';
 import { benchOrder } from './orders';
-import { percentile, ROOT, sleep, startWorkerProcess, type DevServer, type Proc } from './stack';
+import { median, percentile, ROOT, sleep, startWorkerProcess, type DevServer, type Proc } from './stack';
 
 const HOUR_MS = 3_600_000;
+/** After a window, once every label of it is made: every account back at its limit. */
+const SETTLE_MS = 5000;
 
 export interface AccountsOptions {
   /** Each account's limit, calls a second. */
   limits: number[];
-  /** How long each account is measured while saturated. */
+  /** The shortest window: new orders of each account are measured from their start to this or their last label. */
   windowSeconds: number;
   /** How long the held account's Retry-After is. */
   holdSeconds: number;
-  /** Shipments in flight when the credentials rotate. */
+  /** Pairs of windows, one held and one not. */
+  pairs: number;
+  /** Shipments in flight when the credentials rotate (0: no rotation run). */
   rotationShipments: number;
 }
 
 export interface AccountRow {
-  run: string;
+  pair: number;
+  /** The account held during this window, or null. */
+  held: string | null;
   account: string;
   limit: number;
   /** Calls the API accepted per second over the window, over the limit. */
   acceptedPerLimit: number;
   share429: number;
+  /** Calls accepted and refused with a 429 in the window. */
+  accepted: number;
+  refused: number;
   labels: number;
   labelP50Seconds: number;
   labelP95Seconds: number;
   /** Calls about a label made with another account's credentials (403) or refused credentials (401). */
   foreignCalls: number;
+  seconds: number;
+}
+
+/** One account over every window without a hold, and the others' p95 ratios over the pairs. */
+export interface AccountSummary {
+  account: string;
+  limit: number;
+  /** Accepted calls per second over all windows without a hold, over the limit. */
+  acceptedPerLimit: number;
+  share429: number;
+  foreignCalls: number;
+  /** Per pair: label p95 in the held window over the window without (the held account: none). */
+  p95Ratios: number[];
 }
 
 export interface RotationRow {
@@ -55,43 +79,28 @@ export interface RotationRow {
 }
 
 export interface AccountsResults {
-  accounts: AccountRow[];
-  /** Per account held in the second run: its p95 with the hold over its p95 without. */
-  p95Ratios: Record<string, number>;
-  rotation: RotationRow;
+  windows: AccountRow[];
+  summary: AccountSummary[];
+  rotation: RotationRow | null;
 }
 
 export async function accountsScenario(server: DevServer, opts: AccountsOptions, log: (m: string) => void): Promise<AccountsResults> {
-  const names = opts.limits.map((limit) => `a${limit}`);
-  const held = names[0]!;
-  const accounts: AccountRow[] = [];
-  for (const hold of [false, true]) {
-    const run = hold ? `${held} held by Retry-After ${opts.holdSeconds} s` : 'no hold';
-    log(`accounts, ${run}: ${names.join(', ')} at ${opts.limits.join(', ')} calls/s`);
-    accounts.push(...(await saturatedRun(server, opts, run, hold ? held : null, log)));
+  const windows = await alternatingRun(server, opts, log);
+  let rotation: RotationRow | null = null;
+  if (opts.rotationShipments > 0) {
+    log(`accounts, rotation with ${opts.rotationShipments} shipments in flight`);
+    rotation = await rotationRun(server, opts.rotationShipments, log);
   }
-  const p95Ratios: Record<string, number> = {};
-  for (const name of names.slice(1)) {
-    const [without, withHold] = accounts.filter((r) => r.account === name);
-    p95Ratios[name] = round(withHold!.labelP95Seconds / Math.max(0.001, without!.labelP95Seconds));
-  }
-  log(`accounts, rotation with ${opts.rotationShipments} shipments in flight`);
-  const rotation = await rotationRun(server, opts.rotationShipments, log);
-  return { accounts, p95Ratios, rotation };
+  return { windows, summary: summarize(windows), rotation };
 }
 
-/** A fleet against one fake with an account per limit, each saturated; `held` gets a long 429 first. */
-async function saturatedRun(
-  server: DevServer,
-  opts: AccountsOptions,
-  run: string,
-  held: string | null,
-  log: (m: string) => void,
-): Promise<AccountRow[]> {
+/** One fleet, every account saturated, windows held and not held in pairs A B, B A, A B… */
+async function alternatingRun(server: DevServer, opts: AccountsOptions, log: (m: string) => void): Promise<AccountRow[]> {
   const fleet = await startFleet(
     server,
     opts.limits.map((limit) => ({ name: `a${limit}`, limit })),
   );
+  const held = fleet.accounts[0]!.name;
   try {
     // A wave of 2 × limit shipments per account polling every second: each account saturated.
     const wave = fleet.accounts.flatMap(({ name, limit }) =>
@@ -99,47 +108,136 @@ async function saturatedRun(
     );
     await startAll(server, fleet.taskQueue, wave);
     await waitForLabels(fleet.fake, wave, log);
-    await sleep(5000); // every account at its limit
-    if (held) fleet.fake.setFaults({ failNext: [{ account: held, status: 429, retryAfter: String(opts.holdSeconds) }] });
-    await sleep(1000);
-    const from = Date.now();
-    // New orders into the saturated accounts: 4 seconds' worth of each account's limit.
-    const orders = fleet.accounts.flatMap(({ name, limit }) =>
-      Array.from({ length: 4 * limit }, (_, i) => fleet.order(name, `O-${i}`, HOUR_MS)),
-    );
-    const startedAt = await startAll(server, fleet.taskQueue, orders);
-    const heldOrders = orders.filter((o) => o.account !== held);
-    await waitForLabels(fleet.fake, heldOrders, log);
-    const to = Math.max(Date.now(), from + opts.windowSeconds * 1000);
-    await sleep(to - Date.now());
-
-    const requests = fleet.fake.requestLog();
-    const labels = fleet.fake.labels();
-    const accountOfLabel = new Map(labels.map((l) => [l.id, l.account]));
-    return fleet.accounts.map(({ name, limit }) => {
-      const own = requests.filter((r) => r.account === name || (r.account === null && r.id !== null && accountOfLabel.get(r.id) === name));
-      const inWindow = own.filter((r) => r.at >= from && r.at <= to);
-      const latencies = labels
-        .filter((l) => l.account === name && startedAt.has(l.customerOrderNumber))
-        .map((l) => (Date.parse(l.createdAt) - startedAt.get(l.customerOrderNumber)!) / 1000);
-      return {
-        run,
-        account: name,
-        limit,
-        acceptedPerLimit: round(inWindow.filter((r) => r.status !== 429).length / ((to - from) / 1000) / limit),
-        share429: round(inWindow.filter((r) => r.status === 429).length / Math.max(1, inWindow.length)),
-        labels: latencies.length,
-        labelP50Seconds: round(percentile(latencies, 0.5)),
-        labelP95Seconds: round(percentile(latencies, 0.95)),
-        foreignCalls: own.filter(
-          (r) =>
-            r.status === 401 || r.status === 403 || (r.id !== null && accountOfLabel.has(r.id) && accountOfLabel.get(r.id) !== r.account),
-        ).length,
-      };
-    });
+    await sleep(SETTLE_MS);
+    const rows: AccountRow[] = [];
+    for (let pair = 1; pair <= opts.pairs; pair++) {
+      const order = pair % 2 === 1 ? [null, held] : [held, null];
+      for (const hold of order) {
+        log(`accounts, pair ${pair} of ${opts.pairs}: ${hold ? `${hold} held by Retry-After ${opts.holdSeconds} s` : 'no hold'}`);
+        rows.push(...(await measureWindow(fleet, server, opts, pair, hold, log)));
+      }
+    }
+    return rows;
   } finally {
     await fleet.stop();
   }
+}
+
+/**
+ * One window: `held` (if any) answered 429 with a long Retry-After, then 4 seconds' worth of
+ * each account's limit in new orders; measured until the others' last label (at least
+ * `windowSeconds`), `held` answered 429 again whenever its hold ends before that. Returns once
+ * every order of the window has its label and the fleet settled.
+ */
+async function measureWindow(
+  fleet: Fleet,
+  server: DevServer,
+  opts: AccountsOptions,
+  pair: number,
+  held: string | null,
+  log: (m: string) => void,
+): Promise<AccountRow[]> {
+  const tag = `P${pair}${held ? 'H' : 'N'}`;
+  const orders = fleet.accounts.flatMap(({ name, limit }) =>
+    Array.from({ length: 4 * limit }, (_, i) => fleet.order(name, `${tag}-${i}`, HOUR_MS)),
+  );
+  let from: number;
+  let startedAt: Map<string, number>;
+  // Held: every call of the account is answered 429 with the long Retry-After until the others' last label.
+  const holdAgain = () => {
+    if (held && fleet.fake.setFaults({}).failNext.length === 0) {
+      fleet.fake.setFaults({ failNext: [{ account: held, status: 429, retryAfter: String(opts.holdSeconds) }] });
+    }
+  };
+  const heldSince = Date.now();
+  holdAgain();
+  const keeper = setInterval(holdAgain, 100);
+  try {
+    if (held) {
+      await waitFor('the held account’s 429', () =>
+        fleet.fake.requestLog().some((r) => r.at >= heldSince && r.account === held && r.fault === 'fail-next'),
+      );
+    }
+    await sleep(1000);
+    from = Date.now();
+    startedAt = await startAll(server, fleet.taskQueue, orders);
+    await waitForLabels(
+      fleet.fake,
+      orders.filter((o) => o.account !== held),
+      log,
+    );
+  } finally {
+    clearInterval(keeper);
+    if (held) fleet.fake.setFaults({ failNext: [] });
+  }
+  const to = Math.max(Date.now(), from + opts.windowSeconds * 1000);
+  await sleep(to - Date.now());
+  const rows = rowsOf(fleet, { pair, held, from, to, startedAt });
+  // The held account's orders go on once the hold ends: the next window starts after them.
+  await waitForLabels(fleet.fake, orders, log);
+  await sleep(SETTLE_MS);
+  return rows;
+}
+
+/** Each account's calls and labels over one window [from, to]. */
+function rowsOf(
+  fleet: Fleet,
+  { pair, held, from, to, startedAt }: { pair: number; held: string | null; from: number; to: number; startedAt: Map<string, number> },
+): AccountRow[] {
+  const requests = fleet.fake.requestLog();
+  const labels = fleet.fake.labels().filter((l) => Date.parse(l.createdAt) <= to);
+  const accountOfLabel = new Map(fleet.fake.labels().map((l) => [l.id, l.account]));
+  return fleet.accounts.map(({ name, limit }): AccountRow => {
+    const own = requests.filter(
+      (r) =>
+        r.at >= from && r.at <= to && (r.account === name || (r.account === null && r.id !== null && accountOfLabel.get(r.id) === name)),
+    );
+    const latencies = labels
+      .filter((l) => l.account === name && startedAt.has(l.customerOrderNumber))
+      .map((l) => (Date.parse(l.createdAt) - startedAt.get(l.customerOrderNumber)!) / 1000);
+    const refused = own.filter((r) => r.status === 429).length;
+    return {
+      pair,
+      held,
+      account: name,
+      limit,
+      acceptedPerLimit: round((own.length - refused) / ((to - from) / 1000) / limit),
+      share429: round(refused / Math.max(1, own.length)),
+      accepted: own.length - refused,
+      refused,
+      labels: latencies.length,
+      labelP50Seconds: round(percentile(latencies, 0.5)),
+      labelP95Seconds: round(percentile(latencies, 0.95)),
+      foreignCalls: own.filter(
+        (r) =>
+          r.status === 401 || r.status === 403 || (r.id !== null && accountOfLabel.has(r.id) && accountOfLabel.get(r.id) !== r.account),
+      ).length,
+      seconds: round((to - from) / 1000),
+    };
+  });
+}
+
+/** Per account: its windows without a hold pooled, and the p95 ratio of each pair. */
+function summarize(windows: AccountRow[]): AccountSummary[] {
+  const names = [...new Set(windows.map((w) => w.account))];
+  return names.map((account) => {
+    const own = windows.filter((w) => w.account === account);
+    const free = own.filter((w) => w.held === null);
+    const seconds = free.reduce((sum, w) => sum + w.seconds, 0);
+    const accepted = free.reduce((sum, w) => sum + w.accepted, 0);
+    const refused = free.reduce((sum, w) => sum + w.refused, 0);
+    const p95Ratios = own
+      .filter((w) => w.held !== null && w.held !== account)
+      .map((h) => round(h.labelP95Seconds / Math.max(0.001, free.find((w) => w.pair === h.pair)!.labelP95Seconds)));
+    return {
+      account,
+      limit: own[0]!.limit,
+      acceptedPerLimit: round(accepted / Math.max(0.001, seconds) / own[0]!.limit),
+      share429: round(refused / Math.max(1, accepted + refused)),
+      foreignCalls: own.reduce((sum, w) => sum + w.foreignCalls, 0),
+      p95Ratios,
+    };
+  });
 }
 
 /** Credential files replaced, and the old ones refused, while `count` shipments are in flight. */
@@ -155,7 +253,7 @@ async function rotationRun(server: DevServer, count: number, log: (m: string) =>
     log(`accounts, rotation: credentials replaced after ${fleet.fake.labels().length} of ${count} labels`);
     await waitForLabels(fleet.fake, orders, log);
     // Every shipment on to tracking: its order read.
-    await waitFor(() => {
+    await waitFor('every shipment in tracking', () => {
       const read = new Set(
         fleet.fake.requestLog().flatMap((r) => (r.endpoint === 'GET /orders' && r.status === 200 && r.id ? [r.id] : [])),
       );
@@ -212,6 +310,7 @@ async function startFleet(server: DevServer, accounts: Array<{ name: string; lim
   };
   const fake = await startFakeShippingApi({
     trackingStepMs: HOUR_MS, // tracking never moves: every poll is an unchanged poll
+    requestLogSize: 1_000_000, // the alternating run's windows span minutes of every account's calls
     accounts: accounts.map(({ name, limit }) => ({ ...credentials(name, 1), rateLimit: { perSecond: limit, burst: limit } })),
   });
   for (const { name } of accounts) writeCredentials(name, 1);
@@ -280,10 +379,10 @@ async function waitForLabels(fake: FakeShippingApi, orders: ShipmentInput[], log
   }
 }
 
-async function waitFor(done: () => boolean): Promise<void> {
+async function waitFor(what: string, done: () => boolean): Promise<void> {
   const deadline = Date.now() + 10 * 60_000;
   while (!done()) {
-    if (Date.now() > deadline) throw new Error('accounts: not every shipment reached tracking within 10 minutes');
+    if (Date.now() > deadline) throw new Error(`accounts: not ${what} within 10 minutes`);
     await sleep(500);
   }
 }
@@ -298,11 +397,13 @@ export function printAccountsTables(
   table: (title: string, head: string[], rows: Array<Array<string | number>>) => void,
 ): void {
   table(
-    'Accounts: three accounts saturated at once (two worker processes; accepted/s and 429s over the window)',
+    'Accounts: one fleet (two worker processes), three accounts saturated at once; windows held and not held in pairs A B, B A…',
     [
-      'run',
+      'pair',
+      'window',
       'account',
       'limit/s',
+      'seconds',
       'accepted ÷ limit',
       '429s',
       'labels',
@@ -310,10 +411,12 @@ export function printAccountsTables(
       'label p95 s',
       'calls with another account’s or refused credentials',
     ],
-    r.accounts.map((x) => [
-      x.run,
+    r.windows.map((x) => [
+      x.pair,
+      x.held ? `${x.held} held` : 'no hold',
       x.account,
       x.limit,
+      x.seconds,
       x.acceptedPerLimit,
       `${round(x.share429 * 100)} %`,
       x.labels,
@@ -323,11 +426,30 @@ export function printAccountsTables(
     ]),
   );
   table(
-    'Accounts: label p95 of the others with the first account held ÷ without',
-    ['account', 'p95 ratio'],
-    Object.entries(r.p95Ratios).map(([account, ratio]) => [account, ratio]),
+    'Accounts: per account, the windows without a hold pooled; label p95 held ÷ not held per pair',
+    [
+      'account',
+      'limit/s',
+      'accepted ÷ limit',
+      '429s',
+      'calls with another account’s or refused credentials',
+      'p95 ratio median',
+      'min – max',
+      'per pair',
+    ],
+    r.summary.map((x) => [
+      x.account,
+      x.limit,
+      x.acceptedPerLimit,
+      `${round(x.share429 * 100)} %`,
+      x.foreignCalls,
+      x.p95Ratios.length ? round(median(x.p95Ratios)) : '-',
+      x.p95Ratios.length ? `${Math.min(...x.p95Ratios)} – ${Math.max(...x.p95Ratios)}` : '-',
+      x.p95Ratios.join(', ') || '(held)',
+    ]),
   );
   const x = r.rotation;
+  if (!x) return;
   table(
     'Accounts: credential files replaced (old ones refused) mid-run',
     ['shipments', 'workers', 'labels', 'lost', 'duplicated', 'refused calls', 'worker restarts', 'seconds'],

@@ -55,12 +55,16 @@ Scenarios (default: all):
             orders missed and doubled, beside a plain polling script under the same churn;
             Shopify points per imported order and share of the restore rate; placed → label
             p50/p95 with the schedule alone (every 30 s) and with webhooks (--import-latency-orders)
-  accounts  two worker processes, three shipping accounts limited to --account-limits calls/s,
-            each saturated at once (shipments polling every second, then new orders): accepted/s
-            ÷ limit and 429s per account, calls with another account's credentials, label p95;
-            again with the first account held by a --account-hold s Retry-After (the others'
-            p95 with ÷ without); then credential files replaced, the old ones refused, with
-            --rotation-shipments in flight: labels lost, duplicated, refused calls, restarts
+  accounts  one fleet of two worker processes, three shipping accounts limited to
+            --account-limits calls/s, each saturated at once (shipments polling every second,
+            then new orders per window); --account-pairs pairs of windows, the first account
+            held by --account-hold s Retry-Afters in one window of each pair, in the order
+            A B, B A, A B… so load drift cancels within pairs: per window accepted/s ÷ limit,
+            429s, label p50/p95 per account, calls with another account's credentials; the
+            windows without a hold pooled per account, and the others' label p95 held ÷ not
+            held per pair with its median; then credential files replaced, the old ones
+            refused, with --rotation-shipments in flight: labels lost, duplicated, refused
+            calls, restarts
   shop-changes (only when named) --shop-changes-orders on both platforms, 10 % cancelled, 5 %
             edited, 5 % held at random moments while the API holds labels back (429s), 10 % over
             two locations, the worker SIGKILLed once: labels after a known cancel, stale-address
@@ -106,9 +110,14 @@ Options:
   --import-latency-orders <n>  orders placed one a second per trigger mode, Shopify and WooCommerce
                                in turn (default 40)
   --account-limits <list>      the accounts' limits, calls/s (default 5,20,50)
-  --account-window <seconds>   how long each account is measured saturated (default 30)
-  --account-hold <seconds>     Retry-After that holds the first account (default 60)
-  --rotation-shipments <n>     shipments in flight when credentials rotate (default 500)
+  --account-window <seconds>   a window's shortest length: its new orders are measured until
+                               the others' last label, at least this long (default 30)
+  --account-hold <seconds>     Retry-After that holds the first account, answered again to its
+                               first call after each hold until the others' labels are made
+                               (default 30)
+  --account-pairs <n>          pairs of windows, one held and one not (default 4)
+  --rotation-shipments <n>     shipments in flight when credentials rotate (default 500; 0 skips
+                               the rotation run)
   --shop-changes-orders <n>    orders of the shop-changes scenario, over four shops (default 1000)
   --capacity-shipments <n>     shipments of the capacity scenario (default 1000)
   --capacity-step-ms <n>       its fake API's time between tracking stages (default 15000: each label
@@ -147,6 +156,7 @@ async function main(): Promise<number> {
       'account-limits': { type: 'string' },
       'account-window': { type: 'string' },
       'account-hold': { type: 'string' },
+      'account-pairs': { type: 'string' },
       'rotation-shipments': { type: 'string' },
       'import-orders': { type: 'string' },
       'import-outage': { type: 'string' },
@@ -303,8 +313,9 @@ async function main(): Promise<number> {
         {
           limits,
           windowSeconds: positiveInt('account-window', values['account-window'], 30),
-          holdSeconds: positiveInt('account-hold', values['account-hold'], 60),
-          rotationShipments: positiveInt('rotation-shipments', values['rotation-shipments'], 500),
+          holdSeconds: positiveInt('account-hold', values['account-hold'], 30),
+          pairs: positiveInt('account-pairs', values['account-pairs'], 4),
+          rotationShipments: positiveInt('rotation-shipments', values['rotation-shipments'], 500, 0),
         },
         log,
       );
