@@ -369,7 +369,7 @@ function printTables(r: Results): void {
   if (r.capacity) {
     const c = r.capacity;
     table(
-      `Capacity model against npm run cluster: ${c.shipments} shipments, ${c.workers} workers, ${c.shards} shards, tracked ${c.trackedSeconds} s polled every ${c.pollIntervalSeconds} s; ${c.wallSeconds} s (${c.shipmentsPerSecond} shipments/s)`,
+      `Capacity model against npm run cluster (${c.shipments} shipments, ${c.workers} workers, ${c.shards} shards, tracked ${c.trackedSeconds} s polled every ${c.pollIntervalSeconds} s): ${c.wallSeconds} s, ${c.shipmentsPerSecond} shipments/s`,
       ['total', 'model', 'measured', 'measured ÷ model', 'within 25 %'],
       c.rows.map((x) => [x.what, x.predicted, x.measured, x.ratio, x.met ? 'met' : 'NOT met']),
     );
