@@ -3,7 +3,6 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { parseDuration } from '../../config/settings';
 import { redeliverShopEventsUpdate, stateQuery, type RedeliverResult, type ShopSyncState } from '../../workflows/definitions';
 import {
-  CliError,
   connectTemporal,
   EXIT,
   parseCommandArgs,
@@ -14,7 +13,7 @@ import {
   type Io,
   spellCommands,
 } from '../cli-support';
-import { findShipment } from './shipment-lookup';
+import { findRunningShipment } from './shipment-lookup';
 
 export const REDELIVER_HELP = `Usage: shipments redeliver [--wait <duration>] [--parcel <location>] [--json] <shop> <orderId>
 
@@ -56,13 +55,7 @@ export async function redeliverCommand(argv: string[], io: Io): Promise<ExitCode
 
   const session = await connectTemporal(io.env);
   try {
-    const { handle, description } = await findShipment(session.client, shop, orderId, values.parcel);
-    if (description.status.name !== 'RUNNING') {
-      throw new CliError(
-        `the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); its workflow can no longer send events`,
-        EXIT.rejected,
-      );
-    }
+    const { handle } = await findRunningShipment(session.client, shop, orderId, values.parcel, 'its workflow can no longer send events');
     let redelivery: RedeliverResult;
     try {
       redelivery = await handle.executeUpdate(redeliverShopEventsUpdate);

@@ -6,9 +6,9 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { relabelFromShopUpdate, stateQuery, type RelabelResult } from '../../workflows/definitions';
 import { validateLabelRequest } from '../../order-import/record';
-import { CliError, connectTemporal, EXIT, println, type ExitCode, type Io } from '../cli-support';
+import { connectTemporal, EXIT, println, type ExitCode, type Io } from '../cli-support';
 import { errorLines } from './label-error';
-import { findShipment } from './shipment-lookup';
+import { findRunningShipment } from './shipment-lookup';
 
 export interface FromShopOptions {
   shop: string;
@@ -23,13 +23,7 @@ export async function resubmitFromShop(options: FromShopOptions, io: Io): Promis
   const out = (human: string, json: unknown) => println(io.stdout, options.json ? JSON.stringify(json, null, 2) : human);
   const session = await connectTemporal(io.env);
   try {
-    const { handle, description } = await findShipment(session.client, shop, orderId, options.parcel);
-    if (description.status.name !== 'RUNNING') {
-      throw new CliError(
-        `the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); nothing to relabel`,
-        EXIT.rejected,
-      );
-    }
+    const { handle } = await findRunningShipment(session.client, shop, orderId, options.parcel, 'nothing to relabel');
     // The shop's request as the shipment holds it, checked as an import's would be; the workflow decides the rest.
     const shopOrder = (await handle.query(stateQuery)).shopOrder;
     if (shopOrder?.offer) {

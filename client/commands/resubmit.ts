@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { resubmitLabelUpdate, type ResubmitResult } from '../../workflows/definitions';
 import {
-  CliError,
   connectTemporal,
   EXIT,
   messageOf,
@@ -18,7 +17,7 @@ import {
 import { identityOf, validateLabelRequest } from '../../order-import/record';
 import { errorLines } from './label-error';
 import { resubmitFromShop } from './resubmit-from-shop';
-import { findShipment } from './shipment-lookup';
+import { findRunningShipment } from './shipment-lookup';
 
 export const RESUBMIT_HELP = `Usage: shipments resubmit [--reason <text>] [--accept-mismatch] [--parcel <location>] [--json] <shop> <orderId> <file>
        shipments resubmit --from-shop [--reason <text>] [--parcel <location>] [--json] <shop> <orderId>
@@ -108,13 +107,7 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
   // 2. The update; the workflow's validator decides whether it is accepted.
   const session = await connectTemporal(io.env);
   try {
-    const { handle, description } = await findShipment(session.client, shop, orderId, values.parcel);
-    if (description.status.name !== 'RUNNING') {
-      throw new CliError(
-        `the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); nothing to resubmit`,
-        EXIT.rejected,
-      );
-    }
+    const { handle } = await findRunningShipment(session.client, shop, orderId, values.parcel, 'nothing to resubmit');
     let result: ResubmitResult;
     try {
       result = await handle.executeUpdate(resubmitLabelUpdate, {

@@ -6,7 +6,7 @@ import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temp
 import type { TypedSearchAttributes } from '@temporalio/common';
 import { SA } from '../../workflows/definitions';
 import { parcelWorkflowId, shipmentWorkflowId } from '../../domain/shipment';
-import { isNotFound, noShipment, printable, usageError } from '../cli-support';
+import { CliError, EXIT, isNotFound, noShipment, printable, usageError } from '../cli-support';
 import { checkStartableIdentity, InvalidOrderIdentity } from '../../order-import/start-shipment';
 
 export interface FoundShipment {
@@ -37,6 +37,27 @@ export async function findShipment(client: Client, shop: string, orderId: string
     if (isNotFound(err)) throw noShipment(shop, parcel === undefined ? orderId : `${orderId} parcel ${parcel}`);
     throw err;
   }
+}
+
+/**
+ * findShipment, refusing (exit 1) a shipment that has ended: an update or a redelivery needs its
+ * workflow running. `refusal` says what the command could not do, e.g. "nothing to relabel".
+ */
+export async function findRunningShipment(
+  client: Client,
+  shop: string,
+  orderId: string,
+  parcel: string | undefined,
+  refusal: string,
+): Promise<FoundShipment> {
+  const found = await findShipment(client, shop, orderId, parcel);
+  if (found.description.status.name !== 'RUNNING') {
+    throw new CliError(
+      `the shipment of shop ${shop} order ${orderId} has already ended (${found.description.status.name}); ${refusal}`,
+      EXIT.rejected,
+    );
+  }
+  return found;
 }
 
 /** The shipment search attributes by their short names (shop, orderId, courier, status, ...). */
