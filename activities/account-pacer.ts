@@ -87,6 +87,14 @@ export interface AccountPacerOptions {
   fairShareEvery?: number;
   /** Learn the share of 429s no pace causes (default true); false: every 429 holds and slows. */
   learnNoise?: boolean;
+  /**
+   * Holds are relayed to the whole fleet by a channel that brings each back to this worker too
+   * (worker/fleet-rate-limit.ts). Then the calls after a hold are fresh only if the channel
+   * brought the hold back before it ended: one slower than the hold (a loaded machine: 1.5-5 s
+   * seen) means the other workers went on calling through it, so the limit did not refill and its
+   * 429s among those calls are no noise. Default false: no channel, this worker is the fleet.
+   */
+  fleetRelays?: boolean;
   /** Told when a share of 429s no pace causes becomes known (the share), and when it is forgotten (null). */
   onNoise?: (share: number | null) => void;
   /** Told of each fresh answer (a 429 or not): the fleet pools them (worker/fleet-rate-limit.ts). */
@@ -129,6 +137,9 @@ export class AccountPacer {
   /** What the API accepted of this worker a second before the hold began, and the calls sent since the hold was last set. */
   private freshRate = 0;
   private sentSinceHold = 0;
+  /** Whether the fleet channel brought the hold ending at notBefore back in time (see fleetRelays). */
+  private holdRelayed = false;
+  private readonly fleetRelays: boolean;
   private nextSlotAt = 0;
   private lastIncreaseAt: number;
   private lastDecreaseAt = 0;
@@ -161,6 +172,7 @@ export class AccountPacer {
     this.onNoise = options.onNoise ?? (() => {});
     this.onFresh = options.onFresh ?? (() => {});
     this.learnNoise = options.learnNoise ?? true;
+    this.fleetRelays = options.fleetRelays ?? false;
     this.maxRate = options.maxRate ?? Number.POSITIVE_INFINITY;
     this.minRate = options.minRate ?? 1;
     this.rate = Math.min(this.maxRate, options.initialRate ?? INITIAL_RATE);
@@ -204,6 +216,7 @@ export class AccountPacer {
     }
     this.notBefore = until;
     this.sentSinceHold = 0;
+    this.holdRelayed = false;
     this.releaseWaiters(until - t);
     this.pump();
   }
@@ -258,6 +271,8 @@ export class AccountPacer {
     const t = this.now();
     if (until <= t) return;
     this.holdUntil(until);
+    // Back before the hold ends: the channel is quick enough for the fleet to have held with it.
+    if (until >= this.notBefore) this.holdRelayed = true;
     // The hold answers the overshoot this worker's last answers show too: its own 429s are
     // judged from here (else both workers held one after the other for the same overshoot, and
     // the second hold let a refilled limit's tokens go unspent) ...
@@ -401,7 +416,10 @@ export class AccountPacer {
       this.sentSinceHold++;
       const since = t - this.notBefore;
       const fresh =
-        this.notBefore - this.heldSince >= FRESH_HOLD_MS && since < FRESH_MS && this.sentSinceHold <= this.freshRate * (1 + since / 1000);
+        (this.holdRelayed || !this.fleetRelays) &&
+        this.notBefore - this.heldSince >= FRESH_HOLD_MS &&
+        since < FRESH_MS &&
+        this.sentSinceHold <= this.freshRate * (1 + since / 1000);
       // No saved-up credit after an idle spell: the next call is one interval after this one.
       this.nextSlotAt = Math.max(t, this.nextSlotAt) + 1000 / this.rate;
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);

@@ -159,9 +159,9 @@ describe('AccountPacer', () => {
 
   describe('429s it did not cause', () => {
     /** A pacer on the fake clock that had `perSecond` calls a second accepted for 5 s. */
-    async function busyPacer(perSecond = 10, learnNoise = true, pace = 10) {
+    async function busyPacer(perSecond = 10, learnNoise = true, pace = 10, fleetRelays = false) {
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
-      const pacer = new AccountPacer({ initialRate: pace, maxRate: pace, learnNoise });
+      const pacer = new AccountPacer({ initialRate: pace, maxRate: pace, learnNoise, fleetRelays });
       for (let i = 0; i < 5 * perSecond; i++) {
         pacer.recordAccepted(await granted(pacer.acquire('tracking')));
         await vi.advanceTimersByTimeAsync(1000 / perSecond - 10);
@@ -200,6 +200,30 @@ describe('AccountPacer', () => {
         expect(after.filter((c) => c.at >= heldUntil + 3000).some((c) => c.fresh)).toBe(false);
         expect(after.filter((c) => c.fresh).length).toBeGreaterThanOrEqual(15);
         pacer.recordRateLimited(500); // a hold shorter than a second: a limit may not have refilled
+        expect((await turns(pacer, 3)).some((c) => c.fresh)).toBe(false);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('in a fleet, marks the calls after a hold fresh only if the fleet channel brought the hold back before it ended', async () => {
+      try {
+        const pacer = await busyPacer(10, true, 10, true);
+        // Its own 429, never relayed back (a channel slower than the hold): the other workers
+        // called through it, so the limit did not refill; no call after it is fresh.
+        pacer.recordRateLimited(1000);
+        expect((await turns(pacer, 10)).some((c) => c.fresh)).toBe(false);
+        // Its next 429, relayed back 300 ms later: the fleet held with it.
+        await vi.advanceTimersByTimeAsync(3000);
+        const until = pacer.recordRateLimited(1000)!;
+        await vi.advanceTimersByTimeAsync(300);
+        pacer.recordFleetRateLimited(until);
+        expect((await turns(pacer, 3)).every((c) => c.fresh)).toBe(true);
+        // A relay that comes back after the hold ended changes nothing.
+        await vi.advanceTimersByTimeAsync(3000);
+        const late = pacer.recordRateLimited(1000)!;
+        await vi.advanceTimersByTimeAsync(1500);
+        pacer.recordFleetRateLimited(late);
         expect((await turns(pacer, 3)).some((c) => c.fresh)).toBe(false);
       } finally {
         vi.useRealTimers();

@@ -164,6 +164,7 @@ export async function callPacing(
   const pacer = new AccountPacer({
     maxRate: settings.maxRequestsPerSecond,
     learnNoise: settings.noise !== 'off',
+    fleetRelays: fleet !== undefined,
     onNoise: (share) =>
       log?.info(
         share === null ? 'shipping API: 429s no pace causes have stopped' : 'shipping API: 429s no pace causes',

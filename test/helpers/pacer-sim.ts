@@ -34,6 +34,8 @@ export interface SimOptions {
   noiseFirst?: boolean;
   workers?: number;
   relayMs?: number;
+  /** The pacers are told that holds are relayed (AccountPacerOptions.fleetRelays); default true, as the worker does with a fleet channel. */
+  fleetRelays?: boolean;
   roundTripMs?: number;
   initialRate?: number;
   seed?: number;
@@ -80,6 +82,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       () =>
         new AccountPacer({
           initialRate: options.initialRate,
+          fleetRelays: options.fleetRelays ?? true,
           onFresh: (limited) => (pool = poolFresh(pool, { answers: 1, limited: limited ? 1 : 0, at: Date.now() })),
         }),
     );
