@@ -3,7 +3,7 @@
  * child process, so their RSS and CPU can be read from /proc), plus readers for those figures.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection, Client } from '@temporalio/client';
@@ -37,10 +37,10 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv, name: string): Proc {
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv, name: string, stdout: 'ignore' | number = 'ignore'): Proc {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', stdout, 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
+  child.stderr!.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   child.on('exit', (code, signal) => {
@@ -112,14 +112,22 @@ export async function startDevServer(): Promise<DevServer> {
   };
 }
 
+let workerLogs = 0;
+
 /** `npm run worker` as a process (tsx as a loader, so one process to measure), from `dir`. */
 export function startWorkerProcess(dir: string, env: Record<string, string>): Proc {
-  return startProcess(
+  // BENCH_WORKER_LOGS=<dir>: each worker's log (at info) in a file of its own there, to read what the pacer did.
+  const logs = process.env.BENCH_WORKER_LOGS;
+  const stdout = logs ? openSync(path.join(logs, `worker-${Date.now()}-${workerLogs++}.log`), 'a') : 'ignore';
+  const proc = startProcess(
     process.execPath,
     ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')],
-    { ...localServerEnv(process.env), LOG_LEVEL: 'warn', ...env },
+    { ...localServerEnv(process.env), LOG_LEVEL: logs ? 'info' : 'warn', ...env },
     'worker',
+    stdout,
   );
+  if (typeof stdout === 'number') proc.child.once('spawn', () => closeSync(stdout));
+  return proc;
 }
 
 /** The import command of the tree at `dir`: client/import/main.ts, or client/import.ts in trees older than that folder (the baseline). */
