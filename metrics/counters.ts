@@ -46,6 +46,29 @@ export const apiCalls = new Counter({
   registers: [registry],
 });
 
+export type AccountAnswer = 'ok' | 'rate_limited' | 'error';
+const ACCOUNT_ANSWERS: readonly AccountAnswer[] = ['ok', 'rate_limited', 'error'];
+
+/**
+ * Every shipping API call, by account: each poll of a tracking poller's span counts (the
+ * activity counters above count its attempt once), so this is the 429 share an account sees.
+ */
+export const accountAnswers = new Counter({
+  name: 'shipping_api_answers_total',
+  help: 'Shipping API calls by shipping account and answer: ok, rate_limited (429), error (any other failure, network included). Counted per call, a tracking poller span\'s polls each.',
+  labelNames: ['account', 'answer'] as const,
+  registers: [registry],
+});
+
+/** The configured accounts (names from the worker's configuration, a closed set), their series at 0 from the start. */
+export function knownAccounts(accounts: readonly string[]): void {
+  for (const account of accounts) for (const answer of ACCOUNT_ANSWERS) accountAnswers.inc({ account, answer }, 0);
+}
+
+export function recordAccountAnswer(account: string, answer: AccountAnswer): void {
+  accountAnswers.inc({ account, answer });
+}
+
 export const trackingCompleted = new Counter({
   name: 'shipping_tracking_completed_total',
   help: 'Tracking polls that reached a terminal tag (the shipment ends with that outcome), by outcome and tag.',

@@ -8,7 +8,10 @@
 import type { Client } from '@temporalio/client';
 import type { AccountCalls, AccountDirectory } from '../activities/accounts';
 import { openAccountClient, type ShippingAccount, type ShippingAccounts } from '../config/shipping-accounts';
+import { knownAccounts, recordAccountAnswer } from '../metrics/counters';
+import type { CallPacing } from '../activities/account-pacer';
 import type { ShippingApiClient } from '../shipping-api/client';
+import { ShippingApiError } from '../shipping-api/errors';
 import { callPacing } from './create-worker';
 import { accountWorkflowId, fleetRateLimits, type FleetRateLimits } from './fleet-rate-limit';
 
@@ -34,6 +37,7 @@ export async function openAccounts(
   options: { temporal?: { client: Client; taskQueue: string }; log: DirectoryLog },
 ): Promise<OpenAccounts> {
   const opened = new Map<string, AccountCalls & { fleet?: FleetRateLimits }>();
+  knownAccounts(accounts.names);
   try {
     for (const name of accounts.names) opened.set(name, await openAccount(accounts.get(name)!, options));
   } catch (err) {
@@ -77,7 +81,30 @@ async function openAccount(
   const pacing = await callPacing(account.pacing, fleet, {
     info: (message, meta) => log.info(message, { account: account.name, ...meta }),
   });
-  return { api, pacing, fleet };
+  return { api, pacing: countingAnswers(pacing, account.name), fleet };
+}
+
+/** Each call the account's pacing lets out, counted by its answer (metrics: shipping_api_answers_total). */
+function countingAnswers(pacing: CallPacing, account: string): CallPacing {
+  return {
+    waitUntil: (until, signal) => pacing.waitUntil(until, signal),
+    run: (cls, call, signal, wait) =>
+      pacing.run(
+        cls,
+        async (callSignal) => {
+          try {
+            const result = await call(callSignal);
+            recordAccountAnswer(account, 'ok');
+            return result;
+          } catch (err) {
+            recordAccountAnswer(account, err instanceof ShippingApiError && err.kind === 'rate_limited' ? 'rate_limited' : 'error');
+            throw err;
+          }
+        },
+        signal,
+        wait,
+      ),
+  };
 }
 
 function withAccount(log: DirectoryLog, account: string): DirectoryLog {
