@@ -55,7 +55,7 @@ const ACCOUNT_ANSWERS: readonly AccountAnswer[] = ['ok', 'rate_limited', 'error'
  */
 export const accountAnswers = new Counter({
   name: 'shipping_api_answers_total',
-  help: 'Shipping API calls by shipping account and answer: ok, rate_limited (429), error (any other failure, network included). Counted per call, a tracking poller span\'s polls each.',
+  help: "Shipping API calls by shipping account and answer: ok, rate_limited (429), error (any other failure, network included). Counted per call, a tracking poller span's polls each.",
   labelNames: ['account', 'answer'] as const,
   registers: [registry],
 });
