@@ -1,5 +1,6 @@
 /** Wires a Temporal worker for shipments: workflow code, activities and their API client. */
 import path from 'node:path';
+import type { ShipmentPriorities } from '../domain/priority';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../activities';
@@ -61,6 +62,8 @@ export interface ShipmentWorkerOptions {
    * (the benchmark's baseline, the migration test), which would schedule the next wait at once.
    */
   handOverToPollers?: boolean;
+  /** Which pulled orders' shipments go ahead of a backlog (LIVE_ORDER_MAX_AGE); default: changed in the last 15 minutes. */
+  priorities?: ShipmentPriorities;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
@@ -88,6 +91,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
           client,
           taskQueue: options.taskQueue,
           accountOf: accounts.accountOf,
+          priorities: options.priorities,
         }),
       ),
       createTrackingPollerActivities({ accounts, client, settings: options.trackingPollers ?? TRACKING_POLLER_DEFAULTS }),
@@ -112,7 +116,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
 
 export type PullWorkerOptions = Pick<
   ShipmentWorkerOptions,
-  'connection' | 'namespace' | 'taskQueue' | 'shopConnectors' | 'workflowBundle' | 'identity' | 'dataConverter' | 'platforms'
+  'connection' | 'namespace' | 'taskQueue' | 'shopConnectors' | 'workflowBundle' | 'identity' | 'dataConverter' | 'platforms' | 'priorities'
 > & {
   /** The account a shop's new shipments name (the accounts' `accountOf`); unset: they name none (`default`). */
   accountOf?: AccountOf;
@@ -136,6 +140,7 @@ export async function createPullWorker(options: PullWorkerOptions): Promise<Work
       client,
       taskQueue: options.taskQueue,
       accountOf: options.accountOf,
+      priorities: options.priorities,
     }),
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
     ...PULL_WORKER_DEFAULTS,
