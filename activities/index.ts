@@ -12,10 +12,10 @@ import { describeTracking, isChange, snapshotOfRecord, type TrackingChange, type
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
-import { effectivePriorityKey } from '../domain/priority';
 import { AccountHeld, PaceWaitExceeded, type CallClass, type CallPacing } from './account-pacer';
 import { accountCalls, singleAccount, type AccountCalls, type AccountDirectory } from './accounts';
 import { withHeartbeat } from './heartbeat';
+import { callPriorityKey } from './priority-header';
 import {
   afterFailure,
   FIRST_ATTEMPT_PACE_WAIT_MS,
@@ -134,7 +134,7 @@ export function createActivities(
   function paced<T>({ pacing }: AccountCalls, cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const { info } = Context.current();
     const notBefore = Number((info.heartbeatDetails as AttemptProgress | undefined)?.notBefore ?? 0);
-    const priority = effectivePriorityKey(info.priority?.priorityKey);
+    const priority = callPriorityKey();
     return withHeartbeat(async (signal) => {
       // A regular attempt dispatched long before its Retry-After ends gives its slot back too.
       if (!info.isLocal && notBefore - Date.now() > HELD_ACCOUNT_RELEASE_MS) throw new AccountHeld(notBefore);

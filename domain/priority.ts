@@ -18,6 +18,8 @@ export const LIVE_PRIORITY_KEY = 1;
 export const DEFAULT_PRIORITY_KEY = 3;
 export const BACKLOG_PRIORITY_KEY = 5;
 export const DEFAULT_LIVE_ORDER_MAX_AGE_MS = 15 * 60_000;
+/** The header that carries a shipment's priority key to its local activities, which have no task of their own. */
+export const PRIORITY_HEADER = 'shipment-priority';
 
 /** `off`: every shipment at the server's default priority (before live orders went first). */
 export type ShipmentPriorities = { liveOrderMaxAgeMs: number } | 'off';

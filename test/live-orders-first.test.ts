@@ -81,3 +81,47 @@ function labelsOf(shop: string) {
 function placedJustNow(now: number): ShipmentInput['shopOrder'] {
   return { facts: { status: 'open', address: 'a'.repeat(32), lines: 'b'.repeat(32) }, modifiedAt: new Date(now - 5_000).toISOString() };
 }
+
+it("a live order's first attempt (a local activity) goes ahead of the backlog's calls waiting in the pacer", async () => {
+  // An account of 4 calls a second: the backlog's calls queue in the worker's pacer.
+  const limited = await startFakeShippingApi({
+    port: 0,
+    trackingStepMs: 60_000,
+    accounts: [{ name: 'main', ...TEST_CREDENTIALS }],
+    faults: { rateLimit: { perSecond: 4, burst: 4 } },
+  });
+  const taskQueue = `shipments-${randomUUID()}`;
+  const shop = `la-${randomUUID().slice(0, 8)}`;
+  const worker = await createShipmentWorker({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    shippingApi: { baseUrl: limited.baseUrl, ...TEST_CREDENTIALS },
+    tracking: { ...FAST_TRACKING, pollIntervalMs: 60_000 },
+    workflowBundle: await getWorkflowBundle(),
+  });
+  try {
+    await worker.runUntil(async () => {
+      const now = Date.now();
+      const start = (input: ShipmentInput) =>
+        startShipment(env.client, taskQueue, input, shipmentPriorityKey(input, DEFAULT_SHIPMENT_PRIORITIES, now));
+      await Promise.all(Array.from({ length: 30 }, (_, i) => start(order(shop, `B-${i}`))));
+      // The backlog's first attempts are waiting in the pacer now.
+      await waitFor(() => labelsAt(limited, shop).length >= 2 || undefined, { what: 'the backlog under way', timeoutMs: 20_000 });
+      const before = labelsAt(limited, shop).length;
+      await start({ ...order(shop, 'LIVE'), shopOrder: placedJustNow(Date.now()) });
+      await waitFor(() => labelsAt(limited, shop).includes('LIVE') || undefined, { what: "the live order's label", timeoutMs: 30_000 });
+      // Ahead of every backlog call that was waiting: at most one more (granted as it started) before it.
+      expect(labelsAt(limited, shop).indexOf('LIVE') - before).toBeLessThanOrEqual(1);
+    });
+  } finally {
+    await limited.close();
+  }
+});
+
+function labelsAt(api: FakeShippingApi, shop: string): string[] {
+  return api
+    .labels()
+    .filter((l) => l.idempotencyKey.includes(shop))
+    .map((l) => l.customerOrderNumber);
+}

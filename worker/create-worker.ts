@@ -1,6 +1,7 @@
 /** Wires a Temporal worker for shipments: workflow code, activities and their API client. */
-import path from 'node:path';
 import type { ShipmentPriorities } from '../domain/priority';
+import { priorityHeaderInterceptor } from '../activities/priority-header';
+import { WORKFLOW_CODE } from './workflow-code';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../activities';
@@ -97,7 +98,8 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
       createTrackingPollerActivities({ accounts, client, settings: options.trackingPollers ?? TRACKING_POLLER_DEFAULTS }),
     ),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
-    interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags)] },
+    // And the priority a local activity's workflow gave it (the account pacer orders calls by it).
+    interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags), priorityHeaderInterceptor] },
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
     // Explicit rather than the SDK's heap-derived cache: a waiting shipment needs no cache slot,
     // and one woken by a change replays a history of a few dozen events.
@@ -202,7 +204,7 @@ function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
 function bundleFromSource(): Promise<WorkflowBundleOption> {
   const runtimeLogger = Runtime.instance().logger;
   return bundleWorkflowCode({
-    workflowsPath: path.join(__dirname, '..', 'workflows'),
+    ...WORKFLOW_CODE,
     logger: new DefaultLogger('WARN', (entry) => {
       runtimeLogger.log(entry.level, entry.message, entry.meta);
     }),
