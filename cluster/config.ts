@@ -138,7 +138,7 @@ dynamicConfigClient:
 `;
 }
 
-/** Server defaults: the cluster runs as a production server would. */
+/** Server defaults (the cluster runs as a production server would), but task queue priority on. */
 export function temporalDynamicConfig(): string {
   return `# Written by npm run cluster (cluster/config.ts) at every start. Server defaults, but:
 # task queue priority on (live orders ahead of a backlog: dev-server/server-priority.ts).

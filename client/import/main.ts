@@ -485,10 +485,6 @@ function summaryText(s: ImportSummary, rejectsPath: string | undefined): string 
 
 if (require.main === module) runMain(importCommand);
 
-/**
- * The worker's shop connectors, when this environment has them (SHOP_CONNECTORS or its file):
- * records of a platform shop then need a platformOrderId. Credentials are not read.
- */
 /** LIVE_ORDER_MAX_AGE as the workers read it: a file's orders are a backlog, a shop's recent orders live. */
 function shipmentPriorities(env: Record<string, string | undefined>): ShipmentPriorities {
   try {
@@ -499,6 +495,10 @@ function shipmentPriorities(env: Record<string, string | undefined>): ShipmentPr
   }
 }
 
+/**
+ * The worker's shop connectors, when this environment has them (SHOP_CONNECTORS or its file):
+ * records of a platform shop then need a platformOrderId. Credentials are not read.
+ */
 function platformShops(env: Record<string, string | undefined>): (shop: string) => string | null {
   try {
     const connectors = loadShopConnectors(env, { readSecretFiles: false });
