@@ -20,9 +20,13 @@
  * - **Labels first**: a free slot goes to a label creation before an order read, and to an order
  *   read before a tracking poll; so polls are not starved, one slot in `fairShareEvery` goes to
  *   the oldest waiter of a lower class while one waits.
+ * - **Live orders first within a class**: a call waits behind those of a lower Temporal priority
+ *   key (its activity's, domain/priority.ts), then by arrival; so a live order's label is not
+ *   sent after a backlog's labels that were waiting before it.
  *
  * In memory, per worker process: the API's own answers are the truth it adapts to.
  */
+import { DEFAULT_PRIORITY_KEY } from '../domain/priority';
 import { boundHold } from '../shipping-api/retry-after';
 import { AnswerTally } from './answer-tally';
 import { NoiseFloor, type Answers } from './noise-floor';
@@ -109,6 +113,8 @@ export interface Turn {
 
 interface Waiter {
   cls: CallClass;
+  /** Temporal's task priority key of the call's activity: lower goes first within its class (a live order's label before a backlog's). */
+  priority: number;
   /** Rejected with AccountHeld when the account is held for longer than this while it waits. */
   releaseOverMs?: number;
   /** Arrival order: the oldest lower-class waiter gets the fair-share slot. */
@@ -183,12 +189,13 @@ export class AccountPacer {
   /**
    * Resolves when this call may go out; rejects with the signal's reason if it aborts first, and
    * with AccountHeld if the account is held (now or while it waits) for longer than `releaseOverMs`.
+   * Within its class a call waits behind those of a lower `priority` key, then by arrival.
    */
-  acquire(cls: CallClass, signal?: AbortSignal, releaseOverMs?: number): Promise<Turn> {
+  acquire(cls: CallClass, signal?: AbortSignal, releaseOverMs?: number, priority = DEFAULT_PRIORITY_KEY): Promise<Turn> {
     signal?.throwIfAborted();
     if (releaseOverMs !== undefined && this.notBefore - this.now() > releaseOverMs) return Promise.reject(new AccountHeld(this.notBefore));
     return new Promise<Turn>((resolve, reject) => {
-      const waiter: Waiter = { cls, seq: this.arrivals++, resolve, reject, signal, releaseOverMs };
+      const waiter: Waiter = { cls, priority, seq: this.arrivals++, resolve, reject, signal, releaseOverMs };
       if (signal) {
         waiter.onAbort = () => {
           const queue = this.queues[cls];
@@ -198,7 +205,7 @@ export class AccountPacer {
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
-      this.queues[cls].push(waiter);
+      enqueue(this.queues[cls], waiter);
       this.pump();
     });
   }
@@ -430,6 +437,13 @@ export class AccountPacer {
   }
 }
 
+/** Behind every waiter of the same or a lower priority key, ahead of the rest (arrival order within a key). */
+function enqueue(queue: Waiter[], waiter: Waiter): void {
+  let at = queue.length;
+  while (at > 0 && queue[at - 1]!.priority > waiter.priority) at--;
+  queue.splice(at, 0, waiter);
+}
+
 /** How every shipping API call of a worker goes out: paced, or straight (pacing off). */
 export interface CallPacing {
   /** Waits until `until` (epoch ms): a Retry-After an earlier attempt of this call recorded. */
@@ -447,6 +461,8 @@ export interface CallPacing {
 export interface PaceWait {
   maxWaitMs?: number;
   releaseOverMs?: number;
+  /** The call's task priority key (domain/priority.ts); default: Temporal's default, 3. */
+  priority?: number;
 }
 
 /** The account is held (a Retry-After) until `until`, longer than the call would wait: it was not sent. */
@@ -484,11 +500,11 @@ export function pacedCalls(
       pacer.holdUntil(until);
       await sleepUntil(until, signal);
     },
-    async run(cls, call, signal, { maxWaitMs, releaseOverMs } = {}) {
+    async run(cls, call, signal, { maxWaitMs, releaseOverMs, priority } = {}) {
       const turn = maxWaitMs === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(maxWaitMs)]);
       let granted: Turn;
       try {
-        granted = await pacer.acquire(cls, turn, releaseOverMs);
+        granted = await pacer.acquire(cls, turn, releaseOverMs, priority);
       } catch (err) {
         if (!signal.aborted && turn.aborted) throw new PaceWaitExceeded(cls, maxWaitMs!);
         throw err;

@@ -15,6 +15,7 @@ import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
 import { AccountHeld, PaceWaitExceeded, type CallClass, type CallPacing } from './account-pacer';
 import { accountCalls, singleAccount, type AccountCalls, type AccountDirectory } from './accounts';
 import { withHeartbeat } from './heartbeat';
+import { callPriorityKey } from './priority-header';
 import {
   afterFailure,
   FIRST_ATTEMPT_PACE_WAIT_MS,
@@ -133,6 +134,7 @@ export function createActivities(
   function paced<T>({ pacing }: AccountCalls, cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const { info } = Context.current();
     const notBefore = Number((info.heartbeatDetails as AttemptProgress | undefined)?.notBefore ?? 0);
+    const priority = callPriorityKey();
     return withHeartbeat(async (signal) => {
       // A regular attempt dispatched long before its Retry-After ends gives its slot back too.
       if (!info.isLocal && notBefore - Date.now() > HELD_ACCOUNT_RELEASE_MS) throw new AccountHeld(notBefore);
@@ -142,9 +144,10 @@ export function createActivities(
         call,
         signal,
         // A first attempt does not sit out a hold it cannot outlast: it holds a workflow task meanwhile.
+        // The shipment's priority (inherited by its activities) orders the waiting calls of a class.
         info.isLocal
-          ? { maxWaitMs: FIRST_ATTEMPT_PACE_WAIT_MS, releaseOverMs: FIRST_ATTEMPT_PACE_WAIT_MS }
-          : { releaseOverMs: HELD_ACCOUNT_RELEASE_MS },
+          ? { maxWaitMs: FIRST_ATTEMPT_PACE_WAIT_MS, releaseOverMs: FIRST_ATTEMPT_PACE_WAIT_MS, priority }
+          : { releaseOverMs: HELD_ACCOUNT_RELEASE_MS, priority },
       );
     });
   }

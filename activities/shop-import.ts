@@ -10,6 +10,7 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import type { Client } from '@temporalio/client';
 import { importRecords } from '../order-import/engine';
 import { startShipment } from '../order-import/start-shipment';
+import { DEFAULT_SHIPMENT_PRIORITIES, shipmentPriorityKey, type ShipmentPriorities } from '../domain/priority';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { PlatformConnections } from '../shop-sync/platform/connections';
 import { describeStop, StopDelivery } from '../shop-sync/platform/result';
@@ -46,6 +47,8 @@ export interface ShopImportDeps {
   taskQueue: string;
   /** The shipping account of the shop's new shipments; absent: they name none (`default`). */
   accountOf?: AccountOf;
+  /** Which new shipments go ahead of a backlog (LIVE_ORDER_MAX_AGE); default: orders changed in the last 15 minutes. */
+  priorities?: ShipmentPriorities;
   now?: () => number;
 }
 
@@ -111,7 +114,8 @@ export function createShopImportActivities(deps: ShopImportDeps) {
     const result = await importRecords({
       records: asAsync(records),
       start: async (order) => {
-        const started = await startShipment(deps.client, deps.taskQueue, order);
+        const priority = shipmentPriorityKey(order, deps.priorities ?? DEFAULT_SHIPMENT_PRIORITIES, now());
+        const started = await startShipment(deps.client, deps.taskQueue, order, priority);
         if (started.status === 'started') startedNow.add(started.workflowId);
         return started;
       },

@@ -39,7 +39,7 @@ interface Placed {
   at: number;
 }
 
-interface ModeStores {
+export interface ModeStores {
   shopify: FakeShopify;
   woo: FakeWooCommerce;
 }
@@ -87,7 +87,7 @@ export async function latencyScenario(o: { orders: number; bundlePath: string },
 }
 
 /** The worker serves the trigger once it runs (any answer will do). */
-async function listening(url: string): Promise<void> {
+export async function listening(url: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
@@ -101,17 +101,21 @@ async function listening(url: string): Promise<void> {
 }
 
 /** Both platforms' order webhooks, created and updated (as docs/shop-trigger.md registers them). */
-async function subscribe(stores: ModeStores, hooks: string): Promise<void> {
+export async function subscribe(
+  stores: ModeStores,
+  hooks: string,
+  shops = { shopify: shopOf('webhooks', 'shopify'), woo: shopOf('webhooks', 'woo') },
+) {
   for (const topic of ['orders/create', 'orders/updated'] as const) {
-    stores.shopify.subscribeWebhook({ topic, address: `${hooks}/shopify/${shopOf('webhooks', 'shopify')}`, secret: HOOK_SECRET });
+    stores.shopify.subscribeWebhook({ topic, address: `${hooks}/shopify/${shops.shopify}`, secret: HOOK_SECRET });
   }
   for (const topic of ['order.created', 'order.updated'] as const) {
-    await stores.woo.createWebhook({ topic, deliveryUrl: `${hooks}/woocommerce/${shopOf('webhooks', 'woo')}`, secret: HOOK_SECRET });
+    await stores.woo.createWebhook({ topic, deliveryUrl: `${hooks}/woocommerce/${shops.woo}`, secret: HOOK_SECRET });
   }
 }
 
 /** One pull of each shop first, so the orders meet a worker in its steady state. */
-async function warmUp(server: DevServer, shops: string[]): Promise<void> {
+export async function warmUp(server: DevServer, shops: string[]): Promise<void> {
   const since = Date.now();
   await Promise.all(shops.map((shop) => triggerPull(server.client, shop)));
   for (const shop of shops) await pullResult(server.client, shop, since);

@@ -12,6 +12,7 @@ import { localServerEnv } from '../config/temporal-connection';
 import { freePort } from '../dev-server/free-port';
 import { findTemporalCli } from '../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
+import { priorityDevServerArgs } from '../dev-server/server-priority';
 
 export const ROOT = path.join(__dirname, '..');
 
@@ -66,8 +67,11 @@ export interface DevServer extends Proc {
   connection: Connection;
 }
 
-/** A dev server with a SQLite file in a temp dir (so its RSS is the server, not the data). */
-export async function startDevServer(): Promise<DevServer> {
+/**
+ * A dev server with a SQLite file in a temp dir (so its RSS is the server, not the data), with task
+ * queue priority on as `npm run dev` runs it; `priority: false` is the server as it was before.
+ */
+export async function startDevServer({ priority = true }: { priority?: boolean } = {}): Promise<DevServer> {
   const cli = await findTemporalCli({ build: true, log: (m) => process.stderr.write(`[temporal-cli] ${m}\n`) });
   if (!cli) throw new Error('No Temporal CLI found or built (see docs/testing.md, "The Temporal CLI")');
   const port = await freePort();
@@ -82,6 +86,7 @@ export async function startDevServer(): Promise<DevServer> {
     path.join(dir, 'temporal.db'),
     '--log-level',
     'error',
+    ...(priority ? priorityDevServerArgs() : []),
     ...(process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean),
     ...SEARCH_ATTRIBUTE_KEYS.flatMap((key) => ['--search-attribute', `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`]),
   ];

@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { priorityDynamicConfigYaml } from '../dev-server/server-priority';
 import { PG_USER } from './postgres';
 
 export const NAMESPACE = 'default';
@@ -137,10 +138,11 @@ dynamicConfigClient:
 `;
 }
 
-/** Server defaults: the cluster runs as a production server would. */
+/** Server defaults (the cluster runs as a production server would), but task queue priority on. */
 export function temporalDynamicConfig(): string {
-  return `# Written by npm run cluster (cluster/config.ts) at every start. Server defaults.
-`;
+  return `# Written by npm run cluster (cluster/config.ts) at every start. Server defaults, but:
+# task queue priority on (live orders ahead of a backlog: dev-server/server-priority.ts).
+${priorityDynamicConfigYaml()}`;
 }
 
 export function uiServerConfig(opts: { temporalPort: number; uiPort: number }): string {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy as TrackingPolicyShape } from '../domain/shipment';
+import { DEFAULT_LIVE_ORDER_MAX_AGE_MS, type ShipmentPriorities } from '../domain/priority';
 import { TrackingPolicy } from '../domain/schemas';
 import { CLIENT_DEFAULTS, type ShippingApiClientOptions } from '../shipping-api/client';
 import { credentialProblem, type CredentialsConfig, type SecretSource } from '../shipping-api/credentials';
@@ -322,6 +323,10 @@ const WorkerEnv = ShippingEnv.extend({
     .describe('learn: tell 429s no pace causes from a limit and let them cost only their retry; off: every 429 holds the fleet and slows'),
   /** Optional ceiling of the adaptive pace, in calls per second for this worker. */
   SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalRate(10_000).describe('Ceiling of the adaptive pace, calls per second for this worker'),
+  /** Orders pulled this soon after they were placed or changed go ahead of a backlog (domain/priority.ts). */
+  LIVE_ORDER_MAX_AGE: livePriority().describe(
+    "A pulled order changed at most this long before its shipment starts is live: its shipment and label go ahead of a backlog's (Temporal task priority); off: all alike",
+  ),
   /** A workflow bundle prebuilt by `npm run build`; without it the worker bundles at start. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional().describe('A workflow bundle prebuilt by npm run build; unset: bundled at start'),
   /** e.g. 127.0.0.1:9464 for the SDK's Prometheus metrics of the worker (0.0.0.0:9464 to expose them). */
@@ -339,6 +344,26 @@ const WorkerEnv = ShippingEnv.extend({
     'Address the webhook endpoint listens on (put a TLS proxy in front: the platforms send to https only)',
   ),
 });
+
+/** LIVE_ORDER_MAX_AGE: a duration from 1s to 7d, or off. */
+function livePriority() {
+  return z
+    .string()
+    .default(formatDuration(DEFAULT_LIVE_ORDER_MAX_AGE_MS))
+    .transform((text, ctx): ShipmentPriorities => {
+      if (text.trim() === 'off') return 'off';
+      const parsed = boundedDuration(text, LIVE_ORDER_AGE_BOUNDS);
+      if ('ms' in parsed) return { liveOrderMaxAgeMs: parsed.ms };
+      ctx.addIssue({ code: 'custom', message: `${parsed.problem}, or off` });
+      return z.NEVER;
+    });
+}
+const LIVE_ORDER_AGE_BOUNDS: DurationBounds = { minMs: SECOND, maxMs: 7 * DAY };
+
+/** The shipment priorities a process that starts shipments uses (the worker's pulls, the import CLI). */
+export function loadShipmentPriorities(env: Env = process.env): ShipmentPriorities {
+  return parseEnv(z.object({ LIVE_ORDER_MAX_AGE: livePriority() }), env).LIVE_ORDER_MAX_AGE;
+}
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -507,6 +532,8 @@ export interface WorkerSettings {
   shopTrigger?: { host: string; port: number };
   /** Undefined: payloads are stored unencrypted. */
   payloadEncryption?: PayloadEncryptionSettings;
+  /** Which pulled orders' shipments go ahead of a backlog. */
+  priorities: ShipmentPriorities;
 }
 
 export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
@@ -567,6 +594,7 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     health: e.WORKER_HEALTH_PORT === undefined ? undefined : { host: e.WORKER_HEALTH_HOST, port: e.WORKER_HEALTH_PORT },
     shopTrigger: e.SHOP_TRIGGER_PORT === undefined ? undefined : { host: e.SHOP_TRIGGER_HOST, port: e.SHOP_TRIGGER_PORT },
     payloadEncryption,
+    priorities: e.LIVE_ORDER_MAX_AGE,
   };
 }
 

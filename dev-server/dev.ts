@@ -35,6 +35,7 @@ import { triggerPull } from '../shop-import/schedule';
 import { ensureSearchAttributes } from './search-attributes';
 import { findTemporalCli, REPO_ROOT } from './temporal-cli';
 import { connectWhenReady } from './temporal-ready';
+import { priorityDevServerArgs } from './server-priority';
 
 const STOP_TIMEOUT_MS = 15_000;
 const out = launcherConsole('dev', { temporal: 35, 'fake-api': 36, shop: 33, worker: 32, codec: 34 }, 37);
@@ -208,6 +209,7 @@ async function startTemporal(o: DevOptions, cli: string, codecUrl: string | unde
     ...['--namespace', NAMESPACE, '--log-level', 'warn'],
     ...(codecUrl ? ['--ui-codec-endpoint', codecUrl] : []),
     ...searchAttributeArgs(),
+    ...priorityDevServerArgs(),
   ];
   out.say(`Starting Temporal dev server (${path.relative(process.cwd(), dbFile) || dbFile})`);
   const temporal = startChild(

@@ -60,7 +60,8 @@ export type StartResult =
   /** The order id belongs to another platform order: a rejection naming both (two orders never collapse into one shipment). */
   | { status: 'taken'; workflowId: string; problem: FieldProblem };
 
-export async function startShipment(client: Client, taskQueue: string, input: ShipmentInput): Promise<StartResult> {
+/** `priorityKey`: Temporal task priority of the shipment and its activities (domain/priority.ts); unset: the server's default. */
+export async function startShipment(client: Client, taskQueue: string, input: ShipmentInput, priorityKey?: number): Promise<StartResult> {
   checkStartableIdentity(input);
   const workflowId = shipmentWorkflowId(input);
   const { labelRequest } = input;
@@ -72,6 +73,7 @@ export async function startShipment(client: Client, taskQueue: string, input: Sh
       // Neither a running nor a finished workflow of this order may be started again.
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      ...(priorityKey === undefined ? {} : { priority: { priorityKey } }),
       typedSearchAttributes: [
         { key: SA.shop, value: input.shop },
         { key: SA.orderId, value: input.orderId },

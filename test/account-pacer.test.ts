@@ -29,6 +29,40 @@ describe('AccountPacer', () => {
     expect(granted.slice(0, lastLabel + 1).filter((c) => c !== 'label').length).toBeLessThanOrEqual(Math.ceil(6 / 3));
   });
 
+  it("within a class, a lower priority key goes first, then arrival: a live order's label before the backlog's", async () => {
+    const pacer = new AccountPacer({ initialRate: 200 });
+    pacer.holdUntil(Date.now() + 100);
+    const granted: string[] = [];
+    const ask = (name: string, cls: CallClass, priority?: number) =>
+      pacer.acquire(cls, undefined, undefined, priority).then(() => granted.push(name));
+    const all = [
+      ask('backlog-1', 'label', 5),
+      ask('backlog-2', 'label', 5),
+      ask('unset-1', 'label'), // Temporal's default, 3
+      ask('poll', 'tracking', 5),
+      ask('backlog-3', 'label', 5),
+      ask('live-1', 'label', 1),
+      ask('live-2', 'label', 1),
+    ];
+    await Promise.all(all);
+    // Labels first and one grant in four to a lower class stay as they were.
+    expect(granted).toEqual(['live-1', 'live-2', 'unset-1', 'poll', 'backlog-1', 'backlog-2', 'backlog-3']);
+  });
+
+  it('a waiter that gives up leaves its place among waiters of other priorities in order', async () => {
+    const pacer = new AccountPacer({ initialRate: 200 });
+    pacer.holdUntil(Date.now() + 100);
+    const granted: string[] = [];
+    const abort = new AbortController();
+    const gone = pacer.acquire('label', abort.signal, undefined, 1).catch(() => 'aborted');
+    const rest = [pacer.acquire('label', undefined, undefined, 5).then(() => granted.push('backlog'))];
+    rest.push(pacer.acquire('label', undefined, undefined, 1).then(() => granted.push('live')));
+    abort.abort(new Error('cancelled'));
+    expect(await gone).toBe('aborted');
+    await Promise.all(rest);
+    expect(granted).toEqual(['live', 'backlog']);
+  });
+
   it("holds every call until a 429's Retry-After has passed", async () => {
     const pacer = new AccountPacer({ initialRate: 100 });
     await pacer.acquire('label');

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../cluster/binaries';
 import { findPostgres } from '../cluster/postgres';
+import { priorityDynamicConfigYaml } from '../dev-server/server-priority';
 import { findOnPath } from '../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
 
@@ -57,4 +58,11 @@ it.skipIf(!composeCli)('`compose config` accepts the file, with and without the 
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
   }
+});
+
+it("docker-compose.yml's Temporal turns task queue priority on, as npm run cluster and npm run dev do", () => {
+  const file = readFileSync(path.join(ROOT, 'cluster', 'dynamicconfig.yaml'), 'utf8');
+  expect(file.replace(/^#.*\n/gm, '')).toBe(priorityDynamicConfigYaml());
+  expect(compose).toContain('./cluster/dynamicconfig.yaml:/etc/temporal/config/dynamicconfig/project.yaml:ro');
+  expect(compose).toContain('DYNAMIC_CONFIG_FILE_PATH: /etc/temporal/config/dynamicconfig/project.yaml');
 });

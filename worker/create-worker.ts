@@ -1,5 +1,7 @@
 /** Wires a Temporal worker for shipments: workflow code, activities and their API client. */
-import path from 'node:path';
+import type { ShipmentPriorities } from '../domain/priority';
+import { priorityHeaderInterceptor } from '../activities/priority-header';
+import { WORKFLOW_CODE } from './workflow-code';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../activities';
@@ -61,6 +63,8 @@ export interface ShipmentWorkerOptions {
    * (the benchmark's baseline, the migration test), which would schedule the next wait at once.
    */
   handOverToPollers?: boolean;
+  /** Which pulled orders' shipments go ahead of a backlog (LIVE_ORDER_MAX_AGE); default: changed in the last 15 minutes. */
+  priorities?: ShipmentPriorities;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
@@ -88,12 +92,14 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
           client,
           taskQueue: options.taskQueue,
           accountOf: accounts.accountOf,
+          priorities: options.priorities,
         }),
       ),
       createTrackingPollerActivities({ accounts, client, settings: options.trackingPollers ?? TRACKING_POLLER_DEFAULTS }),
     ),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
-    interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags)] },
+    // And the priority a local activity's workflow gave it (the account pacer orders calls by it).
+    interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags), priorityHeaderInterceptor] },
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
     // Explicit rather than the SDK's heap-derived cache: a waiting shipment needs no cache slot,
     // and one woken by a change replays a history of a few dozen events.
@@ -112,7 +118,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
 
 export type PullWorkerOptions = Pick<
   ShipmentWorkerOptions,
-  'connection' | 'namespace' | 'taskQueue' | 'shopConnectors' | 'workflowBundle' | 'identity' | 'dataConverter' | 'platforms'
+  'connection' | 'namespace' | 'taskQueue' | 'shopConnectors' | 'workflowBundle' | 'identity' | 'dataConverter' | 'platforms' | 'priorities'
 > & {
   /** The account a shop's new shipments name (the accounts' `accountOf`); unset: they name none (`default`). */
   accountOf?: AccountOf;
@@ -136,6 +142,7 @@ export async function createPullWorker(options: PullWorkerOptions): Promise<Work
       client,
       taskQueue: options.taskQueue,
       accountOf: options.accountOf,
+      priorities: options.priorities,
     }),
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
     ...PULL_WORKER_DEFAULTS,
@@ -198,7 +205,7 @@ function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
 function bundleFromSource(): Promise<WorkflowBundleOption> {
   const runtimeLogger = Runtime.instance().logger;
   return bundleWorkflowCode({
-    workflowsPath: path.join(__dirname, '..', 'workflows'),
+    ...WORKFLOW_CODE,
     logger: new DefaultLogger('WARN', (entry) => {
       runtimeLogger.log(entry.level, entry.message, entry.meta);
     }),

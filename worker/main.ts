@@ -145,6 +145,7 @@ async function main(): Promise<number> {
     maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
     dataConverter,
     platforms,
+    priorities: settings.priorities,
   });
   // Pulls on a queue and slots of their own: a shipment backlog never delays an order's import.
   const pullWorker = importShops(shopConnectors).length
@@ -157,6 +158,7 @@ async function main(): Promise<number> {
         dataConverter,
         platforms,
         accountOf: directory.accountOf,
+        priorities: settings.priorities,
       })
     : undefined;
   readiness.watch(worker, connection);

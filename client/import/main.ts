@@ -46,7 +46,8 @@ import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../../order-import/start-s
 import { RECORD_LIMITS } from '../../order-import/limits';
 import { decodeUtf8 } from '../../order-import/utf8';
 import { loadShopConnectors } from '../../shop-sync/connectors';
-import { ConfigError, parseDuration } from '../../config/settings';
+import { ConfigError, loadShipmentPriorities, parseDuration } from '../../config/settings';
+import { shipmentPriorityKey, type ShipmentPriorities } from '../../domain/priority';
 import { DEFAULT_READ_DEADLINE_MS, readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
 
 export const DEFAULT_CONCURRENCY = 16;
@@ -101,6 +102,8 @@ Options:
 Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for the preflight;
 SHIPPING_ACCOUNTS_FILE (or SHIPPING_ACCOUNTS): each shop's shipping account, fixed in its
 shipments' input and preflighted against (the workers' file; docs/configuration.md).
+LIVE_ORDER_MAX_AGE (default 15m; off): a file's orders start as a backlog, behind live orders
+on the task queue; with --from, orders changed that recently start live (docs/capacity.md).
 
 ${TEMPORAL_CONNECTION_HELP}
 
@@ -205,6 +208,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
         }
       }
     }
+    const priorities = shipmentPriorities(io.env);
     if (!dryRun) temporal = await connectTemporal(io.env);
 
     let format = (values.format as InputFormat | undefined) ?? (input === '-' || shop ? undefined : formatFromPath(input));
@@ -242,7 +246,9 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       records: shop ? shop.records : readRecords(chunks, format!),
       preflight,
       accountOf: accounts?.accountOf,
-      start: session ? (order) => startShipment(session.client, session.settings.taskQueue, order) : undefined,
+      start: session
+        ? (order) => startShipment(session.client, session.settings.taskQueue, order, shipmentPriorityKey(order, priorities, Date.now()))
+        : undefined,
       admit: gate ? () => gate.admit() : undefined,
       concurrency,
       platformOf,
@@ -478,6 +484,16 @@ function summaryText(s: ImportSummary, rejectsPath: string | undefined): string 
 }
 
 if (require.main === module) runMain(importCommand);
+
+/** LIVE_ORDER_MAX_AGE as the workers read it: a file's orders are a backlog, a shop's recent orders live. */
+function shipmentPriorities(env: Record<string, string | undefined>): ShipmentPriorities {
+  try {
+    return loadShipmentPriorities(env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(`${err.message}\nnothing was started.`, EXIT.usage);
+    throw err;
+  }
+}
 
 /**
  * The worker's shop connectors, when this environment has them (SHOP_CONNECTORS or its file):

@@ -10,10 +10,11 @@
  *   ...
  *   await env.teardown();                            // in afterAll
  */
-import path from 'node:path';
 import { TestWorkflowEnvironment, type LocalTestWorkflowEnvironmentOptions } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundle } from '@temporalio/worker';
 import { freePort } from '../../dev-server/free-port';
+import { priorityDevServerArgs } from '../../dev-server/server-priority';
+import { WORKFLOW_CODE } from '../../worker/workflow-code';
 import { temporalServerExecutable } from '../../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/definitions';
 
@@ -53,6 +54,8 @@ export async function createTestEnv(opts: LocalTestWorkflowEnvironmentOptions = 
       searchAttributes: SEARCH_ATTRIBUTE_KEYS,
       namespace: 'default',
       log: { format: 'pretty', level: LOG_LEVEL === 'ERROR' ? 'error' : 'warn' },
+      // As `npm run dev` runs it: task queue priority on.
+      extraArgs: priorityDevServerArgs(),
       ...opts.server,
     },
   });
@@ -68,7 +71,7 @@ export function getWorkflowBundle(): Promise<WorkflowBundle> {
   bundle ??= (async () => {
     installQuietRuntime();
     return bundleWorkflowCode({
-      workflowsPath: path.join(__dirname, '..', '..', 'workflows'),
+      ...WORKFLOW_CODE,
       logger: new DefaultLogger(LOG_LEVEL),
     });
   })().catch((err: unknown) => {

@@ -1,0 +1,10 @@
+/** The workflow code every bundle is made of: the worker's at start, `npm run build`'s, the tests' and benches'. */
+import path from 'node:path';
+
+const WORKFLOWS = path.join(__dirname, '..', 'workflows');
+
+export const WORKFLOW_CODE = {
+  workflowsPath: WORKFLOWS,
+  // A shipment's priority for its local activities (without it they wait as default-priority calls).
+  workflowInterceptorModules: [path.join(WORKFLOWS, 'priority-interceptor')],
+};
