@@ -19,6 +19,7 @@ import { TEST_CREDENTIALS } from './helpers/harness';
 import { pullNow } from './helpers/shop-pulls';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
+import { holdTrackingBack } from './helpers/api';
 import { killWorkerProcesses, startWorkerProcess, workerEnv, type WorkerProcess } from './helpers/worker-process';
 
 let env: TestWorkflowEnvironment;
@@ -137,12 +138,6 @@ const stateOf = (workflowId: string): Promise<ShipmentState> => env.client.workf
 const until = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined) =>
   waitFor(async () => (await probe()) ?? undefined, { what, timeoutMs: 30_000, intervalMs: 100 });
 
-/** Tracking polls answer 503 until the returned function is called: the first parcel stays in transit. */
-function holdTrackingBack(): () => void {
-  api.setFaults({ serverErrorRate: 1, endpoints: ['GET /tracking'] });
-  return () => void api.setFaults({ serverErrorRate: 0, endpoints: null });
-}
-
 describe.each(platforms)('%s', (_name, p) => {
   it('a worker killed while the new tracking number is written: two labels, the number shown once, delivered', async () => {
     const order = p.place();
@@ -152,7 +147,7 @@ describe.each(platforms)('%s', (_name, p) => {
       const s = await stateOf(workflowId).catch(() => undefined);
       return s?.trackingNumber ? s : undefined;
     });
-    const releaseTracking = holdTrackingBack();
+    const releaseTracking = holdTrackingBack(api);
     try {
       await until('the first number in the shop', () => (p.shownTracking(order.id).length === 1 ? true : undefined));
       expect(p.shownTracking(order.id)).toEqual([r1.trackingNumber]);

@@ -23,6 +23,7 @@ import { captureIo, runCli } from './helpers/cli';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
+import { holdTrackingBack } from './helpers/api';
 import { fulfilShopifyOrder } from './helpers/platforms';
 import { ShopifyClient } from '../shop-sync/shopify/client';
 import type { ShopifyConnector } from '../shop-sync/connectors';
@@ -148,12 +149,6 @@ async function cli(...args: string[]): Promise<{ code: number; out: string }> {
   }
 }
 
-/** Tracking polls answer 503 until the returned function is called: the first parcel stays in transit. */
-function holdTrackingBack(): () => void {
-  h.fake.setFaults({ serverErrorRate: 1, endpoints: ['GET /tracking'] });
-  return () => void h.fake.setFaults({ serverErrorRate: 0, endpoints: null });
-}
-
 /** Waits for the workflow's state to pass `test`; a workflow not started yet (a parcel's) is waited for too. */
 async function waitForState(workflowId: string, what: string, test: (s: ShipmentState) => boolean): Promise<ShipmentState> {
   return waitFor(
@@ -174,7 +169,7 @@ describe.each([
     const workflowId = workflowOf(p, order.orderId);
     expect((await pullNow(h.env.client, p.shop)).counts.started).toBe(1);
     const first = await waitForState(workflowId, 'the first label tracked with its number', (s) => s.trackingNumber !== null);
-    const release = holdTrackingBack();
+    const release = holdTrackingBack(h.fake);
     try {
       // The first label is written back (Shopify: the order is fulfilled) before the merchant edits.
       await waitFor(() => (p.shownTracking(order.id).length === 1 ? true : undefined), { what: 'the first write-back', timeoutMs: 10_000 });
@@ -274,7 +269,7 @@ describe('Shopify reads fulfilled orders again', () => {
     const order = p.place();
     const workflowId = workflowOf(p, order.orderId);
     await pullNow(h.env.client, p.shop);
-    const release = holdTrackingBack();
+    const release = holdTrackingBack(h.fake);
     try {
       await waitFor(() => (shopify.order(order.id)!.displayFulfillmentStatus === 'FULFILLED' ? true : undefined), {
         what: 'our fulfillment',
@@ -327,7 +322,7 @@ describe('refusals', () => {
     expect(ended.code).toBe(1);
     expect(ended.stderr).toMatch(/has already ended \(COMPLETED\); nothing to relabel/);
 
-    const release = holdTrackingBack();
+    const release = holdTrackingBack(h.fake);
     try {
       const labelled = p.place();
       await pullNow(h.env.client, p.shop);
@@ -361,7 +356,7 @@ describe('a parcel of an order shipping from two locations', () => {
     const parcels = ['1', '2'].map((location) => parcelWorkflowId(orderWorkflow, location));
     await pullNow(h.env.client, shopifyPlatform.shop);
     for (const id of parcels) await waitForState(id, `${id} tracking`, (s) => s.trackingNumber !== null);
-    const release = holdTrackingBack();
+    const release = holdTrackingBack(h.fake);
     try {
       shopify.editOrder(order.id, { shippingAddress: { zip: '20095' } });
       await pullNow(h.env.client, shopifyPlatform.shop);

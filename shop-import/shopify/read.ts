@@ -1,6 +1,7 @@
 /**
  * Shopify orders that need a label: open orders not yet (or only partly) shipped, changed since a
- * time, oldest change first, with their open fulfillment orders at a shipping location. Cursor
+ * time, oldest change first, with their open fulfillment orders at a shipping location (and, for
+ * change detection only, fulfilled ones with their shipped fulfillment orders). Cursor
  * pagination (Shopify's cursors hold the sort value and id, so an order changed mid-pull moves to
  * the end and is read again, never skipped). Nested connections multiply the requested cost, so
  * a page holds few orders; an order with more fulfillment orders or lines than a page reads is
@@ -83,10 +84,11 @@ function overflows(order: Order): boolean {
 
 const UNITS: Record<string, WeightUnit> = { GRAMS: 'g', KILOGRAMS: 'kg', OUNCES: 'oz', POUNDS: 'lb' };
 
+const shipping = (fo: FulfillmentOrder) => fo.deliveryMethod === null || fo.deliveryMethod.methodType === 'SHIPPING';
+
 /** Fulfillment orders we may label: open (or started) at a shipping location, with lines left. */
 function labelable(fo: FulfillmentOrder): boolean {
-  const shipping = fo.deliveryMethod === null || fo.deliveryMethod.methodType === 'SHIPPING';
-  return (fo.status === 'OPEN' || fo.status === 'IN_PROGRESS') && shipping && fo.lineItems.nodes.some((l) => l.remainingQuantity > 0);
+  return (fo.status === 'OPEN' || fo.status === 'IN_PROGRESS') && shipping(fo) && fo.lineItems.nodes.some((l) => l.remainingQuantity > 0);
 }
 
 export function toPlatformOrder(order: Order, now: number): ReadOrder {
@@ -132,8 +134,7 @@ export function toPlatformOrder(order: Order, now: number): ReadOrder {
 
 /** Fulfilled at a shipping location: closed with lines shipped (the order has no open one). */
 function fulfilled(fo: FulfillmentOrder): boolean {
-  const shipping = fo.deliveryMethod === null || fo.deliveryMethod.methodType === 'SHIPPING';
-  return fo.status === 'CLOSED' && shipping && fo.lineItems.nodes.some((l) => l.totalQuantity > 0);
+  return fo.status === 'CLOSED' && shipping(fo) && fo.lineItems.nodes.some((l) => l.totalQuantity > 0);
 }
 
 /** Fulfillment orders by location, in the order Shopify lists them: one parcel each, of `quantity` per line. */
