@@ -43,11 +43,13 @@ export function eligibleQuery(since: string | null, ids?: readonly string[]): st
  * fulfilled ones (archived or not), so an address corrected after our fulfillment reaches its
  * shipment. Each of our own writes (fulfillment, tracking event) brings a fulfilled order back
  * once; change detection sends its shipment nothing unless what matters differs (changes.ts).
+ * A shop's first pull leaves fulfilled orders out: none of them has a shipment of ours yet.
  */
-export function changesQuery(since: string | null): string {
+export function changesQuery(since: string | null, options: { fulfilled: boolean } = { fulfilled: true }): string {
   const toLabel = '(status:open (fulfillment_status:unshipped OR fulfillment_status:partial))';
   const withdrawn = 'status:cancelled OR financial_status:refunded OR financial_status:partially_refunded';
-  return `(${toLabel} OR ${withdrawn} OR fulfillment_status:shipped)${since === null ? '' : ` updated_at:>='${since}'`}`;
+  const fulfilled = options.fulfilled ? ' OR fulfillment_status:shipped' : '';
+  return `(${toLabel} OR ${withdrawn}${fulfilled})${since === null ? '' : ` updated_at:>='${since}'`}`;
 }
 
 export interface ShopifyPage {
