@@ -48,7 +48,8 @@ export function soundCursor(held: unknown, now: number): { cursor: PullCursor; p
  */
 export type PullPosition =
   | { phase: 'retry' }
-  | { phase: 'shopify'; from: string | null; after: string | null; page?: number; seen?: string[] }
+  /** `firstPull`: the shop has no cursor yet, so no shipment of ours can be among its fulfilled orders (they are not read). */
+  | { phase: 'shopify'; from: string | null; after: string | null; page?: number; seen?: string[]; firstPull?: true }
   | { phase: 'woocommerce'; after: string; exclude: number[]; page?: number; seen?: string[] };
 
 /** The first changes-page: the cursor less the overlap, or the first pull's reach when there is none. */
@@ -60,7 +61,8 @@ export function firstChangesPosition(
 ): PullPosition {
   const fromMs = cursor.since === null ? now - settings.firstPull : Date.parse(cursor.since) - settings.overlap;
   const from = new Date(Math.floor(fromMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-  return platform === 'shopify' ? { phase: 'shopify', from, after: null } : { phase: 'woocommerce', after: from, exclude: [] };
+  if (platform === 'woocommerce') return { phase: 'woocommerce', after: from, exclude: [] };
+  return { phase: 'shopify', from, after: null, ...(cursor.since === null ? { firstPull: true as const } : {}) };
 }
 
 /** The cursor after a page: the newest change read, the retry list with this page's verdicts. */

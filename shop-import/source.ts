@@ -64,7 +64,8 @@ export class OrderSource {
     signal: AbortSignal,
   ): Promise<{ orders: ReadOrder[]; next: Exclude<PullPosition, { phase: 'retry' }> | null }> {
     if (position.phase === 'shopify' && connector.type === 'shopify') {
-      const page = await this.shopify(connector, { query: changesQuery(position.from), after: position.after }, signal);
+      const query = changesQuery(position.from, { fulfilled: position.firstPull !== true });
+      const page = await this.shopify(connector, { query, after: position.after }, signal);
       return { orders: page.orders, next: page.endCursor === null ? null : { ...position, after: page.endCursor } };
     }
     if (position.phase === 'woocommerce' && connector.type === 'woocommerce') {

@@ -386,7 +386,12 @@ describe('two platform orders, one order id (finding 7)', () => {
     const first = shopify.createOrder({ name: '#5001', lineItems: [{ sku: 'BEAN-1', quantity: 1, grams: 500 }] }).legacyResourceId;
     const second = shopify.createOrder({ name: '5001', lineItems: [{ sku: 'BEAN-1', quantity: 1, grams: 500 }] }).legacyResourceId;
     const one = await pullNow(client, 'h-shopify');
-    expect(reasonsOf(one, second).join()).toMatch(new RegExp(`platform order ${first} there, ${second} here`));
+    // In one page the import names both as duplicates; across a page boundary (fulfilled orders of earlier tests read again move it), the start does.
+    expect(reasonsOf(one, second).join()).toMatch(
+      new RegExp(
+        `platform order ${first} there, ${second} here|already belongs to platform order ${first}'s shipment; platform order ${second}`,
+      ),
+    );
     const two = await pullNow(client, 'h-shopify');
     expect(reasonsOf(two, second).join()).toMatch(
       new RegExp(`already belongs to platform order ${first}'s shipment; platform order ${second}`),

@@ -23,11 +23,19 @@ import { captureIo, runCli } from './helpers/cli';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
+import { holdTrackingBack } from './helpers/api';
+import { fulfilShopifyOrder } from './helpers/platforms';
+import { ShopifyClient } from '../shop-sync/shopify/client';
+import type { ShopifyConnector } from '../shop-sync/connectors';
+import type { ShopImportSettings } from '../shop-import/settings';
+import { changesQuery, readShopifyPage } from '../shop-import/shopify/read';
+import { ShopChangeNotifier } from '../shop-import/changes';
 
 let env: TestWorkflowEnvironment;
 let shopify: FakeShopify;
 let woo: FakeWooCommerce;
 let h: Harness;
+let connectors: ReturnType<typeof loadShopConnectors>;
 
 beforeAll(async () => {
   env = await createTestEnv();
@@ -45,7 +53,7 @@ beforeAll(async () => {
       ...mapping,
     },
   });
-  const connectors = loadShopConnectors({
+  connectors = loadShopConnectors({
     SHOP_CONNECTORS: JSON.stringify({
       maxBackoff: '1s',
       'relabel-shopify': {
@@ -90,12 +98,6 @@ interface Platform {
   /** Our fulfillments (Shopify) or tracking items (WooCommerce) on the order. */
   written(id: string): number;
   delivered(id: string): boolean;
-  /**
-   * Shopify reads an order again only while it is unfulfilled (shop-import/shopify/read.ts): its
-   * fulfillment is held back (fulfillmentCreate answers 500) so the merchant's edit comes between
-   * the label and the write-back. WooCommerce reads every changed order: its write-back goes on.
-   */
-  holdWriteBack(): () => void;
 }
 
 const shopifyPlatform: Platform = {
@@ -110,10 +112,6 @@ const shopifyPlatform: Platform = {
   shownTracking: (id) => shopify.order(id)!.fulfillments.flatMap((f) => f.trackingInfo.map((t) => t.number!)),
   written: (id) => shopify.order(id)!.fulfillments.length,
   delivered: (id) => shopify.order(id)!.fulfillments.some((f) => f.displayStatus === 'DELIVERED'),
-  holdWriteBack() {
-    shopify.setFaults({ failNext: Array.from({ length: 1000 }, () => ({ operation: 'fulfillmentCreate', kind: '500' as const })) });
-    return () => void shopify.setFaults({ failNext: [] });
-  },
 };
 
 const wooPlatform: Platform = {
@@ -132,7 +130,6 @@ const wooPlatform: Platform = {
   shownTracking: (id) => woo.order(Number(id))!.trackingItems.map((t) => t.tracking_number),
   written: (id) => woo.order(Number(id))!.trackingItems.length,
   delivered: (id) => woo.order(Number(id))!.status === 'completed',
-  holdWriteBack: () => () => undefined,
 };
 
 const handleOf = (workflowId: string) => h.env.client.workflow.getHandle(workflowId);
@@ -152,12 +149,6 @@ async function cli(...args: string[]): Promise<{ code: number; out: string }> {
   }
 }
 
-/** Tracking polls answer 503 until the returned function is called: the first parcel stays in transit. */
-function holdTrackingBack(): () => void {
-  h.fake.setFaults({ serverErrorRate: 1, endpoints: ['GET /tracking'] });
-  return () => void h.fake.setFaults({ serverErrorRate: 0, endpoints: null });
-}
-
 /** Waits for the workflow's state to pass `test`; a workflow not started yet (a parcel's) is waited for too. */
 async function waitForState(workflowId: string, what: string, test: (s: ShipmentState) => boolean): Promise<ShipmentState> {
   return waitFor(
@@ -174,20 +165,16 @@ describe.each([
   ['WooCommerce', wooPlatform],
 ])('%s', (_name, p) => {
   it('an address corrected after the label: resubmit --from-shop makes one new label, the shop shows its tracking, tracked to delivered', async () => {
-    const releaseWriteBack = p.holdWriteBack();
     const order = p.place();
     const workflowId = workflowOf(p, order.orderId);
     expect((await pullNow(h.env.client, p.shop)).counts.started).toBe(1);
     const first = await waitForState(workflowId, 'the first label tracked with its number', (s) => s.trackingNumber !== null);
-    const release = holdTrackingBack();
+    const release = holdTrackingBack(h.fake);
     try {
-      if (p.key === 'woocommerce') {
-        await waitFor(() => (p.shownTracking(order.id).length === 1 ? true : undefined), {
-          what: 'the first write-back',
-          timeoutMs: 10_000,
-        });
-        expect(p.shownTracking(order.id)).toEqual([first.trackingNumber]);
-      }
+      // The first label is written back (Shopify: the order is fulfilled) before the merchant edits.
+      await waitFor(() => (p.shownTracking(order.id).length === 1 ? true : undefined), { what: 'the first write-back', timeoutMs: 10_000 });
+      expect(p.shownTracking(order.id)).toEqual([first.trackingNumber]);
+      if (p.key === 'shopify') expect(shopify.order(order.id)!.displayFulfillmentStatus).toBe('FULFILLED');
 
       // Nothing changed in the shop yet: nothing to relabel from.
       const early = await cli('resubmit', p.shop, order.orderId, '--from-shop');
@@ -208,7 +195,6 @@ describe.each([
       expect(again).toMatchObject({ code: 1, out: expect.stringMatching(/the shop offers no other label request/) });
     } finally {
       release();
-      releaseWriteBack();
     }
 
     const outcome = (await handleOf(workflowId).result()) as ShipmentOutcome;
@@ -230,6 +216,87 @@ describe.each([
     expect(p.written(order.id)).toBe(1);
     if (p.key === 'shopify') expect(shopify.stats().byOperation.fulfillmentTrackingInfoUpdate).toBeGreaterThanOrEqual(1);
     await saveFixture(handleOf(workflowId), `relabel-${p.key}-address-after-label`);
+  });
+});
+
+describe('Shopify reads fulfilled orders again', () => {
+  it('our own writes bring an order back: its shipment hears nothing; an order fulfilled by hand is skipped, never a shipment', async () => {
+    const p = shopifyPlatform;
+    const order = p.place();
+    const workflowId = workflowOf(p, order.orderId);
+    expect((await pullNow(h.env.client, p.shop)).counts.started).toBe(1);
+    // Fulfilled by hand, with no shipment of ours (not on a shop's first pull, which reads no fulfilled orders).
+    const byHand = p.place();
+    await fulfilShopifyOrder(shopify.baseUrl, shopify.order(byHand.id)!);
+    const read = await pullNow(h.env.client, p.shop);
+    expect(read.counts).toMatchObject({ started: 0, rejected: 0, changed: 0 });
+    expect(read.counts.skipped).toBeGreaterThanOrEqual(1);
+    expect(read.rejections.map((r) => r.platformOrderId)).not.toContain(byHand.id);
+    await expect(handleOf(workflowOf(p, byHand.orderId)).describe()).rejects.toThrow(/not found/i);
+
+    // While the shipment is tracked, each fulfillment event of ours brings the order back into the next pull.
+    const done = handleOf(workflowId).result() as Promise<ShipmentOutcome>;
+    let delivered = false;
+    void done.then(() => (delivered = true));
+    let rereads = 0;
+    for (let seen = shopify.order(order.id)!.updatedAt; !delivered || !p.delivered(order.id);) {
+      const pulled = await pullNow(h.env.client, p.shop);
+      expect(pulled.counts).toMatchObject({ started: 0, changed: 0, rejected: 0 });
+      const now = shopify.order(order.id)!.updatedAt;
+      if (now !== seen && shopify.order(order.id)!.displayFulfillmentStatus === 'FULFILLED') {
+        expect(pulled.counts.skipped).toBeGreaterThanOrEqual(1);
+        rereads++;
+      }
+      seen = now;
+    }
+    expect((await done).outcome).toBe('delivered');
+    expect(shopify.order(order.id)!.fulfillments[0]!.events.length).toBeGreaterThanOrEqual(3);
+    // The delivered event is our last write: read once more, still nothing.
+    expect((await pullNow(h.env.client, p.shop)).counts).toMatchObject({ started: 0, changed: 0, rejected: 0 });
+    expect(rereads).toBeGreaterThanOrEqual(2);
+
+    // Its history holds no update and no signal from the pulls (only its tracking news): 0 events for an unchanged order.
+    const events = (await handleOf(workflowId).fetchHistory()).events ?? [];
+    const fromPulls = events.filter(
+      (e) =>
+        e.workflowExecutionUpdateAcceptedEventAttributes ||
+        (e.workflowExecutionSignaledEventAttributes && e.workflowExecutionSignaledEventAttributes.signalName !== 'trackingNews'),
+    );
+    expect(fromPulls).toEqual([]);
+    await expect(handleOf(workflowOf(p, byHand.orderId)).describe()).rejects.toThrow(/not found/i);
+  });
+
+  it('a worker that never saw the order (no memory of it) is refused by the shipment: no history event', async () => {
+    const p = shopifyPlatform;
+    const order = p.place();
+    const workflowId = workflowOf(p, order.orderId);
+    await pullNow(h.env.client, p.shop);
+    const release = holdTrackingBack(h.fake);
+    try {
+      await waitFor(() => (shopify.order(order.id)!.displayFulfillmentStatus === 'FULFILLED' ? true : undefined), {
+        what: 'our fulfillment',
+        timeoutMs: 10_000,
+      });
+      const connector = connectors.connectorFor(p.shop) as ShopifyConnector & { import: ShopImportSettings };
+      const { orders } = await readShopifyPage(
+        new ShopifyClient(connector),
+        { query: `${changesQuery(null)} id:${order.id}`, first: 5, after: null },
+        { fulfillmentOrders: 10, lines: 50 },
+        new AbortController().signal,
+        10_000,
+        Date.now(),
+      );
+      expect(orders).toHaveLength(1);
+      expect(orders[0]).toMatchObject({ skip: expect.stringMatching(/^fulfilled/) });
+      const before = (await handleOf(workflowId).fetchHistory()).events!.length;
+      const counts = await new ShopChangeNotifier(h.env.client).notice(p.shop, orders, connector.import.mapping, new Set());
+      expect(counts).toEqual({ told: 0, unchanged: 1 });
+      const after = (await handleOf(workflowId).fetchHistory()).events!;
+      expect(after.slice(before).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toEqual([]);
+    } finally {
+      release();
+    }
+    await handleOf(workflowId).result();
   });
 });
 
@@ -257,7 +324,7 @@ describe('refusals', () => {
     expect(ended.code).toBe(1);
     expect(ended.stderr).toMatch(/has already ended \(COMPLETED\); nothing to relabel/);
 
-    const release = holdTrackingBack();
+    const release = holdTrackingBack(h.fake);
     try {
       const labelled = p.place();
       await pullNow(h.env.client, p.shop);
@@ -289,10 +356,12 @@ describe('a parcel of an order shipping from two locations', () => {
     const order = { id: o.legacyResourceId, orderId: `RS-${o.name.replace('#', '')}`, number: o.name };
     const orderWorkflow = workflowOf(shopifyPlatform, order.orderId);
     const parcels = ['1', '2'].map((location) => parcelWorkflowId(orderWorkflow, location));
-    const releaseWriteBack = shopifyPlatform.holdWriteBack();
+    // Both parcels' fulfillments are held back (fulfillmentCreate answers 500): a split order read between
+    // its two fulfillments offers only the open parcel's request (see the report of issue 31).
+    shopify.setFaults({ failNext: Array.from({ length: 1000 }, () => ({ operation: 'fulfillmentCreate', kind: '500' as const })) });
     await pullNow(h.env.client, shopifyPlatform.shop);
     for (const id of parcels) await waitForState(id, `${id} tracking`, (s) => s.trackingNumber !== null);
-    const release = holdTrackingBack();
+    const release = holdTrackingBack(h.fake);
     try {
       shopify.editOrder(order.id, { shippingAddress: { zip: '20095' } });
       await pullNow(h.env.client, shopifyPlatform.shop);
@@ -311,7 +380,7 @@ describe('a parcel of an order shipping from two locations', () => {
       expect(one.out).toMatch(/key .*@2:r2/);
     } finally {
       release();
-      releaseWriteBack();
+      shopify.setFaults({ failNext: [] });
     }
     await handleOf(orderWorkflow).result();
     // The parcel at location 1 keeps its label; the one at location 2 has its second revision.

@@ -5,6 +5,7 @@ import { mapOrder } from '../shop-import/mapping';
 import { convertWeight, type PlatformOrder } from '../shop-import/order';
 import { modifiedTime } from '../shop-import/checks';
 import { ImportMapping } from '../shop-import/settings';
+import { changesQuery } from '../shop-import/shopify/read';
 import { LabelRequestWithoutKey } from '../shipping-api/contract';
 
 function order(patch: Partial<PlatformOrder> = {}): PlatformOrder {
@@ -126,6 +127,15 @@ describe('the cursor', () => {
       from: '2026-11-20T09:50:00Z',
       after: null,
     });
+    // No cursor yet: no shipment of ours can be among the shop's fulfilled orders, so Shopify's first pull leaves them out.
+    expect(firstChangesPosition('shopify', { since: null, retry: [] }, settings, now)).toEqual({
+      phase: 'shopify',
+      from: '2026-11-24T12:00:00Z',
+      after: null,
+      firstPull: true,
+    });
+    expect(changesQuery('2026-11-24T12:00:00Z', { fulfilled: false })).not.toMatch(/fulfillment_status:shipped/);
+    expect(changesQuery('2026-11-24T12:00:00Z')).toMatch(/ OR fulfillment_status:shipped\) updated_at:>='2026-11-24T12:00:00Z'$/);
     expect(firstChangesPosition('woocommerce', { since: null, retry: [] }, settings, now)).toEqual({
       phase: 'woocommerce',
       after: '2026-11-24T12:00:00Z',

@@ -10,7 +10,7 @@ import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { ShopifyClient } from '../shop-sync/shopify/client';
 import { buildShopifyConnector } from '../shop-sync/shopify/build';
 import { ShopifyConnectorConfig } from '../shop-sync/shopify/config';
-import { eligibleQuery, readShopifyPage } from '../shop-import/shopify/read';
+import { changesQuery, eligibleQuery, readShopifyPage } from '../shop-import/shopify/read';
 import { readWholeOrder } from '../shop-import/shopify/whole-order';
 import { Order as OrderSchema, ORDER_FIELDS, type Order } from '../shop-import/shopify/order-fields';
 import { z } from 'zod';
@@ -19,6 +19,8 @@ import { mapOrder } from '../shop-import/mapping';
 import { labelIdempotencyKey } from '../activities';
 import { shipmentEventId } from '../domain/events';
 import { ImportMapping } from '../shop-import/settings';
+import { seenOf } from '../shop-import/facts';
+import { fulfilShopifyOrder } from './helpers/platforms';
 
 let shopify: FakeShopify;
 let client: ShopifyClient;
@@ -49,10 +51,10 @@ afterAll(async () => {
 const lines = (n: number) => Array.from({ length: n }, (_, i) => ({ sku: `L-${i}`, quantity: 1 + (i % 3), grams: 10 }));
 const WIDE = { fulfillmentOrders: 50, lines: 1000 };
 
-async function read(id: string, size = WIDE): Promise<ReadOrder> {
+async function read(id: string, size = WIDE, query = eligibleQuery(null, [id])): Promise<ReadOrder> {
   const { orders } = await readShopifyPage(
     client,
-    { query: eligibleQuery(null, [id]), first: 5, after: null },
+    { query, first: 5, after: null },
     size,
     new AbortController().signal,
     30_000,
@@ -167,6 +169,61 @@ describe('parcels', () => {
     }).legacyResourceId;
     const mapped = mapOrder('pages', (await read(id)) as PlatformOrder, mapping);
     expect(mapped).toMatchObject({ ok: false, problems: [{ field: 'parcels[1].lines[0].weight' }] });
+  });
+});
+
+describe('a fulfilled order, read again by the changes query', () => {
+  const mapping = ImportMapping.parse({ shippingMethods: { Standard: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' } } });
+  const changed = async (id: string) => (await read(id, WIDE, `${changesQuery(null)} id:${id}`)) as PlatformOrder;
+  const requests = (order: PlatformOrder) => {
+    const mapped = mapOrder('pages', order, mapping);
+    if (!mapped.ok) throw new Error(JSON.stringify(mapped.problems));
+    return mapped.record.parcels!.map((p) => p.labelRequest);
+  };
+
+  it('is skipped, keeps its facts through writes like ours, and offers its shipped parcels to the edited address', async () => {
+    const id = shopify.createOrder({ lineItems: lines(3), splitLocations: true }).legacyResourceId;
+    const open = await changed(id);
+    await fulfilShopifyOrder(shopify.baseUrl, shopify.order(id)!);
+    shopify.editOrder(id, { note: 'Shipping label rejected', tags: ['label-rejected'] });
+    const shipped = await changed(id);
+    expect(shopify.order(id)!.displayFulfillmentStatus).toBe('FULFILLED');
+    expect(shipped.skip).toMatch(/^fulfilled: read again only for changes/);
+    expect(shipped.modifiedAt > open.modifiedAt || shipped.modifiedAt === open.modifiedAt).toBe(true);
+    // What change detection compares is what the shipment started from: nothing differs.
+    expect(seenOf(shipped).facts).toEqual(seenOf(open).facts);
+    expect(requests(shipped)).toEqual(requests(open));
+    // No longer eligible: the import's own query does not list it.
+    expect(
+      (
+        await readShopifyPage(
+          client,
+          { query: eligibleQuery(null, [id]), first: 5, after: null },
+          WIDE,
+          new AbortController().signal,
+          30_000,
+          Date.now(),
+        )
+      ).orders,
+    ).toEqual([]);
+
+    shopify.editOrder(id, { shippingAddress: { zip: '20095' } });
+    const edited = await changed(id);
+    expect(seenOf(edited).facts).toEqual({ ...seenOf(open).facts, address: expect.not.stringMatching(seenOf(open).facts.address) });
+    expect(requests(edited).map((r) => [r.shipment.shipTo!.address!.postalCode, r.shipment.parcels![0]!.items!.length])).toEqual([
+      ['20095', 2],
+      ['20095', 1],
+    ]);
+  });
+
+  it('an order with a fulfillment order still held is not taken for fulfilled', async () => {
+    const id = shopify.createOrder({ lineItems: lines(2), splitLocations: true }).legacyResourceId;
+    const [first, second] = shopify.order(id)!.fulfillmentOrders;
+    shopify.holdOrder(id, { fulfillmentOrderId: second!.id });
+    await fulfilShopifyOrder(shopify.baseUrl, { fulfillmentOrders: [first!] });
+    const order = await changed(id);
+    expect(order.skip).toMatch(/^nothing left to ship/);
+    expect(order.merchant.status).toBe('on_hold');
   });
 });
 

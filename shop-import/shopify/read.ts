@@ -1,6 +1,7 @@
 /**
  * Shopify orders that need a label: open orders not yet (or only partly) shipped, changed since a
- * time, oldest change first, with their open fulfillment orders at a shipping location. Cursor
+ * time, oldest change first, with their open fulfillment orders at a shipping location (and, for
+ * change detection only, fulfilled ones with their shipped fulfillment orders). Cursor
  * pagination (Shopify's cursors hold the sort value and id, so an order changed mid-pull moves to
  * the end and is read again, never skipped). Nested connections multiply the requested cost, so
  * a page holds few orders; an order with more fulfillment orders or lines than a page reads is
@@ -38,14 +39,17 @@ export function eligibleQuery(since: string | null, ids?: readonly string[]): st
 }
 
 /**
- * The changes a pull reads: the orders to label, and those a merchant cancelled or refunded
- * (change detection tells their shipments). A shipped order changes with each of our own
- * writes and is not read again, unless refunded.
+ * The changes a pull reads: the orders to label, those a merchant cancelled or refunded, and the
+ * fulfilled ones (archived or not), so an address corrected after our fulfillment reaches its
+ * shipment. Each of our own writes (fulfillment, tracking event) brings a fulfilled order back
+ * once; change detection sends its shipment nothing unless what matters differs (changes.ts).
+ * A shop's first pull leaves fulfilled orders out: none of them has a shipment of ours yet.
  */
-export function changesQuery(since: string | null): string {
+export function changesQuery(since: string | null, options: { fulfilled: boolean } = { fulfilled: true }): string {
   const toLabel = '(status:open (fulfillment_status:unshipped OR fulfillment_status:partial))';
   const withdrawn = 'status:cancelled OR financial_status:refunded OR financial_status:partially_refunded';
-  return `(${toLabel} OR ${withdrawn})${since === null ? '' : ` updated_at:>='${since}'`}`;
+  const fulfilled = options.fulfilled ? ' OR fulfillment_status:shipped' : '';
+  return `(${toLabel} OR ${withdrawn}${fulfilled})${since === null ? '' : ` updated_at:>='${since}'`}`;
 }
 
 export interface ShopifyPage {
@@ -82,17 +86,21 @@ function overflows(order: Order): boolean {
 
 const UNITS: Record<string, WeightUnit> = { GRAMS: 'g', KILOGRAMS: 'kg', OUNCES: 'oz', POUNDS: 'lb' };
 
+const shipping = (fo: FulfillmentOrder) => fo.deliveryMethod === null || fo.deliveryMethod.methodType === 'SHIPPING';
+
 /** Fulfillment orders we may label: open (or started) at a shipping location, with lines left. */
 function labelable(fo: FulfillmentOrder): boolean {
-  const shipping = fo.deliveryMethod === null || fo.deliveryMethod.methodType === 'SHIPPING';
-  return (fo.status === 'OPEN' || fo.status === 'IN_PROGRESS') && shipping && fo.lineItems.nodes.some((l) => l.remainingQuantity > 0);
+  return (fo.status === 'OPEN' || fo.status === 'IN_PROGRESS') && shipping(fo) && fo.lineItems.nodes.some((l) => l.remainingQuantity > 0);
 }
 
 export function toPlatformOrder(order: Order, now: number): ReadOrder {
   const modified = modifiedTime(order.updatedAt, now);
   if (!modified.ok) return refused(order, 'legacyResourceId', { field: 'updatedAt', message: modified.message });
   const open = order.fulfillmentOrders.nodes.filter(labelable);
-  const parcels = parcelsOf(open);
+  // Fulfilled (no fulfillment order left open or held): its shipped parcels, so a change after the label offers a whole request.
+  const done = order.fulfillmentOrders.nodes.every((fo) => fo.status === 'CLOSED' || fo.status === 'CANCELLED');
+  const shipped = done ? order.fulfillmentOrders.nodes.filter(fulfilled) : [];
+  const parcels = open.length > 0 ? parcelsOf(open, (l) => l.remainingQuantity) : parcelsOf(shipped, (l) => l.totalQuantity);
   const merchant = merchantView(order);
   return {
     platformOrderId: order.legacyResourceId,
@@ -109,9 +117,11 @@ export function toPlatformOrder(order: Order, now: number): ReadOrder {
     skip:
       merchant.status === 'cancelled' || merchant.status === 'refunded'
         ? `${merchant.status} in the shop`
-        : open.length === 0
-          ? 'nothing left to ship from a shipping location (fulfilled elsewhere, on hold, or picked up)'
-          : null,
+        : shipped.length > 0
+          ? 'fulfilled: read again only for changes to its shipment'
+          : open.length === 0
+            ? 'nothing left to ship from a shipping location (fulfilled elsewhere, on hold, or picked up)'
+            : null,
     problem:
       // A deleted location has no id: its fulfillment orders cannot be told apart from another's.
       parcels.length > 1 && parcels.some((p) => p.location === null)
@@ -124,14 +134,19 @@ export function toPlatformOrder(order: Order, now: number): ReadOrder {
   };
 }
 
-/** The open fulfillment orders by location, in the order Shopify lists them: one parcel each. */
-function parcelsOf(open: FulfillmentOrder[]): PlatformParcel[] {
+/** Fulfilled at a shipping location: closed with lines shipped (the order has no open one). */
+function fulfilled(fo: FulfillmentOrder): boolean {
+  return fo.status === 'CLOSED' && shipping(fo) && fo.lineItems.nodes.some((l) => l.totalQuantity > 0);
+}
+
+/** Fulfillment orders by location, in the order Shopify lists them: one parcel each, of `quantity` per line. */
+function parcelsOf(fos: FulfillmentOrder[], quantity: (l: FoLine) => number): PlatformParcel[] {
   const parcels = new Map<string, PlatformParcel>();
-  for (const fo of open) {
+  for (const fo of fos) {
     const id = fo.assignedLocation.location?.legacyResourceId ?? null;
     const key = id ?? `name:${fo.assignedLocation.name}`;
     const parcel = parcels.get(key) ?? { location: id, name: fo.assignedLocation.name, shipFrom: location(fo.assignedLocation), lines: [] };
-    parcel.lines.push(...fo.lineItems.nodes.filter((l) => l.remainingQuantity > 0).map(line));
+    parcel.lines.push(...fo.lineItems.nodes.filter((l) => quantity(l) > 0).map((l) => line(l, quantity(l))));
     parcels.set(key, parcel);
   }
   return [...parcels.values()];
@@ -159,12 +174,12 @@ function merchantView(order: Order): MerchantView {
   };
 }
 
-function line(l: FoLine): PlatformLine {
+function line(l: FoLine, quantity: number): PlatformLine {
   const price = Number(l.lineItem.originalUnitPriceSet.shopMoney.amount);
   return {
     sku: l.sku,
     title: l.productTitle,
-    quantity: l.remainingQuantity,
+    quantity,
     unitPrice: Number.isFinite(price) ? price : null,
     // Shopify answers a weight of 0 for a product whose weight was never set.
     unitWeight: l.weight && l.weight.value > 0 ? { value: l.weight.value, unit: UNITS[l.weight.unit]! } : null,

@@ -94,3 +94,9 @@ export async function rawRequest(
 export function authHeaders(account: { apiKey: string; apiToken: string }): Record<string, string> {
   return { 'x-rr-apikey': account.apiKey, 'x-rr-apitoken': account.apiToken };
 }
+
+/** Tracking polls of the fake API answer 503 until the returned function is called: a parcel stays where it is. */
+export function holdTrackingBack(api: { setFaults(patch: { serverErrorRate: number; endpoints: string[] | null }): unknown }): () => void {
+  api.setFaults({ serverErrorRate: 1, endpoints: ['GET /tracking'] });
+  return () => void api.setFaults({ serverErrorRate: 0, endpoints: null });
+}
