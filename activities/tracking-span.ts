@@ -42,7 +42,7 @@ import {
   type WatchedLabel,
   type WatchRequest,
 } from '../workflows/tracking-poller/definitions';
-import { PollerShard } from '../workflows/tracking-poller/shard';
+import { isSameLabel, PollerShard } from '../workflows/tracking-poller/shard';
 import { afterFailure } from './failures';
 import { accountCalls, type AccountCalls, type AccountDirectory } from './accounts';
 import { trackingOrNull } from './index';
@@ -75,17 +75,15 @@ const LOOK_AGAIN_MS = 30_000;
 /** A shipment that could not be told (Temporal unreachable) is polled and told again after this. */
 const TELL_RETRY_MS = 5_000;
 
-/** What a retried attempt of the span needs from the one before: what was told, who left. */
-interface SpanProgress {
-  told: LabelProgress[];
-  dropped: string[];
-}
+/** What a retried attempt of the span needs from the one before: what was told, which labels it dropped. */
+type SpanProgress = { told: LabelProgress[] } & Pick<SpanResult, 'dropped' | 'droppedLabels'>;
 
 export class TrackingSpan {
   private shard = new PollerShard(undefined);
   private readonly touched = new Set<string>();
   private readonly told = new Map<string, LabelProgress>();
-  private readonly dropped = new Set<string>();
+  /** The span's own drops (terminal, past the deadline, shipment gone): workflow id → the label dropped. */
+  private readonly dropped = new Map<string, string>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly stats = { polls: 0, told: 0, heartbeats: 0 };
   /** A label's account is unknown to this worker: the span fails with it (see above). */
@@ -127,8 +125,11 @@ export class TrackingSpan {
     this.ctx.cancellationSignal.throwIfAborted();
     if (this.unknownAccount) throw this.unknownAccount;
     return {
-      progress: [...this.touched].filter((id) => !this.dropped.has(id)).map((id) => progressOf(this.shard.get(id)!)),
-      dropped: [...this.dropped],
+      progress: [...this.touched].flatMap((id) => {
+        const member = this.shard.get(id);
+        return member && !this.dropped.has(id) ? [progressOf(member)] : [];
+      }),
+      ...this.droppedLists(),
       stats: this.stats,
     };
   }
@@ -165,7 +166,7 @@ export class TrackingSpan {
   /** One poll of one label, and what follows from it. */
   private async poll(member: WatchedLabel): Promise<void> {
     const now = Date.now();
-    if (now >= member.deadline) return this.drop(member.workflowId);
+    if (now >= member.deadline) return this.drop(member);
     const cadence = this.shard.cadenceOf(member);
     const calls = this.callsOf(member);
     if (!calls) return;
@@ -189,12 +190,14 @@ export class TrackingSpan {
     if (isChange(member.known, seen)) {
       const change = { ...seen, subtagMessage: record?.subtagMessage ?? null, lastCheckpoint: record?.checkpoints.at(-1) ?? null };
       if (!(await this.tell(member, { change: { ...change, polls: member.polls, polledAt } }))) return;
+      // Relabelled while it was polled: the new label's membership is not this label's to move.
+      if (!this.current(member)) return;
       Object.assign(member, { known: seen, polls: 0, failureTold: null });
       this.told.set(member.workflowId, progressOf(member));
       if (seen.tag !== null && cadence.terminalTags.includes(seen.tag)) {
         // Counted here, as it is told (the span's own result comes at its end): metrics/counters.ts.
         trackingCompleted.inc({ outcome: outcomeOfTag(seen.tag), tag: seen.tag });
-        return this.drop(member.workflowId);
+        return this.drop(member);
       }
     }
     member.nextPollAt = Date.now() + pollIntervalOf(cadence, seen);
@@ -223,7 +226,7 @@ export class TrackingSpan {
     }
     this.ctx.log.warn('tracking poll failed', { ...err.toJSON(), labelId: member.labelId, workflowId: member.workflowId });
     if (member.failureTold !== err.kind) {
-      if (!(await this.tell(member, { failure: err.toJSON() }))) return;
+      if (!(await this.tell(member, { failure: err.toJSON() })) || !this.current(member)) return;
       member.failureTold = err.kind;
       this.told.set(member.workflowId, progressOf(member));
     }
@@ -256,7 +259,7 @@ export class TrackingSpan {
       });
     } catch (err) {
       if (isNotFound(err)) {
-        this.drop(member.workflowId);
+        this.drop(member);
         return false;
       }
       throw err;
@@ -265,10 +268,21 @@ export class TrackingSpan {
     return true;
   }
 
-  private drop(workflowId: string): void {
-    this.shard.unwatch(workflowId);
-    this.dropped.add(workflowId);
-    this.told.delete(workflowId);
+  /** Whether `member` is still its shipment's membership (a relabel replaces it with the new label's). */
+  private current(member: WatchedLabel): boolean {
+    return this.shard.get(member.workflowId) === member;
+  }
+
+  /** The span is done with this label. Only with this label: a shipment that joined again with a new one stays. */
+  private drop(member: WatchedLabel): void {
+    if (!this.current(member)) return;
+    this.shard.unwatch(member.workflowId);
+    this.dropped.set(member.workflowId, member.labelId);
+    this.told.delete(member.workflowId);
+  }
+
+  private droppedLists(): Pick<SpanResult, 'dropped' | 'droppedLabels'> {
+    return { dropped: [...this.dropped.keys()], droppedLabels: [...this.dropped.values()] };
   }
 
   // ---------------------------------------------------------------- members, from the shard's history
@@ -323,7 +337,10 @@ export class TrackingSpan {
       this.kick();
     } else if (signaled?.signalName === unwatchTrackingSignal.name) {
       const { workflowId } = await decodeFromPayloadsAtIndex<{ workflowId: string }>(converter, 0, signaled.input?.payloads);
-      this.drop(workflowId);
+      // The shard's workflow applies its own unwatch: the span stops polling, and reports no drop
+      // (the shipment may join again, with a new label, before the span ends: a relabel).
+      this.shard.unwatch(workflowId);
+      this.told.delete(workflowId);
     }
   }
 
@@ -334,17 +351,20 @@ export class TrackingSpan {
     const previous = this.ctx.info.heartbeatDetails as SpanProgress | undefined;
     for (const progress of previous?.told ?? []) {
       const member = this.shard.get(progress.workflowId);
-      if (!member) continue;
+      if (!member || !isSameLabel(member, progress.labelId)) continue;
       Object.assign(member, progress);
       this.told.set(member.workflowId, progress);
       this.touched.add(member.workflowId);
     }
-    for (const workflowId of previous?.dropped ?? []) this.drop(workflowId);
+    previous?.dropped.forEach((workflowId, i) => {
+      const member = this.shard.get(workflowId);
+      if (member && isSameLabel(member, previous.droppedLabels?.[i])) this.drop(member);
+    });
   }
 
   private heartbeat(): void {
     this.stats.heartbeats++;
-    this.ctx.heartbeat({ told: [...this.told.values()], dropped: [...this.dropped] } satisfies SpanProgress);
+    this.ctx.heartbeat({ told: [...this.told.values()], ...this.droppedLists() } satisfies SpanProgress);
   }
 
   /** Until `at`, a poll ends, a shipment joins, or the span is cancelled (at most 30 s, to look again). */
@@ -364,8 +384,8 @@ export class TrackingSpan {
   }
 }
 
-function progressOf({ workflowId, known, nextPollAt, polls, failures, failureTold }: WatchedLabel): LabelProgress {
-  return { workflowId, known, nextPollAt, polls, failures, failureTold };
+function progressOf({ workflowId, labelId, known, nextPollAt, polls, failures, failureTold }: WatchedLabel): LabelProgress {
+  return { workflowId, labelId, known, nextPollAt, polls, failures, failureTold };
 }
 
 /** The shipment is not running any more (completed, or never existed). */

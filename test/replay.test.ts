@@ -90,6 +90,8 @@ it('has recorded histories for each path through the workflow', () => {
       'fleet-migrated-from-change-driven.json',
       'fleet-poller-killed-shipment.json',
       'fleet-poller-shard.json',
+      // A shard merging its span by label (POLLER_MERGES_BY_LABEL): a shipment relabelled mid-span keeps its new label.
+      'fleet-poller-relabel.json',
       // A named account's shipment polled by its account's shard (SHIPPING_ACCOUNT and FLEET_TRACKING), cancelled.
       'fleet-named-account-cancelled.json',
       // One order, several parcels: the order's workflow starting a parcel workflow per location,

@@ -11,6 +11,14 @@ import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 
 export const TRACKING_POLLER_WORKFLOW_TYPE = 'trackingPollerWorkflow';
 
+/**
+ * Patch id: a shard merges a span's result by label (`PollerShard.merge`), so a shipment that
+ * left and joined again with a new label during the span (a relabel) keeps its new membership.
+ * A shard's run from before merged by shipment; replayed, it does so still. Fixture:
+ * fleet-poller-relabel.
+ */
+export const POLLER_MERGES_BY_LABEL = 'poller-merges-by-label';
+
 /** How a shipment's label is polled: the policy's cadence and where tracking ends. */
 export interface PollerCadence {
   pollIntervalMs: number;
@@ -51,8 +59,14 @@ export interface WatchedLabel {
   failureTold: string | null;
 }
 
-/** What a span did to a label: the fields it moves (the rest the shard keeps as it is). */
-export type LabelProgress = Pick<WatchedLabel, 'workflowId' | 'known' | 'nextPollAt' | 'polls' | 'failures' | 'failureTold'>;
+/**
+ * What a span did to a label: the fields it moves (the rest the shard keeps as it is). Named by
+ * label too (absent from spans before relabels were told apart): a shipment relabelled meanwhile
+ * joined again with its new label, which the old label's progress must not touch.
+ */
+export type LabelProgress = Pick<WatchedLabel, 'workflowId' | 'known' | 'nextPollAt' | 'polls' | 'failures' | 'failureTold'> & {
+  labelId?: string;
+};
 
 export interface PollerInput {
   members: WatchedLabel[];
@@ -62,8 +76,14 @@ export interface PollerInput {
 /** What one span of polling returns to its shard. */
 export interface SpanResult {
   progress: LabelProgress[];
-  /** Delivered (terminal), past their deadline, unwatched, or their shipment is gone. */
+  /** Delivered (terminal), past their deadline, or their shipment is gone (spans before relabels: unwatched too). */
   dropped: string[];
+  /**
+   * The label each of `dropped` was dropped for, in the same order (absent from spans before):
+   * a shipment that joined again with a new label meanwhile stays. A separate list, so that a
+   * shard's code from before reads `dropped` as it always did.
+   */
+  droppedLabels?: string[];
   stats: SpanStats;
 }
 

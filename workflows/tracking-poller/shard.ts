@@ -53,13 +53,22 @@ export class PollerShard {
     this.members.delete(workflowId);
   }
 
-  /** What a span reported: each label's progress, and the labels that left. */
-  merge(result: SpanResult): void {
+  /**
+   * What a span reported: each label's progress, and the labels that left. `byLabel`: only for
+   * the label the span polled; a shipment that joined again with a new label meanwhile (a
+   * relabel) keeps its new membership (without it, the span's drop of the old label removed the
+   * new one, and the new label was never polled).
+   */
+  merge(result: SpanResult, byLabel: boolean): void {
+    const sameLabel = (member: WatchedLabel, labelId: string | undefined) => !byLabel || isSameLabel(member, labelId);
     for (const progress of result.progress) {
       const member = this.members.get(progress.workflowId);
-      if (member) Object.assign(member, pick(progress));
+      if (member && sameLabel(member, progress.labelId)) Object.assign(member, pick(progress));
     }
-    for (const workflowId of result.dropped) this.members.delete(workflowId);
+    result.dropped.forEach((workflowId, i) => {
+      const member = this.members.get(workflowId);
+      if (member && sameLabel(member, result.droppedLabels?.[i])) this.members.delete(workflowId);
+    });
   }
 
   /** The next run's input: the members, and only the cadences they use. */
@@ -79,6 +88,11 @@ export class PollerShard {
     this.cadences.push(cadence);
     return this.cadences.length - 1;
   }
+}
+
+/** A span's progress or drop of a label applies to this member: the same label, or none named (a span from before labels were named). */
+export function isSameLabel(member: WatchedLabel, labelId: string | undefined): boolean {
+  return labelId === undefined || member.labelId === labelId;
 }
 
 function pick({ known, nextPollAt, polls, failures, failureTold }: LabelProgress): Omit<LabelProgress, 'workflowId'> {

@@ -6,10 +6,10 @@
  * shipments joining meanwhile from this run's history. The run then continues as new with the
  * merged membership, so its history stays a few dozen events and the membership is its input.
  */
-import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { TrackingPollerActivities } from '../../activities/tracking-poller';
 import { TRACKING_POLLER_ACTIVITY_OPTIONS } from '../../activities/retry-options';
-import { unwatchTrackingSignal, watchTrackingSignal, type PollerInput } from './definitions';
+import { POLLER_MERGES_BY_LABEL, unwatchTrackingSignal, watchTrackingSignal, type PollerInput } from './definitions';
 import { PollerShard } from './shard';
 
 const { pollTrackingSpan } = proxyActivities<TrackingPollerActivities>(TRACKING_POLLER_ACTIVITY_OPTIONS);
@@ -20,7 +20,8 @@ export async function trackingPollerWorkflow(input?: PollerInput): Promise<void>
   setHandler(unwatchTrackingSignal, ({ workflowId }) => shard.unwatch(workflowId));
   // An empty shard waits for its first shipment without a timer or an activity.
   await condition(() => shard.size > 0);
-  shard.merge(await pollTrackingSpan());
+  const result = await pollTrackingSpan();
+  shard.merge(result, patched(POLLER_MERGES_BY_LABEL));
   await condition(allHandlersFinished);
   await continueAsNew<typeof trackingPollerWorkflow>(shard.carried());
 }
