@@ -67,7 +67,7 @@ Scenarios (default: all):
             refused, with --rotation-shipments in flight: labels lost, duplicated, refused
             calls, restarts
   shop-changes (only when named) --shop-changes-orders on both platforms, 10 % cancelled, 5 %
-            edited, 5 % held at random moments while the API holds labels back (429s), 10 % over
+            edited, 5 % held at random moments while the API's rate limit holds labels back, 10 % over
             two locations, the worker SIGKILLed once: labels after a known cancel, stale-address
             labels, writes to cancelled orders, duplicates, split orders' fulfillments; change →
             shipment knows p50/p95 with webhooks and with the schedule alone; platform requests
