@@ -66,6 +66,8 @@ const FRESH_PACE_SHARE = 0.5;
  * a third to half of the calls 429 for minutes after the hold, in the simulation.
  */
 const LONG_HOLD_MS = 10_000;
+/** Holds ending within this of each other answer one overshoot (the limit's Retry-After is whole seconds). */
+const SAME_OVERSHOOT_MS = 2000;
 /** The last 429s' Retry-After, for the limit's among them. */
 const RETRY_AFTERS_KEPT = 10;
 /** Over a floor, a 429 is judged by the last 5 s of answers, or as far back as 30 s to have 50. */
@@ -149,6 +151,8 @@ export class AccountPacer {
   private nextSlotAt = 0;
   private lastIncreaseAt: number;
   private lastDecreaseAt = 0;
+  /** The end of the hold of the overshoot this worker last slowed for. */
+  private slowedFor = 0;
   /** The last 429 (own or relayed); a long quiet spell since means the limit left room. */
   private lastRateLimitedAt = 0;
   private readonly successes: number[] = [];
@@ -269,24 +273,31 @@ export class AccountPacer {
     // count may name 5 s, and every worker (this one too, through the relay) would hold that long.
     const hold = this.knownNoise ? Math.min(...this.retryAfters) : retryAfterMs;
     this.holdUntil(t + hold);
-    if (hold <= LONG_HOLD_MS) this.slowDown(t, hold);
+    if (hold <= LONG_HOLD_MS) this.slowDown(t, hold, t + hold);
     return t + hold;
   }
 
   /** Another worker of the fleet was told to wait until `until`: the account is at its limit. */
   recordFleetRateLimited(until: number): void {
     const t = this.now();
-    if (until <= t) return;
-    this.holdUntil(until);
-    // Back before the hold ends: the channel is quick enough for the fleet to have held with it.
-    if (until >= this.notBefore) this.holdRelayed = true;
-    // The hold answers the overshoot this worker's last answers show too: its own 429s are
-    // judged from here (else both workers held one after the other for the same overshoot, and
-    // the second hold let a refilled limit's tokens go unspent) ...
-    if (this.knownNoise) this.lastTakenAt = Math.max(this.lastTakenAt, t);
+    if (until > t) {
+      this.holdUntil(until);
+      // Back before the hold ends: the channel is quick enough for the fleet to have held with it.
+      if (until >= this.notBefore) this.holdRelayed = true;
+      // The hold answers the overshoot this worker's last answers show too: its own 429s are
+      // judged from here (else both workers held one after the other for the same overshoot, and
+      // the second hold let a refilled limit's tokens go unspent) ...
+      if (this.knownNoise) this.lastTakenAt = Math.max(this.lastTakenAt, t);
+    }
     // ... and every worker that sends gives up its share of it, so the fleet's pace falls as one
-    // (a worker that has not called lately, e.g. just started, learns nothing about its share).
-    if (this.acceptedPerSecond(t) > 0 && until - t <= LONG_HOLD_MS) this.slowDown(t, until - t);
+    // (a worker that has not called lately, e.g. just started, learns nothing about its share),
+    // once per overshoot: a hold ending soon after the one this worker last slowed for (its own,
+    // relayed back) is the same overshoot. A hold relayed after it ended slows too: else, with
+    // relays slower than a 1 s hold, only the worker whose call met the 429 slowed, the others'
+    // pace grew on, and a 5-a-second account shared by two workers overshot twice as often.
+    if (this.acceptedPerSecond(t) > 0 && until - t <= LONG_HOLD_MS && until > this.slowedFor + SAME_OVERSHOOT_MS) {
+      this.slowDown(t, until - t, until);
+    }
   }
 
   private acceptedPerSecond(t: number): number {
@@ -353,11 +364,13 @@ export class AccountPacer {
     this.onNoise(known ? this.floor.share : null);
   }
 
-  private slowDown(t: number, windowMs: number): void {
+  /** Slows for the overshoot whose hold ends at `holdEnd`. */
+  private slowDown(t: number, windowMs: number, holdEnd: number): void {
     this.lastRateLimitedAt = t;
     // One decrease per Retry-After window: the 429s of calls already in flight say nothing new.
     if (t - this.lastDecreaseAt < Math.max(1000, windowMs)) return;
     this.lastDecreaseAt = t;
+    this.slowedFor = holdEnd;
     if (this.slowStart) {
       // What the API actually accepted lately is the best estimate of this worker's share; with
       // too few calls to tell (a 429 on the first calls), halve and keep searching.
