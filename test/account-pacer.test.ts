@@ -124,8 +124,10 @@ describe('AccountPacer', () => {
     t += 1500;
     other.recordFleetRateLimited(until);
     expect(other.snapshot().rate).toBeCloseTo(before * 0.9, 5);
-    // The same overshoot once more (the hold of a call that met it a moment later): no second cut.
+    // The same overshoot once more (the hold of a call that met it a moment later), relayed
+    // after more calls were accepted: no second cut.
     t += 1500;
+    for (let i = 0; i < 5; i++) other.recordAccepted();
     other.recordFleetRateLimited(until + 500);
     expect(other.snapshot().rate).toBeCloseTo(before * 0.9, 5);
     // The worker whose 429 it was, its hold relayed back late: slowed once, by its own 429.
@@ -133,8 +135,14 @@ describe('AccountPacer', () => {
     const rate = own.snapshot().rate;
     const held = own.recordRateLimited(1000)!;
     t += 2500;
+    for (let i = 0; i < 5; i++) own.recordAccepted();
     own.recordFleetRateLimited(held);
     expect(own.snapshot().rate).toBeCloseTo(rate * 0.9, 5);
+    // A later overshoot, relayed late: slowed again.
+    t += 10_000;
+    for (let i = 0; i < 5; i++) own.recordAccepted();
+    own.recordFleetRateLimited(t - 500);
+    expect(own.snapshot().rate).toBeCloseTo(rate * 0.81, 1);
   });
 
   it('speeds up while calls wait for it (slow start), and settles below what the API accepted at the first 429', async () => {
