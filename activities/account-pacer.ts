@@ -68,6 +68,11 @@ const FRESH_PACE_SHARE = 0.5;
 const LONG_HOLD_MS = 10_000;
 /** Holds ending within this of each other answer one overshoot (the limit's Retry-After is whole seconds). */
 const SAME_OVERSHOOT_MS = 2000;
+/**
+ * A relayed hold that ended longer ago than this says nothing of the pace now: the fleet
+ * channel's first answer to a worker that just started is the last hold ever recorded.
+ */
+const LATE_RELAY_MS = 10_000;
 /** The last 429s' Retry-After, for the limit's among them. */
 const RETRY_AFTERS_KEPT = 10;
 /** Over a floor, a 429 is judged by the last 5 s of answers, or as far back as 30 s to have 50. */
@@ -300,7 +305,8 @@ export class AccountPacer {
     // relayed back) is the same overshoot. A hold relayed after it ended slows too: else, with
     // relays slower than a 1 s hold, only the worker whose call met the 429 slowed, the others'
     // pace grew on, and a 5-a-second account shared by two workers overshot twice as often.
-    if (this.acceptedPerSecond(t) > 0 && until - t <= LONG_HOLD_MS && until > this.slowedFor + SAME_OVERSHOOT_MS) {
+    const overshootNow = until - t <= LONG_HOLD_MS && t - until <= LATE_RELAY_MS && until > this.slowedFor + SAME_OVERSHOOT_MS;
+    if (this.acceptedPerSecond(t) > 0 && overshootNow) {
       this.slowDown(t, until - t, until);
     }
   }

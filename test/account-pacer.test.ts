@@ -143,6 +143,13 @@ describe('AccountPacer', () => {
     for (let i = 0; i < 5; i++) own.recordAccepted();
     own.recordFleetRateLimited(t - 500);
     expect(own.snapshot().rate).toBeCloseTo(rate * 0.81, 1);
+    // A hold that ended long ago (the channel's first answer at start is the last hold ever
+    // recorded) says nothing of the pace now.
+    const started = new AccountPacer({ initialRate: 20, now: () => t });
+    for (let i = 0; i < 10; i++) started.recordAccepted();
+    const pace = started.snapshot().rate;
+    started.recordFleetRateLimited(t - 3_600_000);
+    expect(started.snapshot().rate).toBe(pace);
   });
 
   it('speeds up while calls wait for it (slow start), and settles below what the API accepted at the first 429', async () => {
