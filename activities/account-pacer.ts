@@ -7,7 +7,8 @@
  * - **Adaptive rate**: calls are spaced at `rate` per second. From `initialRate` the rate grows
  *   by half each second while calls wait for it (slow start); the first 429 sets it to 90 % of
  *   the rate the API actually accepted over the last seconds, and from then on it grows by 0.5 %
- *   a second (down to 0.25 % for a worker of a small account) and shrinks by 10 % at each 429 (additive increase, multiplicative decrease); after a
+ *   a second (down to 0.25 % for a worker of a small account) and shrinks by 10 % at each 429,
+ *   relayed ones too, once per overshoot (additive increase, multiplicative decrease); after a
  *   minute without a 429 while calls wait it grows by a tenth a second. A 429 naming more than
  *   10 s is the API holding the account: it holds, but does not slow the pace. Each worker converges on
  *   its share of the account's limit, as TCP flows share a link.

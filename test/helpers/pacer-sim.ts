@@ -25,7 +25,8 @@ export interface SimOptions {
   noiseRetryAfterS?: [number, number];
   /**
    * `clients`: that many loops always have a call to make (a backlog), each waiting its own
-   * retries, and `thinkMs` after each accepted call (a tracking poller's interval). `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
+   * retries, and `thinkMs` after each accepted call (a tracking poller's interval).
+   * `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
    */
   demand: { clients: number; thinkMs?: number } | { perSecond: number };
   /** The limit counts refused calls too (its bucket goes below empty, down to a second's worth); default: only accepted ones. */
@@ -141,7 +142,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       return { retryAfterMs: (min + Math.floor(random() * (max - min + 1))) * 1000, kind: 'noise' };
     }
 
-    /** One call through worker `w`'s pacer until the API accepts it (or the run stops). */
+    /** One call of loop `loop` through its worker's pacer until the API accepts it (or the run stops). */
     async function call(loop: number): Promise<void> {
       const pacer = pacers[options.workerOf ? options.workerOf(loop, random) : loop % workers]!;
       while (!stop) {
