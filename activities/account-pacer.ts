@@ -6,8 +6,9 @@
  *   by the fleet channel), no call goes out before the time the API named.
  * - **Adaptive rate**: calls are spaced at `rate` per second. From `initialRate` the rate grows
  *   by half each second while calls wait for it (slow start); the first 429 sets it to 90 % of
- *   the rate the API actually accepted over the last seconds, and from then on it grows by 1 %
- *   a second and shrinks by 10 % at each 429 (additive increase, multiplicative decrease); after a
+ *   the rate the API actually accepted over the last seconds, and from then on it grows by 0.5 %
+ *   a second (down to 0.25 % for a worker of a small account) and shrinks by 10 % at each 429,
+ *   relayed ones too, once per overshoot (additive increase, multiplicative decrease); after a
  *   minute without a 429 while calls wait it grows by a tenth a second. A 429 naming more than
  *   10 s is the API holding the account: it holds, but does not slow the pace. Each worker converges on
  *   its share of the account's limit, as TCP flows share a link.
@@ -66,12 +67,24 @@ const FRESH_PACE_SHARE = 0.5;
  * a third to half of the calls 429 for minutes after the hold, in the simulation.
  */
 const LONG_HOLD_MS = 10_000;
+/** Holds ending within this of each other answer one overshoot (the limit's Retry-After is whole seconds). */
+const SAME_OVERSHOOT_MS = 2000;
+/**
+ * A relayed hold that ended longer ago than this says nothing of the pace now: the fleet
+ * channel's first answer to a worker that just started is the last hold ever recorded.
+ */
+const LATE_RELAY_MS = 10_000;
 /** The last 429s' Retry-After, for the limit's among them. */
 const RETRY_AFTERS_KEPT = 10;
 /** Over a floor, a 429 is judged by the last 5 s of answers, or as far back as 30 s to have 50. */
 const RECENT_MS = 5_000;
 const RECENT_ANSWERS = 50;
 const RECENT_MAX_MS = 30_000;
+/** Past slow start the pace grows by this share a second (at least MIN_PROBE calls) ... */
+const PROBE_SHARE = 0.005;
+const MIN_PROBE = 0.005;
+/** ... scaled down, to half at most, for a worker sending fewer calls a second than this. */
+const GENTLE_BELOW = 10;
 /** Once a second, the last minute's answers check that the floor still holds. */
 const FLOOR_CHECK_MS = 60_000;
 
@@ -149,6 +162,8 @@ export class AccountPacer {
   private nextSlotAt = 0;
   private lastIncreaseAt: number;
   private lastDecreaseAt = 0;
+  /** The end of the hold of the overshoot this worker last slowed for. */
+  private slowedFor = 0;
   /** The last 429 (own or relayed); a long quiet spell since means the limit left room. */
   private lastRateLimitedAt = 0;
   private readonly successes: number[] = [];
@@ -269,24 +284,32 @@ export class AccountPacer {
     // count may name 5 s, and every worker (this one too, through the relay) would hold that long.
     const hold = this.knownNoise ? Math.min(...this.retryAfters) : retryAfterMs;
     this.holdUntil(t + hold);
-    if (hold <= LONG_HOLD_MS) this.slowDown(t, hold);
+    if (hold <= LONG_HOLD_MS) this.slowDown(t, hold, t + hold);
     return t + hold;
   }
 
   /** Another worker of the fleet was told to wait until `until`: the account is at its limit. */
   recordFleetRateLimited(until: number): void {
     const t = this.now();
-    if (until <= t) return;
-    this.holdUntil(until);
-    // Back before the hold ends: the channel is quick enough for the fleet to have held with it.
-    if (until >= this.notBefore) this.holdRelayed = true;
-    // The hold answers the overshoot this worker's last answers show too: its own 429s are
-    // judged from here (else both workers held one after the other for the same overshoot, and
-    // the second hold let a refilled limit's tokens go unspent) ...
-    if (this.knownNoise) this.lastTakenAt = Math.max(this.lastTakenAt, t);
+    if (until > t) {
+      this.holdUntil(until);
+      // Back before the hold ends: the channel is quick enough for the fleet to have held with it.
+      if (until >= this.notBefore) this.holdRelayed = true;
+      // The hold answers the overshoot this worker's last answers show too: its own 429s are
+      // judged from here (else both workers held one after the other for the same overshoot, and
+      // the second hold let a refilled limit's tokens go unspent) ...
+      if (this.knownNoise) this.lastTakenAt = Math.max(this.lastTakenAt, t);
+    }
     // ... and every worker that sends gives up its share of it, so the fleet's pace falls as one
-    // (a worker that has not called lately, e.g. just started, learns nothing about its share).
-    if (this.acceptedPerSecond(t) > 0 && until - t <= LONG_HOLD_MS) this.slowDown(t, until - t);
+    // (a worker that has not called lately, e.g. just started, learns nothing about its share),
+    // once per overshoot: a hold ending soon after the one this worker last slowed for (its own,
+    // relayed back) is the same overshoot. A hold relayed after it ended slows too: else, with
+    // relays slower than a 1 s hold, only the worker whose call met the 429 slowed, the others'
+    // pace grew on, and a 5-a-second account shared by two workers overshot twice as often.
+    const overshootNow = until - t <= LONG_HOLD_MS && t - until <= LATE_RELAY_MS && until > this.slowedFor + SAME_OVERSHOOT_MS;
+    if (this.acceptedPerSecond(t) > 0 && overshootNow) {
+      this.slowDown(t, until - t, until);
+    }
   }
 
   private acceptedPerSecond(t: number): number {
@@ -353,11 +376,13 @@ export class AccountPacer {
     this.onNoise(known ? this.floor.share : null);
   }
 
-  private slowDown(t: number, windowMs: number): void {
+  /** Slows for the overshoot whose hold ends at `holdEnd`. */
+  private slowDown(t: number, windowMs: number, holdEnd: number): void {
     this.lastRateLimitedAt = t;
     // One decrease per Retry-After window: the 429s of calls already in flight say nothing new.
     if (t - this.lastDecreaseAt < Math.max(1000, windowMs)) return;
     this.lastDecreaseAt = t;
+    this.slowedFor = holdEnd;
     if (this.slowStart) {
       // What the API actually accepted lately is the best estimate of this worker's share; with
       // too few calls to tell (a 429 on the first calls), halve and keep searching.
@@ -378,14 +403,26 @@ export class AccountPacer {
   private speedUp(t: number): void {
     if (t - this.lastIncreaseAt < 1000) return;
     this.lastIncreaseAt = t;
-    // Near the limit, probe gently: half a percent a second (at least 0.01 call), so a cut of a
-    // tenth is won back in about 20 s and a limit sees about one overshoot in that time. (At 1 %
-    // or 0.05 call a second, an account of 5 a second saw one every 5 s: 3 % of its calls 429.)
+    // Near the limit, probe gently: half a percent a second, so a cut of a tenth is won back in
+    // about 20 s and a limit sees about one overshoot in that time. (At 1 % or 0.05 call a
+    // second, an account of 5 a second saw one every 5 s: 3 % of its calls 429.)
     // After a minute without any 429 while calls wait (e.g. a storm of 429s that pushed the pace
     // down is over), grow by a tenth a second to find it again; a hold is no room found.
     const quiet = t - Math.max(this.lastRateLimitedAt, this.notBefore) >= QUIET_MS;
-    const grown = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : this.rate + Math.max(0.01, this.rate * 0.005);
+    const grown = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : this.rate + this.probe();
     this.rate = Math.min(this.maxRate, grown);
+  }
+
+  /**
+   * The additive increase a second. An overshoot costs about one 429 whatever the limit, so the
+   * smaller the account the larger its share: a worker sending under GENTLE_BELOW calls a second
+   * (its account is at least that small) probes down to half as fast, a cut then won back in up
+   * to 40 s. (Two workers on an account of 5 a second, at 0.5 % a second: 0.75-0.9 % 429s in the
+   * simulation, 1.2-1.8 % in the bench; at 0.25 %: 0.42 %.)
+   */
+  private probe(): number {
+    const gentle = Math.min(1, Math.max(0.5, this.rate / GENTLE_BELOW));
+    return Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
   }
 
   private waiting(): number {

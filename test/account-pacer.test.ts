@@ -105,6 +105,53 @@ describe('AccountPacer', () => {
     expect(pacer.snapshot().rate).toBeLessThan(before);
   });
 
+  it('a relayed hold slows this worker once per overshoot, also when it arrives after the hold ended', () => {
+    let t = Date.parse('2026-11-24T10:00:00Z');
+    /** A pacer past slow start at 10 a second, with calls accepted in the last 2 s. */
+    const settled = () => {
+      const pacer = new AccountPacer({ initialRate: 20, now: () => t });
+      for (let i = 0; i < 10; i++) pacer.recordAccepted();
+      pacer.recordRateLimited(1000); // slow start ends: 90 % of 5 accepted a second
+      t += 5000;
+      for (let i = 0; i < 10; i++) pacer.recordAccepted();
+      return pacer;
+    };
+    // Another worker's 1 s hold, relayed 1.5 s after it began (a loaded machine): the fleet
+    // overshot all the same, and this worker gives up its share.
+    const other = settled();
+    const before = other.snapshot().rate;
+    const until = t + 1000;
+    t += 1500;
+    other.recordFleetRateLimited(until);
+    expect(other.snapshot().rate).toBeCloseTo(before * 0.9, 5);
+    // The same overshoot once more (the hold of a call that met it a moment later), relayed
+    // after more calls were accepted: no second cut.
+    t += 1500;
+    for (let i = 0; i < 5; i++) other.recordAccepted();
+    other.recordFleetRateLimited(until + 500);
+    expect(other.snapshot().rate).toBeCloseTo(before * 0.9, 5);
+    // The worker whose 429 it was, its hold relayed back late: slowed once, by its own 429.
+    const own = settled();
+    const rate = own.snapshot().rate;
+    const held = own.recordRateLimited(1000)!;
+    t += 2500;
+    for (let i = 0; i < 5; i++) own.recordAccepted();
+    own.recordFleetRateLimited(held);
+    expect(own.snapshot().rate).toBeCloseTo(rate * 0.9, 5);
+    // A later overshoot, relayed late: slowed again.
+    t += 10_000;
+    for (let i = 0; i < 5; i++) own.recordAccepted();
+    own.recordFleetRateLimited(t - 500);
+    expect(own.snapshot().rate).toBeCloseTo(rate * 0.81, 1);
+    // A hold that ended long ago (the channel's first answer at start is the last hold ever
+    // recorded) says nothing of the pace now.
+    const started = new AccountPacer({ initialRate: 20, now: () => t });
+    for (let i = 0; i < 10; i++) started.recordAccepted();
+    const pace = started.snapshot().rate;
+    started.recordFleetRateLimited(t - 3_600_000);
+    expect(started.snapshot().rate).toBe(pace);
+  });
+
   it('speeds up while calls wait for it (slow start), and settles below what the API accepted at the first 429', async () => {
     const pacer = new AccountPacer({ initialRate: 10 });
     const stopAt = Date.now() + 2300;

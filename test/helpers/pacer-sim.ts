@@ -25,9 +25,10 @@ export interface SimOptions {
   noiseRetryAfterS?: [number, number];
   /**
    * `clients`: that many loops always have a call to make (a backlog), each waiting its own
-   * retries. `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
+   * retries, and `thinkMs` after each accepted call (a tracking poller's interval).
+   * `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
    */
-  demand: { clients: number } | { perSecond: number };
+  demand: { clients: number; thinkMs?: number } | { perSecond: number };
   /** The limit counts refused calls too (its bucket goes below empty, down to a second's worth); default: only accepted ones. */
   refusedTakesToken?: boolean;
   /** Random 429s before the bucket (they then use none of the limit); default after it, as the fake. */
@@ -37,6 +38,12 @@ export interface SimOptions {
   /** The pacers are told that holds are relayed (AccountPacerOptions.fleetRelays); default true, as the worker does with a fleet channel. */
   fleetRelays?: boolean;
   roundTripMs?: number;
+  /**
+   * The worker a call of loop `loop` goes to; default `loop % workers`, every loop pinned, the
+   * workers evenly busy. `random` draws from the run's seeded generator (Temporal hands an
+   * activity task to whichever worker polls).
+   */
+  workerOf?: (loop: number, random: () => number) => number;
   initialRate?: number;
   seed?: number;
 }
@@ -135,9 +142,9 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       return { retryAfterMs: (min + Math.floor(random() * (max - min + 1))) * 1000, kind: 'noise' };
     }
 
-    /** One call through worker `w`'s pacer until the API accepts it (or the run stops). */
-    async function call(w: number): Promise<void> {
-      const pacer = pacers[w]!;
+    /** One call of loop `loop` through its worker's pacer until the API accepts it (or the run stops). */
+    async function call(loop: number): Promise<void> {
+      const pacer = pacers[options.workerOf ? options.workerOf(loop, random) : loop % workers]!;
       while (!stop) {
         const asked = Date.now();
         const turn = await pacer.acquire('tracking', stopped.signal).then(
@@ -169,7 +176,10 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       for (let c = 0; c < demand.clients; c++) {
         loops.push(
           (async () => {
-            while (!stop) await call(c % workers);
+            while (!stop) {
+              await call(c);
+              if (demand.thinkMs) await sleep(demand.thinkMs);
+            }
           })(),
         );
       }
@@ -180,7 +190,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
         const due = Math.floor(((t + 100) / 1000) * demand.perSecond);
         for (; arrived < due; arrived++) {
           backlog++;
-          loops.push(call(arrived % workers).then(() => void backlog--));
+          loops.push(call(arrived).then(() => void backlog--));
         }
       }
       await vi.advanceTimersByTimeAsync(100);
