@@ -427,6 +427,14 @@ function printTables(r: Results): void {
         x.backlogStartSeconds,
       ]),
     );
+    for (const x of rows) {
+      const st = x.stages;
+      table(
+        `Where the live orders' time went (${x.path}): seconds from the stage before, and from placed; ${st.labelsOnFirstAttempt} of ${st.labelled} labels sent on the first (local) attempt`,
+        ['stage', 'orders', 'p50', 'p95', 'p50 from placed', 'p95 from placed'],
+        st.rows.map((s) => [s.stage, s.orders, s.p50, s.p95, s.p50FromPlaced, s.p95FromPlaced]),
+      );
+    }
   }
   if (r.capacity) {
     const c = r.capacity;
