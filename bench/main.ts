@@ -81,7 +81,9 @@ Scenarios (default: all):
             drains: --backlog-shipments started as a file import starts them against the API
             limited to --backlog-rate calls/s, then --backlog-live-orders placed one a second in
             webhook-triggered Shopify and WooCommerce fakes; p50/p95/max per path, live orders
-            first (task priority) beside the baseline FIFO path, target p95 ≤ 5 s
+            first (task priority) beside the baseline FIFO path, target p95 ≤ 5 s; and per
+            path where the live orders' time went, stage by stage (webhook → pull → shipment
+            start → first workflow task → label activity → pacer turn → label)
 
 Options:
   --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import,accounts,
