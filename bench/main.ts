@@ -434,7 +434,12 @@ function printTables(r: Results): void {
       table(
         `Where the live orders' time went (${x.path}): seconds from the stage before, and from placed; ${st.labelsOnFirstAttempt} of ${st.labelled} labels sent on the first (local) attempt`,
         ['stage', 'orders', 'p50', 'p95', 'p50 from placed', 'p95 from placed'],
-        st.rows.map((s) => [s.stage, s.orders, s.p50, s.p95, s.p50FromPlaced, s.p95FromPlaced]),
+        // A stage no live order reached within the run: '-'.
+        st.rows.map((s) => [
+          s.stage,
+          s.orders,
+          ...[s.p50, s.p95, s.p50FromPlaced, s.p95FromPlaced].map((v) => (Number.isNaN(v) ? '-' : v)),
+        ]),
       );
     }
   }
