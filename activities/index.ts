@@ -132,16 +132,22 @@ export function createActivities(
    * turn under the account's pace; heartbeats while either is slow.
    */
   function paced<T>({ pacing }: AccountCalls, cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const { info } = Context.current();
+    const ctx = Context.current();
+    const { info } = ctx;
     const notBefore = Number((info.heartbeatDetails as AttemptProgress | undefined)?.notBefore ?? 0);
     const priority = callPriorityKey();
     return withHeartbeat(async (signal) => {
       // A regular attempt dispatched long before its Retry-After ends gives its slot back too.
       if (!info.isLocal && notBefore - Date.now() > HELD_ACCOUNT_RELEASE_MS) throw new AccountHeld(notBefore);
       await pacing.waitUntil(notBefore, signal);
+      const asked = Date.now();
       return pacing.run(
         cls,
-        call,
+        (turn) => {
+          // Where a call's wait went (bench backlog-latency reads it); debug, so free at info.
+          ctx.log.debug('paced call sent', { cls, priority, pacedMs: Date.now() - asked });
+          return call(turn);
+        },
         signal,
         // A first attempt does not sit out a hold it cannot outlast: it holds a workflow task meanwhile.
         // The shipment's priority (inherited by its activities) orders the waiting calls of a class.

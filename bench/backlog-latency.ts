@@ -21,6 +21,7 @@ import { startShipment } from '../order-import/start-shipment';
 import { WORKFLOW_CODE } from '../worker/workflow-code';
 import { labelTimes, listening, subscribe, warmUp, type ModeStores } from './import-latency';
 import { shopifyEntry, WOO_TIMEZONE, wooEntry } from './import-stores';
+import { stageBreakdown, type StageBreakdown } from './backlog-stages';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, benchProcessEnv, percentile, ROOT, sleep, startDevServer, startWorkerProcess } from './stack';
 
@@ -45,6 +46,8 @@ export interface BacklogLatencyRow {
   /** Backlog labels made by the end of the run, and how long its start took. */
   backlogLabels: number;
   backlogStartSeconds: number;
+  /** Where the live orders' time went (bench/backlog-stages.ts). */
+  stages: StageBreakdown;
 }
 
 export const BACKLOG_LATENCY_TARGET_P95_S = 5;
@@ -94,20 +97,27 @@ async function onePath(
   // Queued before the worker comes (as a worker that was down, or an import faster than the
   // workers); its start is not what is measured, and is faster without a worker beside it.
   const began = Date.now();
+  const logFile = path.join(path.dirname(bundlePath), `worker-${liveFirst ? 'live' : 'fifo'}.log`);
   await startBacklog(server.client, taskQueue, o.backlog, priorities, log);
   const backlogStartSeconds = (Date.now() - began) / 1000;
-  const worker = startWorkerProcess(ROOT, {
-    ...benchProcessEnv(server, taskQueue, api.baseUrl),
-    WORKFLOW_BUNDLE_PATH: bundlePath,
-    SHOP_CONNECTORS: JSON.stringify({
-      maxBackoff: '5s',
-      [SHOPS.shopify]: shopifyEntry(stores.shopify.baseUrl, { every: '30s' }),
-      [SHOPS.woo]: wooEntry(stores.woo.baseUrl, { every: '30s' }),
-    }),
-    SHOP_TRIGGER_HOST: '127.0.0.1',
-    SHOP_TRIGGER_PORT: String(triggerPort),
-    LIVE_ORDER_MAX_AGE: liveFirst ? '15m' : 'off',
-  });
+  const worker = startWorkerProcess(
+    ROOT,
+    {
+      ...benchProcessEnv(server, taskQueue, api.baseUrl),
+      WORKFLOW_BUNDLE_PATH: bundlePath,
+      SHOP_CONNECTORS: JSON.stringify({
+        maxBackoff: '5s',
+        [SHOPS.shopify]: shopifyEntry(stores.shopify.baseUrl, { every: '30s' }),
+        [SHOPS.woo]: wooEntry(stores.woo.baseUrl, { every: '30s' }),
+      }),
+      SHOP_TRIGGER_HOST: '127.0.0.1',
+      SHOP_TRIGGER_PORT: String(triggerPort),
+      LIVE_ORDER_MAX_AGE: liveFirst ? '15m' : 'off',
+      // The stage breakdown reads the trigger's, the SDK's and the pacer's debug lines.
+      LOG_LEVEL: 'debug',
+    },
+    logFile,
+  );
   try {
     const hooks = `http://127.0.0.1:${triggerPort}/hooks`;
     await listening(hooks);
@@ -118,12 +128,15 @@ async function onePath(
     );
     const placed = await placeOrders(stores, o.liveOrders);
     const labelled = await labelTimes(api, placed, o.drainMs);
+    await worker.stop(); // its log complete
+    const stages = await stageBreakdown(server.client, logFile, placed, labelled, Object.values(SHOPS));
     return {
       ...row(name, placed, labelled),
       backlogStarted: o.backlog,
       ratePerSecond: o.ratePerSecond,
       backlogLabels: backlogLabels(api),
       backlogStartSeconds: Math.round(backlogStartSeconds),
+      stages,
     };
   } finally {
     await worker.stop();

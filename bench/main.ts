@@ -81,7 +81,9 @@ Scenarios (default: all):
             drains: --backlog-shipments started as a file import starts them against the API
             limited to --backlog-rate calls/s, then --backlog-live-orders placed one a second in
             webhook-triggered Shopify and WooCommerce fakes; p50/p95/max per path, live orders
-            first (task priority) beside the baseline FIFO path, target p95 ≤ 5 s
+            first (task priority) beside the baseline FIFO path, target p95 ≤ 5 s; and per
+            path where the live orders' time went, stage by stage (webhook → pull → shipment
+            start → first workflow task → label activity → pacer turn → label)
 
 Options:
   --scenario <list>            history,scale,shop-sync,platforms,rate-limit,import,accounts,
@@ -427,6 +429,19 @@ function printTables(r: Results): void {
         x.backlogStartSeconds,
       ]),
     );
+    for (const x of rows) {
+      const st = x.stages;
+      table(
+        `Where the live orders' time went (${x.path}): seconds from the stage before, and from placed; ${st.labelsOnFirstAttempt} of ${st.labelled} labels sent on the first (local) attempt`,
+        ['stage', 'orders', 'p50', 'p95', 'p50 from placed', 'p95 from placed'],
+        // A stage no live order reached within the run: '-'.
+        st.rows.map((s) => [
+          s.stage,
+          s.orders,
+          ...[s.p50, s.p95, s.p50FromPlaced, s.p95FromPlaced].map((v) => (Number.isNaN(v) ? '-' : v)),
+        ]),
+      );
+    }
   }
   if (r.capacity) {
     const c = r.capacity;

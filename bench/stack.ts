@@ -119,15 +119,19 @@ export async function startDevServer({ priority = true }: { priority?: boolean }
 
 let workerLogs = 0;
 
-/** `npm run worker` as a process (tsx as a loader, so one process to measure), from `dir`. */
-export function startWorkerProcess(dir: string, env: Record<string, string>): Proc {
+/**
+ * `npm run worker` as a process (tsx as a loader, so one process to measure), from `dir`.
+ * `logFile`: its log goes there (at LOG_LEVEL from `env`, else info), for a scenario that reads it.
+ */
+export function startWorkerProcess(dir: string, env: Record<string, string>, logFile?: string): Proc {
   // BENCH_WORKER_LOGS=<dir>: each worker's log (at info) in a file of its own there, to read what the pacer did.
   const logs = process.env.BENCH_WORKER_LOGS;
-  const stdout = logs ? openSync(path.join(logs, `worker-${Date.now()}-${workerLogs++}.log`), 'a') : 'ignore';
+  const file = logFile ?? (logs ? path.join(logs, `worker-${Date.now()}-${workerLogs++}.log`) : undefined);
+  const stdout = file ? openSync(file, 'a') : 'ignore';
   const proc = startProcess(
     process.execPath,
     ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')],
-    { ...localServerEnv(process.env), LOG_LEVEL: logs ? 'info' : 'warn', ...env },
+    { ...localServerEnv(process.env), LOG_LEVEL: file ? 'info' : 'warn', ...env },
     'worker',
     stdout,
   );
