@@ -14,6 +14,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { labelIdempotencyKey } from '../activities';
 import { freePort } from '../dev-server/free-port';
@@ -305,9 +306,16 @@ async function measure(
     orders.filter((o) => o.actedAt !== null),
     16,
     async (o) => {
-      const closed = (await server.client.workflow.getHandle(shipmentWorkflowId({ shop: o.shop, orderId: o.orderId })).describe())
-        .closeTime;
-      if (closed) endedAt.set(o, closed.getTime());
+      // No shipment (an order cancelled before its import): it never ran, and nothing could know the change.
+      const described = await server.client.workflow
+        .getHandle(shipmentWorkflowId({ shop: o.shop, orderId: o.orderId }))
+        .describe()
+        .catch((err: unknown) => {
+          if (err instanceof WorkflowNotFoundError) return null;
+          throw err;
+        });
+      if (described === null) endedAt.set(o, 0);
+      else if (described.closeTime) endedAt.set(o, described.closeTime.getTime());
     },
   );
   for (const o of orders) {
