@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  WorkflowExecutionAlreadyStartedError,
   ScheduleAlreadyRunning,
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
@@ -14,7 +15,13 @@ import {
   type ScheduleDescription,
 } from '@temporalio/client';
 import type { ShopConnectors } from '../shop-sync/connectors';
-import { SHOP_PULL_WORKFLOW_TYPE, shopPullScheduleId, shopPullTaskQueue, type ShopPullInput } from '../workflows/shop-pull/definitions';
+import {
+  SHOP_PULL_WORKFLOW_TYPE,
+  shopPullScheduleId,
+  shopPullTaskQueue,
+  webhookPullId,
+  type ShopPullInput,
+} from '../workflows/shop-pull/definitions';
 import { EMPTY_CURSOR, PullCursor, soundCursor } from './cursor';
 import type { ImportConnector } from './source';
 import type { ShopImportSettings } from './settings';
@@ -137,4 +144,43 @@ export async function saveCursor(client: Client, shop: string, cursor: PullCurso
 /** Starts the shop's pull now; while one runs, one more is buffered (a burst of webhooks makes one). */
 export async function triggerPull(client: Client, shop: string): Promise<void> {
   await client.schedule.getHandle(shopPullScheduleId(shop)).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
+}
+
+/** A shop's webhook pulls that may run at once; a webhook beyond them buffers the schedule's next run. */
+export const WEBHOOK_PULLS_PER_SHOP = 3;
+
+/**
+ * A webhook's pull, not behind the shop's running pull: the schedule's run waits for the running
+ * one to close (its cursor write takes seconds under load) and for the scheduler (about 1.6 s).
+ * A webhook pull starts at once on the pulls' queue, from the cursor the schedule holds (before
+ * the webhook's order, as every run's is), and never writes the cursor: the schedule's runs,
+ * one at a time, stay its only writers, and find the orders it started "already known". Only
+ * the shop's signed webhook asks; what it carried is not read. Falls back to `triggerPull` when
+ * the shop was never pulled (a pull from nothing reads `import.firstPull` back: the schedule's
+ * job) or its webhook pulls all run. As the trigger did, it pulls a paused schedule's shop too.
+ */
+export async function pullNow(client: Client, shop: string): Promise<'webhook pull' | 'buffered'> {
+  const schedule = await client.schedule.getHandle(shopPullScheduleId(shop)).describe();
+  const cursor = cursorOf(schedule);
+  if (cursor.since === null || schedule.action.type !== 'startWorkflow') {
+    await triggerPull(client, shop);
+    return 'buffered';
+  }
+  for (let slot = 0; slot < WEBHOOK_PULLS_PER_SHOP; slot++) {
+    try {
+      await client.workflow.start(SHOP_PULL_WORKFLOW_TYPE, {
+        workflowId: webhookPullId(shop, slot),
+        taskQueue: schedule.action.taskQueue,
+        args: [{ shop, cursor, webhook: true } satisfies ShopPullInput],
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        staticSummary: `Webhook pull of shop ${shop}'s new orders (the cursor stays the schedule's)`,
+      });
+      return 'webhook pull';
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+  await triggerPull(client, shop);
+  return 'buffered';
 }

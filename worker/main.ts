@@ -17,12 +17,13 @@ import { loadShippingAccounts } from '../config/shipping-accounts';
 import type { Courier } from '../shipping-api/contract';
 import { CredentialsError } from '../shipping-api/credentials';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
-import { applySchedule, importShops, triggerPull, triggerShop } from '../shop-import/schedule';
+import { applySchedule, importShops, pullNow, triggerShop } from '../shop-import/schedule';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
 import { openAccounts, type OpenAccounts } from './account-directory';
-import { createPullWorker, createShipmentWorker } from './create-worker';
+import { createPullWorker, createShipmentWorkers } from './create-worker';
+import { liveShipmentTaskQueue } from '../domain/priority';
 import { PlatformConnections } from '../shop-sync/platform/connections';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
 import { secretsOfEnv } from './log-error';
@@ -129,7 +130,8 @@ async function main(): Promise<number> {
     (message, meta) => logger.warn(meta, message),
   );
   const platforms = new PlatformConnections();
-  const worker = await createShipmentWorker({
+  // Live shipments on a queue and slots of their own: a backlog's tasks never hold the slot a live order waits for.
+  const { shipments: worker, live: liveWorker } = await createShipmentWorkers({
     connection,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
@@ -159,6 +161,7 @@ async function main(): Promise<number> {
         platforms,
         accountOf: directory.accountOf,
         priorities: settings.priorities,
+        liveTaskQueue: liveShipmentTaskQueue(temporal.taskQueue),
       })
     : undefined;
   readiness.watch(worker, connection);
@@ -173,7 +176,8 @@ async function main(): Promise<number> {
       trigger = await startShopTrigger({
         ...settings.shopTrigger,
         shops: (shop) => triggerShop(shopConnectors, shop),
-        trigger: (shop, { signal }) => client.withAbortSignal(signal, () => triggerPull(client, shop)),
+        // A pull of its own at once, not the schedule's run behind the running pull.
+        trigger: (shop, { signal }) => client.withAbortSignal(signal, async () => void (await pullNow(client, shop))),
         logger,
       });
     } catch (err) {
@@ -205,7 +209,7 @@ async function main(): Promise<number> {
   );
   try {
     // Both resolve after a graceful shutdown (the Runtime handles the signals for every worker).
-    await Promise.all([worker.run(), pullWorker?.run()]);
+    await Promise.all([worker.run(), liveWorker.run(), pullWorker?.run()]);
   } finally {
     courierCodes.close();
     await trigger?.close();
