@@ -159,7 +159,7 @@ it("a live order's first task runs while backlog shipments hold every slot of th
   const labels = () => api.labels().filter((l) => l.idempotencyKey.includes(shop));
   try {
     await shipments.runUntil(() =>
-      live.runUntil(() =>
+      live!.runUntil(() =>
         pulls.runUntil(async () => {
           newOrder(store, new Date(Date.now() - 2 * 3_600_000).toISOString()); // an old open order: backlog
           await pulledOnce(shop, connectors, taskQueue);

@@ -167,20 +167,25 @@ export async function createPullWorker(options: PullWorkerOptions): Promise<Work
 }
 
 /**
- * The shipments' worker and the live shipments' (domain/priority.ts `liveShipmentTaskQueue`): the
- * same activities, accounts (one pacer per account, so live calls still go first in it) and
- * platform connections, on two queues with slots of their own. The live queue carries the orders
- * a shop placed lately, which in a fleet without a backlog are most of them: its worker has the
- * same slots; its cache is smaller (a shipment waiting for tracking needs no place in it).
- * Give `createPullWorker` the same `liveTaskQueue`.
+ * The shipments' worker and, with `serveLive`, the live shipments' (domain/priority.ts
+ * `liveShipmentTaskQueue`): the same activities, accounts (one pacer per account, so live calls
+ * still go first in it) and platform connections, on two queues with slots of their own. The live
+ * queue carries the orders a shop placed lately, which in a fleet without a backlog are most of
+ * them: its worker has the same slots; its cache is smaller (a shipment waiting for tracking needs
+ * no place in it). Give `createPullWorker` the same `liveTaskQueue`. Without `serveLive` (no pulls
+ * here, nothing running there) the process has one workflow thread fewer.
  */
-export async function createShipmentWorkers(options: ShipmentWorkerOptions): Promise<{ shipments: Worker; live: Worker }> {
+export async function createShipmentWorkers(
+  options: ShipmentWorkerOptions,
+  serveLive = true,
+): Promise<{ shipments: Worker; live: Worker | undefined }> {
   const shared: ShipmentWorkerOptions = {
     ...options,
     accounts: options.accounts ?? (await singleAccountOf(options)),
     platforms: options.platforms ?? new PlatformConnections(),
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
   };
+  if (!serveLive) return { shipments: await createShipmentWorker(shared), live: undefined };
   const live = liveShipmentTaskQueue(options.taskQueue);
   return {
     shipments: await createShipmentWorker({ ...shared, liveTaskQueue: live }),
