@@ -17,7 +17,7 @@ import { loadShippingAccounts } from '../config/shipping-accounts';
 import type { Courier } from '../shipping-api/contract';
 import { CredentialsError } from '../shipping-api/credentials';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
-import { applySchedule, importShops, pullNow, triggerShop } from '../shop-import/schedule';
+import { applySchedule, importShops, pullNow, RecentSchedules, triggerShop } from '../shop-import/schedule';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
@@ -178,13 +178,14 @@ async function main(): Promise<number> {
   watchAttention(client, (message, meta) => logger.warn(meta, message));
   await applyImportSchedules(client, shopConnectors, temporal.taskQueue, logger);
   let trigger: ShopTrigger | undefined;
+  const schedules = new RecentSchedules();
   if (settings.shopTrigger) {
     try {
       trigger = await startShopTrigger({
         ...settings.shopTrigger,
         shops: (shop) => triggerShop(shopConnectors, shop),
         // A pull of its own at once, not the schedule's run behind the running pull.
-        trigger: (shop, { signal }) => client.withAbortSignal(signal, async () => void (await pullNow(client, shop))),
+        trigger: (shop, { signal }) => client.withAbortSignal(signal, async () => void (await pullNow(client, shop, schedules))),
         logger,
       });
     } catch (err) {
