@@ -10,7 +10,7 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import type { Client } from '@temporalio/client';
 import { importRecords } from '../order-import/engine';
 import { startShipment } from '../order-import/start-shipment';
-import { DEFAULT_SHIPMENT_PRIORITIES, shipmentPriorityKey, type ShipmentPriorities } from '../domain/priority';
+import { DEFAULT_SHIPMENT_PRIORITIES, LIVE_PRIORITY_KEY, shipmentPriorityKey, type ShipmentPriorities } from '../domain/priority';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import type { PlatformConnections } from '../shop-sync/platform/connections';
 import { describeStop, StopDelivery } from '../shop-sync/platform/result';
@@ -45,6 +45,8 @@ export interface ShopImportDeps {
   platforms: PlatformConnections;
   client: Client;
   taskQueue: string;
+  /** Where live shipments start (domain/priority.ts `liveShipmentTaskQueue`, a worker polls it); unset: on taskQueue. */
+  liveTaskQueue?: string;
   /** The shipping account of the shop's new shipments; absent: they name none (`default`). */
   accountOf?: AccountOf;
   /** Which new shipments go ahead of a backlog (LIVE_ORDER_MAX_AGE); default: orders changed in the last 15 minutes. */
@@ -115,7 +117,8 @@ export function createShopImportActivities(deps: ShopImportDeps) {
       records: asAsync(records),
       start: async (order) => {
         const priority = shipmentPriorityKey(order, deps.priorities ?? DEFAULT_SHIPMENT_PRIORITIES, now());
-        const started = await startShipment(deps.client, deps.taskQueue, order, priority);
+        const queue = priority === LIVE_PRIORITY_KEY && deps.liveTaskQueue ? deps.liveTaskQueue : deps.taskQueue;
+        const started = await startShipment(deps.client, queue, order, priority);
         if (started.status === 'started') startedNow.add(started.workflowId);
         return started;
       },

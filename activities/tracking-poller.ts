@@ -33,14 +33,15 @@ export function createTrackingPollerActivities(deps: TrackingPollerDeps) {
       const { info } = Context.current();
       const workflowId = callerOf(info);
       const shard = shardOf(workflowId, deps.settings.shards);
-      const poller = trackingPollerId(info.taskQueue, shard, request.account);
+      const taskQueue = deps.taskQueue ?? info.taskQueue;
+      const poller = trackingPollerId(taskQueue, shard, request.account);
       await deps.client.workflow.signalWithStart(TRACKING_POLLER_WORKFLOW_TYPE, {
         workflowId: poller,
-        taskQueue: info.taskQueue,
+        taskQueue,
         args: [],
         signal: watchTrackingSignal,
         signalArgs: [{ ...request, workflowId }],
-        staticSummary: `Tracking poller: shard ${shard} of ${deps.settings.shards} on task queue ${info.taskQueue}, account ${request.account ?? DEFAULT_SHIPPING_ACCOUNT}`,
+        staticSummary: `Tracking poller: shard ${shard} of ${deps.settings.shards} on task queue ${taskQueue}, account ${request.account ?? DEFAULT_SHIPPING_ACCOUNT}`,
       });
       return { poller };
     },

@@ -61,6 +61,8 @@ export interface TrackingPollerDeps {
   accounts: AccountDirectory;
   client: Client;
   settings: TrackingPollerSettings;
+  /** The queue whose pollers a shipment joins; unset: its own. A live shipment joins the shipments' queue's. */
+  taskQueue?: string;
 }
 
 /** Polls of one shard in flight at once (the pacer decides when each goes out). */

@@ -136,6 +136,12 @@ export const TRACKING_POLLER_DEFAULTS = { shards: 16, spanMs: 10 * 60_000 } as c
 export const TRACKING_POLLER_SPAN_BOUNDS: DurationBounds = { minMs: 1000, maxMs: 60 * 60_000 };
 
 /**
+ * The live shipments' worker (worker/create-worker.ts `createShipmentWorkers`): the configured
+ * slots, its own cache. A live shipment is cached while its label is made; waiting for tracking
+ * it needs no place, so 100 keeps a burst's labels cached at a fifth of the shipments' cache.
+ */
+export const LIVE_WORKER_DEFAULTS = { maxCachedWorkflows: 100 } as const;
+/**
  * The shop pulls' worker (its own task queue): one page read and a few shipment starts at a time
  * per shop, so a few slots serve many shops; a pull's workflow is a loop of a few dozen events.
  */

@@ -21,6 +21,17 @@ export const DEFAULT_LIVE_ORDER_MAX_AGE_MS = 15 * 60_000;
 /** The header that carries a shipment's priority key to its local activities, which have no task of their own. */
 export const PRIORITY_HEADER = 'shipment-priority';
 
+/**
+ * The task queue of the live shipments a worker's pulls start, beside the shipments' own and
+ * polled by a worker with slots of its own (worker/create-worker.ts, `createShipmentWorkers`).
+ * Priority orders the tasks waiting in one queue, but cannot free the slots a backlog's tasks
+ * already hold: a shipment's first task holds its slot through its local activities (the label's
+ * first attempt waits up to 2 s in the pacer), so a live order's first task waited for one.
+ */
+export function liveShipmentTaskQueue(shipmentTaskQueue: string): string {
+  return `${shipmentTaskQueue}-live`;
+}
+
 /** `off`: every shipment at the server's default priority (before live orders went first). */
 export type ShipmentPriorities = { liveOrderMaxAgeMs: number } | 'off';
 

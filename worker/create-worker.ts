@@ -1,5 +1,5 @@
 /** Wires a Temporal worker for shipments: workflow code, activities and their API client. */
-import type { ShipmentPriorities } from '../domain/priority';
+import { liveShipmentTaskQueue, type ShipmentPriorities } from '../domain/priority';
 import { priorityHeaderInterceptor } from '../activities/priority-header';
 import { WORKFLOW_CODE } from './workflow-code';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
@@ -16,7 +16,7 @@ import { createShopImportActivities } from '../activities/shop-import';
 import { Client } from '@temporalio/client';
 import { PlatformConnections } from '../shop-sync/platform/connections';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
-import { PULL_WORKER_DEFAULTS, TRACKING_POLLER_DEFAULTS, WORKER_DEFAULTS } from '../config/settings';
+import { LIVE_WORKER_DEFAULTS, PULL_WORKER_DEFAULTS, TRACKING_POLLER_DEFAULTS, WORKER_DEFAULTS } from '../config/settings';
 import { createTrackingPollerActivities, type TrackingPollerSettings } from '../activities/tracking-poller';
 import { shopPullTaskQueue } from '../workflows/shop-pull/definitions';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
@@ -65,6 +65,10 @@ export interface ShipmentWorkerOptions {
   handOverToPollers?: boolean;
   /** Which pulled orders' shipments go ahead of a backlog (LIVE_ORDER_MAX_AGE); default: changed in the last 15 minutes. */
   priorities?: ShipmentPriorities;
+  /** Where the pulls run here start live shipments (a worker polls it: `createShipmentWorkers`); unset: on `taskQueue`. */
+  liveTaskQueue?: string;
+  /** A live worker's: the shipments' queue beside its own, whose tracking pollers its shipments join. */
+  homeTaskQueue?: string;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
@@ -75,6 +79,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
   const platforms = options.platforms ?? new PlatformConnections();
   // The pull starts shipments and keeps its cursor in the shop's schedule; the pollers signal shipments.
   const client = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
+  const home = options.homeTaskQueue ?? options.taskQueue;
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -90,12 +95,13 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
           connectors: shopConnectors,
           platforms,
           client,
-          taskQueue: options.taskQueue,
+          taskQueue: home,
+          liveTaskQueue: options.liveTaskQueue,
           accountOf: accounts.accountOf,
           priorities: options.priorities,
         }),
       ),
-      createTrackingPollerActivities({ accounts, client, settings: options.trackingPollers ?? TRACKING_POLLER_DEFAULTS }),
+      createTrackingPollerActivities({ accounts, client, settings: options.trackingPollers ?? TRACKING_POLLER_DEFAULTS, taskQueue: home }),
     ),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
     // And the priority a local activity's workflow gave it (the account pacer orders calls by it).
@@ -118,7 +124,16 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
 
 export type PullWorkerOptions = Pick<
   ShipmentWorkerOptions,
-  'connection' | 'namespace' | 'taskQueue' | 'shopConnectors' | 'workflowBundle' | 'identity' | 'dataConverter' | 'platforms' | 'priorities'
+  | 'connection'
+  | 'namespace'
+  | 'taskQueue'
+  | 'shopConnectors'
+  | 'workflowBundle'
+  | 'identity'
+  | 'dataConverter'
+  | 'platforms'
+  | 'priorities'
+  | 'liveTaskQueue'
 > & {
   /** The account a shop's new shipments name (the accounts' `accountOf`); unset: they name none (`default`). */
   accountOf?: AccountOf;
@@ -141,6 +156,7 @@ export async function createPullWorker(options: PullWorkerOptions): Promise<Work
       platforms: options.platforms ?? new PlatformConnections(),
       client,
       taskQueue: options.taskQueue,
+      liveTaskQueue: options.liveTaskQueue,
       accountOf: options.accountOf,
       priorities: options.priorities,
     }),
@@ -148,6 +164,39 @@ export async function createPullWorker(options: PullWorkerOptions): Promise<Work
     ...PULL_WORKER_DEFAULTS,
     ...definedOnly({ identity: options.identity, dataConverter: options.dataConverter }),
   });
+}
+
+/**
+ * The shipments' worker and, with `serveLive`, the live shipments' (domain/priority.ts
+ * `liveShipmentTaskQueue`): the same activities, accounts (one pacer per account, so live calls
+ * still go first in it) and platform connections, on two queues with slots of their own. The live
+ * queue carries the orders a shop placed lately, which in a fleet without a backlog are most of
+ * them: its worker has the same slots; its cache is smaller (a shipment waiting for tracking needs
+ * no place in it). Give `createPullWorker` the same `liveTaskQueue`. Without `serveLive` (no pulls
+ * here, nothing running there) the process has one workflow thread fewer.
+ */
+export async function createShipmentWorkers(
+  options: ShipmentWorkerOptions,
+  serveLive = true,
+): Promise<{ shipments: Worker; live: Worker | undefined }> {
+  const shared: ShipmentWorkerOptions = {
+    ...options,
+    accounts: options.accounts ?? (await singleAccountOf(options)),
+    platforms: options.platforms ?? new PlatformConnections(),
+    workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
+  };
+  if (!serveLive) return { shipments: await createShipmentWorker(shared), live: undefined };
+  const live = liveShipmentTaskQueue(options.taskQueue);
+  return {
+    shipments: await createShipmentWorker({ ...shared, liveTaskQueue: live }),
+    live: await createShipmentWorker({
+      ...shared,
+      taskQueue: live,
+      homeTaskQueue: options.taskQueue,
+      liveTaskQueue: live,
+      maxCachedWorkflows: LIVE_WORKER_DEFAULTS.maxCachedWorkflows,
+    }),
+  };
 }
 
 /** The account `default` from `shippingApi`, paced by `calls`, or by `pacing` and `fleet`. */

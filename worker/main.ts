@@ -17,12 +17,13 @@ import { loadShippingAccounts } from '../config/shipping-accounts';
 import type { Courier } from '../shipping-api/contract';
 import { CredentialsError } from '../shipping-api/credentials';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
-import { applySchedule, importShops, triggerPull, triggerShop } from '../shop-import/schedule';
+import { applySchedule, importShops, pullNow, RecentSchedules, triggerShop } from '../shop-import/schedule';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { closeWebhookDispatcher } from '../shop-sync/webhook';
 import { openAccounts, type OpenAccounts } from './account-directory';
-import { createPullWorker, createShipmentWorker } from './create-worker';
+import { createPullWorker, createShipmentWorkers } from './create-worker';
+import { liveShipmentTaskQueue } from '../domain/priority';
 import { PlatformConnections } from '../shop-sync/platform/connections';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
 import { secretsOfEnv } from './log-error';
@@ -129,26 +130,35 @@ async function main(): Promise<number> {
     (message, meta) => logger.warn(meta, message),
   );
   const platforms = new PlatformConnections();
-  const worker = await createShipmentWorker({
-    connection,
-    namespace: temporal.namespace,
-    taskQueue: temporal.taskQueue,
-    accounts: directory,
-    tracking: settings.tracking,
-    trackingPollers: settings.trackingPollers,
-    shopConnectors,
-    workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
-    maxActivitiesPerSecond: settings.maxActivitiesPerSecond,
-    maxTaskQueueActivitiesPerSecond: settings.maxTaskQueueActivitiesPerSecond,
-    maxCachedWorkflows: settings.maxCachedWorkflows,
-    maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTaskExecutions,
-    maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
-    dataConverter,
-    platforms,
-    priorities: settings.priorities,
-  });
+  const client = new Client({ connection, namespace: temporal.namespace, dataConverter });
+  const pulls = importShops(shopConnectors).length > 0;
+  const liveTaskQueue = liveShipmentTaskQueue(temporal.taskQueue);
+  // Live shipments on a queue and slots of their own: a backlog's tasks never hold the slot a live order waits for.
+  // Served where this worker's pulls start them, or while shipments started there before still run.
+  const serveLive = pulls || (await runningOn(client, liveTaskQueue, logger));
+  const { shipments: worker, live: liveWorker } = await createShipmentWorkers(
+    {
+      connection,
+      namespace: temporal.namespace,
+      taskQueue: temporal.taskQueue,
+      accounts: directory,
+      tracking: settings.tracking,
+      trackingPollers: settings.trackingPollers,
+      shopConnectors,
+      workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
+      maxActivitiesPerSecond: settings.maxActivitiesPerSecond,
+      maxTaskQueueActivitiesPerSecond: settings.maxTaskQueueActivitiesPerSecond,
+      maxCachedWorkflows: settings.maxCachedWorkflows,
+      maxConcurrentWorkflowTaskExecutions: settings.maxConcurrentWorkflowTaskExecutions,
+      maxConcurrentActivityTaskExecutions: settings.maxConcurrentActivityTaskExecutions,
+      dataConverter,
+      platforms,
+      priorities: settings.priorities,
+    },
+    serveLive,
+  );
   // Pulls on a queue and slots of their own: a shipment backlog never delays an order's import.
-  const pullWorker = importShops(shopConnectors).length
+  const pullWorker = pulls
     ? await createPullWorker({
         connection,
         namespace: temporal.namespace,
@@ -159,21 +169,23 @@ async function main(): Promise<number> {
         platforms,
         accountOf: directory.accountOf,
         priorities: settings.priorities,
+        liveTaskQueue,
       })
     : undefined;
   readiness.watch(worker, connection);
-  const client = new Client({ connection, namespace: temporal.namespace, dataConverter });
   // The alerts' figures: per configured shop, and what waits for a person (metrics/).
   knownShops(shopConnectors.shops);
   watchAttention(client, (message, meta) => logger.warn(meta, message));
   await applyImportSchedules(client, shopConnectors, temporal.taskQueue, logger);
   let trigger: ShopTrigger | undefined;
+  const schedules = new RecentSchedules();
   if (settings.shopTrigger) {
     try {
       trigger = await startShopTrigger({
         ...settings.shopTrigger,
         shops: (shop) => triggerShop(shopConnectors, shop),
-        trigger: (shop, { signal }) => client.withAbortSignal(signal, () => triggerPull(client, shop)),
+        // A pull of its own at once, not the schedule's run behind the running pull.
+        trigger: (shop, { signal }) => client.withAbortSignal(signal, async () => void (await pullNow(client, shop, schedules))),
         logger,
       });
     } catch (err) {
@@ -205,7 +217,7 @@ async function main(): Promise<number> {
   );
   try {
     // Both resolve after a graceful shutdown (the Runtime handles the signals for every worker).
-    await Promise.all([worker.run(), pullWorker?.run()]);
+    await Promise.all([worker.run(), liveWorker?.run(), pullWorker?.run()]);
   } finally {
     courierCodes.close();
     await trigger?.close();
@@ -238,6 +250,19 @@ async function applyImportSchedules(
         'could not apply the shop pull schedule',
       );
     }
+  }
+}
+
+/** Whether shipments still run on `taskQueue`; true when visibility cannot tell (serving costs a thread, not serving strands them). */
+async function runningOn(client: Client, taskQueue: string, logger: ReturnType<typeof createLogger>): Promise<boolean> {
+  try {
+    return (await client.workflow.count(`TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`)).count > 0;
+  } catch (err) {
+    logger.warn(
+      { taskQueue, err: err instanceof Error ? err.message : String(err) },
+      "could not count the live queue's shipments: serving it",
+    );
+    return true;
   }
 }
 

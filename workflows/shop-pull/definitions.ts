@@ -24,10 +24,17 @@ export function shopPullScheduleId(shop: string): string {
   return `shop-pull-${encodeURIComponent(shop)}`;
 }
 
+/** A webhook's pull (shop-import/schedule.ts `pullNow`): one of a few per shop, `<schedule id>-webhook-<slot>`. */
+export function webhookPullId(shop: string, slot: number): string {
+  return `${shopPullScheduleId(shop)}-webhook-${slot}`;
+}
+
 export interface ShopPullInput {
   shop: string;
   /** The schedule keeps the newest cursor here (each pull writes it back). */
   cursor: PullCursor;
+  /** A webhook's pull: reads from the cursor it was given and never writes it (the schedule's runs do). */
+  webhook?: true;
 }
 
 export interface PullCounts {

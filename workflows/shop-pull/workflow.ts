@@ -2,7 +2,8 @@
  * One pull of a shop's orders, started by the shop's schedule: pages through the platform from
  * the schedule's cursor (activities read, map and start the shipments), writes the cursor back to
  * the schedule as it goes, and returns what it did. A failed pull loses nothing: the next run
- * starts from the last cursor written, and an order read twice is "already known".
+ * starts from the last cursor written, and an order read twice is "already known". A webhook's
+ * pull (`input.webhook`, shop-import/schedule.ts `pullNow`) reads the same way and writes no cursor.
  */
 import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ShopImportActivities } from '../../activities/shop-import';
@@ -55,11 +56,11 @@ export async function shopPullWorkflow(input: ShopPullInput, carried?: Carried):
     counts = addCounts(counts, result.counts);
     rejections.push(...result.rejections.slice(0, KEPT_REJECTIONS - rejections.length));
     pages += result.pages;
-    if (JSON.stringify(result.cursor) !== JSON.stringify(cursor)) await saveShopCursor({ shop, cursor: result.cursor });
+    if (!input.webhook && JSON.stringify(result.cursor) !== JSON.stringify(cursor)) await saveShopCursor({ shop, cursor: result.cursor });
     cursor = result.cursor;
     position = result.next;
     if (position !== null && workflowInfo().continueAsNewSuggested) {
-      await continueAsNew<typeof shopPullWorkflow>({ shop, cursor }, { position, counts, rejections, pages });
+      await continueAsNew<typeof shopPullWorkflow>({ ...input, cursor }, { position, counts, rejections, pages });
     }
   }
   return { shop, cursor, counts, rejections, pages };
