@@ -294,11 +294,12 @@ async function dumpDetails(server: DevServer, api: FakeShippingApi, orders: Orde
   }
   const pulls = [];
   for await (const w of server.client.workflow.list({ query: `WorkflowType = 'shopPullWorkflow'` })) {
-    const result =
+    const result: unknown =
       w.status.name === 'COMPLETED'
         ? await server.client.workflow
             .getHandle(w.workflowId, w.runId)
             .result()
+            .then((r: unknown) => r)
             .catch(() => null)
         : null;
     pulls.push({
