@@ -35,8 +35,8 @@ import {
 
 /** How long one call reads pages before returning to the workflow (which saves the cursor). */
 const CALL_BUDGET_MS = 45_000;
-/** Well inside the workflow's 30 s heartbeat timeout. */
-const HEARTBEAT_EVERY_MS = 10_000;
+/** Well inside the workflow's 15 s heartbeat timeout (30 s for pulls started before PULL_QUICK_TAKEOVER); the SDK sends at most one per 12 s. */
+const HEARTBEAT_EVERY_MS = 3_000;
 /** Shipments started at once per page. */
 const START_CONCURRENCY = 8;
 
@@ -106,9 +106,11 @@ export function createShopImportActivities(deps: ShopImportDeps) {
 
   async function pullPage(connector: ImportConnector, progress: PullPagesResult): Promise<PullPagesResult> {
     const ctx = Context.current();
+    const readStart = now();
     const page = await source
       .read(connector, progress.cursor, progress.next!, ctx.cancellationSignal)
       .catch((err: unknown) => platformFailure(connector, err));
+    const readMs = now() - readStart;
     const { records, skipped } = pageRecords(connector.shop, page.orders, connector.import.mapping, progress.counts.read + 1);
     const failed: PullRejection[] = [];
     const startFailures: string[] = [];
@@ -141,7 +143,16 @@ export function createShopImportActivities(deps: ShopImportDeps) {
     if (startFailures.length > 0)
       throw ApplicationFailure.retryable(`could not start ${startFailures.length} shipments: ${startFailures[0]}`, 'StartFailed');
     // Orders that already had a shipment: it hears of what the merchant changed (shop-import/changes.ts).
+    const startsMs = now() - readStart - readMs;
     const told = await changes.notice(connector.shop, page.orders, connector.import.mapping, startedNow);
+    // Where a slow pull's time goes: the platform's read, the starts, telling the shipments.
+    ctx.log.debug('pull page done', {
+      shop: connector.shop,
+      orders: page.orders.length,
+      readMs,
+      startsMs,
+      changesMs: now() - readStart - readMs - startsMs,
+    });
     const settled = [
       ...records.filter((r) => !failed.some((f) => f.platformOrderId === r.platformOrderId)).map((r) => r.platformOrderId),
       ...skipped.map((o) => o.platformOrderId),

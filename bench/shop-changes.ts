@@ -60,7 +60,7 @@ export interface ShopChangesRow {
   writesAfterKnownCancel: number;
   duplicateLabels: number;
   splitWithFulfillmentPerLocation: number;
-  /** Per trigger and platform; `changes`: those made while the order's shipment still ran (an ended one hears nothing). */
+  /** Per trigger and platform; `changes`: those made while the order's shipment ran (its import read an earlier one; an ended one hears nothing). */
   latency: Array<{ mode: Mode; platform: PlatformName; changes: number; known: number; p50Seconds: number; p95Seconds: number }>;
   cost: {
     platformRequests: number;
@@ -132,6 +132,7 @@ export async function shopChangesScenario(o: { orders: number; seed: number }, l
     worker = startWorkerProcess(ROOT, env);
     await acting;
     await drain(server, log);
+    if (process.env.BENCH_SHOP_CHANGES_DUMP) await dumpDetails(server, api, orders, process.env.BENCH_SHOP_CHANGES_DUMP);
     return await measure(server, api, stores, orders);
   } finally {
     await worker.stop();
@@ -269,6 +270,49 @@ async function drain(server: DevServer, log: (m: string) => void): Promise<void>
   }
 }
 
+/** For a reader chasing a change that never reached its shipment: each acted order and each pull, as JSON. */
+async function dumpDetails(server: DevServer, api: FakeShippingApi, orders: Order[], file: string): Promise<void> {
+  const labels = api.labels();
+  const acted = [];
+  for (const o of orders.filter((x) => x.actedAt !== null)) {
+    const handle = server.client.workflow.getHandle(shipmentWorkflowId({ shop: o.shop, orderId: o.orderId }));
+    const described = await handle.describe().catch(() => null);
+    const state = described ? await handle.query(stateQuery).catch(() => null) : null;
+    acted.push({
+      platform: o.platform,
+      mode: o.mode,
+      kind: o.kind,
+      id: o.id,
+      actedAt: new Date(o.actedAt!).toISOString(),
+      started: described?.startTime.toISOString() ?? null,
+      closed: described?.closeTime?.toISOString() ?? null,
+      phase: state?.phase ?? null,
+      outcome: state?.outcome ?? null,
+      changes: state?.shopOrder?.changes ?? null,
+      labels: labels.filter((l) => l.customerOrderNumber === o.number && keyNames(l.idempotencyKey, o)).map((l) => l.createdAt),
+    });
+  }
+  const pulls = [];
+  for await (const w of server.client.workflow.list({ query: `WorkflowType = 'shopPullWorkflow'` })) {
+    const result: unknown =
+      w.status.name === 'COMPLETED'
+        ? await server.client.workflow
+            .getHandle(w.workflowId, w.runId)
+            .result()
+            .then((r: unknown) => r)
+            .catch(() => null)
+        : null;
+    pulls.push({
+      id: w.workflowId,
+      start: w.startTime.toISOString(),
+      close: w.closeTime?.toISOString() ?? null,
+      status: w.status.name,
+      result,
+    });
+  }
+  writeFileSync(file, JSON.stringify({ acted, pulls }, null, 1));
+}
+
 async function measure(
   server: DevServer,
   api: FakeShippingApi,
@@ -301,7 +345,8 @@ async function measure(
   const groupOf = (o: Order) => `${o.mode}/${o.platform}`;
   const latencies = new Map<string, number[]>(groups.map((g) => [`${g.mode}/${g.platform}`, []]));
   const changes = new Map<string, number>(groups.map((g) => [`${g.mode}/${g.platform}`, 0]));
-  const endedAt = new Map<Order, number>();
+  // When each changed order's shipment ran: a change before its start was read by its import, one after its end is heard by nothing.
+  const ran = new Map<Order, { from: number; to: number }>();
   await inBatches(
     orders.filter((o) => o.actedAt !== null),
     16,
@@ -314,8 +359,10 @@ async function measure(
           if (err instanceof WorkflowNotFoundError) return null;
           throw err;
         });
-      if (described === null) endedAt.set(o, 0);
-      else if (described.closeTime) endedAt.set(o, described.closeTime.getTime());
+      ran.set(
+        o,
+        described === null ? { from: 0, to: 0 } : { from: described.startTime.getTime(), to: described.closeTime?.getTime() ?? Infinity },
+      );
     },
   );
   for (const o of orders) {
@@ -324,15 +371,16 @@ async function measure(
     const made = own.map((l) => `${/@([^:]+):r\d+$/.exec(l.idempotencyKey)?.[1] ?? ''}|${l.shipToPostalCode}`);
     duplicateLabels += made.length - new Set(made).size;
     if (o.actedAt === null) continue;
-    const ranUntil = endedAt.get(o);
-    if (ranUntil === undefined || o.actedAt < ranUntil) changes.set(groupOf(o), changes.get(groupOf(o))! + 1);
+    const span = ran.get(o)!;
+    const whileRunning = o.actedAt >= span.from && o.actedAt < span.to;
+    if (whileRunning) changes.set(groupOf(o), changes.get(groupOf(o))! + 1);
     const knownAt =
       o.kind === 'cancel'
         ? learned(o, (c) => c.status === 'cancelled')
         : o.kind === 'hold'
           ? learned(o, (c) => c.status === 'on_hold')
           : learned(o, (c) => c.kinds.includes('address'));
-    if (knownAt !== null) latencies.get(groupOf(o))!.push((knownAt - o.actedAt) / 1000);
+    if (knownAt !== null && whileRunning) latencies.get(groupOf(o))!.push((knownAt - o.actedAt) / 1000);
     if (o.kind === 'cancel') {
       for (const l of own) {
         const made = Date.parse(l.createdAt);

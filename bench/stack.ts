@@ -124,14 +124,14 @@ let workerLogs = 0;
  * `logFile`: its log goes there (at LOG_LEVEL from `env`, else info), for a scenario that reads it.
  */
 export function startWorkerProcess(dir: string, env: Record<string, string>, logFile?: string): Proc {
-  // BENCH_WORKER_LOGS=<dir>: each worker's log (at info) in a file of its own there, to read what the pacer did.
+  // BENCH_WORKER_LOGS=<dir>: each worker's log (at info, or BENCH_WORKER_LOG_LEVEL) in a file of its own there, to read what the pacer did.
   const logs = process.env.BENCH_WORKER_LOGS;
   const file = logFile ?? (logs ? path.join(logs, `worker-${Date.now()}-${workerLogs++}.log`) : undefined);
   const stdout = file ? openSync(file, 'a') : 'ignore';
   const proc = startProcess(
     process.execPath,
     ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')],
-    { ...localServerEnv(process.env), LOG_LEVEL: file ? 'info' : 'warn', ...env },
+    { ...localServerEnv(process.env), LOG_LEVEL: file ? (process.env.BENCH_WORKER_LOG_LEVEL ?? 'info') : 'warn', ...env },
     'worker',
     stdout,
   );

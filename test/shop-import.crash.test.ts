@@ -1,9 +1,11 @@
 /**
  * The shop pull through real worker processes: a worker SIGKILLed in the middle of a pull and a
  * store outage after it; a new worker process finishes the pull from the heartbeated page. Every
- * order that needs a label has exactly one shipment, and the pull's counts add up.
+ * order that needs a label has exactly one shipment, the pull's counts add up, and the killed
+ * worker's page reading is taken over within its heartbeat timeout.
  */
 import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
@@ -79,7 +81,11 @@ it('a worker killed mid-pull and a store outage: the next worker goes on from th
     timeoutMs: 60_000,
     intervalMs: 100,
   });
+  const run = (await schedule.describe()).info.recentActions.find((a) => a.takenAt.getTime() >= since)!.action.workflow;
+  const pullHandle = env.client.workflow.getHandle(run.workflowId, run.firstExecutionRunId);
   first.child.kill('SIGKILL');
+  const killedAt = Date.now();
+  const retry = retryOfKilledAttempt(pullHandle);
   expect(await first.exited).toBeNull();
   const atKill = await shipments();
 
@@ -87,14 +93,12 @@ it('a worker killed mid-pull and a store outage: the next worker goes on from th
   woo.setFaults({ down: true });
   const second = await startWorker(taskQueue);
   setTimeout(() => woo.setFaults({ down: false, latencyMs: 0 }), 5_000);
-  const run = await waitFor(
-    async () => (await schedule.describe()).info.recentActions.find((a) => a.takenAt.getTime() >= since)?.action.workflow,
-    {
-      what: 'the pull',
-      timeoutMs: 10_000,
-    },
-  );
-  const result = (await env.client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result()) as ShopPullResult;
+  const result = (await pullHandle.result()) as ShopPullResult;
+  // The killed worker's page reading is given to the next one 15 s after its last heartbeat (and
+  // the retry's 2 s), not half a minute: every webhook's pull waits behind this one.
+  const { lastBeat, nextAttempt } = await retry;
+  expect(nextAttempt - lastBeat, 'from the last heartbeat to the retry').toBeLessThan(22_000);
+  expect(nextAttempt - killedAt, 'from the kill to the retry').toBeLessThan(22_000);
 
   const cursor = cursorOf(await schedule.describe());
   const orders = woo.orders().filter((o) => o.id >= made.firstId && o.id <= made.lastId);
@@ -118,3 +122,20 @@ it('a worker killed mid-pull and a store outage: the next worker goes on from th
   second.child.kill('SIGTERM');
   await second.exited;
 }, 180_000);
+
+const millis = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+  t ? Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : null;
+
+/** Watches the pull's page reading: its last heartbeat before the kill, and when its retry was scheduled for. */
+async function retryOfKilledAttempt(handle: WorkflowHandle): Promise<{ lastBeat: number; nextAttempt: number }> {
+  let lastBeat: number | null = null;
+  return waitFor(
+    async () => {
+      const pending = (await handle.describe()).raw.pendingActivities?.find((a) => a.activityType?.name === 'pullShopOrders');
+      if (!pending) return undefined;
+      lastBeat = millis(pending.lastHeartbeatTime) ?? lastBeat;
+      return (pending.attempt ?? 0) >= 2 && lastBeat !== null ? { lastBeat, nextAttempt: millis(pending.scheduledTime)! } : undefined;
+    },
+    { what: "the killed attempt's retry", timeoutMs: 60_000, intervalMs: 250 },
+  );
+}
