@@ -1,11 +1,11 @@
 /**
  * Many shipping accounts in one fleet: two worker processes with SHIPPING_ACCOUNTS_FILE against
  * the fake serving three accounts limited to 5, 20 and 50 calls a second, each account's shops
- * saturating it at once (a wave of shipments polling every second, then new orders per window).
- * One fleet alternates windows with the first account held by a long Retry-After and windows
- * without, in pairs ordered A B, B A, A B… (so load that drifts over the run cancels within
- * pairs): the others' label p95 in the held window over the same pair's window without, the
- * median of those ratios. Then rotation: one account's credential files replaced, and its old
+ * saturating it at once (a wave of shipments polling every second, then new orders per window,
+ * started at a rate the fleet keeps up with). One fleet alternates windows with the first account
+ * held by a long Retry-After and windows without, in pairs ordered A B, B A, A B… (so load that
+ * drifts over the run cancels within pairs): the others' label p95 over the held windows over
+ * that over the windows without, and per pair with the median of those ratios. Then rotation: one account's credential files replaced, and its old
  * credentials refused by the fake, while 500 shipments are in flight.
  */
 import { randomUUID } from 'node:crypto';
@@ -455,6 +455,7 @@ async function writeDumps(server: DevServer, fleet: Fleet): Promise<void> {
     }
     writeFileSync(path.join(DUMP, `${tag}.json`), JSON.stringify({ tag, held, from, to, shipments }));
   }
+  dumped.length = 0;
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
