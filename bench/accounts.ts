@@ -1,11 +1,11 @@
 /**
  * Many shipping accounts in one fleet: two worker processes with SHIPPING_ACCOUNTS_FILE against
  * the fake serving three accounts limited to 5, 20 and 50 calls a second, each account's shops
- * saturating it at once (a wave of shipments polling every second, then new orders per window).
- * One fleet alternates windows with the first account held by a long Retry-After and windows
- * without, in pairs ordered A B, B A, A B… (so load that drifts over the run cancels within
- * pairs): the others' label p95 in the held window over the same pair's window without, the
- * median of those ratios. Then rotation: one account's credential files replaced, and its old
+ * saturating it at once (a wave of shipments polling every second, then new orders per window,
+ * started at a rate the fleet keeps up with). One fleet alternates windows with the first account
+ * held by a long Retry-After and windows without, in pairs ordered A B, B A, A B… (so load that
+ * drifts over the run cancels within pairs): the others' label p95 over the held windows over
+ * that over the windows without, and per pair with the median of those ratios. Then rotation: one account's credential files replaced, and its old
  * credentials refused by the fake, while 500 shipments are in flight.
  */
 import { randomUUID } from 'node:crypto';
@@ -14,12 +14,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFakeShippingApi, type FakeAccount, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startShipment } from '../order-import/start-shipment';
-import type { ShipmentInput } from '../domain/shipment';
+import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { benchOrder } from './orders';
 import { median, percentile, ROOT, sleep, startWorkerProcess, type DevServer, type Proc } from './stack';
 
 const HOUR_MS = 3_600_000;
-/** After a window, once every label of it is made: every account back at its limit. */
+/** After a window, once every shipment of it is on to tracking: every account back at its limit. */
 const SETTLE_MS = 5000;
 
 export interface AccountsOptions {
@@ -31,6 +31,14 @@ export interface AccountsOptions {
   holdSeconds: number;
   /** Pairs of windows, one held and one not. */
   pairs: number;
+  /**
+   * A window's new orders start at this many a second, the accounts' interleaved: a rate the
+   * fleet's workflow tasks keep up with, so a label's wait is the fleet's pacing and not a queue
+   * of hundreds of first workflow tasks (see docs/benchmarks.md).
+   */
+  startsPerSecond: number;
+  /** A window's new orders per account: this many seconds' worth of its limit. */
+  orderSeconds: number;
   /** Shipments in flight when the credentials rotate (0: no rotation run). */
   rotationShipments: number;
 }
@@ -50,6 +58,8 @@ export interface AccountRow {
   labels: number;
   labelP50Seconds: number;
   labelP95Seconds: number;
+  /** Each label's start → created, seconds (the pooled p95). */
+  labelSeconds: number[];
   /** Calls about a label made with another account's credentials (403) or refused credentials (401). */
   foreignCalls: number;
   seconds: number;
@@ -65,6 +75,8 @@ export interface AccountSummary {
   foreignCalls: number;
   /** Per pair: label p95 in the held window over the window without (the held account: none). */
   p95Ratios: number[];
+  /** The p95 of every label of the held windows over that of every label of the windows without (the held account: null). */
+  pooledP95Ratio: number | null;
 }
 
 export interface RotationRow {
@@ -108,6 +120,7 @@ async function alternatingRun(server: DevServer, opts: AccountsOptions, log: (m:
     );
     await startAll(server, fleet.taskQueue, wave);
     await waitForLabels(fleet.fake, wave, log);
+    await waitForTracking(fleet.fake);
     await sleep(SETTLE_MS);
     const rows: AccountRow[] = [];
     for (let pair = 1; pair <= opts.pairs; pair++) {
@@ -117,6 +130,7 @@ async function alternatingRun(server: DevServer, opts: AccountsOptions, log: (m:
         rows.push(...(await measureWindow(fleet, server, opts, pair, hold, log)));
       }
     }
+    await writeDumps(server, fleet);
     return rows;
   } finally {
     await fleet.stop();
@@ -124,7 +138,7 @@ async function alternatingRun(server: DevServer, opts: AccountsOptions, log: (m:
 }
 
 /**
- * One window: `held` (if any) answered 429 with a long Retry-After, then 4 seconds' worth of
+ * One window: `held` (if any) answered 429 with a long Retry-After, then `orderSeconds`' worth of
  * each account's limit in new orders; measured until the others' last label (at least
  * `windowSeconds`), `held` answered 429 again whenever its hold ends before that. Returns once
  * every order of the window has its label and the fleet settled.
@@ -138,8 +152,10 @@ async function measureWindow(
   log: (m: string) => void,
 ): Promise<AccountRow[]> {
   const tag = `P${pair}${held ? 'H' : 'N'}`;
-  const orders = fleet.accounts.flatMap(({ name, limit }) =>
-    Array.from({ length: 4 * limit }, (_, i) => fleet.order(name, `${tag}-${i}`, HOUR_MS)),
+  const orders = interleave(
+    fleet.accounts.map(({ name, limit }) =>
+      Array.from({ length: opts.orderSeconds * limit }, (_, i) => fleet.order(name, `${tag}-${i}`, HOUR_MS)),
+    ),
   );
   let from: number;
   let startedAt: Map<string, number>;
@@ -160,7 +176,7 @@ async function measureWindow(
     }
     await sleep(1000);
     from = Date.now();
-    startedAt = await startAll(server, fleet.taskQueue, orders);
+    startedAt = await startAll(server, fleet.taskQueue, orders, opts.startsPerSecond);
     await waitForLabels(
       fleet.fake,
       orders.filter((o) => o.account !== held),
@@ -173,8 +189,11 @@ async function measureWindow(
   const to = Math.max(Date.now(), from + opts.windowSeconds * 1000);
   await sleep(to - Date.now());
   const rows = rowsOf(fleet, { pair, held, from, to, startedAt });
-  // The held account's orders go on once the hold ends: the next window starts after them.
+  if (DUMP) dumped.push({ tag, held, from, to, startedAt, orders });
+  // The held account's orders go on once the hold ends: the next window starts after them, and
+  // after every shipment's work past its label (so none of it spills into the next window).
   await waitForLabels(fleet.fake, orders, log);
+  await waitForTracking(fleet.fake);
   await sleep(SETTLE_MS);
   return rows;
 }
@@ -208,6 +227,7 @@ function rowsOf(
       labels: latencies.length,
       labelP50Seconds: round(percentile(latencies, 0.5)),
       labelP95Seconds: round(percentile(latencies, 0.95)),
+      labelSeconds: latencies.map(round),
       foreignCalls: own.filter(
         (r) =>
           r.status === 401 || r.status === 403 || (r.id !== null && accountOfLabel.has(r.id) && accountOfLabel.get(r.id) !== r.account),
@@ -236,9 +256,16 @@ function summarize(windows: AccountRow[]): AccountSummary[] {
       share429: round(refused / Math.max(1, accepted + refused)),
       foreignCalls: own.reduce((sum, w) => sum + w.foreignCalls, 0),
       p95Ratios,
+      pooledP95Ratio: p95Ratios.length ? round(pooledP95(own.filter((w) => w.held !== null)) / Math.max(0.001, pooledP95(free))) : null,
     };
   });
 }
+
+const pooledP95 = (windows: AccountRow[]) =>
+  percentile(
+    windows.flatMap((w) => w.labelSeconds),
+    0.95,
+  );
 
 /** Credential files replaced, and the old ones refused, while `count` shipments are in flight. */
 async function rotationRun(server: DevServer, count: number, log: (m: string) => void): Promise<RotationRow> {
@@ -252,13 +279,7 @@ async function rotationRun(server: DevServer, count: number, log: (m: string) =>
     fleet.rotate('rot');
     log(`accounts, rotation: credentials replaced after ${fleet.fake.labels().length} of ${count} labels`);
     await waitForLabels(fleet.fake, orders, log);
-    // Every shipment on to tracking: its order read.
-    await waitFor('every shipment in tracking', () => {
-      const read = new Set(
-        fleet.fake.requestLog().flatMap((r) => (r.endpoint === 'GET /orders' && r.status === 200 && r.id ? [r.id] : [])),
-      );
-      return fleet.fake.labels().every((l) => read.has(l.id));
-    });
+    await waitForTracking(fleet.fake);
     const labels = fleet.fake.labels();
     const perOrder = new Map<string, number>();
     for (const l of labels) perOrder.set(l.customerOrderNumber, (perOrder.get(l.customerOrderNumber) ?? 0) + 1);
@@ -355,16 +376,29 @@ async function startFleet(server: DevServer, accounts: Array<{ name: string; lim
   };
 }
 
-/** Starts every order at once; resolves with each one's start time by its customer order number. */
-async function startAll(server: DevServer, taskQueue: string, orders: ShipmentInput[]): Promise<Map<string, number>> {
+/**
+ * Starts the orders, all at once or `perSecond` (evenly spaced, in the given order); resolves
+ * once all are started, with each one's start time by its customer order number.
+ */
+async function startAll(server: DevServer, taskQueue: string, orders: ShipmentInput[], perSecond?: number): Promise<Map<string, number>> {
   const startedAt = new Map<string, number>();
-  await Promise.all(
-    orders.map(async (input) => {
-      startedAt.set(input.labelRequest.order!.customerOrderNumber!, Date.now());
-      await startShipment(server.client, taskQueue, input);
-    }),
-  );
+  const began = Date.now();
+  const started: Array<Promise<unknown>> = [];
+  for (const [i, input] of orders.entries()) {
+    if (perSecond) await sleep(began + (i * 1000) / perSecond - Date.now());
+    startedAt.set(input.labelRequest.order!.customerOrderNumber!, Date.now());
+    started.push(startShipment(server.client, taskQueue, input));
+  }
+  await Promise.all(started);
   return startedAt;
+}
+
+/** The lists merged evenly: each list's items spread over the whole (a list of 20 beside one of 200: one in 11). */
+function interleave<T>(lists: T[][]): T[] {
+  return lists
+    .flatMap((list) => list.map((item, i) => ({ item, at: (i + 0.5) / list.length })))
+    .sort((a, b) => a.at - b.at)
+    .map(({ item }) => item);
 }
 
 async function waitForLabels(fake: FakeShippingApi, orders: ShipmentInput[], log: (m: string) => void): Promise<void> {
@@ -379,12 +413,49 @@ async function waitForLabels(fake: FakeShippingApi, orders: ShipmentInput[], log
   }
 }
 
+/** Every shipment with a label on to tracking: its order read. */
+async function waitForTracking(fake: FakeShippingApi): Promise<void> {
+  await waitFor('every shipment in tracking', () => {
+    const read = new Set(fake.requestLog().flatMap((r) => (r.endpoint === 'GET /orders' && r.status === 200 && r.id ? [r.id] : [])));
+    return fake.labels().every((l) => read.has(l.id));
+  });
+}
+
 async function waitFor(what: string, done: () => boolean): Promise<void> {
   const deadline = Date.now() + 10 * 60_000;
   while (!done()) {
     if (Date.now() > deadline) throw new Error(`accounts: not ${what} within 10 minutes`);
     await sleep(500);
   }
+}
+
+/**
+ * BENCH_ACCOUNTS_DUMP=<dir>: per window, its orders with their start times and histories
+ * (<pair><H|N>.json), and the fake's request log (requests.json), to see where a label's time went.
+ */
+const DUMP = process.env.BENCH_ACCOUNTS_DUMP;
+const dumped: Array<{
+  tag: string;
+  held: string | null;
+  from: number;
+  to: number;
+  startedAt: Map<string, number>;
+  orders: ShipmentInput[];
+}> = [];
+async function writeDumps(server: DevServer, fleet: Fleet): Promise<void> {
+  if (!DUMP) return;
+  writeFileSync(path.join(DUMP, `requests.json`), JSON.stringify(fleet.fake.requestLog()));
+  for (const { tag, held, from, to, startedAt, orders } of dumped) {
+    const shipments = [];
+    for (const o of orders) {
+      const workflowId = shipmentWorkflowId(o);
+      const history = await server.client.workflow.getHandle(workflowId).fetchHistory();
+      const order = o.labelRequest.order!.customerOrderNumber!;
+      shipments.push({ account: o.account, order, startedAt: startedAt.get(order), workflowId, history });
+    }
+    writeFileSync(path.join(DUMP, `${tag}.json`), JSON.stringify({ tag, held, from, to, shipments }));
+  }
+  dumped.length = 0;
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -426,13 +497,14 @@ export function printAccountsTables(
     ]),
   );
   table(
-    'Accounts: per account, the windows without a hold pooled; label p95 held ÷ not held per pair',
+    'Accounts: per account, the windows without a hold pooled; label p95 held ÷ not held, all windows pooled and per pair',
     [
       'account',
       'limit/s',
       'accepted ÷ limit',
       '429s',
       'calls with another account’s or refused credentials',
+      'p95 ratio, windows pooled',
       'p95 ratio median',
       'min – max',
       'per pair',
@@ -443,6 +515,7 @@ export function printAccountsTables(
       x.acceptedPerLimit,
       `${round(x.share429 * 100)} %`,
       x.foreignCalls,
+      x.pooledP95Ratio ?? '-',
       x.p95Ratios.length ? round(median(x.p95Ratios)) : '-',
       x.p95Ratios.length ? `${Math.min(...x.p95Ratios)} – ${Math.max(...x.p95Ratios)}` : '-',
       x.p95Ratios.join(', ') || '(held)',

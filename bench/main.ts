@@ -63,7 +63,7 @@ Scenarios (default: all):
             A B, B A, A B… so load drift cancels within pairs: per window accepted/s ÷ limit,
             429s, label p50/p95 per account, calls with another account's credentials; the
             windows without a hold pooled per account, and the others' label p95 held ÷ not
-            held per pair with its median; then credential files replaced, the old ones
+            held, all windows pooled and per pair with its median; then credential files replaced, the old ones
             refused, with --rotation-shipments in flight: labels lost, duplicated, refused
             calls, restarts
   shop-changes (only when named) --shop-changes-orders on both platforms, 10 % cancelled, 5 %
@@ -125,6 +125,11 @@ Options:
                                first call after each hold until the others' labels are made
                                (default 30)
   --account-pairs <n>          pairs of windows, one held and one not (default 4)
+  --account-orders <seconds>   a window's new orders per account: this many seconds' worth of
+                               its limit (default 2)
+  --account-starts <n>         a window's new orders start at this many a second, the accounts'
+                               interleaved (default 3: under what the two workers here keep up
+                               with beside the saturating polls, about 4.5)
   --rotation-shipments <n>     shipments in flight when credentials rotate (default 500; 0 skips
                                the rotation run)
   --shop-changes-orders <n>    orders of the shop-changes scenario, over four shops (default 1000)
@@ -171,6 +176,8 @@ async function main(): Promise<number> {
       'account-window': { type: 'string' },
       'account-hold': { type: 'string' },
       'account-pairs': { type: 'string' },
+      'account-starts': { type: 'string' },
+      'account-orders': { type: 'string' },
       'rotation-shipments': { type: 'string' },
       'import-orders': { type: 'string' },
       'import-outage': { type: 'string' },
@@ -346,6 +353,8 @@ async function main(): Promise<number> {
           windowSeconds: positiveInt('account-window', values['account-window'], 30),
           holdSeconds: positiveInt('account-hold', values['account-hold'], 30),
           pairs: positiveInt('account-pairs', values['account-pairs'], 4),
+          startsPerSecond: positiveInt('account-starts', values['account-starts'], 3),
+          orderSeconds: positiveInt('account-orders', values['account-orders'], 2),
           rotationShipments: positiveInt('rotation-shipments', values['rotation-shipments'], 500, 0),
         },
         log,
