@@ -153,14 +153,21 @@ export function createShopImportActivities(deps: ShopImportDeps) {
       startsMs,
       changesMs: now() - readStart - readMs - startsMs,
     });
+    // An order whose shipment could not hear its change now is read again by the next pull, as a rejected one is.
+    const deferred = new Set(told.deferred);
+    if (deferred.size > 0)
+      ctx.log.warn("a shipment could not take its order's change now: the order is read again next pull", {
+        shop: connector.shop,
+        deferred: [...deferred],
+      });
     const settled = [
       ...records.filter((r) => !failed.some((f) => f.platformOrderId === r.platformOrderId)).map((r) => r.platformOrderId),
       ...skipped.map((o) => o.platformOrderId),
       ...page.gone,
-    ];
+    ].filter((id) => !deferred.has(id));
     const { cursor, droppedFromRetry } = advanceCursor(progress.cursor, {
       newest: page.newest,
-      failed: failed.map((f) => f.platformOrderId),
+      failed: [...failed.map((f) => f.platformOrderId), ...deferred],
       settled,
     });
     if (droppedFromRetry.length > 0)

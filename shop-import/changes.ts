@@ -10,7 +10,13 @@
  * settled are remembered per worker, so an order re-read unchanged costs no Temporal call either.
  */
 import { createHash } from 'node:crypto';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import {
+  ServiceError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  type Client,
+} from '@temporalio/client';
 import { ShopOrderChange as ShopOrderChangeSchema } from '../domain/schemas';
 import { shipmentWorkflowId } from '../domain/shipment';
 import type { ShopOrderChange } from '../domain/shop-order';
@@ -33,6 +39,12 @@ export interface ChangeCounts {
   told: number;
   /** Updates the shipment refused: unchanged, stale, or not a pulled shipment. */
   unchanged: number;
+  /**
+   * Platform ids of orders whose shipment could not take an update now (its workflow task is
+   * failing, as after a worker's crash or a bug, or no answer in time): the cursor keeps them to be
+   * read again, and the rest of the page goes on. One stuck shipment never stops its shop's pulls.
+   */
+  deferred: string[];
 }
 
 export class ShopChangeNotifier {
@@ -47,7 +59,7 @@ export class ShopChangeNotifier {
    * refused is a rejection only: nothing of it is believed, so no shipment hears of it.
    */
   async notice(shop: string, orders: readonly ReadOrder[], mapping: ImportMapping, startedNow: ReadonlySet<string>): Promise<ChangeCounts> {
-    const counts: ChangeCounts = { told: 0, unchanged: 0 };
+    const counts: ChangeCounts = { told: 0, unchanged: 0, deferred: [] };
     const queue: PlatformOrder[] = [];
     for (const order of orders) {
       if (isRefused(order)) continue;
@@ -60,13 +72,14 @@ export class ShopChangeNotifier {
         const result = await this.tell(shop, order, mapping);
         if (result === 'told') counts.told++;
         else if (result === 'unchanged') counts.unchanged++;
+        else if (result === 'deferred') counts.deferred.push(order.platformOrderId);
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, work));
     return counts;
   }
 
-  private async tell(shop: string, order: PlatformOrder, mapping: ImportMapping): Promise<'told' | 'unchanged' | 'skipped'> {
+  private async tell(shop: string, order: PlatformOrder, mapping: ImportMapping): Promise<'told' | 'unchanged' | 'deferred' | 'skipped'> {
     const workflowId = this.workflowIdOf(shop, order, mapping);
     if (workflowId === null) return 'skipped';
     const change = changeOf(shop, order, mapping);
@@ -81,6 +94,7 @@ export class ShopChangeNotifier {
       this.remember(workflowId, key);
       return 'told';
     } catch (err) {
+      if (cannotTakeItNow(err)) return 'deferred';
       // Refused by the validator (unchanged, stale, not a pulled shipment), or no such shipment (never started, or ended).
       if (!(err instanceof WorkflowUpdateFailedError) && !(err instanceof WorkflowNotFoundError) && !isCompleted(err)) throw err;
       this.remember(workflowId, key);
@@ -135,4 +149,14 @@ function readingKey(facts: ShopOrderChange['facts']): string {
 /** An update to a workflow that has completed: the server's answer names it. */
 function isCompleted(err: unknown): boolean {
   return err instanceof Error && /already completed|workflow execution .*not found/i.test(err.message);
+}
+
+/**
+ * The shipment cannot take an update now, for reasons of its own: the server refuses updates while
+ * its workflow task is failing (a worker killed mid-task, a bug), or the update got no answer in time.
+ */
+function cannotTakeItNow(err: unknown): boolean {
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  const cause = err instanceof ServiceError ? err.cause : undefined;
+  return cause instanceof Error && /workflow task in failed state/i.test(cause.message);
 }
