@@ -76,18 +76,44 @@ export class OrderSource {
     throw new Error(`pull position ${position.phase} does not belong to a ${connector.type} shop`);
   }
 
+  /**
+   * The orders of these platform ids as the platform has them now, in any status (to ship,
+   * held, cancelled, refunded, fulfilled), each checked like a pulled order; an id the platform
+   * does not list is left out. For reads the caller asks by name (a webhook's orders, the check
+   * before a label): the platform's answer is the truth, the id only names the order.
+   */
+  async byIds(connector: ImportConnector, ids: readonly string[], signal: AbortSignal): Promise<ReadOrder[]> {
+    if (connector.type === 'woocommerce') return this.wooReader(connector).byIds(ids, signal, 'any');
+    return this.shopifyByIds(connector, ids, changesQuery(null), signal);
+  }
+
+  /** Orders by id that also match `query`, in searches of IDS_PER_QUERY ids, each paged to its end. */
+  private async shopifyByIds(
+    connector: ShopifyConnector & { import: ShopImportSettings },
+    ids: readonly string[],
+    query: string,
+    signal: AbortSignal,
+  ): Promise<ReadOrder[]> {
+    const orders: ReadOrder[] = [];
+    for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+      const terms = `(${ids
+        .slice(i, i + IDS_PER_QUERY)
+        .map((id) => `id:${id}`)
+        .join(' OR ')})`;
+      for (let after: string | null = null, first = true; first || after !== null; first = false) {
+        const page = await this.shopify(connector, { query: `${query} ${terms}`, after }, signal);
+        orders.push(...page.orders);
+        after = page.endCursor;
+      }
+    }
+    return orders;
+  }
+
   private async retryList(connector: ImportConnector, cursor: PullCursor, signal: AbortSignal): Promise<PageRead> {
     const next = firstChangesPosition(connector.type, cursor, connector.import, this.now());
     const orders: ReadOrder[] = [];
     if (connector.type === 'shopify') {
-      for (let i = 0; i < cursor.retry.length; i += IDS_PER_QUERY) {
-        const ids = cursor.retry.slice(i, i + IDS_PER_QUERY);
-        for (let after: string | null = null, first = true; first || after !== null; first = false) {
-          const page = await this.shopify(connector, { query: eligibleQuery(null, ids), after }, signal);
-          orders.push(...page.orders);
-          after = page.endCursor;
-        }
-      }
+      orders.push(...(await this.shopifyByIds(connector, cursor.retry, eligibleQuery(null), signal)));
     } else {
       orders.push(...(await this.wooReader(connector).byIds(cursor.retry, signal)));
     }

@@ -127,11 +127,12 @@ export class WooOrderReader {
   }
 
   /** The orders of `ids` that still need a label (the retry list). */
-  async byIds(ids: readonly string[], signal: AbortSignal): Promise<ReadOrder[]> {
+  /** `processing`: the retry list (an order no longer to ship looks gone); `any`: an order as it is now, whatever its status. */
+  async byIds(ids: readonly string[], signal: AbortSignal, status: 'processing' | 'any' = 'processing'): Promise<ReadOrder[]> {
     const read: ReadOrder[] = [];
     // 100 a request: WooCommerce's largest page (an id beyond it would look gone).
     for (let i = 0; i < ids.length; i += 100) {
-      const params = new URLSearchParams({ status: 'processing', include: ids.slice(i, i + 100).join(','), per_page: '100' });
+      const params = new URLSearchParams({ status, include: ids.slice(i, i + 100).join(','), per_page: '100' });
       const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(z.unknown()).max(100), signal);
       read.push(...(await this.readEach(data ?? [], signal)));
     }
