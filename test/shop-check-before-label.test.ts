@@ -11,7 +11,7 @@ import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { applySchedule, importShops } from '../shop-import/schedule';
 import { loadShopConnectors } from '../shop-sync/connectors';
-import { shipmentWorkflowId } from '../domain/shipment';
+import { parcelWorkflowId, shipmentWorkflowId } from '../domain/shipment';
 import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
 import { startHarness, type Harness } from './helpers/harness';
 import { pullNow } from './helpers/shop-pulls';
@@ -194,5 +194,36 @@ describe.each([
       p.setDown(false);
     }
     expect(labelsOf(order).map((l) => l.status)).toEqual(['created']);
+  });
+});
+
+describe('an order at two locations (Shopify)', () => {
+  it('cancelled in the shop while both labels are held back, no pull after: each parcel’s check stops its label', async () => {
+    const release = holdLabelsBack();
+    const o = shopify.createOrder({ lineItems: [1, 2].map((i) => ({ sku: `PART-${i}`, quantity: 1, grams: 300 })), splitLocations: true });
+    const order = { id: o.legacyResourceId, orderId: `CS-${o.name.replace('#', '')}`, number: o.name };
+    const workflowId = shipmentWorkflowId({ shop: shopifyPlatform.shop, orderId: order.orderId });
+    try {
+      expect((await pullNow(h.env.client, shopifyPlatform.shop)).counts.started).toBe(1);
+      for (const location of ['1', '2'])
+        await waitFor(
+          async () => {
+            const s: ShipmentState | null = await h.env.client.workflow
+              .getHandle(parcelWorkflowId(workflowId, location))
+              .query(stateQuery)
+              .catch(() => null); // not started yet
+            return s?.lastError?.kind === 'rate_limited' ? s : undefined;
+          },
+          { what: `parcel ${location} held back`, timeoutMs: 20_000, intervalMs: 100 },
+        );
+      await new Promise((resolve) => setTimeout(resolve, 1_100)); // a second after the read, as placedAndWaiting
+      shopify.cancelOrder(order.id);
+    } finally {
+      release();
+    }
+    const outcome = (await h.env.client.workflow.getHandle(workflowId).result()) as ShipmentOutcome;
+    expect(outcome.parcels!.map((p) => p.outcome)).toEqual(['cancelled_in_shop', 'cancelled_in_shop']);
+    expect(labelsOf(order)).toEqual([]);
+    expect(shopify.order(order.id)!.fulfillments).toEqual([]);
   });
 });
