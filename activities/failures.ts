@@ -60,6 +60,13 @@ export const HELD_ACCOUNT_RELEASE_MS = 10_000;
 /** ApplicationFailure type of a regular attempt that gave its slot back to an account's hold (not an API failure). */
 export const ACCOUNT_HELD = 'AccountHeld';
 
+/**
+ * ApplicationFailure type of a label attempt that found, checking with the shop right before the
+ * label, that the order changed (shop-import/label-check.ts): no label was asked for; its details
+ * hold the change, which the shipment takes as it takes a pulled one. Never retried.
+ */
+export const SHOP_ORDER_CHANGED = 'ShopOrderChanged';
+
 // ---------------------------------------------------------------- shop delivery
 
 /** A shop answered 429/503: the next attempt waits its Retry-After. */

@@ -8,9 +8,12 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { Context } from '@temporalio/activity';
 import { ShippingApiClient } from '../shipping-api/client';
 import type { LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
+import { differences, type KnownReading } from '../domain/shop-order';
 import { describeTracking, isChange, snapshotOfRecord, type TrackingChange, type TrackingSnapshot } from '../domain/tracking';
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
+import type { LabelOrderCheck } from '../shop-import/label-check';
+import type { ImportConnector } from '../shop-import/source';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
 import { AccountHeld, PaceWaitExceeded, type CallClass, type CallPacing } from './account-pacer';
 import { accountCalls, singleAccount, type AccountCalls, type AccountDirectory } from './accounts';
@@ -22,6 +25,7 @@ import {
   PACED_BY_ACCOUNT,
   ACCOUNT_HELD,
   HELD_ACCOUNT_RELEASE_MS,
+  SHOP_ORDER_CHANGED,
   toApplicationFailure,
   TRACKING_UNCHANGED,
   type AttemptProgress,
@@ -37,6 +41,8 @@ export interface CreateLabelInput extends OrderIdentity {
   account?: string;
   /** A parcel's location (an order shipping from several): part of its key. */
   location?: string;
+  /** A pulled shipment's reading of its order: checked with the shop right before the label (label-check.ts). */
+  shopCheck?: KnownReading;
 }
 
 export interface CreatedLabel {
@@ -109,6 +115,8 @@ export interface ActivityOptions {
    * over to them.
    */
   handOverToPollers?: boolean;
+  /** Checks a pulled shipment's order with its shop right before the label; absent: no check. */
+  labelCheck?: LabelOrderCheck;
 }
 
 /**
@@ -124,7 +132,7 @@ export function createActivities(
   trackingPolicy: TrackingPolicy,
   options: ActivityOptions = {},
 ) {
-  const { shopConnectors, handOverToPollers = false } = options;
+  const { shopConnectors, handOverToPollers = false, labelCheck } = options;
   const accounts = apis instanceof ShippingApiClient ? singleAccount(apis, options.pacing) : apis;
 
   /**
@@ -183,13 +191,37 @@ export function createActivities(
     }
   }
 
+  /**
+   * Inside the label's turn, right before it is sent: the order as its shop has it now. A change
+   * that matters fails the attempt unsent (SHOP_ORDER_CHANGED, never retried); a check that cannot
+   * be made lets the label go on, as before the check existed.
+   */
+  async function checkWithShop(shop: string, orderId: string, known: KnownReading | undefined, signal: AbortSignal): Promise<void> {
+    const connector = known && labelCheck ? shopConnectors?.connectorFor(shop) : null;
+    if (!connector || connector.type === 'webhook' || !connector.import?.checkBeforeLabel) return;
+    const answer = await labelCheck!.check(connector as ImportConnector, known!, signal);
+    if (answer.result === 'unchecked')
+      Context.current().log.warn('order not checked with its shop before the label', { shop, orderId, reason: answer.reason });
+    if (answer.result !== 'changed') return;
+    const kinds = differences(known!.facts, answer.change.facts);
+    Context.current().log.info('order changed in the shop: no label', { shop, orderId, kinds, status: answer.change.facts.status });
+    throw ApplicationFailure.create({
+      type: SHOP_ORDER_CHANGED,
+      message: `the order changed in the shop before its label (${kinds.join(', ')}): no label was asked for`,
+      nonRetryable: true,
+      details: [answer.change],
+    });
+  }
+
   return {
-    async createLabel({ shop, orderId, revision, labelRequest, account, location }: CreateLabelInput): Promise<CreatedLabel> {
+    async createLabel({ shop, orderId, revision, labelRequest, account, location, shopCheck }: CreateLabelInput): Promise<CreatedLabel> {
       const idempotencyKey = labelIdempotencyKey({ shop, orderId, revision, location });
       const calls = accountCalls(accounts, account);
-      const label = await apiCall(calls, 'label', (signal) => calls.api.createLabel({ ...labelRequest, idempotencyKey }, { signal }), {
-        idempotencyKey,
-      });
+      const send = async (signal: AbortSignal) => {
+        await checkWithShop(shop, orderId, shopCheck, signal);
+        return calls.api.createLabel({ ...labelRequest, idempotencyKey }, { signal });
+      };
+      const label = await apiCall(calls, 'label', send, { idempotencyKey });
       Context.current().log.info('label created', { orderId, shop, labelId: label.id, idempotencyKey, ...(account ? { account } : {}) });
       return {
         idempotencyKey,

@@ -133,6 +133,8 @@ Options:
   --rotation-shipments <n>     shipments in flight when credentials rotate (default 500; 0 skips
                                the rotation run)
   --shop-changes-orders <n>    orders of the shop-changes scenario, over four shops (default 1000)
+  --shop-changes-check <on|off>  the label's check with the shop (import.checkBeforeLabel) in the
+                               shop-changes scenario (default on; off measures pulls and webhooks alone)
   --backlog-shipments <n>      the backlog of the backlog-latency scenario (default 2000; 10000
                                take about 14 min a path to start on a 2-core machine)
   --backlog-live-orders <n>    its live orders, one a second (default 60)
@@ -168,6 +170,11 @@ function positiveInt(name: string, text: string | undefined, fallback: number, m
   return n;
 }
 
+function onOff(name: string, text: string | undefined): boolean {
+  if (text !== 'on' && text !== 'off') throw new Error(`--${name} must be on or off (got "${text}")`);
+  return text === 'on';
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -201,6 +208,7 @@ async function main(): Promise<number> {
       window: { type: 'string' },
       'import-flags': { type: 'string', default: '' },
       'shop-changes-orders': { type: 'string' },
+      'shop-changes-check': { type: 'string', default: 'on' },
       'backlog-shipments': { type: 'string' },
       'backlog-live-orders': { type: 'string' },
       'backlog-rate': { type: 'string' },
@@ -366,7 +374,11 @@ async function main(): Promise<number> {
 
   if (scenarios.includes('shop-changes')) {
     results.shopChanges = await shopChangesScenario(
-      { orders: positiveInt('shop-changes-orders', values['shop-changes-orders'], 1_000, 20), seed: 31 },
+      {
+        orders: positiveInt('shop-changes-orders', values['shop-changes-orders'], 1_000, 20),
+        seed: 31,
+        checkBeforeLabel: onOff('shop-changes-check', values['shop-changes-check']),
+      },
       log,
     );
   }

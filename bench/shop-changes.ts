@@ -81,7 +81,10 @@ const callsPerSecondFor = (orders: number) => Math.max(4, Math.round(orders / 30
 
 const shopOf = (mode: Mode, platform: PlatformName) => `changes-${mode}-${platform === 'Shopify' ? 'shopify' : 'woo'}`;
 
-export async function shopChangesScenario(o: { orders: number; seed: number }, log: (m: string) => void): Promise<ShopChangesRow> {
+export async function shopChangesScenario(
+  o: { orders: number; seed: number; checkBeforeLabel: boolean },
+  log: (m: string) => void,
+): Promise<ShopChangesRow> {
   const random = mulberry32(o.seed);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-shop-changes-'));
   const bundlePath = path.join(tmp, 'workflow-bundle.js');
@@ -95,7 +98,9 @@ export async function shopChangesScenario(o: { orders: number; seed: number }, l
   const perSecond = callsPerSecondFor(o.orders);
   const api = await startFakeShippingApi({ port: 0, trackingStepMs: 2_000, accounts: BENCH_ACCOUNTS });
   api.setFaults({ rateLimit: { perSecond, burst: perSecond } });
-  log(`shop changes: the shipping API limited to ${perSecond} calls a second`);
+  log(
+    `shop changes: the shipping API limited to ${perSecond} calls a second; the label's check with the shop ${o.checkBeforeLabel ? 'on' : 'off'}`,
+  );
   const stores: Record<Mode, { shopify: FakeShopify; woo: FakeWooCommerce }> = {
     webhooks: { shopify: await startFakeShopify(), woo: await startFakeWooCommerce() },
     schedule: { shopify: await startFakeShopify(), woo: await startFakeWooCommerce() },
@@ -103,8 +108,9 @@ export async function shopChangesScenario(o: { orders: number; seed: number }, l
   const triggerPort = await freePort();
   const connectors: Record<string, unknown> = { maxBackoff: '5s' };
   for (const mode of ['webhooks', 'schedule'] as const) {
-    connectors[shopOf(mode, 'Shopify')] = shopifyEntry(stores[mode].shopify.baseUrl, { every: '30s', overlap: '1m' });
-    connectors[shopOf(mode, 'WooCommerce')] = wooEntry(stores[mode].woo.baseUrl, { every: '30s', overlap: '1m' });
+    const settings = { every: '30s', overlap: '1m', checkBeforeLabel: o.checkBeforeLabel };
+    connectors[shopOf(mode, 'Shopify')] = shopifyEntry(stores[mode].shopify.baseUrl, settings);
+    connectors[shopOf(mode, 'WooCommerce')] = wooEntry(stores[mode].woo.baseUrl, settings);
   }
   const env = {
     ...benchProcessEnv(server, `bench-shop-changes-${Date.now()}`, api.baseUrl),
@@ -260,14 +266,30 @@ async function act(
 /** Until every shipment has ended (or DRAIN_MS after the last action). */
 async function drain(server: DevServer, log: (m: string) => void): Promise<void> {
   const deadline = Date.now() + DRAIN_MS;
+  let lastLog = Date.now();
   for (;;) {
     const running = (await server.client.workflow.count(`WorkflowType = 'shipmentWorkflow' AND ExecutionStatus = 'Running'`)).count;
     if (running === 0 || Date.now() > deadline) {
-      if (running > 0) log(`shop changes: ${running} shipments still running after the drain`);
+      if (running > 0) log(`shop changes: ${running} shipments still running after the drain (${await phases(server)})`);
       return;
+    }
+    if (Date.now() - lastLog >= 60_000) {
+      lastLog = Date.now();
+      log(`shop changes: ${running} shipments running (${await phases(server)})`);
     }
     await sleep(2_000);
   }
+}
+
+/** How many running shipments are in each phase (the ShipmentStatus search attribute). */
+async function phases(server: DevServer): Promise<string> {
+  const counts: string[] = [];
+  for (const phase of ['parcels', 'creating_label', 'held_in_shop', 'awaiting_correction', 'reading_order', 'tracking']) {
+    const query = `WorkflowType = 'shipmentWorkflow' AND ExecutionStatus = 'Running' AND ShipmentStatus = '${phase}'`;
+    const { count } = await server.client.workflow.count(query);
+    if (count > 0) counts.push(`${phase} ${count}`);
+  }
+  return counts.join(', ') || 'no phase recorded yet';
 }
 
 /** For a reader chasing a change that never reached its shipment: each acted order and each pull, as JSON. */

@@ -49,6 +49,28 @@ export interface ShopOrderChange extends ShopOrderSeen {
   parcels?: Array<{ location: string; labelRequest?: LabelRequestWithoutKey }>;
 }
 
+/** What a shipment knows of its order, as the label's check with the shop compares it (shop-import/label-check.ts). */
+export interface KnownReading extends ShopOrderSeen {
+  platformOrderId: string;
+}
+
+/** The pull validated the change with zod (domain/schemas.ts), the label's check
+ * with the shop built it from a checked order; here only what the comparison reads. */
+export function checkChangeShape(change: ShopOrderChange): void {
+  const facts = change?.facts;
+  if (typeof facts !== 'object' || facts === null) throw new Error('invalid shop change: facts: must be an object');
+  for (const key of ['status', 'address', 'lines'] as const) {
+    if (typeof facts[key] !== 'string' || facts[key].length > 64)
+      throw new Error(`invalid shop change: facts.${key}: must be a short string`);
+  }
+  if (!['open', 'on_hold', 'cancelled', 'refunded'].includes(facts.status))
+    throw new Error(`invalid shop change: facts.status: ${facts.status}`);
+  if (typeof change.modifiedAt !== 'string' || change.modifiedAt.length > 40)
+    throw new Error('invalid shop change: modifiedAt: must be a date');
+  if (change.platformOrderId !== undefined && (typeof change.platformOrderId !== 'string' || change.platformOrderId.length > 64))
+    throw new Error('invalid shop change: platformOrderId: must be a short string');
+}
+
 /** The reading as the parcel at `location` takes it: its own label request, or none when the reading has none for it. */
 export function changeForParcel(change: ShopOrderChange, location: string): ShopOrderChange {
   const { parcels, labelRequest, ...rest } = change;

@@ -84,6 +84,12 @@ export const ShopImportSettings = z.strictObject({
    */
   maxFulfillmentOrders: z.number().int().min(1).max(250).default(50),
   maxOrderLines: z.number().int().min(1).max(10_000).default(1_000),
+  /**
+   * Right before a pulled order's label is bought, ask the shop whether the order changed since
+   * the shipment read it (label-check.ts): a cancel, hold or edit of the last seconds gets no label.
+   * About one light request per label (checks of one shop within 50 ms share one).
+   */
+  checkBeforeLabel: z.boolean().default(true),
   /** Leave the schedule paused when the worker creates it. */
   paused: z.boolean().default(false),
   mapping: ImportMapping,

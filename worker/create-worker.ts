@@ -14,6 +14,8 @@ import type { FleetRateLimits } from './fleet-rate-limit';
 import { createShopDeliveryActivities } from '../activities/shop-delivery';
 import { createShopImportActivities } from '../activities/shop-import';
 import { Client } from '@temporalio/client';
+import { LabelOrderCheck } from '../shop-import/label-check';
+import { OrderSource } from '../shop-import/source';
 import { PlatformConnections } from '../shop-sync/platform/connections';
 import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
 import { LIVE_WORKER_DEFAULTS, PULL_WORKER_DEFAULTS, TRACKING_POLLER_DEFAULTS, WORKER_DEFAULTS } from '../config/settings';
@@ -87,7 +89,12 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
     activities: mergeActivities(
       mergeActivities(
         mergeActivities(
-          createActivities(accounts, tracking, { shopConnectors, handOverToPollers: options.handOverToPollers ?? true }),
+          createActivities(accounts, tracking, {
+            shopConnectors,
+            handOverToPollers: options.handOverToPollers ?? true,
+            // A pulled order is checked with its shop right before its label (import.checkBeforeLabel).
+            labelCheck: new LabelOrderCheck(new OrderSource(platforms), platforms),
+          }),
           createShopDeliveryActivities(shopConnectors, platforms),
         ),
         // Also here: a pull started on this queue before pulls had one of their own finishes here.

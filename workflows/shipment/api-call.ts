@@ -6,7 +6,7 @@
 import { isCancellation, sleep } from '@temporalio/workflow';
 import type { ShipmentActivities } from '../../activities';
 import type { RecordedError } from '../definitions';
-import { recordError, shippingErrorOf } from './failures';
+import { recordError, shippingErrorOf, shopChangeOf } from './failures';
 import { firstAttempt, HEED_SENT_ATTEMPT, shippingApi } from './proxies';
 import type { ShipmentRun } from './run';
 
@@ -22,7 +22,7 @@ export async function callApi<K extends ApiCall>(run: ShipmentRun, name: K, summ
     try {
       return await (firstAttempt(summary, options)[name] as Call)(...args);
     } catch (err) {
-      if (isCancellation(err)) throw err;
+      if (isCancellation(err) || shopChangeOf(err)) throw err; // the label step takes the shop's change
       const failure = shippingErrorOf(err);
       if (failure && !failure.retryable) throw err; // e.g. a courier rejection: the caller decides
       // Anything else (5xx, 429, network, a timed-out attempt) is retried as a regular activity.

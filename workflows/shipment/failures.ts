@@ -4,7 +4,8 @@
  */
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 import { RetryState, TimeoutType } from '@temporalio/common';
-import { FAILURE_TYPES, type FailureDetails } from '../../activities/failures';
+import { FAILURE_TYPES, SHOP_ORDER_CHANGED, type FailureDetails } from '../../activities/failures';
+import type { ShopOrderChange } from '../../domain/shop-order';
 import type { ShippingApiErrorFields } from '../../shipping-api/errors';
 import type { RecordedError, ShipmentState, ShopSyncState } from '../definitions';
 import { formatDuration } from './details';
@@ -17,6 +18,17 @@ export function shippingErrorOf(err: unknown): FailureDetails | undefined {
       const first = current.details?.[0] as Partial<ShippingApiErrorFields> | undefined;
       if (first && typeof first.kind === 'string') return first as FailureDetails;
     }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** The change a label attempt found checking with the shop (SHOP_ORDER_CHANGED): no label was asked for. */
+export function shopChangeOf(err: unknown): ShopOrderChange | undefined {
+  let current: unknown = err;
+  for (let depth = 0; current && depth < 5; depth++) {
+    if (current instanceof ApplicationFailure && current.type === SHOP_ORDER_CHANGED)
+      return current.details?.[0] as ShopOrderChange | undefined;
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;

@@ -14,7 +14,7 @@ import {
   type RelabelFromShop,
   type ResubmitLabel,
 } from '../definitions';
-import type { ShopOrderChange } from '../../domain/shop-order';
+import { checkChangeShape, type ShopOrderChange } from '../../domain/shop-order';
 import { relabelFromShop, validateRelabel } from './relabel';
 import type { ShipmentRun } from './run';
 
@@ -50,22 +50,6 @@ export function registerHandlers(run: ShipmentRun): void {
       run.shop.validate(change);
     },
   });
-}
-
-/** The pull validated the change with zod (domain/schemas.ts); here only what the comparison reads. */
-export function checkChangeShape(change: ShopOrderChange): void {
-  const facts = change?.facts;
-  if (typeof facts !== 'object' || facts === null) throw new Error('invalid shop change: facts: must be an object');
-  for (const key of ['status', 'address', 'lines'] as const) {
-    if (typeof facts[key] !== 'string' || facts[key].length > 64)
-      throw new Error(`invalid shop change: facts.${key}: must be a short string`);
-  }
-  if (!['open', 'on_hold', 'cancelled', 'refunded'].includes(facts.status))
-    throw new Error(`invalid shop change: facts.status: ${facts.status}`);
-  if (typeof change.modifiedAt !== 'string' || change.modifiedAt.length > 40)
-    throw new Error('invalid shop change: modifiedAt: must be a date');
-  if (change.platformOrderId !== undefined && (typeof change.platformOrderId !== 'string' || change.platformOrderId.length > 64))
-    throw new Error('invalid shop change: platformOrderId: must be a short string');
 }
 
 /**

@@ -20,7 +20,16 @@ import {
   type ShopChangeRecord,
   type ShopOrderState,
 } from '../definitions';
-import { differences, isWithdrawn, type ShopChangeKind, type ShopOrderChange, type ShopOrderSeen } from '../../domain/shop-order';
+import {
+  changeForParcel,
+  checkChangeShape,
+  differences,
+  isWithdrawn,
+  type KnownReading,
+  type ShopChangeKind,
+  type ShopOrderChange,
+  type ShopOrderSeen,
+} from '../../domain/shop-order';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from './details';
 import * as label from './label';
@@ -60,6 +69,8 @@ export class ShopChanges {
    * write (the connector's rejectedStatus): it holds nothing the correction does not hold already.
    */
   private holdMayBeOurs = false;
+  /** A change the label's check found was refused: the label goes on without the check. */
+  private checkRefused = false;
   /** The address and lines the current label request was made from (a held order is read without a request). */
   private requestFacts: { address: string; lines: string };
 
@@ -151,6 +162,36 @@ export class ShopChanges {
   }
 
   // ---------------------------------------------------------------- the label step
+
+  /** What the label attempt checks with the shop: the reading this shipment knows (none without a platform id). */
+  knownReading(): KnownReading | undefined {
+    const { platformOrderId } = this.run.state;
+    if (this.checkRefused || platformOrderId === undefined) return undefined;
+    return { platformOrderId, modifiedAt: this.order.modifiedAt, facts: { ...this.order.facts } };
+  }
+
+  /**
+   * A change the label attempt found checking with the shop: taken as a pulled one is. One this
+   * shipment would refuse (which the check should never send) turns the check off, so the label
+   * step cannot loop on it.
+   */
+  takeFoundBeforeLabel(found: ShopOrderChange): void {
+    const change = this.run.state.parcel ? changeForParcel(found, this.run.state.parcel.location) : found;
+    try {
+      checkChangeShape(change);
+      this.validate(change);
+    } catch (err) {
+      log.warn('shop change found before the label not taken; the label goes on unchecked', {
+        orderId: this.run.state.orderId,
+        reason: (err as Error).message,
+      });
+      this.checkRefused = true;
+      return;
+    }
+    this.labelScope = null;
+    this.apply(change);
+    this.order.changes.at(-1)!.action += ' (found checking with the shop before the label)';
+  }
 
   /** A change cancelled the label call in flight (not the operator, not Temporal). */
   interruptedLabel(): boolean {

@@ -42,9 +42,8 @@ import {
   type ShopChangeAnswer,
 } from '../definitions';
 import { parcelWorkflowId, shipmentWorkflowId, type ParcelRef, type ShipmentInput } from '../../domain/shipment';
-import { changeForParcel, differences, type ShopOrderChange } from '../../domain/shop-order';
+import { changeForParcel, checkChangeShape, differences, type ShopOrderChange } from '../../domain/shop-order';
 import { parcelsDetails } from './details';
-import { checkChangeShape } from './handlers';
 import { initialShopOrder, refuseChange } from './shop-changes';
 import { initialState, outcomeOf } from './state';
 import type { shipmentWorkflow } from './workflow';
