@@ -233,7 +233,7 @@ export async function pullNow(
       start !== null &&
       (await startWebhookPull(client, start.taskQueue, (slot) => namedOrdersPullId(shop, slot), {
         input: { shop, cursor: start.cursor ?? EMPTY_CURSOR, webhook: true, orderIds: ids },
-        summary: `Webhook pull of ${ids.length} orders shop ${shop}'s webhooks named`,
+        summary: `Webhook pull of the ${ids.length} orders shop ${shop}'s webhooks named (by id; no cursor)`,
       }));
     fromCursor ||= !namedOrders;
   }
