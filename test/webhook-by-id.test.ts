@@ -169,6 +169,22 @@ async function runSince(workflowId: string, since: number, timeoutMs = 15_000): 
   return run === null ? null : ((await h.env.client.workflow.getHandle(workflowId, run).result()) as ShopPullResult);
 }
 
+/** The results of the shop's pulls of named orders (any slot) started at `since` or later, once one satisfies `done`. */
+async function namedPullsSince(shop: string, since: number, done: (r: ShopPullResult) => boolean): Promise<ShopPullResult[]> {
+  return waitFor(
+    async () => {
+      const results: ShopPullResult[] = [];
+      for (let slot = 0; slot < WEBHOOK_PULLS_PER_SHOP; slot++) {
+        const handle = h.env.client.workflow.getHandle(namedOrdersPullId(shop, slot));
+        const d = await handle.describe().catch(() => null);
+        if (d && d.startTime.getTime() >= since && d.status.name === 'COMPLETED') results.push((await handle.result()) as ShopPullResult);
+      }
+      return results.some(done) ? results : undefined;
+    },
+    { what: `a pull of named orders of ${shop}`, timeoutMs: 15_000, intervalMs: 100 },
+  );
+}
+
 /** Whether any of the shop's pulls from the cursor for webhooks started at `since` or later. */
 async function cursorPullsSince(shop: string, since: number): Promise<number> {
   let n = 0;
@@ -226,8 +242,9 @@ describe.each([
   it('a new order named by its webhook is imported while the scheduled pull still reads', async () => {
     const slow = await slowScheduledPull(p);
     const placed = p.place(); // its orders/create (order.created) webhook names it
-    const pulled = await runSince(namedOrdersPullId(p.shop, 0), slow.from);
-    expect(pulled?.counts).toMatchObject({ started: 1, rejected: 0 });
+    // Its webhooks (created, updated) may make two pulls of named orders: one of them started it.
+    const pulled = await namedPullsSince(p.shop, slow.from, (r) => r.counts.started === 1);
+    expect(pulled.reduce((n, r) => n + r.counts.started + r.counts.rejected, 0)).toBe(1);
     expect((await stateOf(p, placed.orderId)).phase).toBeDefined();
     // Before the scheduled pull's read was answered, and with no pull from the cursor for it.
     expect(Date.now()).toBeLessThan(slow.from + SLOW_MS);
@@ -256,8 +273,9 @@ describe.each([
     const shipments = (await h.env.client.workflow.count(`ShipmentShop = '${p.shop}'`)).count;
     const topic = p === shopifyPlatform ? 'orders/updated' : 'order.updated';
     await deliver(p, topic, JSON.stringify({ id: 987_654_321_012 }));
-    const foreign = await runSince(namedOrdersPullId(p.shop, 0), since);
-    expect(foreign?.counts).toMatchObject({ read: 0, started: 0, changed: 0 });
+    // A pull for the order cancelled above may still come late; the foreign id's reads nothing.
+    const pulled = await namedPullsSince(p.shop, since, (r) => r.counts.read === 0);
+    expect(pulled.reduce((n, r) => n + r.counts.started, 0)).toBe(0);
     expect(await cursorPullsSince(p.shop, since)).toBe(0);
 
     const fallbackFrom = Date.now();
