@@ -16,17 +16,19 @@ import type { PlatformConnections } from '../shop-sync/platform/connections';
 import { describeStop, StopDelivery } from '../shop-sync/platform/result';
 import { activityFailure, SHOP_BUSY, SHOP_UNAVAILABLE } from './failures';
 import { ShopChangeNotifier } from '../shop-import/changes';
-import { clip, ORDER_LIMITS } from '../shop-import/checks';
+import { clip, ORDER_LIMITS, RETRYABLE_ID } from '../shop-import/checks';
 import { advanceCursor, soundCursor, type PullCursor } from '../shop-import/cursor';
 import { pageRecords } from '../shop-import/records';
 import { saveCursor } from '../shop-import/schedule';
-import { OrderSource, RunawayPaging, type ImportConnector } from '../shop-import/source';
+import { OrderSource, RunawayPaging, type ImportConnector, type PageRead } from '../shop-import/source';
 import type { FieldProblem } from '../shipping-api/contract';
 import type { AccountOf } from '../config/shipping-accounts';
 import {
   addCounts,
   KEPT_REJECTIONS,
+  NAMED_ORDERS_PER_PULL,
   noCounts,
+  type NamedOrdersPosition,
   type PullCounts,
   type PullPagesInput,
   type PullPagesResult,
@@ -39,6 +41,8 @@ const CALL_BUDGET_MS = 45_000;
 const HEARTBEAT_EVERY_MS = 3_000;
 /** Shipments started at once per page. */
 const START_CONCURRENCY = 8;
+/** Named orders read per page: one Shopify query's worth, so each page's progress is heartbeated. */
+const NAMED_ORDERS_PER_PAGE = 10;
 
 export interface ShopImportDeps {
   connectors: ShopConnectors;
@@ -107,9 +111,12 @@ export function createShopImportActivities(deps: ShopImportDeps) {
   async function pullPage(connector: ImportConnector, progress: PullPagesResult): Promise<PullPagesResult> {
     const ctx = Context.current();
     const readStart = now();
-    const page = await source
-      .read(connector, progress.cursor, progress.next!, ctx.cancellationSignal)
-      .catch((err: unknown) => platformFailure(connector, err));
+    const position = progress.next!;
+    const page = await (
+      position.phase === 'ids'
+        ? namedOrders(connector, position, ctx.cancellationSignal)
+        : source.read(connector, progress.cursor, position, ctx.cancellationSignal)
+    ).catch((err: unknown) => platformFailure(connector, err));
     const readMs = now() - readStart;
     const { records, skipped } = pageRecords(connector.shop, page.orders, connector.import.mapping, progress.counts.read + 1);
     const failed: PullRejection[] = [];
@@ -187,6 +194,22 @@ export function createShopImportActivities(deps: ShopImportDeps) {
       rejections: [...progress.rejections, ...failed].slice(0, KEPT_REJECTIONS),
       pages: progress.pages + 1,
     };
+  }
+
+  /**
+   * A page of the orders a shop's webhooks named, read by id in any status: the platform's answer
+   * is the truth (an id it does not list, or not this shop's, reads as nothing). Ids are checked
+   * again here: the workflow's input is not only ours to write.
+   */
+  async function namedOrders(
+    connector: ImportConnector,
+    position: NamedOrdersPosition,
+    signal: AbortSignal,
+  ): Promise<Omit<PageRead, 'next'> & { next: NamedOrdersPosition | null }> {
+    const ids = [...new Set(position.ids.filter((id) => RETRYABLE_ID.test(id)))].slice(0, NAMED_ORDERS_PER_PULL);
+    const rest = ids.slice(NAMED_ORDERS_PER_PAGE);
+    const orders = ids.length === 0 ? [] : await source.byIds(connector, ids.slice(0, NAMED_ORDERS_PER_PAGE), signal);
+    return { orders, next: rest.length > 0 ? { phase: 'ids', ids: rest } : null, newest: null, gone: [] };
   }
 }
 

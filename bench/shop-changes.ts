@@ -292,6 +292,13 @@ async function phases(server: DevServer): Promise<string> {
   return counts.join(', ') || 'no phase recorded yet';
 }
 
+async function firstCursorSave(server: DevServer, workflowId: string, runId: string): Promise<string | null> {
+  const history = await server.client.workflow.getHandle(workflowId, runId).fetchHistory();
+  const event = history.events?.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'saveShopCursor');
+  const seconds = event?.eventTime?.seconds;
+  return seconds == null ? null : new Date(Number(seconds) * 1000).toISOString();
+}
+
 /** For a reader chasing a change that never reached its shipment: each acted order and each pull, as JSON. */
 async function dumpDetails(server: DevServer, api: FakeShippingApi, orders: Order[], file: string): Promise<void> {
   const labels = api.labels();
@@ -329,6 +336,8 @@ async function dumpDetails(server: DevServer, api: FakeShippingApi, orders: Orde
       start: w.startTime.toISOString(),
       close: w.closeTime?.toISOString() ?? null,
       status: w.status.name,
+      // A scheduled run's first cursor write: before it, a shop has no cursor for a webhook's pull from the cursor.
+      firstCursorSave: w.workflowId.includes('-webhook-') ? null : await firstCursorSave(server, w.workflowId, w.runId),
       result,
     });
   }

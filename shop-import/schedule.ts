@@ -16,6 +16,8 @@ import {
 } from '@temporalio/client';
 import type { ShopConnectors } from '../shop-sync/connectors';
 import {
+  NAMED_ORDERS_PER_PULL,
+  namedOrdersPullId,
   SHOP_PULL_WORKFLOW_TYPE,
   shopPullScheduleId,
   shopPullTaskQueue,
@@ -146,12 +148,12 @@ export async function triggerPull(client: Client, shop: string): Promise<void> {
   await client.schedule.getHandle(shopPullScheduleId(shop)).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
 }
 
-/** A shop's webhook pulls that may run at once; a webhook beyond them buffers the schedule's next run. */
+/** A shop's webhook pulls of each kind (from the cursor, of named orders) that may run at once; beyond them the schedule's next run is buffered. */
 export const WEBHOOK_PULLS_PER_SHOP = 3;
 
-/** What a webhook pull needs of the shop's schedule: its cursor and the pulls' task queue. */
+/** What a webhook pull needs of the shop's schedule: its cursor (null: never pulled) and the pulls' task queue. */
 interface PullStart {
-  cursor: PullCursor;
+  cursor: PullCursor | null;
   taskQueue: string;
 }
 
@@ -162,58 +164,116 @@ interface PullStart {
  * moves past orders already read, so an older one misses none).
  */
 export class RecentSchedules {
-  private readonly described = new Map<string, { at: number; start: PullStart | null }>();
+  private readonly described = new Map<string, { at: number; start: PullStart }>();
 
   constructor(
     private readonly maxAgeMs = 30_000,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Null: the shop was never pulled (no cursor yet), or its schedule starts no workflow. */
-  async of(client: Client, shop: string): Promise<PullStart | null> {
+  /**
+   * Null: the schedule starts no workflow. A shop never pulled (no cursor yet) is described again
+   * when `needCursor`: its first pull is on its way, and the next webhook should see its cursor.
+   */
+  async of(client: Client, shop: string, needCursor = true): Promise<PullStart | null> {
     const known = this.described.get(shop);
-    if (known && this.now() - known.at < this.maxAgeMs) return known.start;
+    if (known && this.now() - known.at < this.maxAgeMs && (known.start.cursor !== null || !needCursor)) return known.start;
     const schedule = await client.schedule.getHandle(shopPullScheduleId(shop)).describe();
+    if (schedule.action.type !== 'startWorkflow') return null;
     const cursor = cursorOf(schedule);
-    const start =
-      cursor.since !== null && schedule.action.type === 'startWorkflow' ? { cursor, taskQueue: schedule.action.taskQueue } : null;
-    // Only a usable one is kept: a shop's first pull is on its way, and the next webhook should see its cursor.
-    if (start) this.described.set(shop, { at: this.now(), start });
+    const start = { cursor: cursor.since === null ? null : cursor, taskQueue: schedule.action.taskQueue };
+    this.described.set(shop, { at: this.now(), start });
     return start;
   }
 }
 
+/** What a webhook asks of `pullNow`: the orders it named, and whether a pull from the cursor is due too. */
+export interface PullWanted {
+  orderIds: readonly string[];
+  fromCursor: boolean;
+}
+
+/** What `pullNow` did: the named orders' pull started (or not), and how the cursor's pull was asked for. */
+export interface PullNowOutcome {
+  namedOrders: boolean;
+  cursor: 'webhook pull' | 'buffered' | null;
+}
+
 /**
  * A webhook's pull, not behind the shop's running pull: the schedule's run waits for the running
- * one to close (its cursor write takes seconds under load) and for the scheduler (about 1.6 s).
- * A webhook pull starts at once on the pulls' queue, from the cursor the schedule holds (before
- * the webhook's order, as every run's is), and never writes the cursor: the schedule's runs,
- * one at a time, stay its only writers, and find the orders it started "already known". Only
- * the shop's signed webhook asks; what it carried is not read. Falls back to `triggerPull` when
- * the shop was never pulled (a pull from nothing reads `import.firstPull` back: the schedule's
- * job) or its webhook pulls all run. As the trigger did, it pulls a paused schedule's shop too.
+ * one to close (its cursor write takes seconds under load) and for the scheduler (about 1.6 s), and
+ * a pull from the cursor re-reads every order changed since then (minutes of pages under Shopify's
+ * cost bucket while a shop's backlog is imported).
+ *
+ * - The orders the webhooks named: a pull of those ids (`orderIds`), which reads each order from the
+ *   platform (the webhook only named it) and handles it as a pulled page does. Needs no cursor,
+ *   so it also runs while a shop's first pull is under way.
+ * - A webhook that named none (or `fromCursor`): a pull started at once on the pulls' queue from
+ *   the cursor the schedule holds (before the webhook's order, as every run's is).
+ *
+ * Neither writes the cursor: the schedule's runs, one at a time, stay its only writers, and find
+ * the orders these started "already known". Falls back to `triggerPull` when the shop was never
+ * pulled (a pull from nothing reads `import.firstPull` back: the schedule's job) or its webhook
+ * pulls of the kind all run; named orders beyond NAMED_ORDERS_PER_PULL, or with their pulls all
+ * running, go to the pull from the cursor. As the trigger did, it pulls a paused schedule's shop too.
  */
-export async function pullNow(client: Client, shop: string, schedules = new RecentSchedules(0)): Promise<'webhook pull' | 'buffered'> {
-  const start = await schedules.of(client, shop);
-  if (start === null) {
-    await triggerPull(client, shop);
-    return 'buffered';
+export async function pullNow(
+  client: Client,
+  shop: string,
+  schedules = new RecentSchedules(0),
+  wanted: PullWanted = { orderIds: [], fromCursor: true },
+): Promise<PullNowOutcome> {
+  const orderIds = [...new Set(wanted.orderIds)];
+  let fromCursor = wanted.fromCursor || orderIds.length > NAMED_ORDERS_PER_PULL;
+  let namedOrders = false;
+  if (orderIds.length > 0) {
+    const start = await schedules.of(client, shop, false);
+    const ids = orderIds.slice(0, NAMED_ORDERS_PER_PULL);
+    namedOrders =
+      start !== null &&
+      (await startWebhookPull(client, start.taskQueue, (slot) => namedOrdersPullId(shop, slot), {
+        input: { shop, cursor: start.cursor ?? EMPTY_CURSOR, webhook: true, orderIds: ids },
+        summary: `Webhook pull of the ${ids.length} orders shop ${shop}'s webhooks named (by id; no cursor)`,
+      }));
+    fromCursor ||= !namedOrders;
   }
+  return { namedOrders, cursor: fromCursor ? await pullFromCursor(client, shop, schedules) : null };
+}
+
+async function pullFromCursor(client: Client, shop: string, schedules: RecentSchedules): Promise<'webhook pull' | 'buffered'> {
+  const start = await schedules.of(client, shop);
+  const started =
+    start?.cursor != null &&
+    (await startWebhookPull(client, start.taskQueue, (slot) => webhookPullId(shop, slot), {
+      input: { shop, cursor: start.cursor, webhook: true },
+      summary: `Webhook pull of shop ${shop}'s new orders (the cursor stays the schedule's)`,
+    }));
+  if (started) return 'webhook pull';
+  await triggerPull(client, shop);
+  return 'buffered';
+}
+
+/** Starts the pull in the first free one of the shop's slots of its kind; false when all run. */
+async function startWebhookPull(
+  client: Client,
+  taskQueue: string,
+  idOf: (slot: number) => string,
+  pull: { input: ShopPullInput; summary: string },
+): Promise<boolean> {
   for (let slot = 0; slot < WEBHOOK_PULLS_PER_SHOP; slot++) {
     try {
       await client.workflow.start(SHOP_PULL_WORKFLOW_TYPE, {
-        workflowId: webhookPullId(shop, slot),
-        taskQueue: start.taskQueue,
-        args: [{ shop, cursor: start.cursor, webhook: true } satisfies ShopPullInput],
+        workflowId: idOf(slot),
+        taskQueue,
+        args: [pull.input],
         workflowIdConflictPolicy: 'FAIL',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        staticSummary: `Webhook pull of shop ${shop}'s new orders (the cursor stays the schedule's)`,
+        staticSummary: pull.summary,
       });
-      return 'webhook pull';
+      return true;
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   }
-  await triggerPull(client, shop);
-  return 'buffered';
+  return false;
 }

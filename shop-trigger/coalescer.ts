@@ -4,6 +4,9 @@
  * shop due, and one more call follows when both have passed. That trailing call matters: a pull
  * already under way may have read the orders before the change that asked for it.
  *
+ * Each call carries the order ids its requests named (at most `maxOrderIds`), and `fromCursor`
+ * when one named none, or more were named than that: then only a pull from the cursor finds them.
+ *
  * Calls never reject into the caller: a rejection, a throw or a call passing `timeoutMs` is
  * reported to `onFailure`, and the shop is free for the next request.
  */
@@ -11,6 +14,8 @@ import type { TriggerContext } from './types';
 
 interface Slot {
   due: boolean;
+  ids: Set<string>;
+  fromCursor: boolean;
   timer: NodeJS.Timeout | null;
   running: Promise<void> | null;
   controller: AbortController | null;
@@ -20,8 +25,9 @@ interface Slot {
 export interface CoalescerOptions {
   coalesceMs: number;
   timeoutMs: number;
+  maxOrderIds: number;
   trigger: (shop: string, context: TriggerContext) => Promise<void>;
-  onCall: (shop: string) => void;
+  onCall: (shop: string, wanted: Omit<TriggerContext, 'signal'>) => void;
   onFailure: (shop: string, error: unknown) => void;
 }
 
@@ -33,15 +39,18 @@ export class TriggerCoalescer {
 
   constructor(private readonly options: CoalescerOptions) {}
 
-  /** Asks for a call for `shop`; ignored once draining has begun. */
-  request(shop: string): void {
+  /** Asks for a call for `shop`, for the order `orderId` (null: none named); ignored once draining has begun. */
+  request(shop: string, orderId: string | null): void {
     if (this.draining) return;
     let slot = this.slots.get(shop);
     if (!slot) {
-      slot = { due: false, timer: null, running: null, controller: null, lastStartMs: -Infinity };
+      slot = { due: false, ids: new Set(), fromCursor: false, timer: null, running: null, controller: null, lastStartMs: -Infinity };
       this.slots.set(shop, slot);
     }
     slot.due = true;
+    if (orderId === null) slot.fromCursor = true;
+    else if (slot.ids.has(orderId) || slot.ids.size < this.options.maxOrderIds) slot.ids.add(orderId);
+    else slot.fromCursor = true;
     this.pump(shop, slot);
   }
 
@@ -84,11 +93,14 @@ export class TriggerCoalescer {
       }, wait);
       return;
     }
+    const wanted = { orderIds: [...slot.ids], fromCursor: slot.fromCursor };
     slot.due = false;
+    slot.ids = new Set();
+    slot.fromCursor = false;
     slot.lastStartMs = Date.now();
     const controller = new AbortController();
     slot.controller = controller;
-    slot.running = this.call(shop, controller)
+    slot.running = this.call(shop, controller, wanted)
       // Only a throwing onCall/onFailure (a logger) gets here; it must not become an unhandled rejection.
       .catch(() => undefined)
       .finally(() => {
@@ -99,11 +111,11 @@ export class TriggerCoalescer {
   }
 
   /** One call; settles when the trigger settles, times out or is aborted, and never rejects. */
-  private async call(shop: string, controller: AbortController): Promise<void> {
-    this.options.onCall(shop);
+  private async call(shop: string, controller: AbortController, wanted: Omit<TriggerContext, 'signal'>): Promise<void> {
+    this.options.onCall(shop, wanted);
     const { signal } = controller;
     // async wrapper: a trigger that throws synchronously becomes a rejection like any other.
-    const attempt = (async () => this.options.trigger(shop, { signal }))();
+    const attempt = (async () => this.options.trigger(shop, { signal, ...wanted }))();
     const outcome = attempt.then(
       () => null,
       (error: unknown) => ({ error }),

@@ -1,14 +1,15 @@
 /**
  * The shop trigger: an HTTP endpoint for Shopify and WooCommerce order webhooks that verifies
- * them and runs the shop's pull at once. The webhook's content is never used (nor parsed): the
- * pull reads the orders from the platform and decides what is eligible, so a lost, late or
- * repeated webhook costs latency at most, never an order.
+ * them and runs the shop's pull at once. Of a verified body only the order's id is read
+ * (order-id.ts), as a hint: the pull reads that order from the platform and decides what is
+ * eligible, so a lost, late, repeated or forged webhook costs latency at most, never an order.
  *
  * Routes: POST /hooks/shopify/<shop>, POST /hooks/woocommerce/<shop>. See docs/shop-trigger.md.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { baseUrlOf, header, JSON_TYPE, LocalHttpServer, requestLine, writeAnswer } from '../local-http';
 import { TriggerCoalescer } from './coalescer';
+import { namedOrderId } from './order-id';
 import { readRawBody } from './read-body';
 import { RecentIds } from './recent-ids';
 import { TriggerStats } from './stats';
@@ -64,6 +65,7 @@ export async function startShopTrigger(options: ShopTriggerOptions): Promise<Sho
   const triggerTimeoutMs = positiveInteger('triggerTimeoutMs', options.triggerTimeoutMs ?? SHOP_TRIGGER_DEFAULTS.triggerTimeoutMs);
   const closeTimeoutMs = positiveInteger('closeTimeoutMs', options.closeTimeoutMs ?? SHOP_TRIGGER_DEFAULTS.closeTimeoutMs);
   const dedupeIds = positiveInteger('dedupeIds', options.dedupeIds ?? SHOP_TRIGGER_DEFAULTS.dedupeIds);
+  const maxOrderIds = positiveInteger('maxOrderIds', options.maxOrderIds ?? SHOP_TRIGGER_DEFAULTS.maxOrderIds);
   const coalesceMs = options.coalesceMs ?? SHOP_TRIGGER_DEFAULTS.coalesceMs;
   if (!Number.isFinite(coalesceMs) || coalesceMs < 0) throw new RangeError(`shop trigger: coalesceMs must be ≥ 0, got ${coalesceMs}`);
 
@@ -72,10 +74,11 @@ export async function startShopTrigger(options: ShopTriggerOptions): Promise<Sho
   const coalescer = new TriggerCoalescer({
     coalesceMs,
     timeoutMs: triggerTimeoutMs,
+    maxOrderIds,
     trigger: options.trigger,
-    onCall: (shop) => {
+    onCall: (shop, wanted) => {
       stats.of(shop).triggersCalled += 1;
-      logger.debug({ shop }, 'shop trigger: calling trigger');
+      logger.debug({ shop, orders: wanted.orderIds.length, fromCursor: wanted.fromCursor }, 'shop trigger: calling trigger');
     },
     onFailure: (shop, error) => {
       stats.of(shop).triggerFailures += 1;
@@ -109,14 +112,19 @@ export async function startShopTrigger(options: ShopTriggerOptions): Promise<Sho
       logger.info({ platform, shop: clip(name) }, 'shop trigger: webhook for an unknown shop');
       return send(res, refuse(404, 'unknown shop', { close: true }));
     }
-    const reply = await receive(req, platform, shop);
-    if (reply) send(res, reply);
+    const received = await receive(req, platform, shop);
+    if (received) send(res, received.reply);
     // After the answer is on its way: the platform waits for nobody's pull (Shopify allows 5 s).
-    if (reply?.status === 200 && reply.body.result === 'accepted') coalescer.request(shop.shop);
+    if (received?.accepted) coalescer.request(shop.shop, received.accepted.orderId);
   };
 
-  /** A known shop's delivery: bounded read, then signature, then de-duplication. */
-  const receive = async (req: IncomingMessage, platform: TriggerPlatform, shop: TriggerShop): Promise<Reply | null> => {
+  /** A known shop's delivery: bounded read, then signature, then de-duplication; `accepted` names its order, if any. */
+  const receive = async (
+    req: IncomingMessage,
+    platform: TriggerPlatform,
+    shop: TriggerShop,
+  ): Promise<{ reply: Reply; accepted?: { orderId: string | null } } | null> => {
+    const answer = (reply: Reply) => ({ reply });
     const counts = stats.of(shop.shop);
     counts.received += 1;
     const names = HEADERS[platform];
@@ -130,12 +138,12 @@ export async function startShopTrigger(options: ShopTriggerOptions): Promise<Sho
     if (read.kind === 'too-large') {
       counts.tooLarge += 1;
       logger.warn({ ...where, maxBodyBytes }, 'shop trigger: body too large');
-      return refuse(413, `body larger than ${maxBodyBytes} bytes`, { close: true });
+      return answer(refuse(413, `body larger than ${maxBodyBytes} bytes`, { close: true }));
     }
     if (read.kind === 'timed-out') {
       counts.timedOut += 1;
       logger.warn({ ...where, readTimeoutMs }, 'shop trigger: body not received in time');
-      return refuse(408, `body not received within ${readTimeoutMs} ms`, { close: true });
+      return answer(refuse(408, `body not received within ${readTimeoutMs} ms`, { close: true }));
     }
     const raw = read.body;
     const signature = header(req, names.signature);
@@ -144,14 +152,14 @@ export async function startShopTrigger(options: ShopTriggerOptions): Promise<Sho
     if (platform === 'woocommerce' && signature === undefined && raw.length <= 40 && WOO_PING.test(raw.toString('latin1'))) {
       counts.pings += 1;
       logger.info({ ...where, webhookId: raw.toString('latin1').slice('webhook_id='.length) }, 'shop trigger: WooCommerce webhook ping');
-      return { status: 200, body: { result: 'ping' } };
+      return answer({ status: 200, body: { result: 'ping' } });
     }
     if (!verifySignature(raw, signature, shop.secrets)) {
       counts.rejected += 1;
       const reason = signature === undefined ? 'missing signature' : 'signature mismatch';
       // The number of secrets tells "not configured" from "wrong secret"; never the secrets or the body.
       logger.warn({ ...where, reason, secrets: shop.secrets.filter((s) => s !== '').length }, 'shop trigger: webhook refused');
-      return refuse(401, reason);
+      return answer(refuse(401, reason));
     }
     counts.verified += 1;
     const topic = header(req, names.topic);
@@ -162,11 +170,14 @@ export async function startShopTrigger(options: ShopTriggerOptions): Promise<Sho
       if (eventId !== undefined && eventId !== '' && eventId.length <= MAX_EVENT_ID_LENGTH && recentIdsOf(shop.shop).seen(eventId)) {
         counts.duplicates += 1;
         logger.debug({ ...where, topic: clip(topic), eventId }, 'shop trigger: duplicate event');
-        return { status: 200, body: { result: 'duplicate' } };
+        return answer({ status: 200, body: { result: 'duplicate' } });
       }
     }
-    logger.debug({ ...where, topic: clip(topic) }, 'shop trigger: webhook accepted');
-    return { status: 200, body: { result: 'accepted' } };
+    // Read only now that the signature matched; the id is a hint the pull checks with the platform.
+    const orderId = namedOrderId(platform, topic, raw);
+    if (orderId !== null) counts.namedOrders += 1;
+    logger.debug({ ...where, topic: clip(topic), orderId }, 'shop trigger: webhook accepted');
+    return { reply: { status: 200, body: { result: 'accepted' } }, accepted: { orderId } };
   };
 
   const recentIdsOf = (shop: string): RecentIds => {

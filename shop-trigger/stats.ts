@@ -17,6 +17,7 @@ const zeroCounts = (): ShopTriggerCounts => ({
   aborted: 0,
   triggersCalled: 0,
   triggerFailures: 0,
+  namedOrders: 0,
 });
 
 export class TriggerStats {

@@ -24,6 +24,13 @@ export interface TriggerLogger {
 export interface TriggerContext {
   /** Aborted when the call passes `triggerTimeoutMs` or `close()` gives up waiting for it. */
   signal: AbortSignal;
+  /**
+   * The platform ids of the orders the verified deliveries since the last call named (order-id.ts),
+   * at most `maxOrderIds`: hints for a pull that reads those orders from the platform.
+   */
+  orderIds: readonly string[];
+  /** A delivery named no order, or more orders were named than `maxOrderIds`: a pull from the cursor is due. */
+  fromCursor: boolean;
 }
 
 export interface ShopTriggerOptions {
@@ -54,6 +61,8 @@ export interface ShopTriggerOptions {
   closeTimeoutMs?: number;
   /** Default 10,000. Shopify event ids remembered per shop for de-duplication. */
   dedupeIds?: number;
+  /** Default 100. Order ids gathered per shop for one call; beyond them the call asks for a pull from the cursor. */
+  maxOrderIds?: number;
 }
 
 export const SHOP_TRIGGER_DEFAULTS = {
@@ -63,6 +72,7 @@ export const SHOP_TRIGGER_DEFAULTS = {
   triggerTimeoutMs: 30_000,
   closeTimeoutMs: 10_000,
   dedupeIds: 10_000,
+  maxOrderIds: 100,
 } as const;
 
 /** Counters of one shop; `totals` sums them over all shops. */
@@ -87,6 +97,8 @@ export interface ShopTriggerCounts {
   triggersCalled: number;
   /** Calls that rejected, threw or passed `triggerTimeoutMs`. */
   triggerFailures: number;
+  /** Accepted deliveries whose body named an order (its id went to the trigger); the rest ask for a pull from the cursor. */
+  namedOrders: number;
 }
 
 export interface ShopTriggerShopStats extends ShopTriggerCounts {

@@ -67,6 +67,8 @@ it('has recorded histories for each path through the workflow', () => {
       // The shop pull (shop-import/): pages with the retry list first, and a page read again after a failure.
       'shop-pull-paged.json',
       'shop-pull-page-retried.json',
+      // A webhook's pull of the orders its webhooks named (orderIds): read by id, page by page, no cursor written.
+      'webhook-by-id-named-orders.json',
       // The account workflow: a relayed hold (recorded before it pooled fresh answers), and fresh answers pooled.
       'account-held.json',
       'account-fresh-answers.json',

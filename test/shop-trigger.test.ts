@@ -448,3 +448,82 @@ describe('startShopTrigger', () => {
     await expect(startShopTrigger({ ...base, coalesceMs: -1 })).rejects.toThrow(/coalesceMs/);
   });
 });
+
+describe('the order a verified webhook names', () => {
+  /** Sends each body under its topic to the shop, then the calls' contexts (coalesced: one window). */
+  async function named(platform: 'shopify' | 'woocommerce', deliveries: { topic: string; body: string }[], overrides = {}) {
+    const contexts: Omit<TriggerContext, 'signal'>[] = [];
+    const { trigger } = await start({ coalesceMs: 300, ...overrides }, async (_shop, _n, { signal: _, ...wanted }) => {
+      contexts.push(wanted);
+    });
+    const shop = platform === 'shopify' ? 'oslo-outdoor' : 'porto-wines';
+    for (const { topic, body } of deliveries) {
+      const headers =
+        platform === 'shopify'
+          ? { ...shopifyHeaders(body), 'x-shopify-topic': topic }
+          : { ...wooHeaders(body), 'x-wc-webhook-topic': topic };
+      expect((await post(trigger.hookUrl(platform, shop), body, headers)).status).toBe(200);
+    }
+    await sleep(450);
+    return { contexts, stats: trigger.stats().shops[shop]! };
+  }
+
+  it("passes a Shopify order's id, and a refund's order_id, to the trigger", async () => {
+    const { contexts, stats } = await named('shopify', [
+      { topic: 'orders/updated', body: orderBody(5_912_345_678_901) },
+      { topic: 'refunds/create', body: JSON.stringify({ id: 77, order_id: 450789469, restock: true }) },
+      { topic: 'orders/cancelled', body: orderBody(5_912_345_678_901) },
+    ]);
+    expect(contexts).toEqual([
+      { orderIds: ['5912345678901'], fromCursor: false },
+      { orderIds: ['450789469', '5912345678901'], fromCursor: false },
+    ]);
+    expect(stats.namedOrders).toBe(3);
+  });
+
+  it("passes a WooCommerce order's id to the trigger", async () => {
+    const { contexts } = await named('woocommerce', [{ topic: 'order.updated', body: JSON.stringify({ id: 4711, status: 'cancelled' }) }]);
+    expect(contexts).toEqual([{ orderIds: ['4711'], fromCursor: false }]);
+  });
+
+  it('a body naming no usable order asks for a pull from the cursor', async () => {
+    const hold = JSON.stringify({ fulfillment_order: { id: 'gid://shopify/FulfillmentOrder/1', status: 'on_hold' } });
+    const { contexts, stats } = await named('shopify', [
+      // A fulfillment order's webhook names the fulfillment order only.
+      { topic: 'fulfillment_orders/placed_on_hold', body: hold },
+      { topic: 'orders/updated', body: 'not json' },
+      { topic: 'orders/updated', body: JSON.stringify([{ id: 1 }]) },
+      { topic: 'orders/updated', body: JSON.stringify({ id: 'abc' }) },
+      { topic: 'orders/updated', body: JSON.stringify({ id: -5 }) },
+      { topic: 'orders/updated', body: JSON.stringify({ id: 0 }) },
+      { topic: 'orders/updated', body: JSON.stringify({ id: 1.5 }) },
+      // Shopify's test notification's id is past 2^53: JSON cannot carry it exactly.
+      { topic: 'orders/updated', body: '{"id":820982911946154508}' },
+      { topic: 'orders/updated', body: JSON.stringify({ id: '1'.repeat(21) }) },
+      { topic: 'orders/updated', body: JSON.stringify({ order_id: 12 }) },
+      { topic: 'products/update', body: JSON.stringify({ id: 12 }) },
+      { topic: 'orders/updated', body: JSON.stringify({ id: { $gt: 1 } }) },
+      { topic: 'orders/updated', body: `${'['.repeat(100_000)}${']'.repeat(100_000)}` },
+    ]);
+    expect(contexts).toEqual([
+      { orderIds: [], fromCursor: true },
+      { orderIds: [], fromCursor: true },
+    ]);
+    expect(stats.namedOrders).toBe(0);
+    // Not an order topic: where an id would be is unknown, so nothing is read.
+    const woo = await named('woocommerce', [{ topic: 'product.updated', body: JSON.stringify({ id: 9 }) }]);
+    expect(woo.contexts).toEqual([{ orderIds: [], fromCursor: true }]);
+  });
+
+  it('gathers at most maxOrderIds per call; beyond them the call asks for a pull from the cursor', async () => {
+    const { contexts } = await named(
+      'shopify',
+      [1, 2, 3, 4, 2].map((id) => ({ topic: 'orders/updated', body: orderBody(id) })),
+      { maxOrderIds: 2 },
+    );
+    expect(contexts).toEqual([
+      { orderIds: ['1'], fromCursor: false },
+      { orderIds: ['2', '3'], fromCursor: true },
+    ]);
+  });
+});

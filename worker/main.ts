@@ -185,7 +185,8 @@ async function main(): Promise<number> {
         ...settings.shopTrigger,
         shops: (shop) => triggerShop(shopConnectors, shop),
         // A pull of its own at once, not the schedule's run behind the running pull.
-        trigger: (shop, { signal }) => client.withAbortSignal(signal, async () => void (await pullNow(client, shop, schedules))),
+        trigger: (shop, { signal, ...wanted }) =>
+          client.withAbortSignal(signal, async () => void (await pullNow(client, shop, schedules, wanted))),
         logger,
       });
     } catch (err) {

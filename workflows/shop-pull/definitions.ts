@@ -35,12 +35,31 @@ export function webhookPullId(shop: string, slot: number): string {
   return `${shopPullScheduleId(shop)}-webhook-${slot}`;
 }
 
+/** A webhook's pull of the orders its webhooks named: one of a few per shop, `<schedule id>-webhook-ids-<slot>`. */
+export function namedOrdersPullId(shop: string, slot: number): string {
+  return `${shopPullScheduleId(shop)}-webhook-ids-${slot}`;
+}
+
+/** The most order ids one pull is given; a webhook naming more asks for a pull from the cursor. */
+export const NAMED_ORDERS_PER_PULL = 100;
+
+/** Within a pull of named orders: the ids still to read, a page at a time. */
+export interface NamedOrdersPosition {
+  phase: 'ids';
+  ids: string[];
+}
+
 export interface ShopPullInput {
   shop: string;
   /** The schedule keeps the newest cursor here (each pull writes it back). */
   cursor: PullCursor;
   /** A webhook's pull: reads from the cursor it was given and never writes it (the schedule's runs do). */
   webhook?: true;
+  /**
+   * The platform ids of the orders the shop's webhooks named (at most NAMED_ORDERS_PER_PULL): the
+   * pull reads those orders, not the changes since the cursor, and writes no cursor.
+   */
+  orderIds?: string[];
 }
 
 export interface PullCounts {
@@ -65,12 +84,12 @@ export interface PullRejection {
 export interface PullPagesInput {
   shop: string;
   cursor: PullCursor;
-  position: PullPosition;
+  position: PullPosition | NamedOrdersPosition;
 }
 
 export interface PullPagesResult {
   /** Where the next call goes on; null: the pull has read everything. */
-  next: PullPosition | null;
+  next: PullPosition | NamedOrdersPosition | null;
   cursor: PullCursor;
   counts: PullCounts;
   /** The first few, for the result and the Web UI; every one is in the worker's log. */

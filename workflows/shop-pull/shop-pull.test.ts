@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { PullCursor } from '../../shop-import/cursor';
 import { saveFixture } from '../../test/helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-env';
-import { SHOP_PULL_WORKFLOW_TYPE, type PullPagesInput, type PullPagesResult, type ShopPullResult } from './definitions';
+import { SHOP_PULL_WORKFLOW_TYPE, type PullPagesInput, type PullPagesResult, type ShopPullInput, type ShopPullResult } from './definitions';
 
 /** Per shop: the answers of successive pullShopOrders calls (a function may throw to fail the attempt). */
 const scripts = new Map<string, Array<(input: PullPagesInput) => PullPagesResult>>();
@@ -49,11 +49,11 @@ afterAll(async () => {
 
 const counts = (started: number, rejected = 0) => ({ read: started + rejected, started, alreadyKnown: 0, skipped: 0, rejected });
 
-function pull(shop: string, cursor: PullCursor) {
+function pull(shop: string, cursor: PullCursor, more: Partial<ShopPullInput> = {}) {
   return env.client.workflow.start(SHOP_PULL_WORKFLOW_TYPE, {
     taskQueue,
     workflowId: `pull-${shop}-${randomUUID()}`,
-    args: [{ shop, cursor }],
+    args: [{ shop, cursor, ...more } satisfies ShopPullInput],
   });
 }
 
@@ -128,4 +128,36 @@ it('a page that fails is read again by the retry from the same position; the cur
   expect(saved.get(shop)).toEqual([done]);
   expect(result.counts.started).toBe(3);
   await saveFixture(handle, 'shop-pull-page-retried');
+});
+
+it("a webhook's pull of named orders reads only those, page by page, and never writes the cursor", async () => {
+  const shop = 'named';
+  const held = { since: '2026-11-22T08:00:00Z', retry: ['9'] };
+  const ids = Array.from({ length: 12 }, (_, i) => String(4000 + i));
+  scripts.set(shop, [
+    (input) => ({
+      next: { phase: 'ids', ids: ids.slice(10) },
+      cursor: { ...input.cursor, retry: ['9', '4003'] },
+      counts: counts(9, 1),
+      rejections: [],
+      pages: 1,
+    }),
+    (input) => ({
+      next: null,
+      cursor: input.cursor,
+      counts: { ...counts(0), read: 2, alreadyKnown: 2, changed: 1 },
+      rejections: [],
+      pages: 2,
+    }),
+  ]);
+  const handle = await pull(shop, held, { webhook: true, orderIds: ids });
+  const result = (await handle.result()) as ShopPullResult;
+  // No retry list and no changes since the cursor: the named orders, where the activity left off.
+  expect(pulls.get(shop)!.map((p) => p.position)).toEqual([
+    { phase: 'ids', ids },
+    { phase: 'ids', ids: ids.slice(10) },
+  ]);
+  expect(saved.get(shop)).toBeUndefined();
+  expect(result.counts).toEqual({ read: 12, started: 9, alreadyKnown: 2, skipped: 0, rejected: 1, changed: 1 });
+  await saveFixture(handle, 'webhook-by-id-named-orders');
 });

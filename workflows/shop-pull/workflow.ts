@@ -3,7 +3,8 @@
  * the schedule's cursor (activities read, map and start the shipments), writes the cursor back to
  * the schedule as it goes, and returns what it did. A failed pull loses nothing: the next run
  * starts from the last cursor written, and an order read twice is "already known". A webhook's
- * pull (`input.webhook`, shop-import/schedule.ts `pullNow`) reads the same way and writes no cursor.
+ * pull (`input.webhook`, shop-import/schedule.ts `pullNow`) reads the same way and writes no cursor;
+ * given `orderIds`, it reads only those orders (the retry list and the changes are the schedule's).
  */
 import { continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ShopImportActivities } from '../../activities/shop-import';
@@ -12,6 +13,7 @@ import {
   addCounts,
   KEPT_REJECTIONS,
   noCounts,
+  type NamedOrdersPosition,
   type PullCounts,
   type PullPagesResult,
   type PullPosition,
@@ -41,7 +43,7 @@ const { saveShopCursor } = proxyActivities<ShopImportActivities>({
 
 /** Carried over a continue-as-new of a long pull. */
 interface Carried {
-  position: PullPosition;
+  position: PullPosition | NamedOrdersPosition;
   counts: PullCounts;
   rejections: PullRejection[];
   pages: number;
@@ -50,7 +52,9 @@ interface Carried {
 export async function shopPullWorkflow(input: ShopPullInput, carried?: Carried): Promise<ShopPullResult> {
   const { shop } = input;
   let cursor = input.cursor;
-  let position: PullPosition | null = carried?.position ?? { phase: 'retry' };
+  let position: PullPosition | NamedOrdersPosition | null = carried?.position ?? firstPosition(input);
+  // Only the schedule's runs write the cursor: a webhook's pull may have read less than it says.
+  const writesCursor = !input.webhook && input.orderIds === undefined;
   let counts = carried?.counts ?? noCounts();
   const rejections = carried?.rejections ?? [];
   let pages = carried?.pages ?? 0;
@@ -60,7 +64,7 @@ export async function shopPullWorkflow(input: ShopPullInput, carried?: Carried):
     counts = addCounts(counts, result.counts);
     rejections.push(...result.rejections.slice(0, KEPT_REJECTIONS - rejections.length));
     pages += result.pages;
-    if (!input.webhook && JSON.stringify(result.cursor) !== JSON.stringify(cursor)) await saveShopCursor({ shop, cursor: result.cursor });
+    if (writesCursor && JSON.stringify(result.cursor) !== JSON.stringify(cursor)) await saveShopCursor({ shop, cursor: result.cursor });
     cursor = result.cursor;
     position = result.next;
     if (position !== null && workflowInfo().continueAsNewSuggested) {
@@ -68,4 +72,9 @@ export async function shopPullWorkflow(input: ShopPullInput, carried?: Carried):
     }
   }
   return { shop, cursor, counts, rejections, pages };
+}
+
+/** Named orders are read by id; any other pull begins with the cursor's retry list. */
+function firstPosition(input: ShopPullInput): PullPosition | NamedOrdersPosition {
+  return input.orderIds === undefined ? { phase: 'retry' } : { phase: 'ids', ids: input.orderIds };
 }
