@@ -199,7 +199,10 @@ export function createActivities(
   async function checkWithShop(shop: string, orderId: string, known: KnownReading | undefined, signal: AbortSignal): Promise<void> {
     const connector = known && labelCheck ? shopConnectors?.connectorFor(shop) : null;
     if (!connector || connector.type === 'webhook' || !connector.import?.checkBeforeLabel) return;
+    const asked = Date.now();
     const answer = await labelCheck!.check(connector as ImportConnector, known!, signal);
+    // Where a label's time goes (bench shop-changes reads it); debug, so free at info.
+    Context.current().log.debug('order checked with its shop', { shop, orderId, result: answer.result, checkMs: Date.now() - asked });
     if (answer.result === 'unchecked')
       Context.current().log.warn('order not checked with its shop before the label', { shop, orderId, reason: answer.reason });
     if (answer.result !== 'changed') return;
