@@ -274,6 +274,12 @@ export class AccountPacer {
     this.noteAnswer(t, true, retryAfterMs > LONG_HOLD_MS ? undefined : turn);
     this.retryAfters.push(retryAfterMs);
     if (this.retryAfters.length > RETRY_AFTERS_KEPT) this.retryAfters.shift();
+    // The API holding the account is never noise (noise names a few seconds): whatever the floor
+    // says, the fleet holds, and the calls meanwhile stay unsent instead of each meeting its 429.
+    if (retryAfterMs > LONG_HOLD_MS) {
+      this.holdUntil(t + retryAfterMs);
+      return t + retryAfterMs;
+    }
     const recent = this.tally.lately(t, { ms: RECENT_MS, answers: RECENT_ANSWERS, maxMs: RECENT_MAX_MS, notBefore: this.lastTakenAt });
     if (!this.floor.exceeded(recent)) return null;
     this.lastTakenAt = t;
@@ -571,7 +577,8 @@ export const UNPACED: CallPacing = {
   run: (_cls, call, signal) => call(signal),
 };
 
-function sleepUntil(until: number, signal: AbortSignal): Promise<void> {
+/** Resolves at `until` (epoch ms), or rejects with the signal's reason if it aborts first. */
+export function sleepUntil(until: number, signal: AbortSignal): Promise<void> {
   const ms = until - Date.now();
   if (ms <= 0) return Promise.resolve();
   signal.throwIfAborted();

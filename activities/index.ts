@@ -15,7 +15,8 @@ import type { ShopConnectors } from '../shop-sync/connectors';
 import type { LabelOrderCheck } from '../shop-import/label-check';
 import type { ImportConnector } from '../shop-import/source';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
-import { AccountHeld, PaceWaitExceeded, type CallClass, type CallPacing } from './account-pacer';
+import { AccountHeld, PaceWaitExceeded, sleepUntil, type CallClass, type CallPacing } from './account-pacer';
+import { boundHold } from '../shipping-api/retry-after';
 import { accountCalls, singleAccount, type AccountCalls, type AccountDirectory } from './accounts';
 import { withHeartbeat } from './heartbeat';
 import { callPriorityKey } from './priority-header';
@@ -43,6 +44,8 @@ export interface CreateLabelInput extends OrderIdentity {
   location?: string;
   /** A pulled shipment's reading of its order: checked with the shop right before the label (label-check.ts). */
   shopCheck?: KnownReading;
+  /** No call before this time (epoch ms): the Retry-After the first attempt met (see `paced`). */
+  notBefore?: number;
 }
 
 export interface CreatedLabel {
@@ -137,17 +140,24 @@ export function createActivities(
 
   /**
    * One API call inside an activity: waits for an earlier attempt's Retry-After, then for its
-   * turn under the account's pace; heartbeats while either is slow.
+   * turn under the account's pace; heartbeats while either is slow. `firstRetryAfter`: when the
+   * Retry-After the first attempt (inside the workflow task) met ends, passed on by the workflow
+   * instead of a timer and a workflow task: this call waits it, or, when long, gives its slot
+   * back at once and the server starts the next attempt when it ends. Only this call: whether
+   * the 429 held the account was the pace's to decide when it came.
    */
-  function paced<T>({ pacing }: AccountCalls, cls: CallClass, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  function paced<T>({ pacing }: AccountCalls, cls: CallClass, call: (signal: AbortSignal) => Promise<T>, firstRetryAfter = 0): Promise<T> {
     const ctx = Context.current();
     const { info } = ctx;
     const notBefore = Number((info.heartbeatDetails as AttemptProgress | undefined)?.notBefore ?? 0);
+    const ownWait = boundHold(Number(firstRetryAfter) || 0, Date.now());
     const priority = callPriorityKey();
     return withHeartbeat(async (signal) => {
       // A regular attempt dispatched long before its Retry-After ends gives its slot back too.
-      if (!info.isLocal && notBefore - Date.now() > HELD_ACCOUNT_RELEASE_MS) throw new AccountHeld(notBefore);
+      const until = Math.max(notBefore, ownWait);
+      if (!info.isLocal && until - Date.now() > HELD_ACCOUNT_RELEASE_MS) throw new AccountHeld(until);
       await pacing.waitUntil(notBefore, signal);
+      await sleepUntil(ownWait, signal);
       const asked = Date.now();
       return pacing.run(
         cls,
@@ -172,9 +182,10 @@ export function createActivities(
     cls: CallClass,
     call: (signal: AbortSignal) => Promise<T>,
     context: { idempotencyKey?: string } = {},
+    firstRetryAfter?: number,
   ): Promise<T> {
     try {
-      return await paced(account, cls, call);
+      return await paced(account, cls, call, firstRetryAfter);
     } catch (err) {
       if (err instanceof PaceWaitExceeded) throw pacedByAccount(err);
       if (err instanceof AccountHeld) throw Context.current().info.isLocal ? pacedByAccount(err) : accountHeld(err);
@@ -217,14 +228,23 @@ export function createActivities(
   }
 
   return {
-    async createLabel({ shop, orderId, revision, labelRequest, account, location, shopCheck }: CreateLabelInput): Promise<CreatedLabel> {
+    async createLabel({
+      shop,
+      orderId,
+      revision,
+      labelRequest,
+      account,
+      location,
+      shopCheck,
+      notBefore,
+    }: CreateLabelInput): Promise<CreatedLabel> {
       const idempotencyKey = labelIdempotencyKey({ shop, orderId, revision, location });
       const calls = accountCalls(accounts, account);
       const send = async (signal: AbortSignal) => {
         await checkWithShop(shop, orderId, shopCheck, signal);
         return calls.api.createLabel({ ...labelRequest, idempotencyKey }, { signal });
       };
-      const label = await apiCall(calls, 'label', send, { idempotencyKey });
+      const label = await apiCall(calls, 'label', send, { idempotencyKey }, notBefore);
       Context.current().log.info('label created', { orderId, shop, labelId: label.id, idempotencyKey, ...(account ? { account } : {}) });
       return {
         idempotencyKey,
@@ -235,9 +255,10 @@ export function createActivities(
       };
     },
 
-    async readOrder(labelId: string, account?: string): Promise<OrderDetail> {
+    /** `notBefore`: the Retry-After the first attempt met (as CreateLabelInput's). */
+    async readOrder(labelId: string, account?: string, notBefore?: number): Promise<OrderDetail> {
       const calls = accountCalls(accounts, account);
-      return apiCall(calls, 'order', (signal) => calls.api.getOrder(labelId, { signal }));
+      return apiCall(calls, 'order', (signal) => calls.api.getOrder(labelId, { signal }), {}, notBefore);
     },
 
     /** null while the courier has not registered the shipment yet (404). */

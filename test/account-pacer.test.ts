@@ -269,6 +269,18 @@ describe('AccountPacer', () => {
       return all;
     }
 
+    /** A busy pacer that learned a noise floor (every tenth fresh call refused), and then sent 20 calls. */
+    async function noisyPacer(): Promise<AccountPacer> {
+      const pacer = await busyPacer();
+      while (pacer.snapshot().noiseShare === null) {
+        pacer.recordRateLimited(1000);
+        await vi.advanceTimersByTimeAsync(1000);
+        await turns(pacer, 10, (i) => i === 9);
+      }
+      await turns(pacer, 20);
+      return pacer;
+    }
+
     it('marks the calls of the 3 s after a hold of a second fresh, while they stay within what the API accepted before', async () => {
       try {
         const pacer = await busyPacer();
@@ -378,15 +390,32 @@ describe('AccountPacer', () => {
       }
     });
 
+    it('over known noise, a 429 with a long Retry-After (the API holding the account) still holds the fleet, and slows nothing', async () => {
+      try {
+        const pacer = await noisyPacer();
+        const before = pacer.snapshot().rate;
+        // Taken for noise, it held only its own call: every other call of the account went out
+        // and met its own 30 s 429 (bench accounts: a held account's first attempts each did).
+        const heldAt = Date.now();
+        expect(pacer.recordRateLimited(30_000)).toBe(heldAt + 30_000);
+        expect(pacer.nextCallAt()).toBeGreaterThanOrEqual(heldAt + 30_000);
+        expect(pacer.snapshot().rate).toBe(before);
+        await expect(
+          pacedCalls(pacer, { rateLimitOf: () => null, answered: () => true }).run(
+            'label',
+            async () => 'sent',
+            new AbortController().signal,
+            { releaseOverMs: 10_000 },
+          ),
+        ).rejects.toBeInstanceOf(AccountHeld);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
     it("over known noise, a 429 that shows a limit holds the fleet for the limit's Retry-After, not the longer one a noise 429 named", async () => {
       try {
-        const pacer = await busyPacer();
-        while (pacer.snapshot().noiseShare === null) {
-          pacer.recordRateLimited(1000);
-          await vi.advanceTimersByTimeAsync(1000);
-          await turns(pacer, 10, (i) => i === 9);
-        }
-        await turns(pacer, 20);
+        const pacer = await noisyPacer();
         const told: number[] = [];
         const calls = pacedCalls(
           pacer,

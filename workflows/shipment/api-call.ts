@@ -1,12 +1,14 @@
 /**
  * One shipping API call as the shipment makes it. Since change-driven tracking the first attempt
  * runs inside the workflow task (a local activity: one marker, no task round trip); a retryable
- * failure continues as a regular activity, after the Retry-After of a 429.
+ * failure continues as a regular activity, which waits the Retry-After of a 429 (workflows
+ * from before HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY wait it on a timer first).
  */
-import { isCancellation, sleep } from '@temporalio/workflow';
+import { isCancellation, patched, sleep } from '@temporalio/workflow';
 import type { ShipmentActivities } from '../../activities';
 import type { RecordedError } from '../definitions';
 import { recordError, shippingErrorOf, shopChangeOf } from './failures';
+import { HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY } from './patches';
 import { firstAttempt, HEED_SENT_ATTEMPT, shippingApi } from './proxies';
 import type { ShipmentRun } from './run';
 
@@ -17,6 +19,7 @@ export type ApiResult<K extends ApiCall> = Awaited<ReturnType<ShipmentActivities
 export async function callApi<K extends ApiCall>(run: ShipmentRun, name: K, summary: string, ...args: ApiArgs<K>): Promise<ApiResult<K>> {
   type Call = (...a: ApiArgs<K>) => Promise<ApiResult<K>>;
   let recorded: RecordedError | null = null;
+  let notBefore: number | undefined;
   const options = run.shop ? HEED_SENT_ATTEMPT : {};
   if (run.changeDriven) {
     try {
@@ -28,10 +31,25 @@ export async function callApi<K extends ApiCall>(run: ShipmentRun, name: K, summ
       // Anything else (5xx, 429, network, a timed-out attempt) is retried as a regular activity.
       if (failure) recorded = run.state.lastError = recordError(failure);
       run.publish();
-      if (failure?.kind === 'rate_limited') await sleep(Math.max(1, failure.retryAfterSeconds ?? 1) * 1000);
+      if (failure?.kind === 'rate_limited') {
+        const waitMs = Math.max(1, failure.retryAfterSeconds ?? 1) * 1000;
+        if (patched(HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY)) notBefore = Date.now() + waitMs;
+        else await sleep(waitMs);
+      }
     }
   }
-  const result = await (shippingApi(summary, options)[name] as Call)(...args);
+  const call = shippingApi(summary, options)[name] as Call;
+  const result = await call(...(notBefore === undefined ? args : withNotBefore(name, args, notBefore)));
   if (recorded !== null && run.state.lastError === recorded) run.state.lastError = null;
   return result;
+}
+
+/** The call's arguments for the regular activity, which waits until `notBefore` before it calls. */
+function withNotBefore<K extends ApiCall>(name: K, args: ApiArgs<K>, notBefore: number): ApiArgs<K> {
+  if (name === 'createLabel') {
+    const [input] = args as ApiArgs<'createLabel'>;
+    return [{ ...input, notBefore }] as ApiArgs<K>;
+  }
+  const [labelId, account] = args as ApiArgs<'readOrder'>;
+  return [labelId, account, notBefore] as unknown as ApiArgs<K>;
 }

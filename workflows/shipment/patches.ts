@@ -82,3 +82,13 @@ export const RELABEL_FROM_SHOP = 'relabel-from-shop';
  * step; every history recorded before has no such input and replays the unchanged loop of
  * `ShipmentRun.ship`. A marker would cost every new shipment one history event for nothing.
  */
+
+/**
+ * A first attempt (inside the workflow task) answered 429 goes on at once as the regular
+ * activity, with the Retry-After's end in its input (`notBefore`): the activity waits it, or
+ * gives its slot back until it ends when it is long (the server retries it then). Before, the
+ * workflow waited it on a timer: one more timer and workflow task per such call, which a held
+ * account's shipments ran beside the other accounts' labels. Checked only when a first attempt
+ * meets a 429, so other histories are unchanged. Fixture: held-account-first-attempt-429.
+ */
+export const HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY = 'held-account-retry-after-in-activity';
