@@ -20,6 +20,7 @@ import type { PlatformConnections } from '../shop-sync/platform/connections';
 import type { Operation } from '../shop-sync/shopify/client';
 import { changeOf } from './changes';
 import { modifiedTime } from './checks';
+import { seenOf } from './facts';
 import { isRefused, type PlatformOrder } from './order';
 import type { OrderSource, ImportConnector } from './source';
 
@@ -77,8 +78,9 @@ export class LabelOrderCheck {
       const order = await Promise.race([this.enqueue(connector, known), aborted(AbortSignal.any([signal, timeout]))]);
       // Same second as the known reading is compared too (modified times are to the second); older is a stale copy.
       if (order === null || order.modifiedAt < known.modifiedAt) return { result: 'unchanged' };
-      const change = changeOf(connector.shop, order, connector.import.mapping);
-      return differences(known.facts, change.facts).length === 0 ? { result: 'unchanged' } : { result: 'changed', change };
+      // The facts first (digests): the order is mapped again only when it changed, as rarely as the merchant acts.
+      if (differences(known.facts, seenOf(order).facts).length === 0) return { result: 'unchanged' };
+      return { result: 'changed', change: changeOf(connector.shop, order, connector.import.mapping) };
     } catch (err) {
       if (signal.aborted) throw err;
       return {

@@ -214,7 +214,7 @@ describe('an order at two locations (Shopify)', () => {
               .catch(() => null); // not started yet
             return s?.lastError?.kind === 'rate_limited' ? s : undefined;
           },
-          { what: `parcel ${location} held back`, timeoutMs: 20_000, intervalMs: 100 },
+          { what: `parcel ${location} held back`, timeoutMs: 40_000, intervalMs: 100 },
         );
       await new Promise((resolve) => setTimeout(resolve, 1_100)); // a second after the read, as placedAndWaiting
       shopify.cancelOrder(order.id);
