@@ -240,14 +240,17 @@ describe.skipIf(!hasBaselineCommit(PER_SHIPMENT_TRACKING_COMMIT))(
   'a shipment waiting in its own tracking activity (the code before the pollers)',
   () => {
     it("moves to the fleet's pollers at its next regular poll and finishes there, each change told once", async () => {
-      // Tracking moves a stage every 3 s (404, Pending, InfoReceived, InTransit, Delivered); the old code polls every second.
-      const fake = await startFakeShippingApi({ port: 0, trackingStepMs: 3_000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+      // Tracking moves a stage every 5 s (404, Pending, InfoReceived, InTransit, Delivered); the old code polls every second.
+      // The stages leave the old worker's shutdown and the new one's start 15 s before Delivered even on a loaded machine:
+      // a shipment the old code followed to the end never meets the new code's wait, and the test would say nothing.
+      const fake = await startFakeShippingApi({ port: 0, trackingStepMs: 5_000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
       const taskQueue = `migration-fleet-${Date.now()}`;
       const shippingApi = { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS };
       const tracking = { pollIntervalMs: 1_000, pollIntervalsMs: {} };
       const run = (workflowBundle: WorkflowBundle, handOverToPollers: boolean) =>
         runWorker({ taskQueue, shippingApi, tracking, workflowBundle, handOverToPollers });
       try {
+        const newBundle = await getWorkflowBundle(); // made before the old worker stops, so the hand-over is quick
         const stopOld = await run(await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT), false);
         const started = await startShipment(env.client, taskQueue, order('cdt', 'M-2'));
         const handle = env.client.workflow.getHandle(started.workflowId);
@@ -258,7 +261,7 @@ describe.skipIf(!hasBaselineCommit(PER_SHIPMENT_TRACKING_COMMIT))(
         });
         await stopOld();
 
-        const stopNew = await run(await getWorkflowBundle(), true);
+        const stopNew = await run(newBundle, true);
         try {
           const result = await handle.result();
           expect(result.outcome).toBe('delivered');
