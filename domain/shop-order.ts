@@ -16,6 +16,9 @@ import type { FieldProblem, LabelRequestWithoutKey } from '../shipping-api/contr
  */
 export type ShopOrderStatus = 'open' | 'on_hold' | 'cancelled' | 'refunded';
 
+/** A platform's numeric order id as text (Shopify's legacy id, WooCommerce's id): what reads by id, webhooks and the retry list name. */
+export const PLATFORM_ORDER_ID = /^\d{1,20}$/;
+
 export interface ShopOrderFacts {
   status: ShopOrderStatus;
   /** Digest of the shipping address (names, street, city, postcode, country, phone). */

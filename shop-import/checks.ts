@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { CONTROL_CHARACTER } from '../shipping-api/contract';
+import { PLATFORM_ORDER_ID } from '../domain/shop-order';
 import type { RefusedOrder } from './order';
 
 export const ORDER_LIMITS = {
@@ -43,7 +44,7 @@ export const StoreText = (max: number = ORDER_LIMITS.textChars) =>
 export const StoreCurrency = z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 currency code');
 
 /** A platform's numeric order id as text: what the retry list holds and the retry queries send. */
-export const RETRYABLE_ID = /^\d{1,20}$/;
+export const RETRYABLE_ID = PLATFORM_ORDER_ID;
 
 /** A store's last-modified time → ISO UTC to the second, or why it cannot be the cursor. */
 export function modifiedTime(text: string, now: number, assumeUtc = false): { ok: true; value: string } | { ok: false; message: string } {

@@ -12,7 +12,7 @@
  *   id (Shopify's own examples): no id, so the pull goes by the cursor as before;
  * - WooCommerce `order.*`: the order's `id` (the body is GET /orders/{id}).
  */
-import { RETRYABLE_ID } from '../shop-import/checks';
+import { PLATFORM_ORDER_ID } from '../domain/shop-order';
 import type { TriggerPlatform } from './types';
 
 /** The platform id of the order the body names, or null: no such field, or not a sane id. */
@@ -39,5 +39,5 @@ function idField(platform: TriggerPlatform, topic: string | undefined): 'id' | '
 /** A positive whole number (exact as a double) or a digit string, as the retry list holds ids. */
 function orderIdOf(value: unknown): string | null {
   const text = typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? String(value) : value;
-  return typeof text === 'string' && RETRYABLE_ID.test(text) && !/^0+$/.test(text) ? text : null;
+  return typeof text === 'string' && PLATFORM_ORDER_ID.test(text) && !/^0+$/.test(text) ? text : null;
 }
