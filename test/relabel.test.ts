@@ -25,6 +25,7 @@ import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 import { holdTrackingBack } from './helpers/api';
 import { fulfilShopifyOrder } from './helpers/platforms';
+import { holdLabelsBack, labelsHeldBack } from './helpers/held-back';
 import { ShopifyClient } from '../shop-sync/shopify/client';
 import type { ShopifyConnector } from '../shop-sync/connectors';
 import type { ShopImportSettings } from '../shop-import/settings';
@@ -308,18 +309,22 @@ describe('refusals', () => {
   const p = wooPlatform;
 
   it('no label yet: the change before the label is taken into it; a cancelled order; an ended shipment', async () => {
-    h.fake.setFaults({ rateLimitedRate: 1, rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 }, endpoints: ['POST /labels'] });
+    const releaseLabels = holdLabelsBack(h.fake);
     const waiting = p.place();
     try {
       await pullNow(h.env.client, p.shop);
-      await waitForState(workflowOf(p, waiting.orderId), 'the label held back', (s) => s.lastError?.kind === 'rate_limited');
+      await waitForState(
+        workflowOf(p, waiting.orderId),
+        'the label held back',
+        (s) => s.phase === 'creating_label' && labelsHeldBack(h.fake, waiting.number) >= 1,
+      );
       const noLabel = await cli('resubmit', p.shop, waiting.orderId, '--from-shop');
       expect(noLabel).toMatchObject({ code: 1, out: expect.stringMatching(/the shipment has no label yet \(creating_label\)/) });
       p.cancel(waiting.id);
       await pullNow(h.env.client, p.shop);
       await handleOf(workflowOf(p, waiting.orderId)).result();
     } finally {
-      h.fake.setFaults({ rateLimitedRate: 0, endpoints: null });
+      releaseLabels();
     }
     // As an operator runs it: the exit code and the message of a process.
     const ended = await runCli(['resubmit', p.shop, waiting.orderId, '--from-shop'], {

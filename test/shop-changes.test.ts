@@ -18,6 +18,7 @@ import { runCli } from './helpers/cli';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
+import { holdLabelsBack, labelsHeldBack } from './helpers/held-back';
 
 let env: TestWorkflowEnvironment;
 let shopify: FakeShopify;
@@ -132,12 +133,6 @@ const handleOf = (p: Platform, orderId: string) => h.env.client.workflow.getHand
 const stateOf = (p: Platform, orderId: string): Promise<ShipmentState> => handleOf(p, orderId).query(stateQuery);
 const labelsOf = (order: { number: string }) => h.fake.labels().filter((l) => l.customerOrderNumber === order.number);
 
-/** Labels answer 429 + Retry-After 1 s until `release()`: a backlog while the merchant acts. */
-function holdLabelsBack(): () => void {
-  h.fake.setFaults({ rateLimitedRate: 1, rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 }, endpoints: ['POST /labels'] });
-  return () => void h.fake.setFaults({ rateLimitedRate: 0, endpoints: null });
-}
-
 async function waitForPhase(
   p: Platform,
   orderId: string,
@@ -158,11 +153,11 @@ describe.each([
   ['WooCommerce', wooPlatform],
 ])('%s', (_name, p) => {
   it('an order cancelled while its label is held back stops without a label (cancelled_in_shop)', async () => {
-    const release = holdLabelsBack();
+    const release = holdLabelsBack(h.fake);
     try {
       const order = p.place();
       expect((await pullNow(h.env.client, p.shop)).counts.started).toBe(1);
-      await waitForPhase(p, order.orderId, 'creating_label', (s) => s.lastError?.kind === 'rate_limited');
+      await waitForPhase(p, order.orderId, 'creating_label', () => labelsHeldBack(h.fake, order.number) >= 1);
       p.cancel(order.id);
       expect((await pullNow(h.env.client, p.shop)).counts.changed).toBe(1);
       const outcome = (await handleOf(p, order.orderId).result()) as ShipmentOutcome;
@@ -176,11 +171,11 @@ describe.each([
   });
 
   it('a held order waits (held_in_shop), takes the address corrected meanwhile, and goes on when released', async () => {
-    const release = holdLabelsBack();
+    const release = holdLabelsBack(h.fake);
     const order = p.place();
     try {
       await pullNow(h.env.client, p.shop);
-      await waitForPhase(p, order.orderId, 'creating_label', (s) => s.lastError?.kind === 'rate_limited');
+      await waitForPhase(p, order.orderId, 'creating_label', () => labelsHeldBack(h.fake, order.number) >= 1);
       p.hold(order.id);
       await pullNow(h.env.client, p.shop);
       const held = await waitForPhase(p, order.orderId, 'held_in_shop');

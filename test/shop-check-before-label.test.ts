@@ -18,6 +18,7 @@ import { pullNow } from './helpers/shop-pulls';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
+import { holdLabelsBack, labelsHeldBack } from './helpers/held-back';
 
 let env: TestWorkflowEnvironment;
 let shopify: FakeShopify;
@@ -116,34 +117,19 @@ const handleOf = (p: Platform, orderId: string) => h.env.client.workflow.getHand
 const stateOf = (p: Platform, orderId: string): Promise<ShipmentState> => handleOf(p, orderId).query(stateQuery);
 const labelsOf = (order: { number: string }) => h.fake.labels().filter((l) => l.customerOrderNumber === order.number);
 
-/** Labels answer 429 + Retry-After 1 s until the returned function is called. */
-function holdLabelsBack(): () => void {
-  h.fake.setFaults({ rateLimitedRate: 1, rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 }, endpoints: ['POST /labels'] });
-  return () => void h.fake.setFaults({ rateLimitedRate: 0, endpoints: null });
-}
-
-/**
- * How many of the order's labels (one per parcel) the API has answered 429. Read from the API's
- * side: an attempt that meets an account the pace already holds never reaches the shipment's
- * state as a 429 (it waits inside the regular activity), so `lastError` alone would race.
- */
-function heldBack(order: { number: string }): number {
-  const keys = h.fake
-    .requestLog()
-    .filter((r) => r.endpoint === 'POST /labels' && r.status === 429 && r.customerOrderNumber === order.number)
-    .map((r) => r.idempotencyKey);
-  return new Set(keys).size;
-}
-
 /** Pulled, then its label held back: the shipment knows the order as placed. */
 async function placedAndWaiting(p: Platform, postalCode?: string) {
   const order = p.place(postalCode);
   expect((await pullNow(h.env.client, p.shop)).counts.started).toBe(1);
-  await waitFor(async () => ((await stateOf(p, order.orderId)).phase === 'creating_label' && heldBack(order) >= 1 ? true : undefined), {
-    what: `${order.orderId} waiting for its label`,
-    timeoutMs: 20_000,
-    intervalMs: 100,
-  });
+  await waitFor(
+    async () =>
+      (await stateOf(p, order.orderId)).phase === 'creating_label' && labelsHeldBack(h.fake, order.number) >= 1 ? true : undefined,
+    {
+      what: `${order.orderId} waiting for its label`,
+      timeoutMs: 20_000,
+      intervalMs: 100,
+    },
+  );
   // The platforms' modified times are to the second: the merchant acts a second after the read, as any merchant does.
   await new Promise((resolve) => setTimeout(resolve, 1_100));
   return order;
@@ -154,7 +140,7 @@ describe.each([
   ['WooCommerce', wooPlatform],
 ])('%s', (_name, p) => {
   it('an order cancelled in the shop that no pull has told yet gets no label: the check stops it (cancelled_in_shop)', async () => {
-    const release = holdLabelsBack();
+    const release = holdLabelsBack(h.fake);
     let order: { id: string; orderId: string; number: string };
     try {
       order = await placedAndWaiting(p);
@@ -171,7 +157,7 @@ describe.each([
   });
 
   it('an address corrected in the shop that no pull has told yet is the label’s address', async () => {
-    const release = holdLabelsBack();
+    const release = holdLabelsBack(h.fake);
     let order: { id: string; orderId: string; number: string };
     try {
       order = await placedAndWaiting(p);
@@ -188,7 +174,7 @@ describe.each([
   });
 
   it('a store that cannot answer the check does not stop the label: it goes on unchecked', async () => {
-    const release = holdLabelsBack();
+    const release = holdLabelsBack(h.fake);
     let order: { id: string; orderId: string; number: string };
     try {
       order = await placedAndWaiting(p);
@@ -210,7 +196,7 @@ describe.each([
 
 describe('an order at two locations (Shopify)', () => {
   it('cancelled in the shop while both labels are held back, no pull after: each parcel’s check stops its label', async () => {
-    const release = holdLabelsBack();
+    const release = holdLabelsBack(h.fake);
     const o = shopify.createOrder({ lineItems: [1, 2].map((i) => ({ sku: `PART-${i}`, quantity: 1, grams: 300 })), splitLocations: true });
     const order = { id: o.legacyResourceId, orderId: `CS-${o.name.replace('#', '')}`, number: o.name };
     const workflowId = shipmentWorkflowId({ shop: shopifyPlatform.shop, orderId: order.orderId });
@@ -227,7 +213,10 @@ describe('an order at two locations (Shopify)', () => {
           },
           { what: `parcel ${location} waiting for its label`, timeoutMs: 40_000, intervalMs: 100 },
         );
-      await waitFor(async () => (heldBack(order) >= 2 ? true : undefined), { what: 'both parcels’ labels held back', timeoutMs: 40_000 });
+      await waitFor(async () => (labelsHeldBack(h.fake, order.number) >= 2 ? true : undefined), {
+        what: 'both parcels’ labels held back',
+        timeoutMs: 40_000,
+      });
       await new Promise((resolve) => setTimeout(resolve, 1_100)); // a second after the read, as placedAndWaiting
       shopify.cancelOrder(order.id);
     } finally {

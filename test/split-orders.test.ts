@@ -18,6 +18,7 @@ import { runCli } from './helpers/cli';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
+import { holdLabelsBack, labelsHeldBack } from './helpers/held-back';
 
 const SHOP = 'split-shopify';
 
@@ -117,7 +118,7 @@ describe('an order at two locations', () => {
   });
 
   it('a cancel in the shop while the labels are held back reaches both parcels: no label at all', async () => {
-    h.fake.setFaults({ rateLimitedRate: 1, rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 }, endpoints: ['POST /labels'] });
+    const release = holdLabelsBack(h.fake);
     const order = place({ lineItems: lines(2), splitLocations: true });
     try {
       await pullNow(h.env.client, SHOP);
@@ -127,10 +128,11 @@ describe('an order at two locations', () => {
             const s: ShipmentState | null = await handle(parcelWorkflowId(order.workflowId, location))
               .query(stateQuery)
               .catch(() => null); // not started yet
-            return s?.lastError?.kind === 'rate_limited' ? s : undefined;
+            return s?.phase === 'creating_label' ? s : undefined;
           },
-          { what: `parcel ${location} held back`, timeoutMs: 20_000, intervalMs: 100 },
+          { what: `parcel ${location} waiting for its label`, timeoutMs: 20_000, intervalMs: 100 },
         );
+      await waitFor(async () => (labelsHeldBack(h.fake, order.number) >= 2 ? true : undefined), { what: 'both parcels’ labels held back' });
       // A resubmit goes to a parcel (--parcel): the order's workflow refuses it, naming its parcels.
       const toOrder = await runCli(['resubmit', SHOP, order.orderId, 'examples/corrected-label.json'], { env: cliEnv() });
       expect(toOrder.stdout + toOrder.stderr).toMatch(/ships as 2 parcels: resubmit one with --parcel <location> \(1: Main warehouse/);
@@ -145,7 +147,7 @@ describe('an order at two locations', () => {
       expect(shopify.order(order.id)!.fulfillments).toEqual([]);
       await saveFixture(handle(order.workflowId), 'split-shopify-cancelled-before-labels');
     } finally {
-      h.fake.setFaults({ rateLimitedRate: 0, endpoints: null });
+      release();
     }
   });
 });
