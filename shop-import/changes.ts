@@ -7,7 +7,11 @@
  * with the shipment's own facts and refuses an unchanged or stale one, and a refused update is
  * written nowhere, so a re-read order (the overlap, our own writes bumping its modified time,
  * a retried page) adds no history event; the pull also learns the answer. Readings already
- * settled are remembered per worker, so an order re-read unchanged costs no Temporal call either.
+ * settled are remembered per worker, so the same reading read again (the overlap, a retried page)
+ * costs no Temporal call either. Only the same reading: one with the same facts but a newer
+ * modified time is told, because the shipment may have learnt another reading meanwhile by a
+ * path this memory never sees (the label's check with the shop, another worker's pull), and
+ * a release or an edit undone brings the facts this memory last settled back.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -29,7 +33,7 @@ import { mapOrder, orderIdOf } from './mapping';
 import { isRefused, type PlatformOrder, type ReadOrder } from './order';
 import type { ImportMapping } from './settings';
 
-/** Settled readings remembered per worker (about 100 bytes each). */
+/** Settled readings remembered per worker (about 150 bytes each). */
 const REMEMBERED = 50_000;
 /** Updates in flight at once per page. */
 const CONCURRENCY = 8;
@@ -48,8 +52,8 @@ export interface ChangeCounts {
 }
 
 export class ShopChangeNotifier {
-  /** workflow id → digest of the reading last settled for it. */
-  private readonly settled = new Map<string, string>();
+  /** workflow id → the reading last settled for it: its facts' digest and modified time. */
+  private readonly settled = new Map<string, Settled>();
 
   constructor(private readonly client: Client) {}
 
@@ -64,7 +68,7 @@ export class ShopChangeNotifier {
     for (const order of orders) {
       if (isRefused(order)) continue;
       const workflowId = this.workflowIdOf(shop, order, mapping);
-      if (workflowId !== null && startedNow.has(workflowId)) this.remember(workflowId, readingKey(seenOf(order).facts));
+      if (workflowId !== null && startedNow.has(workflowId)) this.remember(workflowId, settledOf(seenOf(order)));
       else queue.push(order);
     }
     const work = async () => {
@@ -83,21 +87,22 @@ export class ShopChangeNotifier {
     const workflowId = this.workflowIdOf(shop, order, mapping);
     if (workflowId === null) return 'skipped';
     const change = changeOf(shop, order, mapping);
-    const key = readingKey(change.facts);
-    if (this.settled.get(workflowId) === key) return 'skipped';
+    const reading = settledOf(change);
+    if (isSameReading(this.settled.get(workflowId), reading)) return 'skipped';
+    const { key } = reading;
     try {
       await this.client.workflow.getHandle(workflowId).executeUpdate(shopOrderChangedUpdate, {
         args: [ShopOrderChangeSchema.parse(change)],
         // The same reading sent twice (a retried page, two pulls) is one update.
         updateId: `shop-change-${key.slice(0, 32)}-${change.modifiedAt}`,
       });
-      this.remember(workflowId, key);
+      this.remember(workflowId, reading);
       return 'told';
     } catch (err) {
       if (cannotTakeItNow(err)) return 'deferred';
       // Refused by the validator (unchanged, stale, not a pulled shipment), or no such shipment (never started, or ended).
       if (!(err instanceof WorkflowUpdateFailedError) && !(err instanceof WorkflowNotFoundError) && !isCompleted(err)) throw err;
-      this.remember(workflowId, key);
+      this.remember(workflowId, reading);
       return 'unchanged';
     }
   }
@@ -107,9 +112,12 @@ export class ShopChangeNotifier {
     return workflowIdProblem(identity) ? null : shipmentWorkflowId(identity);
   }
 
-  private remember(workflowId: string, key: string): void {
+  /** Keeps the newest reading settled (a stale copy refused after a fresher one is not remembered over it). */
+  private remember(workflowId: string, reading: Settled): void {
+    const known = this.settled.get(workflowId);
+    if (known && known.modifiedAt > reading.modifiedAt) return;
     this.settled.delete(workflowId);
-    this.settled.set(workflowId, key);
+    this.settled.set(workflowId, reading);
     if (this.settled.size > REMEMBERED) this.settled.delete(this.settled.keys().next().value!);
   }
 }
@@ -140,10 +148,21 @@ function parcelsOf(order: PlatformOrder, mapped: Array<{ location: string; label
   return only === null ? {} : { parcels: [{ location: only }] };
 }
 
-function readingKey(facts: ShopOrderChange['facts']): string {
-  return createHash('sha256')
+interface Settled {
+  key: string;
+  modifiedAt: string;
+}
+
+function settledOf({ facts, modifiedAt }: Pick<ShopOrderChange, 'facts' | 'modifiedAt'>): Settled {
+  const key = createHash('sha256')
     .update(JSON.stringify([facts.status, facts.address, facts.lines]))
     .digest('hex');
+  return { key, modifiedAt };
+}
+
+/** The same reading read again: same facts, same modified time. */
+function isSameReading(known: Settled | undefined, reading: Settled): boolean {
+  return known !== undefined && known.key === reading.key && known.modifiedAt === reading.modifiedAt;
 }
 
 /** An update to a workflow that has completed: the server's answer names it. */

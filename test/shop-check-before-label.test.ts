@@ -82,6 +82,8 @@ interface Platform {
   place(postalCode?: string): { id: string; orderId: string; number: string };
   cancel(id: string): void;
   moveTo(id: string, postalCode: string): void;
+  hold(id: string): void;
+  release(id: string): void;
   setDown(down: boolean): void;
 }
 
@@ -94,6 +96,8 @@ const shopifyPlatform: Platform = {
   },
   cancel: (id) => void shopify.cancelOrder(id),
   moveTo: (id, zip) => void shopify.editOrder(id, { shippingAddress: { zip } }),
+  hold: (id) => void shopify.holdOrder(id),
+  release: (id) => void shopify.releaseHold(id),
   setDown: (down) => void shopify.setFaults({ down }),
 };
 
@@ -110,6 +114,8 @@ const wooPlatform: Platform = {
   },
   cancel: (id) => void woo.editOrder(Number(id), { status: 'cancelled' }),
   moveTo: (id, postcode) => void woo.editOrder(Number(id), { shipping: { postcode } }),
+  hold: (id) => void woo.editOrder(Number(id), { status: 'on-hold' }),
+  release: (id) => void woo.editOrder(Number(id), { status: 'processing' }),
   setDown: (down) => void woo.setFaults({ down }),
 };
 
@@ -171,6 +177,31 @@ describe.each([
     });
     expect(labelsOf(order).map((l) => [l.status, l.shipToPostalCode])).toEqual([['created', '20095']]);
     expect((await stateOf(p, order.orderId)).revision).toBe(2);
+  });
+
+  it('a hold the check found, released in the shop: the next pull tells the release, though its facts are the import’s', async () => {
+    const release = holdLabelsBack(h.fake);
+    let order: { id: string; orderId: string; number: string };
+    try {
+      order = await placedAndWaiting(p);
+      p.hold(order.id);
+      await waitFor(async () => ((await stateOf(p, order.orderId)).phase === 'held_in_shop' ? true : undefined), {
+        what: `${order.orderId} held, found by the check`,
+        timeoutMs: 20_000,
+      });
+    } finally {
+      release();
+    }
+    // The release brings back the very facts the import read (and the pull's worker remembers);
+    // the pull must tell them all the same: the shipment learnt the hold from the check.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    p.release(order.id);
+    expect((await pullNow(h.env.client, p.shop)).counts.changed).toBe(1);
+    await waitFor(async () => ((await stateOf(p, order.orderId)).labelId ? true : undefined), {
+      what: `${order.orderId} labelled after its release`,
+      timeoutMs: 20_000,
+    });
+    expect(labelsOf(order).map((l) => l.status)).toEqual(['created']);
   });
 
   it('a store that cannot answer the check does not stop the label: it goes on unchecked', async () => {
