@@ -140,6 +140,8 @@ Options:
   --backlog-live-orders <n>    its live orders, one a second (default 60)
   --backlog-rate <n>           its fake API's limit, calls/s (default 10: 2,000 labels take 3+ min)
   --backlog-drain <s>          how long after the last live order its label may take (default 60)
+  --backlog-baseline <on|off>  also run the baseline path, FIFO as before (default on; off halves a
+                               10,000-shipment run)
   --capacity-shipments <n>     shipments of the capacity scenario (default 1000)
   --capacity-step-ms <n>       its fake API's time between tracking stages (default 15000: each label
                                tracked 60 s, long beside the seconds a label takes to join a shard)
@@ -213,6 +215,7 @@ async function main(): Promise<number> {
       'backlog-live-orders': { type: 'string' },
       'backlog-rate': { type: 'string' },
       'backlog-drain': { type: 'string' },
+      'backlog-baseline': { type: 'string', default: 'on' },
       'capacity-shipments': { type: 'string' },
       'capacity-step-ms': { type: 'string' },
       'capacity-poll-ms': { type: 'string' },
@@ -391,6 +394,7 @@ async function main(): Promise<number> {
         liveOrders: positiveInt('backlog-live-orders', values['backlog-live-orders'], 60, 2),
         ratePerSecond: positiveInt('backlog-rate', values['backlog-rate'], 10),
         drainMs: positiveInt('backlog-drain', values['backlog-drain'], 60) * 1000,
+        baseline: onOff('backlog-baseline', values['backlog-baseline']),
       },
       log,
     );
