@@ -8,7 +8,7 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { Context } from '@temporalio/activity';
 import { ShippingApiClient } from '../shipping-api/client';
 import type { LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shipping-api/contract';
-import { differences, type KnownReading } from '../domain/shop-order';
+import type { KnownReading } from '../domain/shop-order';
 import { describeTracking, isChange, snapshotOfRecord, type TrackingChange, type TrackingSnapshot } from '../domain/tracking';
 import { ShippingApiError } from '../shipping-api/errors';
 import type { ShopConnectors } from '../shop-sync/connectors';
@@ -212,12 +212,12 @@ export function createActivities(
     if (!connector || connector.type === 'webhook' || !connector.import?.checkBeforeLabel) return;
     const asked = Date.now();
     const answer = await labelCheck!.check(connector as ImportConnector, known!, signal);
-    // Where a label's time goes (bench shop-changes reads it); debug, so free at info.
+    // What the check adds to a label's time (BENCH_WORKER_LOG_LEVEL=debug shows it); debug, so free at info.
     Context.current().log.debug('order checked with its shop', { shop, orderId, result: answer.result, checkMs: Date.now() - asked });
     if (answer.result === 'unchecked')
       Context.current().log.warn('order not checked with its shop before the label', { shop, orderId, reason: answer.reason });
     if (answer.result !== 'changed') return;
-    const kinds = differences(known!.facts, answer.change.facts);
+    const { kinds } = answer;
     Context.current().log.info('order changed in the shop: no label', { shop, orderId, kinds, status: answer.change.facts.status });
     throw ApplicationFailure.create({
       type: SHOP_ORDER_CHANGED,

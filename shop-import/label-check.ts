@@ -15,7 +15,7 @@
  * the check existed: a store's outage never stops labels; it is logged.
  */
 import { z } from 'zod';
-import { differences, type KnownReading, type ShopOrderChange } from '../domain/shop-order';
+import { differences, type KnownReading, type ShopChangeKind, type ShopOrderChange } from '../domain/shop-order';
 import type { PlatformConnections } from '../shop-sync/platform/connections';
 import type { Operation } from '../shop-sync/shopify/client';
 import { changeOf } from './changes';
@@ -31,9 +31,11 @@ const IDS_PER_REQUEST = 25;
 /** A check not answered by then lets the label go on. */
 export const CHECK_TIMEOUT_MS = 5_000;
 
-/** The label goes on (`unchanged`, or `unchecked` with why), or the order changed as `change` says. */
+/** The label goes on (`unchanged`, or `unchecked` with why), or the order changed as `change` says (`kinds`: what differs). */
 export type CheckAnswer =
-  { result: 'unchanged' } | { result: 'unchecked'; reason: string } | { result: 'changed'; change: ShopOrderChange };
+  | { result: 'unchanged' }
+  | { result: 'unchecked'; reason: string }
+  | { result: 'changed'; change: ShopOrderChange; kinds: ShopChangeKind[] };
 
 const ModifiedTimes = z.object({
   orders: z.object({
@@ -79,8 +81,9 @@ export class LabelOrderCheck {
       // Same second as the known reading is compared too (modified times are to the second); older is a stale copy.
       if (order === null || order.modifiedAt < known.modifiedAt) return { result: 'unchanged' };
       // The facts first (digests): the order is mapped again only when it changed, as rarely as the merchant acts.
-      if (differences(known.facts, seenOf(order).facts).length === 0) return { result: 'unchanged' };
-      return { result: 'changed', change: changeOf(connector.shop, order, connector.import.mapping) };
+      const kinds = differences(known.facts, seenOf(order).facts);
+      if (kinds.length === 0) return { result: 'unchanged' };
+      return { result: 'changed', change: changeOf(connector.shop, order, connector.import.mapping), kinds };
     } catch (err) {
       if (signal.aborted) throw err;
       return {
