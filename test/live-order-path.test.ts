@@ -122,6 +122,14 @@ it("a webhook's pull starts the new order's shipment while the shop's scheduled 
     );
     expect(activities).toEqual(['pullShopOrders']);
     await saveFixture(webhookPull, 'live-webhook-pull');
+
+    // Another webhook naming no order while that pull from the cursor reads: the schedule's next run
+    // is buffered (the trailing read), not a second pull of the same pages sharing the cost bucket.
+    shopify.setFaults({ failNext: [{ operation: 'orders', kind: 'slow', delayMs: 5_000 }] });
+    expect(await pullNow(env.client, shop)).toEqual({ namedOrders: false, cursor: 'webhook pull' });
+    await waitFor(() => (shopify.setFaults({}).failNext.length === 0 ? true : undefined), { what: 'its slow read', timeoutMs: 10_000 });
+    expect(await pullNow(env.client, shop)).toEqual({ namedOrders: false, cursor: 'buffered' });
+    await webhookPull.result();
   });
 });
 

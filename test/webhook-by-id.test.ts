@@ -18,7 +18,8 @@ import {
   RecentSchedules,
   triggerPull,
   triggerShop,
-  WEBHOOK_PULLS_PER_SHOP,
+  CURSOR_PULLS_PER_SHOP,
+  NAMED_ORDER_PULLS_PER_SHOP,
 } from '../shop-import/schedule';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
@@ -174,7 +175,7 @@ async function namedPullsSince(shop: string, since: number, done: (r: ShopPullRe
   return waitFor(
     async () => {
       const results: ShopPullResult[] = [];
-      for (let slot = 0; slot < WEBHOOK_PULLS_PER_SHOP; slot++) {
+      for (let slot = 0; slot < NAMED_ORDER_PULLS_PER_SHOP; slot++) {
         const handle = h.env.client.workflow.getHandle(namedOrdersPullId(shop, slot));
         const d = await handle.describe().catch(() => null);
         if (d && d.startTime.getTime() >= since && d.status.name === 'COMPLETED') results.push((await handle.result()) as ShopPullResult);
@@ -188,7 +189,7 @@ async function namedPullsSince(shop: string, since: number, done: (r: ShopPullRe
 /** Whether any of the shop's pulls from the cursor for webhooks started at `since` or later. */
 async function cursorPullsSince(shop: string, since: number): Promise<number> {
   let n = 0;
-  for (let slot = 0; slot < WEBHOOK_PULLS_PER_SHOP; slot++) {
+  for (let slot = 0; slot < CURSOR_PULLS_PER_SHOP; slot++) {
     const d = await h.env.client.workflow
       .getHandle(webhookPullId(shop, slot))
       .describe()
