@@ -240,28 +240,32 @@ describe.skipIf(!hasBaselineCommit(PER_SHIPMENT_TRACKING_COMMIT))(
   'a shipment waiting in its own tracking activity (the code before the pollers)',
   () => {
     it("moves to the fleet's pollers at its next regular poll and finishes there, each change told once", async () => {
-      // Tracking moves a stage every 5 s (404, Pending, InfoReceived, InTransit, Delivered); the old code polls every second.
-      // The stages leave the old worker's shutdown and the new one's start 15 s before Delivered even on a loaded machine:
-      // a shipment the old code followed to the end never meets the new code's wait, and the test would say nothing.
-      const fake = await startFakeShippingApi({ port: 0, trackingStepMs: 5_000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+      // Tracking moves one stage per poll (1: not registered, 2: Pending, 3: InfoReceived, 4:
+      // InTransit, 5: Delivered), and the old code's third poll is held until its worker stops:
+      // the old code cannot follow the shipment to its end however slow the machine, and the
+      // pollers see every later stage, however long the hand-over takes (by time, a loaded CI
+      // machine let a stage pass unseen between the two workers).
+      const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: 1, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
       const taskQueue = `migration-fleet-${Date.now()}`;
       const shippingApi = { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS };
+      const oldApi = new PollGate(shippingApi, 2);
       const tracking = { pollIntervalMs: 1_000, pollIntervalsMs: {} };
-      const run = (workflowBundle: WorkflowBundle, handOverToPollers: boolean) =>
-        runWorker({ taskQueue, shippingApi, tracking, workflowBundle, handOverToPollers });
+      const run = (workflowBundle: WorkflowBundle, api: ShippingApiClient | ShippingApiClientOptions, handOverToPollers: boolean) =>
+        runWorker({ taskQueue, shippingApi: api, tracking, workflowBundle, handOverToPollers });
       try {
         const newBundle = await getWorkflowBundle(); // made before the old worker stops, so the hand-over is quick
-        const stopOld = await run(await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT), false);
+        const stopOld = await run(await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT), oldApi, false);
         const started = await startShipment(env.client, taskQueue, order('cdt', 'M-2'));
         const handle = env.client.workflow.getHandle(started.workflowId);
-        await waitFor(async () => ((await handle.query(stateQuery)).tag === 'Pending' ? true : undefined), {
-          what: 'the old code tracking to Pending',
+        await waitFor(async () => (oldApi.held && (await handle.query(stateQuery)).tag === 'Pending' ? true : undefined), {
+          what: 'the old code tracking to Pending, its third poll held',
           timeoutMs: 30_000,
           intervalMs: 100,
         });
         await stopOld();
+        await oldApi.close();
 
-        const stopNew = await run(newBundle, true);
+        const stopNew = await run(newBundle, shippingApi, true);
         try {
           const result = await handle.result();
           expect(result.outcome).toBe('delivered');
