@@ -59,7 +59,7 @@ export class ShopChangeNotifier {
 
   /**
    * Tells the shipments of `orders` what changed. Those this page started know the reading
-   * already: it is remembered, so their next unchanged re-read costs nothing. An order the reader
+   * already: it is remembered, so reading it again (the overlap, a retried page) costs nothing. An order the reader
    * refused is a rejection only: nothing of it is believed, so no shipment hears of it.
    */
   async notice(shop: string, orders: readonly ReadOrder[], mapping: ImportMapping, startedNow: ReadonlySet<string>): Promise<ChangeCounts> {
