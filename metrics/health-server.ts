@@ -2,9 +2,10 @@
  * The worker's HTTP endpoints for an orchestrator (WORKER_HEALTH_PORT):
  *
  * - `/livez`: 200 while the process answers (its event loop is not stuck);
- * - `/readyz`: 200 only while the worker is RUNNING (polling its task queue) and Temporal answers
- *   a cheap call right now; 503 while starting (connecting, bundling), draining or stopped, and
- *   when the connection is lost (the SDK keeps such a worker RUNNING while its polls retry);
+ * - `/readyz`: 200 only while every worker of the process (shipments, and where they run, live
+ *   shipments and shop pulls) is RUNNING (polling its task queue) and Temporal answers a cheap
+ *   call right now; 503 while one is starting (connecting, bundling), draining or stopped, naming
+ *   it, and when the connection is lost (the SDK keeps such a worker RUNNING while its polls retry);
  * - `/metrics`: the project's counters (counters.ts) in the Prometheus text format.
  *
  * Started before the worker connects, so a probe gets an answer (503) during start-up.
@@ -26,14 +27,18 @@ export interface Readiness {
   reason?: string;
 }
 
-/** What /readyz looks at: the worker's state and its connection, once they exist. */
+type Watched = Pick<Worker, 'getState'>;
+
+/** What /readyz looks at: the workers' states and their connection, once they exist. */
 export class WorkerReadiness {
-  private worker?: Pick<Worker, 'getState'>;
+  private workers?: Array<[name: string, worker: Watched]>;
   private connection?: NativeConnection;
   private inFlight?: Promise<Readiness>;
 
-  watch(worker: Pick<Worker, 'getState'>, connection: NativeConnection): void {
-    this.worker = worker;
+  /** One worker, or the process's workers by name (a pull worker that stopped makes the process unready too). */
+  watch(workers: Watched | Record<string, Watched | undefined>, connection: NativeConnection): void {
+    const named = 'getState' in workers ? { shipments: workers as Watched } : workers;
+    this.workers = Object.entries(named).filter((entry): entry is [string, Watched] => entry[1] !== undefined);
     this.connection = connection;
   }
 
@@ -44,10 +49,16 @@ export class WorkerReadiness {
   }
 
   private async evaluate(): Promise<Readiness> {
-    const { worker, connection } = this;
-    if (!worker || !connection) return { ready: false, state: 'starting', temporal: 'unknown', reason: 'worker starting' };
-    const state = worker.getState();
-    if (state !== 'RUNNING') return { ready: false, state, temporal: 'unknown', reason: `worker ${state.toLowerCase()}` };
+    const { workers, connection } = this;
+    if (!workers || !connection) return { ready: false, state: 'starting', temporal: 'unknown', reason: 'worker starting' };
+    for (const [name, worker] of workers) {
+      const state = worker.getState();
+      if (state !== 'RUNNING') {
+        const which = workers.length > 1 ? `${name} worker` : 'worker';
+        return { ready: false, state, temporal: 'unknown', reason: `${which} ${state.toLowerCase()}` };
+      }
+    }
+    const state = 'RUNNING';
     // GetSystemInfo needs no namespace permission and is what SDK clients call to connect. The
     // native client does not always honour the deadline while it reconnects: the race bounds it.
     let timer: NodeJS.Timeout | undefined;

@@ -172,7 +172,7 @@ async function main(): Promise<number> {
         liveTaskQueue,
       })
     : undefined;
-  readiness.watch(worker, connection);
+  readiness.watch({ shipments: worker, live: liveWorker, pulls: pullWorker }, connection);
   // The alerts' figures: per configured shop, and what waits for a person (metrics/).
   knownShops(shopConnectors.shops);
   watchAttention(client, (message, meta) => logger.warn(meta, message));
