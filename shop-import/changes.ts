@@ -59,8 +59,9 @@ export class ShopChangeNotifier {
 
   /**
    * Tells the shipments of `orders` what changed. Those this page started know the reading
-   * already: it is remembered, so reading it again (the overlap, a retried page) costs nothing. An order the reader
-   * refused is a rejection only: nothing of it is believed, so no shipment hears of it.
+   * already: it is remembered, so reading it again (the overlap, a retried page) costs nothing.
+   * An order the reader refused is a rejection only: nothing of it is believed, so no shipment
+   * hears of it.
    */
   async notice(shop: string, orders: readonly ReadOrder[], mapping: ImportMapping, startedNow: ReadonlySet<string>): Promise<ChangeCounts> {
     const counts: ChangeCounts = { told: 0, unchanged: 0, deferred: [] };
