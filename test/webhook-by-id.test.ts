@@ -33,7 +33,9 @@ import { waitFor } from './helpers/wait';
 
 const SECRET = 'webhook-by-id-secret';
 /** Inside the connectors' default timeout: a scheduled pull that lasts, as under a backlog. */
-const SLOW_MS = 10_000;
+// Long enough that the named orders' path (webhook, trigger, pull, read, start) fits well inside
+// it on a loaded CI machine: at 10 s it once did not. The stores answer within `timeout` (30 s).
+const SLOW_MS = 20_000;
 
 let env: TestWorkflowEnvironment;
 let shopify: FakeShopify;
@@ -68,6 +70,7 @@ beforeAll(async () => {
         adminUrl: shopify.baseUrl,
         accessToken: 'shpat_fake_dev_token',
         webhookSecret: SECRET,
+        timeout: '30s',
         import: imported('S-'),
       },
       'byid-woo': {
@@ -76,6 +79,7 @@ beforeAll(async () => {
         consumerKey: 'ck_fake_dev_key',
         consumerSecret: 'cs_fake_dev_secret',
         webhookSecret: SECRET,
+        timeout: '30s',
         import: imported('W-'),
       },
       // Never pulled by the tests before the last one: no cursor in its schedule.
@@ -172,18 +176,28 @@ async function runSince(workflowId: string, since: number, timeoutMs = 15_000): 
 
 /** The results of the shop's pulls of named orders (any slot) started at `since` or later, once one satisfies `done`. */
 async function namedPullsSince(shop: string, since: number, done: (r: ShopPullResult) => boolean): Promise<ShopPullResult[]> {
+  let seen: string[] = [];
   return waitFor(
     async () => {
       const results: ShopPullResult[] = [];
+      seen = [];
       for (let slot = 0; slot < NAMED_ORDER_PULLS_PER_SHOP; slot++) {
         const handle = h.env.client.workflow.getHandle(namedOrdersPullId(shop, slot));
         const d = await handle.describe().catch(() => null);
-        if (d && d.startTime.getTime() >= since && d.status.name === 'COMPLETED') results.push((await handle.result()) as ShopPullResult);
+        if (!d || d.startTime.getTime() < since) continue;
+        seen.push(`slot ${slot} ${d.status.name} from ${d.startTime.getTime() - since} ms`);
+        if (d.status.name !== 'COMPLETED') continue;
+        const result = (await handle.result()) as ShopPullResult;
+        results.push(result);
+        seen.push(`slot ${slot} counts ${JSON.stringify(result.counts)}`);
       }
       return results.some(done) ? results : undefined;
     },
-    { what: `a pull of named orders of ${shop}`, timeoutMs: 15_000, intervalMs: 100 },
-  );
+    { what: `a pull of named orders of ${shop}`, timeoutMs: SLOW_MS + 5_000, intervalMs: 100 },
+  ).catch((err: Error) => {
+    // What the pulls of named orders did instead, for the next reader of a failure.
+    throw new Error(`${err.message}; seen: ${seen.join('; ') || 'none started'}`);
+  });
 }
 
 /** Whether any of the shop's pulls from the cursor for webhooks started at `since` or later. */
@@ -261,7 +275,7 @@ describe.each([
         const s = await stateOf(p, known.orderId);
         return s.outcome ?? undefined;
       },
-      { what: 'the shipment knowing of the cancel', timeoutMs: 15_000, intervalMs: 100 },
+      { what: 'the shipment knowing of the cancel', timeoutMs: SLOW_MS + 5_000, intervalMs: 100 },
     );
     expect(outcome).toBe('cancelled_in_shop');
     expect(Date.now()).toBeLessThan(slow.from + SLOW_MS);
