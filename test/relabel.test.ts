@@ -24,7 +24,7 @@ import { saveFixture } from './helpers/fixtures';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 import { holdTrackingBack } from './helpers/api';
-import { fulfilShopifyOrder } from './helpers/platforms';
+import { fulfilShopifyOrder, PORTO_SHIP_FROM, fakeShopifyEntry, fakeWooEntry } from './helpers/platforms';
 import { holdLabelsBack, labelsHeldBack } from './helpers/held-back';
 import { ShopifyClient } from '../shop-sync/shopify/client';
 import type { ShopifyConnector } from '../shop-sync/connectors';
@@ -57,25 +57,15 @@ beforeAll(async () => {
   connectors = loadShopConnectors({
     SHOP_CONNECTORS: JSON.stringify({
       maxBackoff: '1s',
-      'relabel-shopify': {
-        type: 'shopify',
-        storeDomain: 'fake-store.myshopify.com',
-        adminUrl: shopify.baseUrl,
-        accessToken: 'shpat_fake_dev_token',
-        timeout: '2s',
+      'relabel-shopify': fakeShopifyEntry(shopify.baseUrl, {
         import: imported({ orderIdPrefix: 'RS-' }),
-      },
-      'relabel-woo': {
-        type: 'woocommerce',
-        url: woo.baseUrl,
-        consumerKey: 'ck_fake_dev_key',
-        consumerSecret: 'cs_fake_dev_secret',
-        timeout: '2s',
+      }),
+      'relabel-woo': fakeWooEntry(woo.baseUrl, {
         import: imported({
           orderIdPrefix: 'RW-',
-          shipFrom: { address: { streetLines: ['Rua das Flores 10'], city: 'Porto', postalCode: '4050-262', countryCode: 'PT' } },
+          shipFrom: PORTO_SHIP_FROM,
         }),
-      },
+      }),
     }),
   });
   h = await startHarness({ env, shopConnectors: connectors, fake: { trackingStepMs: 1500 } });

@@ -19,6 +19,7 @@ import { saveFixture } from './helpers/fixtures';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 import { holdLabelsBack, labelsHeldBack } from './helpers/held-back';
+import { PORTO_SHIP_FROM, fakeShopifyEntry, fakeWooEntry } from './helpers/platforms';
 
 let env: TestWorkflowEnvironment;
 let shopify: FakeShopify;
@@ -45,25 +46,15 @@ beforeAll(async () => {
   const connectors = loadShopConnectors({
     SHOP_CONNECTORS: JSON.stringify({
       maxBackoff: '1s',
-      'check-shopify': {
-        type: 'shopify',
-        storeDomain: 'fake-store.myshopify.com',
-        adminUrl: shopify.baseUrl,
-        accessToken: 'shpat_fake_dev_token',
-        timeout: '2s',
+      'check-shopify': fakeShopifyEntry(shopify.baseUrl, {
         import: imported({ orderIdPrefix: 'CS-' }),
-      },
-      'check-woo': {
-        type: 'woocommerce',
-        url: woo.baseUrl,
-        consumerKey: 'ck_fake_dev_key',
-        consumerSecret: 'cs_fake_dev_secret',
-        timeout: '2s',
+      }),
+      'check-woo': fakeWooEntry(woo.baseUrl, {
         import: imported({
           orderIdPrefix: 'CW-',
-          shipFrom: { address: { streetLines: ['Rua das Flores 10'], city: 'Porto', postalCode: '4050-262', countryCode: 'PT' } },
+          shipFrom: PORTO_SHIP_FROM,
         }),
-      },
+      }),
     }),
   });
   h = await startHarness({ env, shopConnectors: connectors, fake: { trackingStepPolls: 1 } });

@@ -30,6 +30,7 @@ import { startHarness, type Harness } from './helpers/harness';
 import { waitForPull } from './helpers/shop-pulls';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
+import { fakeShopifyEntry, fakeWooEntry } from './helpers/platforms';
 
 const SECRET = 'webhook-by-id-secret';
 /** Inside the connectors' default timeout: a scheduled pull that lasts, as under a backlog. */
@@ -64,32 +65,21 @@ beforeAll(async () => {
   const connectors = loadShopConnectors({
     SHOP_CONNECTORS: JSON.stringify({
       maxBackoff: '1s',
-      'byid-shopify': {
-        type: 'shopify',
-        storeDomain: 'fake-store.myshopify.com',
-        adminUrl: shopify.baseUrl,
-        accessToken: 'shpat_fake_dev_token',
+      'byid-shopify': fakeShopifyEntry(shopify.baseUrl, {
         webhookSecret: SECRET,
         timeout: '30s',
         import: imported('S-'),
-      },
-      'byid-woo': {
-        type: 'woocommerce',
-        url: woo.baseUrl,
-        consumerKey: 'ck_fake_dev_key',
-        consumerSecret: 'cs_fake_dev_secret',
+      }),
+      'byid-woo': fakeWooEntry(woo.baseUrl, {
         webhookSecret: SECRET,
         timeout: '30s',
         import: imported('W-'),
-      },
+      }),
       // Never pulled by the tests before the last one: no cursor in its schedule.
-      'byid-fresh': {
-        type: 'woocommerce',
-        url: woo.baseUrl,
-        consumerKey: 'ck_fake_dev_key',
-        consumerSecret: 'cs_fake_dev_secret',
+      'byid-fresh': fakeWooEntry(woo.baseUrl, {
+        timeout: '15s',
         import: imported('F-'),
-      },
+      }),
     }),
   });
   h = await startHarness({ env, shopConnectors: connectors, fake: { trackingStepPolls: 1 } });

@@ -1,17 +1,28 @@
+/** A SHOP_CONNECTORS entry for the local fake Shopify (its dev token); `more`: the test's own fields (import, timeout, …). */
+export function fakeShopifyEntry(adminUrl: string, more: Record<string, unknown> = {}) {
+  return {
+    type: 'shopify',
+    storeDomain: 'fake-store.myshopify.com',
+    adminUrl,
+    accessToken: 'shpat_fake_dev_token',
+    timeout: '2s',
+    ...more,
+  };
+}
+
+/** A SHOP_CONNECTORS entry for the local fake WooCommerce (its dev keys); `more`: the test's own fields. */
+export function fakeWooEntry(url: string, more: Record<string, unknown> = {}) {
+  return { type: 'woocommerce', url, consumerKey: 'ck_fake_dev_key', consumerSecret: 'cs_fake_dev_secret', timeout: '2s', ...more };
+}
+
+/** Where the WooCommerce tests' orders ship from (their stores name no warehouse). */
+export const PORTO_SHIP_FROM = {
+  address: { streetLines: ['Rua das Flores 10'], city: 'Porto', postalCode: '4050-262', countryCode: 'PT' },
+};
+
 /** The connector entries tests use for the local Shopify and WooCommerce fakes (their dev credentials). */
 export function platformConnectors(shopifyUrl: string, wooUrl: string, extra: Record<string, unknown> = {}) {
-  return {
-    maxBackoff: '1s',
-    'shopify-shop': {
-      type: 'shopify',
-      storeDomain: 'fake-store.myshopify.com',
-      adminUrl: shopifyUrl,
-      accessToken: 'shpat_fake_dev_token',
-      timeout: '2s',
-    },
-    'woo-shop': { type: 'woocommerce', url: wooUrl, consumerKey: 'ck_fake_dev_key', consumerSecret: 'cs_fake_dev_secret', timeout: '2s' },
-    ...extra,
-  };
+  return { maxBackoff: '1s', 'shopify-shop': fakeShopifyEntry(shopifyUrl), 'woo-shop': fakeWooEntry(wooUrl), ...extra };
 }
 
 /**
