@@ -155,7 +155,9 @@ export function createShopImportActivities(deps: ShopImportDeps) {
     // Where a slow pull's time goes: the platform's read, the starts, telling the shipments.
     ctx.log.debug('pull page done', {
       shop: connector.shop,
+      phase: position.phase, // 'ids': the orders a webhook named; else the cursor's or the retry list's
       orders: page.orders.length,
+      told: told.told,
       readMs,
       startsMs,
       changesMs: now() - readStart - readMs - startsMs,
