@@ -71,12 +71,25 @@ export interface AccountSummary {
   limit: number;
   /** Accepted calls per second over all windows without a hold, over the limit. */
   acceptedPerLimit: number;
+  /** The same over the windows where another account was held (the held account: null): throughput isolation. */
+  acceptedPerLimitOthersHeld: number | null;
   share429: number;
   foreignCalls: number;
   /** Per pair: label p95 in the held window over the window without (the held account: none). */
   p95Ratios: number[];
   /** The p95 of every label of the held windows over that of every label of the windows without (the held account: null). */
   pooledP95Ratio: number | null;
+  /**
+   * The geometric mean of the per-pair ratios: the average the A B, B A order is made for. Over
+   * as many pairs held first as held second it weighs both orders alike, so drift within a pair
+   * cancels; on the ratios' logarithms, so 0.8 and 1.25 cancel too. A p95 of 80 labels moves by
+   * tens of per cent between windows on this machine, and the median of 8 such ratios lands on
+   * whichever side most of them fell.
+   */
+  p95RatioGeoMean: number | null;
+  /** The same over the pairs whose held window came first, and second: how large the place's effect is. */
+  p95RatioGeoMeanHeldFirst: number | null;
+  p95RatioGeoMeanHeldSecond: number | null;
 }
 
 export interface RotationRow {
@@ -238,7 +251,7 @@ function rowsOf(
 }
 
 /** Per account: its windows without a hold pooled, and the p95 ratio of each pair. */
-function summarize(windows: AccountRow[]): AccountSummary[] {
+export function summarize(windows: AccountRow[]): AccountSummary[] {
   const names = [...new Set(windows.map((w) => w.account))];
   return names.map((account) => {
     const own = windows.filter((w) => w.account === account);
@@ -246,19 +259,35 @@ function summarize(windows: AccountRow[]): AccountSummary[] {
     const seconds = free.reduce((sum, w) => sum + w.seconds, 0);
     const accepted = free.reduce((sum, w) => sum + w.accepted, 0);
     const refused = free.reduce((sum, w) => sum + w.refused, 0);
-    const p95Ratios = own
-      .filter((w) => w.held !== null && w.held !== account)
-      .map((h) => round(h.labelP95Seconds / Math.max(0.001, free.find((w) => w.pair === h.pair)!.labelP95Seconds)));
+    const othersHeld = own.filter((w) => w.held !== null && w.held !== account);
+    const ratioOf = (h: AccountRow) => round(h.labelP95Seconds / Math.max(0.001, free.find((w) => w.pair === h.pair)!.labelP95Seconds));
+    const p95Ratios = othersHeld.map(ratioOf);
+    // alternatingRun: odd pairs run the window without a hold first, even pairs the held one.
+    const heldFirst = othersHeld.filter((w) => w.pair % 2 === 0).map(ratioOf);
+    const heldSecond = othersHeld.filter((w) => w.pair % 2 === 1).map(ratioOf);
+    const heldSeconds = othersHeld.reduce((sum, w) => sum + w.seconds, 0);
     return {
       account,
       limit: own[0]!.limit,
       acceptedPerLimit: round(accepted / Math.max(0.001, seconds) / own[0]!.limit),
+      acceptedPerLimitOthersHeld: othersHeld.length
+        ? round(othersHeld.reduce((sum, w) => sum + w.accepted, 0) / Math.max(0.001, heldSeconds) / own[0]!.limit)
+        : null,
       share429: round(refused / Math.max(1, accepted + refused)),
       foreignCalls: own.reduce((sum, w) => sum + w.foreignCalls, 0),
       p95Ratios,
       pooledP95Ratio: p95Ratios.length ? round(pooledP95(own.filter((w) => w.held !== null)) / Math.max(0.001, pooledP95(free))) : null,
+      p95RatioGeoMean: geoMean(p95Ratios),
+      p95RatioGeoMeanHeldFirst: geoMean(heldFirst),
+      p95RatioGeoMeanHeldSecond: geoMean(heldSecond),
     };
   });
+}
+
+/** exp of the mean logarithm; null for none. */
+export function geoMean(xs: number[]): number | null {
+  const positive = xs.filter((x) => x > 0);
+  return positive.length ? round(Math.exp(positive.reduce((sum, x) => sum + Math.log(x), 0) / positive.length)) : null;
 }
 
 const pooledP95 = (windows: AccountRow[]) =>
@@ -497,14 +526,17 @@ export function printAccountsTables(
     ]),
   );
   table(
-    'Accounts: per account, the windows without a hold pooled; label p95 held ÷ not held, all windows pooled and per pair',
+    'Accounts: per account, the windows without a hold pooled; while another is held: accepted ÷ limit, and label p95 held ÷ not held (all windows pooled, per pair, geometric mean of the pairs)',
     [
       'account',
       'limit/s',
       'accepted ÷ limit',
       '429s',
       'calls with another account’s or refused credentials',
+      'accepted ÷ limit, another held',
       'p95 ratio, windows pooled',
+      'p95 ratio, geometric mean of pairs',
+      'of pairs held first / second',
       'p95 ratio median',
       'min – max',
       'per pair',
@@ -515,7 +547,10 @@ export function printAccountsTables(
       x.acceptedPerLimit,
       `${round(x.share429 * 100)} %`,
       x.foreignCalls,
+      x.acceptedPerLimitOthersHeld ?? '-',
       x.pooledP95Ratio ?? '-',
+      x.p95RatioGeoMean ?? '-',
+      x.p95Ratios.length ? `${x.p95RatioGeoMeanHeldFirst ?? '-'} / ${x.p95RatioGeoMeanHeldSecond ?? '-'}` : '-',
       x.p95Ratios.length ? round(median(x.p95Ratios)) : '-',
       x.p95Ratios.length ? `${Math.min(...x.p95Ratios)} – ${Math.max(...x.p95Ratios)}` : '-',
       x.p95Ratios.join(', ') || '(held)',
