@@ -37,6 +37,14 @@ import type { ImportMapping } from './settings';
 const REMEMBERED = 50_000;
 /** Updates in flight at once per page. */
 const CONCURRENCY = 8;
+/**
+ * How long a shipment has to accept its update. The client otherwise asks again until the update
+ * is accepted, and a shipment whose workflow task cannot run (its worker killed, a task queue no
+ * worker polls) held its page, and so its shop's pull from the cursor, for 60-95 s in the bench
+ * after a SIGKILL; past this the order is deferred and read again by the next pull (the same
+ * update id then answers at once if it was taken meanwhile).
+ */
+export const UPDATE_ANSWER_MS = 10_000;
 
 export interface ChangeCounts {
   /** Shipments told of a change (the update was accepted). */
@@ -45,7 +53,7 @@ export interface ChangeCounts {
   unchanged: number;
   /**
    * Platform ids of orders whose shipment could not take an update now (its workflow task is
-   * failing, as after a worker's crash or a bug, or no answer in time): the cursor keeps them to be
+   * failing, as after a worker's crash or a bug, or no answer within UPDATE_ANSWER_MS): the cursor keeps them to be
    * read again, and the rest of the page goes on. One stuck shipment never stops its shop's pulls.
    */
   deferred: string[];
@@ -55,7 +63,10 @@ export class ShopChangeNotifier {
   /** workflow id → the reading last settled for it: its facts' digest and modified time. */
   private readonly settled = new Map<string, Settled>();
 
-  constructor(private readonly client: Client) {}
+  constructor(
+    private readonly client: Client,
+    private readonly answerWithinMs: number = UPDATE_ANSWER_MS,
+  ) {}
 
   /**
    * Tells the shipments of `orders` what changed. Those this page started know the reading
@@ -92,11 +103,14 @@ export class ShopChangeNotifier {
     if (isSameReading(this.settled.get(workflowId), reading)) return 'skipped';
     const { key } = reading;
     try {
-      await this.client.workflow.getHandle(workflowId).executeUpdate(shopOrderChangedUpdate, {
-        args: [ShopOrderChangeSchema.parse(change)],
-        // The same reading sent twice (a retried page, two pulls) is one update.
-        updateId: `shop-change-${key.slice(0, 32)}-${change.modifiedAt}`,
-      });
+      const args: [ShopOrderChange] = [ShopOrderChangeSchema.parse(change)];
+      await this.client.withDeadline(Date.now() + this.answerWithinMs, () =>
+        this.client.workflow.getHandle(workflowId).executeUpdate(shopOrderChangedUpdate, {
+          args,
+          // The same reading sent twice (a retried page, two pulls) is one update.
+          updateId: `shop-change-${key.slice(0, 32)}-${change.modifiedAt}`,
+        }),
+      );
       this.remember(workflowId, reading);
       return 'told';
     } catch (err) {

@@ -2,7 +2,9 @@
  * One stuck shipment never stops its shop's pulls: the real dev server refuses an update to a
  * shipment whose workflow task is failing, and the change detection defers that order (the pull
  * keeps it in its cursor to be read again) instead of failing the page. Before, the refusal failed
- * the whole page, so every pull that re-read that order failed.
+ * the whole page, so every pull that re-read that order failed. A shipment that never answers (no
+ * worker runs its workflow task) is deferred too, once its time to answer is over: before, the
+ * client asked again until it answered, and the page waited as long.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -73,5 +75,18 @@ it("a shipment whose workflow task is failing: its order's change is deferred, t
   const counts = await new ShopChangeNotifier(env.client).notice(shop, [stuck, gone], mapping, new Set());
 
   expect(counts).toEqual({ told: 0, unchanged: 1, deferred: ['7001'] });
+  await handle.terminate('test done');
+}, 60_000);
+
+it('a shipment that does not answer (no worker runs its workflow task): deferred once its time to answer is over', async () => {
+  const shop = `silent-${randomUUID().slice(0, 8)}`;
+  const silent = order('7101', '1100-004');
+  const workflowId = shipmentWorkflowId({ shop, orderId: orderIdOf(silent, mapping) });
+  // A task queue no worker polls, as the queue of a fleet that is down or was killed.
+  const handle = await env.client.workflow.start('shipmentWorkflow', { workflowId, taskQueue: `nobody-${randomUUID()}`, args: [] });
+  // 2 s to answer here; the test's own timeout is what a notifier that waits for the answer meets.
+  const counts = await new ShopChangeNotifier(env.client, 2_000).notice(shop, [silent], mapping, new Set());
+
+  expect(counts).toEqual({ told: 0, unchanged: 0, deferred: ['7101'] });
   await handle.terminate('test done');
 }, 60_000);
