@@ -62,8 +62,9 @@ Scenarios (default: all):
             held by --account-hold s Retry-Afters in one window of each pair, in the order
             A B, B A, A B… so load drift cancels within pairs: per window accepted/s ÷ limit,
             429s, label p50/p95 per account, calls with another account's credentials; the
-            windows without a hold pooled per account, and the others' label p95 held ÷ not
-            held, all windows pooled and per pair with its median; then credential files replaced, the old ones
+            windows without a hold pooled per account, and the others' accepted/s ÷ limit while
+            one is held and label p95 held ÷ not held, all windows pooled, per pair, and the
+            pairs' geometric mean (the target's estimate); then credential files replaced, the old ones
             refused, with --rotation-shipments in flight: labels lost, duplicated, refused
             calls, restarts
   shop-changes (only when named) --shop-changes-orders on both platforms, 10 % cancelled, 5 %
