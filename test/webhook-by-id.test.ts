@@ -203,8 +203,33 @@ async function cursorPullsSince(shop: string, since: number): Promise<number> {
   return n;
 }
 
+/**
+ * Until the shop's earlier webhooks are done with: no pull of named orders running and none
+ * started for 2 s. A late one (the known order's own webhooks) reads `orders` too, and once took
+ * the slow read meant for the scheduled pull, which then started the new order itself (ci13).
+ */
+async function quiet(shop: string): Promise<void> {
+  await waitFor(
+    async () => {
+      let newest = 0;
+      for (let slot = 0; slot < NAMED_ORDER_PULLS_PER_SHOP; slot++) {
+        const d = await h.env.client.workflow
+          .getHandle(namedOrdersPullId(shop, slot))
+          .describe()
+          .catch(() => null);
+        if (!d) continue;
+        if (d.status.name === 'RUNNING') return undefined;
+        newest = Math.max(newest, d.startTime.getTime());
+      }
+      return Date.now() - newest >= 2_000 ? true : undefined;
+    },
+    { what: `no pull of named orders of ${shop} for 2 s`, timeoutMs: 60_000, intervalMs: 100 },
+  );
+}
+
 /** A scheduled pull that answers only after SLOW_MS; resolves when it has taken the slow read, with its end awaited by the caller. */
 async function slowScheduledPull(p: Platform): Promise<{ from: number; done: Promise<ShopPullResult> }> {
+  await quiet(p.shop);
   const from = Date.now();
   await triggerPull(h.env.client, p.shop);
   await p.slowNextRead();
