@@ -68,6 +68,8 @@ export interface ShopChangesRow {
     updateEventsInUnchangedOrders: number;
     unchangedOrders: number;
     extraEventsPerUnchanged: number;
+    /** Per trigger and platform: requests by what asked (Shopify: the GraphQL operation's name; WooCommerce: the route, its order lists by kind). */
+    requestsByKind: Array<{ mode: Mode; platform: PlatformName; orders: number; kinds: Record<string, number> }>;
   };
 }
 
@@ -439,6 +441,14 @@ async function measure(
     (n, mode) => n + stores[mode].shopify.stats().requests + stores[mode].woo.stats().requests,
     0,
   );
+  const requestsByKind = (['webhooks', 'schedule'] as const).flatMap((mode) =>
+    (['Shopify', 'WooCommerce'] as const).map((platform) => ({
+      mode,
+      platform,
+      orders: orders.filter((o) => o.mode === mode && o.platform === platform).length,
+      kinds: platform === 'Shopify' ? stores[mode].shopify.stats().byOperationName : wooKinds(stores[mode].woo.stats()),
+    })),
+  );
   const told = [...states.values()].reduce((n, s) => n + (s?.shopOrder?.changes.length ?? 0), 0);
   return {
     orders: orders.length,
@@ -469,8 +479,15 @@ async function measure(
       updateEventsInUnchangedOrders: updateEvents,
       unchangedOrders: unchanged.length,
       extraEventsPerUnchanged: unchanged.length ? updateEvents / unchanged.length : 0,
+      requestsByKind,
     },
   };
+}
+
+/** WooCommerce's routes, its order lists told apart by kind (orders by id, changes since). */
+function wooKinds(stats: ReturnType<FakeWooCommerce['stats']>): Record<string, number> {
+  const { 'GET orders': _lists, ...routes } = stats.byRoute;
+  return { ...routes, ...Object.fromEntries(Object.entries(stats.orderLists).map(([k, n]) => [`GET orders ${k}`, n])) };
 }
 
 /** Our writes to the order after `since`: Shopify fulfillments created or updated; WooCommerce notes (not the merchant's status notes). */
@@ -549,5 +566,14 @@ export function printShopChangesTable(
         String(r.cost.extraEventsPerUnchanged),
       ],
     ],
+  );
+  table(
+    'Shop changes: platform requests by what asked (per order of that trigger and platform)',
+    ['trigger', 'platform', 'request', 'count', 'per order'],
+    r.cost.requestsByKind.flatMap((g) =>
+      Object.entries(g.kinds)
+        .sort(([, a], [, b]) => b - a)
+        .map(([kind, n]) => [g.mode, g.platform, kind, String(n), g.orders ? (n / g.orders).toFixed(2) : '-']),
+    ),
   );
 }

@@ -71,6 +71,7 @@ export async function serveGraphql(server: ShopifyServer, req: IncomingMessage, 
     state.stats.graphqlErrors++;
     return send(res, { status: 200, body: { errors: prepared.errors, extensions: cost(state, prepared.requested, null) } });
   }
+  bump(state.stats.byOperationName, prepared.cost.operation.name?.value ?? '(anonymous)');
   return run(server, res, prepared);
 }
 

@@ -30,6 +30,8 @@ export interface FakeShopifyStats {
   requests: number;
   /** Root field name → runnable requests that selected it. */
   byOperation: Record<string, number>;
+  /** GraphQL operation name (`query OrdersToLabel…`) → runnable requests, '(anonymous)' for an unnamed one. */
+  byOperationName: Record<string, number>;
   unauthorized: number;
   /** Answers with a GraphQL `errors` list (validation, cost cap, paging arguments), THROTTLED excepted. */
   graphqlErrors: number;
@@ -72,6 +74,7 @@ export function emptyStats(): FakeShopifyStats {
   return {
     requests: 0,
     byOperation: {},
+    byOperationName: {},
     unauthorized: 0,
     graphqlErrors: 0,
     throttled: 0,

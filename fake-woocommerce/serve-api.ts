@@ -87,6 +87,7 @@ export async function serveApi(
   const route = matched?.extension && !state.shipmentTracking ? null : matched;
   const traffic = state.traffic;
   traffic.request(route?.key ?? '(unmatched)');
+  if (route?.key === 'GET orders') traffic.orderList(url.searchParams);
   // An order's routes: the Retry-After watch keeps a hold per order.
   const orderId = route && route.key !== 'GET product' ? route.id : undefined;
   const early = state.retryAfterWatch.arrive(orderId, Date.now());

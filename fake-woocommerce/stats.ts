@@ -4,6 +4,7 @@ import type { FakeWooStats } from './types';
 const emptyStats = (): FakeWooStats => ({
   requests: 0,
   byRoute: {},
+  orderLists: {},
   byStatus: {},
   rateLimited: 0,
   unavailable: 0,
@@ -24,7 +25,7 @@ const emptyStats = (): FakeWooStats => ({
   webhooksDisabled: 0,
 });
 
-type Counter = Exclude<keyof FakeWooStats, 'byRoute' | 'byStatus' | 'writesApplied' | 'requests'>;
+type Counter = Exclude<keyof FakeWooStats, 'byRoute' | 'orderLists' | 'byStatus' | 'writesApplied' | 'requests'>;
 
 export class WooTraffic {
   private stats = emptyStats();
@@ -32,6 +33,13 @@ export class WooTraffic {
   request(route: string): void {
     this.stats.requests += 1;
     this.stats.byRoute[route] = (this.stats.byRoute[route] ?? 0) + 1;
+  }
+
+  /** A list of orders, by its kind: which of our reads asked (orders by id, changes since, or another list). */
+  orderList(params: URLSearchParams): void {
+    const kind = params.has('include') ? 'include' : params.has('modified_after') ? 'modified_after' : 'other';
+    const key = `${kind} status=${(params.get('status') ?? 'any').slice(0, 80)}`;
+    this.stats.orderLists[key] = (this.stats.orderLists[key] ?? 0) + 1;
   }
 
   status(status: number): void {

@@ -177,6 +177,8 @@ export interface FakeWooStats {
   requests: number;
   /** Per route key ('GET orders', 'POST notes', 'PUT order', …; '(unmatched)' for rest_no_route). */
   byRoute: Record<string, number>;
+  /** 'GET orders' by what it asks: 'include' (orders by id) or 'modified_after' (changes since), with its status filter. */
+  orderLists: Record<string, number>;
   /** Per HTTP status sent. */
   byStatus: Record<string, number>;
   /** Injected faults. */
