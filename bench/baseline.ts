@@ -13,6 +13,8 @@ import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@tempora
 export const TIMER_LOOP_COMMIT = '7f133dc1bdfa11b41827fed0bf1fe7de6ae48bbc';
 /** The last commit with change-driven tracking per shipment (one activity whose retries are the polls), before the fleet's pollers. */
 export const PER_SHIPMENT_TRACKING_COMMIT = '268169e99a154d69eaa4e34b61963c0f6ea55165';
+/** The last commit whose shipments told the shop a tracking change only after the task that applied it was recorded (the regular activity). */
+export const TOLD_AFTER_ITS_TASK_COMMIT = '03d1ce40419cf99f08dbd241dae3e1613881abf6';
 const LATER_PARTS = [
   'domain',
   'order-import',

@@ -5,7 +5,11 @@
  * tracking every `polls per stage` polls of a label, so both paths see the same five tracking
  * answers (404, Pending, InfoReceived, InTransit, Delivered) whatever the time. The fleet's row
  * adds each shipment's share of its poller shards: their runs' actions and their spans' heartbeats.
+ * The shop rows run the fleet's shipments with a shop to tell (a webhook connector to the
+ * reference receiver), now and at TOLD_AFTER_ITS_TASK_COMMIT: a shipment's history then grows with
+ * the changes the shop hears of, not with polls.
  */
+import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
@@ -16,14 +20,26 @@ import { createShipmentWorker } from '../worker/create-worker';
 import type { ShipmentOutcome } from '../workflows/definitions';
 import type { ShipmentInput } from '../domain/shipment';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { baselineWorkflowBundle, PER_SHIPMENT_TRACKING_COMMIT } from './baseline';
+import { baselineWorkflowBundle, PER_SHIPMENT_TRACKING_COMMIT, TOLD_AFTER_ITS_TASK_COMMIT } from './baseline';
+import { startShopReceiver } from '../shop-receiver/server';
+import { loadShopConnectors } from '../shop-sync/connectors';
 import { TRACKING_POLLER_WORKFLOW_TYPE, type SpanResult } from '../workflows/tracking-poller/definitions';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, BENCH_CREDENTIALS, median, type DevServer } from './stack';
 
 const EVENT_WORKFLOW_TASK_COMPLETED = temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;
 
-export type HistoryPath = 'fleet pollers' | 'per-shipment activity';
+export type HistoryPath = 'fleet pollers' | 'per-shipment activity' | 'fleet, shop told' | 'fleet, shop told (before)';
+
+/** The paths that tell a shop: their shipments' shop has a webhook connector. */
+const TELLS_SHOP: ReadonlySet<HistoryPath> = new Set(['fleet, shop told', 'fleet, shop told (before)']);
+/** Each path's orders get their own prefix: workflow ids must not meet. */
+const ORDER_PREFIX: Record<HistoryPath, string> = {
+  'fleet pollers': 'F',
+  'per-shipment activity': 'P',
+  'fleet, shop told': 'S',
+  'fleet, shop told (before)': 'B',
+};
 
 export interface HistoryRow {
   path: HistoryPath;
@@ -60,7 +76,14 @@ export async function historyScenario(
   const bundles: Record<HistoryPath, Awaited<ReturnType<typeof getWorkflowBundle>>> = {
     'fleet pollers': await getWorkflowBundle(),
     'per-shipment activity': await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT),
+    'fleet, shop told': await getWorkflowBundle(),
+    'fleet, shop told (before)': await baselineWorkflowBundle(TOLD_AFTER_ITS_TASK_COMMIT),
   };
+  const secret = `whsec_${randomBytes(32).toString('base64')}`;
+  const receiver = await startShopReceiver({ secrets: [secret] });
+  const shopConnectors = loadShopConnectors({
+    SHOP_CONNECTORS: JSON.stringify({ bench: { type: 'webhook', url: receiver.webhookUrl('bench'), secrets: [secret] } }),
+  });
   try {
     for (const polls of pollCounts) {
       // 4 stages before the terminal answer: (polls - 1) / 4 polls each.
@@ -75,7 +98,7 @@ export async function historyScenario(
         // Both paths at once: the same load on the server for each.
         const results = await Promise.all(
           (Object.keys(bundles) as Array<keyof typeof bundles>)
-            .filter((path) => path === 'fleet pollers' || polls <= baselineMaxPolls)
+            .filter((path) => path !== 'per-shipment activity' || polls <= baselineMaxPolls)
             .map(async (path) => {
               const taskQueue = `bench-history-${path.replaceAll(' ', '-')}-${polls}-${Date.now()}`;
               const worker = await createShipmentWorker({
@@ -86,13 +109,14 @@ export async function historyScenario(
                 tracking: { pollIntervalMs: 10, pollIntervalsMs: {} },
                 workflowBundle: bundles[path],
                 // The per-shipment code schedules its next wait at once: it must not be handed over.
-                handOverToPollers: path === 'fleet pollers',
+                handOverToPollers: path !== 'per-shipment activity',
+                ...(TELLS_SHOP.has(path) ? { shopConnectors } : {}),
               });
               const started = Date.now();
               return worker.runUntil(async () => {
                 const measured = await Promise.all(
                   Array.from({ length: shipments }, (_, i) =>
-                    oneShipment(server, taskQueue, benchOrder(`H-${path[0]}-${polls}-${i}-${started}`)),
+                    oneShipment(server, taskQueue, benchOrder(`H-${ORDER_PREFIX[path]}-${polls}-${i}-${started}`)),
                   ),
                 );
                 const pollers = await pollerActions(server.client, taskQueue);
@@ -124,6 +148,7 @@ export async function historyScenario(
       }
     }
   } finally {
+    await receiver.close();
     await connection.close();
   }
   return rows;
@@ -218,7 +243,7 @@ export async function latencyScenario(server: DevServer, shipments: number, log:
   installQuietRuntime();
   const connection = await NativeConnection.connect({ address: server.address });
   const fake = await startFakeShippingApi({ port: 0, trackingStepMs: STAGE_MS, accounts: BENCH_ACCOUNTS });
-  const bundles: Record<HistoryPath, Awaited<ReturnType<typeof getWorkflowBundle>>> = {
+  const bundles: Partial<Record<HistoryPath, Awaited<ReturnType<typeof getWorkflowBundle>>>> = {
     'fleet pollers': await getWorkflowBundle(),
     'per-shipment activity': await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT),
   };
@@ -232,7 +257,7 @@ export async function latencyScenario(server: DevServer, shipments: number, log:
           taskQueue,
           shippingApi: { baseUrl: fake.baseUrl, ...BENCH_CREDENTIALS },
           tracking: { pollIntervalMs: CADENCE_MS, pollIntervalsMs: {} },
-          workflowBundle: bundles[path],
+          workflowBundle: bundles[path]!,
           handOverToPollers: path === 'fleet pollers',
         });
         const stamp = Date.now();

@@ -590,6 +590,18 @@ function printTables(r: Results): void {
       row('API calls per poll = 1', fleet.callsPerPoll, today?.callsPerPoll, fleet.callsPerPoll <= 1.01);
     }
     table('Targets: fleet pollers beside the per-shipment activity (same run)', ['polls', 'target', 'fleet', 'per-shipment', ''], rows);
+    // With a shop to tell, beside the same path before its changes were told inside their task.
+    const shopRows: Array<Array<string | number>> = [];
+    for (const polls of new Set(r.history.map((h) => h.polls))) {
+      const now = r.history.find((h) => h.polls === polls && h.path === 'fleet, shop told');
+      const before = r.history.find((h) => h.polls === polls && h.path === 'fleet, shop told (before)');
+      if (!now) continue;
+      const row = (target: string, value: number, baseline: number | undefined, met: boolean) =>
+        shopRows.push([`${polls} polls`, target, value, baseline ?? '-', met ? 'met' : 'NOT MET']);
+      row('history events <= 60', now.eventsPerShipment, before?.eventsPerShipment, now.eventsPerShipment <= 60);
+      row('workflow tasks <= 15', now.workflowTasksPerShipment, before?.workflowTasksPerShipment, now.workflowTasksPerShipment <= 15);
+    }
+    table('Targets with a shop to tell: now beside the regular activity per change (same run)', ['polls', 'target', 'now', 'before', ''], shopRows);
   }
   if (r.latency) {
     table(

@@ -108,6 +108,10 @@ it('has recorded histories for each path through the workflow', () => {
       // A first attempt answered 429 goes straight to the regular activity, which waits the
       // Retry-After (HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY): no timer, no extra workflow task.
       'held-account-first-attempt-429.json',
+      // A tracking change and the outcome told inside the task that applied them (TRACKING_TOLD_IN_ITS_TASK):
+      // a delivered shipment, and a worker SIGKILLed while the shop held its answer to a tracking change.
+      'shop-sync-tracking-told-in-its-task.json',
+      'immutable-event-tracking-told-in-its-task.json',
     ]),
   );
 });

@@ -143,7 +143,17 @@ describe('shop sync', () => {
       expect(a.tag !== b.tag || a.subtag !== b.subtag || (a.trackingNumber === null && b.trackingNumber !== null)).toBe(true);
     }
     expect(orderView('SS-1')).toMatchObject({ tag: 'Delivered', outcome: 'delivered', labelUrl: 'https://labels.example/SS-1.pdf' });
+    // A tracking change and the outcome are told inside the task that applied them (their bodies
+    // come from recorded inputs): only the label's event waits for the regular activity.
+    const history = (await handle.fetchHistory()).events ?? [];
+    const regular = history.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverShopEvents');
+    expect(regular.length, 'deliveries by the regular activity').toBe(1);
+    for (const update of updates) expect(update.occurredAt).not.toBe(events[0]!.occurredAt);
+    // The cost target of a shipment with a shop (issue 30): ≤ 60 events, ≤ 15 workflow tasks.
+    expect(history.length).toBeLessThanOrEqual(60);
+    expect(history.filter((e) => e.workflowTaskCompletedEventAttributes).length).toBeLessThanOrEqual(15);
     await saveFixture(handle, 'shop-sync-delivered');
+    await saveFixture(handle, 'shop-sync-tracking-told-in-its-task');
     // The happy path writes no shop search attribute.
     const description = await handle.describe();
     expect(description.typedSearchAttributes.get(SA.shopSync)).toBeUndefined();

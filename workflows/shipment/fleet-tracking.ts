@@ -17,7 +17,7 @@ import { RELABEL_FROM_SHOP } from './patches';
 import { trackingPoller } from './proxies';
 import type { ShipmentRun } from './run';
 import { snapshotOf } from './state';
-import { applyChange } from './tracking';
+import { applyChange, toldAt } from './tracking';
 
 export async function followFleetTracking(run: ShipmentRun, labelId: string, deadline: number): Promise<ShipmentOutcome> {
   const { state, policy } = run;
@@ -42,7 +42,7 @@ export async function followFleetTracking(run: ShipmentRun, labelId: string, dea
       if (news) {
         // The shard leaves a terminal label by itself.
         if (applyNews(run, news) && state.tag !== null && policy.terminalTags.includes(state.tag))
-          return run.finish(outcomeOfTag(state.tag));
+          return run.finish(outcomeOfTag(state.tag), undefined, toldAt(run, news.change!));
         continue;
       }
       run.publish();

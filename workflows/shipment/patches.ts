@@ -51,6 +51,19 @@ export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';
 export const SHOP_EVENT_SENT_ONCE_RECORDED = 'shop-event-sent-once-recorded';
 
 /**
+ * A tracking change and the outcome it ends in are told to the shop inside the workflow task
+ * that applied them (the first attempt, a local activity), not after it by the regular activity:
+ * their body is built only from what history already holds (the change as its signal or activity
+ * result carried it, the state replay rebuilds) and dated by the poll that saw the change
+ * (`polledAt`), so a retried task builds the same bytes, which is all `SHOP_EVENT_SENT_ONCE_RECORDED`
+ * waits for. It saves 5 history events and a workflow task per change the shop sees. Before it,
+ * such an event was dated by the task's clock and waited for the task to be recorded. Checked
+ * when a change is told to the shop, so shipments without a shop change nothing. Fixture:
+ * shop-sync-news-sent-in-its-task.
+ */
+export const TRACKING_TOLD_IN_ITS_TASK = 'tracking-told-in-its-task';
+
+/**
  * Every call of a shipment goes to the shipping account its input names (the shop's, when it
  * started). A run that began on a worker from before (which called the worker's single account
  * whatever the input said) keeps calling that one: its label lives there. Checked once per run,

@@ -212,20 +212,24 @@ export class ShipmentRun {
     this.published.publish();
   }
 
-  /** Tells the shop (through the delivery coroutine), when shop sync is on and the order was not cancelled there. */
-  emit(event: ShopEventInput): void {
+  /** Tells the shop (through the delivery coroutine), when shop sync is on and the order was not cancelled there; `at`: see ShopDelivery.emit. */
+  emit(event: ShopEventInput, at?: string): void {
     if (this.shop?.silenced) return;
-    this.delivery.emit(event);
+    this.delivery.emit(event, at);
   }
 
-  finish(outcome: OutcomeKind, reason?: string): ShipmentOutcome {
+  /** `at`: the poll that saw a terminal tag, when the outcome is that tag's (tracking.ts, `toldAt`). */
+  finish(outcome: OutcomeKind, reason?: string, at?: string): ShipmentOutcome {
     const state = this.state;
     state.phase = 'completed';
     state.outcome = outcome;
-    this.emit({
-      type: 'shipment.completed',
-      data: { outcome, reason: reason ?? null, tag: state.tag, trackingNumber: state.trackingNumber },
-    });
+    this.emit(
+      {
+        type: 'shipment.completed',
+        data: { outcome, reason: reason ?? null, tag: state.tag, trackingNumber: state.trackingNumber },
+      },
+      at,
+    );
     this.publish();
     log.info('shipment finished', { orderId: state.orderId, shop: state.shop, outcome, reason });
     return outcomeOf(state, outcome, reason);

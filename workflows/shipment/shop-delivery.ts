@@ -43,15 +43,18 @@ export class ShopDelivery {
     if (sync && settings && sync.status !== 'no_connector') void this.deliver(sync, settings);
   }
 
-  /** Numbers an event and queues it for the shop; the coroutine picks it up. */
-  emit(draft: ShopEventInput): void {
+  /**
+   * Numbers an event and queues it for the shop; the coroutine picks it up. `at`: the time of a
+   * body built only from recorded inputs (a poll's), which may be sent inside this task.
+   */
+  emit(draft: ShopEventInput, at?: string): void {
     const sync = this.sync;
     if (!sync) return;
     sync.emitted++;
     if (sync.status === 'no_connector') return;
-    // The body is fixed here, and first sent once this task is recorded (event-tasks.ts).
-    sync.pending.push({ ...draft, sequence: sync.emitted, occurredAt: new Date().toISOString() });
-    this.tasks.emitted(sync.emitted);
+    // The body is fixed here; without `at`, first sent once this task is recorded (event-tasks.ts).
+    sync.pending.push({ ...draft, sequence: sync.emitted, occurredAt: at ?? new Date().toISOString() });
+    this.tasks.emitted(sync.emitted, at !== undefined);
     if (sync.status === 'up_to_date') sync.status = 'delivering';
   }
 

@@ -10,7 +10,7 @@ import { NOT_REGISTERED_STAGE, outcomeOfTag } from '../../domain/shipment';
 import { isChange } from '../../domain/tracking';
 import { formatDuration } from './details';
 import { followFleetTracking } from './fleet-tracking';
-import { FLEET_TRACKING } from './patches';
+import { FLEET_TRACKING, TRACKING_TOLD_IN_ITS_TASK } from './patches';
 import { recordError, shippingErrorOf, windowEnded } from './failures';
 import { trackingApi } from './proxies';
 import type { ShipmentRun } from './run';
@@ -60,8 +60,18 @@ export async function followTrackingChanges(run: ShipmentRun, labelId: string, d
     // A wait handed over to the fleet's pollers may return no news (every other return is a change).
     if (isChange(snapshotOf(state), change)) applyChange(run, change);
     else state.attempts.trackingPolls += change.polls;
-    if (state.tag !== null && policy.terminalTags.includes(state.tag)) return run.finish(outcomeOfTag(state.tag));
+    if (state.tag !== null && policy.terminalTags.includes(state.tag)) return run.finish(outcomeOfTag(state.tag), undefined, toldAt(run, change));
   }
+}
+
+/**
+ * The time a change's shop event carries: the poll that saw it, so the event is built only from
+ * recorded inputs and may be sent inside this task (patch TRACKING_TOLD_IN_ITS_TASK); undefined
+ * (the task's clock, sent once the task is recorded) without a shop to tell or before the patch.
+ */
+export function toldAt(run: ShipmentRun, change: TrackingChange): string | undefined {
+  if (!run.delivery.sync) return undefined;
+  return patched(TRACKING_TOLD_IN_ITS_TASK) ? change.polledAt : undefined;
 }
 
 /** Applies a change; the shop hears of a new tag, subtag or a first tracking number. */
@@ -71,14 +81,17 @@ export function applyChange(run: ShipmentRun, change: TrackingChange): void {
   applyTrackingChange(state, change);
   if (state.tag === before.tag && state.subtag === before.subtag && !(before.trackingNumber === null && state.trackingNumber !== null))
     return;
-  run.emit({
-    type: 'tracking.updated',
-    data: {
-      tag: state.tag ?? 'Pending',
-      subtag: state.subtag,
-      subtagMessage: state.subtagMessage,
-      trackingNumber: state.trackingNumber,
-      lastCheckpoint: lastCheckpointOf(state),
+  run.emit(
+    {
+      type: 'tracking.updated',
+      data: {
+        tag: state.tag ?? 'Pending',
+        subtag: state.subtag,
+        subtagMessage: state.subtagMessage,
+        trackingNumber: state.trackingNumber,
+        lastCheckpoint: lastCheckpointOf(state),
+      },
     },
-  });
+    toldAt(run, change),
+  );
 }
