@@ -112,6 +112,8 @@ it('has recorded histories for each path through the workflow', () => {
       // a delivered shipment, and a worker SIGKILLed while the shop held its answer to a tracking change.
       'shop-sync-tracking-told-in-its-task.json',
       'immutable-event-tracking-told-in-its-task.json',
+      // A change taken before any label attempt is the next revision (EVERY_TAKEN_CHANGE_A_NEW_REVISION).
+      'shop-changes-change-before-any-attempt.json',
     ]),
   );
 });

@@ -64,6 +64,18 @@ export const SHOP_EVENT_SENT_ONCE_RECORDED = 'shop-event-sent-once-recorded';
 export const TRACKING_TOLD_IN_ITS_TASK = 'tracking-told-in-its-task';
 
 /**
+ * A changed order taken into the label request is always the next revision (a new key). Before
+ * it, a change taken before any label attempt kept revision 1: but "no attempt" is only what the
+ * recorded history shows. A worker lost mid-task takes with it the task's local attempts: one
+ * whose check found the change (so the next attempt, revision 2, made the label), and the task
+ * run again, told the same change by the pull first, made revision 1's label: two labels for one
+ * order (the shop-changes bench, once in 1,000 orders). Now the key depends only on the changes
+ * taken, not on how they were learned. Checked only where a change is taken before any attempt,
+ * so other histories are unchanged. Fixture: shop-changes-change-before-any-attempt.
+ */
+export const EVERY_TAKEN_CHANGE_A_NEW_REVISION = 'every-taken-change-a-new-revision';
+
+/**
  * Every call of a shipment goes to the shipping account its input names (the shop's, when it
  * started). A run that began on a worker from before (which called the worker's single account
  * whatever the input said) keeps calling that one: its label lives there. Checked once per run,

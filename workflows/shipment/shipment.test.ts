@@ -12,7 +12,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AwaitTrackingChangeInput, CreatedLabel, CreateLabelInput, TrackingChange, TrackingSnapshot } from '../../activities';
-import { toApplicationFailure, TRACKING_UNCHANGED } from '../../activities/failures';
+import { SHOP_ORDER_CHANGED, toApplicationFailure, TRACKING_UNCHANGED } from '../../activities/failures';
 import type { DeliverShopEventsInput } from '../../activities/shop-delivery';
 import { ShippingApiError } from '../../shipping-api/errors';
 import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-env';
@@ -496,6 +496,35 @@ describe("the merchant's changes (activities mocked)", () => {
     cancelTold = true;
     const result: ShipmentOutcome = await handle.result();
     expect(result).toMatchObject({ outcome: 'cancelled_in_shop', labelId: null });
+  });
+
+  it("a changed order gets the same label key whether the label's check found it or a pull told it before any attempt", async () => {
+    // A worker lost mid-task loses the check's finding with it; the task run again may hear the pull first: same key, or two labels.
+    const moved = (orderId: string) => ({
+      facts: { ...facts, address: 'c'.repeat(32) },
+      modifiedAt: '2026-11-20T10:02:00Z',
+      labelRequest: labelRequest(orderId, { postalCode: '99999' }),
+    });
+    const checked = await start(
+      'M-7',
+      {
+        label: (input, attempt) => {
+          if (input.revision === 1 && attempt === 1)
+            throw ApplicationFailure.create({ type: SHOP_ORDER_CHANGED, message: 'changed: no label', nonRetryable: true, details: [moved('M-7')] });
+          return created(input);
+        },
+      },
+      seen,
+    );
+    const told = await start('M-8', {}, { facts: { ...facts, status: 'on_hold' }, modifiedAt: seen.modifiedAt });
+    await phase(told, 'held_in_shop');
+    await told.executeUpdate(shopOrderChangedUpdate, { args: [{ ...moved('M-8'), facts: { ...moved('M-8').facts, status: 'open' } }] });
+    for (const handle of [checked, told]) await phase(handle, 'tracking');
+    const made = (orderId: string) => callsOf(orderId).labels.filter((l) => l.labelRequest.shipment.shipTo!.address!.postalCode === '99999');
+    expect(made('M-7').map((l) => l.revision)).toEqual([2]);
+    expect(made('M-8').map((l) => l.revision)).toEqual(made('M-7').map((l) => l.revision));
+    await saveFixture(told, 'shop-changes-change-before-any-attempt');
+    for (const handle of [checked, told]) await handle.signal(cancelShipmentSignal, {});
   });
 
   it('a hold while the label awaits correction waits for the release, at most the hold timeout (hold_timed_out)', async () => {

@@ -10,7 +10,7 @@
  * a cancelled order is written to no more, and tracking goes on; a changed address or lines can
  * become a new label by an operator's relabel (relabel.ts).
  */
-import { condition, log, type CancellationScope } from '@temporalio/workflow';
+import { condition, log, patched, type CancellationScope } from '@temporalio/workflow';
 import type { FieldProblem, LabelRequestWithoutKey } from '../../shipping-api/contract';
 import {
   relabelCommand,
@@ -33,6 +33,7 @@ import {
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from './details';
 import * as label from './label';
+import { EVERY_TAKEN_CHANGE_A_NEW_REVISION } from './patches';
 import type { ShipmentRun } from './run';
 
 const DEFAULT_HOLD_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
@@ -235,7 +236,8 @@ export class ShopChanges {
       if (this.request) {
         run.labelRequest = this.request;
         this.request = null;
-        if (state.attempts.labelRequests > 0) state.revision++;
+        // Whether an attempt was made is not in history when its task was lost: a new revision always.
+        if (state.attempts.labelRequests > 0 || patched(EVERY_TAKEN_CHANGE_A_NEW_REVISION)) state.revision++;
       }
       return undefined;
     }
