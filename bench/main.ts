@@ -25,8 +25,10 @@ const HELP = `Usage: npm run bench -- [options]
 Scenarios (default: all):
   history   events, workflow tasks and Cloud actions per delivered shipment after N unchanged
             polls, tracking polled per fleet vs the per-shipment tracking activity before it
-            (medians over --history-shipments), each target beside it; then tracking
-            latency (a change at the fake until the shipment knows it) on both paths
+            (medians over --history-shipments), each target beside it; the same with a
+            shop to tell (a webhook connector), beside the code before its changes were told
+            inside their task; then tracking latency (a change at the fake until the
+            shipment knows it) on both paths
   scale     import --shipments orders into a worker process, time until all are in
             tracking, then worker/server RSS and CPU per tracking poll while they wait,
             and a fresh worker's CPU per poll after the first is SIGKILLed; worker RSS
@@ -136,6 +138,9 @@ Options:
   --shop-changes-orders <n>    orders of the shop-changes scenario, over four shops (default 1000)
   --shop-changes-check <on|off>  the label's check with the shop (import.checkBeforeLabel) in the
                                shop-changes scenario (default on; off measures pulls and webhooks alone)
+  --shop-changes-topics <all|new>  the webhooks the webhook shops send: all the pull's topics
+                               (default), or only new orders' (orders/create, order.created): the
+                               baseline that tells what the change topics' pulls cost
   --backlog-shipments <n>      the backlog of the backlog-latency scenario (default 2000; 10000
                                take about 14 min a path to start on a 2-core machine)
   --backlog-live-orders <n>    its live orders, one a second (default 60)
@@ -171,6 +176,11 @@ function positiveInt(name: string, text: string | undefined, fallback: number, m
   const n = Number(text);
   if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min} (got "${text}")`);
   return n;
+}
+
+function oneOf<T extends string>(name: string, text: string | undefined, allowed: readonly T[]): T {
+  if (!allowed.includes(text as T)) throw new Error(`--${name} must be one of ${allowed.join(', ')} (got "${text}")`);
+  return text as T;
 }
 
 function onOff(name: string, text: string | undefined): boolean {
@@ -212,6 +222,7 @@ async function main(): Promise<number> {
       'import-flags': { type: 'string', default: '' },
       'shop-changes-orders': { type: 'string' },
       'shop-changes-check': { type: 'string', default: 'on' },
+      'shop-changes-topics': { type: 'string', default: 'all' },
       'backlog-shipments': { type: 'string' },
       'backlog-live-orders': { type: 'string' },
       'backlog-rate': { type: 'string' },
@@ -382,6 +393,7 @@ async function main(): Promise<number> {
         orders: positiveInt('shop-changes-orders', values['shop-changes-orders'], 1_000, 20),
         seed: 31,
         checkBeforeLabel: onOff('shop-changes-check', values['shop-changes-check']),
+        topics: oneOf('shop-changes-topics', values['shop-changes-topics'], ['all', 'new'] as const),
       },
       log,
     );
@@ -601,7 +613,11 @@ function printTables(r: Results): void {
       row('history events <= 60', now.eventsPerShipment, before?.eventsPerShipment, now.eventsPerShipment <= 60);
       row('workflow tasks <= 15', now.workflowTasksPerShipment, before?.workflowTasksPerShipment, now.workflowTasksPerShipment <= 15);
     }
-    table('Targets with a shop to tell: now beside the regular activity per change (same run)', ['polls', 'target', 'now', 'before', ''], shopRows);
+    table(
+      'Targets with a shop to tell: now beside the regular activity per change (same run)',
+      ['polls', 'target', 'now', 'before', ''],
+      shopRows,
+    );
   }
   if (r.latency) {
     table(

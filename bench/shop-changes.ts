@@ -84,7 +84,7 @@ const callsPerSecondFor = (orders: number) => Math.max(4, Math.round(orders / 30
 const shopOf = (mode: Mode, platform: PlatformName) => `changes-${mode}-${platform === 'Shopify' ? 'shopify' : 'woo'}`;
 
 export async function shopChangesScenario(
-  o: { orders: number; seed: number; checkBeforeLabel: boolean },
+  o: { orders: number; seed: number; checkBeforeLabel: boolean; topics?: 'all' | 'new' },
   log: (m: string) => void,
 ): Promise<ShopChangesRow> {
   const random = mulberry32(o.seed);
@@ -101,7 +101,7 @@ export async function shopChangesScenario(
   const api = await startFakeShippingApi({ port: 0, trackingStepMs: 2_000, accounts: BENCH_ACCOUNTS });
   api.setFaults({ rateLimit: { perSecond, burst: perSecond } });
   log(
-    `shop changes: the shipping API limited to ${perSecond} calls a second; the label's check with the shop ${o.checkBeforeLabel ? 'on' : 'off'}`,
+    `shop changes: the shipping API limited to ${perSecond} calls a second; the label's check with the shop ${o.checkBeforeLabel ? 'on' : 'off'}; webhooks: ${o.topics ?? 'all'} topics`,
   );
   const stores: Record<Mode, { shopify: FakeShopify; woo: FakeWooCommerce }> = {
     webhooks: { shopify: await startFakeShopify(), woo: await startFakeWooCommerce() },
@@ -124,7 +124,7 @@ export async function shopChangesScenario(
   };
   let worker: Proc = startWorkerProcess(ROOT, env);
   try {
-    await subscribe(stores.webhooks, `http://127.0.0.1:${triggerPort}/hooks`);
+    await subscribe(stores.webhooks, `http://127.0.0.1:${triggerPort}/hooks`, o.topics ?? 'all');
     const shops = Object.keys(connectors).filter((k) => k !== 'maxBackoff');
     // The worker applies the schedules at start: a trigger before then finds no schedule.
     await schedulesReady(server.client, shops);
@@ -151,11 +151,12 @@ export async function shopChangesScenario(
   }
 }
 
-/** Both platforms' order topics and the merchant's changes (as npm run dev subscribes them). */
-async function subscribe(s: { shopify: FakeShopify; woo: FakeWooCommerce }, hooks: string): Promise<void> {
-  for (const topic of PULL_TOPICS.shopify)
+/** Both platforms' order topics and the merchant's changes (as npm run dev subscribes them); `new`: new orders' only. */
+async function subscribe(s: { shopify: FakeShopify; woo: FakeWooCommerce }, hooks: string, topics: 'all' | 'new'): Promise<void> {
+  const wanted = (topic: string) => topics === 'all' || topic === 'orders/create' || topic === 'order.created';
+  for (const topic of PULL_TOPICS.shopify.filter(wanted))
     s.shopify.subscribeWebhook({ topic, address: `${hooks}/shopify/${shopOf('webhooks', 'Shopify')}`, secret: HOOK_SECRET });
-  for (const topic of PULL_TOPICS.woocommerce)
+  for (const topic of PULL_TOPICS.woocommerce.filter(wanted))
     await s.woo.createWebhook({ topic, deliveryUrl: `${hooks}/woocommerce/${shopOf('webhooks', 'WooCommerce')}`, secret: HOOK_SECRET });
 }
 
