@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { hasBaselineCommit, TIMER_LOOP_COMMIT } from './baseline';
-import { historyScenario, latencyScenario, type HistoryRow, type LatencyRow } from './history';
+import { historyScenario, latencyScenario, type HistoryPath, type HistoryRow, type LatencyRow } from './history';
 import { scaleScenario, type ScalePath, type ScaleRow } from './scale';
 import { rateLimitScenario, rateLimitSettings, type RateLimitRow } from './rate-limit';
 import { platformScenario, type PlatformResults } from './shop-platforms';
@@ -589,34 +589,24 @@ function printTables(r: Results): void {
       ]),
     );
     // Each target beside today's path, measured in the same run.
-    const rows: Array<Array<string | number>> = [];
-    for (const polls of new Set(r.history.map((h) => h.polls))) {
-      const fleet = r.history.find((h) => h.polls === polls && h.path === 'fleet pollers');
-      const today = r.history.find((h) => h.polls === polls && h.path === 'per-shipment activity');
-      if (!fleet) continue;
-      const row = (target: string, value: number, baseline: number | undefined, met: boolean) =>
-        rows.push([`${polls} polls`, target, value, baseline ?? '-', met ? 'met' : 'NOT MET']);
-      row('actions per shipment <= 20', fleet.actionsPerShipment, today?.actionsPerShipment, fleet.actionsPerShipment <= 20);
-      row('history events <= 60', fleet.eventsPerShipment, today?.eventsPerShipment, fleet.eventsPerShipment <= 60);
-      row('workflow tasks <= 15', fleet.workflowTasksPerShipment, today?.workflowTasksPerShipment, fleet.workflowTasksPerShipment <= 15);
-      row('API calls per poll = 1', fleet.callsPerPoll, today?.callsPerPoll, fleet.callsPerPoll <= 1.01);
-    }
-    table('Targets: fleet pollers beside the per-shipment activity (same run)', ['polls', 'target', 'fleet', 'per-shipment', ''], rows);
+    table(
+      'Targets: fleet pollers beside the per-shipment activity (same run)',
+      ['polls', 'target', 'fleet', 'per-shipment', ''],
+      targetRows(r.history, 'fleet pollers', 'per-shipment activity', [
+        ['actions per shipment <= 20', (h) => h.actionsPerShipment, (v) => v <= 20],
+        ['history events <= 60', (h) => h.eventsPerShipment, (v) => v <= 60],
+        ['workflow tasks <= 15', (h) => h.workflowTasksPerShipment, (v) => v <= 15],
+        ['API calls per poll = 1', (h) => h.callsPerPoll, (v) => v <= 1.01],
+      ]),
+    );
     // With a shop to tell, beside the same path before its changes were told inside their task.
-    const shopRows: Array<Array<string | number>> = [];
-    for (const polls of new Set(r.history.map((h) => h.polls))) {
-      const now = r.history.find((h) => h.polls === polls && h.path === 'fleet, shop told');
-      const before = r.history.find((h) => h.polls === polls && h.path === 'fleet, shop told (before)');
-      if (!now) continue;
-      const row = (target: string, value: number, baseline: number | undefined, met: boolean) =>
-        shopRows.push([`${polls} polls`, target, value, baseline ?? '-', met ? 'met' : 'NOT MET']);
-      row('history events <= 60', now.eventsPerShipment, before?.eventsPerShipment, now.eventsPerShipment <= 60);
-      row('workflow tasks <= 15', now.workflowTasksPerShipment, before?.workflowTasksPerShipment, now.workflowTasksPerShipment <= 15);
-    }
     table(
       'Targets with a shop to tell: now beside the regular activity per change (same run)',
       ['polls', 'target', 'now', 'before', ''],
-      shopRows,
+      targetRows(r.history, 'fleet, shop told', 'fleet, shop told (before)', [
+        ['history events <= 60', (h) => h.eventsPerShipment, (v) => v <= 60],
+        ['workflow tasks <= 15', (h) => h.workflowTasksPerShipment, (v) => v <= 15],
+      ]),
     );
   }
   if (r.latency) {
@@ -637,6 +627,27 @@ function printTables(r: Results): void {
     );
   }
   if (r.scale) printScaleTables(r.scale);
+}
+
+/** A target of the history rows: its name, the row's figure, whether the figure meets it. */
+type HistoryTarget = [name: string, value: (h: HistoryRow) => number, met: (value: number) => boolean];
+
+/** Per poll count, each target of `path`'s row beside `baseline`'s, measured in the same run. */
+function targetRows(
+  history: HistoryRow[],
+  path: HistoryPath,
+  baseline: HistoryPath,
+  targets: HistoryTarget[],
+): Array<Array<string | number>> {
+  const rows: Array<Array<string | number>> = [];
+  for (const polls of new Set(history.map((h) => h.polls))) {
+    const now = history.find((h) => h.polls === polls && h.path === path);
+    const before = history.find((h) => h.polls === polls && h.path === baseline);
+    if (!now) continue;
+    for (const [name, value, met] of targets)
+      rows.push([`${polls} polls`, name, value(now), before ? value(before) : '-', met(value(now)) ? 'met' : 'NOT MET']);
+  }
+  return rows;
 }
 
 /** Worker RSS at 10,000 open shipments (issue 30): steady while they wait, and at the peak of their import. */
