@@ -510,7 +510,12 @@ describe("the merchant's changes (activities mocked)", () => {
       {
         label: (input, attempt) => {
           if (input.revision === 1 && attempt === 1)
-            throw ApplicationFailure.create({ type: SHOP_ORDER_CHANGED, message: 'changed: no label', nonRetryable: true, details: [moved('M-7')] });
+            throw ApplicationFailure.create({
+              type: SHOP_ORDER_CHANGED,
+              message: 'changed: no label',
+              nonRetryable: true,
+              details: [moved('M-7')],
+            });
           return created(input);
         },
       },
@@ -520,7 +525,8 @@ describe("the merchant's changes (activities mocked)", () => {
     await phase(told, 'held_in_shop');
     await told.executeUpdate(shopOrderChangedUpdate, { args: [{ ...moved('M-8'), facts: { ...moved('M-8').facts, status: 'open' } }] });
     for (const handle of [checked, told]) await phase(handle, 'tracking');
-    const made = (orderId: string) => callsOf(orderId).labels.filter((l) => l.labelRequest.shipment.shipTo!.address!.postalCode === '99999');
+    const made = (orderId: string) =>
+      callsOf(orderId).labels.filter((l) => l.labelRequest.shipment.shipTo!.address!.postalCode === '99999');
     expect(made('M-7').map((l) => l.revision)).toEqual([2]);
     expect(made('M-8').map((l) => l.revision)).toEqual(made('M-7').map((l) => l.revision));
     await saveFixture(told, 'shop-changes-change-before-any-attempt');

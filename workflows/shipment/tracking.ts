@@ -60,7 +60,8 @@ export async function followTrackingChanges(run: ShipmentRun, labelId: string, d
     // A wait handed over to the fleet's pollers may return no news (every other return is a change).
     if (isChange(snapshotOf(state), change)) applyChange(run, change);
     else state.attempts.trackingPolls += change.polls;
-    if (state.tag !== null && policy.terminalTags.includes(state.tag)) return run.finish(outcomeOfTag(state.tag), undefined, toldAt(run, change));
+    if (state.tag !== null && policy.terminalTags.includes(state.tag))
+      return run.finish(outcomeOfTag(state.tag), undefined, toldAt(run, change));
   }
 }
 
