@@ -145,6 +145,20 @@ describe('WooCommerce', () => {
     ]);
   });
 
+  it('an order the merchant cancelled or refunded gets nothing written: no tracking item, no note, no status', async () => {
+    for (const status of ['cancelled', 'refunded'] as const) {
+      const id = String(woo.createOrder({ status, lineItems: [{ sku: 'A', quantity: 1 }] }).id);
+      const number = `JD-${status}-${Date.now()}`;
+      for (const event of [
+        labelCreated(1, at(Date.now()), number),
+        trackingUpdated(2, at(Date.now()), 'Delivered', 'Delivered_001', at(Date.now()), number),
+      ])
+        expect(await deliver('woo-shop', id, {}, event)).toMatchObject({ kind: 'delivered' });
+      const view = woo.order(Number(id))!;
+      expect({ status: view.status, items: view.trackingItems, notes: view.notes }).toEqual({ status, items: [], notes: [] });
+    }
+  });
+
   it("a copy of our tracking item or note that a slow host applied late is found on the next event's read and deleted", async () => {
     const id = String(woo.createOrder({ status: 'processing', lineItems: [{ sku: 'A', quantity: 1 }] }).id);
     const refs: PlatformRefs = {};

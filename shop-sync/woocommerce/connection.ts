@@ -14,6 +14,10 @@
  *                      customerNotes); on Delivered the order gets deliveredStatus (completed)
  *   label.rejected     a private note, and rejectedStatus (on-hold) for an order still processing
  *   shipment.completed nothing: its outcome reached the order as tracking
+ *
+ * An order the merchant withdrew (cancelled, refunded, trashed) gets nothing written, whatever
+ * the event: the order read before each write says so, so a delivery already under way when its
+ * shipment hears of the cancel (or before it does) writes nothing either.
  */
 import { z } from 'zod';
 import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../../domain/events';
@@ -44,6 +48,8 @@ const TrackingItem = z.object({ tracking_id: z.union([z.string(), z.number()]).t
 
 /** Statuses an order never leaves because of a tracking event. */
 const SETTLED = new Set(['completed', 'refunded', 'cancelled', 'failed', 'trash']);
+/** The merchant withdrew the order: nothing more is written to it. */
+const WITHDRAWN = new Set(['cancelled', 'refunded', 'trash']);
 /** The extension's providers: country → provider name → link template. */
 const Providers = z.record(z.string().max(100), z.record(z.string().max(100), z.string().max(1000)));
 const PROVIDERS_RECHECK_MS = 60 * 60_000;
@@ -70,6 +76,7 @@ export class WooCommerceConnection implements PlatformConnection {
 
   async labelCreated(d: PlatformDelivery, label: LabelCreatedData): Promise<void> {
     const order = await this.readOrder(d);
+    if (WITHDRAWN.has(order.status)) return;
     if (label.replaces?.trackingNumber) await this.dropReplaced(d, label.replaces.trackingNumber);
     if (label.trackingNumber === null) return this.addNote(d, labelNote(label, null, this.carrierName(label.courier)), false);
     await this.ensureTracking(d, order, label.courier, label.trackingNumber, label);
@@ -77,6 +84,7 @@ export class WooCommerceConnection implements PlatformConnection {
 
   async trackingUpdated(d: PlatformDelivery, tracking: TrackingUpdatedData): Promise<void> {
     const order = await this.readOrder(d);
+    if (WITHDRAWN.has(order.status)) return;
     // Read every time, not only when the item is unknown: a copy a slow host applied late is removed here.
     if (tracking.trackingNumber) await this.ensureTracking(d, order, d.courier, tracking.trackingNumber, null);
     const delivered = tracking.tag === 'Delivered';
@@ -87,6 +95,7 @@ export class WooCommerceConnection implements PlatformConnection {
 
   async labelRejected(d: PlatformDelivery, rejection: LabelRejectedData): Promise<void> {
     const order = await this.readOrder(d);
+    if (WITHDRAWN.has(order.status)) return;
     await this.addNote(d, rejectedNote(rejection), false);
     const status = this.connector.rejectedStatus;
     if (status !== null && (order.status === 'processing' || order.status === 'pending')) await this.setStatus(d, status);
