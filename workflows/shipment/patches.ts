@@ -59,7 +59,7 @@ export const SHOP_EVENT_SENT_ONCE_RECORDED = 'shop-event-sent-once-recorded';
  * waits for. It saves 5 history events and a workflow task per change the shop sees. Before it,
  * such an event was dated by the task's clock and waited for the task to be recorded. Checked
  * when a change is told to the shop, so shipments without a shop change nothing. Fixture:
- * shop-sync-news-sent-in-its-task.
+ * shop-sync-tracking-told-in-its-task, immutable-event-tracking-told-in-its-task.
  */
 export const TRACKING_TOLD_IN_ITS_TASK = 'tracking-told-in-its-task';
 
