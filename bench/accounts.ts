@@ -251,7 +251,7 @@ function rowsOf(
 }
 
 /** Per account: its windows without a hold pooled, and the p95 ratio of each pair. */
-export function summarize(windows: AccountRow[]): AccountSummary[] {
+function summarize(windows: AccountRow[]): AccountSummary[] {
   const names = [...new Set(windows.map((w) => w.account))];
   return names.map((account) => {
     const own = windows.filter((w) => w.account === account);
@@ -285,7 +285,7 @@ export function summarize(windows: AccountRow[]): AccountSummary[] {
 }
 
 /** exp of the mean logarithm; null for none. */
-export function geoMean(xs: number[]): number | null {
+function geoMean(xs: number[]): number | null {
   const positive = xs.filter((x) => x > 0);
   return positive.length ? round(Math.exp(positive.reduce((sum, x) => sum + Math.log(x), 0) / positive.length)) : null;
 }

@@ -9,6 +9,7 @@
  * reference receiver), now and at TOLD_AFTER_ITS_TASK_COMMIT: a shipment's history then grows with
  * the changes the shop hears of, not with polls.
  */
+import { inProcessWorker } from './in-process-worker';
 import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -16,7 +17,6 @@ import { temporal } from '@temporalio/proto';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
-import { createShipmentWorker } from '../worker/create-worker';
 import type { ShipmentOutcome } from '../workflows/definitions';
 import type { ShipmentInput } from '../domain/shipment';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -25,7 +25,7 @@ import { startShopReceiver } from '../shop-receiver/server';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { TRACKING_POLLER_WORKFLOW_TYPE, type SpanResult } from '../workflows/tracking-poller/definitions';
 import { benchOrder } from './orders';
-import { BENCH_ACCOUNTS, BENCH_CREDENTIALS, median, type DevServer } from './stack';
+import { BENCH_ACCOUNTS, median, type DevServer } from './stack';
 
 const EVENT_WORKFLOW_TASK_COMPLETED = temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;
 
@@ -107,12 +107,11 @@ export async function historyScenario(
               .filter((path) => path !== 'per-shipment activity' || polls <= baselineMaxPolls)
               .map(async (path) => {
                 const taskQueue = `bench-history-${path.replaceAll(' ', '-')}-${polls}-${Date.now()}`;
-                const worker = await createShipmentWorker({
+                const worker = await inProcessWorker({
                   connection,
-                  namespace: 'default',
                   taskQueue,
-                  shippingApi: { baseUrl: fake.baseUrl, ...BENCH_CREDENTIALS },
-                  tracking: { pollIntervalMs: 10, pollIntervalsMs: {} },
+                  apiBaseUrl: fake.baseUrl,
+                  pollIntervalMs: 10,
                   workflowBundle: bundles[path],
                   // The per-shipment code schedules its next wait at once: it must not be handed over.
                   handOverToPollers: path !== 'per-shipment activity',
@@ -258,12 +257,11 @@ export async function latencyScenario(server: DevServer, shipments: number, log:
     return await Promise.all(
       (Object.keys(bundles) as HistoryPath[]).map(async (path) => {
         const taskQueue = `bench-latency-${path.replaceAll(' ', '-')}-${Date.now()}`;
-        const worker = await createShipmentWorker({
+        const worker = await inProcessWorker({
           connection,
-          namespace: 'default',
           taskQueue,
-          shippingApi: { baseUrl: fake.baseUrl, ...BENCH_CREDENTIALS },
-          tracking: { pollIntervalMs: CADENCE_MS, pollIntervalsMs: {} },
+          apiBaseUrl: fake.baseUrl,
+          pollIntervalMs: CADENCE_MS,
           workflowBundle: bundles[path]!,
           handOverToPollers: path === 'fleet pollers',
         });

@@ -12,6 +12,7 @@
  * 4. budget: a development store's bucket (40 points, 2/s) while the shipments catch up after
  *    the store was down: share of the restore rate spent and of calls throttled, over a window.
  */
+import { inProcessWorker } from './in-process-worker';
 import { NativeConnection } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
 import { startShipment } from '../order-import/start-shipment';
@@ -22,14 +23,13 @@ import { startShopReceiver } from '../shop-receiver/server';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { platformConnectors } from '../test/helpers/platforms';
-import { createShipmentWorker } from '../worker/create-worker';
 import { stateQuery } from '../workflows/definitions';
 import { type ShipmentInput } from '../domain/shipment';
 import { oneShipment } from './history';
 import { benchOrder } from './orders';
 import { plainScript, type PlainScriptCounts } from './plain-platform-script';
 import { countDuplicates, type DuplicateCounts } from './platform-duplicates';
-import { BENCH_ACCOUNTS, BENCH_CREDENTIALS, benchProcessEnv, median, ROOT, sleep, startWorkerProcess, type DevServer } from './stack';
+import { BENCH_ACCOUNTS, benchProcessEnv, median, ROOT, sleep, startWorkerProcess, type DevServer } from './stack';
 
 export interface PlatformCostRow {
   connector: 'webhook' | 'shopify' | 'woocommerce';
@@ -136,7 +136,7 @@ async function costPerShipment(server: DevServer, stack: Stack, shipments: numbe
   const receiver = await startShopReceiver({ secrets: [secret] });
   const connection = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-platforms-cost-${Date.now()}`;
-  const worker = await inProcessWorker(connection, stack, taskQueue, {
+  const worker = await platformsWorker(connection, stack, taskQueue, {
     bench: { type: 'webhook', url: receiver.webhookUrl('bench'), secrets: [secret] },
   });
   const stamp = Date.now();
@@ -257,7 +257,7 @@ async function catchUpBudget(
   const connection = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-platforms-budget-${Date.now()}`;
   // maxBackoff 5 s stands for the default 5 min after a one-hour outage, as in the shop-sync scenario.
-  const worker = await inProcessWorker(connection, stack, taskQueue, { maxBackoff: '5s' });
+  const worker = await platformsWorker(connection, stack, taskQueue, { maxBackoff: '5s' });
   const stamp = Date.now();
   try {
     return await worker.runUntil(async () => {
@@ -302,13 +302,12 @@ async function catchUpBudget(
 }
 
 /** A worker in this process with the platform shops (and `extra` connector entries), tracking every 10 ms. */
-async function inProcessWorker(connection: NativeConnection, stack: Stack, taskQueue: string, extra: Record<string, unknown>) {
-  return createShipmentWorker({
+async function platformsWorker(connection: NativeConnection, stack: Stack, taskQueue: string, extra: Record<string, unknown>) {
+  return inProcessWorker({
     connection,
-    namespace: 'default',
     taskQueue,
-    shippingApi: { baseUrl: stack.api.baseUrl, ...BENCH_CREDENTIALS },
-    tracking: { pollIntervalMs: 10, pollIntervalsMs: {} },
+    apiBaseUrl: stack.api.baseUrl,
+    pollIntervalMs: 10,
     shopConnectors: loadShopConnectors({
       SHOP_CONNECTORS: JSON.stringify(platformConnectors(stack.shopify.baseUrl, stack.woo.baseUrl, extra)),
     }),

@@ -7,6 +7,7 @@
  * The outage is time-scaled: `--outage` seconds of downtime with the connector's maxBackoff
  * scaled by the same factor as one hour is to the outage (60 s and 5 s stand for 1 h and 5 min).
  */
+import { inProcessWorker } from './in-process-worker';
 import { randomBytes } from 'node:crypto';
 import { NativeConnection } from '@temporalio/worker';
 import { startShipment } from '../order-import/start-shipment';
@@ -17,11 +18,10 @@ import { makeShipmentEvent, type ShipmentEvent } from '../domain/events';
 import { closeWebhookDispatcher, deliverWebhook } from '../shop-sync/webhook';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { parseDuration } from '../config/settings';
-import { createShipmentWorker } from '../worker/create-worker';
 import { stateQuery, type ShipmentOutcome } from '../workflows/definitions';
 import { oneShipment } from './history';
 import { benchOrder } from './orders';
-import { BENCH_ACCOUNTS, BENCH_CREDENTIALS, median, sleep, type DevServer } from './stack';
+import { BENCH_ACCOUNTS, median, sleep, type DevServer } from './stack';
 
 const HOUR_MS = 3_600_000;
 
@@ -74,12 +74,11 @@ export async function shopSyncScenario(
   });
   const connection = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-shop-sync-${Date.now()}`;
-  const worker = await createShipmentWorker({
+  const worker = await inProcessWorker({
     connection,
-    namespace: 'default',
     taskQueue,
-    shippingApi: { baseUrl: fake.baseUrl, ...BENCH_CREDENTIALS },
-    tracking: { pollIntervalMs: 10, pollIntervalsMs: {} },
+    apiBaseUrl: fake.baseUrl,
+    pollIntervalMs: 10,
     shopConnectors,
     workflowBundle: await getWorkflowBundle(),
   });
