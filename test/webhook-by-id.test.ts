@@ -151,12 +151,18 @@ const wooPlatform: Platform = {
 const stateOf = (p: Platform, orderId: string): Promise<ShipmentState> =>
   h.env.client.workflow.getHandle(shipmentWorkflowId({ shop: p.shop, orderId })).query(stateQuery);
 
+/** What the server says of a workflow's latest run; null when it never ran. */
+const describeRun = (workflowId: string) =>
+  h.env.client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .catch(() => null);
+
 /** The result of the run of `workflowId` started at `since` or later, or null if none started within `timeoutMs`. */
 async function runSince(workflowId: string, since: number, timeoutMs = 15_000): Promise<ShopPullResult | null> {
-  const handle = h.env.client.workflow.getHandle(workflowId);
   const run = await waitFor(
     async () => {
-      const d = await handle.describe().catch(() => null);
+      const d = await describeRun(workflowId);
       return d && d.startTime.getTime() >= since ? d.runId : undefined;
     },
     { what: `a run of ${workflowId}`, timeoutMs, intervalMs: 100 },
@@ -173,7 +179,7 @@ async function namedPullsSince(shop: string, since: number, done: (r: ShopPullRe
       seen = [];
       for (let slot = 0; slot < NAMED_ORDER_PULLS_PER_SHOP; slot++) {
         const handle = h.env.client.workflow.getHandle(namedOrdersPullId(shop, slot));
-        const d = await handle.describe().catch(() => null);
+        const d = await describeRun(handle.workflowId);
         if (!d || d.startTime.getTime() < since) continue;
         seen.push(`slot ${slot} ${d.status.name} from ${d.startTime.getTime() - since} ms`);
         if (d.status.name !== 'COMPLETED') continue;
@@ -194,10 +200,7 @@ async function namedPullsSince(shop: string, since: number, done: (r: ShopPullRe
 async function cursorPullsSince(shop: string, since: number): Promise<number> {
   let n = 0;
   for (let slot = 0; slot < CURSOR_PULLS_PER_SHOP; slot++) {
-    const d = await h.env.client.workflow
-      .getHandle(webhookPullId(shop, slot))
-      .describe()
-      .catch(() => null);
+    const d = await describeRun(webhookPullId(shop, slot));
     if (d && d.startTime.getTime() >= since) n++;
   }
   return n;
@@ -213,10 +216,7 @@ async function quiet(shop: string): Promise<void> {
     async () => {
       let newest = 0;
       for (let slot = 0; slot < NAMED_ORDER_PULLS_PER_SHOP; slot++) {
-        const d = await h.env.client.workflow
-          .getHandle(namedOrdersPullId(shop, slot))
-          .describe()
-          .catch(() => null);
+        const d = await describeRun(namedOrdersPullId(shop, slot));
         if (!d) continue;
         if (d.status.name === 'RUNNING') return undefined;
         newest = Math.max(newest, d.startTime.getTime());
