@@ -1,7 +1,9 @@
 /**
  * Exactly once on the platforms through real worker processes: the worker is SIGKILLed after
  * the platform applied a write and before the worker heard the answer; a new worker process
- * finishes the shipment. Exactly one fulfillment (Shopify) and one tracking item (WooCommerce).
+ * finishes the shipment. Exactly one fulfillment (Shopify) and one tracking item (WooCommerce);
+ * and on a slow WooCommerce host that throttles, an order the merchant cancels mid-write gets
+ * nothing more written.
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -93,3 +95,41 @@ it('WooCommerce: a worker killed after the tracking item was stored, before the 
   second.child.kill('SIGTERM');
   await second.exited;
 });
+
+it('WooCommerce, a slow host that throttles: the merchant cancels while a tracking note is held and the worker is SIGKILLed; nothing more is written to the cancelled order', async () => {
+  const taskQueue = `platform-crash-${randomUUID()}`;
+  const id = woo.createOrder({ status: 'processing', lineItems: [{ sku: 'BEAN-1', quantity: 1 }] }).id;
+  // A fifth of the calls answered 429 (Retry-After 1 s), every answer 100 ms late, the first note applied and answered 20 s later.
+  woo.setFaults({
+    rateLimitedRate: 0.2,
+    retryAfterSeconds: 1,
+    latencyMs: 100,
+    failNext: [{ route: 'POST notes', kind: 'slow', delayMs: 20_000 }],
+  });
+  try {
+    const first = await startWorker(taskQueue);
+    const started = await startShipment(env.client, taskQueue, { ...order('woo-shop', 'WK-2'), platformOrderId: String(id) });
+    await waitFor(() => (woo.order(id)!.notes.length > 0 ? true : undefined), { timeoutMs: 30_000, what: 'the first tracking note' });
+    woo.editOrder(id, { status: 'cancelled' });
+    const atCancel = woo.order(id)!;
+    first.child.kill('SIGKILL');
+    expect(await first.exited).toBeNull();
+
+    // No pull tells the shipment: it runs to its end, and only the connector's own read sees the cancel.
+    const second = await startWorker(taskQueue);
+    const outcome = (await env.client.workflow.getHandle(started.workflowId).result()) as ShipmentOutcome;
+    expect(outcome).toMatchObject({ outcome: 'delivered', shopSync: { status: 'up_to_date' } });
+    const after = woo.order(id)!;
+    const ours = (o: typeof after) => o.notes.filter((n) => !n.note.startsWith('Order status changed'));
+    expect({ status: after.status, items: after.trackingItems, notes: ours(after) }).toEqual({
+      status: 'cancelled',
+      items: atCancel.trackingItems,
+      notes: ours(atCancel),
+    });
+    expect(woo.stats().rateLimited).toBeGreaterThan(0);
+    second.child.kill('SIGTERM');
+    await second.exited;
+  } finally {
+    woo.setFaults({ rateLimitedRate: 0, latencyMs: 0, failNext: [] });
+  }
+}, 120_000);
