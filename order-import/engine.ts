@@ -7,6 +7,7 @@
  */
 import type { FieldProblem } from '../shipping-api/contract';
 import type { ShipmentInput } from '../domain/shipment';
+import { canonicalPlatformOrderId } from '../domain/platform-order-id';
 import { shipmentWorkflowId } from '../domain/shipment';
 import type { StartResult } from './start-shipment';
 import { identityOf, validateRecord, type PlatformOf } from './record';
@@ -182,7 +183,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
 
 function platformOrderIdOf(value: unknown): string | undefined {
   const id = typeof value === 'object' && value !== null ? (value as { platformOrderId?: unknown }).platformOrderId : undefined;
-  return typeof id === 'string' ? id : undefined;
+  return typeof id === 'string' ? canonicalPlatformOrderId(id) : undefined;
 }
 
 type Report = (() => void | Promise<void>) | null;

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { ExternalId, fieldProblems, LabelRequestWithoutKey, type FieldProblem } from '../shipping-api/contract';
-import { ShipmentInput } from '../domain/schemas';
+import { canonicalPlatformOrderId, isShopifyOrderGid } from '../domain/platform-order-id';
+import { PlatformOrderId, ShipmentInput } from '../domain/schemas';
 import { workflowIdFits } from './start-shipment';
 
 /**
@@ -15,7 +16,13 @@ import { workflowIdFits } from './start-shipment';
  */
 export const ImportRecord = z
   // The account is the shop's (SHIPPING_ACCOUNTS), never the file's.
-  .strictObject({ ...ShipmentInput.omit({ tracking: true, account: true, parcel: true }).shape, shop: ExternalId, orderId: ExternalId })
+  .strictObject({
+    ...ShipmentInput.omit({ tracking: true, account: true, parcel: true }).shape,
+    shop: ExternalId,
+    orderId: ExternalId,
+    // Normalized here, at the boundary: a file may name a Shopify order either way, a pull the legacy way.
+    platformOrderId: PlatformOrderId.transform(canonicalPlatformOrderId).optional(),
+  })
   .superRefine(workflowIdFits);
 export type ImportRecord = z.infer<typeof ImportRecord>;
 
@@ -32,9 +39,16 @@ export type PlatformOf = (shop: string) => string | null;
  */
 export function validateRecord(value: unknown, platformOf: PlatformOf = () => null): Validated<ImportRecord> {
   const result = validateShape(value);
-  if (!isObject(value) || typeof value.shop !== 'string' || value.platformOrderId !== undefined) return result;
+  if (!isObject(value) || typeof value.shop !== 'string') return result;
   const platform = platformOf(value.shop);
-  if (platform === null) return result;
+  if (typeof value.platformOrderId === 'string' && isShopifyOrderGid(value.platformOrderId) && platform === 'woocommerce') {
+    const problem = {
+      field: 'platformOrderId',
+      message: `is a Shopify order id: shop ${value.shop} writes to woocommerce, whose order ids are digits`,
+    };
+    return { ok: false, problems: [...(result.ok ? [] : result.problems), problem] };
+  }
+  if (value.platformOrderId !== undefined || platform === null) return result;
   const problem = {
     field: 'platformOrderId',
     message: `is required: shop ${value.shop} writes to ${platform} (its connector), which needs the order's id there`,

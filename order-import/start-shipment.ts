@@ -8,6 +8,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { z } from 'zod';
 import { ExternalId, fieldProblems, type FieldProblem } from '../shipping-api/contract';
 import { SA, WORKFLOW_TYPE } from '../workflows/definitions';
+import { canonicalPlatformOrderId } from '../domain/platform-order-id';
 import { DEFAULT_SHIPPING_ACCOUNT, shipmentWorkflowId, type OrderIdentity, type ShipmentInput } from '../domain/shipment';
 
 /**
@@ -103,7 +104,8 @@ async function otherPlatformOrder(client: Client, workflowId: string, input: Shi
   if (input.platformOrderId === undefined) return undefined;
   const memo = (await client.workflow.getHandle(workflowId).describe()).memo as { platformOrderId?: unknown } | undefined;
   const theirs = memo?.platformOrderId;
-  if (typeof theirs !== 'string' || theirs === input.platformOrderId) return undefined;
+  // Shipments started before ids were normalized may keep Shopify's GraphQL form in their memo.
+  if (typeof theirs !== 'string' || canonicalPlatformOrderId(theirs) === canonicalPlatformOrderId(input.platformOrderId)) return undefined;
   return {
     field: 'orderId',
     message: `${input.orderId} already belongs to platform order ${theirs}'s shipment; platform order ${input.platformOrderId} maps to the same id (choose import.mapping.orderId "id", or fix the order's number)`,

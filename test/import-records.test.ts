@@ -124,10 +124,17 @@ describe('record validation', () => {
         message: "is required: shop shopify-shop writes to shopify (its connector), which needs the order's id there",
       },
     ]);
-    expect(validateRecord({ ...valid('shopify-shop', '1'), platformOrderId: 'gid://shopify/Order/5501' }, platformOf).ok).toBe(true);
+    const gid = validateRecord({ ...valid('shopify-shop', '1'), platformOrderId: 'gid://shopify/Order/5501' }, platformOf);
+    // One order, one id: the GraphQL form is kept as the legacy id the pulls read.
+    expect(gid.ok && gid.value.platformOrderId).toBe('5501');
     expect(validateRecord(valid('webhook-shop', '1'), platformOf).ok).toBe(true);
     const bad = validateRecord({ ...valid('shopify-shop', '1'), platformOrderId: '#1001' }, platformOf);
     expect(bad.ok ? [] : bad.problems.map((p) => p.field)).toEqual(['platformOrderId']);
+    const wooOf = (shop: string) => (shop === 'woo-shop' ? 'woocommerce' : null);
+    const wrongPlatform = validateRecord({ ...valid('woo-shop', '1'), platformOrderId: 'gid://shopify/Order/5501' }, wooOf);
+    expect(wrongPlatform.ok ? [] : wrongPlatform.problems).toEqual([
+      { field: 'platformOrderId', message: 'is a Shopify order id: shop woo-shop writes to woocommerce, whose order ids are digits' },
+    ]);
   });
 
   it('names the field of each problem with a dotted path', () => {

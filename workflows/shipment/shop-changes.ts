@@ -30,6 +30,7 @@ import {
   type ShopOrderChange,
   type ShopOrderSeen,
 } from '../../domain/shop-order';
+import { canonicalPlatformOrderId } from '../../domain/platform-order-id';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from './details';
 import * as label from './label';
@@ -49,7 +50,13 @@ export function refuseChange(state: ShipmentState, known: ShopOrderSeen, change:
   if (state.phase === 'completed') throw new Error('the shipment has ended');
   const mine = state.platformOrderId;
   // Another platform order mapped to this order id: its import is refused (start-shipment.ts), and so is its change here.
-  if (change.platformOrderId !== undefined && mine !== undefined && change.platformOrderId !== mine)
+  // Compared as one identity: a shipment started from a file may hold Shopify's GraphQL form. Only
+  // the validator decides this, and a rejected update writes nothing, so no history changes.
+  if (
+    change.platformOrderId !== undefined &&
+    mine !== undefined &&
+    canonicalPlatformOrderId(change.platformOrderId) !== canonicalPlatformOrderId(mine)
+  )
     throw new Error(`another order: read from platform order ${change.platformOrderId}, this shipment is platform order ${mine}'s`);
   if (change.modifiedAt < known.modifiedAt)
     throw new Error(`stale: read as of ${change.modifiedAt}, the shipment knows the order as of ${known.modifiedAt}`);
