@@ -1,7 +1,8 @@
 /**
  * The patch ids of the shipment workflow. Each names a change of behaviour that workflows
  * recorded before it must not see; `patched(id)` keeps them on their old path when they replay.
- * Where each is checked, and when it can be retired, is said beside it.
+ * Where each is checked, and its `Retire:` condition, is said beside it (test/patch-retirement.test.ts
+ * fails on a patch without one; docs/workflow.md, "Patches", gives the policy).
  */
 
 /**
@@ -11,7 +12,7 @@
  * - once per run, at its start (`ShipmentRun.start`): how this run calls the API;
  * - at every poll of the timer loop (`ShipmentRun.ship`): a workflow still polling on a timer switches to
  *   change-driven tracking at its next poll (fixture `migrated-timer-loop-to-change-driven`).
- * Retire (see `legacy-tracking.ts`) once no workflow started before it is open.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const CHANGE_DRIVEN_TRACKING = 'change-driven-tracking';
 
@@ -19,6 +20,7 @@ export const CHANGE_DRIVEN_TRACKING = 'change-driven-tracking';
  * Shipments started with shop sync tell the shop every change, as numbered events delivered in
  * order by a coroutine beside the shipment, and complete once the shop has them. Workflows
  * started before it send nothing and finish as they did. Checked once per run, at its start.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const SHOP_SYNC = 'shop-sync';
 
@@ -26,6 +28,7 @@ export const SHOP_SYNC = 'shop-sync';
  * A first delivery attempt that fails (its few seconds ran out on a slow shop, or an unexpected
  * error) goes on as the regular delivery activity; before this, any such failure stopped
  * delivery as `expired`. Checked only when a first attempt fails, so other histories are unchanged.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const FIRST_DELIVERY_HANDS_OVER = 'first-delivery-hands-over';
 
@@ -37,6 +40,7 @@ export const FIRST_DELIVERY_HANDS_OVER = 'first-delivery-hands-over';
  * waited for the shop forever). Checked only when a cancellation reaches the coroutine, so no
  * other history gains a marker; the events of a call cancelled mid-flight are sent again, with
  * the same ids.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';
 
@@ -47,6 +51,7 @@ export const SHOP_DELIVERY_OUTLIVES_CANCEL = 'shop-delivery-outlives-cancel';
  * the shop with a body the retried task then built again, with another `occurredAt` and, after a
  * label's first attempt ran again, other data, under the same id. Checked when a batch holds an
  * event of the current task, so histories without deliveries are unchanged.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const SHOP_EVENT_SENT_ONCE_RECORDED = 'shop-event-sent-once-recorded';
 
@@ -60,6 +65,7 @@ export const SHOP_EVENT_SENT_ONCE_RECORDED = 'shop-event-sent-once-recorded';
  * such an event was dated by the task's clock and waited for the task to be recorded. Checked
  * when a change is told to the shop, so shipments without a shop change nothing. Fixture:
  * shop-sync-tracking-told-in-its-task, immutable-event-tracking-told-in-its-task.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const TRACKING_TOLD_IN_ITS_TASK = 'tracking-told-in-its-task';
 
@@ -72,6 +78,7 @@ export const TRACKING_TOLD_IN_ITS_TASK = 'tracking-told-in-its-task';
  * order (the shop-changes bench, once in 1,000 orders). Now the key depends only on the changes
  * taken, not on how they were learned. Checked only where a change is taken before any attempt,
  * so other histories are unchanged. Fixture: shop-changes-change-before-any-attempt.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const EVERY_TAKEN_CHANGE_A_NEW_REVISION = 'every-taken-change-a-new-revision';
 
@@ -80,6 +87,7 @@ export const EVERY_TAKEN_CHANGE_A_NEW_REVISION = 'every-taken-change-a-new-revis
  * started). A run that began on a worker from before (which called the worker's single account
  * whatever the input said) keeps calling that one: its label lives there. Checked once per run,
  * at its start.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const SHIPPING_ACCOUNT = 'shipping-account';
 
@@ -89,6 +97,7 @@ export const SHIPPING_ACCOUNT = 'shipping-account';
  * its polls. Checked at the top of each wait of change-driven tracking (`followTrackingChanges`),
  * so a shipment waiting on today's path moves over when that wait returns (a worker with fleet
  * pollers makes it return at its next poll). Fixtures: fleet-*.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const FLEET_TRACKING = 'fleet-tracking';
 
@@ -97,6 +106,7 @@ export const FLEET_TRACKING = 'fleet-tracking';
  * makes tracking follow the new label: the shipment leaves its shard for the old label and joins
  * with the new one. Checked where fleet tracking sees its label replaced, so only histories with
  * a relabel (fixtures relabel-*) carry its marker.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const RELABEL_FROM_SHOP = 'relabel-from-shop';
 
@@ -115,5 +125,6 @@ export const RELABEL_FROM_SHOP = 'relabel-from-shop';
  * workflow waited it on a timer: one more timer and workflow task per such call, which a held
  * account's shipments ran beside the other accounts' labels. Checked only when a first attempt
  * meets a 429, so other histories are unchanged. Fixture: held-account-first-attempt-429.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY = 'held-account-retry-after-in-activity';

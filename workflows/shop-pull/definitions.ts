@@ -12,6 +12,7 @@ export const SHOP_PULL_WORKFLOW_TYPE = 'shopPullWorkflow';
 /**
  * Patch: a pull's page reading is taken over 15 s after its worker stopped heartbeating, not 30 s:
  * A killed worker held the shop's pull (and every webhook's pull behind it) for half a minute.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const PULL_QUICK_TAKEOVER = 'pull-quick-takeover';
 

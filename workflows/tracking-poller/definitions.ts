@@ -16,6 +16,7 @@ export const TRACKING_POLLER_WORKFLOW_TYPE = 'trackingPollerWorkflow';
  * left and joined again with a new label during the span (a relabel) keeps its new membership.
  * A shard's run from before merged by shipment; replayed, it does so still. Fixture:
  * fleet-poller-relabel.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const POLLER_MERGES_BY_LABEL = 'poller-merges-by-label';
 
