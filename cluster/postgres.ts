@@ -4,6 +4,7 @@
  * refuses to run as root, so a root caller runs it as Debian's `postgres` system user; anyone
  * else runs it as themselves.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -168,6 +169,6 @@ export async function waitForPostgres(install: PostgresInstall, port: number, al
     });
     if (ready) return;
     if (Date.now() > deadline) throw new Error(`PostgreSQL did not accept connections on 127.0.0.1:${port} within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }

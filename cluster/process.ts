@@ -3,6 +3,7 @@
  * ports with its own data directory, and the cluster's command line (status, restart, ...) as
  * further processes.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -121,7 +122,7 @@ export async function startCluster(opts: {
     while (!output.includes('Temporal cluster is running')) {
       if (proc.exitCode !== null) throw new Error(`npm run cluster exited ${proc.exitCode} during start-up:\n${output}`);
       if (Date.now() > deadline) throw new Error(`npm run cluster did not come up:\n${output}`);
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
   } catch (err) {
     await stop();

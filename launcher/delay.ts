@@ -1,16 +1,10 @@
 /** Waiting, for the launchers: one delay that a signal can end early, one bounded wait. */
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Resolves after `ms`, or at once when `signal` aborts (a stopping chaos run must not sleep on). */
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
+export async function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, { signal }).catch((err: unknown) => {
+    if (!signal?.aborted) throw err;
   });
 }
 

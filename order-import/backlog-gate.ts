@@ -10,6 +10,7 @@
  * was seen while a worker ran), so starts go at the rate the workers take tasks; if they are
  * not (no worker running), it opens and says so once. Orders started then wait durably.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 
 export interface BacklogGateOptions {
@@ -55,7 +56,7 @@ export class BacklogGate {
     this.checkEveryMs = options.checkEveryMs ?? 500;
     this.stalledAfterMs = options.stalledAfterMs ?? 30_000;
     this.now = options.now ?? Date.now;
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.sleep = options.sleep ?? ((ms) => sleep(ms));
   }
 
   /** Resolves when a start may go ahead. */
