@@ -1,48 +1,29 @@
 /**
- * The raw request body, bounded in size and time. Unlike local-http's readBody, which reads an
- * oversize body to its end so a test client sees the 413, this endpoint faces the internet: it
- * stops at the limit (before reading anything when Content-Length already says so) and gives a
- * slow sender `timeoutMs` in all, and the caller answers with `connection: close`.
+ * The body's time bound. Fastify bounds its size (`bodyLimit`, before reading anything when
+ * Content-Length already says so); this endpoint faces the internet, so a slow sender also gets
+ * `timeoutMs` in all. Fastify reads the stream a `preParsing` hook returns: this one passes the
+ * bytes through and fails with 408 when the time is up, which fastify answers like its own 413.
  */
-import type { IncomingMessage } from 'node:http';
-import { header } from '../local-http';
+import { PassThrough, type Readable } from 'node:stream';
 
-export type BodyResult =
-  | { kind: 'complete'; body: Buffer }
-  | { kind: 'too-large' }
-  | { kind: 'timed-out' }
-  /** The sender hung up (or the server is closing); there is no one to answer. */
-  | { kind: 'aborted' };
+export const READ_TIMED_OUT = 'SHOP_TRIGGER_READ_TIMED_OUT';
 
-export function readRawBody(req: IncomingMessage, maxBytes: number, timeoutMs: number): Promise<BodyResult> {
-  const declared = header(req, 'content-length');
-  // Node has already refused a malformed Content-Length with 400, so this is digits.
-  if (declared !== undefined && Number(declared) > maxBytes) return Promise.resolve({ kind: 'too-large' });
-
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (result: BodyResult): void => {
-      clearTimeout(timer);
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onAbort);
-      req.off('close', onAbort);
-      // Stop pulling bytes we will not use; the socket closes after the answer.
-      if (result.kind !== 'complete') req.pause();
-      resolve(result);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > maxBytes) finish({ kind: 'too-large' });
-      else chunks.push(chunk);
-    };
-    const onEnd = (): void => finish({ kind: 'complete', body: Buffer.concat(chunks, size) });
-    const onAbort = (): void => finish({ kind: 'aborted' });
-    const timer = setTimeout(() => finish({ kind: 'timed-out' }), timeoutMs);
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onAbort);
-    req.on('close', onAbort);
+/** What fastify reads instead of the request: the same bytes, failing with a 408 error after `timeoutMs`. */
+export function timedBody(payload: Readable, timeoutMs: number): Readable & { receivedEncodedLength: number } {
+  const body = Object.assign(new PassThrough(), { receivedEncodedLength: 0 });
+  const timer = setTimeout(() => {
+    payload.unpipe(body);
+    // Stop pulling bytes we will not use; the socket closes after the answer.
+    payload.pause();
+    body.destroy(Object.assign(new Error(`body not received within ${timeoutMs} ms`), { statusCode: 408, code: READ_TIMED_OUT }));
+  }, timeoutMs);
+  payload.on('data', (chunk: Buffer) => (body.receivedEncodedLength += chunk.length));
+  payload.once('end', () => clearTimeout(timer));
+  payload.once('close', () => clearTimeout(timer));
+  payload.once('error', (err) => {
+    clearTimeout(timer);
+    body.destroy(err);
   });
+  payload.pipe(body);
+  return body;
 }

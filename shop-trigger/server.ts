@@ -6,11 +6,10 @@
  *
  * Routes: POST /hooks/shopify/<shop>, POST /hooks/woocommerce/<shop>. See docs/shop-trigger.md.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { baseUrlOf, header, JSON_TYPE, LocalHttpServer, requestLine, writeAnswer } from '../local-http';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import { TriggerCoalescer } from './coalescer';
 import { namedOrderId } from './order-id';
-import { readRawBody } from './read-body';
+import { READ_TIMED_OUT, timedBody } from './read-body';
 import { RecentIds } from './recent-ids';
 import { TriggerStats } from './stats';
 import { SHOP_TRIGGER_DEFAULTS, type ShopTrigger, type ShopTriggerOptions, type TriggerPlatform, type TriggerShop } from './types';
@@ -44,14 +43,21 @@ const refuse = (status: number, error: string, extra: Omit<Reply, 'status' | 'bo
   ...extra,
 });
 
-function send(res: ServerResponse, reply: Reply): void {
-  if (res.destroyed || res.headersSent) return;
-  writeAnswer(res, reply.status, JSON.stringify(reply.body), JSON_TYPE, {
-    'cache-control': 'no-store',
-    ...(reply.close ? { connection: 'close' } : {}),
-    ...reply.headers,
-  });
+function send(reply: FastifyReply, answer: Reply): FastifyReply {
+  if (reply.sent || reply.raw.destroyed) return reply;
+  return reply
+    .code(answer.status)
+    .headers({ 'cache-control': 'no-store', ...(answer.close ? { connection: 'close' } : {}), ...answer.headers })
+    .send(answer.body);
 }
+
+/** Every method is routed, so that one we do not take is a 405 with `allow`, not a 404. */
+const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'];
+
+const headerOf = (req: FastifyRequest, name: string): string | undefined => {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
 
 function positiveInteger(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`shop trigger: ${name} must be a positive integer, got ${value}`);
@@ -86,100 +92,8 @@ export async function startShopTrigger(options: ShopTriggerOptions): Promise<Sho
       logger.warn({ shop, error: error instanceof Error ? error.message : String(error) }, 'shop trigger: trigger failed');
     },
   });
-
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const { method, segments } = requestLine(req);
-    const [first, platform, name, ...rest] = segments ?? [];
-    if (first !== 'hooks' || (platform !== 'shopify' && platform !== 'woocommerce') || name === undefined || rest.length > 0) {
-      stats.notFound += 1;
-      return send(res, refuse(404, 'not found', { close: true }));
-    }
-    if (method !== 'POST') {
-      stats.methodNotAllowed += 1;
-      return send(res, refuse(405, 'method not allowed', { close: true, headers: { allow: 'POST' } }));
-    }
-    let shop: TriggerShop | null;
-    try {
-      shop = options.shops(name);
-    } catch (e) {
-      stats.errors += 1;
-      logger.warn({ platform, shop: clip(name), error: (e as Error).message }, 'shop trigger: shop lookup threw');
-      return send(res, refuse(500, 'internal error', { close: true }));
-    }
-    // Same answer for a shop on the other platform: the URL names no shop we know.
-    if (shop === null || shop.platform !== platform) {
-      stats.notFound += 1;
-      logger.info({ platform, shop: clip(name) }, 'shop trigger: webhook for an unknown shop');
-      return send(res, refuse(404, 'unknown shop', { close: true }));
-    }
-    const received = await receive(req, platform, shop);
-    if (received) send(res, received.reply);
-    // After the answer is on its way: the platform waits for nobody's pull (Shopify allows 5 s).
-    if (received?.accepted) coalescer.request(shop.shop, received.accepted.orderId);
-  };
-
-  /** A known shop's delivery: bounded read, then signature, then de-duplication; `accepted` names its order, if any. */
-  const receive = async (
-    req: IncomingMessage,
-    platform: TriggerPlatform,
-    shop: TriggerShop,
-  ): Promise<{ reply: Reply; accepted?: { orderId: string | null } } | null> => {
-    const answer = (reply: Reply) => ({ reply });
-    const counts = stats.of(shop.shop);
-    counts.received += 1;
-    const names = HEADERS[platform];
-    const where = { shop: shop.shop, platform, delivery: clip(header(req, names.delivery)) };
-
-    const read = await readRawBody(req, maxBodyBytes, readTimeoutMs);
-    if (read.kind === 'aborted') {
-      counts.aborted += 1;
-      return null;
-    }
-    if (read.kind === 'too-large') {
-      counts.tooLarge += 1;
-      logger.warn({ ...where, maxBodyBytes }, 'shop trigger: body too large');
-      return answer(refuse(413, `body larger than ${maxBodyBytes} bytes`, { close: true }));
-    }
-    if (read.kind === 'timed-out') {
-      counts.timedOut += 1;
-      logger.warn({ ...where, readTimeoutMs }, 'shop trigger: body not received in time');
-      return answer(refuse(408, `body not received within ${readTimeoutMs} ms`, { close: true }));
-    }
-    const raw = read.body;
-    const signature = header(req, names.signature);
-
-    // No content-type test: WordPress sends this body form-encoded, but that is its transport's choice.
-    if (platform === 'woocommerce' && signature === undefined && raw.length <= 40 && WOO_PING.test(raw.toString('latin1'))) {
-      counts.pings += 1;
-      logger.info({ ...where, webhookId: raw.toString('latin1').slice('webhook_id='.length) }, 'shop trigger: WooCommerce webhook ping');
-      return answer({ status: 200, body: { result: 'ping' } });
-    }
-    if (!verifySignature(raw, signature, shop.secrets)) {
-      counts.rejected += 1;
-      const reason = signature === undefined ? 'missing signature' : 'signature mismatch';
-      // The number of secrets tells "not configured" from "wrong secret"; never the secrets or the body.
-      logger.warn({ ...where, reason, secrets: shop.secrets.filter((s) => s !== '').length }, 'shop trigger: webhook refused');
-      return answer(refuse(401, reason));
-    }
-    counts.verified += 1;
-    const topic = header(req, names.topic);
-    stats.countTopic(shop.shop, topic);
-
-    if (platform === 'shopify') {
-      const eventId = header(req, 'x-shopify-event-id');
-      if (eventId !== undefined && eventId !== '' && eventId.length <= MAX_EVENT_ID_LENGTH && recentIdsOf(shop.shop).seen(eventId)) {
-        counts.duplicates += 1;
-        logger.debug({ ...where, topic: clip(topic), eventId }, 'shop trigger: duplicate event');
-        return answer({ status: 200, body: { result: 'duplicate' } });
-      }
-    }
-    // Read only now that the signature matched; the id is a hint the pull checks with the platform.
-    const orderId = namedOrderId(platform, topic, raw);
-    if (orderId !== null) counts.namedOrders += 1;
-    logger.debug({ ...where, topic: clip(topic), orderId }, 'shop trigger: webhook accepted');
-    return { reply: { status: 200, body: { result: 'accepted' } }, accepted: { orderId } };
-  };
-
+  /** The known shop each request is for, found before its body is read. */
+  const shopOf = new WeakMap<FastifyRequest, TriggerShop>();
   const recentIdsOf = (shop: string): RecentIds => {
     let ids = recentEvents.get(shop);
     if (!ids) {
@@ -188,35 +102,140 @@ export async function startShopTrigger(options: ShopTriggerOptions): Promise<Sho
     }
     return ids;
   };
+  const notFound = (reply: FastifyReply, error = 'not found') => {
+    stats.notFound += 1;
+    return send(reply, refuse(404, error, { close: true }));
+  };
 
-  const http = new LocalHttpServer(
-    'shop trigger',
-    async (req, res) => {
-      try {
-        await handle(req, res);
-      } catch (e) {
-        // A bug here must not leave the platform waiting: it counts a timeout as a failure too.
-        stats.errors += 1;
-        logger.warn({ error: e instanceof Error ? e.message : String(e) }, 'shop trigger: request failed');
-        send(res, refuse(500, 'internal error', { close: true }));
+  const app = Fastify({
+    bodyLimit: maxBodyBytes,
+    exposeHeadRoutes: false,
+    // A URL that does not even decode names nothing we serve.
+    frameworkErrors: (_error, _req, reply) => void notFound(reply),
+  });
+  // Every body is taken as bytes: the signature is over them, and WordPress's ping is form-encoded.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.setNotFoundHandler((_req, reply) => notFound(reply));
+  app.setErrorHandler((error: FastifyError, req, reply) => refused(error, req, reply));
+
+  /** Before the body: the path names a known shop of its platform, and the method is POST. */
+  const admit = async (req: FastifyRequest<{ Params: { platform: string; shop: string } }>, reply: FastifyReply) => {
+    const { platform, shop: name } = req.params;
+    if (platform !== 'shopify' && platform !== 'woocommerce') return notFound(reply);
+    if (req.method !== 'POST') {
+      stats.methodNotAllowed += 1;
+      return send(reply, refuse(405, 'method not allowed', { close: true, headers: { allow: 'POST' } }));
+    }
+    let shop: TriggerShop | null;
+    try {
+      shop = options.shops(name);
+    } catch (e) {
+      stats.errors += 1;
+      logger.warn({ platform, shop: clip(name), error: (e as Error).message }, 'shop trigger: shop lookup threw');
+      return send(reply, refuse(500, 'internal error', { close: true }));
+    }
+    // Same answer for a shop on the other platform: the URL names no shop we know.
+    if (shop === null || shop.platform !== platform) {
+      logger.info({ platform, shop: clip(name) }, 'shop trigger: webhook for an unknown shop');
+      return notFound(reply, 'unknown shop');
+    }
+    stats.of(shop.shop).received += 1;
+    shopOf.set(req, shop);
+  };
+
+  /** A body that was too large, too slow or cut off; or a bug, which must not leave the platform waiting. */
+  const refused = (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    const shop = shopOf.get(req);
+    const where = shop && { shop: shop.shop, platform: shop.platform, delivery: clip(headerOf(req, HEADERS[shop.platform].delivery)) };
+    if (shop && req.raw.destroyed && reply.raw.destroyed) {
+      stats.of(shop.shop).aborted += 1; // the sender hung up: there is no one to answer
+      return reply;
+    }
+    if (shop && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      stats.of(shop.shop).tooLarge += 1;
+      logger.warn({ ...where, maxBodyBytes }, 'shop trigger: body too large');
+      return send(reply, refuse(413, `body larger than ${maxBodyBytes} bytes`, { close: true }));
+    }
+    if (shop && error.code === READ_TIMED_OUT) {
+      stats.of(shop.shop).timedOut += 1;
+      logger.warn({ ...where, readTimeoutMs }, 'shop trigger: body not received in time');
+      return send(reply, refuse(408, `body not received within ${readTimeoutMs} ms`, { close: true }));
+    }
+    stats.errors += 1;
+    logger.warn({ ...where, error: error.message }, 'shop trigger: request failed');
+    return send(reply, refuse(500, 'internal error', { close: true }));
+  };
+
+  /** A known shop's whole body: signature, then de-duplication; `accepted` names its order, if any. */
+  const receive = (req: FastifyRequest, shop: TriggerShop, raw: Buffer): { reply: Reply; accepted?: { orderId: string | null } } => {
+    const counts = stats.of(shop.shop);
+    const names = HEADERS[shop.platform];
+    const where = { shop: shop.shop, platform: shop.platform, delivery: clip(headerOf(req, names.delivery)) };
+    const signature = headerOf(req, names.signature);
+
+    // No content-type test: WordPress sends this body form-encoded, but that is its transport's choice.
+    if (shop.platform === 'woocommerce' && signature === undefined && raw.length <= 40 && WOO_PING.test(raw.toString('latin1'))) {
+      counts.pings += 1;
+      logger.info({ ...where, webhookId: raw.toString('latin1').slice('webhook_id='.length) }, 'shop trigger: WooCommerce webhook ping');
+      return { reply: { status: 200, body: { result: 'ping' } } };
+    }
+    if (!verifySignature(raw, signature, shop.secrets)) {
+      counts.rejected += 1;
+      const reason = signature === undefined ? 'missing signature' : 'signature mismatch';
+      // The number of secrets tells "not configured" from "wrong secret"; never the secrets or the body.
+      logger.warn({ ...where, reason, secrets: shop.secrets.filter((s) => s !== '').length }, 'shop trigger: webhook refused');
+      return { reply: refuse(401, reason) };
+    }
+    counts.verified += 1;
+    const topic = headerOf(req, names.topic);
+    stats.countTopic(shop.shop, topic);
+
+    if (shop.platform === 'shopify') {
+      const eventId = headerOf(req, 'x-shopify-event-id');
+      if (eventId !== undefined && eventId !== '' && eventId.length <= MAX_EVENT_ID_LENGTH && recentIdsOf(shop.shop).seen(eventId)) {
+        counts.duplicates += 1;
+        logger.debug({ ...where, topic: clip(topic), eventId }, 'shop trigger: duplicate event');
+        return { reply: { status: 200, body: { result: 'duplicate' } } };
       }
+    }
+    // Read only now that the signature matched; the id is a hint the pull checks with the platform.
+    const orderId = namedOrderId(shop.platform, topic, raw);
+    if (orderId !== null) counts.namedOrders += 1;
+    logger.debug({ ...where, topic: clip(topic), orderId }, 'shop trigger: webhook accepted');
+    return { reply: { status: 200, body: { result: 'accepted' } }, accepted: { orderId } };
+  };
+
+  app.route<{ Params: { platform: string; shop: string } }>({
+    method: METHODS,
+    url: '/hooks/:platform/:shop',
+    onRequest: admit,
+    preParsing: async (_req, _reply, payload) => timedBody(payload, readTimeoutMs),
+    handler: async (req, reply) => {
+      const shop = shopOf.get(req)!;
+      const received = receive(req, shop, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
+      send(reply, received.reply);
+      // After the answer is on its way: the platform waits for nobody's pull (Shopify allows 5 s).
+      if (received.accepted) coalescer.request(shop.shop, received.accepted.orderId);
+      return reply;
     },
-    (res) => send(res, refuse(500, 'internal error', { close: true })),
-  );
-  await http.listen(options.port, options.host);
-  const port = http.port();
-  const url = baseUrlOf(options.host, port);
+  });
+
+  await app.listen({ port: options.port, host: options.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
   logger.info({ url }, 'shop trigger: listening');
 
   let closing: Promise<void> | null = null;
   return {
     url,
     port,
-    hookUrl: (platform, shop) => `${url}/hooks/${platform}/${encodeURIComponent(shop)}`,
+    hookUrl: (platform: TriggerPlatform, shop: string) => `${url}/hooks/${platform}/${encodeURIComponent(shop)}`,
     stats: () => stats.snapshot(),
     close: () =>
       (closing ??= (async () => {
-        await http.stopListening();
+        await app.close();
         if (!(await coalescer.drain(closeTimeoutMs)))
           logger.warn({ closeTimeoutMs }, 'shop trigger: closed with trigger calls still pending (aborted)');
       })()),

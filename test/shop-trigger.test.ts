@@ -346,6 +346,23 @@ describe('startShopTrigger', () => {
     expect(trigger.stats().shops['porto-wines']).toMatchObject({ received: 1, timedOut: 1 });
   });
 
+  it('a sender that hangs up mid-body is counted as aborted, triggers nothing, and the next delivery is served', async () => {
+    const { trigger, calls } = await start();
+    const socket = connect(trigger.port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(
+      'POST /hooks/shopify/oslo-outdoor HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id":',
+    );
+    await sleep(100);
+    socket.destroy();
+    await sleep(200);
+    expect(trigger.stats().shops['oslo-outdoor']).toMatchObject({ received: 1, aborted: 1, verified: 0 });
+    const body = orderBody();
+    expect((await post(trigger.hookUrl('shopify', 'oslo-outdoor'), body, shopifyHeaders(body))).status).toBe(200);
+    await sleep(150);
+    expect(calls).toEqual(['oslo-outdoor']);
+  });
+
   it('answers 404 for unknown shops, the wrong platform and other paths, and 405 for other methods', async () => {
     const { trigger, calls } = await start();
     const body = orderBody();
