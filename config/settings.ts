@@ -7,21 +7,26 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { getHeapStatistics } from 'node:v8';
+import ms, { type StringValue } from 'ms';
 import { z } from 'zod';
+import { formatDuration } from '../domain/duration';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy as TrackingPolicyShape } from '../domain/shipment';
 import { DEFAULT_LIVE_ORDER_MAX_AGE_MS, type ShipmentPriorities } from '../domain/priority';
 import { TrackingPolicy } from '../domain/schemas';
 import { CLIENT_DEFAULTS, type ShippingApiClientOptions } from '../shipping-api/client';
 import { credentialProblem, type CredentialsConfig, type SecretSource } from '../shipping-api/credentials';
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** Parses `500ms`, `20s`, `5m`, `3h`, `7d` (or a bare number of milliseconds). */
+/**
+ * Parses `500ms`, `20s`, `5m`, `3h`, `7d` (or a bare number of milliseconds; `ms` also takes the
+ * long forms, `90 seconds`, `2 days`); undefined unless a positive whole number of milliseconds.
+ */
 export function parseDuration(text: string): number | undefined {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
-  if (!match) return undefined;
-  const ms = Math.round(Number(match[1]) * UNITS[match[2] ?? 'ms']!);
-  return ms > 0 ? ms : undefined;
+  const trimmed = text.trim();
+  if (trimmed === '') return undefined; // ms throws on it
+  const parsed = ms(trimmed as StringValue) as number | undefined;
+  if (parsed === undefined || !Number.isFinite(parsed)) return undefined;
+  const rounded = Math.round(parsed);
+  return rounded > 0 ? rounded : undefined;
 }
 
 /**
@@ -41,19 +46,6 @@ export interface DurationBounds {
 
 /** HTTP timeouts: below 100 ms nothing answers, beyond 10 minutes a stuck call holds its slot for nothing. */
 export const HTTP_TIMEOUT_BOUNDS: DurationBounds = { minMs: 100, maxMs: 10 * MINUTE };
-
-/** `500ms`, `20s`, `5m`, `3h`, `7d` as it appears in messages. */
-export function formatDuration(ms: number): string {
-  for (const [unit, size] of [
-    ['d', DAY],
-    ['h', HOUR],
-    ['m', MINUTE],
-    ['s', SECOND],
-  ] as const) {
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
-}
 
 /** Parses a duration within `bounds`; undefined with the reason otherwise. */
 function boundedDuration(text: string, { minMs, maxMs }: DurationBounds): { ms: number } | { problem: string } {

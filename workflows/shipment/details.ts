@@ -65,16 +65,3 @@ export function describeEvents(batch: ShopEventDraft[]): string {
   const last = batch.at(-1)?.sequence;
   return first === last ? `event ${first}` : `events ${first}-${last}`;
 }
-
-/** A duration in the largest whole unit: 15m, 2h, 1500ms. */
-export function formatDuration(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-  ] as const) {
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
-}

@@ -8,7 +8,7 @@ import { FAILURE_TYPES, SHOP_ORDER_CHANGED, type FailureDetails } from '../../ac
 import type { ShopOrderChange } from '../../domain/shop-order';
 import type { ShippingApiErrorFields } from '../../shipping-api/errors';
 import type { RecordedError, ShipmentState, ShopSyncState } from '../definitions';
-import { formatDuration } from './details';
+import { formatDuration } from '../../domain/duration';
 
 /** Finds the shipping error data inside a failure thrown by an activity call, if there is one. */
 export function shippingErrorOf(err: unknown): FailureDetails | undefined {

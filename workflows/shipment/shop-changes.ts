@@ -32,7 +32,7 @@ import {
 } from '../../domain/shop-order';
 import { canonicalPlatformOrderId } from '../../domain/platform-order-id';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
-import { formatDuration } from './details';
+import { formatDuration } from '../../domain/duration';
 import * as label from './label';
 import { EVERY_TAKEN_CHANGE_A_NEW_REVISION } from './patches';
 import type { ShipmentRun } from './run';

@@ -8,7 +8,7 @@ import type { TrackingChange } from '../../activities';
 import { type ShipmentOutcome } from '../definitions';
 import { NOT_REGISTERED_STAGE, outcomeOfTag } from '../../domain/shipment';
 import { isChange } from '../../domain/tracking';
-import { formatDuration } from './details';
+import { formatDuration } from '../../domain/duration';
 import { followFleetTracking } from './fleet-tracking';
 import { FLEET_TRACKING, TRACKING_TOLD_IN_ITS_TASK } from './patches';
 import { recordError, shippingErrorOf, windowEnded } from './failures';
