@@ -25,7 +25,7 @@ import {
   trackingCompleted,
 } from './counters';
 
-/** Failure types of a label the shipment cannot get without corrected data (see workflows/shipment.ts). */
+/** Failure types of a label the shipment cannot get without corrected data (see `CORRECTABLE_KINDS` in workflows/shipment/label.ts). */
 const REJECTION_KINDS: ReadonlyMap<string, string> = new Map([
   [FAILURE_TYPES.courier_error, 'courier_error'],
   [FAILURE_TYPES.validation, 'validation'],

@@ -1,5 +1,5 @@
 /**
- * Platform orders → the import pipeline's records (client/import/engine.ts), so an order pulled
+ * Platform orders → the import pipeline's records (order-import/engine.ts), so an order pulled
  * from a shop is validated, preflighted, started and reported exactly like a line of a file. An
  * order the mapping cannot handle becomes a record with its problems (a rejection naming the
  * field and the platform's order id), and so does an order the reader refused; an order that

@@ -1,5 +1,5 @@
 /**
- * Writes docs/shipment-event.schema.json from the zod schema in ./events.ts, with zod's own
+ * Writes docs/shipment-event.schema.json from the zod schema in domain/events.ts, with zod's own
  * z.toJSONSchema, so receivers in any language get the same contract the sender validates
  * with. `npm run shop-sync:schema` regenerates it; `-- --check` only compares (for CI).
  *

@@ -206,7 +206,7 @@ export interface ShipmentOutcome extends OrderIdentity {
 
 export const stateQuery = defineQuery<ShipmentState>('state');
 
-/** Validated by the CLI with workflows/schemas.ts, and by the API itself when the label is sent. */
+/** Validated by the CLI with domain/schemas.ts (order-import/record.ts), and by the API itself when the label is sent. */
 export type ResubmitLabel = z.infer<typeof schemas.ResubmitLabel>;
 
 export interface ResubmitResult {
