@@ -16,6 +16,10 @@ export interface RunningDev {
   shopUrl: string | undefined;
   stores: PlatformStores | undefined;
   settings: DemoSettings;
+  /** --prometheus: its address. */
+  prometheusUrl?: string;
+  /** The id the fake WooCommerce store gives the next order placed in it. */
+  nextWooOrderId?: number;
   /** The example accounts' settings file and which shop uses which (unset: only `default`, or the shell's). */
   accounts?: { file: string; shops: Record<string, string> };
 }
@@ -28,8 +32,8 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     out.warn(`This shell sets ${elsewhere.join(', ')}: unset them where you run the import and CLI against this dev server.`);
   out.banner('Shipping worker dev environment is running', [
     '',
-    `   Temporal Web UI   http://localhost:${o.uiPort}`,
     `   Shipments only    ${shipmentsListUrl(o.uiPort)}`,
+    `   Temporal Web UI   http://localhost:${o.uiPort}  (every workflow: shipments, the shops' pulls, the tracking pollers)`,
     `   Temporal address  ${r.address}  (namespace ${NAMESPACE}, task queue ${r.settings.taskQueue})`,
     `   Shipping API      ${r.apiUrl}${o.externalApi ? '' : `  (fake; tracking advances every ${Number(o.trackingStepMs) / 1000} s)`}`,
     `   Tracking polls    every ${r.settings.pollInterval}`,
@@ -48,6 +52,10 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
           `   Shop imports      pulled every minute (schedules shop-pull-${PLATFORM_SHOPS.shopify}, shop-pull-${PLATFORM_SHOPS.woocommerce}), at once on their webhooks (port ${o.triggerPort})`,
         ]
       : []),
+    `   Worker health     http://127.0.0.1:${o.healthPort}/readyz  (/livez; /metrics: the project's counters; the SDK's: http://127.0.0.1:${o.sdkMetricsPort}/metrics)`,
+    r.prometheusUrl
+      ? `   Prometheus        ${r.prometheusUrl}/alerts  (the project's alerts, "for:" 1m in the demo: take the shop down below and watch them fire, then resolve)`
+      : "   Prometheus        off: npm run dev -- --prometheus runs it with the project's alerts (needs `apt-get install -y prometheus`)",
     `   Payloads          ${r.codecUrl ? `encrypted (key "${o.encryption!.activeKeyId}"); the Web UI decrypts through ${r.codecUrl}` : 'NOT encrypted (--no-encryption): names, addresses and phones are readable in the Web UI'}`,
     `   Data              ${r.dbFile}  (stop, then delete ${o.dataDir} to start fresh)`,
     '',
@@ -71,10 +79,9 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
                 `   curl -s -XPOST ${r.apiUrl}/__admin/faults -d '{"rateLimitedRate":1,"endpoints":["POST /labels"]}'   # hold labels back (429) to act before them; {"rateLimitedRate":0} lets them go`,
               ]),
           `   npm run cli -- status ${PLATFORM_SHOPS.shopify} OO-1004   # #1004 ships from two locations in "Shopify": one parcel, label and fulfillment each`,
-          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000005/release   # #1005 is held in "Shopify": released, it is shipped (held again: .../hold)`,
-          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000002/cancel    # cancel #1002: before its label it stops (cancelled_in_shop), after it is marked`,
-          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders/1003/edit -d '{"shipping":{"postcode":"4000-123"}}'   # correct an address in "WooCommerce"`,
-          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders/1004/edit -d '{"status":"cancelled"}'   # cancel (or "on-hold", "refunded") in "WooCommerce"`,
+          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000005/cancel    # #1005 is held in "Shopify", so it has no label yet: cancelled, it stops (cancelled_in_shop)`,
+          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000005/release   # ... or released instead: it is shipped (held again: .../hold)`,
+          ...wooEdits(r.stores.wooCommerceUrl, r.nextWooOrderId),
         ]
       : []),
     '   npm run cli -- list',
@@ -85,6 +92,19 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     '',
     ' Ctrl-C stops everything.',
   ]);
+}
+
+/**
+ * Edits of the order the banner's WooCommerce curl places (the seeded ones are delivered within
+ * minutes of the start): labelled in seconds, it is tracked for minutes, so the edits are marked.
+ */
+function wooEdits(url: string, orderId: number | undefined): string[] {
+  if (orderId === undefined) return [];
+  const edit = (body: string) => `curl -s -XPOST ${url}/_fake/orders/${orderId}/edit -d '${body}'`;
+  return [
+    `   ${edit('{"shipping":{"postcode":"4000-123"}}')}   # correct the address of the order placed above (${orderId}) while it is tracked: address_changed`,
+    `   ${edit('{"status":"cancelled"}')}   # cancel it (or "on-hold", "refunded") in "WooCommerce": marked cancelled_in_shop, nothing more is written to it`,
+  ];
 }
 
 /**

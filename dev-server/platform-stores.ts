@@ -141,3 +141,16 @@ async function adminPost(url: string, body: unknown): Promise<void> {
   const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (!answer.ok) throw new Error(`POST ${url} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
 }
+
+/** The id the fake WooCommerce store gives its next order (its ids count up); undefined when it cannot tell. */
+export async function nextWooOrderId(wooCommerceUrl: string): Promise<number | undefined> {
+  try {
+    const answer = await fetch(`${wooCommerceUrl}/_fake/orders`, { signal: AbortSignal.timeout(5_000) });
+    if (!answer.ok) return undefined;
+    const orders = (await answer.json()) as Array<{ id?: unknown }>;
+    const ids = orders.map((o) => o.id).filter((id): id is number => typeof id === 'number');
+    return ids.length > 0 ? Math.max(...ids) + 1 : undefined;
+  } catch {
+    return undefined;
+  }
+}
