@@ -5,7 +5,7 @@ import type { LauncherConsole } from '../launcher/console';
 import { credentialExports, LOCAL_NAMESPACE as NAMESPACE, type DemoSettings } from '../launcher/defaults';
 import { DEFAULTS, type DevOptions } from './dev-options';
 import { PLATFORM_SHOPS } from './example-shops';
-import type { PlatformStores } from './platform-stores';
+import type { NextOrders, PlatformStores } from './platform-stores';
 import { WORKFLOW_TYPE } from '../workflows/definitions';
 
 export interface RunningDev {
@@ -18,8 +18,8 @@ export interface RunningDev {
   settings: DemoSettings;
   /** --prometheus: its address. */
   prometheusUrl?: string;
-  /** The id the fake WooCommerce store gives the next order placed in it. */
-  nextWooOrderId?: number;
+  /** What the fake stores call the next order placed in them. */
+  nextOrders?: NextOrders;
   /** The example accounts' settings file and which shop uses which (unset: only `default`, or the shell's). */
   accounts?: { file: string; shops: Record<string, string> };
 }
@@ -68,20 +68,14 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     ...(r.stores
       ? [
           '   npm run import -- examples/platform-orders.ndjson   # orders of the fake stores (the pull may have started them: "already known")',
-          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders -d '{"lineItems":[{"sku":"TENT-2","quantity":1,"grams":2400}]}'   # an order placed in "Shopify": a shipment in seconds`,
-          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders -d '{"status":"processing","lineItems":[{"sku":"PORT-10","quantity":2}]}'   # the same in "WooCommerce"`,
+          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders -d '{"status":"processing","lineItems":[{"sku":"PORT-10","quantity":2}]}'   # an order placed in "WooCommerce"${r.nextOrders?.wooCommerce ? ` (${r.nextOrders.wooCommerce})` : ''}: a shipment in seconds`,
           `   npm run cli -- schedule describe ${PLATFORM_SHOPS.shopify}`,
           '',
           ' The merchant talks back (then: npm run cli -- status <shop> <orderId>, and list --shop-change cancelled_in_shop,address_changed):',
-          ...(o.externalApi
-            ? []
-            : [
-                `   curl -s -XPOST ${r.apiUrl}/__admin/faults -d '{"rateLimitedRate":1,"endpoints":["POST /labels"]}'   # hold labels back (429) to act before them; {"rateLimitedRate":0} lets them go`,
-              ]),
+          ...cancelBeforeLabel(r.stores.shopifyUrl, r.nextOrders?.shopify, o.externalApi ? undefined : r.apiUrl),
           `   npm run cli -- status ${PLATFORM_SHOPS.shopify} OO-1004   # #1004 ships from two locations in "Shopify": one parcel, label and fulfillment each`,
-          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000005/cancel    # #1005 is held in "Shopify", so it has no label yet: cancelled, it stops (cancelled_in_shop)`,
-          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000005/release   # ... or released instead: it is shipped (held again: .../hold)`,
-          ...wooEdits(r.stores.wooCommerceUrl, r.nextWooOrderId),
+          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000005/release   # #1005 is held in "Shopify" (no shipment while held): released, it is shipped`,
+          ...wooEdits(r.stores.wooCommerceUrl, r.nextOrders?.wooCommerce),
         ]
       : []),
     '   npm run cli -- list',
@@ -92,6 +86,26 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     '',
     ' Ctrl-C stops everything.',
   ]);
+}
+
+/**
+ * The merchant's cancel before the label: the seeded orders are labelled within seconds of the
+ * start (and Shopify refuses to cancel a fulfilled order), so labels are held back (the fake's
+ * 429s) while an order is placed and cancelled.
+ */
+function cancelBeforeLabel(url: string, next: NextOrders['shopify'], fakeApiUrl: string | undefined): string[] {
+  if (!next) return [];
+  const faults = (body: string) => `curl -s -XPOST ${fakeApiUrl}/__admin/faults -d '${body}'`;
+  return [
+    ...(fakeApiUrl
+      ? [
+          `   ${faults('{"rateLimitedRate":1,"endpoints":["POST /labels"]}')}   # hold labels back (429): the next order waits for its label`,
+        ]
+      : []),
+    `   curl -s -XPOST ${url}/_fake/orders -d '{"lineItems":[{"sku":"TENT-2","quantity":1,"grams":2400}]}'   # an order placed in "Shopify" (#${next.number}): a shipment in seconds${fakeApiUrl ? ', its label held back' : ''}`,
+    `   curl -s -XPOST ${url}/_fake/orders/${next.id}/cancel   # the merchant cancels #${next.number}${fakeApiUrl ? ' before its label: it stops (cancelled_in_shop)' : ': before its label it stops (cancelled_in_shop), after it is marked'}`,
+    ...(fakeApiUrl ? [`   ${faults('{"rateLimitedRate":0}')}   # labels go again`] : []),
+  ];
 }
 
 /**

@@ -29,7 +29,7 @@ import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems
 import { ensureDevAccounts, type DevAccounts } from './dev-accounts';
 import { exampleShops } from './example-shops';
 import { isIdleOwnFakeApi } from './own-fake-api';
-import { nextWooOrderId, startPlatformStores, subscribeStoreWebhooks, type PlatformStores } from './platform-stores';
+import { nextOrders, startPlatformStores, subscribeStoreWebhooks, type PlatformStores } from './platform-stores';
 import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { triggerPull } from '../shop-import/schedule';
 import { ensureSearchAttributes } from './search-attributes';
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
     stores: shop?.stores,
     settings,
     prometheusUrl,
-    nextWooOrderId: shop ? await nextWooOrderId(shop.stores.wooCommerceUrl) : undefined,
+    nextOrders: shop ? await nextOrders(shop.stores) : undefined,
     accounts: accounts && accountsFile ? { file: accountsFile, shops: accounts.shops } : undefined,
   });
 }
