@@ -54,7 +54,7 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
       : []),
     `   Worker health     http://127.0.0.1:${o.healthPort}/readyz  (/livez; /metrics: the project's counters; the SDK's: http://127.0.0.1:${o.sdkMetricsPort}/metrics)`,
     r.prometheusUrl
-      ? `   Prometheus        ${r.prometheusUrl}/alerts  (the project's alerts, "for:" 1m in the demo: take the shop down below and watch them fire, then resolve)`
+      ? `   Prometheus        ${r.prometheusUrl}/alerts  (the project's alerts, "for:" 1m in the demo: the sample's rejected labels fire ShipmentsNeedAPerson, resubmitted they resolve)`
       : "   Prometheus        off: npm run dev -- --prometheus runs it with the project's alerts (needs `apt-get install -y prometheus`)",
     `   Payloads          ${r.codecUrl ? `encrypted (key "${o.encryption!.activeKeyId}"); the Web UI decrypts through ${r.codecUrl}` : 'NOT encrypted (--no-encryption): names, addresses and phones are readable in the Web UI'}`,
     `   Data              ${r.dbFile}  (stop, then delete ${o.dataDir} to start fresh)`,
