@@ -389,10 +389,16 @@ function accountHeld(err: AccountHeld): ApplicationFailure {
   return failure;
 }
 
-/** A 429 is the API pacing the fleet, expected and retried: info, not a warning. */
+/**
+ * Expected outcomes are info, not warnings: a 429 is the API pacing the fleet (retried), and a
+ * courier's rejection of a label (courier_error, validation) is the shipment's to report, with
+ * what comes next, in one WARN line of its own (workflows/shipment/label.ts).
+ */
+const EXPECTED_KINDS: ReadonlySet<string> = new Set(['rate_limited', 'courier_error', 'validation']);
+
 function logFailure(err: ShippingApiError, context: Record<string, unknown>): void {
   const log = Context.current().log;
   const fields = { ...err.toJSON(), ...context };
-  if (err.kind === 'rate_limited') log.info('shipping API call failed', fields);
+  if (EXPECTED_KINDS.has(err.kind)) log.info('shipping API call failed', fields);
   else log.warn('shipping API call failed', fields);
 }

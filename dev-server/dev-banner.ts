@@ -5,7 +5,7 @@ import type { LauncherConsole } from '../launcher/console';
 import { credentialExports, LOCAL_NAMESPACE as NAMESPACE, type DemoSettings } from '../launcher/defaults';
 import { DEFAULTS, type DevOptions } from './dev-options';
 import { PLATFORM_SHOPS } from './example-shops';
-import type { PlatformStores } from './platform-stores';
+import type { NextOrders, PlatformStores } from './platform-stores';
 import { WORKFLOW_TYPE } from '../workflows/definitions';
 
 export interface RunningDev {
@@ -16,6 +16,10 @@ export interface RunningDev {
   shopUrl: string | undefined;
   stores: PlatformStores | undefined;
   settings: DemoSettings;
+  /** --prometheus: its address. */
+  prometheusUrl?: string;
+  /** What the fake stores call the next order placed in them. */
+  nextOrders?: NextOrders;
   /** The example accounts' settings file and which shop uses which (unset: only `default`, or the shell's). */
   accounts?: { file: string; shops: Record<string, string> };
 }
@@ -28,8 +32,8 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     out.warn(`This shell sets ${elsewhere.join(', ')}: unset them where you run the import and CLI against this dev server.`);
   out.banner('Shipping worker dev environment is running', [
     '',
-    `   Temporal Web UI   http://localhost:${o.uiPort}`,
     `   Shipments only    ${shipmentsListUrl(o.uiPort)}`,
+    `   Temporal Web UI   http://localhost:${o.uiPort}  (every workflow: shipments, the shops' pulls, the tracking pollers)`,
     `   Temporal address  ${r.address}  (namespace ${NAMESPACE}, task queue ${r.settings.taskQueue})`,
     `   Shipping API      ${r.apiUrl}${o.externalApi ? '' : `  (fake; tracking advances every ${Number(o.trackingStepMs) / 1000} s)`}`,
     `   Tracking polls    every ${r.settings.pollInterval}`,
@@ -48,6 +52,10 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
           `   Shop imports      pulled every minute (schedules shop-pull-${PLATFORM_SHOPS.shopify}, shop-pull-${PLATFORM_SHOPS.woocommerce}), at once on their webhooks (port ${o.triggerPort})`,
         ]
       : []),
+    `   Worker health     http://127.0.0.1:${o.healthPort}/readyz  (/livez; /metrics: the project's counters; the SDK's: http://127.0.0.1:${o.sdkMetricsPort}/metrics)`,
+    r.prometheusUrl
+      ? `   Prometheus        ${r.prometheusUrl}/alerts  (the project's alerts, "for:" 1m in the demo: the sample's rejected labels fire ShipmentsNeedAPerson, resubmitted they resolve)`
+      : "   Prometheus        off: npm run dev -- --prometheus runs it with the project's alerts (needs `apt-get install -y prometheus`)",
     `   Payloads          ${r.codecUrl ? `encrypted (key "${o.encryption!.activeKeyId}"); the Web UI decrypts through ${r.codecUrl}` : 'NOT encrypted (--no-encryption): names, addresses and phones are readable in the Web UI'}`,
     `   Data              ${r.dbFile}  (stop, then delete ${o.dataDir} to start fresh)`,
     '',
@@ -60,21 +68,14 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     ...(r.stores
       ? [
           '   npm run import -- examples/platform-orders.ndjson   # orders of the fake stores (the pull may have started them: "already known")',
-          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders -d '{"lineItems":[{"sku":"TENT-2","quantity":1,"grams":2400}]}'   # an order placed in "Shopify": a shipment in seconds`,
-          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders -d '{"status":"processing","lineItems":[{"sku":"PORT-10","quantity":2}]}'   # the same in "WooCommerce"`,
+          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders -d '{"status":"processing","lineItems":[{"sku":"PORT-10","quantity":2}]}'   # an order placed in "WooCommerce"${r.nextOrders?.wooCommerce ? ` (${r.nextOrders.wooCommerce})` : ''}: a shipment in seconds`,
           `   npm run cli -- schedule describe ${PLATFORM_SHOPS.shopify}`,
           '',
           ' The merchant talks back (then: npm run cli -- status <shop> <orderId>, and list --shop-change cancelled_in_shop,address_changed):',
-          ...(o.externalApi
-            ? []
-            : [
-                `   curl -s -XPOST ${r.apiUrl}/__admin/faults -d '{"rateLimitedRate":1,"endpoints":["POST /labels"]}'   # hold labels back (429) to act before them; {"rateLimitedRate":0} lets them go`,
-              ]),
+          ...cancelBeforeLabel(r.stores.shopifyUrl, r.nextOrders?.shopify, o.externalApi ? undefined : r.apiUrl),
           `   npm run cli -- status ${PLATFORM_SHOPS.shopify} OO-1004   # #1004 ships from two locations in "Shopify": one parcel, label and fulfillment each`,
-          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000005/release   # #1005 is held in "Shopify": released, it is shipped (held again: .../hold)`,
-          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000002/cancel    # cancel #1002: before its label it stops (cancelled_in_shop), after it is marked`,
-          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders/1003/edit -d '{"shipping":{"postcode":"4000-123"}}'   # correct an address in "WooCommerce"`,
-          `   curl -s -XPOST ${r.stores.wooCommerceUrl}/_fake/orders/1004/edit -d '{"status":"cancelled"}'   # cancel (or "on-hold", "refunded") in "WooCommerce"`,
+          `   curl -s -XPOST ${r.stores.shopifyUrl}/_fake/orders/5500000005/release   # #1005 is held in "Shopify" (no shipment while held): released, it is shipped`,
+          ...wooEdits(r.stores.wooCommerceUrl, r.nextOrders?.wooCommerce),
         ]
       : []),
     '   npm run cli -- list',
@@ -85,6 +86,39 @@ export function printDevBanner(out: LauncherConsole, o: DevOptions, r: RunningDe
     '',
     ' Ctrl-C stops everything.',
   ]);
+}
+
+/**
+ * The merchant's cancel before the label: the seeded orders are labelled within seconds of the
+ * start (and Shopify refuses to cancel a fulfilled order), so labels are held back (the fake's
+ * 429s) while an order is placed and cancelled.
+ */
+function cancelBeforeLabel(url: string, next: NextOrders['shopify'], fakeApiUrl: string | undefined): string[] {
+  if (!next) return [];
+  const faults = (body: string) => `curl -s -XPOST ${fakeApiUrl}/__admin/faults -d '${body}'`;
+  return [
+    ...(fakeApiUrl
+      ? [
+          `   ${faults('{"rateLimitedRate":1,"endpoints":["POST /labels"]}')}   # hold labels back (429): the next order waits for its label`,
+        ]
+      : []),
+    `   curl -s -XPOST ${url}/_fake/orders -d '{"lineItems":[{"sku":"TENT-2","quantity":1,"grams":2400}]}'   # an order placed in "Shopify" (#${next.number}): a shipment in seconds${fakeApiUrl ? ', its label held back' : ''}`,
+    `   curl -s -XPOST ${url}/_fake/orders/${next.id}/cancel   # the merchant cancels #${next.number}${fakeApiUrl ? ' before its label: it stops (cancelled_in_shop)' : ': before its label it stops (cancelled_in_shop), after it is marked'}`,
+    ...(fakeApiUrl ? [`   ${faults('{"rateLimitedRate":0}')}   # labels go again`] : []),
+  ];
+}
+
+/**
+ * Edits of the order the banner's WooCommerce curl places (the seeded ones are delivered within
+ * minutes of the start): labelled in seconds, it is tracked for minutes, so the edits are marked.
+ */
+function wooEdits(url: string, orderId: number | undefined): string[] {
+  if (orderId === undefined) return [];
+  const edit = (body: string) => `curl -s -XPOST ${url}/_fake/orders/${orderId}/edit -d '${body}'`;
+  return [
+    `   ${edit('{"shipping":{"postcode":"4000-123"}}')}   # correct the address of the order placed above (${orderId}) while it is tracked: address_changed`,
+    `   ${edit('{"status":"cancelled"}')}   # cancel it (or "on-hold", "refunded") in "WooCommerce": marked cancelled_in_shop, nothing more is written to it`,
+  ];
 }
 
 /**

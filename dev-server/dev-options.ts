@@ -28,6 +28,9 @@ export const DEFAULTS = {
   wooCommercePort: 4030,
   codecPort: 8888,
   triggerPort: 4040,
+  healthPort: 8081,
+  sdkMetricsPort: 9464,
+  prometheusPort: 9090,
   dataDir: path.join(REPO_ROOT, '.data'),
   // A minute a checkpoint: a shipment stays in tracking for about five minutes, long enough to
   // watch its pending poll in the Web UI (the tests pass a few hundred ms).
@@ -60,7 +63,13 @@ Runs the shipping worker locally with everything it needs, as child processes:
              in orders) with PAYLOAD_ENCRYPTION_KEYS(_FILE) if set, else with a key made once
              in <data-dir>/payload-encryption.keys (0600); the Web UI decrypts through it
              (loopback, no token: the dev server's Web UI cannot send one)
-  worker     the worker (\`npm run worker\`), connected to all of them
+  worker     the worker (\`npm run worker\`), connected to all of them; its /livez, /readyz and
+             /metrics (the project's counters) on 127.0.0.1:--health-port, and the SDK's metrics
+             on 127.0.0.1:--sdk-metrics-port (loopback only: no authentication)
+  prometheus with --prometheus: Debian's Prometheus (\`apt-get install -y prometheus\`, or
+             PROMETHEUS_PATH) on 127.0.0.1:--prometheus-port, scraping both every 5 s with the
+             project's alert rules (metrics/prometheus/alerts.yml, every "for:" shortened to 1m
+             for the demo): its Alerts page shows them fire and resolve; state in <data-dir>/prometheus/
 
 Ctrl-C stops all of them. If one exits on its own, the others are stopped too and npm run dev
 exits non-zero naming it.
@@ -74,6 +83,10 @@ Options:
   --woocommerce-port <n>  fake WooCommerce store port, its admin page at / (default ${DEFAULTS.wooCommercePort})
   --codec-port <n>        codec server port, with encryption keys (default ${DEFAULTS.codecPort})
   --trigger-port <n>      the worker's platform webhook endpoint (SHOP_TRIGGER_PORT; default ${DEFAULTS.triggerPort})
+  --health-port <n>       the worker's /livez, /readyz, /metrics (default ${DEFAULTS.healthPort})
+  --sdk-metrics-port <n>  the worker's Temporal SDK metrics, METRICS_BIND_ADDRESS (default ${DEFAULTS.sdkMetricsPort})
+  --prometheus            also run Prometheus with the project's alerts (see above)
+  --prometheus-port <n>   its web UI and API (default ${DEFAULTS.prometheusPort})
   --data-dir <dir>        where the state lives (default .data/): Temporal's SQLite file, the fakes'
                           and the shop page's state, the payload key; stop, then delete it to reset
   --tracking-step-ms <n>  fake API: time between tracking checkpoints (default ${DEFAULTS.trackingStepMs}: about
@@ -83,6 +96,7 @@ Options:
   -h, --help              this text
 
 Environment:
+  PROMETHEUS_PATH         Prometheus binary for --prometheus (else \`prometheus\` on PATH)
   TEMPORAL_CLI_PATH       Temporal CLI to use (else \`temporal\` on PATH, else .tools/bin/temporal,
                           else built with Go into .tools/bin; see docs/dev-server.md)
   SHIPPING_API_BASE_URL   use this shipping API instead of starting the fake one (its own
@@ -111,6 +125,11 @@ export interface DevOptions {
   wooCommercePort: number;
   codecPort: number;
   triggerPort: number;
+  healthPort: number;
+  sdkMetricsPort: number;
+  /** --prometheus: Prometheus with the project's alerts, scraping the worker. */
+  prometheus: boolean;
+  prometheusPort: number;
   dataDir: string;
   trackingStepMs: string;
   /** SHIPPING_API_BASE_URL: then no fake API is started. */
@@ -137,6 +156,10 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
       'woocommerce-port': { type: 'string' },
       'codec-port': { type: 'string' },
       'trigger-port': { type: 'string' },
+      'health-port': { type: 'string' },
+      'sdk-metrics-port': { type: 'string' },
+      prometheus: { type: 'boolean', default: false },
+      'prometheus-port': { type: 'string' },
       'data-dir': { type: 'string' },
       'tracking-step-ms': { type: 'string' },
       'no-encryption': { type: 'boolean', default: false },
@@ -155,6 +178,10 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
     ownAccounts: Boolean(process.env.SHIPPING_ACCOUNTS || process.env.SHIPPING_ACCOUNTS_FILE),
     codecPort: parsePort(values['codec-port'], DEFAULTS.codecPort, '--codec-port'),
     triggerPort: parsePort(values['trigger-port'], DEFAULTS.triggerPort, '--trigger-port'),
+    healthPort: parsePort(values['health-port'], DEFAULTS.healthPort, '--health-port'),
+    sdkMetricsPort: parsePort(values['sdk-metrics-port'], DEFAULTS.sdkMetricsPort, '--sdk-metrics-port'),
+    prometheus: values.prometheus,
+    prometheusPort: parsePort(values['prometheus-port'], DEFAULTS.prometheusPort, '--prometheus-port'),
     // Bad keys stop us here, before anything starts (the error names the variable, never the key).
     encryption: loadPayloadEncryptionSettings(process.env),
     dataDir: path.resolve(values['data-dir'] ?? DEFAULTS.dataDir),

@@ -29,16 +29,17 @@ import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems
 import { ensureDevAccounts, type DevAccounts } from './dev-accounts';
 import { exampleShops } from './example-shops';
 import { isIdleOwnFakeApi } from './own-fake-api';
-import { startPlatformStores, subscribeStoreWebhooks, type PlatformStores } from './platform-stores';
+import { nextOrders, startPlatformStores, subscribeStoreWebhooks, type PlatformStores } from './platform-stores';
 import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { triggerPull } from '../shop-import/schedule';
 import { ensureSearchAttributes } from './search-attributes';
 import { findTemporalCli, REPO_ROOT } from './temporal-cli';
 import { connectWhenReady } from './temporal-ready';
 import { priorityDevServerArgs } from './server-priority';
+import { findPrometheus, prepareDemoPrometheus, prometheusReady } from './dev-prometheus';
 
 const STOP_TIMEOUT_MS = 15_000;
-const out = launcherConsole('dev', { temporal: 35, 'fake-api': 36, shop: 33, worker: 32, codec: 34 }, 37);
+const out = launcherConsole('dev', { temporal: 35, 'fake-api': 36, shop: 33, worker: 32, codec: 34, prometheus: 31 }, 37);
 const children: Array<{ child: Child; launch: Launch }> = [];
 const supervisor = new Supervisor({
   out,
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
   useDevKey(o);
   const settings = demoSettings();
   const scripts = await preflight(o);
+  const prometheusBinary = o.prometheus ? findPrometheusOrExplain() : undefined;
   const cli = await findCli();
   const codecUrl = await startCodec(o, scripts);
   const { address, dbFile } = await startTemporal(o, cli, codecUrl);
@@ -82,11 +84,16 @@ async function main(): Promise<void> {
       ...workerEnv(localServerEnv(process.env), { ...settings, address, namespace: NAMESPACE, apiUrl }),
       ...(accountsFile ? { SHIPPING_ACCOUNTS_FILE: accountsFile } : {}),
       LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
+      // What production serves, on loopback: probes, the project's counters, the SDK's metrics.
+      WORKER_HEALTH_HOST: '127.0.0.1',
+      WORKER_HEALTH_PORT: String(o.healthPort),
+      METRICS_BIND_ADDRESS: `127.0.0.1:${o.sdkMetricsPort}`,
     },
     shop?.connectors,
     shop ? o.triggerPort : undefined,
   );
   if (shop) await connectStores(shop.stores, address, o.triggerPort);
+  const prometheusUrl = prometheusBinary ? await startPrometheus(o, prometheusBinary) : undefined;
   printDevBanner(out, o, {
     address,
     apiUrl,
@@ -95,6 +102,8 @@ async function main(): Promise<void> {
     shopUrl: shop?.url,
     stores: shop?.stores,
     settings,
+    prometheusUrl,
+    nextOrders: shop ? await nextOrders(shop.stores) : undefined,
     accounts: accounts && accountsFile ? { file: accountsFile, shops: accounts.shops } : undefined,
   });
 }
@@ -157,6 +166,9 @@ async function preflight(o: DevOptions): Promise<Record<string, string>> {
       ...(o.ownConnectors ? [] : [{ port: o.wooCommercePort, what: 'fake WooCommerce store', flag: '--woocommerce-port' }]),
       ...(o.ownConnectors ? [] : [{ port: o.triggerPort, what: "worker's platform webhook endpoint", flag: '--trigger-port' }]),
       ...(o.encryption ? [{ port: o.codecPort, what: 'codec server', flag: '--codec-port' }] : []),
+      { port: o.healthPort, what: "worker's health and metrics endpoint", flag: '--health-port' },
+      { port: o.sdkMetricsPort, what: "worker's SDK metrics endpoint", flag: '--sdk-metrics-port' },
+      ...(o.prometheus ? [{ port: o.prometheusPort, what: 'Prometheus', flag: '--prometheus-port' }] : []),
     ],
     { inUseHint: ' (is another `npm run dev` or Temporal server running?)' },
   );
@@ -315,6 +327,36 @@ async function startWorker(
   // If the worker dies first, the exit handler stops everything and we never get past this.
   const running = await worker.waitForLine(/RUNNING/, 60_000);
   if (!running) out.warn('The worker has not said it is RUNNING after 60 s; check its output above.');
+}
+
+function findPrometheusOrExplain(): string {
+  const binary = findPrometheus();
+  if (binary) return binary;
+  throw new Error(
+    process.env.PROMETHEUS_PATH
+      ? `--prometheus: PROMETHEUS_PATH=${process.env.PROMETHEUS_PATH} does not exist`
+      : '--prometheus needs Prometheus: `apt-get install -y prometheus` (Debian/Ubuntu), or set PROMETHEUS_PATH to its binary',
+  );
+}
+
+/** Prometheus on the worker's two endpoints with the project's alerts; resolves with its URL. */
+async function startPrometheus(o: DevOptions, binary: string): Promise<string> {
+  const { command, args } = prepareDemoPrometheus({
+    binary,
+    dataDir: o.dataDir,
+    port: o.prometheusPort,
+    healthPort: o.healthPort,
+    sdkMetricsPort: o.sdkMetricsPort,
+  });
+  out.say(`Starting Prometheus on port ${o.prometheusPort} with the project's alerts (metrics/prometheus/alerts.yml)`);
+  const prometheus = startChild(
+    'prometheus',
+    { command, args, display: `${command} ${args.join(' ')}`, signalGroupOnStop: false },
+    process.env,
+  );
+  const url = `http://127.0.0.1:${o.prometheusPort}`;
+  if (!(await prometheusReady(url, () => prometheus.running))) throw new Error(`Prometheus did not answer ${url}/-/ready within 60 s`);
+  return url;
 }
 
 /**

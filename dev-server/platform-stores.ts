@@ -141,3 +141,31 @@ async function adminPost(url: string, body: unknown): Promise<void> {
   const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (!answer.ok) throw new Error(`POST ${url} answered ${answer.status}: ${(await answer.text()).slice(0, 300)}`);
 }
+
+/** What the fake stores call the next order placed in them (their ids count up), for the banner's commands. */
+export interface NextOrders {
+  shopify?: { id: string; number: number };
+  wooCommerce?: number;
+}
+
+export async function nextOrders(stores: PlatformStores): Promise<NextOrders> {
+  const shopify = await readJson<{ orders?: Array<{ legacyResourceId?: unknown; name?: unknown }> }>(`${stores.shopifyUrl}/_fake/orders`);
+  const woo = await readJson<Array<{ id?: unknown }>>(`${stores.wooCommerceUrl}/_fake/orders`);
+  const ids = (shopify?.orders ?? []).map((o) => Number(o.legacyResourceId)).filter(Number.isSafeInteger);
+  const numbers = (shopify?.orders ?? []).map((o) => Number(String(o.name).replace('#', ''))).filter(Number.isSafeInteger);
+  const wooIds = (Array.isArray(woo) ? woo : []).map((o) => o.id).filter((id): id is number => typeof id === 'number');
+  return {
+    ...(ids.length && numbers.length ? { shopify: { id: String(Math.max(...ids) + 1), number: Math.max(...numbers) + 1 } } : {}),
+    ...(wooIds.length ? { wooCommerce: Math.max(...wooIds) + 1 } : {}),
+  };
+}
+
+/** A fake store's admin answer; undefined when it cannot give one (the banner then leaves those commands out). */
+async function readJson<T>(url: string): Promise<T | undefined> {
+  try {
+    const answer = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+    return answer.ok ? ((await answer.json()) as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}

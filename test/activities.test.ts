@@ -162,13 +162,19 @@ it('numbers a poll over the whole shipment, as the details panel and status coun
   expect(unchanged).toMatchObject({ type: 'TrackingUnchanged', message: expect.stringMatching(/^poll #37 at /) });
 });
 
-it('turns a courier rejection into a non-retryable failure carrying the carrier wording', async () => {
-  const err = await activityEnv()
+it('turns a courier rejection into a non-retryable failure carrying the carrier wording, logged at info (the shipment says what comes next)', async () => {
+  const entries: Array<{ level: string; message: string }> = [];
+  const err = await new MockActivityEnvironment(
+    {},
+    { logger: new DefaultLogger('INFO', ({ level, message }) => void entries.push({ level, message })) },
+  )
     .run(activities.createLabel, { shop: 'acme', orderId: 'U-2', revision: 1, labelRequest: labelRequest('U-2', { postalCode: '00000' }) })
     .catch((e: ApplicationFailure) => e);
   expect(err).toMatchObject({ type: 'CourierError', nonRetryable: true });
   expect(detailsOf(err)).toMatchObject({ kind: 'courier_error', courierCode: 'COURIER_ERROR' });
   expect(detailsOf(err).courierMessage).toContain('00000');
+  // An expected outcome: the workflow's one WARN line ("label rejected: waiting for corrected label data") is the one to act on.
+  expect(entries.filter((e) => e.message === 'shipping API call failed').map((e) => e.level)).toEqual(['INFO']);
 });
 
 it('reads a tracking 404 as "not registered yet", not as an error', async () => {

@@ -83,9 +83,9 @@ describe('list', () => {
     expect(ids(tagged)).toEqual([...CANCELLED].sort());
     expect(ids(postnlOfShop)).toEqual(['AB-20101', 'AB-20102', 'AB-20103', 'AB-20104', 'AB-20105', 'AB-20106', 'AB-20108']);
     // Human output: a table with the two orders waiting for corrected data.
-    expect(awaiting.stdout).toMatch(/^SHOP\s+ORDER\s+COURIER\s+STATUS/);
-    expect(awaiting.stdout).toMatch(/lyon-ceramics\s+LC-5531\s+ups\s+awaiting_correction/);
-    expect(awaiting.stdout).toMatch(/berlin-coffee\s+BC-10240\s+dpd-de\s+awaiting_correction/);
+    expect(awaiting.stdout).toMatch(/^SHOP\s+ORDER\s+PARCEL\s+COURIER\s+STATUS/);
+    expect(awaiting.stdout).toMatch(/lyon-ceramics\s+LC-5531\s+-\s+ups\s+awaiting_correction/);
+    expect(awaiting.stdout).toMatch(/berlin-coffee\s+BC-10240\s+-\s+dpd-de\s+awaiting_correction/);
   });
 
   it('pages with --page-size and --next-page-token', async () => {

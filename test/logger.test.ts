@@ -112,3 +112,27 @@ function sinkOf(lines: Array<Record<string, unknown>>): Writable {
     },
   });
 }
+
+describe('expected outcomes in log lines', () => {
+  it("demotes the SDK's repeat of the merchant's change found before the label to debug: the activity said it once at info", () => {
+    const { logger, lines } = capture();
+    const found = ApplicationFailure.create({
+      type: 'ShopOrderChanged',
+      message: 'the order changed in the shop before its label (status): no label was asked for',
+      nonRetryable: true,
+    });
+    logger.warn('Activity failed', { taskToken: TOKEN, activityType: 'createLabel', error: found });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 20, msg: 'Activity failed' });
+  });
+
+  it('names a plain failure record by its kind, never "Object"', () => {
+    const { logger, lines } = capture();
+    // What a workflow keeps of a courier's rejection (RecordedError): data, not an Error.
+    logger.warn('label rejected', {
+      error: { kind: 'courier_error', message: 'postal code 00000 is invalid', at: '2026-12-02T00:00:00Z' },
+    });
+    expect(JSON.stringify(lines)).not.toContain('"name":"Object"');
+    expect(lines[0]!.error).toMatchObject({ type: 'courier_error', message: 'postal code 00000 is invalid' });
+  });
+});

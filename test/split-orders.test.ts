@@ -112,6 +112,18 @@ describe('an order at two locations', () => {
     expect(status.stdout).toMatch(/Parcels +2/);
     expect(status.stdout).toMatch(/Main warehouse .*delivered/);
     expect(status.stdout).toMatch(/Second warehouse .*delivered/);
+    // The order's own workflow makes no label: the account shown is its parcels'.
+    expect(status.stdout).toMatch(/Shipping account +default \(its parcels' labels\)/);
+    expect(status.stdout).toMatch(/Main warehouse .*account default/);
+    // list: one row for the order, one per parcel, each marked.
+    const list = await runCli(['list', '--shop', SHOP, '--json'], { env: cliEnv() });
+    const rows = (JSON.parse(list.stdout).shipments as Array<{ orderId: string; parcel: string | null; status: string }>).filter(
+      (r) => r.orderId === order.orderId,
+    );
+    expect(rows.map((r) => r.parcel).sort()).toEqual(['1', '2', null]);
+    const table = await runCli(['list', '--shop', SHOP], { env: cliEnv() });
+    expect(table.stdout).toMatch(/^SHOP\s+ORDER\s+PARCEL\s+COURIER/);
+    expect(table.stdout).toMatch(new RegExp(`${order.orderId}\\s+2\\s`));
 
     await saveFixture(handle(order.workflowId), 'split-shopify-two-locations-order');
     await saveFixture(handle(parcelWorkflowId(order.workflowId, '2')), 'split-shopify-two-locations-parcel');

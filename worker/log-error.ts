@@ -31,8 +31,8 @@ export function errorSerializer(secrets: readonly string[] = []): (value: unknow
   const clean = (text: string) => bounded(masked.reduce((t, s) => t.split(s).join(REDACTED), text));
   const read = (value: unknown, depth: number): LoggedError | undefined => {
     if (!isErrorLike(value)) return undefined;
-    const name = typeof value.name === 'string' && value.name !== '' ? value.name : (value.constructor?.name ?? 'Error');
-    const kind = typeof value.type === 'string' ? value.type : typeof value.code === 'string' ? value.code : undefined;
+    const name = typeof value.name === 'string' && value.name !== '' ? value.name : classNameOf(value);
+    const kind = [value.type, value.code, value.kind].find((k): k is string => typeof k === 'string');
     const cause = depth < MAX_CAUSES ? read(value.cause, depth + 1) : undefined;
     return {
       name,
@@ -54,7 +54,15 @@ interface ErrorLike {
   nonRetryable?: unknown;
   stack?: unknown;
   cause?: unknown;
+  /** A failure record's kind (the workflow's RecordedError): plain data, no class of its own. */
+  kind?: unknown;
   constructor?: { name?: string };
+}
+
+/** An error's class; a plain object (a failure record) is no class: `Error`, never `Object`. */
+function classNameOf(value: ErrorLike): string {
+  const name = value.constructor?.name;
+  return name && name !== 'Object' ? name : 'Error';
 }
 
 /** Of any realm: the workflow sandbox's errors are not instances of this realm's Error. */

@@ -5,7 +5,7 @@
 import pino, { type Logger as Pino } from 'pino';
 import pinoPretty from 'pino-pretty';
 import { ApplicationFailure, type Logger, type LogLevel, type LogMetadata } from '@temporalio/common';
-import { FAILURE_TYPES, SHOP_BUSY, SHOP_UNAVAILABLE } from '../activities/failures';
+import { FAILURE_TYPES, SHOP_BUSY, SHOP_ORDER_CHANGED, SHOP_UNAVAILABLE } from '../activities/failures';
 import { errorSerializer } from './log-error';
 
 /**
@@ -54,15 +54,17 @@ const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = 
   ERROR: 'error',
 };
 
-// Failures our activities already logged once, in their own words (shipping API and shop delivery).
-const SHIPPING_FAILURE_TYPES = new Set([...Object.values(FAILURE_TYPES), SHOP_BUSY, SHOP_UNAVAILABLE]);
+// Failures our activities already logged once, in their own words (shipping API and shop delivery),
+// and the merchant's change the label's check found (an expected outcome, said once at info).
+const SHIPPING_FAILURE_TYPES = new Set([...Object.values(FAILURE_TYPES), SHOP_BUSY, SHOP_UNAVAILABLE, SHOP_ORDER_CHANGED]);
 
 /**
  * Temporal's Logger interface on top of pino: meta (workflowId, activityId, ...) becomes fields.
  * Two corrections to the SDK's lines: the activity task token is dropped (it completes the
  * activity, so it is a credential of sorts, and it is noise), and the SDK's own "Activity failed"
- * for a shipping API failure goes to debug: the activity logged that failure once already, with
- * the call's context, at the level it deserves (a 429 is info, not a warning).
+ * for a shipping API failure or the shop's change found before the label goes to debug: the
+ * activity logged it once already, with the call's context, at the level it deserves (a 429 or a
+ * merchant's cancel is info, not a warning with a stack trace).
  */
 export class PinoTemporalLogger implements Logger {
   constructor(private readonly pino: Pino) {}

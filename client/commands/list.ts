@@ -14,6 +14,7 @@ import {
   spellCommands,
 } from '../cli-support';
 import { timestampIso } from './shipment-lookup';
+import { parcelLocationOf } from '../../domain/shipment';
 
 export const LIST_HELP = `Usage: shipments list [options]
 
@@ -100,6 +101,8 @@ export interface ListedShipment {
   closeTime: string | null;
   shop: string | null;
   orderId: string | null;
+  /** One parcel of an order shipping from several locations: its location; null for an order's own workflow. */
+  parcel: string | null;
   courier: string | null;
   status: string | null;
   trackingTag: string | null;
@@ -174,6 +177,7 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
         closeTime: timestampIso(e.closeTime),
         shop: attr(SA.shop.name),
         orderId: attr(SA.orderId.name),
+        parcel: parcelOf(e.execution?.workflowId ?? '', attr(SA.shop.name), attr(SA.orderId.name)),
         courier: attr(SA.courier.name),
         status: attr(SA.status.name),
         trackingTag: attr(SA.trackingTag.name),
@@ -190,11 +194,13 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
     }
     if (shipments.length === 0) println(io.stdout, `No shipments match: ${query}`);
     else {
-      const rows = [['SHOP', 'ORDER', 'COURIER', 'STATUS', 'TAG', 'TRACKING', 'WORKFLOW', 'STARTED']];
+      const rows = [['SHOP', 'ORDER', 'PARCEL', 'COURIER', 'STATUS', 'TAG', 'TRACKING', 'WORKFLOW', 'STARTED']];
       for (const s of shipments) {
         rows.push([
           s.shop ?? '-',
           s.orderId ?? '-',
+          // An order shipping from several locations lists its own row (status "parcels") and one per parcel.
+          s.parcel ?? '-',
           s.courier ?? '-',
           s.status ?? '-',
           s.trackingTag ?? '-',
@@ -217,6 +223,10 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
   } finally {
     await session.close();
   }
+}
+
+function parcelOf(workflowId: string, shop: string | null, orderId: string | null): string | null {
+  return shop === null || orderId === null ? null : (parcelLocationOf(workflowId, { shop, orderId }) ?? null);
 }
 
 /** The command line again without one option and its value, to print the next page's command. */

@@ -166,7 +166,7 @@ function statusText(r: StatusReport): string {
     ['Status', r.searchAttributes.status ?? '-'],
     ['Courier', s?.courier ?? r.searchAttributes.courier ?? '-'],
     // Fixed when the shipment started; a state without one calls the account `default`.
-    ['Shipping account', s ? (s.account ?? DEFAULT_SHIPPING_ACCOUNT) : '-'],
+    ['Shipping account', s?.parcels ? parcelAccounts(r.parcels ?? []) : s ? (s.account ?? DEFAULT_SHIPPING_ACCOUNT) : '-'],
   ];
   if (s?.parcels) {
     rows.push(['Phase', s.phase], ...parcelRows(r.parcels ?? []));
@@ -268,10 +268,17 @@ function parcelRows(parcels: ParcelReport[]): Array<[string, string]> {
     const s = p.state;
     const label = s?.labelId ? `label ${s.labelId} (key ${s.idempotencyKey ?? '-'})` : 'no label yet';
     const tracking = s?.trackingNumber ? `, tracking ${s.trackingNumber}${s.tag ? ` · ${s.tag}` : ''}` : '';
-    const progress = s ? `${s.outcome ?? s.phase}, ${label}${tracking}` : (p.stateError ?? '-');
+    const account = s ? `, account ${s.account ?? DEFAULT_SHIPPING_ACCOUNT}` : '';
+    const progress = s ? `${s.outcome ?? s.phase}, ${label}${account}${tracking}` : (p.stateError ?? '-');
     rows.push(['', `${p.name} (location ${p.location}): ${progress}; workflow ${p.workflowId}`]);
   }
   return rows;
+}
+
+/** An order shipping from several locations makes no label itself: its parcels' accounts are the ones used. */
+function parcelAccounts(parcels: ParcelReport[]): string {
+  const accounts = [...new Set(parcels.flatMap((p) => (p.state ? [p.state.account ?? DEFAULT_SHIPPING_ACCOUNT] : [])))];
+  return accounts.length === 0 ? '-' : `${accounts.join(', ')} (its parcels' labels)`;
 }
 
 function quoteArg(text: string): string {

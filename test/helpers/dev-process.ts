@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { REPO_ROOT } from './cli';
 import { waitFor } from './wait';
+import { freePort } from '../../dev-server/free-port';
 
 export interface DevProcess {
   child: ChildProcess;
@@ -12,8 +13,10 @@ export interface DevProcess {
 }
 
 /** Starts `dev-server/dev.ts` with `flags` (e.g. `{ 'temporal-port': 7233 }`) and waits for its banner. */
-export async function startDevProcess(flags: Record<string, string | number>, env: NodeJS.ProcessEnv): Promise<DevProcess> {
-  const args = Object.entries(flags).flatMap(([flag, value]) => [`--${flag}`, String(value)]);
+export async function startDevProcess(flags: Record<string, string | number | true>, env: NodeJS.ProcessEnv): Promise<DevProcess> {
+  // The worker's metrics endpoints listen by default: on free ports, so two tests never meet.
+  const all: Record<string, string | number | true> = { 'health-port': await freePort(), 'sdk-metrics-port': await freePort(), ...flags };
+  const args = Object.entries(all).flatMap(([flag, value]) => (value === true ? [`--${flag}`] : [`--${flag}`, String(value)]));
   const child = spawn(process.execPath, ['--import', 'tsx', 'dev-server/dev.ts', ...args], {
     cwd: REPO_ROOT,
     env,

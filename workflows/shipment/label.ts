@@ -67,7 +67,13 @@ export async function awaitCorrection(run: ShipmentRun, shopChanged?: () => bool
   const { state } = run;
   state.phase = 'awaiting_correction';
   run.publish();
-  log.warn('label rejected, waiting for corrected label data', { orderId: state.orderId, error: state.lastError });
+  // An expected outcome: one line that says what comes next; the rejection is data, not an Error.
+  const { kind, code, courierCode, message } = state.lastError ?? {};
+  log.warn('label rejected: waiting for corrected label data (npm run cli -- resubmit, or cancel)', {
+    orderId: state.orderId,
+    shop: state.shop,
+    rejection: { kind, code, courierCode, message },
+  });
   const answered = await condition(
     () => run.correction !== null || run.cancelRequest !== null || (shopChanged?.() ?? false),
     run.policy.correctionTimeoutMs,

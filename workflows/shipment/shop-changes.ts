@@ -187,6 +187,12 @@ export class ShopChanges {
     const change = this.run.state.parcel ? changeForParcel(found, this.run.state.parcel.location) : found;
     try {
       checkChangeShape(change);
+      if (this.alreadyKnown(change)) {
+        // The pull or the webhook brought it first and it was taken then: nothing to say twice.
+        log.debug('the change the label check found had come in from the shop already', { orderId: this.run.state.orderId });
+        this.checkRefused = true;
+        return;
+      }
       this.validate(change);
     } catch (err) {
       log.warn('shop change found before the label not taken; the label goes on unchecked', {
@@ -199,6 +205,13 @@ export class ShopChanges {
     this.labelScope = null;
     this.apply(change);
     this.order.changes.at(-1)!.action += ' (found checking with the shop before the label)';
+  }
+
+  /** Nothing in it that this shipment does not know: the same reading, or an older one. */
+  private alreadyKnown(change: ShopOrderChange): boolean {
+    const mine = this.run.state.platformOrderId;
+    if (change.platformOrderId !== undefined && mine !== undefined && change.platformOrderId !== mine) return false;
+    return change.modifiedAt < this.order.modifiedAt || differences(this.order.facts, change.facts).length === 0;
   }
 
   /** A change cancelled the label call in flight (not the operator, not Temporal). */
