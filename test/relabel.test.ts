@@ -343,6 +343,58 @@ describe('refusals', () => {
   });
 });
 
+describe("the merchant's cancel while the relabel's label is being made", () => {
+  it('the cancel wins: no second label is bought, the attention stays cancelled_in_shop, nothing more is written to the order', async () => {
+    const p = wooPlatform;
+    const order = p.place();
+    const workflowId = workflowOf(p, order.orderId);
+    await pullNow(h.env.client, p.shop);
+    const first = await waitForState(workflowId, 'the first label tracked with its number', (s) => s.trackingNumber !== null);
+    const releaseTracking = holdTrackingBack(h.fake);
+    let releaseLabels = () => {};
+    try {
+      await waitFor(() => (p.shownTracking(order.id).length === 1 ? true : undefined), { what: 'the first write-back', timeoutMs: 10_000 });
+      p.moveTo(order.id, '4000-123');
+      expect((await pullNow(h.env.client, p.shop)).counts.changed).toBe(1);
+      // The relabel's label meets a throttled API (429 + Retry-After), and the merchant cancels meanwhile.
+      // (Tracking stays held back too: the fake's tracking moves on by time, the old parcel would be delivered.)
+      h.fake.setFaults({
+        rateLimitedRate: 1,
+        rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 },
+        endpoints: ['POST /labels', 'GET /tracking'],
+      });
+      releaseLabels = () => void h.fake.setFaults({ rateLimitedRate: 0, serverErrorRate: 1, endpoints: ['GET /tracking'] });
+      const relabel = cli('resubmit', p.shop, order.orderId, '--from-shop');
+      await waitFor(() => (labelsHeldBack(h.fake, order.number) >= 1 ? true : undefined), {
+        what: "the relabel's label held back",
+        timeoutMs: 20_000,
+      });
+      p.cancel(order.id);
+      expect((await pullNow(h.env.client, p.shop)).counts.changed).toBe(1);
+      releaseLabels();
+      const answer = await relabel;
+      expect(answer.code, answer.out).toBe(1);
+      expect(answer.out).toMatch(/cancelled in the shop/);
+      expect(labelsOf(order)).toHaveLength(1);
+      const state = await stateOf(workflowId);
+      expect(state.labelId).toBe(first.labelId);
+      expect(state.shopOrder!.attention).toBe('cancelled_in_shop');
+      const listed = JSON.parse((await cli('attention', '--json')).out) as { shipments: Array<{ workflowId: string; reason: string }> };
+      expect(listed.shipments.filter((s) => s.workflowId === workflowId).map((s) => s.reason)).toEqual(['cancelled_in_shop']);
+    } finally {
+      releaseLabels();
+      releaseTracking();
+    }
+    // The old parcel is still tracked to its end; the cancelled order hears nothing of it.
+    const outcome = (await handleOf(workflowId).result()) as ShipmentOutcome;
+    expect(outcome.outcome).toBe('delivered');
+    expect(outcome.labelId).toBe(first.labelId);
+    expect(p.shownTracking(order.id)).toEqual([first.trackingNumber]);
+    expect(woo.order(Number(order.id))!.status).toBe('cancelled');
+    await saveFixture(handleOf(workflowId), 'relabel-woocommerce-cancelled-while-labelling');
+  });
+});
+
 describe('a parcel of an order shipping from two locations', () => {
   it('attention names --parcel, and resubmit --from-shop --parcel relabels that parcel alone', async () => {
     const o = shopify.createOrder({
