@@ -105,6 +105,9 @@ it('has recorded histories for each path through the workflow', () => {
       // revision's label, tracking moved to it, the shop told its tracking (label.created with replaces).
       'relabel-shopify-address-after-label.json',
       'relabel-woocommerce-address-after-label.json',
+      // The merchant's cancel while the relabel's label is held back (RELABEL_YIELDS_TO_SHOP): the call
+      // is stopped, no label bought, the cancel's mark stays and nothing more is written to the order.
+      'relabel-woocommerce-cancelled-while-labelling.json',
       // A first attempt answered 429 goes straight to the regular activity, which waits the
       // Retry-After (HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY): no timer, no extra workflow task.
       'held-account-first-attempt-429.json',
