@@ -108,6 +108,11 @@ it('has recorded histories for each path through the workflow', () => {
       // The merchant's cancel while the relabel's label is held back (RELABEL_YIELDS_TO_SHOP): the call
       // is stopped, no label bought, the cancel's mark stays and nothing more is written to the order.
       'relabel-woocommerce-cancelled-while-labelling.json',
+      // An attention mark ends with its condition or a person's resolve (ATTENTION_CLOSES): ShipmentShopChange
+      // becomes resolved after a relabel, and after resolveAttention (who, when, the note) on a cancelled order.
+      'relabel-shopify-attention-closes.json',
+      'relabel-woocommerce-attention-closes.json',
+      'resolve-woocommerce-cancelled-after-label.json',
       // A first attempt answered 429 goes straight to the regular activity, which waits the
       // Retry-After (HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY): no timer, no extra workflow task.
       'held-account-first-attempt-429.json',

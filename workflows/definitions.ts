@@ -300,8 +300,22 @@ export interface ResolveAttention {
 }
 export const RESOLVE_LIMITS = { by: 100, note: 500 } as const;
 
+/** Text a person gave that would break a line of `status` or the Web UI's details (newlines, escapes). */
+export function hasControlCharacters(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
 /** Closes the attention mark (ShipmentShopChange becomes `resolved`); refused when there is none open. */
 export const resolveAttentionUpdate = defineUpdate<AttentionResolution, [ResolveAttention]>('resolveAttention');
+
+/** The operator's command that sends it, as the `shipments` bin spells it. */
+export function resolveCommand(shop: string, orderId: string, location?: string): string {
+  return `shipments resolve ${shop} ${orderId}${location === undefined ? '' : ` --parcel ${location}`}`;
+}
 
 export interface CancelShipment {
   reason?: string;

@@ -14,6 +14,7 @@ import { condition, log, patched, type CancellationScope } from '@temporalio/wor
 import type { FieldProblem, LabelRequestWithoutKey } from '../../shipping-api/contract';
 import {
   CANCELLED_MARKS,
+  hasControlCharacters,
   openAttention,
   relabelCommand,
   RESOLVE_LIMITS,
@@ -180,13 +181,15 @@ export class ShopChanges {
   validateResolve(request: ResolveAttention): void {
     for (const field of ['by', 'note'] as const) {
       const value: unknown = request?.[field];
-      if (typeof value !== 'string' || value.trim() === '' || value.length > RESOLVE_LIMITS[field] || /[\u0000-\u001f\u007f]/.test(value))
+      if (typeof value !== 'string' || value.trim() === '' || value.length > RESOLVE_LIMITS[field] || hasControlCharacters(value))
         throw new Error(`invalid resolve: ${field}: must be 1 to ${RESOLVE_LIMITS[field]} characters, without control characters`);
     }
     if (this.run.state.phase === 'completed') throw new Error('nothing to resolve: the shipment has ended');
     if (openAttention(this.order) === null)
       throw new Error(
-        this.order.attention === null ? 'nothing to resolve: no attention mark is open' : `nothing to resolve: ${this.order.attention} was resolved already`,
+        this.order.attention === null
+          ? 'nothing to resolve: no attention mark is open'
+          : `nothing to resolve: ${this.order.attention} was resolved already`,
       );
   }
 
@@ -200,7 +203,12 @@ export class ShopChanges {
       note: request.note,
     };
     this.order.resolutions = [...(this.order.resolutions ?? []), resolution].slice(-SHOP_CHANGES_KEPT);
-    log.info('attention resolved by a person', { orderId: this.run.state.orderId, shop: this.run.state.shop, attention: resolution.attention, by: resolution.by });
+    log.info('attention resolved by a person', {
+      orderId: this.run.state.orderId,
+      shop: this.run.state.shop,
+      attention: resolution.attention,
+      by: resolution.by,
+    });
     this.run.publish();
     return resolution;
   }
