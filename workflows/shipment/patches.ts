@@ -127,7 +127,7 @@ export const HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY = 'held-account-retry-after-in
  * it, the returning label cleared the cancel's mark and was written to the cancelled order.
  * Checked where the cancel meets a relabel in flight (shop-changes.ts, `afterLabel`) and where
  * the relabel's label returns (relabel.ts), so only histories with a relabel carry its marker.
- * Fixture: relabel-woocommerce-cancelled-while-labelling. Retire once no workflow started before
+ * Fixtures: relabel-woocommerce-cancelled-while-labelling, relabel-label-bought-while-cancelled. Retire once no workflow started before
  * it is open (then `relabelFromShop` keeps only the patched path).
  */
 export const RELABEL_YIELDS_TO_SHOP = 'relabel-yields-to-shop';
@@ -140,7 +140,7 @@ export const RELABEL_YIELDS_TO_SHOP = 'relabel-yields-to-shop';
  * for ever (the attention list, the gauge and its alert counted it). Checked where a mark would
  * be written `resolved` (published.ts) and where a release clears `held_in_shop`
  * (shop-changes.ts, `afterLabel`), so only histories where a mark ends carry its marker.
- * Fixtures: relabel-woocommerce-attention-closes, resolve-woocommerce-cancelled-after-label.
+ * Fixtures: relabel-shopify-attention-closes, relabel-woocommerce-attention-closes, resolve-woocommerce-cancelled-after-label.
  * Retire once no workflow started before it is open.
  */
 export const ATTENTION_CLOSES = 'attention-closes';
