@@ -115,6 +115,7 @@ it('has recorded histories for each path through the workflow', () => {
       'relabel-shopify-attention-closes.json',
       'relabel-woocommerce-attention-closes.json',
       'resolve-woocommerce-cancelled-after-label.json',
+      'shop-changes-held-after-label-released.json',
       // A first attempt answered 429 goes straight to the regular activity, which waits the
       // Retry-After (HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY): no timer, no extra workflow task.
       'held-account-first-attempt-429.json',

@@ -140,7 +140,8 @@ export const RELABEL_YIELDS_TO_SHOP = 'relabel-yields-to-shop';
  * for ever (the attention list, the gauge and its alert counted it). Checked where a mark would
  * be written `resolved` (published.ts) and where a release clears `held_in_shop`
  * (shop-changes.ts, `afterLabel`), so only histories where a mark ends carry its marker.
- * Fixtures: relabel-shopify-attention-closes, relabel-woocommerce-attention-closes, resolve-woocommerce-cancelled-after-label.
+ * Fixtures: relabel-shopify-attention-closes, relabel-woocommerce-attention-closes, resolve-woocommerce-cancelled-after-label,
+ * shop-changes-held-after-label-released.
  * Retire once no workflow started before it is open.
  */
 export const ATTENTION_CLOSES = 'attention-closes';

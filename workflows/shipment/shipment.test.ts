@@ -26,6 +26,7 @@ import {
   relabelFromShopUpdate,
   resolveAttentionUpdate,
   resubmitLabelUpdate,
+  SA,
   shopOrderChangedUpdate,
   stateQuery,
   type ShipmentOutcome,
@@ -588,6 +589,26 @@ describe("the merchant's changes (activities mocked)", () => {
     await handle.result();
     expect(told('M-9').filter((e) => e.endsWith(':label.created'))).toHaveLength(1);
     await saveFixture(handle, 'relabel-label-bought-while-cancelled');
+  });
+
+  it('a hold after the label marks held_in_shop; the release in the shop ends the mark (ShipmentShopChange resolved)', async () => {
+    const handle = await start('M-10', {}, seen);
+    await waitFor(async () => ((await handle.query(stateQuery)).trackingPoller !== undefined ? true : undefined), { what: 'tracking' });
+    const shopChange = async () => (await handle.describe()).typedSearchAttributes.get(SA.shopChange);
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...facts, status: 'on_hold' }, modifiedAt: '2026-11-20T10:01:00Z' }],
+    });
+    expect((await handle.query(stateQuery)).shopOrder!.attention).toBe('held_in_shop');
+    expect(await shopChange()).toBe('held_in_shop');
+    await handle.executeUpdate(shopOrderChangedUpdate, { args: [{ facts, modifiedAt: '2026-11-20T10:02:00Z' }] });
+    expect((await handle.query(stateQuery)).shopOrder!.attention).toBe(null);
+    expect(await shopChange()).toBe('resolved');
+    // Nothing open: a person has nothing to resolve.
+    const nothing = await handle.executeUpdate(resolveAttentionUpdate, { args: [{ by: 'anna', note: 'checked' }] }).catch((e) => e);
+    expect(String(nothing.cause?.message)).toMatch(/nothing to resolve: no attention mark is open/);
+    await handle.signal(cancelShipmentSignal, {});
+    await handle.result();
+    await saveFixture(handle, 'shop-changes-held-after-label-released');
   });
 
   it('a hold while the label awaits correction waits for the release, at most the hold timeout (hold_timed_out)', async () => {
