@@ -9,6 +9,7 @@ import { attentionCommand } from './commands/attention';
 import { cancelCommand } from './commands/cancel';
 import { listCommand } from './commands/list';
 import { redeliverCommand } from './commands/redeliver';
+import { resolveAttentionCommand } from './commands/resolve';
 import { resubmitCommand } from './commands/resubmit';
 import { statusCommand } from './commands/status';
 import { importCommand } from './import/main';
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
   attention: attentionCommand,
   resubmit: resubmitCommand,
   redeliver: redeliverCommand,
+  resolve: resolveAttentionCommand,
   cancel: cancelCommand,
   couriers: couriersCommand,
   products: productsCommand,
@@ -48,6 +50,9 @@ Commands:
                                      the label (the merchant corrected it)
   redeliver <shop> <orderId>         Send undelivered shop events again (after a 4xx, 410
                                      or an expired delivery window)
+  resolve <shop> <orderId> --note <text>
+                                     Close an attention mark a person dealt with (who,
+                                     when and the note are recorded on the shipment)
   cancel <shop> <orderId>            Stop a shipment
   couriers                           Couriers of the shipping account
   products <courier>                 A courier's shipping products
@@ -60,7 +65,8 @@ products and the import preflight.
 
 ${TEMPORAL_CONNECTION_HELP}
 
-Exit codes: 0 success; 1 rejected (records, corrected data, a redelivery, or the shipment already ended);
+Exit codes: 0 success; 1 rejected (records, corrected data, a redelivery, a resolve, or the shipment
+already ended), or attention listed something;
 2 usage or configuration error; 3 import: some orders failed to start; 4 no such shipment;
 5 Temporal or the shipping API unreachable. Details: docs/import-and-cli.md.
 `;

@@ -140,6 +140,12 @@ async function cli(...args: string[]): Promise<{ code: number; out: string }> {
   }
 }
 
+/** The reasons `attention` lists the workflow under. */
+async function attentionOf(workflowId: string): Promise<string[]> {
+  const listed = JSON.parse((await cli('attention', '--json')).out) as { shipments: Array<{ workflowId: string; reason: string }> };
+  return listed.shipments.filter((s) => s.workflowId === workflowId).map((s) => s.reason);
+}
+
 /** Waits for the workflow's state to pass `test`; a workflow not started yet (a parcel's) is waited for too. */
 async function waitForState(workflowId: string, what: string, test: (s: ShipmentState) => boolean): Promise<ShipmentState> {
   return waitFor(
@@ -184,6 +190,11 @@ describe.each([
       // Sent again: refused, never a third label.
       const again = await cli('resubmit', p.shop, order.orderId, '--from-shop');
       expect(again).toMatchObject({ code: 1, out: expect.stringMatching(/the shop offers no other label request/) });
+      // The relabel closed the attention: the list (and the gauge counting the same query) no longer has it.
+      expect(await attentionOf(workflowId)).toEqual([]);
+      expect(await h.env.client.workflow.count(`ShipmentShopChange = 'resolved' AND WorkflowId = '${workflowId}'`)).toMatchObject({
+        count: 1,
+      });
     } finally {
       release();
     }
@@ -207,6 +218,7 @@ describe.each([
     expect(p.written(order.id)).toBe(1);
     if (p.key === 'shopify') expect(shopify.stats().byOperation.fulfillmentTrackingInfoUpdate).toBeGreaterThanOrEqual(1);
     await saveFixture(handleOf(workflowId), `relabel-${p.key}-address-after-label`);
+    await saveFixture(handleOf(workflowId), `relabel-${p.key}-attention-closes`);
   });
 });
 
@@ -340,6 +352,122 @@ describe('refusals', () => {
     } finally {
       release();
     }
+  });
+});
+
+describe("the merchant's cancel while the relabel's label is being made", () => {
+  it('the cancel wins: no second label is bought, the attention stays cancelled_in_shop, nothing more is written to the order', async () => {
+    const p = wooPlatform;
+    const order = p.place();
+    const workflowId = workflowOf(p, order.orderId);
+    await pullNow(h.env.client, p.shop);
+    const first = await waitForState(workflowId, 'the first label tracked with its number', (s) => s.trackingNumber !== null);
+    const releaseTracking = holdTrackingBack(h.fake);
+    let releaseLabels = () => {};
+    try {
+      await waitFor(() => (p.shownTracking(order.id).length === 1 ? true : undefined), { what: 'the first write-back', timeoutMs: 10_000 });
+      p.moveTo(order.id, '4000-123');
+      expect((await pullNow(h.env.client, p.shop)).counts.changed).toBe(1);
+      // The relabel's label meets a throttled API (429 + Retry-After), and the merchant cancels meanwhile.
+      // (Tracking stays held back too: the fake's tracking moves on by time, the old parcel would be delivered.)
+      h.fake.setFaults({
+        rateLimitedRate: 1,
+        rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 1 },
+        endpoints: ['POST /labels', 'GET /tracking'],
+      });
+      releaseLabels = () => void h.fake.setFaults({ rateLimitedRate: 0, serverErrorRate: 1, endpoints: ['GET /tracking'] });
+      const relabel = cli('resubmit', p.shop, order.orderId, '--from-shop');
+      await waitFor(() => (labelsHeldBack(h.fake, order.number) >= 1 ? true : undefined), {
+        what: "the relabel's label held back",
+        timeoutMs: 20_000,
+      });
+      p.cancel(order.id);
+      expect((await pullNow(h.env.client, p.shop)).counts.changed).toBe(1);
+      // The label stays held back until the relabel has given up: a label let through earlier could be bought (the next test).
+      const answer = await relabel;
+      releaseLabels();
+      expect(answer.code, answer.out).toBe(1);
+      expect(answer.out).toMatch(/cancelled in the shop/);
+      expect(labelsOf(order)).toHaveLength(1);
+      const state = await stateOf(workflowId);
+      expect(state.labelId).toBe(first.labelId);
+      expect(state.shopOrder!.attention).toBe('cancelled_in_shop');
+      expect(await attentionOf(workflowId)).toEqual(['cancelled_in_shop']);
+    } finally {
+      releaseLabels();
+      releaseTracking();
+    }
+    // The old parcel is still tracked to its end; the cancelled order hears nothing of it.
+    const outcome = (await handleOf(workflowId).result()) as ShipmentOutcome;
+    expect(outcome.outcome).toBe('delivered');
+    expect(outcome.labelId).toBe(first.labelId);
+    expect(p.shownTracking(order.id)).toEqual([first.trackingNumber]);
+    expect(woo.order(Number(order.id))!.status).toBe('cancelled');
+    await saveFixture(handleOf(workflowId), 'relabel-woocommerce-cancelled-while-labelling');
+  });
+});
+
+describe('a person closes what only a person can: resolve', () => {
+  it('an order cancelled after its label: resolve --note (a process) records who, when and the note; attention drops it; a second resolve is refused', async () => {
+    const p = wooPlatform;
+    const order = p.place();
+    const workflowId = workflowOf(p, order.orderId);
+    const env = { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv };
+    await pullNow(h.env.client, p.shop);
+    await waitForState(workflowId, 'the label tracked with its number', (s) => s.trackingNumber !== null);
+    const release = holdTrackingBack(h.fake);
+    try {
+      // Nothing open yet: refused by the workflow, nothing written.
+      const early = await runCli(['resolve', p.shop, order.orderId, '--note', 'nothing'], { env });
+      expect(early.code, early.stderr).toBe(1);
+      expect(early.stdout).toMatch(/refused: nothing to resolve: no attention mark is open/);
+      p.cancel(order.id);
+      expect((await pullNow(h.env.client, p.shop)).counts.changed).toBe(1);
+      expect(await attentionOf(workflowId)).toEqual(['cancelled_in_shop']);
+
+      // Bad input: usage errors naming the option, before Temporal is asked.
+      const noNote = await runCli(['resolve', p.shop, order.orderId], { env });
+      expect(noNote).toMatchObject({ code: 2, stderr: expect.stringMatching(/--note is required/) });
+      const long = await runCli(['resolve', p.shop, order.orderId, '--note', 'x'.repeat(501)], { env });
+      expect(long).toMatchObject({ code: 2, stderr: expect.stringMatching(/--note must be 1 to 500 characters/) });
+      const help = await runCli(['resolve', '--help'], { env });
+      expect(help).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: shipments resolve --note <text>[^]*Exit codes:/) });
+
+      const done = await runCli(['resolve', p.shop, order.orderId, '--note', 'parcel recalled with DPD, ticket 4711', '--by', 'anna'], {
+        env,
+      });
+      expect(done.code, done.stderr).toBe(0);
+      expect(done.stdout).toMatch(/Resolved cancelled_in_shop of shop relabel-woo order RW-\d+: by anna at /);
+      expect(await attentionOf(workflowId)).toEqual([]);
+      const again = await runCli(['resolve', p.shop, order.orderId, '--note', 'again'], { env });
+      expect(again.code).toBe(1);
+      expect(again.stdout).toMatch(/cancelled_in_shop was resolved already/);
+
+      const status = await runCli(['status', p.shop, order.orderId], { env });
+      expect(status.stdout).toMatch(/Resolved\s+cancelled_in_shop by anna at \S+: parcel recalled with DPD, ticket 4711/);
+      // The Web UI's details say it too, and the history holds the update with who and the note.
+      const meta = await handleOf(workflowId).query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+      expect(meta.currentDetails).toMatch(/cancelled_in_shop resolved by anna at \S+: parcel recalled with DPD/);
+      const events = (await handleOf(workflowId).fetchHistory()).events ?? [];
+      const accepted = events.filter(
+        (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'resolveAttention',
+      );
+      expect(accepted).toHaveLength(1);
+    } finally {
+      release();
+    }
+    const outcome = (await handleOf(workflowId).result()) as ShipmentOutcome;
+    expect(outcome.outcome).toBe('delivered');
+    // Resolved stays resolved once ended; nothing was written to the cancelled order.
+    expect(await attentionOf(workflowId)).toEqual([]);
+    expect(woo.order(Number(order.id))!.status).toBe('cancelled');
+    const state = await stateOf(workflowId);
+    expect(state.shopOrder!.resolutions).toEqual([
+      expect.objectContaining({ attention: 'cancelled_in_shop', by: 'anna', note: 'parcel recalled with DPD, ticket 4711' }),
+    ]);
+    const ended = await runCli(['resolve', p.shop, order.orderId, '--note', 'late'], { env });
+    expect(ended).toMatchObject({ code: 1, stderr: expect.stringMatching(/has already ended \(COMPLETED\); nothing to resolve/) });
+    await saveFixture(handleOf(workflowId), 'resolve-woocommerce-cancelled-after-label');
   });
 });
 

@@ -105,6 +105,17 @@ it('has recorded histories for each path through the workflow', () => {
       // revision's label, tracking moved to it, the shop told its tracking (label.created with replaces).
       'relabel-shopify-address-after-label.json',
       'relabel-woocommerce-address-after-label.json',
+      // The merchant's cancel while the relabel's label is held back (RELABEL_YIELDS_TO_SHOP): the call
+      // is stopped, no label bought, the cancel's mark stays and nothing more is written to the order.
+      'relabel-woocommerce-cancelled-while-labelling.json',
+      // ...and a label an attempt already sent bought meanwhile: kept to void (cancelled_label_to_void), then resolved.
+      'relabel-label-bought-while-cancelled.json',
+      // An attention mark ends with its condition or a person's resolve (ATTENTION_CLOSES): ShipmentShopChange
+      // becomes resolved after a relabel, and after resolveAttention (who, when, the note) on a cancelled order.
+      'relabel-shopify-attention-closes.json',
+      'relabel-woocommerce-attention-closes.json',
+      'resolve-woocommerce-cancelled-after-label.json',
+      'shop-changes-held-after-label-released.json',
       // A first attempt answered 429 goes straight to the regular activity, which waits the
       // Retry-After (HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY): no timer, no extra workflow task.
       'held-account-first-attempt-429.json',

@@ -4,10 +4,12 @@
  * them, the worker's `shipments_needing_attention` gauge counts them (alerts fire on it).
  *
  * Extension point: a new reason is one more row here, with the search attribute its workflow
- * sets; the list, the gauge and the alert follow.
+ * sets; the list, the gauge and the alert follow. A reason ends when its attribute moves on:
+ * the phase or outcome changes, or ShipmentShopChange becomes `resolved` (the change taken, or
+ * closed by a person with `shipments resolve`).
  * Not imported by workflow code.
  */
-import { relabelCommand, SA, SHOP_SYNC_STOPPED, WORKFLOW_TYPE, type ShopAttention } from './definitions';
+import { relabelCommand, resolveCommand, SA, SHOP_SYNC_STOPPED, WORKFLOW_TYPE, type ShopAttention } from './definitions';
 
 export interface AttentionReason {
   /** The gauge's `reason` label and the list's REASON column. */
@@ -26,6 +28,7 @@ export interface AttentionReason {
   next(shop: string, orderId: string, parcel?: string): string;
 }
 
+const resolved = (shop: string, orderId: string, parcel?: string) => `${resolveCommand(shop, orderId, parcel)} --note "<what was done>"`;
 const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 /** A parcel's workflow is addressed with its location: the commands refuse the order's workflow without it. */
 const parcelOption = (parcel?: string) => (parcel === undefined ? '' : ` --parcel ${parcel}`);
@@ -54,8 +57,17 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     title: 'the order was cancelled or refunded in the shop after its label: the parcel is on its way',
     query: `${SA.shopChange.name} = 'cancelled_in_shop'`,
     when: 'both',
-    next: (shop, orderId) =>
-      `shipments status ${shop} ${orderId}: recall the parcel with the courier (nothing is voided or written to the order)`,
+    next: (shop, orderId, parcel) =>
+      `shipments status ${shop} ${orderId}: recall the parcel with the courier (nothing is voided or written to the order), ` +
+      `then ${resolved(shop, orderId, parcel)}`,
+  },
+  {
+    reason: 'label_to_void',
+    title: "the order was cancelled in the shop while an operator's relabel was made: its label is bought and unused",
+    query: `${SA.shopChange.name} = 'cancelled_label_to_void'`,
+    when: 'both',
+    next: (shop, orderId, parcel) =>
+      `shipments status ${shop} ${orderId}: void the unused label with the courier and recall the parcel, then ${resolved(shop, orderId, parcel)}`,
   },
   {
     reason: 'changed_in_shop',
@@ -64,7 +76,7 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     when: 'both',
     next: (shop, orderId, parcel) =>
       `shipments status ${shop} ${orderId}: the parcel goes to the label's address; redirect it with the courier or ship the difference, ` +
-      `or label it anew to the shop's address: ${relabelCommand(shop, orderId, parcel)}`,
+      `or label it anew to the shop's address: ${relabelCommand(shop, orderId, parcel)} (handled otherwise: ${resolved(shop, orderId, parcel)})`,
   },
   {
     reason: 'exception',

@@ -116,9 +116,48 @@ export interface ShopOrderState extends ShopOrderSeen {
   heldSince: string | null;
   /** The order's label request as the shop has it now, when it differs from the label made (for an operator: nothing relabels by itself). */
   offer: LabelRequestWithoutKey | null;
+  /** Labels bought by an operator's relabel for an order cancelled meanwhile: unused, never told to the shop; void them with the courier. */
+  labelsToVoid?: LabelToVoid[];
+  /** What a person closed (`shipments resolve`), oldest first (the last SHOP_CHANGES_KEPT); the mark is closed while the last names it. */
+  resolutions?: AttentionResolution[];
 }
 
-export type ShopAttention = 'cancelled_in_shop' | 'address_changed' | 'lines_changed' | 'held_in_shop';
+/** The mark a person should look at: none once a person closed it (a later change or mark opens it again). */
+export function openAttention(order: ShopOrderState | undefined): ShopAttention | null {
+  if (!order?.attention) return null;
+  const last = order.resolutions?.at(-1);
+  return last && last.attention === order.attention && last.modifiedAt === order.modifiedAt ? null : order.attention;
+}
+
+/** A person closed an attention mark: who, when, and what they did outside the system. */
+export interface AttentionResolution {
+  /** The mark closed. */
+  attention: ShopAttention;
+  /** The shop's reading it was closed on: a later change of the order that marks it again opens it again. */
+  modifiedAt: string;
+  /** The OS user who ran the command, or its --by. */
+  by: string;
+  /** Workflow time of the update. */
+  at: string;
+  note: string;
+}
+
+/**
+ * `cancelled_label_to_void`: cancelled in the shop, and a relabel's label was bought meanwhile
+ * (`labelsToVoid`). Both cancel marks stop every write to the order.
+ */
+export type ShopAttention = 'cancelled_in_shop' | 'cancelled_label_to_void' | 'address_changed' | 'lines_changed' | 'held_in_shop';
+
+/** The marks of an order cancelled or refunded in the shop after its label. */
+export const CANCELLED_MARKS: readonly ShopAttention[] = ['cancelled_in_shop', 'cancelled_label_to_void'];
+
+export interface LabelToVoid {
+  labelId: string;
+  revision: number;
+  idempotencyKey: string;
+  /** Workflow time the label came back. */
+  at: string;
+}
 
 export interface ShopChangeRecord {
   kinds: ShopChangeKind[];
@@ -250,6 +289,32 @@ export const relabelFromShopUpdate = defineUpdate<RelabelResult, [RelabelFromSho
 /** The operator's command that sends it, as the `shipments` bin spells it. */
 export function relabelCommand(shop: string, orderId: string, location?: string): string {
   return `shipments resubmit ${shop} ${orderId} --from-shop${location === undefined ? '' : ` --parcel ${location}`}`;
+}
+
+/** `shipments resolve`: a person closes the shipment's attention mark, saying who and what was done. */
+export interface ResolveAttention {
+  /** At most RESOLVE_LIMITS.by characters. */
+  by: string;
+  /** At most RESOLVE_LIMITS.note characters. */
+  note: string;
+}
+export const RESOLVE_LIMITS = { by: 100, note: 500 } as const;
+
+/** Text a person gave that would break a line of `status` or the Web UI's details (newlines, escapes). */
+export function hasControlCharacters(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
+/** Closes the attention mark (ShipmentShopChange becomes `resolved`); refused when there is none open. */
+export const resolveAttentionUpdate = defineUpdate<AttentionResolution, [ResolveAttention]>('resolveAttention');
+
+/** The operator's command that sends it, as the `shipments` bin spells it. */
+export function resolveCommand(shop: string, orderId: string, location?: string): string {
+  return `shipments resolve ${shop} ${orderId}${location === undefined ? '' : ` --parcel ${location}`}`;
 }
 
 export interface CancelShipment {

@@ -26,10 +26,14 @@ Lists every shipment that waits for a person, oldest first, with the command tha
   tracking_timed_out   no terminal tracking state in time (ended within --since)
   label_failed         no corrected data before the correction timeout (ended within --since)
   cancelled_in_shop    the order was cancelled or refunded in the shop after its label: the
-                       parcel is on its way (while tracked, and ended within --since)
+                       parcel is on its way (while tracked, and ended within --since); once
+                       recalled: resolve <shop> <order> --note "..."
+  label_to_void        the order was cancelled while a relabel's label was being made: that
+                       label is bought and unused; once voided: resolve <shop> <order> --note "..."
   changed_in_shop      address or lines changed, or the order held, in the shop after its
                        label (while tracked, and ended within --since); a corrected address
-                       becomes a new label with resubmit <shop> <order> --from-shop
+                       becomes a new label with resubmit <shop> <order> --from-shop, which
+                       closes it, as does a release in the shop; handled otherwise: resolve
   hold_timed_out       held in the shop for longer than SHOP_HOLD_TIMEOUT, no label made
                        (ended within --since)
 The next command of one parcel of an order shipping from several locations names it with
@@ -42,8 +46,11 @@ Options:
   --json              One JSON document: { since, shipments: [...], truncated }
   -h, --help          Show this help
 
-Exit codes: 0 nothing needs a person; 1 something does (listed); 2 usage/configuration
-error; 5 Temporal unreachable.
+A shipment leaves the list when its condition ends (the correction taken, the delivery
+redelivered, the relabel made, the hold released) or a person closed it with resolve.
+
+Exit codes: 0 nothing needs a person; 1 something does (listed: a script or a cron job can
+alert on it); 2 usage/configuration error; 5 Temporal unreachable.
 `;
 
 export interface AttentionItem {

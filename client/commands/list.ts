@@ -34,7 +34,8 @@ Filters:
   --shop-sync <s,...>     ShipmentShopSync: failed, gone or expired (shop delivery waits for
                           \`shipments redeliver\`), ok (delivering again after one)
   --shop-change <c,...>   ShipmentShopChange: the merchant changed the order after its label
-                          (cancelled_in_shop, address_changed, lines_changed, held_in_shop)
+                          (cancelled_in_shop, cancelled_label_to_void, address_changed,
+                          lines_changed, held_in_shop), resolved once that is over
 Paging:
   --page-size <n>         Workflows per page (default 20, max 1000)
   --next-page-token <t>   Continue after a previous page (the token it printed)

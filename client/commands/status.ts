@@ -2,7 +2,10 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import {
+  openAttention,
   relabelCommand,
+  resolveCommand,
+  type ShopAttention,
   SHOP_SYNC_STOPPED,
   stateQuery,
   type ShipmentOutcome,
@@ -297,15 +300,26 @@ function shopOrderRows(s: ShipmentState, order: ShopOrderState): Array<[string, 
       'Replaced label',
       `${r.labelId} (revision ${r.revision}, tracking ${r.trackingNumber ?? '-'}) at ${r.replacedAt}: not voided, no longer tracked`,
     ]);
-  if (order.attention) {
+  const open = openAttention(order);
+  if (open) rows.push(['Shop change', shopChangeLine(s, order, open)]);
+  for (const l of order.labelsToVoid ?? [])
     rows.push([
-      'Shop change',
-      `${order.attention}: the merchant changed the order after its label${
-        order.offer
-          ? `; a new label to the shop's data (status --json: state.shopOrder.offer): ${relabelCommand(s.shop, s.orderId, s.parcel?.location)}`
-          : ''
-      }`,
+      'Label to void',
+      `${l.labelId} (revision ${l.revision}) bought at ${l.at} after the order was cancelled: unused, never told to the shop`,
     ]);
-  }
+  for (const r of order.resolutions ?? []) rows.push(['Resolved', `${r.attention} by ${r.by} at ${r.at}: ${r.note}`]);
   return rows;
+}
+
+/** The open mark, what it means, and the commands that act on it. */
+function shopChangeLine(s: ShipmentState, order: ShopOrderState, open: ShopAttention): string {
+  const resolve = `${resolveCommand(s.shop, s.orderId, s.parcel?.location)} --note "<what was done>"`;
+  if (open === 'cancelled_label_to_void')
+    return `${open}: the order was cancelled in the shop while a relabel's label was being made; void the unused label with the courier, then ${resolve}`;
+  if (open === 'cancelled_in_shop')
+    return `${open}: the order was cancelled in the shop after its label; recall the parcel with the courier, then ${resolve}`;
+  const relabel = order.offer
+    ? `; a new label to the shop's data (status --json: state.shopOrder.offer): ${relabelCommand(s.shop, s.orderId, s.parcel?.location)}`
+    : '';
+  return `${open}: the merchant changed the order after its label${relabel}; handled otherwise: ${resolve}`;
 }

@@ -1,5 +1,5 @@
 /** How a shipment presents itself: the Web UI's current details and the summaries of its calls. */
-import type { ShipmentState, ShopOrderState } from '../definitions';
+import { openAttention, type ShipmentState, type ShopOrderState } from '../definitions';
 import { DEFAULT_SHIPPING_ACCOUNT, type ShopEventDraft } from '../../domain/shipment';
 
 /** The Web UI's "current details" of the workflow (markdown). */
@@ -54,9 +54,16 @@ export function parcelsDetails(state: ShipmentState): string {
 /** The shop's order as the shipment knows it: its status, the hold, and what an operator should look at. */
 function shopOrderLine(order: ShopOrderState): string {
   const held = order.heldSince ? `, held since ${order.heldSince}` : '';
-  const attention = order.attention ? ` · **needs an operator: ${order.attention}**` : '';
+  const open = openAttention(order);
+  const closed = order.resolutions?.at(-1);
+  const attention = open
+    ? ` · **needs an operator: ${open}**`
+    : closed && order.attention === closed.attention
+      ? ` · ${closed.attention} resolved by ${closed.by} at ${closed.at}: ${closed.note}`
+      : '';
   const last = order.changes.at(-1);
-  return `- Shop order: ${order.facts.status}${held}${attention}${last ? ` (last change ${last.at}: ${last.action})` : ''}`;
+  const toVoid = order.labelsToVoid?.length ? ` · unused label(s) to void: ${order.labelsToVoid.map((l) => l.labelId).join(', ')}` : '';
+  return `- Shop order: ${order.facts.status}${held}${attention}${toVoid}${last ? ` (last change ${last.at}: ${last.action})` : ''}`;
 }
 
 /** "event 3" or "events 3-7": a delivery call's summary in the event history. */

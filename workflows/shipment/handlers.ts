@@ -8,10 +8,12 @@ import {
   parcelShopOrderChangedSignal,
   redeliverShopEventsUpdate,
   relabelFromShopUpdate,
+  resolveAttentionUpdate,
   resubmitLabelUpdate,
   shopOrderChangedUpdate,
   stateQuery,
   type RelabelFromShop,
+  type ResolveAttention,
   type ResubmitLabel,
 } from '../definitions';
 import { checkChangeShape, type ShopOrderChange } from '../../domain/shop-order';
@@ -30,6 +32,12 @@ export function registerHandlers(run: ShipmentRun): void {
   });
   setHandler(relabelFromShopUpdate, (request) => relabelFromShop(run, request), {
     validator: (request: RelabelFromShop) => validateRelabel(run, request),
+  });
+  setHandler(resolveAttentionUpdate, (request) => run.shop!.resolve(request), {
+    validator: (request: ResolveAttention) => {
+      if (!run.shop) throw new Error('nothing to resolve: this shipment was not started by a shop pull, so it has no attention mark');
+      run.shop.validateResolve(request);
+    },
   });
   setHandler(redeliverShopEventsUpdate, () => run.delivery.redeliver(), { validator: () => run.delivery.validateRedeliver() });
   // A parcel's order workflow tells it what its update was told; what this parcel would refuse is dropped.

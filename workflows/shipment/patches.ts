@@ -128,3 +128,31 @@ export const RELABEL_FROM_SHOP = 'relabel-from-shop';
  * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY = 'held-account-retry-after-in-activity';
+
+/**
+ * An operator's relabel (`resubmit --from-shop`, relabel.ts) yields to the merchant: a cancel or
+ * refund that comes while its label is being made cancels the call (an attempt already sent
+ * finishes first), and a label that comes back for an order cancelled meanwhile is neither
+ * tracked nor told to the shop: the shipment is marked `cancelled_label_to_void`. A relabel
+ * also clears only the mark it answers: a later change of the merchant keeps its own. Before
+ * it, the returning label cleared the cancel's mark and was written to the cancelled order.
+ * Checked where the cancel meets a relabel in flight (shop-changes.ts, `afterLabel`) and where
+ * the relabel's label returns (relabel.ts), so only histories with a relabel carry its marker.
+ * Fixtures: relabel-woocommerce-cancelled-while-labelling, relabel-label-bought-while-cancelled. Retire once no workflow started before
+ * it is open (then `relabelFromShop` keeps only the patched path).
+ */
+export const RELABEL_YIELDS_TO_SHOP = 'relabel-yields-to-shop';
+
+/**
+ * An attention mark ends when its condition ends, and a person can close the rest: the mark
+ * (ShipmentShopChange) becomes `resolved` once a relabel took the merchant's change, once a
+ * hold after the label is released, or once an operator ran `resolve` (the update
+ * resolveAttention, recorded with who, when and the note). Before it, a mark once written stayed
+ * for ever (the attention list, the gauge and its alert counted it). Checked where a mark would
+ * be written `resolved` (published.ts) and where a release clears `held_in_shop`
+ * (shop-changes.ts, `afterLabel`), so only histories where a mark ends carry its marker.
+ * Fixtures: relabel-shopify-attention-closes, relabel-woocommerce-attention-closes, resolve-woocommerce-cancelled-after-label,
+ * shop-changes-held-after-label-released.
+ * Retire once no workflow started before it is open.
+ */
+export const ATTENTION_CLOSES = 'attention-closes';

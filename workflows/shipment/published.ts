@@ -2,12 +2,16 @@
  * What the Web UI shows of a shipment: its search attributes (written only when they change, so
  * an unchanged poll adds no history) and its current details.
  */
-import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { SA, type ShipmentState } from '../definitions';
+import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { openAttention, SA, type ShipmentState } from '../definitions';
 import { currentDetails } from './details';
+import { ATTENTION_CLOSES } from './patches';
 import { STOPPED, type ShopDelivery } from './shop-delivery';
 
 type Attribute = (typeof SA)[keyof typeof SA];
+
+/** ShipmentShopChange once nothing is left for a person. */
+export const RESOLVED = 'resolved';
 
 export class Published {
   /** Search attributes as last written. */
@@ -36,7 +40,7 @@ export class Published {
       [SA.trackingNumber, this.state.trackingNumber],
       [SA.trackingTag, this.state.tag],
       [SA.shopSync, this.shopSyncAttribute()],
-      [SA.shopChange, this.state.shopOrder?.attention ?? null],
+      [SA.shopChange, this.shopChangeAttribute()],
     ];
     const changes = wanted.filter(
       (entry): entry is [Attribute, string] => entry[1] !== null && this.written.get(entry[0].name) !== entry[1],
@@ -46,6 +50,21 @@ export class Published {
       for (const [key, value] of changes) this.written.set(key.name, value);
     }
     setCurrentDetails(currentDetails(this.state));
+  }
+
+  /**
+   * The merchant's change a person should look at, and `resolved` once it is over (taken by a
+   * relabel, released, or resolved by an operator): an order that stays as it was writes none.
+   */
+  private shopChangeAttribute(): string | null {
+    const order = this.state.shopOrder;
+    if (!order) return null;
+    const open = openAttention(order);
+    if (open !== null) return open;
+    if (!this.written.has(SA.shopChange.name)) return null;
+    if (this.written.get(SA.shopChange.name) === RESOLVED) return RESOLVED;
+    // Workflows recorded before it kept the mark they had.
+    return patched(ATTENTION_CLOSES) ? RESOLVED : null;
   }
 
   /** Only states an operator must act on, and `ok` once one of them is over: the usual path writes none. */

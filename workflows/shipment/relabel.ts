@@ -8,13 +8,14 @@
  * membership to it and tells the shop; fleet tracking (fleet-tracking.ts) follows the new label
  * from then on.
  */
-import { log } from '@temporalio/workflow';
-import type { RelabelFromShop, RelabelResult } from '../definitions';
+import { CancellationScope, log, patched } from '@temporalio/workflow';
+import { CANCELLED_MARKS, type RecordedError, type RelabelFromShop, type RelabelResult } from '../definitions';
 import { isWithdrawn } from '../../domain/shop-order';
 import { recordError, shippingErrorOf } from './failures';
 import { join, unwatch } from './fleet-tracking';
 import * as label from './label';
 import * as order from './order';
+import { RELABEL_YIELDS_TO_SHOP } from './patches';
 import type { ShipmentRun } from './run';
 
 const refused = (why: string) => new Error(`cannot relabel from the shop: ${why}`);
@@ -29,7 +30,7 @@ export function validateRelabel(run: ShipmentRun, request: RelabelFromShop): voi
   const shopOrder = state.shopOrder;
   if (!shopOrder) throw refused('this shipment was not started by a shop pull, so it has no data from the shop');
   if (state.phase === 'completed') throw refused(`the shipment has ended (${state.outcome})`);
-  if (shopOrder.attention === 'cancelled_in_shop' || isWithdrawn(shopOrder.facts.status))
+  if ((shopOrder.attention !== null && CANCELLED_MARKS.includes(shopOrder.attention)) || isWithdrawn(shopOrder.facts.status))
     throw refused(`the order was ${isWithdrawn(shopOrder.facts.status) ? shopOrder.facts.status : 'cancelled'} in the shop`);
   if (state.labelId === null)
     throw refused(`the shipment has no label yet (${state.phase}): a change in the shop before the label is taken into it by itself`);
@@ -59,33 +60,53 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
     state.revision++;
     const answer = { revision: state.revision, replaced: { labelId: replaced.labelId, trackingNumber: replaced.trackingNumber } };
     const next = label.nextRequest(run, offer);
+    const modifiedAt = shopOrder.modifiedAt;
+    // Cancelled when the merchant cancels the order meanwhile (shop-changes.ts): an attempt already sent finishes first.
+    const scope = new CancellationScope();
+    run.relabelScope = scope;
     let made;
     try {
-      made = await run.callApi('createLabel', `${next.summary}, from the shop's order`, next.input);
+      made = await scope.run(() => run.callApi('createLabel', `${next.summary}, from the shop's order`, next.input));
     } catch (err) {
       const failure = shippingErrorOf(err);
+      // The merchant's cancel stopped the call: it ends cancelled or with the failure of the attempt that was out.
+      if (scope.consideredCancelled && isWithdrawn(shopOrder.facts.status))
+        return notMade(run, answer, failure?.idempotencyKey ?? null, {
+          kind: 'cancelled_in_shop',
+          message: `the order was ${shopOrder.facts.status} in the shop while the label was being made: no label was bought`,
+          at: new Date().toISOString(),
+        });
       if (!failure) throw err;
-      state.lastError = recordError(failure);
-      state.phase = 'tracking'; // the old label is still the one tracked
-      run.publish();
-      log.warn('relabel from the shop refused: the old label is still tracked', { orderId: state.orderId, error: state.lastError });
-      return {
-        ...answer,
-        labelCreated: false,
-        labelId: null,
-        idempotencyKey: failure.idempotencyKey ?? null,
-        trackingNumber: null,
-        error: state.lastError,
-      };
+      log.warn('relabel from the shop refused: the old label is still tracked', { orderId: state.orderId, error: failure.message });
+      return notMade(run, answer, failure.idempotencyKey ?? null, recordError(failure));
+    } finally {
+      run.relabelScope = null;
+    }
+    // Bought, but the merchant cancelled the order meanwhile: never tracked, never told to the shop.
+    if (isWithdrawn(shopOrder.facts.status) && patched(RELABEL_YIELDS_TO_SHOP)) {
+      shopOrder.labelsToVoid = [
+        ...(shopOrder.labelsToVoid ?? []),
+        { labelId: made.labelId, revision: state.revision, idempotencyKey: made.idempotencyKey, at: new Date().toISOString() },
+      ];
+      shopOrder.attention = 'cancelled_label_to_void';
+      log.warn('relabel from the shop: the order was cancelled while its label was made; the label is unused', {
+        orderId: state.orderId,
+        labelId: made.labelId,
+      });
+      return notMade(run, answer, made.idempotencyKey, {
+        kind: 'cancelled_in_shop',
+        message: `the order was ${shopOrder.facts.status} in the shop while the label was being made: label ${made.labelId} was bought and is unused; void it with the courier`,
+        at: new Date().toISOString(),
+      });
     }
     forgetTracking(run);
     state.replacedLabels = [...(state.replacedLabels ?? []), { ...replaced, replacedAt: new Date().toISOString() }];
     label.created(run, made);
     run.labelRequest = offer;
-    // Taken: unless the merchant changed the order again meanwhile (a newer offer stays for the operator).
+    // Taken: unless the merchant changed the order again meanwhile (a newer offer, and its mark, stay for the operator).
     if (shopOrder.offer === offer) {
       shopOrder.offer = null;
-      shopOrder.attention = null;
+      if (shopOrder.modifiedAt === modifiedAt || !patched(RELABEL_YIELDS_TO_SHOP)) shopOrder.attention = null;
     }
     try {
       order.read(run, await run.callApi('readOrder', `Read order ${made.labelId}`, made.labelId, ...run.onAccount()));
@@ -110,6 +131,20 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
   } finally {
     run.relabelling = false;
   }
+}
+
+/** No new label tracked: the old one still is (the revision is used up either way). */
+function notMade(
+  run: ShipmentRun,
+  answer: Pick<RelabelResult, 'revision' | 'replaced'>,
+  idempotencyKey: string | null,
+  error: RecordedError,
+): RelabelResult {
+  const { state } = run;
+  state.lastError = error;
+  state.phase = 'tracking';
+  run.publish();
+  return { ...answer, labelCreated: false, labelId: null, idempotencyKey, trackingNumber: null, error };
 }
 
 /** What the shipment knew of the old label's tracking: the new label starts from nothing. */

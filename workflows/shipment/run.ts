@@ -50,6 +50,8 @@ export class ShipmentRun {
   cancelRequest: CancelShipment | null = null;
   /** An operator's relabel from the shop's data is being made (relabel.ts): tracking holds the old label's news. */
   relabelling = false;
+  /** The relabel's label call in flight: cancelled when the merchant cancels the order meanwhile (RELABEL_YIELDS_TO_SHOP). */
+  relabelScope: CancellationScope | null = null;
   /** The pending wait for a tracking change, cancelled at once by an operator's stop. */
   trackingScope: CancellationScope | null = null;
   readonly delivery: ShopDelivery;

@@ -23,7 +23,10 @@ import { trackingNewsSignal, type WatchRequest } from '../tracking-poller/defini
 import {
   cancelShipmentSignal,
   redeliverShopEventsUpdate,
+  relabelFromShopUpdate,
+  resolveAttentionUpdate,
   resubmitLabelUpdate,
+  SA,
   shopOrderChangedUpdate,
   stateQuery,
   type ShipmentOutcome,
@@ -531,6 +534,81 @@ describe("the merchant's changes (activities mocked)", () => {
     expect(made('M-8').map((l) => l.revision)).toEqual(made('M-7').map((l) => l.revision));
     await saveFixture(told, 'shop-changes-change-before-any-attempt');
     for (const handle of [checked, told]) await handle.signal(cancelShipmentSignal, {});
+  });
+
+  it("a relabel's label bought while the merchant cancels: never tracked nor told, marked cancelled_label_to_void until a person resolves it", async () => {
+    // The relabel's first attempt fails (a 503); the regular attempt is out when the cancel comes, and buys the label.
+    let cancelTold = false;
+    const handle = await start(
+      'M-9',
+      {
+        label: async (input, attempt) => {
+          if (input.revision === 1) return created(input);
+          if (attempt === 1) throw apiFailure('server_error', 'busy');
+          await waitFor(() => (cancelTold ? true : undefined), { what: 'the cancel', timeoutMs: 10_000, intervalMs: 20 });
+          return { ...created(input), labelId: 'label-M-9-r2' };
+        },
+      },
+      seen,
+    );
+    await waitFor(async () => ((await handle.query(stateQuery)).trackingPoller !== undefined ? true : undefined), { what: 'tracking' });
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [
+        {
+          facts: { ...facts, address: 'c'.repeat(32) },
+          modifiedAt: '2026-11-20T10:01:00Z',
+          labelRequest: labelRequest('M-9', { postalCode: '99999' }),
+        },
+      ],
+    });
+    const relabel = handle.executeUpdate(relabelFromShopUpdate, { args: [{ modifiedAt: '2026-11-20T10:01:00Z' }] });
+    await waitFor(() => (callsOf('M-9').labels.filter((l) => l.revision === 2).length >= 2 ? true : undefined), {
+      what: "the relabel's regular attempt out",
+    });
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...facts, address: 'c'.repeat(32), status: 'cancelled' }, modifiedAt: '2026-11-20T10:02:00Z' }],
+    });
+    cancelTold = true;
+    const answer = await relabel;
+    expect(answer).toMatchObject({ labelCreated: false, labelId: null, error: { kind: 'cancelled_in_shop' } });
+    expect(answer.error!.message).toMatch(/label label-M-9-r2 was bought and is unused; void it with the courier/);
+    const state = await handle.query(stateQuery);
+    expect(state).toMatchObject({ labelId: labelIdOf('M-9'), phase: 'tracking' });
+    expect(state.shopOrder).toMatchObject({
+      attention: 'cancelled_label_to_void',
+      labelsToVoid: [{ labelId: 'label-M-9-r2', revision: 2 }],
+    });
+    // The shop heard of the first label only.
+    expect(told('M-9').filter((e) => e.endsWith(':label.created'))).toHaveLength(1);
+
+    const bad = await handle.executeUpdate(resolveAttentionUpdate, { args: [{ by: 'anna', note: 'two\nlines' }] }).catch((e) => e);
+    expect(String(bad.cause?.message)).toMatch(/invalid resolve: note: must be 1 to 500 characters, without control characters/);
+    const resolution = await handle.executeUpdate(resolveAttentionUpdate, { args: [{ by: 'anna', note: 'voided label-M-9-r2 with GLS' }] });
+    expect(resolution).toMatchObject({ attention: 'cancelled_label_to_void', by: 'anna', note: 'voided label-M-9-r2 with GLS' });
+    await handle.signal(cancelShipmentSignal, {});
+    await handle.result();
+    expect(told('M-9').filter((e) => e.endsWith(':label.created'))).toHaveLength(1);
+    await saveFixture(handle, 'relabel-label-bought-while-cancelled');
+  });
+
+  it('a hold after the label marks held_in_shop; the release in the shop ends the mark (ShipmentShopChange resolved)', async () => {
+    const handle = await start('M-10', {}, seen);
+    await waitFor(async () => ((await handle.query(stateQuery)).trackingPoller !== undefined ? true : undefined), { what: 'tracking' });
+    const shopChange = async () => (await handle.describe()).typedSearchAttributes.get(SA.shopChange);
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...facts, status: 'on_hold' }, modifiedAt: '2026-11-20T10:01:00Z' }],
+    });
+    expect((await handle.query(stateQuery)).shopOrder!.attention).toBe('held_in_shop');
+    expect(await shopChange()).toBe('held_in_shop');
+    await handle.executeUpdate(shopOrderChangedUpdate, { args: [{ facts, modifiedAt: '2026-11-20T10:02:00Z' }] });
+    expect((await handle.query(stateQuery)).shopOrder!.attention).toBe(null);
+    expect(await shopChange()).toBe('resolved');
+    // Nothing open: a person has nothing to resolve.
+    const nothing = await handle.executeUpdate(resolveAttentionUpdate, { args: [{ by: 'anna', note: 'checked' }] }).catch((e) => e);
+    expect(String(nothing.cause?.message)).toMatch(/nothing to resolve: no attention mark is open/);
+    await handle.signal(cancelShipmentSignal, {});
+    await handle.result();
+    await saveFixture(handle, 'shop-changes-held-after-label-released');
   });
 
   it('a hold while the label awaits correction waits for the release, at most the hold timeout (hold_timed_out)', async () => {

@@ -13,8 +13,14 @@
 import { condition, log, patched, type CancellationScope } from '@temporalio/workflow';
 import type { FieldProblem, LabelRequestWithoutKey } from '../../shipping-api/contract';
 import {
+  CANCELLED_MARKS,
+  hasControlCharacters,
+  openAttention,
   relabelCommand,
+  RESOLVE_LIMITS,
   SHOP_CHANGES_KEPT,
+  type AttentionResolution,
+  type ResolveAttention,
   type ShopAttention,
   type ShopChangeAnswer,
   type ShopChangeRecord,
@@ -34,7 +40,7 @@ import { canonicalPlatformOrderId } from '../../domain/platform-order-id';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from '../../domain/duration';
 import * as label from './label';
-import { EVERY_TAKEN_CHANGE_A_NEW_REVISION } from './patches';
+import { ATTENTION_CLOSES, EVERY_TAKEN_CHANGE_A_NEW_REVISION, RELABEL_YIELDS_TO_SHOP } from './patches';
 import type { ShipmentRun } from './run';
 
 const DEFAULT_HOLD_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
@@ -148,11 +154,18 @@ export class ShopChanges {
     if (isWithdrawn(status)) {
       this.attend('cancelled_in_shop');
       this.run.delivery.dropPending();
+      // An operator's relabel in flight yields: its label is not bought when the call can still be stopped.
+      if (this.run.relabelScope && patched(RELABEL_YIELDS_TO_SHOP)) {
+        this.run.relabelScope.cancel();
+        return `${status} in the shop after the label, while a relabel was being made: the relabel is stopped; nothing voided, nothing more written to the order; tracking goes on`;
+      }
       return `${status} in the shop after the label: nothing voided, nothing more written to the order; tracking goes on`;
     }
     if (kinds.includes('address')) this.attend('address_changed');
     else if (kinds.includes('lines')) this.attend('lines_changed');
     else if (status === 'on_hold') this.attend('held_in_shop');
+    // Released after the label: the hold's mark ends with it.
+    else if (this.order.attention === 'held_in_shop' && patched(ATTENTION_CLOSES)) this.order.attention = null;
     const offer = this.order.offer
       ? `; a new label to the shop's data: ${relabelCommand(this.run.state.shop, this.run.state.orderId, this.run.state.parcel?.location)}`
       : '';
@@ -161,12 +174,50 @@ export class ShopChanges {
 
   /** A cancelled order outranks any other mark. */
   private attend(attention: ShopAttention): void {
-    if (this.order.attention !== 'cancelled_in_shop') this.order.attention = attention;
+    if (!this.silenced) this.order.attention = attention;
   }
 
   /** Nothing is written to an order the merchant cancelled or refunded after its label. */
   get silenced(): boolean {
-    return this.order.attention === 'cancelled_in_shop';
+    return this.order.attention !== null && CANCELLED_MARKS.includes(this.order.attention);
+  }
+
+  // ---------------------------------------------------------------- a person closes the mark
+
+  /** The update's validator: refuses (writing nothing to the history) unless a mark is open. */
+  validateResolve(request: ResolveAttention): void {
+    for (const field of ['by', 'note'] as const) {
+      const value: unknown = request?.[field];
+      if (typeof value !== 'string' || value.trim() === '' || value.length > RESOLVE_LIMITS[field] || hasControlCharacters(value))
+        throw new Error(`invalid resolve: ${field}: must be 1 to ${RESOLVE_LIMITS[field]} characters, without control characters`);
+    }
+    if (this.run.state.phase === 'completed') throw new Error('nothing to resolve: the shipment has ended');
+    if (openAttention(this.order) === null)
+      throw new Error(
+        this.order.attention === null
+          ? 'nothing to resolve: no attention mark is open'
+          : `nothing to resolve: ${this.order.attention} was resolved already`,
+      );
+  }
+
+  /** Closes the open mark; the update's history event holds who and the note, the state keeps them for `status`. */
+  resolve(request: ResolveAttention): AttentionResolution {
+    const resolution: AttentionResolution = {
+      attention: this.order.attention!,
+      modifiedAt: this.order.modifiedAt,
+      by: request.by,
+      at: new Date().toISOString(),
+      note: request.note,
+    };
+    this.order.resolutions = [...(this.order.resolutions ?? []), resolution].slice(-SHOP_CHANGES_KEPT);
+    log.info('attention resolved by a person', {
+      orderId: this.run.state.orderId,
+      shop: this.run.state.shop,
+      attention: resolution.attention,
+      by: resolution.by,
+    });
+    this.run.publish();
+    return resolution;
   }
 
   // ---------------------------------------------------------------- the label step
