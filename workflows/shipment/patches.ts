@@ -138,8 +138,8 @@ export const HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY = 'held-account-retry-after-in
  * it, the returning label cleared the cancel's mark and was written to the cancelled order.
  * Checked where the cancel meets a relabel in flight (shop-changes.ts, `afterLabel`) and where
  * the relabel's label returns (relabel.ts), so only histories with a relabel carry its marker.
- * Fixtures: relabel-woocommerce-cancelled-while-labelling, relabel-label-bought-while-cancelled. Retire once no workflow started before
- * it is open (then `relabelFromShop` keeps only the patched path).
+ * Fixtures: relabel-woocommerce-cancelled-while-labelling, relabel-label-bought-while-cancelled.
+ * Retire: at the 1.0 cut (no published build ran without it); `relabelFromShop` keeps only the patched path.
  */
 export const RELABEL_YIELDS_TO_SHOP = 'relabel-yields-to-shop';
 
@@ -153,6 +153,6 @@ export const RELABEL_YIELDS_TO_SHOP = 'relabel-yields-to-shop';
  * (shop-changes.ts, `afterLabel`), so only histories where a mark ends carry its marker.
  * Fixtures: relabel-shopify-attention-closes, relabel-woocommerce-attention-closes, resolve-woocommerce-cancelled-after-label,
  * shop-changes-held-after-label-released.
- * Retire once no workflow started before it is open.
+ * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const ATTENTION_CLOSES = 'attention-closes';
