@@ -249,7 +249,7 @@ export const relabelFromShopUpdate = defineUpdate<RelabelResult, [RelabelFromSho
 
 /** The operator's command that sends it, as the `shipments` bin spells it. */
 export function relabelCommand(shop: string, orderId: string, location?: string): string {
-  return `shipments resubmit ${shop} ${orderId} --from-shop${location === undefined ? '' : ` --parcel ${location}`}`;
+  return `npm run cli -- resubmit ${shop} ${orderId} --from-shop${location === undefined ? '' : ` --parcel ${location}`}`;
 }
 
 export interface CancelShipment {
