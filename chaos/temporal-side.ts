@@ -60,7 +60,7 @@ export async function runImport(
   try {
     ({ stdout, stderr } = await exec(process.execPath, ['--import', 'tsx', 'client/import/main.ts', file, '--json', '--skip-preflight'], {
       cwd: ROOT,
-      env,
+      env: { PAYLOAD_ENCRYPTION: 'off', ...env }, // the chaos run's workers have no keys
       maxBuffer: 64 * 1024 * 1024,
       timeout: 120_000,
     }));

@@ -6,15 +6,16 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import { dataConverterFromEnv } from '../codec/data-converter';
-import { accountsGiven, ConfigError, loadShippingApiSettings } from '../config/settings';
+import { clientDataConverter } from '../codec/data-converter';
+import { accountsGiven, ConfigError, loadShippingApiSettings, PAYLOAD_ENCRYPTION_OFF } from '../config/settings';
 import { loadShippingAccounts, type ShippingAccounts } from '../config/shipping-accounts';
 import { explainConnectFailure, loadTemporalSettings, temporalTarget, type TemporalSettings } from '../config/temporal-connection';
 import { ShippingApiClient } from '../shipping-api/client';
 import { ShippingApiError } from '../shipping-api/errors';
 import { CONTROL_CHARACTER } from '../shipping-api/contract';
+import { withDevCheckout } from './dev-checkout';
 
-/** Exit codes of `shipments` and `npm run import` (documented in docs/import-and-cli.md). */
+/** Exit codes of `npm run cli` and `npm run import` (documented in docs/import-and-cli.md). */
 export const EXIT = {
   ok: 0,
   /** import: some records rejected; resubmit: data invalid, refused by the workflow, or the label failed again; cancel: shipment already ended. */
@@ -50,18 +51,30 @@ export interface Io {
   env: Record<string, string | undefined>;
 }
 
-const COMMAND_NAMES = 'import|status|list|attention|resubmit|redeliver|cancel|couriers|products|schedule|--help|<command>';
-const AS_BIN = new RegExp(`\\bshipments (?=(?:${COMMAND_NAMES})(?:\\s|$|\\W))`, 'g');
+export const processIo = (): Io => ({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env });
+
+/** The payload encryption part of the import's and the CLI's --help. */
+export const PAYLOAD_ENCRYPTION_HELP = `Payload encryption (names, addresses and phones; the worker's keys):
+  PAYLOAD_ENCRYPTION_KEYS_FILE      the worker's keys, from a file (or PAYLOAD_ENCRYPTION_KEYS);
+                                    with \`npm run dev\` running in this checkout, its key is used
+                                    when unset (and SHOP_CONNECTORS_FILE its shops')
+  PAYLOAD_ENCRYPTION=off            send in clear on purpose (or --no-encryption); without either,
+                                    every command that reaches Temporal refuses to run`;
+
+/** Every command takes `--no-encryption`: PAYLOAD_ENCRYPTION=off for this run (payloads sent in clear, on purpose). */
+export const NO_ENCRYPTION_FLAG = '--no-encryption';
 
 /**
- * Help and hints are written as the `shipments` bin spells a command; run through npm (the
- * README's `npm run cli -- ...`, `npm run import -- ...`), they are shown as the user would type them there.
+ * The environment a command runs with: `--no-encryption` taken out of its arguments and made
+ * PAYLOAD_ENCRYPTION=off, then the key and connectors of this checkout's running `npm run dev`.
  */
-export function spellCommands(text: string, env: Io['env']): string {
-  return env.npm_lifecycle_event ? text.replace(AS_BIN, 'npm run cli -- ') : text;
+export function commandEnvironment(argv: string[], env: Io['env']): { argv: string[]; env: Io['env'] } {
+  const end = argv.indexOf('--');
+  const options = end === -1 ? argv : argv.slice(0, end);
+  if (!options.includes(NO_ENCRYPTION_FLAG)) return { argv, env: withDevCheckout(env) };
+  const rest = [...options.filter((a) => a !== NO_ENCRYPTION_FLAG), ...(end === -1 ? [] : argv.slice(end))];
+  return { argv: rest, env: withDevCheckout({ ...env, [PAYLOAD_ENCRYPTION_OFF.variable]: PAYLOAD_ENCRYPTION_OFF.value }) };
 }
-
-export const processIo = (): Io => ({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env });
 
 /** util.parseArgs with strict checking; its errors become usage errors (exit 2). */
 export function parseCommandArgs<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
@@ -99,10 +112,10 @@ export function temporalSettings(env: Io['env']): TemporalSettings {
   }
 }
 
-/** The payload codec from PAYLOAD_ENCRYPTION_KEYS, as the worker has it (undefined when unset). */
-export function payloadDataConverter(env: Io['env']): DataConverter | undefined {
+/** The payload codec from PAYLOAD_ENCRYPTION_KEYS, as the worker has it; refused without keys unless PAYLOAD_ENCRYPTION=off. */
+export function payloadDataConverter(env: Io['env']): DataConverter {
   try {
-    return dataConverterFromEnv(env);
+    return clientDataConverter(env);
   } catch (err) {
     if (err instanceof ConfigError) throw usageError(err.message);
     throw err;
@@ -190,11 +203,12 @@ export function isNotFound(err: unknown): boolean {
  * Runs a command as the process: its exit code becomes the process's, a CliError prints its
  * message and exits with its code, anything else prints and exits 1. Waits for stdout to drain.
  */
-export function runMain(command: (argv: string[], io: Io) => Promise<ExitCode>, argv = process.argv.slice(2)): void {
-  const io = processIo();
+export function runMain(command: (argv: string[], io: Io) => Promise<ExitCode>, given = process.argv.slice(2)): void {
+  const { argv, env } = commandEnvironment(given, process.env);
+  const io = { ...processIo(), env };
   const exit = (code: number) => io.stdout.write('', () => process.exit(code));
   command(argv, io).then(exit, (err: unknown) => {
-    println(io.stderr, spellCommands(`error: ${messageOf(err)}`, io.env));
+    println(io.stderr, `error: ${messageOf(err)}`);
     exit(err instanceof CliError ? err.exitCode : 1);
   });
 }

@@ -1,9 +1,9 @@
 /**
- * `shipments <command>` (also `npm run cli -- <command>`): the operator's entry point.
+ * `npm run cli -- <command>` (`npx shipments <command>` is the same): the operator's entry point.
  * Commands parse their own options with node's util.parseArgs; each has --help.
  */
 import { TEMPORAL_CONNECTION_HELP } from '../config/temporal-connection';
-import { EXIT, runMain, usageError, type ExitCode, type Io, spellCommands } from './cli-support';
+import { EXIT, PAYLOAD_ENCRYPTION_HELP, runMain, usageError, type ExitCode, type Io } from './cli-support';
 import { couriersCommand, productsCommand } from './commands/catalog';
 import { attentionCommand } from './commands/attention';
 import { cancelCommand } from './commands/cancel';
@@ -31,7 +31,7 @@ const COMMANDS: Record<string, Command> = {
   schedule: scheduleCommand,
 };
 
-export const HELP = `Usage: shipments <command> [options]
+export const HELP = `Usage: npm run cli -- <command> [options]
 
 Commands:
   import <file|->                    Start one shipment workflow per order of a shop export
@@ -57,11 +57,13 @@ Commands:
   couriers                           Couriers of the shipping account
   products <courier>                 A courier's shipping products
 
-Run "shipments <command> --help" for a command's options. In this repository the
-command is "npm run cli -- <command>".
+Run "npm run cli -- <command> --help" for a command's options ("npx shipments <command>"
+is the same command).
 
 Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for couriers,
 products and the import preflight.
+
+${PAYLOAD_ENCRYPTION_HELP}
 
 ${TEMPORAL_CONNECTION_HELP}
 
@@ -77,18 +79,18 @@ export async function main(argv: string[], io: Io): Promise<ExitCode> {
     const topic = name === 'help' ? rest[0] : undefined;
     if (topic !== undefined && COMMANDS[topic]) return COMMANDS[topic](['--help'], io);
     if (name === undefined) {
-      io.stderr.write(spellCommands(HELP, io.env));
+      io.stderr.write(HELP);
       return EXIT.usage;
     }
-    io.stdout.write(spellCommands(HELP, io.env));
+    io.stdout.write(HELP);
     return EXIT.ok;
   }
   const command = COMMANDS[name];
-  if (!command) throw usageError(`unknown command "${name}"; commands: ${Object.keys(COMMANDS).join(', ')}. See: shipments --help`);
+  if (!command) throw usageError(`unknown command "${name}"; commands: ${Object.keys(COMMANDS).join(', ')}. See: npm run cli -- --help`);
   return command(rest, io);
 }
 
-/** Runs the command line of this process (used by the `shipments` bin). */
+/** Runs the command line of this process (`npm run cli`, and the `shipments` bin: `npx shipments`). */
 export function run(argv = process.argv.slice(2)): void {
   runMain(main, argv);
 }

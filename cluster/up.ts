@@ -2,6 +2,7 @@
  * `npm run cluster [-- up]`: the start-up in the order it happens, each step a function of its
  * own. Runs until a signal or `npm run cluster -- down`.
  */
+import path from 'node:path';
 import fs from 'node:fs';
 import { credentialExports } from '../launcher/defaults';
 import { assertPortsFree } from '../launcher/ports';
@@ -83,10 +84,17 @@ function printBanner(c: Cluster): void {
     `   Data              ${layout.dataDir}`,
     '',
     ' In another terminal:',
-    `   export TEMPORAL_ADDRESS=${c.address} SHIPPING_API_BASE_URL=${c.apiUrl} ${credentialExports(c.settings).join(' ')}`,
+    `   export TEMPORAL_ADDRESS=${c.address} SHIPPING_API_BASE_URL=${c.apiUrl} ${[...credentialExports(c.settings), payloadExport()].join(' ')}`,
     '   npm run import -- examples/orders.ndjson',
     `   npm run cluster -- status${o.dataDir === DEFAULTS.dataDir ? '' : ` --data-dir ${o.dataDir}`}`,
     '',
     ' Ctrl-C (or npm run cluster -- down) stops everything.',
   ]);
+}
+
+/** The workers inherit this shell's keys, or run in clear: the import and CLI must do the same (they refuse otherwise). */
+function payloadExport(): string {
+  if (process.env.PAYLOAD_ENCRYPTION_KEYS_FILE)
+    return `PAYLOAD_ENCRYPTION_KEYS_FILE=${path.resolve(process.env.PAYLOAD_ENCRYPTION_KEYS_FILE)}`;
+  return process.env.PAYLOAD_ENCRYPTION_KEYS ? 'PAYLOAD_ENCRYPTION_KEYS=<the same keys as here>' : 'PAYLOAD_ENCRYPTION=off';
 }

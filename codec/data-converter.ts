@@ -5,18 +5,25 @@
  */
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
-import { loadPayloadEncryptionSettings, type PayloadEncryptionSettings } from '../config/settings';
-import { EncryptionCodec } from './encryption-codec';
+import { loadClientPayloadEncryption, type PayloadEncryptionSettings } from '../config/settings';
+import { EncryptionCodec, KeylessCodec, type PlainPayloadListener } from './encryption-codec';
 
 /** Without extension: resolves to the .ts file under tsx and to the .js file in dist/. */
 const FAILURE_CONVERTER_PATH = path.join(__dirname, 'failure-converter');
 
-export function dataConverterFor(encryption: PayloadEncryptionSettings | undefined): DataConverter | undefined {
+export function dataConverterFor(
+  encryption: PayloadEncryptionSettings | undefined,
+  onPlainPayload?: PlainPayloadListener,
+): DataConverter | undefined {
   if (!encryption) return undefined;
-  return { payloadCodecs: [new EncryptionCodec(encryption)], failureConverterPath: FAILURE_CONVERTER_PATH };
+  return { payloadCodecs: [new EncryptionCodec(encryption, onPlainPayload)], failureConverterPath: FAILURE_CONVERTER_PATH };
 }
 
-/** Reads PAYLOAD_ENCRYPTION_KEYS(_FILE) / PAYLOAD_ENCRYPTION_KEY_ID; throws ConfigError naming the setting. */
-export function dataConverterFromEnv(env: Record<string, string | undefined> = process.env): DataConverter | undefined {
-  return dataConverterFor(loadPayloadEncryptionSettings(env));
+/**
+ * A client's (the import's, every CLI command's): the keys, or in clear only when told to
+ * (PAYLOAD_ENCRYPTION=off); neither throws ConfigError naming the setting to export.
+ */
+export function clientDataConverter(env: Record<string, string | undefined> = process.env): DataConverter {
+  const encryption = loadClientPayloadEncryption(env);
+  return encryption === 'off' ? { payloadCodecs: [new KeylessCodec()] } : dataConverterFor(encryption)!;
 }

@@ -7,7 +7,7 @@
  * passed through, so histories written before encryption was switched on still replay.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { EncryptionKey, PayloadEncryptionSettings } from '../config/settings';
 
@@ -25,11 +25,17 @@ export class PayloadDecryptionError extends Error {
   override readonly name = 'PayloadDecryptionError';
 }
 
+/** Told of each payload decoded that was not encrypted, with the workflow it belongs to when known. */
+export type PlainPayloadListener = (workflowId: string | undefined) => void;
+
 export class EncryptionCodec implements PayloadCodec {
   private readonly keys: ReadonlyMap<string, Buffer>;
   private readonly active: EncryptionKey;
 
-  constructor(settings: PayloadEncryptionSettings) {
+  constructor(
+    settings: PayloadEncryptionSettings,
+    private readonly onPlainPayload?: PlainPayloadListener,
+  ) {
     this.keys = new Map(settings.keys.map((k) => [k.id, k.key]));
     const key = this.keys.get(settings.activeKeyId);
     if (!key) throw new Error(`active key id "${settings.activeKeyId}" is not among the configured keys`);
@@ -44,8 +50,12 @@ export class EncryptionCodec implements PayloadCodec {
     return payloads.map((payload) => this.encrypt(payload));
   }
 
-  async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => (isEncrypted(payload) ? this.decrypt(payload) : payload));
+  async decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      if (isEncrypted(payload)) return this.decrypt(payload);
+      this.onPlainPayload?.(context?.workflowId);
+      return payload;
+    });
   }
 
   private encrypt(payload: Payload): Payload {
@@ -91,4 +101,27 @@ export class EncryptionCodec implements PayloadCodec {
 export function isEncrypted(payload: Payload): boolean {
   const encoding = payload.metadata?.encoding;
   return encoding !== undefined && encoding !== null && fromUtf8.decode(encoding) === ENCRYPTED_ENCODING;
+}
+
+/**
+ * The codec of a client told to send in clear (PAYLOAD_ENCRYPTION=off): payloads leave as they
+ * are, and an encrypted one read back fails naming the setting that is missing, instead of the
+ * payload converter's "Unknown encoding: binary/encrypted".
+ */
+export class KeylessCodec implements PayloadCodec {
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads;
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    const encrypted = payloads.find(isEncrypted);
+    if (encrypted) {
+      const id = encrypted.metadata?.[KEY_ID_METADATA];
+      throw new PayloadDecryptionError(
+        `this shipment's data is encrypted${id ? ` (key "${fromUtf8.decode(id)}")` : ''} and no key is set: ` +
+          "set PAYLOAD_ENCRYPTION_KEYS_FILE (or PAYLOAD_ENCRYPTION_KEYS) to the worker's keys, instead of PAYLOAD_ENCRYPTION=off / --no-encryption",
+      );
+    }
+    return payloads;
+  }
 }

@@ -738,6 +738,33 @@ export function loadPayloadEncryptionSettings(env: Env = process.env): PayloadEn
   return { keys, activeKeyId: activeId ?? keys[0]!.id };
 }
 
+/** The setting that lets a client (the import, the CLI) send payloads in clear; `--no-encryption` sets it. */
+export const PAYLOAD_ENCRYPTION_OFF = { variable: 'PAYLOAD_ENCRYPTION', value: 'off' } as const;
+
+/**
+ * The keys of a process that starts or reads shipments (the import, every CLI command), or 'off'
+ * when told to send in clear (PAYLOAD_ENCRYPTION=off). Neither is a ConfigError naming the
+ * settings: a client without keys would store names, addresses and phones in clear, silently.
+ */
+export function loadClientPayloadEncryption(env: Env = process.env): PayloadEncryptionSettings | 'off' {
+  const mode = parseEnv(z.object({ PAYLOAD_ENCRYPTION: z.enum(['off']).optional() }), env).PAYLOAD_ENCRYPTION;
+  const keys = loadPayloadEncryptionSettings(env);
+  if (mode === 'off' && keys) {
+    throw new ConfigError([{ variable: 'PAYLOAD_ENCRYPTION', message: 'is off but PAYLOAD_ENCRYPTION_KEYS(_FILE) is set: drop one' }]);
+  }
+  if (keys) return keys;
+  if (mode === 'off') return 'off';
+  throw new ConfigError([
+    {
+      variable: 'PAYLOAD_ENCRYPTION_KEYS_FILE',
+      message:
+        'is not set (nor PAYLOAD_ENCRYPTION_KEYS): this would send names, addresses and phones to Temporal in clear, so nothing was sent. ' +
+        "Export the worker's keys (`npm run dev` prints the line; with `npm run dev` running in this checkout they are found by themselves), " +
+        'or send in clear on purpose: PAYLOAD_ENCRYPTION=off or --no-encryption',
+    },
+  ]);
+}
+
 export const CODEC_SERVER_DEFAULTS = { host: '127.0.0.1', port: 8888, corsOrigins: ['http://localhost:8233'] } as const;
 
 export interface CodecServerSettings {

@@ -15,6 +15,8 @@ export interface RunningDev {
   codecUrl: string | undefined;
   shopUrl: string | undefined;
   stores: PlatformStores | undefined;
+  /** The shop connectors the worker got, as a file (unset: the shell's own SHOP_CONNECTORS(_FILE)). */
+  connectorsFile?: string;
   settings: DemoSettings;
   /** --prometheus: its address. */
   prometheusUrl?: string;
@@ -140,9 +142,10 @@ function exportsFor(o: DevOptions, r: RunningDev): string[] {
     `SHIPPING_API_BASE_URL=${r.apiUrl}`,
     ...credentialExports(r.settings),
     ...(!o.encryption
-      ? []
+      ? ['PAYLOAD_ENCRYPTION=off']
       : process.env.PAYLOAD_ENCRYPTION_KEYS_FILE
         ? [`PAYLOAD_ENCRYPTION_KEYS_FILE=${path.resolve(process.env.PAYLOAD_ENCRYPTION_KEYS_FILE)}`]
         : ['PAYLOAD_ENCRYPTION_KEYS=<the same keys as here>']),
+    ...(r.connectorsFile ? [`SHOP_CONNECTORS_FILE=${r.connectorsFile}`] : []),
   ];
 }

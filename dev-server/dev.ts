@@ -25,6 +25,7 @@ import { searchAttributeArgs } from '../launcher/temporal';
 import { printDevBanner } from './dev-banner';
 import { isHarmlessServerWarning } from './server-warnings';
 import { ensureDevKeyFile } from './dev-key';
+import { DEV_CONNECTORS_FILE, writeDevFile, writeDevSession } from './dev-session';
 import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems, type DevOptions, type Launch } from './dev-options';
 import { ensureDevAccounts, type DevAccounts } from './dev-accounts';
 import { exampleShops } from './example-shops';
@@ -89,11 +90,22 @@ async function main(): Promise<void> {
       WORKER_HEALTH_PORT: String(o.healthPort),
       METRICS_BIND_ADDRESS: `127.0.0.1:${o.sdkMetricsPort}`,
     },
-    shop?.connectors,
+    shop?.connectorsFile,
     shop ? o.triggerPort : undefined,
   );
   if (shop) await connectStores(shop.stores, address, o.triggerPort);
   const prometheusUrl = prometheusBinary ? await startPrometheus(o, prometheusBinary) : undefined;
+  // The import and CLI of this checkout find the key and connectors through it (client/dev-checkout.ts).
+  writeDevSession(o.dataDir, {
+    temporalAddress: address,
+    namespace: NAMESPACE,
+    // The user's own inline keys are not written anywhere: their terminal exports them itself.
+    ...(o.encryption && process.env.PAYLOAD_ENCRYPTION_KEYS_FILE
+      ? { payloadEncryptionKeysFile: path.resolve(process.env.PAYLOAD_ENCRYPTION_KEYS_FILE) }
+      : {}),
+    ...(o.noEncryption ? { payloadEncryption: 'off' as const } : {}),
+    ...(shop ? { shopConnectorsFile: shop.connectorsFile } : {}),
+  });
   printDevBanner(out, o, {
     address,
     apiUrl,
@@ -101,6 +113,7 @@ async function main(): Promise<void> {
     codecUrl,
     shopUrl: shop?.url,
     stores: shop?.stores,
+    connectorsFile: shop?.connectorsFile,
     settings,
     prometheusUrl,
     nextOrders: shop ? await nextOrders(shop.stores) : undefined,
@@ -274,7 +287,7 @@ async function startShippingApi(
 async function startShop(
   o: DevOptions,
   scripts: Record<string, string>,
-): Promise<{ url: string; connectors: string; stores: PlatformStores } | undefined> {
+): Promise<{ url: string; connectorsFile: string; stores: PlatformStores } | undefined> {
   if (o.ownConnectors) {
     out.say('Using your SHOP_CONNECTORS(_FILE) for the worker; not starting the shop receiver');
     return undefined;
@@ -299,6 +312,7 @@ async function startShop(
     (name, script, args) => startChild(name, launchScript(scripts, script, args), process.env),
     o.dataDir,
   );
+  // A file (0600), so the worker, the import and the CLI read the same connectors (and their secrets stay off `ps`).
   const connectors = JSON.stringify({
     // Short, so a shop taken down in the demo catches up within seconds of coming back.
     maxBackoff: '10s',
@@ -307,20 +321,21 @@ async function startShop(
     ),
     ...stores.connectors,
   });
+  const connectorsFile = writeDevFile(o.dataDir, DEV_CONNECTORS_FILE, connectors);
   out.say(`Shops wired to the receiver: ${shops.join(', ')}; to the fake stores: ${Object.keys(stores.connectors).join(', ')}`);
-  return { url: pageUrl, connectors, stores };
+  return { url: pageUrl, connectorsFile, stores };
 }
 
 async function startWorker(
   scripts: Record<string, string>,
   env: NodeJS.ProcessEnv,
-  shopConnectors: string | undefined,
+  shopConnectorsFile: string | undefined,
   triggerPort: number | undefined,
 ): Promise<void> {
   out.say('Starting the worker');
   const worker = startChild('worker', launchScript(scripts, 'worker', []), {
     ...env,
-    ...(shopConnectors ? { SHOP_CONNECTORS: shopConnectors } : {}),
+    ...(shopConnectorsFile ? { SHOP_CONNECTORS_FILE: shopConnectorsFile } : {}),
     ...(triggerPort ? { SHOP_TRIGGER_PORT: String(triggerPort) } : {}),
   });
   // The SDK logs "Worker state changed ... RUNNING" once it polls (after bundling the workflows).

@@ -1,6 +1,6 @@
 /**
  * `shipments_needing_attention{reason}`: how many shipments wait for a person, per reason of
- * workflows/attention.ts, counted with visibility queries (the same ones `shipments attention`
+ * workflows/attention.ts, counted with visibility queries (the same ones `npm run cli -- attention`
  * lists). Ended ones (exception, tracking_timed_out, hold_timed_out, label_failed, and shop changes after a label) count over the last 24 hours.
  * Read at a scrape, at most every REFRESH_MS, each count bounded by COUNT_TIMEOUT_MS; a failed
  * read keeps the last values and is logged, so a slow Temporal never stalls /metrics.
@@ -36,7 +36,7 @@ export function watchAttention(client: Client, warn: (message: string, meta: Rec
   };
   gauge ??= new Gauge({
     name: ATTENTION_GAUGE,
-    help: 'Shipments waiting for a person, by reason (shipments attention lists them); ended ones over the last 24 h.',
+    help: 'Shipments waiting for a person, by reason (npm run cli -- attention lists them); ended ones over the last 24 h.',
     labelNames: ['reason'] as const,
     registers: [registry],
     async collect() {

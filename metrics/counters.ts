@@ -124,3 +124,10 @@ for (const activity of SHIPPING_API_ACTIVITIES) {
   apiCalls.inc({ activity }, 0);
 }
 knownShops([]);
+
+/** Workflows whose payloads reached a worker with keys unencrypted (metrics/payloads-in-clear.ts). */
+export const workflowsInClear = new Counter({
+  name: 'workflows_in_clear_total',
+  help: 'Workflows whose payloads reached this worker unencrypted although it has PAYLOAD_ENCRYPTION_KEYS (started, signalled or updated by a client without them): their names, addresses and phones are in clear in Temporal. Each counted once per worker process.',
+  registers: [registry],
+});

@@ -147,7 +147,7 @@ describe('status', () => {
     expect(run.stdout).toMatch(/Workflow\s+RUNNING/);
     expect(run.stdout).toMatch(/Phase\s+awaiting_correction/);
     expect(run.stdout).toMatch(/Last error\s+courier_error: COURIER_ERROR: 120802: Address Validation Error.*00000/);
-    expect(run.stdout).toMatch(/Next step\s+shipments resubmit lyon-ceramics LC-5531/);
+    expect(run.stdout).toMatch(/Next step\s+npm run cli -- resubmit lyon-ceramics LC-5531/);
   });
 
   it('shows a label being retried: the pending activity with its attempt count and last failure', async () => {
@@ -191,12 +191,12 @@ describe('attention', () => {
     expect(of('exception')).toEqual([...EXCEPTION].sort());
     expect(shipments.map((s) => s.since)).toEqual(shipments.map((s) => s.since).sort());
     expect(shipments.find((s) => s.orderId === 'LC-5531')!.next).toMatch(
-      /shipments resubmit lyon-ceramics LC-5531 <corrected-label\.json>/,
+      /npm run cli -- resubmit lyon-ceramics LC-5531 <corrected-label\.json>/,
     );
 
     const human = await cli('attention');
     expect(human.stdout).toMatch(/^SINCE\s+REASON\s+SHOP\s+ORDER\s+NEXT/);
-    expect(human.stdout).toMatch(/awaiting_correction\s+berlin-coffee\s+BC-10240\s+shipments status berlin-coffee BC-10240, then/);
+    expect(human.stdout).toMatch(/awaiting_correction\s+berlin-coffee\s+BC-10240\s+npm run cli -- status berlin-coffee BC-10240, then/);
     // Ended ones are listed for the --since window only.
     const none = await cli('attention', '--since', '1ms', '--json');
     expect(json(none.stdout).shipments.filter((s: { reason: string }) => s.reason === 'exception')).toEqual([]);
@@ -368,7 +368,7 @@ describe('couriers, products, help and usage', () => {
     );
     for (const run of helps) {
       expect(run.code).toBe(EXIT.ok);
-      expect(run.stdout).toMatch(/^Usage: shipments /);
+      expect(run.stdout).toMatch(/^Usage: npm run (cli|import) -- /);
       expect(run.stdout).toMatch(/Exit codes:/);
     }
     const [unknownCommand, missingArgs, badFlag, badConfig] = await Promise.all([

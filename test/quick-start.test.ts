@@ -104,6 +104,7 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver,
     TEMPORAL_ADDRESS: `localhost:${temporalPort}`,
     SHIPPING_API_BASE_URL: `http://127.0.0.1:${fakeApiPort}`,
     PAYLOAD_ENCRYPTION_KEYS_FILE: keyFile,
+    SHOP_CONNECTORS_FILE: path.join(dataDir, 'shop-connectors.json'),
   });
   expect(statSync(keyFile).mode & 0o777).toBe(0o600);
   expect(output).toContain(`Payloads          encrypted (key "dev-key-1"); the Web UI decrypts through http://127.0.0.1:${codecPort}`);
@@ -115,6 +116,15 @@ it('npm run dev brings up Temporal, the Web UI, the fake API, the shop receiver,
   expect(imported.code).toBe(1); // the sample has five broken records, on purpose
   const summary = JSON.parse(imported.stdout);
   expect(summary.counts).toMatchObject({ records: 35, started: 30, rejected: 5, failed: 0 });
+
+  // The README's second terminal in the same checkout exports no key and no connectors: the CLI
+  // finds npm run dev's (its data dir; .data/ by default), reads the encrypted shipments and knows its shops.
+  const sameCheckout = { TEMPORAL_ADDRESS: userEnv.TEMPORAL_ADDRESS!, DEV_DATA_DIR: dataDir, PAYLOAD_ENCRYPTION: '' };
+  const status = await runCli(['status', '--json', 'lyon-ceramics', 'LC-5531'], { env: sameCheckout });
+  expect(status.code, status.stderr).toBe(0);
+  expect(JSON.parse(status.stdout)).toMatchObject({ shop: 'lyon-ceramics', orderId: 'LC-5531' });
+  const schedule = await runCli(['schedule', 'describe', 'oslo-outdoor', '--json'], { env: sameCheckout });
+  expect(schedule.code, schedule.stderr).toBe(0);
 
   const delivered = await waitFor(
     async () => {

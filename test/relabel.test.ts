@@ -431,7 +431,7 @@ describe('a person closes what only a person can: resolve', () => {
       const long = await runCli(['resolve', p.shop, order.orderId, '--note', 'x'.repeat(501)], { env });
       expect(long).toMatchObject({ code: 2, stderr: expect.stringMatching(/--note must be 1 to 500 characters/) });
       const help = await runCli(['resolve', '--help'], { env });
-      expect(help).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: shipments resolve --note <text>[^]*Exit codes:/) });
+      expect(help).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: npm run cli -- resolve --note <text>[^]*Exit codes:/) });
 
       const done = await runCli(['resolve', p.shop, order.orderId, '--note', 'parcel recalled with DPD, ticket 4711', '--by', 'anna'], {
         env,

@@ -296,7 +296,7 @@ describe('shop sync', () => {
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/Shop sync\s+gone, 0 of \d+ event\(s\) delivered, \d+ pending from sequence 1/);
     expect(status.stdout).toContain('410 Gone');
-    expect(status.stdout).toContain('shipments redeliver moved SS-8');
+    expect(status.stdout).toContain('npm run cli -- redeliver moved SS-8');
     const listed = await waitFor(
       async () => {
         const run = await runCli(['list', '--shop-sync', 'gone', '--json'], { env: cliEnv });

@@ -29,6 +29,7 @@ import { createLogger, logDestination, PinoTemporalLogger } from './logger';
 import { secretsOfEnv } from './log-error';
 import { watchAttention } from '../metrics/attention-gauge';
 import { knownShops, registry } from '../metrics/counters';
+import { payloadsInClearWatch } from '../metrics/payloads-in-clear';
 import { watchCourierCodes } from '../metrics/courier-labels';
 import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
 
@@ -108,7 +109,10 @@ async function main(): Promise<number> {
     console.error(`cannot connect to Temporal at ${temporalTarget(temporal)}: ${await explainConnectFailure(temporal, err)}`);
     return 1;
   }
-  const dataConverter = dataConverterFor(settings.payloadEncryption);
+  const dataConverter = dataConverterFor(
+    settings.payloadEncryption,
+    payloadsInClearWatch((message, meta) => logger.warn(meta, message)),
+  );
   let directory: OpenAccounts;
   try {
     directory = await openAccounts(accounts, {

@@ -1,12 +1,12 @@
 /**
  * What needs a person: each reason a shipment waits for someone, as a visibility query on the
- * shipment's search attributes, with the command that acts on it. `shipments attention` lists
+ * shipment's search attributes, with the command that acts on it. `npm run cli -- attention` lists
  * them, the worker's `shipments_needing_attention` gauge counts them (alerts fire on it).
  *
  * Extension point: a new reason is one more row here, with the search attribute its workflow
  * sets; the list, the gauge and the alert follow. A reason ends when its attribute moves on:
  * the phase or outcome changes, or ShipmentShopChange becomes `resolved` (the change taken, or
- * closed by a person with `shipments resolve`).
+ * closed by a person with `npm run cli -- resolve`).
  * Not imported by workflow code.
  */
 import { relabelCommand, resolveCommand, SA, SHOP_SYNC_STOPPED, WORKFLOW_TYPE, type ShopAttention } from './definitions';
@@ -43,14 +43,14 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     query: `${SA.status.name} = 'awaiting_correction'`,
     when: 'running',
     next: (shop, orderId, parcel) =>
-      `shipments status ${shop} ${orderId}, then shipments resubmit ${shop} ${orderId}${parcelOption(parcel)} <corrected-label.json>`,
+      `npm run cli -- status ${shop} ${orderId}, then npm run cli -- resubmit ${shop} ${orderId}${parcelOption(parcel)} <corrected-label.json>`,
   },
   {
     reason: 'shop_sync_stopped',
     title: 'the shop refused an event, is gone, or the delivery window ran out',
     query: `${SA.shopSync.name} IN (${quoted(SHOP_SYNC_STOPPED)})`,
     when: 'running',
-    next: (shop, orderId, parcel) => `fix the shop's side, then shipments redeliver ${shop} ${orderId}${parcelOption(parcel)}`,
+    next: (shop, orderId, parcel) => `fix the shop's side, then npm run cli -- redeliver ${shop} ${orderId}${parcelOption(parcel)}`,
   },
   {
     reason: 'cancelled_in_shop',
@@ -58,7 +58,7 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     query: `${SA.shopChange.name} = 'cancelled_in_shop'`,
     when: 'both',
     next: (shop, orderId, parcel) =>
-      `shipments status ${shop} ${orderId}: recall the parcel with the courier (nothing is voided or written to the order), ` +
+      `npm run cli -- status ${shop} ${orderId}: recall the parcel with the courier (nothing is voided or written to the order), ` +
       `then ${resolved(shop, orderId, parcel)}`,
   },
   {
@@ -67,7 +67,7 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     query: `${SA.shopChange.name} = 'cancelled_label_to_void'`,
     when: 'both',
     next: (shop, orderId, parcel) =>
-      `shipments status ${shop} ${orderId}: void the unused label with the courier and recall the parcel, then ${resolved(shop, orderId, parcel)}`,
+      `npm run cli -- status ${shop} ${orderId}: void the unused label with the courier and recall the parcel, then ${resolved(shop, orderId, parcel)}`,
   },
   {
     reason: 'changed_in_shop',
@@ -75,7 +75,7 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     query: `${SA.shopChange.name} IN (${quoted(SHOP_CHANGES_AFTER_LABEL)})`,
     when: 'both',
     next: (shop, orderId, parcel) =>
-      `shipments status ${shop} ${orderId}: the parcel goes to the label's address; redirect it with the courier or ship the difference, ` +
+      `npm run cli -- status ${shop} ${orderId}: the parcel goes to the label's address; redirect it with the courier or ship the difference, ` +
       `or label it anew to the shop's address: ${relabelCommand(shop, orderId, parcel)} (handled otherwise: ${resolved(shop, orderId, parcel)})`,
   },
   {
@@ -83,28 +83,28 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     title: 'the courier reported an exception',
     query: `${SA.status.name} = 'exception'`,
     when: 'closed',
-    next: (shop, orderId) => `shipments status ${shop} ${orderId}: ask the courier, tell the customer`,
+    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: ask the courier, tell the customer`,
   },
   {
     reason: 'tracking_timed_out',
     title: 'no terminal tracking state within the tracking time limit',
     query: `${SA.status.name} = 'tracking_timed_out'`,
     when: 'closed',
-    next: (shop, orderId) => `shipments status ${shop} ${orderId}: ask the courier where the parcel is`,
+    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: ask the courier where the parcel is`,
   },
   {
     reason: 'hold_timed_out',
     title: 'the merchant held the order for longer than SHOP_HOLD_TIMEOUT: no label was made',
     query: `${SA.status.name} = 'hold_timed_out'`,
     when: 'closed',
-    next: (shop, orderId) => `shipments status ${shop} ${orderId}: once the shop releases it, import it again (a new label)`,
+    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: once the shop releases it, import it again (a new label)`,
   },
   {
     reason: 'label_failed',
     title: 'no corrected label data before the correction timeout',
     query: `${SA.status.name} = 'label_failed'`,
     when: 'closed',
-    next: (shop, orderId) => `shipments status ${shop} ${orderId}: its shipment has ended; label the order by other means`,
+    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: its shipment has ended; label the order by other means`,
   },
 ];
 

@@ -118,7 +118,7 @@ export interface ShopOrderState extends ShopOrderSeen {
   offer: LabelRequestWithoutKey | null;
   /** Labels bought by an operator's relabel for an order cancelled meanwhile: unused, never told to the shop; void them with the courier. */
   labelsToVoid?: LabelToVoid[];
-  /** What a person closed (`shipments resolve`), oldest first (the last SHOP_CHANGES_KEPT); the mark is closed while the last names it. */
+  /** What a person closed (`npm run cli -- resolve`), oldest first (the last SHOP_CHANGES_KEPT); the mark is closed while the last names it. */
   resolutions?: AttentionResolution[];
 }
 
@@ -288,10 +288,10 @@ export const relabelFromShopUpdate = defineUpdate<RelabelResult, [RelabelFromSho
 
 /** The operator's command that sends it, as the `shipments` bin spells it. */
 export function relabelCommand(shop: string, orderId: string, location?: string): string {
-  return `shipments resubmit ${shop} ${orderId} --from-shop${location === undefined ? '' : ` --parcel ${location}`}`;
+  return `npm run cli -- resubmit ${shop} ${orderId} --from-shop${location === undefined ? '' : ` --parcel ${location}`}`;
 }
 
-/** `shipments resolve`: a person closes the shipment's attention mark, saying who and what was done. */
+/** `npm run cli -- resolve`: a person closes the shipment's attention mark, saying who and what was done. */
 export interface ResolveAttention {
   /** At most RESOLVE_LIMITS.by characters. */
   by: string;
@@ -314,7 +314,7 @@ export const resolveAttentionUpdate = defineUpdate<AttentionResolution, [Resolve
 
 /** The operator's command that sends it, as the `shipments` bin spells it. */
 export function resolveCommand(shop: string, orderId: string, location?: string): string {
-  return `shipments resolve ${shop} ${orderId}${location === undefined ? '' : ` --parcel ${location}`}`;
+  return `npm run cli -- resolve ${shop} ${orderId}${location === undefined ? '' : ` --parcel ${location}`}`;
 }
 
 export interface CancelShipment {

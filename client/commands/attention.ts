@@ -1,22 +1,11 @@
-/** `shipments attention`: every shipment waiting for a person, oldest first, with the next command. */
+/** `npm run cli -- attention`: every shipment waiting for a person, oldest first, with the next command. */
 import { parseDuration } from '../../config/settings';
 import { ATTENTION_REASONS, attentionQuery } from '../../workflows/attention';
-import {
-  connectTemporal,
-  EXIT,
-  parseCommandArgs,
-  positiveInt,
-  println,
-  table,
-  usageError,
-  type ExitCode,
-  type Io,
-  spellCommands,
-} from '../cli-support';
+import { connectTemporal, EXIT, parseCommandArgs, positiveInt, println, table, usageError, type ExitCode, type Io } from '../cli-support';
 import { shipmentAttributes } from './shipment-lookup';
 import { parcelLocationOf } from '../../domain/shipment';
 
-export const ATTENTION_HELP = `Usage: shipments attention [--since <duration>] [--limit <n>] [--json]
+export const ATTENTION_HELP = `Usage: npm run cli -- attention [--since <duration>] [--limit <n>] [--json]
 
 Lists every shipment that waits for a person, oldest first, with the command that acts on it:
   awaiting_correction  the courier rejected the label: resubmit corrected data
@@ -72,11 +61,11 @@ export async function attentionCommand(argv: string[], io: Io): Promise<ExitCode
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(spellCommands(ATTENTION_HELP, io.env));
+    io.stdout.write(ATTENTION_HELP);
     return EXIT.ok;
   }
   if (positionals.length > 0)
-    throw usageError(`attention takes no arguments (got "${positionals.join(' ')}"). See: shipments attention --help`);
+    throw usageError(`attention takes no arguments (got "${positionals.join(' ')}"). See: npm run cli -- attention --help`);
   const sinceMs = parseDuration(values.since);
   if (sinceMs === undefined) throw usageError(`--since must be a duration like 12h or 7d (got "${values.since}")`);
   const limit = positiveInt('limit', values.limit, 200, 10_000);
@@ -104,7 +93,7 @@ export async function attentionCommand(argv: string[], io: Io): Promise<ExitCode
           workflowId: info.workflowId,
           since: (reason.when === 'running' ? info.startTime : (info.closeTime ?? info.startTime)).toISOString(),
           status: sa.status,
-          next: spellCommands(reason.next(shop, orderId, parcelLocationOf(info.workflowId, { shop, orderId })), io.env),
+          next: reason.next(shop, orderId, parcelLocationOf(info.workflowId, { shop, orderId })),
         });
       }
     }

@@ -1,19 +1,9 @@
-/** `shipments cancel <shop> <orderId>`: stops a shipment (label wait or tracking). */
+/** `npm run cli -- cancel <shop> <orderId>`: stops a shipment (label wait or tracking). */
 import { cancelShipmentSignal, type ShipmentOutcome } from '../../workflows/definitions';
-import {
-  CliError,
-  connectTemporal,
-  EXIT,
-  parseCommandArgs,
-  println,
-  requirePositionals,
-  type ExitCode,
-  type Io,
-  spellCommands,
-} from '../cli-support';
+import { CliError, connectTemporal, EXIT, parseCommandArgs, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
 import { findShipment } from './shipment-lookup';
 
-export const CANCEL_HELP = `Usage: shipments cancel [--reason <text>] [--wait] [--json] <shop> <orderId>
+export const CANCEL_HELP = `Usage: npm run cli -- cancel [--reason <text>] [--wait] [--json] <shop> <orderId>
 
 Sends the cancel signal to a running shipment: it stops waiting for corrected label data
 or tracking and ends with outcome cancelled_by_operator. (It does not cancel a label at
@@ -37,7 +27,7 @@ export async function cancelCommand(argv: string[], io: Io): Promise<ExitCode> {
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(spellCommands(CANCEL_HELP, io.env));
+    io.stdout.write(CANCEL_HELP);
     return EXIT.ok;
   }
   const [shop, orderId] = requirePositionals(positionals, ['shop', 'orderId'], 'cancel') as [string, string];

@@ -1,4 +1,4 @@
-/** `shipments couriers` and `shipments products <courier>`: what the shipping API offers the account. */
+/** `npm run cli -- couriers` and `npm run cli -- products <courier>`: what the shipping API offers the account. */
 import {
   EXIT,
   parseCommandArgs,
@@ -9,14 +9,13 @@ import {
   table,
   type ExitCode,
   type Io,
-  spellCommands,
 } from '../cli-support';
 
 const ENV_NOTE = `Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN.`;
 const EXIT_NOTE = `Exit codes: 0 listed; 1 the API refused the request (e.g. unknown courier);
 2 usage/configuration error; 5 the shipping API unreachable or credentials refused.`;
 
-export const COURIERS_HELP = `Usage: shipments couriers [--json]
+export const COURIERS_HELP = `Usage: npm run cli -- couriers [--json]
 
 Lists the couriers of the account (GET /couriers): the codes import records use in
 labelRequest.courier.
@@ -25,7 +24,7 @@ ${ENV_NOTE}
 ${EXIT_NOTE}
 `;
 
-export const PRODUCTS_HELP = `Usage: shipments products [--json] <courier>
+export const PRODUCTS_HELP = `Usage: npm run cli -- products [--json] <courier>
 
 Lists a courier's shipping products (GET /products): the codes import records use in
 labelRequest.service.productCode.
@@ -48,7 +47,7 @@ async function catalogCommand(argv: string[], io: Io, command: 'couriers' | 'pro
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(spellCommands(command === 'couriers' ? COURIERS_HELP : PRODUCTS_HELP, io.env));
+    io.stdout.write(command === 'couriers' ? COURIERS_HELP : PRODUCTS_HELP);
     return EXIT.ok;
   }
   const [courier] = requirePositionals(positionals, command === 'couriers' ? [] : ['courier'], command);

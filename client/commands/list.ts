@@ -1,22 +1,11 @@
-/** `shipments list`: shipment workflows filtered on their search attributes, one page at a time. */
+/** `npm run cli -- list`: shipment workflows filtered on their search attributes, one page at a time. */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { SA, WORKFLOW_TYPE } from '../../workflows/definitions';
-import {
-  connectTemporal,
-  EXIT,
-  parseCommandArgs,
-  positiveInt,
-  println,
-  table,
-  usageError,
-  type ExitCode,
-  type Io,
-  spellCommands,
-} from '../cli-support';
+import { connectTemporal, EXIT, parseCommandArgs, positiveInt, println, table, usageError, type ExitCode, type Io } from '../cli-support';
 import { timestampIso } from './shipment-lookup';
 import { parcelLocationOf } from '../../domain/shipment';
 
-export const LIST_HELP = `Usage: shipments list [options]
+export const LIST_HELP = `Usage: npm run cli -- list [options]
 
 Lists shipment workflows, newest first, filtered on their search attributes.
 Each filter takes one value or several separated by commas (any of them matches);
@@ -32,7 +21,7 @@ Filters:
   --courier <c,...>       ShipmentCourier (courier code)
   --shop <s,...>          ShipmentShop
   --shop-sync <s,...>     ShipmentShopSync: failed, gone or expired (shop delivery waits for
-                          \`shipments redeliver\`), ok (delivering again after one)
+                          \`npm run cli -- redeliver\`), ok (delivering again after one)
   --shop-change <c,...>   ShipmentShopChange: the merchant changed the order after its label
                           (cancelled_in_shop, cancelled_label_to_void, address_changed,
                           lines_changed, held_in_shop), resolved once that is over
@@ -126,11 +115,11 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(spellCommands(LIST_HELP, io.env));
+    io.stdout.write(LIST_HELP);
     return EXIT.ok;
   }
   if (positionals.length > 0)
-    throw usageError(`list takes no arguments, only options (got "${positionals.join(' ')}"). See: shipments list --help`);
+    throw usageError(`list takes no arguments, only options (got "${positionals.join(' ')}"). See: npm run cli -- list --help`);
   const split = (text: string | undefined) =>
     text
       ?.split(',')
@@ -151,7 +140,7 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
   const pageSize = positiveInt('page-size', values['page-size'], 20, 1000);
   const token = values['next-page-token'];
   if (token !== undefined && !/^[A-Za-z0-9_-]+$/.test(token))
-    throw usageError('--next-page-token is not a token printed by shipments list');
+    throw usageError('--next-page-token is not a token printed by npm run cli -- list');
 
   const session = await connectTemporal(io.env);
   try {
@@ -215,10 +204,8 @@ export async function listCommand(argv: string[], io: Io): Promise<ExitCode> {
     if (next)
       println(
         io.stdout,
-        spellCommands(
-          `More: shipments list ${argvWithout(argv, '--next-page-token')} --next-page-token ${next}`.replace(/\s+/g, ' '),
-          io.env,
-        ),
+
+        `More: npm run cli -- list ${argvWithout(argv, '--next-page-token')} --next-page-token ${next}`.replace(/\s+/g, ' '),
       );
     return EXIT.ok;
   } finally {

@@ -1,27 +1,17 @@
-/** `shipments redeliver <shop> <orderId>`: send a shipment's undelivered shop events again. */
+/** `npm run cli -- redeliver <shop> <orderId>`: send a shipment's undelivered shop events again. */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { parseDuration } from '../../config/settings';
 import { redeliverShopEventsUpdate, stateQuery, type RedeliverResult, type ShopSyncState } from '../../workflows/definitions';
-import {
-  connectTemporal,
-  EXIT,
-  parseCommandArgs,
-  println,
-  requirePositionals,
-  usageError,
-  type ExitCode,
-  type Io,
-  spellCommands,
-} from '../cli-support';
+import { connectTemporal, EXIT, parseCommandArgs, println, requirePositionals, usageError, type ExitCode, type Io } from '../cli-support';
 import { findRunningShipment } from './shipment-lookup';
 
-export const REDELIVER_HELP = `Usage: shipments redeliver [--wait <duration>] [--parcel <location>] [--json] <shop> <orderId>
+export const REDELIVER_HELP = `Usage: npm run cli -- redeliver [--wait <duration>] [--parcel <location>] [--json] <shop> <orderId>
 
 Sends a shipment's undelivered events to its shop again, from the first one the shop did
 not acknowledge, in order and with their original ids (the shop de-duplicates on them).
 For a shipment whose shop sync stopped: the shop refused an event (a 4xx), its endpoint
 answered 410 Gone, or the delivery window ran out. Find them with
-  shipments list --shop-sync failed,gone,expired
+  npm run cli -- list --shop-sync failed,gone,expired
 Fix the cause first (the receiver, or the worker's SHOP_CONNECTORS), then redeliver.
 
 Options:
@@ -44,14 +34,13 @@ export async function redeliverCommand(argv: string[], io: Io): Promise<ExitCode
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(spellCommands(REDELIVER_HELP, io.env));
+    io.stdout.write(REDELIVER_HELP);
     return EXIT.ok;
   }
   const [shop, orderId] = requirePositionals(positionals, ['shop', 'orderId'], 'redeliver') as [string, string];
   const waitMs = values.wait.trim() === '0' ? 0 : parseDuration(values.wait);
   if (waitMs === undefined) throw usageError(`--wait must be a duration like 500ms, 20s or 5m, or 0 (got "${values.wait}")`);
-  const out = (human: string, json: unknown) =>
-    println(io.stdout, values.json ? JSON.stringify(json, null, 2) : spellCommands(human, io.env));
+  const out = (human: string, json: unknown) => println(io.stdout, values.json ? JSON.stringify(json, null, 2) : human);
 
   const session = await connectTemporal(io.env);
   try {
@@ -75,7 +64,7 @@ export async function redeliverCommand(argv: string[], io: Io): Promise<ExitCode
     const sync = await settled(() => handle.query(stateQuery).then((s) => s.shopSync), waitMs);
     const json = { redelivery, shopSync: sync };
     if (!sync || sync.status === 'delivering') {
-      out(`${started}\nStill delivering after ${values.wait}: see shipments status ${shop} ${orderId}`, json);
+      out(`${started}\nStill delivering after ${values.wait}: see npm run cli -- status ${shop} ${orderId}`, json);
       return EXIT.unavailable;
     }
     if (sync.status === 'up_to_date') {

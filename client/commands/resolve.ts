@@ -1,5 +1,5 @@
 /**
- * `shipments resolve <shop> <orderId> --note <text>`: a person closes what only a person can
+ * `npm run cli -- resolve <shop> <orderId> --note <text>`: a person closes what only a person can
  * (a cancelled order's parcel recalled, an unused label voided, a changed address handled with
  * the courier). The workflow records it (the update resolveAttention: who, when, the note) and
  * its attention mark becomes `resolved`, so the attention list, the gauge and its alert drop it.
@@ -17,11 +17,10 @@ import {
   usageError,
   type ExitCode,
   type Io,
-  spellCommands,
 } from '../cli-support';
 import { findRunningShipment } from './shipment-lookup';
 
-export const RESOLVE_HELP = `Usage: shipments resolve --note <text> [--by <name>] [--parcel <location>] [--json] <shop> <orderId>
+export const RESOLVE_HELP = `Usage: npm run cli -- resolve --note <text> [--by <name>] [--parcel <location>] [--json] <shop> <orderId>
 
 Closes a shipment's attention mark that only a person can close, once it was dealt with
 outside the system: an order cancelled in the shop after its label (cancelled_in_shop: the
@@ -54,7 +53,7 @@ export async function resolveAttentionCommand(argv: string[], io: Io): Promise<E
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(spellCommands(RESOLVE_HELP, io.env));
+    io.stdout.write(RESOLVE_HELP);
     return EXIT.ok;
   }
   const [shop, orderId] = requirePositionals(positionals, ['shop', 'orderId'], 'resolve') as [string, string];
@@ -85,7 +84,7 @@ export async function resolveAttentionCommand(argv: string[], io: Io): Promise<E
 
 /** Bounded, printable text: the workflow checks it again. */
 function checked(option: string, value: string | undefined, max: number): string {
-  if (value === undefined) throw usageError(`${option} is required: say what was done. See: shipments resolve --help`);
+  if (value === undefined) throw usageError(`${option} is required: say what was done. See: npm run cli -- resolve --help`);
   const text = value.trim();
   if (text === '' || text.length > max || hasControlCharacters(text))
     throw usageError(`${option} must be 1 to ${max} characters, without control characters (got "${printable(value.slice(0, 60))}")`);

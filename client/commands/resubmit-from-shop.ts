@@ -1,5 +1,5 @@
 /**
- * `shipments resubmit <shop> <orderId> --from-shop`: after the label, a new label to the order as
+ * `npm run cli -- resubmit <shop> <orderId> --from-shop`: after the label, a new label to the order as
  * the shop has it now (the merchant corrected the address or lines), taken from the shipment's
  * own reading of the shop (state.shopOrder.offer) and validated here as an import's label request.
  */

@@ -1,4 +1,4 @@
-/** `shipments resubmit <shop> <orderId> <file>`: corrected label data for a rejected label (`--from-shop`: resubmit-from-shop.ts). */
+/** `npm run cli -- resubmit <shop> <orderId> <file>`: corrected label data for a rejected label (`--from-shop`: resubmit-from-shop.ts). */
 import { readFile } from 'node:fs/promises';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { resubmitLabelUpdate, type ResubmitResult } from '../../workflows/definitions';
@@ -12,15 +12,14 @@ import {
   usageError,
   type ExitCode,
   type Io,
-  spellCommands,
 } from '../cli-support';
 import { identityOf, validateLabelRequest } from '../../order-import/record';
 import { errorLines } from './label-error';
 import { resubmitFromShop } from './resubmit-from-shop';
 import { findRunningShipment } from './shipment-lookup';
 
-export const RESUBMIT_HELP = `Usage: shipments resubmit [--reason <text>] [--accept-mismatch] [--parcel <location>] [--json] <shop> <orderId> <file>
-       shipments resubmit --from-shop [--reason <text>] [--parcel <location>] [--json] <shop> <orderId>
+export const RESUBMIT_HELP = `Usage: npm run cli -- resubmit [--reason <text>] [--accept-mismatch] [--parcel <location>] [--json] <shop> <orderId> <file>
+       npm run cli -- resubmit --from-shop [--reason <text>] [--parcel <location>] [--json] <shop> <orderId>
 
 Sends corrected label data to a shipment whose label the courier (or the API's
 validation) rejected, and waits for the new label attempt. <file> is the label creation
@@ -67,7 +66,7 @@ export async function resubmitCommand(argv: string[], io: Io): Promise<ExitCode>
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(spellCommands(RESUBMIT_HELP, io.env));
+    io.stdout.write(RESUBMIT_HELP);
     return EXIT.ok;
   }
   if (values.reason !== undefined && values.reason.length > 500) throw usageError('--reason must be at most 500 characters');

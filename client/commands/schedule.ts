@@ -1,27 +1,17 @@
-/** `shipments schedule <action> [shop]`: the shops' pull schedules (shop-import/schedule.ts). */
+/** `npm run cli -- schedule <action> [shop]`: the shops' pull schedules (shop-import/schedule.ts). */
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { ConfigError } from '../../config/settings';
 import { loadShopConnectors } from '../../shop-sync/connectors';
 import { applySchedule, cursorOf, importShops, triggerPull } from '../../shop-import/schedule';
 import { shopPullScheduleId, shopPullTaskQueue, type ShopPullResult } from '../../workflows/shop-pull/definitions';
-import {
-  CliError,
-  connectTemporal,
-  EXIT,
-  parseCommandArgs,
-  println,
-  usageError,
-  type ExitCode,
-  type Io,
-  spellCommands,
-} from '../cli-support';
+import { CliError, connectTemporal, EXIT, parseCommandArgs, println, usageError, type ExitCode, type Io } from '../cli-support';
 
-export const SCHEDULE_HELP = `Usage: shipments schedule apply [shop]
-       shipments schedule describe <shop> [--json]
-       shipments schedule pause <shop> [--note <text>]
-       shipments schedule resume <shop>
-       shipments schedule trigger <shop>
-       shipments schedule delete <shop>
+export const SCHEDULE_HELP = `Usage: npm run cli -- schedule apply [shop]
+       npm run cli -- schedule describe <shop> [--json]
+       npm run cli -- schedule pause <shop> [--note <text>]
+       npm run cli -- schedule resume <shop>
+       npm run cli -- schedule trigger <shop>
+       npm run cli -- schedule delete <shop>
 
 Each Shopify or WooCommerce shop with "import" settings in SHOP_CONNECTORS has a Temporal
 Schedule (id shop-pull-<shop>) that pulls its orders needing a label every import.every.
@@ -53,12 +43,12 @@ export async function scheduleCommand(argv: string[], io: Io): Promise<ExitCode>
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(spellCommands(SCHEDULE_HELP, io.env));
+    io.stdout.write(SCHEDULE_HELP);
     return EXIT.ok;
   }
   const [action, shop, ...extra] = positionals;
   if (!ACTIONS.includes(action as (typeof ACTIONS)[number]))
-    throw usageError(`schedule needs an action: ${ACTIONS.join(', ')}. See: shipments schedule --help`);
+    throw usageError(`schedule needs an action: ${ACTIONS.join(', ')}. See: npm run cli -- schedule --help`);
   if (extra.length > 0 || (action !== 'apply' && shop === undefined)) throw usageError(`schedule ${action} takes one shop`);
   const session = await connectTemporal(io.env);
   try {
@@ -66,14 +56,14 @@ export async function scheduleCommand(argv: string[], io: Io): Promise<ExitCode>
     const handle = session.client.schedule.getHandle(shopPullScheduleId(shop!));
     try {
       if (action === 'describe') return await describe(session.client, shop!, values.json, io);
-      if (action === 'pause') await handle.pause(values.note ?? 'paused with shipments schedule pause');
-      else if (action === 'resume') await handle.unpause('resumed with shipments schedule resume');
+      if (action === 'pause') await handle.pause(values.note ?? 'paused with npm run cli -- schedule pause');
+      else if (action === 'resume') await handle.unpause('resumed with npm run cli -- schedule resume');
       else if (action === 'trigger') await triggerPull(session.client, shop!);
       else await handle.delete();
     } catch (err) {
       if (err instanceof ScheduleNotFoundError)
         throw new CliError(
-          `no pull schedule for shop ${shop} (${shopPullScheduleId(shop!)}); create it with: shipments schedule apply ${shop}`,
+          `no pull schedule for shop ${shop} (${shopPullScheduleId(shop!)}); create it with: npm run cli -- schedule apply ${shop}`,
           EXIT.notFound,
         );
       throw err;

@@ -1,4 +1,4 @@
-/** `shipments status <shop> <orderId>`: the workflow's own state, plus what Temporal knows. */
+/** `npm run cli -- status <shop> <orderId>`: the workflow's own state, plus what Temporal knows. */
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import {
@@ -22,12 +22,11 @@ import {
   requirePositionals,
   type ExitCode,
   type Io,
-  spellCommands,
 } from '../cli-support';
 import { findShipment, shipmentAttributes, timestampIso } from './shipment-lookup';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 
-export const STATUS_HELP = `Usage: shipments status [--json] <shop> <orderId>
+export const STATUS_HELP = `Usage: npm run cli -- status [--json] <shop> <orderId>
 
 Shows one order's shipment: the workflow's state (stateQuery: phase, label, tracking,
 attempts, last error), the workflow execution status, its search attributes, and each
@@ -99,7 +98,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(spellCommands(STATUS_HELP, io.env));
+    io.stdout.write(STATUS_HELP);
     return EXIT.ok;
   }
   const [shop, orderId] = requirePositionals(positionals, ['shop', 'orderId'], 'status') as [string, string];
@@ -152,7 +151,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
     }
 
     if (values.json) println(io.stdout, JSON.stringify(report, null, 2));
-    else println(io.stdout, spellCommands(statusText(report), io.env));
+    else println(io.stdout, statusText(report));
     return EXIT.ok;
   } finally {
     await session.close();
@@ -213,7 +212,7 @@ function statusText(r: StatusReport): string {
       if (SHOP_SYNC_STOPPED.includes(sync.status)) {
         rows.push([
           'Next step',
-          `fix the shop's receiver or connector, then: shipments redeliver ${quoteArg(r.shop)} ${quoteArg(r.orderId)}`,
+          `fix the shop's receiver or connector, then: npm run cli -- redeliver ${quoteArg(r.shop)} ${quoteArg(r.orderId)}`,
         ]);
       }
     }
@@ -221,7 +220,7 @@ function statusText(r: StatusReport): string {
     if (s.phase === 'awaiting_correction') {
       rows.push([
         'Next step',
-        `shipments resubmit ${quoteArg(r.shop)} ${quoteArg(r.orderId)} <corrected-label.json>  (or: shipments cancel ...)`,
+        `npm run cli -- resubmit ${quoteArg(r.shop)} ${quoteArg(r.orderId)} <corrected-label.json>  (or: npm run cli -- cancel ...)`,
       ]);
     }
   } else if (r.stateError) {

@@ -1,5 +1,5 @@
 /**
- * `npm run import -- <file|->` and `shipments import`: starts one shipment workflow per valid
+ * `npm run import -- <file|->` (also `npm run cli -- import`): starts one shipment workflow per valid
  * order of a shop export (NDJSON, JSON array or CSV). See docs/import-and-cli.md.
  */
 import { constants, createReadStream, createWriteStream, type WriteStream } from 'node:fs';
@@ -15,6 +15,8 @@ import {
   isUnavailable,
   messageOf,
   parseCommandArgs,
+  PAYLOAD_ENCRYPTION_HELP,
+  payloadDataConverter,
   positiveInt,
   printable,
   println,
@@ -24,7 +26,6 @@ import {
   type ExitCode,
   type Io,
   type TemporalSession,
-  spellCommands,
 } from '../cli-support';
 import { TEMPORAL_CONNECTION_HELP } from '../../config/temporal-connection';
 import { BacklogGate, workflowBacklogReader } from '../../order-import/backlog-gate';
@@ -54,10 +55,9 @@ export const DEFAULT_CONCURRENCY = 16;
 /** Workflow tasks waiting for a worker above which the import holds new starts. */
 export const DEFAULT_MAX_BACKLOG = 200;
 
-export const IMPORT_HELP = `Usage: shipments import [options] <file|->
-       shipments import [options] --from <shop>
-       npm run import -- [options] <file|->
+export const IMPORT_HELP = `Usage: npm run import -- [options] <file|->
        npm run import -- [options] --from <shop>
+       (the same as npm run cli -- import ...)
 
 Starts one shipment workflow per order of a shop export. Records are
 { "shop", "orderId", "labelRequest" } (the label request without idempotencyKey:
@@ -97,6 +97,7 @@ Options:
                               reasons) and every order that failed to start to <path>, as NDJSON;
                               it holds personal data, so it is created readable by you only (0600)
   --json                      Print one JSON summary document on stdout (no other stdout output)
+  --no-encryption             Send the orders' names, addresses and phones in clear (PAYLOAD_ENCRYPTION=off)
   -h, --help                  Show this help
 
 Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN for the preflight;
@@ -104,6 +105,8 @@ SHIPPING_ACCOUNTS_FILE (or SHIPPING_ACCOUNTS): each shop's shipping account, fix
 shipments' input and preflighted against (the workers' file; docs/configuration.md).
 LIVE_ORDER_MAX_AGE (default 15m; off): a file's orders start as a backlog, behind live orders
 on the task queue; with --from, orders changed that recently start live (docs/capacity.md).
+
+${PAYLOAD_ENCRYPTION_HELP}
 
 ${TEMPORAL_CONNECTION_HELP}
 
@@ -150,13 +153,13 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
-    io.stdout.write(spellCommands(IMPORT_HELP, io.env));
+    io.stdout.write(IMPORT_HELP);
     return EXIT.ok;
   }
   if (values.from !== undefined) {
     if (positionals.length > 0 || values.format !== undefined) throw usageError('--from reads a shop: give no file and no --format');
   } else if (positionals.length !== 1)
-    throw usageError('import takes one input: a file path, - for standard input, or --from <shop>. See: shipments import --help');
+    throw usageError('import takes one input: a file path, - for standard input, or --from <shop>. See: npm run cli -- import --help');
   else if (values.since !== undefined || values.deadline !== undefined) throw usageError('--since and --deadline go with --from <shop>');
   const input = values.from !== undefined ? `shop ${values.from}` : positionals[0]!;
   if (values.format !== undefined && !(FORMATS as readonly string[]).includes(values.format)) {
@@ -168,6 +171,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const began = Date.now();
 
   // Everything that can fail for the whole run fails here, before any record is read.
+  if (!dryRun) payloadDataConverter(io.env); // no key and not told to send in clear: refused, naming the setting
   const platformOf = platformShops(io.env);
   const reading = new AbortController();
   const connector = values.from === undefined ? undefined : shopConnector(io.env, values.from);

@@ -21,7 +21,17 @@ export interface CliRun {
  * Variables of the parent that would leak into the child's configuration; and npm's own (under
  * `npm test` the child would spell its hints as `npm run cli --`: it runs as the bin does).
  */
-const CONFIG_PREFIXES = ['TEMPORAL_', 'SHIPPING_API_', 'npm_'];
+const CONFIG_PREFIXES = ['TEMPORAL_', 'SHIPPING_API_', 'npm_', 'PAYLOAD_ENCRYPTION', 'DEV_DATA_DIR'];
+
+/**
+ * The tests' workers mostly run without keys, so their CLI is told to send in clear, as an operator
+ * of such a worker would have to (PAYLOAD_ENCRYPTION=off); a test that gives keys, or names
+ * PAYLOAD_ENCRYPTION itself, or passes `PAYLOAD_ENCRYPTION: ''` to test the refusal, is left alone.
+ */
+export function keylessUnlessGiven<E extends Record<string, string | undefined>>(env: E): E {
+  const given = ['PAYLOAD_ENCRYPTION', 'PAYLOAD_ENCRYPTION_KEYS', 'PAYLOAD_ENCRYPTION_KEYS_FILE'].some((k) => k in env);
+  return given ? env : { ...env, PAYLOAD_ENCRYPTION: 'off' };
+}
 
 /**
  * Runs `tsx client/cli.ts <args>` with only the given configuration variables (the test
@@ -32,7 +42,7 @@ export function runCli(args: string[], opts: { env?: Record<string, string>; std
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !CONFIG_PREFIXES.some((p) => k.startsWith(p))) env[k] = v;
   }
-  Object.assign(env, opts.env, { NO_COLOR: '1' });
+  Object.assign(env, keylessUnlessGiven(opts.env ?? {}), { NO_COLOR: '1' });
   return new Promise((resolve, reject) => {
     const child = spawn(TSX, ['client/cli.ts', ...args], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -72,6 +82,6 @@ export function captureIo(opts: { env?: Record<string, string | undefined>; stdi
     stderr.isTTY = true;
     stderr.columns = 100;
   }
-  const io: Io = { stdout: sink('out'), stderr, stdin: Readable.from([opts.stdin ?? '']), env: opts.env ?? {} };
+  const io: Io = { stdout: sink('out'), stderr, stdin: Readable.from([opts.stdin ?? '']), env: keylessUnlessGiven(opts.env ?? {}) };
   return { io, stdout: () => collected.out, stderr: () => collected.err };
 }
