@@ -4,7 +4,7 @@
  * poller's or a pull's reads serve many orders and start no trace of their own, and with
  * tracing off there is never an active span, so the call runs as it would without this.
  */
-import { SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import { activeTracing, tracer } from './setup';
 
 /** What a call tells its span once answered. */
@@ -41,18 +41,16 @@ export async function callSpan<T>(name: string, attributes: Attributes, call: (s
 
 /**
  * Runs the start of one order's shipment as the root of its own trace: one order, one trace,
- * even when one import or pull starts thousands. The import's or pull's span, if any, is linked.
+ * even when one import or pull starts thousands.
  */
 export async function orderSpan<T extends { status: string }>(
   order: { shop: string; orderId: string },
   start: () => Promise<T>,
 ): Promise<T> {
   if (!activeTracing()) return start();
-  const parent = trace.getActiveSpan();
-  const links: Link[] = parent?.isRecording() ? [{ context: parent.spanContext() }] : [];
   return tracer().startActiveSpan(
     'order',
-    { root: true, links, attributes: { 'shipment.shop': order.shop, 'shipment.order_id': order.orderId } },
+    { root: true, attributes: { 'shipment.shop': order.shop, 'shipment.order_id': order.orderId } },
     async (span) => {
       try {
         const result = await start();
