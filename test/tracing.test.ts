@@ -14,12 +14,16 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startShipment } from '../order-import/start-shipment';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
+import { startFakeShopify, type FakeShopify } from '../fake-shopify';
+import { applySchedule, importShops } from '../shop-import/schedule';
 import { startTracing, type Tracing } from '../tracing/setup';
 import { tracingClientInterceptors } from '../tracing/temporal';
 import type { ShipmentInput } from '../domain/shipment';
 import { startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
 import { saveFixture } from './helpers/fixtures';
 import { order } from './helpers/orders';
+import { fakeShopifyEntry } from './helpers/platforms';
+import { pullNow } from './helpers/shop-pulls';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 
@@ -33,16 +37,39 @@ let env: TestWorkflowEnvironment;
 let receiver: ShopReceiver;
 let h: Harness;
 let client: Client;
+let shopify: FakeShopify;
+/** A Shopify store whose orders the pulls import (only the test's triggers pull). */
+const PULLED_SHOP = 'trace-shopify';
+/** The pulled order's customer, as the store has it. */
+const CUSTOMER = {
+  email: 'marta.kowalczyk@example.pl',
+  shippingAddress: { firstName: 'Marta', lastName: 'Kowalczyk', address1: 'Ulica Długa 44', zip: '80-831', phone: '+48 58 3012345' },
+};
 
 beforeAll(async () => {
   // Before the worker: it takes the process's tracing when it is created, as in worker/main.ts.
   tracing = await startTracing({ serviceName: 'tracing-test', exporter, batch: false });
   env = await createTestEnv();
   receiver = await startShopReceiver({ secrets: [SECRET] });
+  shopify = await startFakeShopify();
+  const pulled = {
+    import: {
+      every: '1h',
+      paused: true,
+      overlap: '2m',
+      firstPull: '1d',
+      mapping: { shippingMethods: { Standard: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' } } },
+    },
+  };
   const shopConnectors = loadShopConnectors({
-    SHOP_CONNECTORS: JSON.stringify({ maxBackoff: '1s', acme: { type: 'webhook', url: receiver.webhookUrl('acme'), secrets: [SECRET] } }),
+    SHOP_CONNECTORS: JSON.stringify({
+      maxBackoff: '1s',
+      acme: { type: 'webhook', url: receiver.webhookUrl('acme'), secrets: [SECRET] },
+      [PULLED_SHOP]: fakeShopifyEntry(shopify.baseUrl, pulled),
+    }),
   });
   h = await startHarness({ env, shopConnectors, fake: { rejectPostalCodes: [REJECTED_POSTAL_CODE] } });
+  for (const connector of importShops(shopConnectors)) await applySchedule(env.client, connector, h.taskQueue);
   // As client/import makes it: the order's trace goes into its shipment's start.
   client = new Client({ connection: env.connection, namespace: 'default', interceptors: tracingClientInterceptors() });
 });
@@ -50,6 +77,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.stop();
   await receiver?.close();
+  await shopify?.close();
   await env?.teardown();
   await tracing?.shutdown();
 });
@@ -166,4 +194,30 @@ it('a shipment started outside an order span (a client without tracing) makes no
   // The order span is made (tracing is on in this process), but the start carried no trace.
   expect(traceOf(root).map((s) => s.name)).toEqual(['order']);
   expect(exporter.getFinishedSpans().filter((s) => s.attributes.temporalWorkflowId === started.workflowId)).toEqual([]);
+});
+
+it("a pulled order is a trace of its own from the pull's start, with the shop's read before the label and its fulfillment write", async () => {
+  const placed = shopify.createOrder({ lineItems: [{ sku: 'TENT-2', quantity: 1, grams: 2400 }], ...CUSTOMER });
+  const orderId = placed.name.replace('#', '');
+  // The schedule's pull is untraced; the start of each order it finds is the root of that order's trace.
+  expect((await pullNow(env.client, PULLED_SHOP)).counts.started).toBe(1);
+  const root = await waitFor(() => rootOf(orderId), { timeoutMs: 10_000, what: "the pulled order's span" });
+  expect(root.attributes['shipment.shop']).toBe(PULLED_SHOP);
+  const spans = await waitFor(
+    () => {
+      const all = traceOf(root);
+      return all.some((s) => s.name === 'RunWorkflow:shipmentWorkflow') ? all : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, what: 'the pulled shipment run to its end' },
+  );
+  expect(spans.map((s) => s.name)).toEqual(
+    expect.arrayContaining(['order', 'StartWorkflow:shipmentWorkflow', 'shipping-api createLabel', 'shopify POST']),
+  );
+  // The check before the label reads the order; the write-back fulfils it and tells its tracking.
+  expect(spans.filter((s) => s.name === 'shopify POST').length).toBeGreaterThanOrEqual(2);
+  const ids = new Set(spans.map((s) => s.spanContext().spanId));
+  expect(spans.filter((s) => s !== root && !ids.has(s.parentSpanId!)).map((s) => s.name)).toEqual([]);
+  // The pull's own reads of the store are in no trace: they serve every order of the page.
+  const texts = [CUSTOMER.email, ...Object.values(CUSTOMER.shippingAddress), 'shpat_fake_dev_token'];
+  for (const span of exporter.getFinishedSpans()) for (const text of texts) expect(exported(span)).not.toContain(text);
 });
