@@ -3,40 +3,14 @@
  * is set, exported by OTLP over HTTP; off otherwise, and then nothing here is loaded and no span
  * is made (the OpenTelemetry API's no-op tracer answers every call).
  */
-import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
-import type { Resource } from '@opentelemetry/resources';
-import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { context, propagation, trace } from '@opentelemetry/api';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
 import { ConfigError, type Env } from '../config/settings';
+import { activeTracing, setActiveTracing, type Tracing } from './active';
 import { PrivateSpanProcessor } from './privacy';
 
-/** The instrumentation scope of the project's own spans (orders, HTTP calls). */
-export const TRACER_NAME = 'shipping-sync-worker';
-
-export interface Tracing {
-  readonly resource: Resource;
-  /** Every span passes it: the privacy allowlist, then the exporter's batch. */
-  readonly processor: SpanProcessor;
-  /** @temporalio/interceptors-opentelemetry's client and worker parts, loaded only when tracing is on. */
-  readonly temporal: TemporalInterceptors;
-  /** Sends what is still batched and stops. */
-  shutdown(): Promise<void>;
-}
-
-export type TemporalInterceptors = typeof import('@temporalio/interceptors-opentelemetry/lib/client') &
-  typeof import('@temporalio/interceptors-opentelemetry/lib/worker');
-
-let active: Tracing | undefined;
-
-/** The process's tracing, or undefined when it is off. */
-export function activeTracing(): Tracing | undefined {
-  return active;
-}
-
-/** The project's tracer: a no-op one unless tracing was started. */
-export function tracer(): Tracer {
-  return trace.getTracer(TRACER_NAME);
-}
+export { activeTracing, type Tracing } from './active';
 
 export const TRACING_HELP = `Tracing (docs/production.md, "Tracing"): OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://localhost:4318)
 turns OpenTelemetry traces on, sent by OTLP over HTTP; OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME
@@ -63,7 +37,7 @@ export function loadTracingSettings(env: Env = process.env): { endpoint: string 
  * already (an import run inside a traced process uses that tracing: nothing of its own to stop).
  */
 export async function startTracingFromEnv(serviceName: string, env: Env = process.env): Promise<Tracing | undefined> {
-  if (!loadTracingSettings(env) || active) return undefined;
+  if (!loadTracingSettings(env) || activeTracing()) return undefined;
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
   return startTracing({ serviceName, exporter: new OTLPTraceExporter() });
 }
@@ -73,7 +47,7 @@ export async function startTracingFromEnv(serviceName: string, env: Env = proces
  * false exports each span as it ends (tests read them at once).
  */
 export async function startTracing(options: { serviceName: string; exporter: SpanExporter; batch?: boolean }): Promise<Tracing> {
-  if (active) throw new Error('tracing is already started in this process');
+  if (activeTracing()) throw new Error('tracing is already started in this process');
   const [{ NodeTracerProvider }, { BatchSpanProcessor, SimpleSpanProcessor }, { Resource, envDetectorSync }, client, worker] =
     await Promise.all([
       import('@opentelemetry/sdk-trace-node'),
@@ -100,9 +74,9 @@ export async function startTracing(options: { serviceName: string; exporter: Spa
       trace.disable();
       context.disable();
       propagation.disable();
-      if (active === tracing) active = undefined;
+      if (activeTracing() === tracing) setActiveTracing(undefined);
     },
   };
-  active = tracing;
+  setActiveTracing(tracing);
   return tracing;
 }

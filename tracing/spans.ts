@@ -5,7 +5,7 @@
  * tracing off there is never an active span, so the call runs as it would without this.
  */
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
-import { activeTracing, tracer } from './setup';
+import { activeTracing, tracer } from './active';
 
 /** What a call tells its span once answered. */
 export interface CallSpan {

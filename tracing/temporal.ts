@@ -10,7 +10,7 @@ import type { ClientInterceptors } from '@temporalio/client';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import { TRACE_HEADER } from './header';
-import { activeTracing, type TemporalInterceptors } from './setup';
+import { activeTracing, type TemporalInterceptors } from './active';
 
 /** A Client's `interceptors`: the order's trace into its shipment's start. Undefined when tracing is off. */
 export function tracingClientInterceptors(): ClientInterceptors | undefined {
