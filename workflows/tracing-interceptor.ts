@@ -2,11 +2,12 @@
  * OpenTelemetry spans of a workflow started inside an order's trace (tracing/), by
  * @temporalio/interceptors-opentelemetry: the run, its activities, child workflows and
  * continue-as-new (which carries the trace on). A workflow started without the trace header,
- * every one while tracing is off, runs these interceptors as plain pass-throughs and makes no
- * span; signals and updates join only when they carry the header. Spans leave the sandbox
- * through a sink, never through commands: history and replay are unchanged.
+ * every one while tracing is off, runs these interceptors as plain pass-throughs, makes no
+ * span and never loads the OpenTelemetry SDK; signals and updates join only when they carry
+ * the header. Spans leave the sandbox through a sink, never through commands: history and
+ * replay are unchanged.
  */
-import {
+import type {
   OpenTelemetryInboundInterceptor,
   OpenTelemetryInternalsInterceptor,
   OpenTelemetryOutboundInterceptor,
@@ -16,6 +17,16 @@ import type { WorkflowInterceptorsFactory } from '@temporalio/workflow';
 import { TRACE_HEADER } from '../tracing/header';
 
 const carriesTrace = (headers: Headers) => headers[TRACE_HEADER] !== undefined;
+
+/**
+ * The package's workflow side, evaluated at a traced workflow's start only. Each workflow
+ * evaluates the modules it loads (the SDK keeps a module cache per workflow), and this one
+ * brings the OpenTelemetry SDK: an untraced workflow never loads it.
+ */
+function openTelemetryWorkflow(): typeof import('@temporalio/interceptors-opentelemetry/lib/workflow') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand, see above
+  return require('@temporalio/interceptors-opentelemetry/lib/workflow') as typeof import('@temporalio/interceptors-opentelemetry/lib/workflow');
+}
 
 export const interceptors: WorkflowInterceptorsFactory = () => {
   // Per workflow: made at its start when that carries the trace.
@@ -27,10 +38,11 @@ export const interceptors: WorkflowInterceptorsFactory = () => {
       {
         execute(input, next) {
           if (!carriesTrace(input.headers)) return next(input);
+          const sdk = openTelemetryWorkflow();
           otel = {
-            inbound: new OpenTelemetryInboundInterceptor(),
-            outbound: new OpenTelemetryOutboundInterceptor(),
-            internals: new OpenTelemetryInternalsInterceptor(),
+            inbound: new sdk.OpenTelemetryInboundInterceptor(),
+            outbound: new sdk.OpenTelemetryOutboundInterceptor(),
+            internals: new sdk.OpenTelemetryInternalsInterceptor(),
           };
           return otel.inbound.execute(input, next);
         },
