@@ -69,7 +69,8 @@ it("docker-compose.yml's Temporal turns task queue priority on, as npm run clust
 });
 
 it("docker-compose.yml's monitoring profile has a trace viewer the workers can send OTLP to, off unless asked", () => {
-  const jaeger = /\n  jaeger:\n((?:    .*\n|      .*\n|\n)*?)(?=\n  \w|\nvolumes:)/.exec(compose)?.[1];
+  // The service's indented lines, up to the next service or the volumes.
+  const jaeger = /\n {2}jaeger:\n((?: {4}.*\n|\n)*?)(?=\n {2}\w|\nvolumes:)/.exec(compose)?.[1];
   expect(jaeger).toBeDefined();
   expect(jaeger).toMatch(/image: jaegertracing\/all-in-one:\d+\.\d+\.\d+\n/);
   expect(jaeger).toContain('profiles: [monitoring]');
@@ -78,7 +79,7 @@ it("docker-compose.yml's monitoring profile has a trace viewer the workers can s
   expect(jaeger).toContain("- '16686:16686'");
   // The worker passes the standard variable through and has no endpoint of its own: without the
   // profile there is no collector, and tracing stays off (tracing/setup.ts treats empty as unset).
-  const worker = /\n  worker:\n([\s\S]*?)\n\n/.exec(compose)?.[1];
+  const worker = /\n {2}worker:\n([\s\S]*?)\n\n/.exec(compose)?.[1];
   expect(worker).toContain('OTEL_EXPORTER_OTLP_ENDPOINT: ${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
   expect(loadTracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: '' })).toBeUndefined();
   expect(loadTracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318' })).toEqual({ endpoint: 'http://jaeger:4318' });
