@@ -14,6 +14,7 @@ import { ShippingApiClient } from '../shipping-api/client';
 import { ShippingApiError } from '../shipping-api/errors';
 import { CONTROL_CHARACTER } from '../shipping-api/contract';
 import { withDevCheckout } from './dev-checkout';
+import { tracingClientInterceptors } from '../tracing/temporal';
 
 /** Exit codes of `npm run cli` and `npm run import` (documented in docs/import-and-cli.md). */
 export const EXIT = {
@@ -171,7 +172,8 @@ export async function connectTemporal(env: Io['env']): Promise<TemporalSession> 
       EXIT.unavailable,
     );
   }
-  const client = new Client({ connection, namespace: settings.namespace, dataConverter });
+  // Traced starts only inside an order's span, when the import turned tracing on (tracing/).
+  const client = new Client({ connection, namespace: settings.namespace, dataConverter, interceptors: tracingClientInterceptors() });
   return { client, settings, close: () => connection.close() };
 }
 

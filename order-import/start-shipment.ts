@@ -10,6 +10,7 @@ import { ExternalId, fieldProblems, type FieldProblem } from '../shipping-api/co
 import { SA, WORKFLOW_TYPE } from '../workflows/definitions';
 import { canonicalPlatformOrderId } from '../domain/platform-order-id';
 import { DEFAULT_SHIPPING_ACCOUNT, shipmentWorkflowId, type OrderIdentity, type ShipmentInput } from '../domain/shipment';
+import { orderSpan } from '../tracing/spans';
 
 /**
  * The Temporal server's longest workflow id, in bytes: dynamic config `limit.maxIDLength`,
@@ -61,9 +62,16 @@ export type StartResult =
   /** The order id belongs to another platform order: a rejection naming both (two orders never collapse into one shipment). */
   | { status: 'taken'; workflowId: string; problem: FieldProblem };
 
-/** `priorityKey`: Temporal task priority of the shipment and its activities (domain/priority.ts); unset: the server's default. */
+/**
+ * `priorityKey`: Temporal task priority of the shipment and its activities (domain/priority.ts); unset: the server's default.
+ * With tracing on, the start is the root of the order's trace (tracing/spans.ts orderSpan).
+ */
 export async function startShipment(client: Client, taskQueue: string, input: ShipmentInput, priorityKey?: number): Promise<StartResult> {
   checkStartableIdentity(input);
+  return orderSpan(input, () => start(client, taskQueue, input, priorityKey));
+}
+
+async function start(client: Client, taskQueue: string, input: ShipmentInput, priorityKey?: number): Promise<StartResult> {
   const workflowId = shipmentWorkflowId(input);
   const { labelRequest } = input;
   try {

@@ -21,6 +21,7 @@ import {
 } from './contract';
 import { authHeaders, fixedCredentials, redact, type CredentialSource, type Credentials } from './credentials';
 import { classifyErrorResponse, contractViolation, networkError, ShippingApiError, type Operation } from './errors';
+import { callSpan, serverOf, type CallSpan } from '../tracing/spans';
 
 export interface ShippingApiClientOptions {
   /** Sandbox or production base address, e.g. https://sandbox.example/api. */
@@ -66,6 +67,8 @@ export const CLIENT_DEFAULTS = {
 export class ShippingApiClient {
   private readonly pool: Pool;
   private readonly pathPrefix: string;
+  /** The API's host and port, for the calls' spans. */
+  private readonly server: ReturnType<typeof serverOf>;
   private readonly credentials: CredentialSource;
   private readonly productsCourierParam: string;
   private readonly maxResponseBytes: number;
@@ -74,6 +77,7 @@ export class ShippingApiClient {
   constructor(options: ShippingApiClientOptions) {
     const url = new URL(options.baseUrl);
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
+    this.server = serverOf(url);
     if (!options.credentials && (!options.apiKey || !options.apiToken)) {
       throw new Error('ShippingApiClient: credentials, or apiKey and apiToken, are required');
     }
@@ -178,7 +182,24 @@ export class ShippingApiClient {
     }
   }
 
-  private async send<S extends z.ZodType | undefined>(
+  /** One request; in an order's trace, a span named by the operation (no path: it holds ids). */
+  private send<S extends z.ZodType | undefined>(
+    operation: Operation,
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    options: CallOptions,
+    credentials: Credentials,
+    body?: unknown,
+  ): Promise<S extends z.ZodType ? z.infer<S> : unknown> {
+    const attributes = { 'shipping.operation': operation, 'http.request.method': method, ...this.server };
+    return callSpan(`shipping-api ${operation}`, attributes, (span) =>
+      this.exchange(span, operation, method, path, schema, options, credentials, body),
+    );
+  }
+
+  private async exchange<S extends z.ZodType | undefined>(
+    span: CallSpan,
     operation: Operation,
     method: 'GET' | 'POST',
     path: string,
@@ -203,6 +224,7 @@ export class ShippingApiClient {
         signal: options.signal ? AbortSignal.any([options.signal, deadline]) : deadline,
       });
       status = response.statusCode;
+      span.answered(status);
       retryAfter = response.headers['retry-after'];
       answered = status;
       // An error's body only names the error: a little of it is enough.

@@ -11,6 +11,7 @@
  * window, ordering) is the caller's job. Secrets never appear in results or errors.
  */
 import { Agent, request, type Dispatcher } from 'undici';
+import { callSpan, serverOf } from '../tracing/spans';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { fieldProblems } from '../shipping-api/contract';
@@ -206,36 +207,50 @@ export async function deliverWebhook(options: DeliverWebhookOptions): Promise<De
   const signed = signWebhook({ id: event.id, timestampSeconds: Math.floor(now() / 1000), body, secrets: options.secrets });
   const bytes = Buffer.from(body, 'utf8');
 
-  signal?.throwIfAborted();
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
-  try {
-    const response = await request(target, {
-      method: 'POST',
-      dispatcher: options.dispatcher ?? webhookDispatcher(),
-      headers: {
-        ...signed,
-        'content-type': 'application/json',
-        'content-length': String(bytes.length),
-        'user-agent': USER_AGENT,
-      },
-      body: bytes,
-      signal: combined,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-    const status = response.statusCode;
-    if (status >= 200 && status < 300) {
-      // The answer is in; a body that fails to arrive does not undo the delivery.
-      await response.body.dump().catch(() => undefined);
-      return { kind: 'delivered', status };
+  // In an order's trace: a span named by the event's type, its host, and the answer's status.
+  const attributes = {
+    'shop.operation': event.type,
+    'http.request.method': 'POST',
+    ...serverOf(target),
+  };
+  return callSpan('shop webhook', attributes, async (span) => {
+    const result = await post();
+    if (result.status !== null) span.answered(result.status);
+    return result;
+  });
+
+  async function post(): Promise<DeliveryResult> {
+    signal?.throwIfAborted();
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    try {
+      const response = await request(target, {
+        method: 'POST',
+        dispatcher: options.dispatcher ?? webhookDispatcher(),
+        headers: {
+          ...signed,
+          'content-type': 'application/json',
+          'content-length': String(bytes.length),
+          'user-agent': USER_AGENT,
+        },
+        body: bytes,
+        signal: combined,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) {
+        // The answer is in; a body that fails to arrive does not undo the delivery.
+        await response.body.dump().catch(() => undefined);
+        return { kind: 'delivered', status };
+      }
+      const excerpt = await readExcerpt(response.body);
+      return classifyResponse(status, response.headers['retry-after'], excerpt, now());
+    } catch (cause) {
+      if (signal?.aborted) throw signal.reason;
+      if (timeout.aborted) return { kind: 'retry', status: null, message: `no answer within ${timeoutMs} ms` };
+      return { kind: 'retry', status: null, message: `network failure: ${describeNetworkError(cause)}` };
     }
-    const excerpt = await readExcerpt(response.body);
-    return classifyResponse(status, response.headers['retry-after'], excerpt, now());
-  } catch (cause) {
-    if (signal?.aborted) throw signal.reason;
-    if (timeout.aborted) return { kind: 'retry', status: null, message: `no answer within ${timeoutMs} ms` };
-    return { kind: 'retry', status: null, message: `network failure: ${describeNetworkError(cause)}` };
   }
 }
 

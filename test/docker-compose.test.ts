@@ -9,6 +9,7 @@ import { findPostgres } from '../cluster/postgres';
 import { priorityDynamicConfigYaml } from '../dev-server/server-priority';
 import { findOnPath } from '../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
+import { loadTracingSettings } from '../tracing/setup';
 
 const ROOT = path.join(__dirname, '..');
 const compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
@@ -65,4 +66,21 @@ it("docker-compose.yml's Temporal turns task queue priority on, as npm run clust
   expect(file.replace(/^#.*\n/gm, '')).toBe(priorityDynamicConfigYaml());
   expect(compose).toContain('./cluster/dynamicconfig.yaml:/etc/temporal/config/dynamicconfig/project.yaml:ro');
   expect(compose).toContain('DYNAMIC_CONFIG_FILE_PATH: /etc/temporal/config/dynamicconfig/project.yaml');
+});
+
+it("docker-compose.yml's monitoring profile has a trace viewer the workers can send OTLP to, off unless asked", () => {
+  // The service's indented lines, up to the next service or the volumes.
+  const jaeger = /\n {2}jaeger:\n((?: {4}.*\n|\n)*?)(?=\n {2}\w|\nvolumes:)/.exec(compose)?.[1];
+  expect(jaeger).toBeDefined();
+  expect(jaeger).toMatch(/image: jaegertracing\/all-in-one:\d+\.\d+\.\d+\n/);
+  expect(jaeger).toContain('profiles: [monitoring]');
+  // OTLP over HTTP, which @opentelemetry/exporter-trace-otlp-http sends, and the UI.
+  expect(jaeger).toContain("- '4318:4318'");
+  expect(jaeger).toContain("- '16686:16686'");
+  // The worker passes the standard variable through and has no endpoint of its own: without the
+  // profile there is no collector, and tracing stays off (tracing/setup.ts treats empty as unset).
+  const worker = /\n {2}worker:\n([\s\S]*?)\n\n/.exec(compose)?.[1];
+  expect(worker).toContain('OTEL_EXPORTER_OTLP_ENDPOINT: ${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
+  expect(loadTracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: '' })).toBeUndefined();
+  expect(loadTracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318' })).toEqual({ endpoint: 'http://jaeger:4318' });
 });

@@ -25,6 +25,7 @@ import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-ap
 import type { AccountOf } from '../config/shipping-accounts';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../domain/shipment';
 import { shipmentMetricsInterceptor } from '../metrics/activity-interceptor';
+import { tracingActivityInterceptors, tracingClientInterceptors, tracingSinks } from '../tracing/temporal';
 
 export interface ShipmentWorkerOptions {
   connection: NativeConnection;
@@ -80,7 +81,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
   // One connection per platform shop: the import's reads and the write-back share a Shopify store's bucket.
   const platforms = options.platforms ?? new PlatformConnections();
   // The pull starts shipments and keeps its cursor in the shop's schedule; the pollers signal shipments.
-  const client = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
+  const client = tracedClient(options);
   const home = options.homeTaskQueue ?? options.taskQueue;
   return Worker.create({
     connection: options.connection,
@@ -112,7 +113,11 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
     ),
     // The project's counters (metrics/counters.ts), from each activity's result or failure.
     // And the priority a local activity's workflow gave it (the account pacer orders calls by it).
-    interceptors: { activity: [shipmentMetricsInterceptor(tracking.terminalTags), priorityHeaderInterceptor] },
+    // Tracing (tracing/): spans of activities run in an order's trace.
+    interceptors: {
+      activity: [shipmentMetricsInterceptor(tracking.terminalTags), priorityHeaderInterceptor, ...tracingActivityInterceptors()],
+    },
+    sinks: tracingSinks(),
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
     // Explicit rather than the SDK's heap-derived cache: a waiting shipment needs no cache slot,
     // and one woken by a change replays a history of a few dozen events.
@@ -153,7 +158,7 @@ export type PullWorkerOptions = Pick<
  */
 export async function createPullWorker(options: PullWorkerOptions): Promise<Worker> {
   const shopConnectors = options.shopConnectors ?? loadShopConnectors({});
-  const client = new Client({ connection: options.connection, namespace: options.namespace, dataConverter: options.dataConverter });
+  const client = tracedClient(options);
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -170,6 +175,9 @@ export async function createPullWorker(options: PullWorkerOptions): Promise<Work
     workflowBundle: options.workflowBundle ?? (await bundleFromSource()),
     ...PULL_WORKER_DEFAULTS,
     ...definedOnly({ identity: options.identity, dataConverter: options.dataConverter }),
+    // Tracing (tracing/): the pulls' activities start each order's trace.
+    interceptors: { activity: tracingActivityInterceptors() },
+    sinks: tracingSinks(),
   });
 }
 
@@ -251,6 +259,15 @@ export async function callPacing(
     },
     fleet ? (until) => fleet.publish(until) : undefined,
   );
+}
+
+/**
+ * The activities' client: the pulls start shipments with it, each the root of its order's trace
+ * when tracing is on (tracing/).
+ */
+function tracedClient(options: Pick<ShipmentWorkerOptions, 'connection' | 'namespace' | 'dataConverter'>): Client {
+  const { connection, namespace, dataConverter } = options;
+  return new Client({ connection, namespace, dataConverter, interceptors: tracingClientInterceptors() });
 }
 
 function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {

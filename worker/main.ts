@@ -32,6 +32,7 @@ import { knownShops, registry } from '../metrics/counters';
 import { payloadsInClearWatch } from '../metrics/payloads-in-clear';
 import { watchCourierCodes } from '../metrics/courier-labels';
 import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
+import { loadTracingSettings, startTracingFromEnv, TRACING_HELP } from '../tracing/setup';
 
 /** The courier read for the metric label waits its turn under the account's pace, but not forever. */
 const COURIER_READ_TIMEOUT_MS = 30_000;
@@ -47,6 +48,8 @@ Shop sync (docs/shop-sync-delivery.md): SHOP_CONNECTORS (JSON) or SHOP_CONNECTOR
 maps shop ids to their signed-webhook endpoint and secrets; shops without one get no events.
 
 ${TEMPORAL_CONNECTION_HELP}
+
+${TRACING_HELP}
 
 See docs/configuration.md and docs/production.md, "Connecting to a Temporal cluster or Temporal
 Cloud", for defaults and meanings.`;
@@ -72,7 +75,8 @@ async function main(): Promise<number> {
   const shopConnectors = load(() => loadShopConnectors());
   // Its default account's variables were checked with the settings above: report them once.
   const accounts = settings ? load(() => loadShippingAccounts(process.env, settings.pacing)) : undefined;
-  if (!settings || !temporal || !shopConnectors || !accounts) {
+  const traced = load(() => loadTracingSettings() !== undefined);
+  if (!settings || !temporal || !shopConnectors || !accounts || traced === undefined) {
     console.error(`${new ConfigError(problems).message}\n\nRun with --help for the list of settings.`);
     return 2;
   }
@@ -89,6 +93,9 @@ async function main(): Promise<number> {
   } catch (err) {
     return startupError('METRICS_BIND_ADDRESS', `cannot serve the SDK's metrics on ${settings.metricsBindAddress}`, err);
   }
+
+  // Before the workers and their clients, which take it when they are made (tracing/).
+  const tracing = await startTracingFromEnv('shipping-sync-worker');
 
   // Up before connecting, so probes get a 503 while the worker starts.
   const readiness = new WorkerReadiness();
@@ -217,6 +224,8 @@ async function main(): Promise<number> {
       prebuiltBundle: Boolean(settings.workflowBundlePath),
       // The key id only: key material is never logged.
       payloadEncryption: settings.payloadEncryption ? { activeKeyId: settings.payloadEncryption.activeKeyId } : 'off',
+      // Not the endpoint: its URL or headers may hold a collector's credentials.
+      tracing: traced ? 'otlp' : 'off',
     },
     'worker started',
   );
@@ -230,6 +239,8 @@ async function main(): Promise<number> {
     await directory.close();
     await closeWebhookDispatcher();
     await connection.close();
+    // Sends the spans still batched.
+    await tracing?.shutdown();
   }
   logger.info('worker stopped');
   return 0;

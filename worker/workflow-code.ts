@@ -5,6 +5,10 @@ const WORKFLOWS = path.join(__dirname, '..', 'workflows');
 
 export const WORKFLOW_CODE = {
   workflowsPath: WORKFLOWS,
-  // A shipment's priority for its local activities (without it they wait as default-priority calls).
-  workflowInterceptorModules: [path.join(WORKFLOWS, 'priority-interceptor')],
+  workflowInterceptorModules: [
+    // A shipment's priority for its local activities (without it they wait as default-priority calls).
+    path.join(WORKFLOWS, 'priority-interceptor'),
+    // OpenTelemetry spans of a workflow started in an order's trace; pass-throughs otherwise.
+    path.join(WORKFLOWS, 'tracing-interceptor'),
+  ],
 };

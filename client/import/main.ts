@@ -28,6 +28,7 @@ import {
   type TemporalSession,
 } from '../cli-support';
 import { TEMPORAL_CONNECTION_HELP } from '../../config/temporal-connection';
+import { startTracingFromEnv, TRACING_HELP, type Tracing } from '../../tracing/setup';
 import { BacklogGate, workflowBacklogReader } from '../../order-import/backlog-gate';
 import { importRecords, KEPT_IN_RESULT, type ImportResult, type Rejection, type StartFailure } from '../../order-import/engine';
 import {
@@ -110,6 +111,8 @@ ${PAYLOAD_ENCRYPTION_HELP}
 
 ${TEMPORAL_CONNECTION_HELP}
 
+${TRACING_HELP}
+
 Exit codes: 0 all imported (started or already known); 1 some records rejected;
 2 usage or configuration error; 3 some orders failed to start (even if others were rejected);
 5 Temporal or the shipping API (preflight) unreachable or refused credentials, nothing started.
@@ -189,6 +192,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const rejects = values.rejects === undefined ? undefined : await openRejects(values.rejects);
   const catalogs: ShippingApiClient[] = [];
   let temporal: TemporalSession | undefined;
+  let tracing: Tracing | undefined;
   try {
     const accounts = preflightAccounts(io.env, !values['skip-preflight']);
     let preflight: AccountPreflights | undefined;
@@ -213,6 +217,8 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       }
     }
     const priorities = shipmentPriorities(io.env);
+    // With OTEL_EXPORTER_OTLP_ENDPOINT, each order's start is the root of its trace (tracing/).
+    if (!dryRun) tracing = await importTracing(io.env);
     if (!dryRun) temporal = await connectTemporal(io.env);
 
     let format = (values.format as InputFormat | undefined) ?? (input === '-' || shop ? undefined : formatFromPath(input));
@@ -296,6 +302,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       Promise.all(catalogs.map((c) => c.close())),
       temporal?.close(),
       rejects?.close(),
+      tracing?.shutdown(),
     ]);
     if (rejectsClosed?.status === 'rejected') println(io.stderr, `error: ${messageOf(rejectsClosed.reason)}`);
   }
@@ -493,6 +500,16 @@ if (require.main === module) runMain(importCommand);
 function shipmentPriorities(env: Record<string, string | undefined>): ShipmentPriorities {
   try {
     return loadShipmentPriorities(env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(`${err.message}\nnothing was started.`, EXIT.usage);
+    throw err;
+  }
+}
+
+/** The import's tracing when the environment turns it on; a bad endpoint is a usage error. */
+async function importTracing(env: Record<string, string | undefined>): Promise<Tracing | undefined> {
+  try {
+    return await startTracingFromEnv('shipping-sync-import', env);
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(`${err.message}\nnothing was started.`, EXIT.usage);
     throw err;

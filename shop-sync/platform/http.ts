@@ -4,6 +4,7 @@
  * aborts. Both platform clients go through it (Shopify's via the admin client's customFetchApi).
  */
 import { Agent, request, type Dispatcher } from 'undici';
+import { callSpan, serverOf } from '../../tracing/spans';
 
 /** Answers of the calls the connectors make are a few kB; anything near this is not one of them. */
 export const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
@@ -15,6 +16,8 @@ export interface PlatformRequest {
   body?: string;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Names the call's span in an order's trace (tracing/). */
+  platform: 'shopify' | 'woocommerce';
 }
 
 export type PlatformResponse =
@@ -36,7 +39,20 @@ export async function closePlatformAgent(): Promise<void> {
   if (a) await a.close();
 }
 
-export async function platformRequest(call: PlatformRequest): Promise<PlatformResponse> {
+export function platformRequest(call: PlatformRequest): Promise<PlatformResponse> {
+  const attributes = {
+    'shop.platform': call.platform,
+    'http.request.method': call.method,
+    ...serverOf(call.url),
+  };
+  return callSpan(`${call.platform} ${call.method}`, attributes, async (span) => {
+    const response = await send(call);
+    if (response.kind === 'answer') span.answered(response.status);
+    return response;
+  });
+}
+
+async function send(call: PlatformRequest): Promise<PlatformResponse> {
   call.signal?.throwIfAborted();
   const timeout = AbortSignal.timeout(call.timeoutMs);
   const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;

@@ -206,6 +206,7 @@ export class ShopifyClient {
       body: typeof init.body === 'string' ? init.body : undefined,
       timeoutMs: this.connector.timeoutMs,
       signal: init.signal ?? undefined,
+      platform: 'shopify',
     });
     if (answer.kind === 'network') throw new Error(answer.message);
     return new Response(answer.status === 204 ? null : answer.text, { status: answer.status, headers: answer.headers });

@@ -54,6 +54,7 @@ export class ShopifyToken {
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ client_id: clientId, client_secret: clientSecret, grant_type: 'client_credentials' }),
       timeoutMs: this.connector.timeoutMs,
+      platform: 'shopify',
     });
     if (answer.kind === 'network') throw new StopDelivery({ kind: 'retry', status: null, message: `access token: ${answer.message}` });
     if (answer.status !== 200) {

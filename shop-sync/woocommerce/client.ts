@@ -75,7 +75,7 @@ export class WooClient {
     }
     const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     const answer = await this.hold.run(maxWaitMs, signal, () =>
-      platformRequest({ method, url, headers, body, timeoutMs: this.connector.timeoutMs, signal }),
+      platformRequest({ method, url, headers, body, timeoutMs: this.connector.timeoutMs, signal, platform: 'woocommerce' }),
     );
     const what = `${method} ${path}`;
     if (answer.kind === 'network') throw new StopDelivery({ kind: 'retry', status: null, message: `${what}: ${answer.message}` });
