@@ -99,3 +99,13 @@ it('with the default account held past --deadline, starts the other accounts’ 
       .sort(),
   );
 }, 90_000);
+
+it('`couriers` waits out a 429 of its account, saying so, and lists', async () => {
+  fake.setFaults({ failNext: [{ endpoint: 'GET /couriers', account: 'beta', status: 429, retryAfter: '1' }] });
+  const run = await runCli(['couriers', '--json'], {
+    env: { SHIPPING_API_BASE_URL: fake.baseUrl, SHIPPING_API_KEY: 'key-beta', SHIPPING_API_TOKEN: 'token-beta' },
+  });
+  expect(run.stderr).toMatch(/GET \/couriers: the account is held \(429, Retry-After 1 s\); reading again then/);
+  expect(run.code, run.stderr).toBe(0);
+  expect((JSON.parse(run.stdout) as { couriers: unknown[] }).couriers.length).toBeGreaterThan(0);
+}, 60_000);
