@@ -34,6 +34,11 @@ import { NoiseFloor, type Answers } from './noise-floor';
 
 export type CallClass = 'label' | 'order' | 'tracking';
 const INITIAL_RATE = 5;
+/**
+ * A worker's slowest pace. Below a call a second, so that four workers can share an account of
+ * 2 a second: at 1 each they overran it for good, and its 429s were taken for noise.
+ */
+const MIN_RATE = 0.25;
 /** No 429 for this long while calls wait: the pace grows faster again. */
 const QUIET_MS = 60_000;
 const CLASSES: readonly CallClass[] = ['label', 'order', 'tracking'];
@@ -98,7 +103,7 @@ export interface AccountPacerOptions {
   initialRate?: number;
   /** Never faster than this many calls per second (a configured ceiling). Default: none. */
   maxRate?: number;
-  /** Never slower than this. Default 1. */
+  /** Never slower than this. Default MIN_RATE. */
   minRate?: number;
   /** One grant in this many goes to a waiting lower class. Default 4. */
   fairShareEvery?: number;
@@ -156,6 +161,11 @@ export class AccountPacer {
   /** What the API accepted of this worker a second before the hold began, and the calls sent since the hold was last set. */
   private freshRate = 0;
   private sentSinceHold = 0;
+  /**
+   * How long the fleet channel took to bring the hold back to the worker whose 429 set it: the
+   * other workers went on calling that long, so the limit refilled that much less.
+   */
+  private relayLag = 0;
   /** Whether the fleet channel brought the hold ending at notBefore back in time (see fleetRelays). */
   private holdRelayed = false;
   private readonly fleetRelays: boolean;
@@ -195,7 +205,7 @@ export class AccountPacer {
     this.learnNoise = options.learnNoise ?? true;
     this.fleetRelays = options.fleetRelays ?? false;
     this.maxRate = options.maxRate ?? Number.POSITIVE_INFINITY;
-    this.minRate = options.minRate ?? 1;
+    this.minRate = options.minRate ?? MIN_RATE;
     this.rate = Math.min(this.maxRate, options.initialRate ?? INITIAL_RATE);
     this.fairShareEvery = Math.max(2, options.fairShareEvery ?? 4);
     this.lastIncreaseAt = this.now();
@@ -239,6 +249,7 @@ export class AccountPacer {
     this.notBefore = until;
     this.sentSinceHold = 0;
     this.holdRelayed = false;
+    this.relayLag = 0;
     this.releaseWaiters(until - t);
     this.pump();
   }
@@ -300,7 +311,10 @@ export class AccountPacer {
     if (until > t) {
       this.holdUntil(until);
       // Back before the hold ends: the channel is quick enough for the fleet to have held with it.
-      if (until >= this.notBefore) this.holdRelayed = true;
+      if (until >= this.notBefore) {
+        this.holdRelayed = true;
+        this.relayLag = t - this.heldSince;
+      }
       // The hold answers the overshoot this worker's last answers show too: its own 429s are
       // judged from here (else both workers held one after the other for the same overshoot, and
       // the second hold let a refilled limit's tokens go unspent) ...
@@ -469,7 +483,7 @@ export class AccountPacer {
         (this.holdRelayed || !this.fleetRelays) &&
         this.notBefore - this.heldSince >= FRESH_HOLD_MS &&
         since < FRESH_MS &&
-        this.sentSinceHold <= this.freshRate * (1 + since / 1000);
+        this.sentSinceHold <= this.freshRate * (1 + (since - this.relayLag) / 1000);
       // No saved-up credit after an idle spell: the next call is one interval after this one.
       this.nextSlotAt = Math.max(t, this.nextSlotAt) + 1000 / this.rate;
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);

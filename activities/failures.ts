@@ -154,11 +154,19 @@ export function activityFailure(
 }
 
 /** What the workflow can read back from a failed call: the error's data plus call context. */
-export type FailureDetails = ReturnType<ShippingApiError['toJSON']> & { idempotencyKey?: string };
+export type FailureDetails = ReturnType<ShippingApiError['toJSON']> & {
+  idempotencyKey?: string;
+  /**
+   * A 429's: when its Retry-After ends (epoch ms), by the activity's clock when the answer came.
+   * A workflow's clock stands at its task's start, so a first attempt made late in the task
+   * (an order read after the label's) would count the wait from too early.
+   */
+  retryAfterEndsAt?: number;
+};
 
 export function toApplicationFailure(
   err: ShippingApiError,
-  context: { idempotencyKey?: string } = {},
+  context: { idempotencyKey?: string; retryAfterEndsAt?: number } = {},
   overrides: { message?: string; nextRetryDelayMs?: number; nonRetryable?: boolean } = {},
 ): ApplicationFailure {
   const details: FailureDetails = { ...err.toJSON(), ...context };

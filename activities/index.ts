@@ -198,7 +198,12 @@ export function createActivities(
       // Otherwise one heartbeat per failed attempt (a billed action on Temporal Cloud) until the
       // backoff reaches its cap, none on success.
       if (retryable && record && !ctx.info.isLocal) ctx.heartbeat({ ...previous, failuresInARow, notBefore } satisfies AttemptProgress);
-      throw toApplicationFailure(err, context, { nonRetryable: !retryable, nextRetryDelayMs: retryable ? delayMs : undefined });
+      const ends = err.kind === 'rate_limited' ? { retryAfterEndsAt: notBefore } : {};
+      throw toApplicationFailure(
+        err,
+        { ...context, ...ends },
+        { nonRetryable: !retryable, nextRetryDelayMs: retryable ? delayMs : undefined },
+      );
     }
   }
 

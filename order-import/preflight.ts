@@ -4,7 +4,9 @@
  * courier's products at most once per run (the first record of that courier waits for it; the
  * others share the answer), so 10,000 orders cost 1 + (number of couriers) requests.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Courier, FieldProblem, LabelRequestWithoutKey, Product } from '../shipping-api/contract';
+import { DEFAULT_RETRY_AFTER_SECONDS, ShippingApiError } from '../shipping-api/errors';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../domain/shipment';
 
 /** The part of ShippingApiClient the preflight needs. */
@@ -96,4 +98,47 @@ export class AccountPreflights {
     }
     return preflight.check(labelRequest);
   }
+}
+
+/** How a command's reads of the shipping API ride out an account's hold. */
+export interface PatientReads {
+  /** No read is tried again after this time (epoch ms): `--deadline`. */
+  deadline: number;
+  /** A line for the operator each time a read waits. */
+  onWait: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * One read of the shipping API, tried again after a 429 once its Retry-After has passed (the
+ * account is held, not broken), until `deadline`. Anything else ends it at once (an unreachable
+ * API or refused credentials are the operator's to fix), as does a wait that would end after the
+ * deadline.
+ */
+export async function readPatiently<T>(what: string, read: () => Promise<T>, options: PatientReads): Promise<T> {
+  for (;;) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!(err instanceof ShippingApiError) || err.kind !== 'rate_limited') throw err;
+      const wait = (err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS) * 1000;
+      const deadline = new Date(options.deadline).toISOString();
+      if (Date.now() + wait > options.deadline) {
+        throw new ShippingApiError({
+          ...err.toJSON(),
+          message: `${err.message}; the --deadline (${deadline}) comes before it may be read again`,
+        });
+      }
+      options.onWait(`${what}: the account is held (429, Retry-After ${wait / 1000} s); reading again then (deadline ${deadline})`);
+      await sleep(wait, undefined, { signal: options.signal });
+    }
+  }
+}
+
+/** The catalog's reads, each ridden out as readPatiently does. */
+export function patientCatalog(catalog: Catalog, what: string, options: PatientReads): Catalog {
+  return {
+    listCouriers: () => readPatiently(`${what}: GET /couriers`, () => catalog.listCouriers(), options),
+    listProducts: (courier) => readPatiently(`${what}: GET /products?courier=${courier}`, () => catalog.listProducts(courier), options),
+  };
 }

@@ -9,25 +9,36 @@ import {
   table,
   type ExitCode,
   type Io,
+  usageError,
 } from '../cli-support';
+import { parseDuration } from '../../config/settings';
+import { readPatiently } from '../../order-import/preflight';
+
+const DEADLINE_NOTE = `  --deadline <duration>  A 429 is waited out (its Retry-After; a line on stderr says so)
+                         until this long after the start (default 15m)`;
+const DEFAULT_DEADLINE_MS = 15 * 60_000;
 
 const ENV_NOTE = `Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN.`;
 const EXIT_NOTE = `Exit codes: 0 listed; 1 the API refused the request (e.g. unknown courier);
 2 usage/configuration error; 5 the shipping API unreachable or credentials refused.`;
 
-export const COURIERS_HELP = `Usage: npm run cli -- couriers [--json]
+export const COURIERS_HELP = `Usage: npm run cli -- couriers [--json] [--deadline <duration>]
 
 Lists the couriers of the account (GET /couriers): the codes import records use in
 labelRequest.courier.
+
+${DEADLINE_NOTE}
 
 ${ENV_NOTE}
 ${EXIT_NOTE}
 `;
 
-export const PRODUCTS_HELP = `Usage: npm run cli -- products [--json] <courier>
+export const PRODUCTS_HELP = `Usage: npm run cli -- products [--json] [--deadline <duration>] <courier>
 
 Lists a courier's shipping products (GET /products): the codes import records use in
 labelRequest.service.productCode.
+
+${DEADLINE_NOTE}
 
 ${ENV_NOTE}
 ${EXIT_NOTE}
@@ -44,6 +55,7 @@ export async function productsCommand(argv: string[], io: Io): Promise<ExitCode>
 async function catalogCommand(argv: string[], io: Io, command: 'couriers' | 'products'): Promise<ExitCode> {
   const { values, positionals } = parseCommandArgs(argv, {
     json: { type: 'boolean', default: false },
+    deadline: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   });
   if (values.help) {
@@ -51,11 +63,18 @@ async function catalogCommand(argv: string[], io: Io, command: 'couriers' | 'pro
     return EXIT.ok;
   }
   const [courier] = requirePositionals(positionals, command === 'couriers' ? [] : ['courier'], command);
+  const deadlineMs = values.deadline === undefined ? DEFAULT_DEADLINE_MS : parseDuration(values.deadline);
+  if (deadlineMs === undefined || deadlineMs <= 0)
+    throw usageError(`--deadline must be a duration such as 15m or 2h (got "${values.deadline}")`);
+  const patience = { deadline: Date.now() + deadlineMs, onWait: (line: string) => println(io.stderr, line) };
   const api = shippingApi(io.env);
   try {
     let list;
     try {
-      list = courier === undefined ? await api.listCouriers() : await api.listProducts(courier);
+      list =
+        courier === undefined
+          ? await readPatiently('GET /couriers', () => api.listCouriers(), patience)
+          : await readPatiently(`GET /products?courier=${courier}`, () => api.listProducts(courier), patience);
     } catch (err) {
       throw shippingApiFailure(courier === undefined ? 'GET /couriers' : `GET /products for courier ${courier}`, err);
     }

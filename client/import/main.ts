@@ -40,7 +40,7 @@ import {
   type InputFormat,
   type SourceRecord,
 } from '../../order-import/source';
-import { AccountPreflights } from '../../order-import/preflight';
+import { AccountPreflights, patientCatalog } from '../../order-import/preflight';
 import { openAccountClient, type ShippingAccounts } from '../../config/shipping-accounts';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 import { Progress } from '../../order-import/progress';
@@ -80,10 +80,13 @@ Input (- reads standard input):
                               counted as skipped. The shop's schedule does this on its own.
   --since <time|duration>     With --from: read orders changed since this ISO time, or this long
                               ago (2d, 90m); default the shop's import.firstPull
-  --deadline <duration>       With --from: a read that fails in passing (429/503, 5xx, THROTTLED,
-                              network) is tried again with the schedule's rules (its Retry-After,
-                              else 2 s doubling to 1 min) until this long after the start (default
-                              15m; printed at the start); a refusal (401, 403, 404) ends it at once
+  --deadline <duration>       How long after the start reads are tried again (default 15m). With
+                              --from: a shop read that fails in passing (429/503, 5xx, THROTTLED,
+                              network), with the schedule's rules (its Retry-After, else 2 s
+                              doubling to 1 min; printed at the start); a refusal (401, 403, 404)
+                              ends it at once. The preflight's shipping API reads wait out a 429's
+                              Retry-After (a line says so); the orders of an account held past it
+                              fail to start, the other accounts' orders are started
 Options:
   --concurrency <n>           Orders preflighted/started at once (default ${DEFAULT_CONCURRENCY}, max 256)
   --max-backlog <n>           Hold new starts while more than n workflow tasks wait for a worker
@@ -116,6 +119,8 @@ ${TRACING_HELP}
 Exit codes: 0 all imported (started or already known); 1 some records rejected;
 2 usage or configuration error; 3 some orders failed to start (even if others were rejected);
 5 Temporal or the shipping API (preflight) unreachable or refused credentials, nothing started.
+A shipping account held by a Retry-After past --deadline is no exit 5: its orders count as
+failed to start (3), and the other accounts' orders are started.
 `;
 
 export interface ImportSummary {
@@ -163,7 +168,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     if (positionals.length > 0 || values.format !== undefined) throw usageError('--from reads a shop: give no file and no --format');
   } else if (positionals.length !== 1)
     throw usageError('import takes one input: a file path, - for standard input, or --from <shop>. See: npm run cli -- import --help');
-  else if (values.since !== undefined || values.deadline !== undefined) throw usageError('--since and --deadline go with --from <shop>');
+  else if (values.since !== undefined) throw usageError('--since goes with --from <shop>');
   const input = values.from !== undefined ? `shop ${values.from}` : positionals[0]!;
   if (values.format !== undefined && !(FORMATS as readonly string[]).includes(values.format)) {
     throw usageError(`--format must be one of ${FORMATS.join(', ')} (got "${values.format}")`);
@@ -197,18 +202,36 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
     const accounts = preflightAccounts(io.env, !values['skip-preflight']);
     let preflight: AccountPreflights | undefined;
     if (!values['skip-preflight']) {
+      let firstWait = (_account: string) => {};
       preflight = new AccountPreflights(async (name) => {
         const client = await openAccountClient(accounts!.get(name)!);
         catalogs.push(client);
-        return client;
+        const onWait = (line: string) => {
+          firstWait(name);
+          notify(line);
+        };
+        return patientCatalog(client, `preflight${name === DEFAULT_SHIPPING_ACCOUNT ? '' : ` of shipping account "${name}"`}`, {
+          deadline,
+          onWait,
+          signal: reading.signal,
+        });
       });
-      // The shop's account (--from), or the one shops fall back to: read before anything starts.
+      // The shop's account (--from), or the one shops fall back to: read before anything starts,
+      // so an unreachable API or refused credentials start nothing. An account held by a
+      // Retry-After holds only its own orders: the others go on while they wait.
       const first = connector ? accounts!.accountOf(connector.shop) : { account: accounts!.defaultAccount };
       const account = 'account' in first ? first.account : null;
       if (account !== null) {
-        try {
-          await preflight.ready(account);
-        } catch (err) {
+        const held = new Promise<{ held: true }>((resolve) => (firstWait = () => resolve({ held: true })));
+        const read = preflight.ready(account).then(
+          () => ({ ok: true as const }),
+          (err: unknown) => ({ ok: false as const, err }),
+        );
+        const outcome = await Promise.race([read, held]);
+        if ('held' in outcome || (!outcome.ok && outcome.err instanceof ShippingApiError && outcome.err.kind === 'rate_limited')) {
+          notify(`the orders of shipping account "${account}" wait for its preflight (up to --deadline); the other accounts' go on`);
+        } else if (!outcome.ok) {
+          const { err } = outcome;
           throw new CliError(
             `preflight${account === DEFAULT_SHIPPING_ACCOUNT ? '' : ` of shipping account "${account}"`}: cannot read GET /couriers: ${messageOf(err)}; nothing was started.\n${preflightHint(err, io.env, account)}`,
             isUnavailable(err) ? EXIT.unavailable : EXIT.usage,

@@ -33,7 +33,9 @@ export async function callApi<K extends ApiCall>(run: ShipmentRun, name: K, summ
       run.publish();
       if (failure?.kind === 'rate_limited') {
         const waitMs = Math.max(1, failure.retryAfterSeconds ?? 1) * 1000;
-        if (patched(HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY)) notBefore = Date.now() + waitMs;
+        // The activity's clock when the 429 came, if it says: this task's clock stands at its start,
+        // before the calls made earlier in it (an order read comes after the label's).
+        if (patched(HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY)) notBefore = Math.max(Date.now() + waitMs, Number(failure.retryAfterEndsAt) || 0);
         else await sleep(waitMs);
       }
     }
