@@ -13,6 +13,7 @@ import { resubmitCommand } from './commands/resubmit';
 import { statusCommand } from './commands/status';
 import { importCommand } from './import/main';
 import { scheduleCommand } from './commands/schedule';
+import { deploymentCommand } from './commands/deployment';
 
 type Command = (argv: string[], io: Io) => Promise<ExitCode>;
 
@@ -27,6 +28,7 @@ const COMMANDS: Record<string, Command> = {
   couriers: couriersCommand,
   products: productsCommand,
   schedule: scheduleCommand,
+  deployment: deploymentCommand,
 };
 
 export const HELP = `Usage: shipments <command> [options]
@@ -49,6 +51,8 @@ Commands:
   redeliver <shop> <orderId>         Send undelivered shop events again (after a 4xx, 410
                                      or an expired delivery window)
   cancel <shop> <orderId>            Stop a shipment
+  deployment <action> [build]        Rollouts by build: status, shipments per build,
+                                     promote, retire, build-id
   couriers                           Couriers of the shipping account
   products <courier>                 A courier's shipping products
 
