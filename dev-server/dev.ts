@@ -82,6 +82,8 @@ async function main(): Promise<void> {
       ...workerEnv(localServerEnv(process.env), { ...settings, address, namespace: NAMESPACE, apiUrl }),
       ...(accountsFile ? { SHIPPING_ACCOUNTS_FILE: accountsFile } : {}),
       LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
+      // One build across restarts: shipments in .data keep running after a code change (rollouts: docs/production.md).
+      WORKER_BUILD_ID: process.env.WORKER_BUILD_ID || 'dev',
     },
     shop?.connectors,
     shop ? o.triggerPort : undefined,
