@@ -37,8 +37,8 @@ const shop = 'rollout';
 
 beforeAll(async () => {
   env = await createTestEnv();
-  // A tracking stage a second: a shipment tracks for a few seconds, long enough to be caught mid-way.
-  api = await startFakeShippingApi({ port: 0, trackingStepMs: 1000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+  // A tracking stage every 3 s: a shipment tracks for 12 s, long enough to be caught mid-way.
+  api = await startFakeShippingApi({ port: 0, trackingStepMs: 3000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
   dir = await mkdtemp(path.join(tmpdir(), 'rollout-'));
 });
 afterAll(async () => {
@@ -111,6 +111,8 @@ it('promotes build B while build A holds shipments in every phase: A drains to 0
 
   const workerA = await startBuild(path.join(dir, 'a.js'), 'if-none');
   await until('build A current', async () => ((await describeDeployment(env.client, deployment))?.current === buildA ? true : undefined));
+  // B polls beside A from here on, and gets nothing until it is promoted.
+  const workerB = await startBuild(path.join(dir, 'b.js'), 'never');
 
   // On A: two tracking, one waiting for corrected label data, two making their label behind 429s.
   const start = async (orderId: string, o: Parameters<typeof order>[2] = {}) =>
@@ -130,11 +132,17 @@ it('promotes build B while build A holds shipments in every phase: A drains to 0
   );
   const onA = [...tracking, correction, ...throttled];
 
-  const workerB = await startBuild(path.join(dir, 'b.js'), 'never');
   const promoted = await cli('deployment', 'promote', buildB);
   expect(promoted, promoted.err).toMatchObject({ code: 0 });
   const status = await cli('deployment', 'status', '--json');
   expect(JSON.parse(status.out)).toMatchObject({ current: buildB });
+
+  // The per-build view before anything drained: all five of A's shipments, by phase.
+  const onBuildA = await until('A shipments visible', async () => {
+    const view = JSON.parse((await cli('deployment', 'shipments', buildA, '--json')).out) as { total: number; byStatus: object };
+    return view.total === onA.length ? view : undefined;
+  });
+  expect(onBuildA.byStatus).toMatchObject({ tracking: 2, awaiting_correction: 1 });
 
   const onB = [await start('B-NEW-1'), await start('B-NEW-2')];
   api.setFaults({ rateLimitedRate: 0, endpoints: null });
