@@ -5,6 +5,7 @@
  */
 import { setWorkflowOptions, sleep } from '@temporalio/workflow';
 import { shipmentWorkflow as released } from '../../workflows/shipment';
+import { versioned } from '../../workflows/versioning';
 
 export { shippingAccountWorkflow, shopPullWorkflow, trackingPollerWorkflow } from '../../workflows';
 
@@ -12,4 +13,4 @@ export async function shipmentWorkflow(...args: Parameters<typeof released>): Re
   await sleep(1);
   return released(...args);
 }
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, shipmentWorkflow);
+setWorkflowOptions(versioned('PINNED'), shipmentWorkflow);
