@@ -14,6 +14,7 @@ import { resubmitCommand } from './commands/resubmit';
 import { statusCommand } from './commands/status';
 import { importCommand } from './import/main';
 import { scheduleCommand } from './commands/schedule';
+import { deploymentCommand } from './commands/deployment';
 
 type Command = (argv: string[], io: Io) => Promise<ExitCode>;
 
@@ -29,6 +30,7 @@ const COMMANDS: Record<string, Command> = {
   couriers: couriersCommand,
   products: productsCommand,
   schedule: scheduleCommand,
+  deployment: deploymentCommand,
 };
 
 export const HELP = `Usage: npm run cli -- <command> [options]
@@ -54,6 +56,8 @@ Commands:
                                      Close an attention mark a person dealt with (who,
                                      when and the note are recorded on the shipment)
   cancel <shop> <orderId>            Stop a shipment
+  deployment <action> [build]        Rollouts by build: status, shipments per build,
+                                     promote, retire, build-id
   couriers                           Couriers of the shipping account
   products <courier>                 A courier's shipping products
 

@@ -89,6 +89,8 @@ async function main(): Promise<void> {
       WORKER_HEALTH_HOST: '127.0.0.1',
       WORKER_HEALTH_PORT: String(o.healthPort),
       METRICS_BIND_ADDRESS: `127.0.0.1:${o.sdkMetricsPort}`,
+      // One build across restarts: shipments in .data keep running after a code change (rollouts: docs/production.md).
+      WORKER_BUILD_ID: process.env.WORKER_BUILD_ID || 'dev',
     },
     shop?.connectorsFile,
     shop ? o.triggerPort : undefined,

@@ -51,6 +51,9 @@ export function workerEnv(
     SHIPPING_API_KEY: s.apiKey,
     SHIPPING_API_TOKEN: s.apiToken,
     TRACKING_POLL_INTERVAL: s.pollInterval,
+    // A version of a Worker Deployment, as in production; current at once, so work flows.
+    WORKER_VERSIONING: base.WORKER_VERSIONING || 'on',
+    WORKER_BECOME_CURRENT: base.WORKER_BECOME_CURRENT || 'always',
   };
 }
 

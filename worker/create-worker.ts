@@ -3,7 +3,8 @@ import { liveShipmentTaskQueue, type ShipmentPriorities } from '../domain/priori
 import { priorityHeaderInterceptor } from '../activities/priority-header';
 import { WORKFLOW_CODE } from './workflow-code';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
-import type { DataConverter } from '@temporalio/common';
+import type { DataConverter, WorkerDeploymentVersion } from '@temporalio/common';
+import { versionedWorker } from './deployment-version';
 import { createActivities } from '../activities';
 import { singleAccount, type AccountDirectory } from '../activities/accounts';
 import { retryAfterMs } from '../activities/failures';
@@ -72,6 +73,8 @@ export interface ShipmentWorkerOptions {
   liveTaskQueue?: string;
   /** A live worker's: the shipments' queue beside its own, whose tracking pollers its shipments join. */
   homeTaskQueue?: string;
+  /** Run as this version of a Worker Deployment (worker/deployment-version.ts); unset: unversioned. */
+  deployment?: WorkerDeploymentVersion;
 }
 
 export async function createShipmentWorker(options: ShipmentWorkerOptions): Promise<Worker> {
@@ -131,6 +134,7 @@ export async function createShipmentWorker(options: ShipmentWorkerOptions): Prom
       identity: options.identity,
       dataConverter: options.dataConverter,
     }),
+    ...versionedWorker(options.deployment),
   });
 }
 
@@ -146,6 +150,7 @@ export type PullWorkerOptions = Pick<
   | 'platforms'
   | 'priorities'
   | 'liveTaskQueue'
+  | 'deployment'
 > & {
   /** The account a shop's new shipments name (the accounts' `accountOf`); unset: they name none (`default`). */
   accountOf?: AccountOf;
@@ -178,6 +183,7 @@ export async function createPullWorker(options: PullWorkerOptions): Promise<Work
     // Tracing (tracing/): the pulls' activities start each order's trace.
     interceptors: { activity: tracingActivityInterceptors() },
     sinks: tracingSinks(),
+    ...versionedWorker(options.deployment),
   });
 }
 
@@ -275,7 +281,7 @@ function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
 }
 
 /** Bundles the workflows at start (development); webpack's module listing is kept out of the logs. */
-function bundleFromSource(): Promise<WorkflowBundleOption> {
+export function bundleFromSource(): Promise<{ code: string }> {
   const runtimeLogger = Runtime.instance().logger;
   return bundleWorkflowCode({
     ...WORKFLOW_CODE,

@@ -33,6 +33,8 @@ import { payloadsInClearWatch } from '../metrics/payloads-in-clear';
 import { watchCourierCodes } from '../metrics/courier-labels';
 import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
 import { loadTracingSettings, startTracingFromEnv, TRACING_HELP } from '../tracing/setup';
+import { deploymentSettingsHelp, loadDeploymentSettings } from '../config/deployment';
+import { becomeCurrent, workflowCodeAndVersion } from './deployment-version';
 
 /** The courier read for the metric label waits its turn under the account's pace, but not forever. */
 const COURIER_READ_TIMEOUT_MS = 30_000;
@@ -43,6 +45,11 @@ Runs the shipment worker: one durable workflow per shop order (label, order, tra
 Configured by environment variables; durations take 500ms, 20s, 5m, 3h, 7d:
 
 ${workerSettingsHelp()}
+
+Rollouts (docs/production.md, "Rolling out a new build"):
+${deploymentSettingsHelp()
+  .map(([name, fallback, meaning]) => `  ${name}  ${meaning} (${fallback})`)
+  .join('\n')}
 
 Shop sync (docs/shop-sync-delivery.md): SHOP_CONNECTORS (JSON) or SHOP_CONNECTORS_FILE (a JSON file)
 maps shop ids to their signed-webhook endpoint and secrets; shops without one get no events.
@@ -73,10 +80,11 @@ async function main(): Promise<number> {
   const settings = load(() => loadWorkerSettings());
   const temporal = load(() => loadTemporalSettings());
   const shopConnectors = load(() => loadShopConnectors());
+  const deployment = load(() => loadDeploymentSettings());
   // Its default account's variables were checked with the settings above: report them once.
   const accounts = settings ? load(() => loadShippingAccounts(process.env, settings.pacing)) : undefined;
   const traced = load(() => loadTracingSettings() !== undefined);
-  if (!settings || !temporal || !shopConnectors || !accounts || traced === undefined) {
+  if (!settings || !temporal || !shopConnectors || !accounts || !deployment || traced === undefined) {
     console.error(`${new ConfigError(problems).message}\n\nRun with --help for the list of settings.`);
     return 2;
   }
@@ -147,6 +155,8 @@ async function main(): Promise<number> {
   // Live shipments on a queue and slots of their own: a backlog's tasks never hold the slot a live order waits for.
   // Served where this worker's pulls start them, or while shipments started there before still run.
   const serveLive = pulls || (await runningOn(client, liveTaskQueue, logger));
+  // One bundle for every worker here; a versioned worker's build id comes from its code.
+  const { code, version } = await workflowCodeAndVersion(deployment, settings.workflowBundlePath);
   const { shipments: worker, live: liveWorker } = await createShipmentWorkers(
     {
       connection,
@@ -156,7 +166,8 @@ async function main(): Promise<number> {
       tracking: settings.tracking,
       trackingPollers: settings.trackingPollers,
       shopConnectors,
-      workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
+      workflowBundle: { code },
+      deployment: version,
       maxActivitiesPerSecond: settings.maxActivitiesPerSecond,
       maxTaskQueueActivitiesPerSecond: settings.maxTaskQueueActivitiesPerSecond,
       maxCachedWorkflows: settings.maxCachedWorkflows,
@@ -175,7 +186,8 @@ async function main(): Promise<number> {
         namespace: temporal.namespace,
         taskQueue: temporal.taskQueue,
         shopConnectors,
-        workflowBundle: settings.workflowBundlePath ? { codePath: settings.workflowBundlePath } : undefined,
+        workflowBundle: { code },
+        deployment: version,
         dataConverter,
         platforms,
         accountOf: directory.accountOf,
@@ -222,6 +234,7 @@ async function main(): Promise<number> {
       shopsWithConnector: shopConnectors.shops,
       cache: settings.maxCachedWorkflows,
       prebuiltBundle: Boolean(settings.workflowBundlePath),
+      deployment: version ?? 'unversioned',
       // The key id only: key material is never logged.
       payloadEncryption: settings.payloadEncryption ? { activeKeyId: settings.payloadEncryption.activeKeyId } : 'off',
       // Not the endpoint: its URL or headers may hold a collector's credentials.
@@ -229,9 +242,13 @@ async function main(): Promise<number> {
     },
     'worker started',
   );
+  const stopping = new AbortController();
   try {
     // Both resolve after a graceful shutdown (the Runtime handles the signals for every worker).
-    await Promise.all([worker.run(), liveWorker?.run(), pullWorker?.run()]);
+    const running = Promise.all([worker.run(), liveWorker?.run(), pullWorker?.run()]).finally(() => stopping.abort());
+    running.catch(() => undefined); // awaited below; not unhandled while the promotion runs
+    if (deployment.versioning && version) await becomeCurrent(client, deployment, version, logger, stopping.signal);
+    await running;
   } finally {
     courierCodes.close();
     await trigger?.close();

@@ -3,3 +3,5 @@ export { shipmentWorkflow } from './shipment';
 export { shippingAccountWorkflow } from './account';
 export { shopPullWorkflow } from './shop-pull';
 export { trackingPollerWorkflow } from './tracking-poller';
+// Their versioning behaviors, set before any of them runs.
+import './versioning';

@@ -7,7 +7,7 @@ import {
   allHandlersFinished,
   CancellationScope,
   condition,
-  continueAsNew,
+  makeContinueAsNewFunc,
   isCancellation,
   log,
   patched,
@@ -252,7 +252,13 @@ export class ShipmentRun {
     await condition(allHandlersFinished);
     if (this.delivery.sync) await this.delivery.pause();
     this.state.continuedAsNew++;
-    await continueAsNew<typeof shipmentWorkflow>(this.input, { state: this.state, policy: this.policy, labelRequest: this.labelRequest });
+    // The safe point to leave a pinned build: the new run starts from the carried state on the
+    // current build, where the server supports it (not Temporal 1.29: docs/production.md).
+    await makeContinueAsNewFunc<typeof shipmentWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(this.input, {
+      state: this.state,
+      policy: this.policy,
+      labelRequest: this.labelRequest,
+    });
   }
 
   // ---------------------------------------------------------------- internals
