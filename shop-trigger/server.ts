@@ -210,7 +210,7 @@ export async function startShopTrigger(options: ShopTriggerOptions): Promise<Sho
     method: METHODS,
     url: '/hooks/:platform/:shop',
     onRequest: admit,
-    preParsing: async (_req, _reply, payload) => timedBody(payload, readTimeoutMs),
+    preParsing: async (_req, reply, payload) => timedBody(payload, readTimeoutMs, reply.raw),
     handler: async (req, reply) => {
       const shop = shopOf.get(req)!;
       const received = receive(req, shop, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));

@@ -327,6 +327,15 @@ describe('startShopTrigger', () => {
     expect(trigger.stats().shops['oslo-outdoor']).toMatchObject({ received: 2, tooLarge: 2, verified: 0 });
   });
 
+  it('a body refused on its declared length leaves no read bound running behind its answer', async () => {
+    const { trigger } = await start({ maxBodyBytes: 1024, readTimeoutMs: 200 });
+    const big = 'x'.repeat(4096);
+    expect((await post(trigger.hookUrl('shopify', 'oslo-outdoor'), big, shopifyHeaders(big))).status).toBe(413);
+    // Past the read bound: a timer still running would fail a body nobody reads (an uncaught error).
+    await sleep(400);
+    expect(trigger.stats().shops['oslo-outdoor']).toMatchObject({ received: 1, tooLarge: 1, timedOut: 0 });
+  });
+
   it('refuses a body that does not arrive within readTimeoutMs with 408', async () => {
     const { trigger, calls } = await start({ readTimeoutMs: 200 });
     const socket = connect(trigger.port, '127.0.0.1');
