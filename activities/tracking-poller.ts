@@ -40,7 +40,7 @@ export function createTrackingPollerActivities(deps: TrackingPollerDeps) {
         taskQueue,
         args: [],
         signal: watchTrackingSignal,
-        signalArgs: [{ ...request, workflowId }],
+        signalArgs: [{ ...request, workflowId, membership: `${info.workflowExecution?.runId ?? ''}:${info.activityId}` }],
         staticSummary: `Tracking poller: shard ${shard} of ${deps.settings.shards} on task queue ${taskQueue}, account ${request.account ?? DEFAULT_SHIPPING_ACCOUNT}`,
       });
       return { poller };

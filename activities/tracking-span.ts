@@ -243,8 +243,12 @@ export class TrackingSpan {
     const { client } = this.deps;
     // Named by label: a shipment relabelled since drops the old label's news, and the two labels' news never share a request id.
     const news: TrackingNews = { labelId: member.labelId, ...about };
+    // The membership and the count of news told in it: a state the tracking returns to is told
+    // again under a new id, while a retried span tells the same news under the same one.
     const what = [
       member.labelId,
+      member.membership ?? null,
+      member.told ?? 0,
       ...(news.change
         ? [news.change.tag, news.change.subtag, news.change.trackingNumber, news.change.checkpoints, news.change.lastCheckpointTime]
         : [news.failure?.kind, news.failure?.message]),
@@ -267,6 +271,7 @@ export class TrackingSpan {
       throw err;
     }
     this.stats.told++;
+    if (this.current(member)) member.told = (member.told ?? 0) + 1;
     return true;
   }
 
@@ -386,8 +391,8 @@ export class TrackingSpan {
   }
 }
 
-function progressOf({ workflowId, labelId, known, nextPollAt, polls, failures, failureTold }: WatchedLabel): LabelProgress {
-  return { workflowId, labelId, known, nextPollAt, polls, failures, failureTold };
+function progressOf({ workflowId, labelId, known, nextPollAt, polls, failures, failureTold, told }: WatchedLabel): LabelProgress {
+  return { workflowId, labelId, known, nextPollAt, polls, failures, failureTold, ...(told === undefined ? {} : { told }) };
 }
 
 /** The shipment is not running any more (completed, or never existed). */

@@ -10,10 +10,10 @@
 import { CancellationScope, condition, isCancellation, patched, setHandler, sleep } from '@temporalio/workflow';
 import { type ShipmentOutcome } from '../definitions';
 import { outcomeOfTag, type TrackingPolicy } from '../../domain/shipment';
-import { isNews } from '../../domain/tracking';
+import { isNews, isTerminalEnd } from '../../domain/tracking';
 import { trackingNewsSignal, type PollerCadence, type TrackingNews } from '../tracking-poller/definitions';
 import { recordError } from './failures';
-import { RELABEL_FROM_SHOP } from './patches';
+import { RELABEL_FROM_SHOP, TERMINAL_ANSWER_ENDS_TRACKING } from './patches';
 import { trackingPoller } from './proxies';
 import type { ShipmentRun } from './run';
 import { snapshotOf } from './state';
@@ -94,7 +94,14 @@ function applyNews(run: ShipmentRun, news: TrackingNews): boolean {
   }
   // News of a label the shipment no longer follows (replaced by a relabel) changes nothing.
   if (news.labelId !== undefined && news.labelId !== run.state.labelId) return false;
-  if (!news.change || !isNews(snapshotOf(run.state), news.change)) return false;
+  if (!news.change) return false;
+  const known = snapshotOf(run.state);
+  // A terminal answer ends tracking whatever its checkpoint count: the shard has dropped the label.
+  if (
+    !isNews(known, news.change) &&
+    !(isTerminalEnd(known, news.change, run.policy.terminalTags) && patched(TERMINAL_ANSWER_ENDS_TRACKING))
+  )
+    return false;
   applyChange(run, news.change);
   return true;
 }

@@ -117,3 +117,13 @@ export const RELABEL_FROM_SHOP = 'relabel-from-shop';
  * meets a 429, so other histories are unchanged. Fixture: held-account-first-attempt-429.
  */
 export const HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY = 'held-account-retry-after-in-activity';
+
+/**
+ * A terminal answer (Delivered, Exception, Cancelled) told by a poller ends tracking even with
+ * fewer checkpoints than the shipment knows (a courier that collapses its list on delivery, or a
+ * list fetched again): before it, `isNews` refused it and, the shard having dropped the label,
+ * nothing polled again until the tracking deadline. Checked in fleet tracking only where such an
+ * answer arrives (`applyNews`), so other histories are unchanged. Fixture:
+ * fleet-terminal-with-fewer-checkpoints. Retire once no shipment started before it is open.
+ */
+export const TERMINAL_ANSWER_ENDS_TRACKING = 'terminal-answer-ends-tracking';

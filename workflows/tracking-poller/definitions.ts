@@ -38,6 +38,12 @@ export interface WatchRequest {
   deadline: number;
   /** The shipment's shipping account (its name, never credentials); absent: `default`. */
   account?: string;
+  /**
+   * This joining, unique within the shipment's run (its run id and the joining call's activity
+   * id; absent from shipments before): with `told`, it makes each news signal's request id
+   * unique, so a state the tracking returns to is told again.
+   */
+  membership?: string;
 }
 
 /** A label as its shard keeps it between spans (carried over continue-as-new). */
@@ -57,6 +63,10 @@ export interface WatchedLabel {
   /** API failures in a row (backoff), and the kind of the last failure told (told once). */
   failures: number;
   failureTold: string | null;
+  /** The joining this membership came from (`WatchRequest.membership`). */
+  membership?: string;
+  /** News told in this membership (absent: none): part of each news signal's request id. */
+  told?: number;
 }
 
 /**
@@ -66,6 +76,7 @@ export interface WatchedLabel {
  */
 export type LabelProgress = Pick<WatchedLabel, 'workflowId' | 'known' | 'nextPollAt' | 'polls' | 'failures' | 'failureTold'> & {
   labelId?: string;
+  told?: number;
 };
 
 export interface PollerInput {

@@ -46,6 +46,8 @@ export class PollerShard {
       polls: existing?.polls ?? 0,
       failures: 0,
       failureTold: existing?.failureTold ?? null,
+      ...(request.membership === undefined ? {} : { membership: request.membership }),
+      ...(existing?.told === undefined || existing.membership !== request.membership ? {} : { told: existing.told }),
     });
   }
 
@@ -95,6 +97,6 @@ export function isSameLabel(member: WatchedLabel, labelId: string | undefined): 
   return labelId === undefined || member.labelId === labelId;
 }
 
-function pick({ known, nextPollAt, polls, failures, failureTold }: LabelProgress): Omit<LabelProgress, 'workflowId'> {
-  return { known, nextPollAt, polls, failures, failureTold };
+function pick({ known, nextPollAt, polls, failures, failureTold, told }: LabelProgress): Omit<LabelProgress, 'workflowId'> {
+  return { known, nextPollAt, polls, failures, failureTold, ...(told === undefined ? {} : { told }) };
 }
