@@ -14,7 +14,11 @@ import type { Checkpoint, TrackingRecord } from '../shipping-api/contract';
 import { createShipmentWorker } from '../worker/create-worker';
 import type { TrackingPollerSettings } from '../activities/tracking-poller';
 import type { ShipmentInput, TrackingPolicy } from '../domain/shipment';
-import { trackingNewsSignal, type TrackingNews } from '../workflows/tracking-poller/definitions';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { shardMembersQuery, trackingNewsSignal, trackingPollerId, type TrackingNews } from '../workflows/tracking-poller/definitions';
+import { stateQuery } from '../workflows/definitions';
+import { TrackingReconciler } from '../activities/tracking-reconciler';
+import { waitFor } from './helpers/wait';
 import { FAST_TRACKING, TEST_CREDENTIALS } from './helpers/harness';
 import { order } from './helpers/orders';
 import { saveFixture } from './helpers/fixtures';
@@ -136,5 +140,102 @@ describe('what a poll answers', () => {
     expect(result.outcome).toBe('delivered');
     const subtags = (await newsOf(handle)).map((n) => n.change?.subtag);
     expect(subtags).toEqual([...script, 'Delivered_001']);
+  });
+});
+
+/** In transit until `deliver` is set for the label's shipments, then Delivered. */
+function holdInTransit(): { rewrite: TrackingRewrite; deliver(): void } {
+  let delivered = false;
+  return {
+    rewrite: scripted((_poll, record) =>
+      delivered
+        ? { ...record, tag: 'Delivered', subtag: 'Delivered_001', checkpoints: checkpoints(2, 'Delivered') }
+        : { ...record, tag: 'InTransit', subtag: 'InTransit_001', checkpoints: checkpoints(1, 'InTransit') },
+    ),
+    deliver: () => void (delivered = true),
+  };
+}
+
+async function membersOf(poller: string): Promise<string[] | undefined> {
+  try {
+    const running = await env.client.workflow.getHandle(poller).describe();
+    if (running.status.name !== 'RUNNING') return undefined;
+    return (await env.client.workflow.getHandle(poller).query(shardMembersQuery)).members.map((m) => m.workflowId).sort();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+async function inTracking(handles: Array<{ workflowId: string }>): Promise<void> {
+  await waitFor(
+    async () => {
+      const states = await Promise.all(handles.map((h) => env.client.workflow.getHandle(h.workflowId).query(stateQuery)));
+      return states.every((s) => s.phase === 'tracking' && s.tag === 'InTransit') ? true : undefined;
+    },
+    { what: 'every shipment in transit', timeoutMs: 30_000, intervalMs: 200 },
+  );
+}
+
+describe('tracking membership', () => {
+  it('a shard terminated mid-run strands nobody: the reconciler finds its shipments, they join again and finish delivered', async () => {
+    const tracking = holdInTransit();
+    const { taskQueue } = await workerBehind(tracking.rewrite, {
+      tracking: { maxTrackingMs: 120_000 },
+      pollers: { shards: 1, spanMs: 60_000 },
+    });
+    const handles = await Promise.all([1, 2, 3].map((i) => start(taskQueue, order('lost-shard', `L-${i}-${randomUUID().slice(0, 6)}`))));
+    await inTracking(handles);
+    const poller = trackingPollerId(taskQueue, 0);
+    const ids = handles.map((h) => h.workflowId).sort();
+    expect(await membersOf(poller)).toEqual(ids);
+
+    await env.client.workflow.getHandle(poller).terminate('operator terminated the shard');
+    const reconciler = new TrackingReconciler({ client: env.client, maxLabels: 4000, log: { warn: () => {}, info: () => {} } });
+    // Visibility follows the termination a moment later: the pass is repeated until it sees it.
+    const pass = await waitFor(
+      async () => {
+        const found = await reconciler.reconcile();
+        return ids.every((id) => found.unwatched.includes(id)) ? found : undefined;
+      },
+      { what: 'the reconciler to find the stranded shipments', timeoutMs: 20_000, intervalMs: 500 },
+    );
+    expect(pass.unwatched).toEqual(expect.arrayContaining(ids));
+    await waitFor(async () => ((await membersOf(poller))?.length === 3 ? true : undefined), {
+      what: 'the shipments in a running shard again',
+      timeoutMs: 20_000,
+    });
+
+    tracking.deliver();
+    const results = await Promise.all(handles.map((h) => h.result()));
+    expect(results.map((r) => r.outcome)).toEqual(['delivered', 'delivered', 'delivered']);
+    await saveFixture(handles[0]!, 'fleet-rejoined-after-shard-terminated');
+  });
+
+  it('a shard at its bound refuses a new label, which joins the next shard, chosen the same way by every worker', async () => {
+    const tracking = holdInTransit();
+    const { taskQueue } = await workerBehind(tracking.rewrite, {
+      tracking: { maxTrackingMs: 120_000 },
+      pollers: { shards: 1, spanMs: 60_000, maxLabels: 2 },
+    });
+    const handles: Array<{ workflowId: string; result(): Promise<{ outcome: string }> }> = [];
+    // One at a time, so the shards fill in order.
+    for (let i = 0; i < 5; i++) {
+      const handle = await start(taskQueue, order('overflow', `O-${i}-${randomUUID().slice(0, 6)}`));
+      await inTracking([handle]);
+      handles.push(handle);
+    }
+    const shards = await Promise.all([0, 1, 2, 3].map((n) => membersOf(trackingPollerId(taskQueue, n))));
+    const ids = handles.map((h) => h.workflowId);
+    expect(shards).toEqual([[...ids.slice(0, 2)].sort(), [...ids.slice(2, 4)].sort(), [ids[4]], undefined]);
+
+    tracking.deliver();
+    const results = await Promise.all(handles.map((h) => h.result()));
+    expect(results.map((r) => r.outcome)).toEqual(Array(5).fill('delivered'));
+    // The shard's first run: its members joined by update, one refused (nothing recorded), its span, its continue-as-new.
+    const poller = trackingPollerId(taskQueue, 0);
+    const latest = await env.client.workflow.getHandle(poller).fetchHistory();
+    const firstRunId = latest.events![0]!.workflowExecutionStartedEventAttributes!.firstExecutionRunId!;
+    await saveFixture(env.client.workflow.getHandle(poller, firstRunId), 'fleet-poller-joined-by-update');
   });
 });

@@ -127,3 +127,13 @@ export const HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY = 'held-account-retry-after-in
  * fleet-terminal-with-fewer-checkpoints. Retire once no shipment started before it is open.
  */
 export const TERMINAL_ANSWER_ENDS_TRACKING = 'terminal-answer-ends-tracking';
+
+/**
+ * A shipment in fleet tracking told by the tracking reconciler that no live shard watches it
+ * (`rejoinTracking`: its shard was terminated, reset, failed or deleted) joins again, and leaves
+ * the shard it had if that one differs. Before it, a shipment kept its shard's id for its life
+ * and waited for its tracking deadline. Checked only where that signal is handled, so only
+ * histories with one carry its marker. Fixture: fleet-rejoined-after-shard-terminated. Retire
+ * once no shipment started before it is open.
+ */
+export const TRACKING_REJOINS = 'tracking-rejoins';

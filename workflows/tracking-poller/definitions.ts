@@ -4,7 +4,7 @@
  * span activity polls every label of the shard on its stage's cadence and tells a shipment only
  * what changed. Plain types and values (part of the workflow bundle).
  */
-import { defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { FailureDetails } from '../../activities/failures';
 import type { TrackingChange, TrackingSnapshot } from '../../domain/tracking';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
@@ -118,6 +118,31 @@ export interface TrackingNews {
 }
 
 export const watchTrackingSignal = defineSignal<[WatchRequest]>('watchTracking');
+
+/** How many labels, and how many bytes of continue-as-new input, a shard takes before it refuses a new one. */
+export interface ShardBound {
+  maxLabels: number;
+  maxBytes: number;
+}
+
+/** A shipment joining with the bound of the worker that joins it: a full shard refuses (its validator), and the next one is tried. */
+export type JoinRequest = WatchRequest & { bound: ShardBound };
+export const joinTrackingUpdate = defineUpdate<void, [JoinRequest]>('joinTracking');
+/** The failure type of a join a full shard refused. */
+export const SHARD_FULL = 'TrackingShardFull';
+
+/** Who a shard watches, and the size of its continue-as-new input: for the reconciler and its metrics. */
+export interface ShardMembers {
+  members: Array<{ workflowId: string; labelId: string }>;
+  bytes: number;
+}
+export const shardMembersQuery = defineQuery<ShardMembers>('trackingMembers');
+
+/**
+ * To the shipment: its shard does not have it (terminated, reset, failed or deleted, or it lost
+ * the label): join again. Sent by the tracking reconciler (activities/tracking-reconciler.ts).
+ */
+export const rejoinTrackingSignal = defineSignal<[{ reason: string }]>('rejoinTracking');
 export const unwatchTrackingSignal = defineSignal<[{ workflowId: string }]>('unwatchTracking');
 /** To the shipment. */
 export const trackingNewsSignal = defineSignal<[TrackingNews]>('trackingNews');
@@ -133,6 +158,16 @@ export function trackingPollerId(taskQueue: string, shard: number, account?: str
   return account === undefined || account === DEFAULT_SHIPPING_ACCOUNT
     ? `tracking-poller-${queue}-${shard}`
     : `tracking-poller-${queue}/${account}-${shard}`;
+}
+
+/**
+ * The shard a shipment tries at its `attempt`-th try (0 first): its own shard, then the next ones
+ * of the set around, then overflow shards past the set (ids `shards`, `shards + 1`, …), so every
+ * worker with the same settings tries the same shards in the same order.
+ */
+export function shardProbe(workflowId: string, shards: number, attempt: number): number {
+  const count = Math.max(1, shards);
+  return attempt < count ? (shardOf(workflowId, count) + attempt) % count : attempt;
 }
 
 /** The shard of a shipment: FNV-1a of its workflow id, so the same shipment always lands on the same shard. */

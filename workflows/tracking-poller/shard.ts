@@ -4,7 +4,16 @@
  * activity) reports what it did to each label and which ones left; the next run starts with the
  * result. Deterministic: no I/O, no clock but the workflow's.
  */
-import type { LabelProgress, PollerCadence, PollerInput, SpanResult, WatchedLabel, WatchRequest } from './definitions';
+import type {
+  LabelProgress,
+  PollerCadence,
+  PollerInput,
+  ShardBound,
+  ShardMembers,
+  SpanResult,
+  WatchedLabel,
+  WatchRequest,
+} from './definitions';
 
 export class PollerShard {
   private readonly members = new Map<string, WatchedLabel>();
@@ -29,6 +38,26 @@ export class PollerShard {
 
   cadenceOf(member: WatchedLabel): PollerCadence {
     return this.cadences[member.cadence]!;
+  }
+
+  /**
+   * Whether the shard takes this shipment within `bound`: one it watches already always (a join
+   * retried, a relabel); a new one while the shard holds fewer labels and its next input stays
+   * under the bytes, counted as the continue-as-new input carries them.
+   */
+  fits(request: WatchRequest, bound: ShardBound): boolean {
+    if (this.members.has(request.workflowId)) return true;
+    if (this.members.size >= bound.maxLabels) return false;
+    return this.bytes() + JSON.stringify(request).length <= bound.maxBytes;
+  }
+
+  /** The bytes of the next run's input, as JSON. */
+  bytes(): number {
+    return JSON.stringify(this.carried()).length;
+  }
+
+  describe(): ShardMembers {
+    return { members: [...this.members.values()].map(({ workflowId, labelId }) => ({ workflowId, labelId })), bytes: this.bytes() };
   }
 
   /** A shipment joins (or joins again, e.g. after its registration was retried: what it knows now wins). */
