@@ -8,7 +8,12 @@
  * polled with its own account's client and pacer.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
 import {
   joinTrackingUpdate,
   SHARD_FULL,
@@ -94,20 +99,25 @@ async function joinShard(
 ): Promise<boolean> {
   const start = { workflowId: poller, taskQueue, args: [] as [], staticSummary: summary };
   try {
-    await deps.client.workflow.executeUpdateWithStart(joinTrackingUpdate, {
-      args: [join],
-      // The same joining asks each shard under one id: a retried attempt is not applied twice.
-      updateId: `${join.membership}@${poller}`,
-      startWorkflowOperation: new WithStartWorkflowOperation(TRACKING_POLLER_WORKFLOW_TYPE, {
-        ...start,
-        workflowIdConflictPolicy: 'USE_EXISTING',
+    // The update waits for the shard's workflow task: a shard whose task does not run soon (its
+    // workers draining or saturated) is joined by signal instead, so a shipment's task never waits on it.
+    await deps.client.withDeadline(Date.now() + JOIN_UPDATE_TIMEOUT_MS, () =>
+      deps.client.workflow.executeUpdateWithStart(joinTrackingUpdate, {
+        args: [join],
+        // The same joining asks each shard under one id: a retried attempt is not applied twice.
+        updateId: `${join.membership}@${poller}`,
+        startWorkflowOperation: new WithStartWorkflowOperation(TRACKING_POLLER_WORKFLOW_TYPE, {
+          ...start,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
       }),
-    });
+    );
     return true;
   } catch (err) {
-    if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-    if (err.cause instanceof ApplicationFailure && err.cause.type === SHARD_FULL) return false;
-    if (!isUnknownUpdate(err.cause)) throw err;
+    if (err instanceof WorkflowUpdateFailedError) {
+      if (err.cause instanceof ApplicationFailure && err.cause.type === SHARD_FULL) return false;
+      if (!isUnknownUpdate(err.cause)) throw err;
+    } else if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadlineExceeded(err))) throw err;
   }
   const { bound: _bound, ...watch } = join;
   await deps.client.workflow.signalWithStart(TRACKING_POLLER_WORKFLOW_TYPE, {
@@ -116,6 +126,13 @@ async function joinShard(
     signalArgs: [watch],
   });
   return true;
+}
+
+/** How long a join waits for the shard to take or refuse it before it joins by signal. */
+const JOIN_UPDATE_TIMEOUT_MS = 5_000;
+
+function isDeadlineExceeded(err: unknown): boolean {
+  return (err as { code?: number })?.code === 4; // gRPC DEADLINE_EXCEEDED
 }
 
 /** A shard's worker runs code without the join update (a rollout under way). */
