@@ -17,7 +17,7 @@ import { describeStop, StopDelivery } from '../shop-sync/platform/result';
 import { activityFailure, SHOP_BUSY, SHOP_UNAVAILABLE } from './failures';
 import { ShopChangeNotifier } from '../shop-import/changes';
 import { clip, ORDER_LIMITS, RETRYABLE_ID } from '../shop-import/checks';
-import { advanceCursor, soundCursor, type PullCursor } from '../shop-import/cursor';
+import { advanceCursor, firstPullCursor, soundCursor, type PullCursor } from '../shop-import/cursor';
 import { pageRecords } from '../shop-import/records';
 import { saveCursor } from '../shop-import/schedule';
 import { OrderSource, RunawayPaging, type ImportConnector, type PageRead } from '../shop-import/source';
@@ -174,11 +174,13 @@ export function createShopImportActivities(deps: ShopImportDeps) {
       ...skipped.map((o) => o.platformOrderId),
       ...page.gone,
     ].filter((id) => !deferred.has(id));
-    const { cursor, droppedFromRetry } = advanceCursor(progress.cursor, {
+    const advanced = advanceCursor(progress.cursor, {
       newest: page.newest,
       failed: [...failed.map((f) => f.platformOrderId), ...deferred],
       settled,
     });
+    const { droppedFromRetry } = advanced;
+    const cursor = firstPullCursor(position, advanced.cursor);
     if (droppedFromRetry.length > 0)
       ctx.log.warn('retry list full: oldest orders dropped from it', { shop: connector.shop, droppedFromRetry });
     const counts: PullCounts = {

@@ -7,18 +7,27 @@
  * (activities/accounts.ts): a shipment joins a shard of its own account, and each label is
  * polled with its own account's client and pacer.
  */
-import { Context } from '@temporalio/activity';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import {
-  shardOf,
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
+import {
+  joinTrackingUpdate,
+  SHARD_FULL,
+  shardProbe,
   TRACKING_POLLER_WORKFLOW_TYPE,
   trackingPollerId,
   unwatchTrackingSignal,
   watchTrackingSignal,
+  type JoinRequest,
+  type ShardBound,
   type SpanResult,
   type WatchRequest,
 } from '../workflows/tracking-poller/definitions';
-import { TrackingSpan, type TrackingPollerDeps } from './tracking-span';
+import { TrackingSpan, TRACKING_SHARD_BOUND, type TrackingPollerDeps, type TrackingPollerSettings } from './tracking-span';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../domain/shipment';
 
 export type { TrackingPollerDeps, TrackingPollerSettings } from './tracking-span';
@@ -32,18 +41,20 @@ export function createTrackingPollerActivities(deps: TrackingPollerDeps) {
     async watchTracking(request: Omit<WatchRequest, 'workflowId'>): Promise<{ poller: string }> {
       const { info } = Context.current();
       const workflowId = callerOf(info);
-      const shard = shardOf(workflowId, deps.settings.shards);
       const taskQueue = deps.taskQueue ?? info.taskQueue;
-      const poller = trackingPollerId(taskQueue, shard, request.account);
-      await deps.client.workflow.signalWithStart(TRACKING_POLLER_WORKFLOW_TYPE, {
-        workflowId: poller,
-        taskQueue,
-        args: [],
-        signal: watchTrackingSignal,
-        signalArgs: [{ ...request, workflowId }],
-        staticSummary: `Tracking poller: shard ${shard} of ${deps.settings.shards} on task queue ${taskQueue}, account ${request.account ?? DEFAULT_SHIPPING_ACCOUNT}`,
-      });
-      return { poller };
+      const membership = `${info.workflowExecution?.runId ?? ''}:${info.activityId}`;
+      const join: JoinRequest = { ...request, workflowId, membership, bound: boundOf(deps.settings) };
+      // Its own shard first; a full one refuses (the shard's validator) and the next is tried.
+      for (let attempt = 0; attempt < deps.settings.shards + MAX_OVERFLOW_SHARDS; attempt++) {
+        const shard = shardProbe(workflowId, deps.settings.shards, attempt);
+        const poller = trackingPollerId(taskQueue, shard, request.account);
+        if (await joinShard(deps, { poller, taskQueue, join, summary: summaryOf(shard, deps.settings.shards, taskQueue, request.account) }))
+          return { poller };
+      }
+      throw ApplicationFailure.retryable(
+        `every tracking shard is full (${deps.settings.shards} shards and ${MAX_OVERFLOW_SHARDS} overflow shards of ${join.bound.maxLabels} labels): raise TRACKING_POLLERS`,
+        SHARD_FULL,
+      );
     },
 
     /** The calling shipment leaves its shard (stopped by an operator, or out of time). A shard already gone is fine. */
@@ -61,6 +72,72 @@ export function createTrackingPollerActivities(deps: TrackingPollerDeps) {
       return new TrackingSpan(deps, Context.current()).run();
     },
   };
+}
+
+/** Shards past TRACKING_POLLERS a join may overflow to before it fails (and is retried). */
+const MAX_OVERFLOW_SHARDS = 64;
+
+function boundOf(settings: TrackingPollerSettings): ShardBound {
+  return {
+    maxLabels: settings.maxLabels ?? TRACKING_SHARD_BOUND.maxLabels,
+    maxBytes: settings.maxBytes ?? TRACKING_SHARD_BOUND.maxBytes,
+  };
+}
+
+function summaryOf(shard: number, shards: number, taskQueue: string, account: string | undefined): string {
+  const overflow = shard >= shards ? ' (overflow)' : '';
+  return `Tracking poller: shard ${shard} of ${shards}${overflow} on task queue ${taskQueue}, account ${account ?? DEFAULT_SHIPPING_ACCOUNT}`;
+}
+
+/**
+ * Joins one shard (started if it is not running): false when it is full. A shard whose worker
+ * runs code from before the bound (no such update) is joined by signal, as before.
+ */
+async function joinShard(
+  deps: TrackingPollerDeps,
+  { poller, taskQueue, join, summary }: { poller: string; taskQueue: string; join: JoinRequest; summary: string },
+): Promise<boolean> {
+  const start = { workflowId: poller, taskQueue, args: [] as [], staticSummary: summary };
+  try {
+    // The update waits for the shard's workflow task: a shard whose task does not run soon (its
+    // workers draining or saturated) is joined by signal instead, so a shipment's task never waits on it.
+    await deps.client.withDeadline(Date.now() + JOIN_UPDATE_TIMEOUT_MS, () =>
+      deps.client.workflow.executeUpdateWithStart(joinTrackingUpdate, {
+        args: [join],
+        // The same joining asks each shard under one id: a retried attempt is not applied twice.
+        updateId: `${join.membership}@${poller}`,
+        startWorkflowOperation: new WithStartWorkflowOperation(TRACKING_POLLER_WORKFLOW_TYPE, {
+          ...start,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) {
+      if (err.cause instanceof ApplicationFailure && err.cause.type === SHARD_FULL) return false;
+      if (!isUnknownUpdate(err.cause)) throw err;
+    } else if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isDeadlineExceeded(err))) throw err;
+  }
+  const { bound: _bound, ...watch } = join;
+  await deps.client.workflow.signalWithStart(TRACKING_POLLER_WORKFLOW_TYPE, {
+    ...start,
+    signal: watchTrackingSignal,
+    signalArgs: [watch],
+  });
+  return true;
+}
+
+/** How long a join waits for the shard to take or refuse it before it joins by signal. */
+const JOIN_UPDATE_TIMEOUT_MS = 5_000;
+
+function isDeadlineExceeded(err: unknown): boolean {
+  return (err as { code?: number })?.code === 4; // gRPC DEADLINE_EXCEEDED
+}
+
+/** A shard's worker runs code without the join update (a rollout under way). */
+function isUnknownUpdate(cause: Error | undefined): boolean {
+  return /unknown update|no.*handler/i.test(cause?.message ?? '');
 }
 
 /** The workflow that called: the shipment joining or leaving. */

@@ -32,9 +32,11 @@ import { isChange, pollIntervalOf, snapshotOfRecord } from '../domain/tracking';
 import type { TrackingRecord } from '../shipping-api/contract';
 import { ShippingApiError } from '../shipping-api/errors';
 import {
+  joinTrackingUpdate,
   trackingNewsSignal,
   unwatchTrackingSignal,
   watchTrackingSignal,
+  type JoinRequest,
   type LabelProgress,
   type PollerInput,
   type SpanResult,
@@ -54,7 +56,18 @@ export interface TrackingPollerSettings {
   shards: number;
   /** How long one span polls before its shard continues as new with what it did. */
   spanMs: number;
+  /** Labels a shard takes before a new one overflows to the next shard; default TRACKING_SHARD_BOUND. */
+  maxLabels?: number;
+  /** Bytes of a shard's continue-as-new input before a new label overflows; default TRACKING_SHARD_BOUND. */
+  maxBytes?: number;
 }
+
+/**
+ * A shard's bound: about 250 bytes a label, so 4,000 labels carry about 1 MB of continue-as-new
+ * input, half Temporal's 2 MB payload limit (past it the shard's task fails and the server
+ * terminates the run); the bytes bound holds whatever the labels' size.
+ */
+export const TRACKING_SHARD_BOUND = { maxLabels: 4000, maxBytes: 1_000_000 } as const;
 
 export interface TrackingPollerDeps {
   /** Every shipping account this worker serves: each label is polled with its own. */
@@ -243,8 +256,12 @@ export class TrackingSpan {
     const { client } = this.deps;
     // Named by label: a shipment relabelled since drops the old label's news, and the two labels' news never share a request id.
     const news: TrackingNews = { labelId: member.labelId, ...about };
+    // The membership and the count of news told in it: a state the tracking returns to is told
+    // again under a new id, while a retried span tells the same news under the same one.
     const what = [
       member.labelId,
+      member.membership ?? null,
+      member.told ?? 0,
       ...(news.change
         ? [news.change.tag, news.change.subtag, news.change.trackingNumber, news.change.checkpoints, news.change.lastCheckpointTime]
         : [news.failure?.kind, news.failure?.message]),
@@ -267,6 +284,7 @@ export class TrackingSpan {
       throw err;
     }
     this.stats.told++;
+    if (this.current(member)) member.told = (member.told ?? 0) + 1;
     return true;
   }
 
@@ -331,12 +349,14 @@ export class TrackingSpan {
       this.shard = new PollerShard(await decodeFromPayloadsAtIndex<PollerInput | undefined>(converter, 0, started.input?.payloads));
       return;
     }
+    const joined = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+    if (joined?.input?.name === joinTrackingUpdate.name) {
+      const { bound: _bound, ...request } = await decodeFromPayloadsAtIndex<JoinRequest>(converter, 0, joined.input?.args?.payloads);
+      return this.watch(request);
+    }
     const signaled = event.workflowExecutionSignaledEventAttributes;
     if (signaled?.signalName === watchTrackingSignal.name) {
-      const request = await decodeFromPayloadsAtIndex<WatchRequest>(converter, 0, signaled.input?.payloads);
-      this.shard.watch(request);
-      this.dropped.delete(request.workflowId);
-      this.kick();
+      this.watch(await decodeFromPayloadsAtIndex<WatchRequest>(converter, 0, signaled.input?.payloads));
     } else if (signaled?.signalName === unwatchTrackingSignal.name) {
       const { workflowId } = await decodeFromPayloadsAtIndex<{ workflowId: string }>(converter, 0, signaled.input?.payloads);
       // The shard's workflow applies its own unwatch: the span stops polling, and reports no drop
@@ -344,6 +364,13 @@ export class TrackingSpan {
       this.shard.unwatch(workflowId);
       this.told.delete(workflowId);
     }
+  }
+
+  /** A shipment joined (by signal, or by the update a full shard would refuse), as the shard's workflow applies it. */
+  private watch(request: WatchRequest): void {
+    this.shard.watch(request);
+    this.dropped.delete(request.workflowId);
+    this.kick();
   }
 
   // ---------------------------------------------------------------- progress
@@ -386,8 +413,8 @@ export class TrackingSpan {
   }
 }
 
-function progressOf({ workflowId, labelId, known, nextPollAt, polls, failures, failureTold }: WatchedLabel): LabelProgress {
-  return { workflowId, labelId, known, nextPollAt, polls, failures, failureTold };
+function progressOf({ workflowId, labelId, known, nextPollAt, polls, failures, failureTold, told }: WatchedLabel): LabelProgress {
+  return { workflowId, labelId, known, nextPollAt, polls, failures, failureTold, ...(told === undefined ? {} : { told }) };
 }
 
 /** The shipment is not running any more (completed, or never existed). */

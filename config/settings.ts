@@ -124,7 +124,9 @@ export const WORKER_DEFAULTS = {
  * about 4,000 labels each, see docs/capacity.md), and how long one span polls before its shard
  * continues as new.
  */
-export const TRACKING_POLLER_DEFAULTS = { shards: 16, spanMs: 10 * 60_000 } as const;
+export const TRACKING_POLLER_DEFAULTS = { shards: 16, spanMs: 10 * 60_000, maxLabels: 4000 } as const;
+/** How often the tracking reconciler looks for shipments no shard watches (activities/tracking-reconciler.ts). */
+export const TRACKING_RECONCILE_DEFAULT_MS = 10 * 60_000;
 export const TRACKING_POLLER_SPAN_BOUNDS: DurationBounds = { minMs: 1000, maxMs: 60 * 60_000 };
 
 /**
@@ -271,6 +273,16 @@ const WorkerEnv = ShippingEnv.extend({
   ),
   TRACKING_POLLER_SPAN: duration(`${TRACKING_POLLER_DEFAULTS.spanMs}ms`, TRACKING_POLLER_SPAN_BOUNDS).describe(
     'How long a poller shard polls before it continues as new with what it did, 1s to 1h',
+  ),
+  TRACKING_POLLER_MAX_LABELS: positiveInt(
+    TRACKING_POLLER_DEFAULTS.maxLabels,
+    6000,
+    'a shard carries its labels in its continue-as-new input',
+  ).describe(
+    'Labels a tracking poller shard takes before new ones overflow to the next shard, 1 to 6000; every worker of a task queue the same',
+  ),
+  TRACKING_RECONCILE_EVERY: duration(`${TRACKING_RECONCILE_DEFAULT_MS}ms`, { minMs: 1000, maxMs: 24 * 3_600_000 }).describe(
+    'How often a worker looks for shipments in tracking that no running poller shard watches and tells them to join again, 1s to 24h',
   ),
   /** Workflows kept in memory between their tasks; the rest replay their (short) history when woken. */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce
@@ -515,7 +527,9 @@ export interface WorkerSettings {
   /** Unset: pretty when stdout is a terminal. */
   logFormat?: 'json' | 'pretty';
   tracking: TrackingPolicyShape;
-  trackingPollers: { shards: number; spanMs: number };
+  trackingPollers: { shards: number; spanMs: number; maxLabels: number };
+  /** The tracking reconciler's pass interval. */
+  trackingReconcileMs: number;
   maxActivitiesPerSecond?: number;
   maxTaskQueueActivitiesPerSecond?: number;
   pacing: PacingSettings;
@@ -580,7 +594,8 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     tracking: tracking.data,
-    trackingPollers: { shards: e.TRACKING_POLLERS, spanMs: e.TRACKING_POLLER_SPAN },
+    trackingPollers: { shards: e.TRACKING_POLLERS, spanMs: e.TRACKING_POLLER_SPAN, maxLabels: e.TRACKING_POLLER_MAX_LABELS },
+    trackingReconcileMs: e.TRACKING_RECONCILE_EVERY,
     maxActivitiesPerSecond: e.WORKER_MAX_ACTIVITIES_PER_SECOND,
     maxTaskQueueActivitiesPerSecond: e.TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND,
     pacing: { mode: e.SHIPPING_API_PACING, maxRequestsPerSecond: e.SHIPPING_API_MAX_REQUESTS_PER_SECOND, noise: e.SHIPPING_API_429_NOISE },

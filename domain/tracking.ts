@@ -61,6 +61,21 @@ export function isNews(known: TrackingSnapshot, seen: TrackingSnapshot): boolean
   return isChange(known, seen) && seen.checkpoints >= known.checkpoints;
 }
 
+/**
+ * A terminal answer that `isNews` refuses for its checkpoint count (a courier that collapses the
+ * list on delivery, a list fetched again shorter): it still ends tracking, since nothing follows
+ * a terminal tag and the poller has already dropped the label. Only from a shipment not already
+ * ended.
+ */
+export function isTerminalEnd(known: TrackingSnapshot, seen: TrackingSnapshot, terminalTags: readonly string[]): boolean {
+  return (
+    isChange(known, seen) &&
+    seen.tag !== null &&
+    terminalTags.includes(seen.tag) &&
+    !(known.tag !== null && terminalTags.includes(known.tag))
+  );
+}
+
 /** The interval of a stage: subtag, then tag, then the default. */
 export function pollIntervalOf(
   policy: Pick<TrackingPolicy, 'pollIntervalMs' | 'pollIntervalsMs'>,

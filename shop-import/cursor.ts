@@ -79,3 +79,16 @@ export function advanceCursor(
   const droppedFromRetry = retry.length > MAX_RETRY ? retry.slice(0, retry.length - MAX_RETRY) : [];
   return { cursor: { since, retry: retry.slice(-MAX_RETRY) }, droppedFromRetry };
 }
+
+/**
+ * A Shopify shop's first pull (no cursor) leaves fulfilled orders out, yet shipments of its orders
+ * may exist already (started by `import --from`, labelled before the schedule first ran). So a
+ * first pull's cursor is the start of its window, read or not: the next pull reads that window
+ * again with fulfilled orders, and every pull after it reads the changes of orders we fulfilled.
+ * Before, a first pull that read nothing left the cursor empty, and every later pull was a first
+ * pull again: the merchant's edits and cancels after a label never reached its shipment.
+ */
+export function firstPullCursor(position: PullPosition | { phase: string }, cursor: PullCursor): PullCursor {
+  if (!('firstPull' in position) || position.firstPull !== true || position.from === null) return cursor;
+  return { ...cursor, since: position.from };
+}

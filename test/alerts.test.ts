@@ -10,6 +10,7 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 import { ATTENTION_GAUGE } from '../metrics/attention-gauge';
 import { registry } from '../metrics/counters';
+import '../metrics/tracking-membership';
 import { findOnPath } from '../dev-server/temporal-cli';
 
 const DIR = path.join(__dirname, '..', 'metrics');
@@ -40,7 +41,9 @@ it("the rules and the dashboard name only metrics the worker exports (the SDK's:
     ...dashboard.panels.flatMap((p: { targets?: Array<{ expr: string }> }) => (p.targets ?? []).map((t) => t.expr)),
   ];
   const exported = new Set([...(await registry.getMetricsAsJSON()).map((m) => m.name), ATTENTION_GAUGE]);
-  const named = new Set(exprs.flatMap((e) => [...e.matchAll(/\b([a-z_]+_(?:total|attention|bytes))\b/g)].map((m) => m[1]!)));
+  const named = new Set(
+    exprs.flatMap((e) => [...e.matchAll(/\b([a-z_]+_(?:total|attention|bytes|labels|unwatched))\b/g)].map((m) => m[1]!)),
+  );
   expect(named.size).toBeGreaterThan(5);
   for (const metric of named) expect(exported, metric).toContain(metric);
   const sdk = exprs.flatMap((e) => [...e.matchAll(/\b(temporal_\w+)/g)].map((m) => m[1]!));

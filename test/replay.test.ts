@@ -97,6 +97,12 @@ it('has recorded histories for each path through the workflow', () => {
       'fleet-poller-relabel.json',
       // A named account's shipment polled by its account's shard (SHIPPING_ACCOUNT and FLEET_TRACKING), cancelled.
       'fleet-named-account-cancelled.json',
+      // A Delivered answer with fewer checkpoints than known ends tracking (TERMINAL_ANSWER_ENDS_TRACKING).
+      'fleet-terminal-with-fewer-checkpoints.json',
+      // Told by the tracking reconciler that no live shard watches it, a shipment joins again (TRACKING_REJOINS);
+      // a shard whose members joined by update within its bound (one more refused, recording nothing).
+      'fleet-rejoined-after-shard-terminated.json',
+      'fleet-poller-joined-by-update.json',
       // One order, several parcels: the order's workflow starting a parcel workflow per location,
       // a parcel's own run (its key and events name its location), and a cancel told to both parcels.
       'split-shopify-two-locations-order.json',

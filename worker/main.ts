@@ -28,6 +28,7 @@ import { PlatformConnections } from '../shop-sync/platform/connections';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
 import { secretsOfEnv } from './log-error';
 import { watchAttention } from '../metrics/attention-gauge';
+import { TrackingReconciler } from '../activities/tracking-reconciler';
 import { knownShops, registry } from '../metrics/counters';
 import { payloadsInClearWatch } from '../metrics/payloads-in-clear';
 import { watchCourierCodes } from '../metrics/courier-labels';
@@ -199,6 +200,12 @@ async function main(): Promise<number> {
   // The alerts' figures: per configured shop, and what waits for a person (metrics/).
   knownShops(shopConnectors.shops);
   watchAttention(client, (message, meta) => logger.warn(meta, message));
+  const reconciler = new TrackingReconciler({
+    client,
+    maxLabels: settings.trackingPollers.maxLabels,
+    log: { warn: (message, meta) => logger.warn(meta, message), info: (message, meta) => logger.info(meta, message) },
+  });
+  reconciler.start(settings.trackingReconcileMs);
   await applyImportSchedules(client, shopConnectors, temporal.taskQueue, logger);
   let trigger: ShopTrigger | undefined;
   const schedules = new RecentSchedules();
@@ -251,6 +258,7 @@ async function main(): Promise<number> {
     await running;
   } finally {
     courierCodes.close();
+    await reconciler.stop();
     await trigger?.close();
     await health?.close();
     await directory.close();

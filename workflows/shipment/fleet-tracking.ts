@@ -10,10 +10,10 @@
 import { CancellationScope, condition, isCancellation, patched, setHandler, sleep } from '@temporalio/workflow';
 import { type ShipmentOutcome } from '../definitions';
 import { outcomeOfTag, type TrackingPolicy } from '../../domain/shipment';
-import { isNews } from '../../domain/tracking';
-import { trackingNewsSignal, type PollerCadence, type TrackingNews } from '../tracking-poller/definitions';
+import { isNews, isTerminalEnd } from '../../domain/tracking';
+import { rejoinTrackingSignal, trackingNewsSignal, type PollerCadence, type TrackingNews } from '../tracking-poller/definitions';
 import { recordError } from './failures';
-import { RELABEL_FROM_SHOP } from './patches';
+import { RELABEL_FROM_SHOP, TERMINAL_ANSWER_ENDS_TRACKING, TRACKING_REJOINS } from './patches';
 import { trackingPoller } from './proxies';
 import type { ShipmentRun } from './run';
 import { snapshotOf } from './state';
@@ -23,9 +23,13 @@ export async function followFleetTracking(run: ShipmentRun, labelId: string, dea
   const { state, policy } = run;
   const inbox: TrackingNews[] = [];
   setHandler(trackingNewsSignal, (news) => void inbox.push(news));
-  // Carried over a continue-as-new: the shard still has it.
+  // The reconciler found no live shard watching it (the shard terminated, reset, failed or deleted).
+  let rejoinAsked = false;
+  setHandler(rejoinTrackingSignal, () => void (rejoinAsked = true));
+  // Carried over a continue-as-new: the shard still has it (or the reconciler says otherwise).
   state.trackingPoller ??= (await join(run, labelId, deadline)).poller;
 
+  let until = deadline;
   let clock = startClock(deadline);
   try {
     for (;;) {
@@ -33,11 +37,17 @@ export async function followFleetTracking(run: ShipmentRun, labelId: string, dea
       if (state.labelId !== labelId && state.labelId !== null && patched(RELABEL_FROM_SHOP)) {
         labelId = state.labelId;
         clock.cancel();
-        clock = startClock(Date.parse(state.trackingStartedAt!) + policy.maxTrackingMs);
+        until = Date.parse(state.trackingStartedAt!) + policy.maxTrackingMs;
+        clock = startClock(until);
         inbox.splice(0, inbox.length, ...inbox.filter((news) => news.labelId === labelId));
       }
       if (run.cancelRequest) return await leave(run, () => run.cancelledByOperator());
       if (clock.outOfTime) return await leave(run, () => run.trackingTimedOut());
+      if (rejoinAsked && !run.relabelling) {
+        rejoinAsked = false;
+        if (patched(TRACKING_REJOINS)) await rejoin(run, labelId, until);
+        continue;
+      }
       const news = inbox.shift();
       if (news) {
         // The shard leaves a terminal label by itself.
@@ -49,7 +59,9 @@ export async function followFleetTracking(run: ShipmentRun, labelId: string, dea
       await run.continueAsNewIfDue();
       // While a relabel is being made, the old label's news and the clock wait: the new label settles first.
       await condition(
-        () => !run.relabelling && (inbox.length > 0 || run.cancelRequest !== null || clock.outOfTime || state.labelId !== labelId),
+        () =>
+          !run.relabelling &&
+          (inbox.length > 0 || run.cancelRequest !== null || clock.outOfTime || state.labelId !== labelId || rejoinAsked),
       );
     }
   } catch (err) {
@@ -86,6 +98,16 @@ export function join(run: ShipmentRun, labelId: string, deadline: number): Promi
   });
 }
 
+/**
+ * Joins again with what it knows now: its own shard if that is running again, or the next one
+ * with room. A shard it leaves behind (one still running after all) is told, so it is polled once.
+ */
+async function rejoin(run: ShipmentRun, labelId: string, deadline: number): Promise<void> {
+  const before = run.state.trackingPoller;
+  run.state.trackingPoller = (await join(run, labelId, deadline)).poller;
+  if (before && before !== run.state.trackingPoller) await trackingPoller('Leave the tracking pollers').unwatchTracking({ poller: before });
+}
+
 /** Applies what the poller told, when it is news; true when the tracking changed. */
 function applyNews(run: ShipmentRun, news: TrackingNews): boolean {
   if (news.failure) {
@@ -94,7 +116,14 @@ function applyNews(run: ShipmentRun, news: TrackingNews): boolean {
   }
   // News of a label the shipment no longer follows (replaced by a relabel) changes nothing.
   if (news.labelId !== undefined && news.labelId !== run.state.labelId) return false;
-  if (!news.change || !isNews(snapshotOf(run.state), news.change)) return false;
+  if (!news.change) return false;
+  const known = snapshotOf(run.state);
+  // A terminal answer ends tracking whatever its checkpoint count: the shard has dropped the label.
+  if (
+    !isNews(known, news.change) &&
+    !(isTerminalEnd(known, news.change, run.policy.terminalTags) && patched(TERMINAL_ANSWER_ENDS_TRACKING))
+  )
+    return false;
   applyChange(run, news.change);
   return true;
 }

@@ -156,3 +156,24 @@ export const RELABEL_YIELDS_TO_SHOP = 'relabel-yields-to-shop';
  * Retire: at the 1.0 cut (no published build ran without it).
  */
 export const ATTENTION_CLOSES = 'attention-closes';
+
+/**
+ * A terminal answer (Delivered, Exception, Cancelled) told by a poller ends tracking even with
+ * fewer checkpoints than the shipment knows (a courier that collapses its list on delivery, or a
+ * list fetched again): before it, `isNews` refused it and, the shard having dropped the label,
+ * nothing polled again until the tracking deadline. Checked in fleet tracking only where such an
+ * answer arrives (`applyNews`), so other histories are unchanged. Fixture:
+ * fleet-terminal-with-fewer-checkpoints.
+ * Retire: at the 1.0 cut (no published build ran without it).
+ */
+export const TERMINAL_ANSWER_ENDS_TRACKING = 'terminal-answer-ends-tracking';
+
+/**
+ * A shipment in fleet tracking told by the tracking reconciler that no live shard watches it
+ * (`rejoinTracking`: its shard was terminated, reset, failed or deleted) joins again, and leaves
+ * the shard it had if that one differs. Before it, a shipment kept its shard's id for its life
+ * and waited for its tracking deadline. Checked only where that signal is handled, so only
+ * histories with one carry its marker. Fixture: fleet-rejoined-after-shard-terminated.
+ * Retire: at the 1.0 cut (no published build ran without it).
+ */
+export const TRACKING_REJOINS = 'tracking-rejoins';

@@ -4,7 +4,7 @@
  * span activity polls every label of the shard on its stage's cadence and tells a shipment only
  * what changed. Plain types and values (part of the workflow bundle).
  */
-import { defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { FailureDetails } from '../../activities/failures';
 import type { TrackingChange, TrackingSnapshot } from '../../domain/tracking';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
@@ -39,6 +39,12 @@ export interface WatchRequest {
   deadline: number;
   /** The shipment's shipping account (its name, never credentials); absent: `default`. */
   account?: string;
+  /**
+   * This joining, unique within the shipment's run (its run id and the joining call's activity
+   * id; absent from shipments before): with `told`, it makes each news signal's request id
+   * unique, so a state the tracking returns to is told again.
+   */
+  membership?: string;
 }
 
 /** A label as its shard keeps it between spans (carried over continue-as-new). */
@@ -58,6 +64,10 @@ export interface WatchedLabel {
   /** API failures in a row (backoff), and the kind of the last failure told (told once). */
   failures: number;
   failureTold: string | null;
+  /** The joining this membership came from (`WatchRequest.membership`). */
+  membership?: string;
+  /** News told in this membership (absent: none): part of each news signal's request id. */
+  told?: number;
 }
 
 /**
@@ -67,6 +77,7 @@ export interface WatchedLabel {
  */
 export type LabelProgress = Pick<WatchedLabel, 'workflowId' | 'known' | 'nextPollAt' | 'polls' | 'failures' | 'failureTold'> & {
   labelId?: string;
+  told?: number;
 };
 
 export interface PollerInput {
@@ -108,6 +119,31 @@ export interface TrackingNews {
 }
 
 export const watchTrackingSignal = defineSignal<[WatchRequest]>('watchTracking');
+
+/** How many labels, and how many bytes of continue-as-new input, a shard takes before it refuses a new one. */
+export interface ShardBound {
+  maxLabels: number;
+  maxBytes: number;
+}
+
+/** A shipment joining with the bound of the worker that joins it: a full shard refuses (its validator), and the next one is tried. */
+export type JoinRequest = WatchRequest & { bound: ShardBound };
+export const joinTrackingUpdate = defineUpdate<void, [JoinRequest]>('joinTracking');
+/** The failure type of a join a full shard refused. */
+export const SHARD_FULL = 'TrackingShardFull';
+
+/** Who a shard watches, and the size of its continue-as-new input: for the reconciler and its metrics. */
+export interface ShardMembers {
+  members: Array<{ workflowId: string; labelId: string }>;
+  bytes: number;
+}
+export const shardMembersQuery = defineQuery<ShardMembers>('trackingMembers');
+
+/**
+ * To the shipment: its shard does not have it (terminated, reset, failed or deleted, or it lost
+ * the label): join again. Sent by the tracking reconciler (activities/tracking-reconciler.ts).
+ */
+export const rejoinTrackingSignal = defineSignal<[{ reason: string }]>('rejoinTracking');
 export const unwatchTrackingSignal = defineSignal<[{ workflowId: string }]>('unwatchTracking');
 /** To the shipment. */
 export const trackingNewsSignal = defineSignal<[TrackingNews]>('trackingNews');
@@ -123,6 +159,16 @@ export function trackingPollerId(taskQueue: string, shard: number, account?: str
   return account === undefined || account === DEFAULT_SHIPPING_ACCOUNT
     ? `tracking-poller-${queue}-${shard}`
     : `tracking-poller-${queue}/${account}-${shard}`;
+}
+
+/**
+ * The shard a shipment tries at its `attempt`-th try (0 first): its own shard, then the next ones
+ * of the set around, then overflow shards past the set (ids `shards`, `shards + 1`, …), so every
+ * worker with the same settings tries the same shards in the same order.
+ */
+export function shardProbe(workflowId: string, shards: number, attempt: number): number {
+  const count = Math.max(1, shards);
+  return attempt < count ? (shardOf(workflowId, count) + attempt) % count : attempt;
 }
 
 /** The shard of a shipment: FNV-1a of its workflow id, so the same shipment always lands on the same shard. */

@@ -4,7 +4,16 @@
  * activity) reports what it did to each label and which ones left; the next run starts with the
  * result. Deterministic: no I/O, no clock but the workflow's.
  */
-import type { LabelProgress, PollerCadence, PollerInput, SpanResult, WatchedLabel, WatchRequest } from './definitions';
+import type {
+  LabelProgress,
+  PollerCadence,
+  PollerInput,
+  ShardBound,
+  ShardMembers,
+  SpanResult,
+  WatchedLabel,
+  WatchRequest,
+} from './definitions';
 
 export class PollerShard {
   private readonly members = new Map<string, WatchedLabel>();
@@ -31,6 +40,26 @@ export class PollerShard {
     return this.cadences[member.cadence]!;
   }
 
+  /**
+   * Whether the shard takes this shipment within `bound`: one it watches already always (a join
+   * retried, a relabel); a new one while the shard holds fewer labels and its next input stays
+   * under the bytes, counted as the continue-as-new input carries them.
+   */
+  fits(request: WatchRequest, bound: ShardBound): boolean {
+    if (this.members.has(request.workflowId)) return true;
+    if (this.members.size >= bound.maxLabels) return false;
+    return this.bytes() + JSON.stringify(request).length <= bound.maxBytes;
+  }
+
+  /** The bytes of the next run's input, as JSON. */
+  bytes(): number {
+    return JSON.stringify(this.carried()).length;
+  }
+
+  describe(): ShardMembers {
+    return { members: [...this.members.values()].map(({ workflowId, labelId }) => ({ workflowId, labelId })), bytes: this.bytes() };
+  }
+
   /** A shipment joins (or joins again, e.g. after its registration was retried: what it knows now wins). */
   watch(request: WatchRequest): void {
     const existing = this.members.get(request.workflowId);
@@ -46,6 +75,8 @@ export class PollerShard {
       polls: existing?.polls ?? 0,
       failures: 0,
       failureTold: existing?.failureTold ?? null,
+      ...(request.membership === undefined ? {} : { membership: request.membership }),
+      ...(existing?.told === undefined || existing.membership !== request.membership ? {} : { told: existing.told }),
     });
   }
 
@@ -95,6 +126,6 @@ export function isSameLabel(member: WatchedLabel, labelId: string | undefined): 
   return labelId === undefined || member.labelId === labelId;
 }
 
-function pick({ known, nextPollAt, polls, failures, failureTold }: LabelProgress): Omit<LabelProgress, 'workflowId'> {
-  return { known, nextPollAt, polls, failures, failureTold };
+function pick({ known, nextPollAt, polls, failures, failureTold, told }: LabelProgress): Omit<LabelProgress, 'workflowId'> {
+  return { known, nextPollAt, polls, failures, failureTold, ...(told === undefined ? {} : { told }) };
 }
