@@ -11,6 +11,12 @@ const RETRIED_TASK_RST =
 const CANCELLED_WRITE =
   'time=2026-12-02T04:44:07.363 level=ERROR msg="Update workflow execution operation failed." shard-id=1 wf-id=shipment-oslo-outdoor-OO-1003 store-operation=update-wf-execution error="context canceled"';
 
+// A shipment joining its tracking shard while the shard continues as new (the client asks again).
+const JOIN_WHILE_CLOSING =
+  'time=2026-12-02T05:38:19.852 level=ERROR msg="service failures" operation=ExecuteMultiOperation wf-namespace=default grpc_code=ResourceExhausted wf-id=tracking-poller-shipments-7 error="MultiOperation could not be executed: Update failed: workflow operation can not be applied because workflow is closing"';
+const JOIN_REFUSED_SUMMARY =
+  'time=2026-12-02T05:38:19.856 level=ERROR msg="service failures" operation=ExecuteMultiOperation wf-namespace=default grpc_code=ResourceExhausted error="Update-with-Start could not be executed."';
+
 describe("the dev server's output in npm run dev", () => {
   it('drops the slow-call warning of an update that waits, and nothing else', () => {
     expect(
@@ -28,5 +34,12 @@ describe("the dev server's output in npm run dev", () => {
     expect(isHarmlessServerWarning(RETRIED_TASK.replace('context deadline exceeded', 'database is locked'))).toBe(false);
     expect(isHarmlessServerWarning(CANCELLED_WRITE.replace('context canceled', 'disk I/O error'))).toBe(false);
     expect(isHarmlessServerWarning(CANCELLED_WRITE.replace('level=ERROR', 'level=FATAL'))).toBe(false);
+  });
+
+  it('drops a tracking join refused while its shard continues as new, and keeps other refused operations', () => {
+    for (const line of [JOIN_WHILE_CLOSING, JOIN_REFUSED_SUMMARY]) expect(isHarmlessServerWarning(line), line).toBe(true);
+    expect(isHarmlessServerWarning(JOIN_WHILE_CLOSING.replace('because workflow is closing', 'because of a rate limit'))).toBe(false);
+    expect(isHarmlessServerWarning(JOIN_WHILE_CLOSING.replace('wf-id=tracking-poller-', 'wf-id=shipment-'))).toBe(false);
+    expect(isHarmlessServerWarning(JOIN_REFUSED_SUMMARY.replace('ExecuteMultiOperation', 'StartWorkflowExecution'))).toBe(false);
   });
 });
