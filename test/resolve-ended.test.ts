@@ -11,6 +11,9 @@ import { shipmentWorkflowId } from '../domain/shipment';
 import { runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
+import { waitFor } from './helpers/wait';
+import { ATTENTION_GAUGE, watchAttention } from '../metrics/attention-gauge';
+import { registry } from '../metrics/counters';
 
 let h: Harness;
 let client: Client;
@@ -57,9 +60,22 @@ describe('resolve on an ended shipment', () => {
       note: 'DPD redelivered it to the corrected address, ticket 4712',
     });
 
-    const after = await cli('attention', '--json');
-    expect(after.code, after.stdout).toBe(EXIT.ok);
+    // Visibility follows the start shortly after.
+    const after = await waitFor(
+      async () => {
+        const run = await cli('attention', '--json');
+        return run.code === EXIT.ok ? run : undefined;
+      },
+      { what: 'attention to drop the resolved exception', timeoutMs: 20_000, intervalMs: 500 },
+    );
     expect(JSON.parse(after.stdout).shipments).toEqual([]);
+    // The worker's gauge (and so the alert ShipmentsNeedAPerson) counts the exception no more.
+    watchAttention(client, (message) => {
+      throw new Error(message);
+    });
+    const gauge = (await registry.getSingleMetric(ATTENTION_GAUGE)!.get()).values;
+    expect(gauge.find((v) => v.labels.reason === 'exception')?.value).toBe(0);
+    expect(gauge.every((v) => v.value === 0)).toBe(true);
 
     const again = await cli('resolve', shop, orderId, '--note', 'again');
     expect(again.code).toBe(EXIT.rejected);
