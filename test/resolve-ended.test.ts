@@ -12,6 +12,7 @@ import { runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
 import { waitFor } from './helpers/wait';
+import { saveFixture } from './helpers/fixtures';
 import { ATTENTION_GAUGE, watchAttention } from '../metrics/attention-gauge';
 import { registry } from '../metrics/counters';
 
@@ -61,6 +62,7 @@ describe('resolve on an ended shipment', () => {
     });
 
     // Visibility follows the start shortly after.
+    await saveFixture(record, 'attention-resolution-exception');
     const after = await waitFor(
       async () => {
         const run = await cli('attention', '--json');
