@@ -40,7 +40,13 @@ describe('resolve on an ended shipment', () => {
 
     const listed = await cli('attention', '--json');
     expect(listed.code, listed.stderr).toBe(EXIT.rejected);
-    expect(JSON.parse(listed.stdout).shipments).toEqual([expect.objectContaining({ reason: 'exception', orderId })]);
+    expect(JSON.parse(listed.stdout).shipments).toEqual([
+      expect.objectContaining({
+        reason: 'exception',
+        orderId,
+        next: expect.stringMatching(/then npm run cli -- resolve resolve-ended RE-1 --note/),
+      }),
+    ]);
 
     // Bad input is refused before anything is started.
     const control = await cli('resolve', shop, orderId, '--note', 'line\nbreak');

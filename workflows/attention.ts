@@ -100,25 +100,30 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     reason: 'exception',
     title: 'the courier reported an exception',
     ...endedWith('exception'),
-    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: ask the courier, tell the customer`,
+    next: (shop, orderId, parcel) =>
+      `npm run cli -- status ${shop} ${orderId}: ask the courier, tell the customer, then ${resolved(shop, orderId, parcel)}`,
   },
   {
     reason: 'tracking_timed_out',
     title: 'no terminal tracking state within the tracking time limit',
     ...endedWith('tracking_timed_out'),
-    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: ask the courier where the parcel is`,
+    next: (shop, orderId, parcel) =>
+      `npm run cli -- status ${shop} ${orderId}: ask the courier where the parcel is, then ${resolved(shop, orderId, parcel)}`,
   },
   {
     reason: 'hold_timed_out',
     title: 'the merchant held the order for longer than SHOP_HOLD_TIMEOUT: no label was made',
     ...endedWith('hold_timed_out'),
-    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: once the shop releases it, import it again (a new label)`,
+    next: (shop, orderId, parcel) =>
+      `npm run cli -- status ${shop} ${orderId}: once the shop releases it, import it again (a new label); ` +
+      `or, handled otherwise: ${resolved(shop, orderId, parcel)}`,
   },
   {
     reason: 'label_failed',
     title: 'no corrected label data before the correction timeout',
     ...endedWith('label_failed'),
-    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: its shipment has ended; label the order by other means`,
+    next: (shop, orderId, parcel) =>
+      `npm run cli -- status ${shop} ${orderId}: its shipment has ended; label the order by other means, then ${resolved(shop, orderId, parcel)}`,
   },
 ];
 

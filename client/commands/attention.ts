@@ -25,6 +25,8 @@ Lists every shipment that waits for a person, oldest first, with the command tha
                        closes it, as does a release in the shop; handled otherwise: resolve
   hold_timed_out       held in the shop for longer than SHOP_HOLD_TIMEOUT, no label made
                        (ended within --since)
+Ended ones (exception, tracking_timed_out, label_failed, hold_timed_out) once followed up:
+resolve <shop> <order> --note "..." (recorded once, then no longer listed).
 The next command of one parcel of an order shipping from several locations names it with
 --parcel <location>. SINCE is when a waiting shipment started, or when an ended one ended. The same reasons are
 counted by the worker's shipments_needing_attention gauge.
