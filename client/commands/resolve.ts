@@ -157,7 +157,7 @@ async function resolveEnded(
   };
 }
 
-/** Bounded, printable text: the workflow checks it again. */
+/** Bounded, printable text: a running shipment's workflow checks it again; an ended one's record takes it as checked here. */
 function checked(option: string, value: string | undefined, max: number): string {
   if (value === undefined) throw usageError(`${option} is required: say what was done. See: npm run cli -- resolve --help`);
   const text = value.trim();
