@@ -134,6 +134,8 @@ it('has recorded histories for each path through the workflow', () => {
       'shop-changes-change-before-any-attempt.json',
       // A shipment started in an order's trace (tracing/): the OpenTelemetry interceptors' spans, no commands of their own.
       'traced-delivered.json',
+      // A person's resolve of an ended shipment (an exception): its own workflow, the record of who, when and the note.
+      'attention-resolution-exception.json',
     ]),
   );
 });

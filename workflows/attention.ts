@@ -9,7 +9,17 @@
  * closed by a person with `npm run cli -- resolve`).
  * Not imported by workflow code.
  */
-import { relabelCommand, resolveCommand, SA, SHOP_SYNC_STOPPED, WORKFLOW_TYPE, type ShopAttention } from './definitions';
+import type { Client } from '@temporalio/client';
+import {
+  ATTENTION_RESOLUTION_WORKFLOW_TYPE,
+  relabelCommand,
+  resolveCommand,
+  resolvedShipmentWorkflowId,
+  SA,
+  SHOP_SYNC_STOPPED,
+  WORKFLOW_TYPE,
+  type ShopAttention,
+} from './definitions';
 
 export interface AttentionReason {
   /** The gauge's `reason` label and the list's REASON column. */
@@ -24,10 +34,18 @@ export interface AttentionReason {
    * `both`: marked for a person while it goes on, and still so for the recent window after it ended.
    */
   when: 'running' | 'closed' | 'both';
+  /**
+   * `closed` reasons: the shipment's ShipmentStatus once ended with it. A person closes one with
+   * `npm run cli -- resolve` (a workflow attentionResolutionWorkflow records it), and it leaves
+   * the list and the gauge.
+   */
+  endedStatus?: string;
   /** The command that acts on one, as the `shipments` bin spells it; `parcel`: the location of one parcel of a split order. */
   next(shop: string, orderId: string, parcel?: string): string;
 }
 
+/** A `closed` reason: the shipment ended with ShipmentStatus `status`. */
+const endedWith = (status: string) => ({ query: `${SA.status.name} = '${status}'`, when: 'closed' as const, endedStatus: status });
 const resolved = (shop: string, orderId: string, parcel?: string) => `${resolveCommand(shop, orderId, parcel)} --note "<what was done>"`;
 const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 /** A parcel's workflow is addressed with its location: the commands refuse the order's workflow without it. */
@@ -81,30 +99,31 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
   {
     reason: 'exception',
     title: 'the courier reported an exception',
-    query: `${SA.status.name} = 'exception'`,
-    when: 'closed',
-    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: ask the courier, tell the customer`,
+    ...endedWith('exception'),
+    next: (shop, orderId, parcel) =>
+      `npm run cli -- status ${shop} ${orderId}: ask the courier, tell the customer, then ${resolved(shop, orderId, parcel)}`,
   },
   {
     reason: 'tracking_timed_out',
     title: 'no terminal tracking state within the tracking time limit',
-    query: `${SA.status.name} = 'tracking_timed_out'`,
-    when: 'closed',
-    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: ask the courier where the parcel is`,
+    ...endedWith('tracking_timed_out'),
+    next: (shop, orderId, parcel) =>
+      `npm run cli -- status ${shop} ${orderId}: ask the courier where the parcel is, then ${resolved(shop, orderId, parcel)}`,
   },
   {
     reason: 'hold_timed_out',
     title: 'the merchant held the order for longer than SHOP_HOLD_TIMEOUT: no label was made',
-    query: `${SA.status.name} = 'hold_timed_out'`,
-    when: 'closed',
-    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: once the shop releases it, import it again (a new label)`,
+    ...endedWith('hold_timed_out'),
+    next: (shop, orderId, parcel) =>
+      `npm run cli -- status ${shop} ${orderId}: once the shop releases it, import it again (a new label); ` +
+      `or, handled otherwise: ${resolved(shop, orderId, parcel)}`,
   },
   {
     reason: 'label_failed',
     title: 'no corrected label data before the correction timeout',
-    query: `${SA.status.name} = 'label_failed'`,
-    when: 'closed',
-    next: (shop, orderId) => `npm run cli -- status ${shop} ${orderId}: its shipment has ended; label the order by other means`,
+    ...endedWith('label_failed'),
+    next: (shop, orderId, parcel) =>
+      `npm run cli -- status ${shop} ${orderId}: its shipment has ended; label the order by other means, then ${resolved(shop, orderId, parcel)}`,
   },
 ];
 
@@ -116,4 +135,33 @@ export function attentionQuery(reason: AttentionReason, closedSince: string): st
     both: ` AND (ExecutionStatus = 'Running' OR CloseTime > '${closedSince}')`,
   }[reason.when];
   return `WorkflowType = '${WORKFLOW_TYPE}' AND ${reason.query}${window}`;
+}
+
+/** The `closed` reason of a shipment that ended with ShipmentStatus `status`, if it is one. */
+export function endedReasonOf(status: string | null): AttentionReason | undefined {
+  return status === null ? undefined : ATTENTION_REASONS.find((r) => r.endedStatus === status);
+}
+
+/** At most this many resolutions are read per list or gauge refresh; the rest stay counted (never hidden). */
+export const RESOLUTIONS_READ = 10_000;
+
+/**
+ * The ended shipments a person resolved (their workflow ids), of those that may have ended since
+ * `closedSince`: a resolution starts after its shipment ended.
+ */
+export async function resolvedEndedShipments(client: Client, closedSince: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  const query = `WorkflowType = '${ATTENTION_RESOLUTION_WORKFLOW_TYPE}' AND StartTime > '${closedSince}'`;
+  for await (const info of client.workflow.list({ query })) {
+    const shipment = resolvedShipmentWorkflowId(info.workflowId);
+    if (shipment !== undefined) ids.add(shipment);
+    if (ids.size === RESOLUTIONS_READ) break;
+  }
+  return ids;
+}
+
+/** attentionQuery narrowed to some shipments (by workflow id): for the gauge to count the resolved ones among a reason's. */
+export function attentionQueryAmong(reason: AttentionReason, closedSince: string, workflowIds: readonly string[]): string {
+  const literal = (v: string) => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  return `${attentionQuery(reason, closedSince)} AND WorkflowId IN (${workflowIds.map(literal).join(', ')})`;
 }

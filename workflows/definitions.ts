@@ -309,6 +309,37 @@ export function hasControlCharacters(text: string): boolean {
   return false;
 }
 
+/**
+ * A person closed what an ended shipment left for a person (a reason of workflows/attention.ts
+ * listed once ended: `exception`, `tracking_timed_out`, ...): the input and result of the
+ * workflow attentionResolutionWorkflow, whose history is the record.
+ */
+export interface EndedShipmentResolution {
+  shipmentWorkflowId: string;
+  shop: string;
+  orderId: string;
+  /** The attention reason closed. */
+  reason: string;
+  /** At most RESOLVE_LIMITS.by characters. */
+  by: string;
+  /** At most RESOLVE_LIMITS.note characters. */
+  note: string;
+  /** When the person resolved it (ISO time of the command). */
+  at: string;
+}
+export const ATTENTION_RESOLUTION_WORKFLOW_TYPE = 'attentionResolutionWorkflow';
+const ATTENTION_RESOLUTION_ID_PREFIX = 'resolved-';
+/** One resolution per ended shipment: its workflow id names the shipment's. */
+export function attentionResolutionWorkflowId(shipmentWorkflowId: string): string {
+  return `${ATTENTION_RESOLUTION_ID_PREFIX}${shipmentWorkflowId}`;
+}
+/** The shipment's workflow id of a resolution's, or undefined for another id. */
+export function resolvedShipmentWorkflowId(resolutionWorkflowId: string): string | undefined {
+  return resolutionWorkflowId.startsWith(ATTENTION_RESOLUTION_ID_PREFIX)
+    ? resolutionWorkflowId.slice(ATTENTION_RESOLUTION_ID_PREFIX.length)
+    : undefined;
+}
+
 /** Closes the attention mark (ShipmentShopChange becomes `resolved`); refused when there is none open. */
 export const resolveAttentionUpdate = defineUpdate<AttentionResolution, [ResolveAttention]>('resolveAttention');
 

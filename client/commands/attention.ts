@@ -1,6 +1,6 @@
 /** `npm run cli -- attention`: every shipment waiting for a person, oldest first, with the next command. */
 import { parseDuration } from '../../config/settings';
-import { ATTENTION_REASONS, attentionQuery } from '../../workflows/attention';
+import { ATTENTION_REASONS, attentionQuery, resolvedEndedShipments } from '../../workflows/attention';
 import { connectTemporal, EXIT, parseCommandArgs, positiveInt, println, table, usageError, type ExitCode, type Io } from '../cli-support';
 import { shipmentAttributes } from './shipment-lookup';
 import { parcelLocationOf } from '../../domain/shipment';
@@ -25,6 +25,8 @@ Lists every shipment that waits for a person, oldest first, with the command tha
                        closes it, as does a release in the shop; handled otherwise: resolve
   hold_timed_out       held in the shop for longer than SHOP_HOLD_TIMEOUT, no label made
                        (ended within --since)
+Ended ones (exception, tracking_timed_out, label_failed, hold_timed_out) once followed up:
+resolve <shop> <order> --note "..." (recorded once, then no longer listed).
 The next command of one parcel of an order shipping from several locations names it with
 --parcel <location>. SINCE is when a waiting shipment started, or when an ended one ended. The same reasons are
 counted by the worker's shipments_needing_attention gauge.
@@ -36,7 +38,8 @@ Options:
   -h, --help          Show this help
 
 A shipment leaves the list when its condition ends (the correction taken, the delivery
-redelivered, the relabel made, the hold released) or a person closed it with resolve.
+redelivered, the relabel made, the hold released) or a person closed it with resolve (an
+ended one too: exception, tracking_timed_out, hold_timed_out, label_failed).
 
 Exit codes: 0 nothing needs a person; 1 something does (listed: a script or a cron job can
 alert on it); 2 usage/configuration error; 5 Temporal unreachable.
@@ -75,9 +78,12 @@ export async function attentionCommand(argv: string[], io: Io): Promise<ExitCode
   try {
     const items: AttentionItem[] = [];
     let truncated = false;
+    // Ended shipments a person resolved: their record is a workflow of its own, not a search attribute.
+    const resolved = await resolvedEndedShipments(session.client, closedSince);
     for (const reason of ATTENTION_REASONS) {
       let taken = 0;
       for await (const info of session.client.workflow.list({ query: attentionQuery(reason, closedSince) })) {
+        if (reason.when === 'closed' && resolved.has(info.workflowId)) continue;
         if (taken++ === limit) {
           truncated = true;
           break;

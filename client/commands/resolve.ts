@@ -3,11 +3,24 @@
  * (a cancelled order's parcel recalled, an unused label voided, a changed address handled with
  * the courier). The workflow records it (the update resolveAttention: who, when, the note) and
  * its attention mark becomes `resolved`, so the attention list, the gauge and its alert drop it.
+ * A shipment that ended with a reason only a person can close (an exception, ...) cannot take an
+ * update: its resolution is a workflow of its own (workflows/attention-resolution.ts).
  */
 import { userInfo } from 'node:os';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { hasControlCharacters, RESOLVE_LIMITS, resolveAttentionUpdate, type AttentionResolution } from '../../workflows/definitions';
+import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import {
+  ATTENTION_RESOLUTION_WORKFLOW_TYPE,
+  attentionResolutionWorkflowId,
+  hasControlCharacters,
+  RESOLVE_LIMITS,
+  resolveAttentionUpdate,
+  SA,
+  type AttentionResolution,
+  type EndedShipmentResolution,
+} from '../../workflows/definitions';
+import { endedReasonOf } from '../../workflows/attention';
+import {
+  CliError,
   connectTemporal,
   EXIT,
   parseCommandArgs,
@@ -18,7 +31,7 @@ import {
   type ExitCode,
   type Io,
 } from '../cli-support';
-import { findRunningShipment } from './shipment-lookup';
+import { findShipment, readEndedResolution, shipmentAttributes, type FoundShipment } from './shipment-lookup';
 
 export const RESOLVE_HELP = `Usage: npm run cli -- resolve --note <text> [--by <name>] [--parcel <location>] [--json] <shop> <orderId>
 
@@ -30,8 +43,12 @@ resubmit --from-shop (changed_in_shop). The shipment records who, when and the n
 history, status, the Web UI), and attention, the gauge and the alert no longer count it. A
 later change of the merchant that marks the order again opens it again.
 Marks that end by themselves need no resolve: a relabel (resubmit --from-shop) or a release
-in the shop closes changed_in_shop. A shipment that has ended cannot be resolved (exception,
-tracking_timed_out, hold_timed_out, label_failed leave the list after --since of attention).
+in the shop closes changed_in_shop.
+A shipment that has ended with exception, tracking_timed_out, hold_timed_out or label_failed
+is resolved once, when the person has followed it up (asked the courier, told the customer,
+labelled the order by other means): a workflow resolved-<shipment's workflow id> records who,
+when and the note (its history, the Web UI, status). Any other ended shipment has nothing to
+resolve.
 
 Options:
   --note <text>       What was done (required; 1-${RESOLVE_LIMITS.note} characters)
@@ -40,7 +57,8 @@ Options:
   --json              One JSON document on stdout: { resolution } or { rejected }
   -h, --help          Show this help
 
-Exit codes: 0 resolved; 1 refused (nothing open to resolve, or the shipment has ended);
+Exit codes: 0 resolved; 1 refused (nothing open to resolve, resolved already, or the shipment
+ended with nothing left for a person);
 2 usage/configuration error; 4 no shipment for that shop and order; 5 Temporal unreachable.
 `;
 
@@ -63,7 +81,17 @@ export async function resolveAttentionCommand(argv: string[], io: Io): Promise<E
 
   const session = await connectTemporal(io.env);
   try {
-    const { handle } = await findRunningShipment(session.client, shop, orderId, values.parcel, 'nothing to resolve');
+    const found = await findShipment(session.client, shop, orderId, values.parcel);
+    if (found.description.status.name !== 'RUNNING') {
+      const ended = await resolveEnded(session.client, session.settings.taskQueue, found, { shop, orderId, by, note });
+      if (ended.resolved)
+        out(`Resolved ${ended.record.reason} of shop ${shop} order ${orderId} (ended): by ${ended.record.by} at ${ended.record.at}.`, {
+          resolution: ended.record,
+        });
+      else out(`Refused: ${ended.rejected}`, { rejected: ended.rejected });
+      return ended.resolved ? EXIT.ok : EXIT.rejected;
+    }
+    const { handle } = found;
     let resolution: AttentionResolution;
     try {
       resolution = await handle.executeUpdate(resolveAttentionUpdate, { args: [{ by, note }] });
@@ -82,7 +110,54 @@ export async function resolveAttentionCommand(argv: string[], io: Io): Promise<E
   }
 }
 
-/** Bounded, printable text: the workflow checks it again. */
+type EndedOutcome = { resolved: true; record: EndedShipmentResolution } | { resolved: false; rejected: string };
+
+/**
+ * An ended shipment: one with a reason only a person can close gets its resolution workflow
+ * (started once: a second start is "resolved already"); any other is refused (exit 1).
+ */
+async function resolveEnded(
+  client: Client,
+  taskQueue: string,
+  { workflowId, description }: FoundShipment,
+  given: { shop: string; orderId: string; by: string; note: string },
+): Promise<EndedOutcome> {
+  const { shop, orderId } = given;
+  const status = shipmentAttributes(description.typedSearchAttributes).status;
+  const reason = endedReasonOf(status);
+  if (!reason)
+    throw new CliError(
+      `the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); nothing to resolve: it ended ${status ?? 'without a status'}, which leaves nothing for a person`,
+      EXIT.rejected,
+    );
+  const record: EndedShipmentResolution = { shipmentWorkflowId: workflowId, ...given, reason: reason.reason, at: new Date().toISOString() };
+  const recordId = attentionResolutionWorkflowId(workflowId);
+  try {
+    await client.workflow.start(ATTENTION_RESOLUTION_WORKFLOW_TYPE, {
+      workflowId: recordId,
+      taskQueue,
+      args: [record],
+      // One resolution per shipment, even after the first one completed.
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: SA.shop, value: shop },
+        { key: SA.orderId, value: orderId },
+      ],
+      staticSummary: `Resolved ${reason.reason} of order ${orderId} of ${shop} (shipment ${workflowId})`,
+    });
+    return { resolved: true, record };
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  const first = await readEndedResolution(client, workflowId);
+  return {
+    resolved: false,
+    rejected: `${reason.reason} was resolved already${first ? ` by ${first.by} at ${first.at}: ${first.note}` : ''} (workflow ${recordId})`,
+  };
+}
+
+/** Bounded, printable text: a running shipment's workflow checks it again; an ended one's record takes it as checked here. */
 function checked(option: string, value: string | undefined, max: number): string {
   if (value === undefined) throw usageError(`${option} is required: say what was done. See: npm run cli -- resolve --help`);
   const text = value.trim();

@@ -4,7 +4,8 @@
  */
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
-import { SA } from '../../workflows/definitions';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { attentionResolutionWorkflowId, SA, type EndedShipmentResolution } from '../../workflows/definitions';
 import { parcelWorkflowId, shipmentWorkflowId } from '../../domain/shipment';
 import { CliError, EXIT, isNotFound, noShipment, printable, usageError } from '../cli-support';
 import { checkStartableIdentity, InvalidOrderIdentity } from '../../order-import/start-shipment';
@@ -76,4 +77,19 @@ export function timestampIso(
   if (!ts || ts.seconds === undefined || ts.seconds === null) return null;
   const seconds = typeof ts.seconds === 'number' ? ts.seconds : ts.seconds.toNumber();
   return new Date(seconds * 1000 + Math.floor((ts.nanos ?? 0) / 1e6)).toISOString();
+}
+
+/**
+ * The record of a person's resolve of an ended shipment (`npm run cli -- resolve`), or undefined
+ * when there is none: read from its workflow's start, so no worker needs to have run it yet.
+ */
+export async function readEndedResolution(client: Client, shipmentWorkflowId: string): Promise<EndedShipmentResolution | undefined> {
+  try {
+    const history = await client.workflow.getHandle(attentionResolutionWorkflowId(shipmentWorkflowId)).fetchHistory();
+    const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+    return await decodeFromPayloadsAtIndex<EndedShipmentResolution>(client.options.loadedDataConverter, 0, input);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
 }

@@ -2,6 +2,7 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import {
+  type EndedShipmentResolution,
   openAttention,
   relabelCommand,
   resolveCommand,
@@ -23,7 +24,8 @@ import {
   type ExitCode,
   type Io,
 } from '../cli-support';
-import { findShipment, shipmentAttributes, timestampIso } from './shipment-lookup';
+import { findShipment, readEndedResolution, shipmentAttributes, timestampIso } from './shipment-lookup';
+import { endedReasonOf } from '../../workflows/attention';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 
 export const STATUS_HELP = `Usage: npm run cli -- status [--json] <shop> <orderId>
@@ -82,6 +84,8 @@ export interface StatusReport {
   failure?: string;
   /** An order shipping from several locations: each parcel's own state. */
   parcels?: ParcelReport[];
+  /** An ended shipment a person resolved (`npm run cli -- resolve`): who, when, the note. */
+  resolution?: EndedShipmentResolution;
 }
 
 export interface ParcelReport {
@@ -150,6 +154,10 @@ export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
       }
     }
 
+    if (description.status.name !== 'RUNNING' && endedReasonOf(report.searchAttributes.status)) {
+      const resolution = await readEndedResolution(session.client, workflowId);
+      if (resolution) report.resolution = resolution;
+    }
     if (values.json) println(io.stdout, JSON.stringify(report, null, 2));
     else println(io.stdout, statusText(report));
     return EXIT.ok;
@@ -228,6 +236,7 @@ function statusText(r: StatusReport): string {
   }
   if (r.outcome) rows.push(['Outcome', `${r.outcome.outcome}${r.outcome.reason ? ` (${r.outcome.reason})` : ''}`]);
   if (r.failure) rows.push(['Failure', r.failure]);
+  if (r.resolution) rows.push(['Resolved', `${r.resolution.reason} by ${r.resolution.by} at ${r.resolution.at}: ${r.resolution.note}`]);
 
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = [
