@@ -37,7 +37,7 @@ export function watchAttention(client: Client, warn: (message: string, meta: Rec
       const counts = await Promise.all(
         ATTENTION_REASONS.map(async (reason) => {
           const all = (await bounded(() => client.workflow.count(attentionQuery(reason, since)))).count;
-          return reason.when === 'closed' ? all - (await countAmong(reason, since, resolved)) : all;
+          return reason.when !== 'running' ? all - (await countAmong(reason, since, resolved)) : all;
         }),
       );
       ATTENTION_REASONS.forEach((reason, i) => g.set({ reason: reason.reason }, counts[i]!));

@@ -471,6 +471,37 @@ describe('a person closes what only a person can: resolve', () => {
   });
 });
 
+describe('a mark left open when the shipment ended', () => {
+  it('an order cancelled after its label and delivered unresolved: resolve records it on the ended shipment and attention drops it', async () => {
+    const p = wooPlatform;
+    const order = p.place();
+    const workflowId = workflowOf(p, order.orderId);
+    const env = { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv };
+    await pullNow(h.env.client, p.shop);
+    await waitForState(workflowId, 'the label tracked with its number', (s) => s.trackingNumber !== null);
+    const release = holdTrackingBack(h.fake);
+    try {
+      p.cancel(order.id);
+      expect((await pullNow(h.env.client, p.shop)).counts.changed).toBe(1);
+    } finally {
+      release();
+    }
+    expect(((await handleOf(workflowId).result()) as ShipmentOutcome).outcome).toBe('delivered');
+    // Ended, and still marked: the parcel of a cancelled order went out, and nobody has said it was recalled.
+    expect(await attentionOf(workflowId)).toEqual(['cancelled_in_shop']);
+
+    const done = await runCli(['resolve', p.shop, order.orderId, '--note', 'parcel returned to the warehouse', '--by', 'anna'], { env });
+    expect(done.code, `${done.stderr}\n${done.stdout}`).toBe(0);
+    expect(done.stdout).toMatch(/Resolved cancelled_in_shop of shop relabel-woo order RW-\d+ \(ended\): by anna at /);
+    expect(await attentionOf(workflowId)).toEqual([]);
+    const again = await runCli(['resolve', p.shop, order.orderId, '--note', 'again'], { env });
+    expect(again.code).toBe(1);
+    expect(again.stdout).toMatch(/cancelled_in_shop was resolved already by anna/);
+    const status = await runCli(['status', p.shop, order.orderId], { env });
+    expect(status.stdout).toMatch(/Resolved\s+cancelled_in_shop by anna at \S+: parcel returned to the warehouse/);
+  });
+});
+
 describe('a parcel of an order shipping from two locations', () => {
   it('attention names --parcel, and resubmit --from-shop --parcel relabels that parcel alone', async () => {
     const o = shopify.createOrder({

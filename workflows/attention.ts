@@ -40,6 +40,11 @@ export interface AttentionReason {
    * the list and the gauge.
    */
   endedStatus?: string;
+  /**
+   * `both` reasons: the ShipmentShopChange marks that mean it. A shipment that ended with one
+   * still open is closed as an ended one is (`resolve` starts its record).
+   */
+  marks?: readonly string[];
   /** The command that acts on one, as the `shipments` bin spells it; `parcel`: the location of one parcel of a split order. */
   next(shop: string, orderId: string, parcel?: string): string;
 }
@@ -75,6 +80,7 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     title: 'the order was cancelled or refunded in the shop after its label: the parcel is on its way',
     query: `${SA.shopChange.name} = 'cancelled_in_shop'`,
     when: 'both',
+    marks: ['cancelled_in_shop'],
     next: (shop, orderId, parcel) =>
       `npm run cli -- status ${shop} ${orderId}: recall the parcel with the courier (nothing is voided or written to the order), ` +
       `then ${resolved(shop, orderId, parcel)}`,
@@ -84,6 +90,7 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     title: "the order was cancelled in the shop while an operator's relabel was made: its label is bought and unused",
     query: `${SA.shopChange.name} = 'cancelled_label_to_void'`,
     when: 'both',
+    marks: ['cancelled_label_to_void'],
     next: (shop, orderId, parcel) =>
       `npm run cli -- status ${shop} ${orderId}: void the unused label with the courier and recall the parcel, then ${resolved(shop, orderId, parcel)}`,
   },
@@ -92,6 +99,7 @@ export const ATTENTION_REASONS: readonly AttentionReason[] = [
     title: 'the merchant changed the address or lines, or held the order, after its label',
     query: `${SA.shopChange.name} IN (${quoted(SHOP_CHANGES_AFTER_LABEL)})`,
     when: 'both',
+    marks: SHOP_CHANGES_AFTER_LABEL,
     next: (shop, orderId, parcel) =>
       `npm run cli -- status ${shop} ${orderId}: the parcel goes to the label's address; redirect it with the courier or ship the difference, ` +
       `or label it anew to the shop's address: ${relabelCommand(shop, orderId, parcel)} (handled otherwise: ${resolved(shop, orderId, parcel)})`,
@@ -137,9 +145,13 @@ export function attentionQuery(reason: AttentionReason, closedSince: string): st
   return `WorkflowType = '${WORKFLOW_TYPE}' AND ${reason.query}${window}`;
 }
 
-/** The `closed` reason of a shipment that ended with ShipmentStatus `status`, if it is one. */
-export function endedReasonOf(status: string | null): AttentionReason | undefined {
-  return status === null ? undefined : ATTENTION_REASONS.find((r) => r.endedStatus === status);
+/**
+ * What an ended shipment left for a person, if anything: the `closed` reason of its
+ * ShipmentStatus, else the `both` reason of a ShipmentShopChange mark still open.
+ */
+export function endedReasonOf(status: string | null, shopChange: string | null = null): AttentionReason | undefined {
+  const ended = status === null ? undefined : ATTENTION_REASONS.find((r) => r.endedStatus === status);
+  return ended ?? (shopChange === null ? undefined : ATTENTION_REASONS.find((r) => r.marks?.includes(shopChange)));
 }
 
 /** At most this many resolutions are read per list or gauge refresh; the rest stay counted (never hidden). */

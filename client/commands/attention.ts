@@ -83,7 +83,8 @@ export async function attentionCommand(argv: string[], io: Io): Promise<ExitCode
     for (const reason of ATTENTION_REASONS) {
       let taken = 0;
       for await (const info of session.client.workflow.list({ query: attentionQuery(reason, closedSince) })) {
-        if (reason.when === 'closed' && resolved.has(info.workflowId)) continue;
+        // Only ended shipments have a resolution record; a running one's mark closes in its own workflow.
+        if (reason.when !== 'running' && resolved.has(info.workflowId)) continue;
         if (taken++ === limit) {
           truncated = true;
           break;

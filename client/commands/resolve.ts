@@ -44,11 +44,11 @@ history, status, the Web UI), and attention, the gauge and the alert no longer c
 later change of the merchant that marks the order again opens it again.
 Marks that end by themselves need no resolve: a relabel (resubmit --from-shop) or a release
 in the shop closes changed_in_shop.
-A shipment that has ended with exception, tracking_timed_out, hold_timed_out or label_failed
-is resolved once, when the person has followed it up (asked the courier, told the customer,
-labelled the order by other means): a workflow resolved-<shipment's workflow id> records who,
-when and the note (its history, the Web UI, status). Any other ended shipment has nothing to
-resolve.
+A shipment that has ended with exception, tracking_timed_out, hold_timed_out or label_failed,
+or with one of the marks above still open, is resolved once, when the person has followed it
+up (asked the courier, told the customer, recalled the parcel, labelled the order by other
+means): a workflow resolved-<shipment's workflow id> records who, when and the note (its
+history, the Web UI, status). Any other ended shipment has nothing to resolve.
 
 Options:
   --note <text>       What was done (required; 1-${RESOLVE_LIMITS.note} characters)
@@ -123,8 +123,8 @@ async function resolveEnded(
   given: { shop: string; orderId: string; by: string; note: string },
 ): Promise<EndedOutcome> {
   const { shop, orderId } = given;
-  const status = shipmentAttributes(description.typedSearchAttributes).status;
-  const reason = endedReasonOf(status);
+  const { status, shopChange } = shipmentAttributes(description.typedSearchAttributes);
+  const reason = endedReasonOf(status, shopChange);
   if (!reason)
     throw new CliError(
       `the shipment of shop ${shop} order ${orderId} has already ended (${description.status.name}); nothing to resolve: it ended ${status ?? 'without a status'}, which leaves nothing for a person`,

@@ -154,7 +154,7 @@ export async function statusCommand(argv: string[], io: Io): Promise<ExitCode> {
       }
     }
 
-    if (description.status.name !== 'RUNNING' && endedReasonOf(report.searchAttributes.status)) {
+    if (description.status.name !== 'RUNNING' && endedReasonOf(report.searchAttributes.status, report.searchAttributes.shopChange)) {
       const resolution = await readEndedResolution(session.client, workflowId);
       if (resolution) report.resolution = resolution;
     }
