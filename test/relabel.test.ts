@@ -407,15 +407,20 @@ describe("the merchant's cancel while the relabel's label is being made", () => 
   });
 });
 
+/** A WooCommerce order pulled, labelled and tracked, its tracking held back until `release` (the CLI's env with it). */
+async function wooOrderTrackedAndHeld() {
+  const p = wooPlatform;
+  const order = p.place();
+  const workflowId = workflowOf(p, order.orderId);
+  const env = { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv };
+  await pullNow(h.env.client, p.shop);
+  await waitForState(workflowId, 'the label tracked with its number', (s) => s.trackingNumber !== null);
+  return { p, order, workflowId, env, release: holdTrackingBack(h.fake) };
+}
+
 describe('a person closes what only a person can: resolve', () => {
   it('an order cancelled after its label: resolve --note (a process) records who, when and the note; attention drops it; a second resolve is refused', async () => {
-    const p = wooPlatform;
-    const order = p.place();
-    const workflowId = workflowOf(p, order.orderId);
-    const env = { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv };
-    await pullNow(h.env.client, p.shop);
-    await waitForState(workflowId, 'the label tracked with its number', (s) => s.trackingNumber !== null);
-    const release = holdTrackingBack(h.fake);
+    const { p, order, workflowId, env, release } = await wooOrderTrackedAndHeld();
     try {
       // Nothing open yet: refused by the workflow, nothing written.
       const early = await runCli(['resolve', p.shop, order.orderId, '--note', 'nothing'], { env });
@@ -473,13 +478,7 @@ describe('a person closes what only a person can: resolve', () => {
 
 describe('a mark left open when the shipment ended', () => {
   it('an order cancelled after its label and delivered unresolved: resolve records it on the ended shipment and attention drops it', async () => {
-    const p = wooPlatform;
-    const order = p.place();
-    const workflowId = workflowOf(p, order.orderId);
-    const env = { TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv };
-    await pullNow(h.env.client, p.shop);
-    await waitForState(workflowId, 'the label tracked with its number', (s) => s.trackingNumber !== null);
-    const release = holdTrackingBack(h.fake);
+    const { p, order, workflowId, env, release } = await wooOrderTrackedAndHeld();
     try {
       p.cancel(order.id);
       expect((await pullNow(h.env.client, p.shop)).counts.changed).toBe(1);
