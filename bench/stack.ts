@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection, Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import { inClear } from '../config/settings';
 import { localServerEnv } from '../config/temporal-connection';
 import { freePort } from '../dev-server/free-port';
 import { findTemporalCli } from '../dev-server/temporal-cli';
@@ -131,7 +132,14 @@ export function startWorkerProcess(dir: string, env: Record<string, string>, log
   const proc = startProcess(
     process.execPath,
     ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')],
-    { ...localServerEnv(process.env), LOG_LEVEL: file ? (process.env.BENCH_WORKER_LOG_LEVEL ?? 'info') : 'warn', ...env },
+    // In clear unless the scenario gives keys: the benches' clients send in clear (a tree without this setting ignores it).
+    {
+      ...(env.PAYLOAD_ENCRYPTION_KEYS || env.PAYLOAD_ENCRYPTION_KEYS_FILE
+        ? localServerEnv(process.env)
+        : inClear(localServerEnv(process.env))),
+      LOG_LEVEL: file ? (process.env.BENCH_WORKER_LOG_LEVEL ?? 'info') : 'warn',
+      ...env,
+    },
     'worker',
     stdout,
   );

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import { inClear } from '../config/settings';
 import { localServerEnv } from '../config/temporal-connection';
 import { freePort } from '../dev-server/free-port';
 import { findTemporalCli } from '../dev-server/temporal-cli';
@@ -113,7 +114,8 @@ export class ChaosRun {
 
   /** Our two workers and the plain script, each logging to its own file. */
   startProcesses(): void {
-    const workerEnv = { ...this.env.temporal, ...this.env.api, WORKFLOW_BUNDLE_PATH: this.file('workflow-bundle.js') };
+    // In clear on purpose, as the chaos run's import sends (temporal-side.ts): it checks durability, not the codec.
+    const workerEnv = inClear({ ...this.env.temporal, ...this.env.api, WORKFLOW_BUNDLE_PATH: this.file('workflow-bundle.js') });
     const { command, args } = nodeTsx('worker/main.ts');
     this.workers = [1, 2].map(
       (n) =>

@@ -12,6 +12,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument -- the hostile stores rewrite answers of any shape */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { inClear } from '../config/settings';
 import { localServerEnv } from '../config/temporal-connection';
 import { mulberry32 } from '../fake-shipping-api/faults';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
@@ -202,8 +203,9 @@ async function pullsByStatus(server: DevServer): Promise<Record<string, Record<s
 
 /** The worker as a process whose whole output is kept (for the credentials check) and whose exits are counted. */
 function startWorker(server: DevServer, api: FakeShippingApi, connectors: Record<string, unknown>) {
+  // In clear: its client reads the results without the codec.
   const env = {
-    ...localServerEnv(process.env),
+    ...inClear(localServerEnv(process.env)),
     ...benchProcessEnv(server, `chaos-platform-${Date.now()}`, api.baseUrl),
     LOG_LEVEL: 'info',
     LOG_FORMAT: 'json',

@@ -67,7 +67,8 @@ Options:
 
 Environment: SHIPPING_API_BASE_URL / SHIPPING_API_KEY / SHIPPING_API_TOKEN, TEMPORAL_TASK_QUEUE,
 TRACKING_POLL_INTERVAL (default ${DEMO_POLL_INTERVAL} here), LOG_LEVEL go to the workers as for npm run dev;
-PG_BIN_DIR picks a PostgreSQL installation.
+so do PAYLOAD_ENCRYPTION_KEYS(_FILE): without them (and without PAYLOAD_ENCRYPTION=off) the workers
+use a key made once in <data-dir>/payload-encryption.keys. PG_BIN_DIR picks a PostgreSQL installation.
 `;
 
 const port = z.coerce.number().int().min(1).max(65535);

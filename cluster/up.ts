@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import fs from 'node:fs';
+import { ensureDevKeyFile } from '../dev-server/dev-key';
 import { credentialExports } from '../launcher/defaults';
 import { assertPortsFree } from '../launcher/ports';
 import { findClusterBinaries } from './binaries';
@@ -18,6 +19,7 @@ import type { ClusterSetup } from './service-specs';
 export async function up(o: Options): Promise<void> {
   const timer = new PhaseTimer();
   const layout = await claimDataDir(o.dataDir);
+  useClusterKey(layout.dataDir);
   await checkPorts(o);
   const setup = await prepare(o, layout, timer);
   const cluster = new Cluster(o, layout, setup, timer);
@@ -36,6 +38,18 @@ async function claimDataDir(dataDir: string): Promise<ClusterLayout> {
   const leftovers = await stopLeftovers(layout);
   if (leftovers.length > 0) out.warn(`Stopped what a previous cluster left running: ${leftovers.join(', ')}`);
   return layout;
+}
+
+/**
+ * Without keys of the shell's own (and not told PAYLOAD_ENCRYPTION=off), the data dir's: made on
+ * the first start, kept beside the database it opens; the workers inherit it.
+ */
+function useClusterKey(dataDir: string): void {
+  const env = process.env;
+  if (env.PAYLOAD_ENCRYPTION_KEYS || env.PAYLOAD_ENCRYPTION_KEYS_FILE || env.PAYLOAD_ENCRYPTION === 'off') return;
+  const { file, created } = ensureDevKeyFile(dataDir, 'npm run cluster');
+  if (created) out.say(`Made a payload encryption key: ${file} (0600; delete it only together with the rest of ${dataDir})`);
+  env.PAYLOAD_ENCRYPTION_KEYS_FILE = file;
 }
 
 async function checkPorts(o: Options): Promise<void> {
@@ -92,7 +106,7 @@ function printBanner(c: Cluster): void {
   ]);
 }
 
-/** The workers inherit this shell's keys, or run in clear: the import and CLI must do the same (they refuse otherwise). */
+/** The workers' keys (the shell's or the data dir's), or in clear when told: the import and CLI must do the same (they refuse otherwise). */
 function payloadExport(): string {
   if (process.env.PAYLOAD_ENCRYPTION_KEYS_FILE)
     return `PAYLOAD_ENCRYPTION_KEYS_FILE=${path.resolve(process.env.PAYLOAD_ENCRYPTION_KEYS_FILE)}`;

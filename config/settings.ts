@@ -542,7 +542,7 @@ export interface WorkerSettings {
   health?: { host: string; port: number };
   /** The platform webhook endpoint's address, when SHOP_TRIGGER_PORT is set. */
   shopTrigger?: { host: string; port: number };
-  /** Undefined: payloads are stored unencrypted. */
+  /** Undefined only when told PAYLOAD_ENCRYPTION=off: payloads are stored in clear. */
   payloadEncryption?: PayloadEncryptionSettings;
   /** Which pulled orders' shipments go ahead of a backlog. */
   priorities: ShipmentPriorities;
@@ -562,7 +562,8 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     }
     throw err;
   }
-  const payloadEncryption = loadPayloadEncryptionSettings(env);
+  const encryption = loadRequiredPayloadEncryption(env, WORKER_WITHOUT_KEYS);
+  const payloadEncryption = encryption === 'off' ? undefined : encryption;
   if (e.LOG_LEVEL === 'trace' && !payloadEncryption) {
     // The SDK logs every workflow activation and activity task at trace, payloads included:
     // label requests (names, addresses, phones) in base64 unless they are encrypted.
@@ -631,9 +632,14 @@ export function workerSettingsHelp(): string {
     ['SHIPPING_API_TOKEN_FILE', 'unset', 'SHIPPING_API_TOKEN from a file, read again when it changes'],
     ['SHIPPING_ACCOUNTS', 'unset', 'JSON: accounts by name (baseUrl, auth, credentials, rate settings) and the shops each serves'],
     ['SHIPPING_ACCOUNTS_FILE', 'unset', 'The same, from a file (docs/configuration.md, "Shipping accounts")'],
-    ['PAYLOAD_ENCRYPTION_KEYS', 'unset', 'keyId=base64-of-32-bytes,...: encrypt payloads (names, addresses) before they leave the worker'],
+    [
+      'PAYLOAD_ENCRYPTION_KEYS',
+      'required',
+      'keyId=base64-of-32-bytes,...: encrypt payloads (names, addresses) before they leave the worker',
+    ],
     ['PAYLOAD_ENCRYPTION_KEYS_FILE', 'unset', 'The same, from a file'],
     ['PAYLOAD_ENCRYPTION_KEY_ID', 'the first key', 'Which key encrypts new payloads'],
+    ['PAYLOAD_ENCRYPTION', 'unset', 'off: run without keys, storing payloads in clear on purpose (not together with keys)'],
   );
   const width = Math.max(...rows.map(([name]) => name.length));
   return rows.map(([name, fallback, meaning]) => `  ${name.padEnd(width)}  ${meaning} (${fallback})`).join('\n');
@@ -753,7 +759,7 @@ export function loadPayloadEncryptionSettings(env: Env = process.env): PayloadEn
   return { keys, activeKeyId: activeId ?? keys[0]!.id };
 }
 
-/** The setting that lets a client (the import, the CLI) send payloads in clear; `--no-encryption` sets it. */
+/** The setting that lets a process send payloads in clear on purpose; `--no-encryption` sets it for the import and the CLI. */
 export const PAYLOAD_ENCRYPTION_OFF = { variable: 'PAYLOAD_ENCRYPTION', value: 'off' } as const;
 
 /**
@@ -762,6 +768,31 @@ export const PAYLOAD_ENCRYPTION_OFF = { variable: 'PAYLOAD_ENCRYPTION', value: '
  * settings: a client without keys would store names, addresses and phones in clear, silently.
  */
 export function loadClientPayloadEncryption(env: Env = process.env): PayloadEncryptionSettings | 'off' {
+  return loadRequiredPayloadEncryption(env, CLIENT_WITHOUT_KEYS);
+}
+
+const CLIENT_WITHOUT_KEYS =
+  'is not set (nor PAYLOAD_ENCRYPTION_KEYS): this would send names, addresses and phones to Temporal in clear, so nothing was sent. ' +
+  "Export the worker's keys (`npm run dev` prints the line; with `npm run dev` running in this checkout they are found by themselves), " +
+  'or send in clear on purpose: PAYLOAD_ENCRYPTION=off or --no-encryption';
+
+// A worker starts shipments too (its shop pulls and webhooks) and writes every result and state.
+const WORKER_WITHOUT_KEYS =
+  'is not set (nor PAYLOAD_ENCRYPTION_KEYS): the worker would store names, addresses and phones in Temporal in clear ' +
+  '(the shipments its shop pulls start, every result and state), so it did not start. ' +
+  'Give it the keys (docs/production.md, "Encrypted payloads and the codec server"), or run in clear on purpose: PAYLOAD_ENCRYPTION=off';
+
+/**
+ * The environment of a process run in clear on purpose (a bench or chaos run whose own clients
+ * send in clear): the shell's keys left out, PAYLOAD_ENCRYPTION=off.
+ */
+export function inClear(env: Env): Env {
+  const { PAYLOAD_ENCRYPTION_KEYS: _k, PAYLOAD_ENCRYPTION_KEYS_FILE: _f, PAYLOAD_ENCRYPTION_KEY_ID: _i, ...rest } = env;
+  return { ...rest, [PAYLOAD_ENCRYPTION_OFF.variable]: PAYLOAD_ENCRYPTION_OFF.value };
+}
+
+/** The keys, or 'off' when told to work in clear; neither is a ConfigError naming the settings. */
+function loadRequiredPayloadEncryption(env: Env, withoutKeys: string): PayloadEncryptionSettings | 'off' {
   const mode = parseEnv(z.object({ PAYLOAD_ENCRYPTION: z.enum(['off']).optional() }), env).PAYLOAD_ENCRYPTION;
   const keys = loadPayloadEncryptionSettings(env);
   if (mode === 'off' && keys) {
@@ -769,15 +800,7 @@ export function loadClientPayloadEncryption(env: Env = process.env): PayloadEncr
   }
   if (keys) return keys;
   if (mode === 'off') return 'off';
-  throw new ConfigError([
-    {
-      variable: 'PAYLOAD_ENCRYPTION_KEYS_FILE',
-      message:
-        'is not set (nor PAYLOAD_ENCRYPTION_KEYS): this would send names, addresses and phones to Temporal in clear, so nothing was sent. ' +
-        "Export the worker's keys (`npm run dev` prints the line; with `npm run dev` running in this checkout they are found by themselves), " +
-        'or send in clear on purpose: PAYLOAD_ENCRYPTION=off or --no-encryption',
-    },
-  ]);
+  throw new ConfigError([{ variable: 'PAYLOAD_ENCRYPTION_KEYS_FILE', message: withoutKeys }]);
 }
 
 export const CODEC_SERVER_DEFAULTS = { host: '127.0.0.1', port: 8888, corsOrigins: ['http://localhost:8233'] } as const;

@@ -12,10 +12,10 @@ export const DEV_KEY_FILE = 'payload-encryption.keys';
 const DEV_KEY_ID = 'dev-key-1';
 
 /** The path of the data dir's key file, made now when missing. */
-export function ensureDevKeyFile(dataDir: string): { file: string; created: boolean } {
+export function ensureDevKeyFile(dataDir: string, madeBy = 'npm run dev'): { file: string; created: boolean } {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, DEV_KEY_FILE);
-  const line = `# made by npm run dev; payloads in ${path.join(dataDir, 'temporal.db')} need it\n${DEV_KEY_ID}=${randomBytes(32).toString('base64')}\n`;
+  const line = `# made by ${madeBy}; payloads in ${dataDir}'s Temporal database need it\n${DEV_KEY_ID}=${randomBytes(32).toString('base64')}\n`;
   try {
     fs.writeFileSync(file, line, { flag: 'wx', mode: 0o600 });
     return { file, created: true };

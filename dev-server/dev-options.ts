@@ -187,7 +187,8 @@ export function parseDevOptions(argv: string[]): DevOptions | undefined {
     dataDir: path.resolve(values['data-dir'] ?? DEFAULTS.dataDir),
     trackingStepMs: values['tracking-step-ms'] ?? String(DEFAULTS.trackingStepMs),
     externalApi: process.env.SHIPPING_API_BASE_URL,
-    noEncryption: values['no-encryption'],
+    // The shell's PAYLOAD_ENCRYPTION=off means the same as the flag, for the worker and the banner.
+    noEncryption: values['no-encryption'] || process.env.PAYLOAD_ENCRYPTION === 'off',
   };
   if (o.noEncryption && o.encryption) throw new Error('--no-encryption and PAYLOAD_ENCRYPTION_KEYS(_FILE) contradict each other: drop one');
   if (!/^\d+$/.test(o.trackingStepMs)) throw new Error(`--tracking-step-ms must be a number of milliseconds, got "${o.trackingStepMs}"`);

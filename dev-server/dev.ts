@@ -91,6 +91,8 @@ async function main(): Promise<void> {
       METRICS_BIND_ADDRESS: `127.0.0.1:${o.sdkMetricsPort}`,
       // One build across restarts: shipments in .data keep running after a code change (rollouts: docs/production.md).
       WORKER_BUILD_ID: process.env.WORKER_BUILD_ID || 'dev',
+      // A worker without keys refuses to start unless told to run in clear.
+      ...(o.noEncryption ? { PAYLOAD_ENCRYPTION: 'off' } : {}),
     },
     shop?.connectorsFile,
     shop ? o.triggerPort : undefined,

@@ -30,6 +30,8 @@ beforeAll(async () => {
     trackingStepMs: 150,
     env: {
       TRACKING_POLL_INTERVAL: '200ms',
+      // This test's client has no codec: the workers run in clear on purpose (else the cluster makes a key).
+      PAYLOAD_ENCRYPTION: 'off',
       SHIPPING_API_KEY: TEST_CREDENTIALS.apiKey,
       SHIPPING_API_TOKEN: TEST_CREDENTIALS.apiToken,
     },

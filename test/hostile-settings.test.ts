@@ -17,7 +17,8 @@ import { registry } from '../metrics/counters';
 import { freePort } from '../dev-server/free-port';
 import { killWorkerProcesses, spawnWorkerProcess, workerEnv } from './helpers/worker-process';
 
-const BASE = { SHIPPING_API_BASE_URL: 'http://127.0.0.1:4010', SHIPPING_API_KEY: 'k', SHIPPING_API_TOKEN: 't' };
+const BASE = { SHIPPING_API_BASE_URL: 'http://127.0.0.1:4010', SHIPPING_API_KEY: 'k', SHIPPING_API_TOKEN: 't', PAYLOAD_ENCRYPTION: 'off' };
+const { PAYLOAD_ENCRYPTION: _off, ...KEYLESS } = BASE;
 const KEYS = `k1=${randomBytes(32).toString('base64')}`;
 
 /** The problems of a load that must fail, as `VARIABLE: message` lines. */
@@ -87,7 +88,20 @@ describe('worker settings with bounds', () => {
     expect(problems(() => loadWorkerSettings({ ...BASE, LOG_LEVEL: 'trace' }))).toEqual([
       expect.stringMatching(/^LOG_LEVEL: trace logs every workflow and activity payload .* only with PAYLOAD_ENCRYPTION_KEYS/),
     ]);
-    expect(loadWorkerSettings({ ...BASE, LOG_LEVEL: 'trace', PAYLOAD_ENCRYPTION_KEYS: KEYS }).logLevel).toBe('trace');
+    expect(loadWorkerSettings({ ...KEYLESS, LOG_LEVEL: 'trace', PAYLOAD_ENCRYPTION_KEYS: KEYS }).logLevel).toBe('trace');
+  });
+
+  it('refuses to run without payload keys unless told PAYLOAD_ENCRYPTION=off, naming the setting', () => {
+    expect(problems(() => loadWorkerSettings(KEYLESS))).toEqual([
+      expect.stringMatching(
+        /^PAYLOAD_ENCRYPTION_KEYS_FILE: is not set \(nor PAYLOAD_ENCRYPTION_KEYS\): the worker would store names.* PAYLOAD_ENCRYPTION=off$/,
+      ),
+    ]);
+    expect(loadWorkerSettings(BASE).payloadEncryption).toBeUndefined();
+    expect(loadWorkerSettings({ ...KEYLESS, PAYLOAD_ENCRYPTION_KEYS: KEYS }).payloadEncryption?.activeKeyId).toBe('k1');
+    expect(problems(() => loadWorkerSettings({ ...BASE, PAYLOAD_ENCRYPTION_KEYS: KEYS }))).toEqual([
+      'PAYLOAD_ENCRYPTION: is off but PAYLOAD_ENCRYPTION_KEYS(_FILE) is set: drop one',
+    ]);
   });
 });
 
@@ -138,6 +152,19 @@ describe('the worker process', () => {
     expect(worker.output()).toContain("METRICS_BIND_ADDRESS: cannot serve the SDK's metrics on 192.0.2.1:9464");
     expect(worker.output()).not.toMatch(/\n\s+at /);
   });
+
+  it(
+    'exits 2 before "worker started" without payload keys, naming the setting and the way to run in clear',
+    { timeout: 60_000 },
+    async () => {
+      const worker = spawnWorkerProcess({ ...env(), PAYLOAD_ENCRYPTION: '' });
+      expect(await worker.exited).toBe(2);
+      expect(worker.output()).toContain('PAYLOAD_ENCRYPTION_KEYS_FILE: is not set (nor PAYLOAD_ENCRYPTION_KEYS): the worker would store');
+      expect(worker.output()).toContain('PAYLOAD_ENCRYPTION=off');
+      expect(worker.output()).not.toContain('worker started');
+      expect(worker.output()).not.toMatch(/\n\s+at /);
+    },
+  );
 
   it('exits 2 before "worker started" for a cache that cannot fit', { timeout: 60_000 }, async () => {
     const worker = spawnWorkerProcess({ ...env(), WORKER_MAX_CACHED_WORKFLOWS: '1000000000' });

@@ -4,7 +4,12 @@ import { ConfigError, loadWorkerSettings, WORKER_DEFAULTS } from '../config/sett
 import { DEFAULT_TRACKING_POLICY, NOT_REGISTERED_STAGE, type TrackingPolicy } from '../domain/shipment';
 import { pollIntervalOf } from '../workflows/shipment';
 
-const REQUIRED = { SHIPPING_API_BASE_URL: 'http://127.0.0.1:4010', SHIPPING_API_KEY: 'k', SHIPPING_API_TOKEN: 't' };
+const REQUIRED = {
+  SHIPPING_API_BASE_URL: 'http://127.0.0.1:4010',
+  SHIPPING_API_KEY: 'k',
+  SHIPPING_API_TOKEN: 't',
+  PAYLOAD_ENCRYPTION: 'off',
+};
 const H = 3_600_000;
 
 function configError(env: Record<string, string>): ConfigError {

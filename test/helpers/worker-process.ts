@@ -28,11 +28,16 @@ export interface WorkerProcess {
 
 const started: ChildProcess[] = [];
 
-/** Starts the worker with only PATH and `env` (nothing else of the test's environment). */
+/**
+ * Starts the worker with only PATH and `env` (nothing else of the test's environment). A worker
+ * refuses to start without payload keys; tests that give none run it in clear on purpose unless
+ * they set PAYLOAD_ENCRYPTION themselves (to '' to see the refusal).
+ */
 export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
+  const keyed = 'PAYLOAD_ENCRYPTION_KEYS' in env || 'PAYLOAD_ENCRYPTION_KEYS_FILE' in env || 'PAYLOAD_ENCRYPTION' in env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, ...(keyed ? {} : { PAYLOAD_ENCRYPTION: 'off' }), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(child);
