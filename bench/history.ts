@@ -25,7 +25,7 @@ import { startShopReceiver } from '../shop-receiver/server';
 import { loadShopConnectors } from '../shop-sync/connectors';
 import { TRACKING_POLLER_WORKFLOW_TYPE, type SpanResult } from '../workflows/tracking-poller/definitions';
 import { benchOrder } from './orders';
-import { BENCH_ACCOUNTS, median, type DevServer } from './stack';
+import { actionsBetween, BENCH_ACCOUNTS, median, serverActions, type DevServer } from './stack';
 
 const EVENT_WORKFLOW_TASK_COMPLETED = temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;
 
@@ -62,6 +62,12 @@ export interface HistoryRow {
   actionsPerShipment: number;
   /** Of which the poller shards' share (fleet only). */
   pollerActionsPerShipment: number;
+  /**
+   * Fleet rows: the server's own `action` counter over a run of the fleet's shipments alone
+   * (shards and heartbeats included), divided by its shipments; beside it, that run's estimate.
+   */
+  serverActionsPerShipment?: number;
+  estimatedActionsAlone?: number;
   /** GET /tracking calls per poll the fake counted (1: polling itself costs no extra call). */
   callsPerPoll: number;
   wallSeconds: number;
@@ -100,55 +106,21 @@ export async function historyScenario(
         requestLogSize: 4 * shipments * (polls + 10) + 10_000,
       });
       try {
+        const run = (path: HistoryPath) =>
+          runPath({ server, connection, fake, bundle: bundles[path], shopConnectors, path, perStage, shipments, log });
         // Each pair at once (the same load on the server for both of it), one pair after the other.
         for (const pair of PAIRS) {
-          const results = await Promise.all(
-            pair
-              .filter((path) => path !== 'per-shipment activity' || polls <= baselineMaxPolls)
-              .map(async (path) => {
-                const taskQueue = `bench-history-${path.replaceAll(' ', '-')}-${polls}-${Date.now()}`;
-                const worker = await inProcessWorker({
-                  connection,
-                  taskQueue,
-                  apiBaseUrl: fake.baseUrl,
-                  pollIntervalMs: 10,
-                  workflowBundle: bundles[path],
-                  // The per-shipment code schedules its next wait at once: it must not be handed over.
-                  handOverToPollers: path !== 'per-shipment activity',
-                  ...(TELLS_SHOP.has(path) ? { shopConnectors } : {}),
-                });
-                const started = Date.now();
-                return worker.runUntil(async () => {
-                  const measured = await Promise.all(
-                    Array.from({ length: shipments }, (_, i) =>
-                      oneShipment(server, taskQueue, benchOrder(`H-${ORDER_PREFIX[path]}-${polls}-${i}-${started}`)),
-                    ),
-                  );
-                  const pollers = await pollerActions(server.client, taskQueue);
-                  const trackingCalls = fake
-                    .requestLog()
-                    .filter((r) => r.endpoint === 'GET /tracking' && measured.some((m) => m.labelId === r.id));
-                  const row: HistoryRow = {
-                    path,
-                    polls: 4 * perStage + 1,
-                    shipments,
-                    eventsPerShipment: median(measured.map((m) => m.events)),
-                    workflowTasksPerShipment: median(measured.map((m) => m.workflowTasks)),
-                    runsPerShipment: median(measured.map((m) => m.runs)),
-                    actionsPerShipment: round(median(measured.map((m) => m.actions)) + pollers / shipments),
-                    pollerActionsPerShipment: round(pollers / shipments),
-                    callsPerPoll: round(trackingCalls.length / (shipments * (4 * perStage + 1))),
-                    wallSeconds: (Date.now() - started) / 1000,
-                  };
-                  log(
-                    `history: ${path}, ${row.polls} polls: ${row.eventsPerShipment} events, ${row.workflowTasksPerShipment} workflow tasks`,
-                  );
-                  return row;
-                });
-              }),
-          );
-          rows.push(...results);
+          rows.push(...(await Promise.all(pair.filter((path) => path !== 'per-shipment activity' || polls <= baselineMaxPolls).map(run))));
         }
+        // The server's own count, of the fleet's shipments alone (the pairs share one server, whose counter cannot tell them apart).
+        const before = await serverActions(server);
+        const alone = await run('fleet pollers');
+        await new Promise((r) => setTimeout(r, 2000)); // the last calls' counts reach the endpoint
+        const fleet = rows.find((r) => r.path === 'fleet pollers' && r.polls === alone.polls)!;
+        const counted = actionsBetween(before, await serverActions(server));
+        fleet.serverActionsPerShipment = round(counted.reduce((sum, [, n]) => sum + n, 0) / shipments);
+        fleet.estimatedActionsAlone = alone.actionsPerShipment;
+        log(`history: the server's actions per shipment by type: ${counted.map(([t, n]) => `${t} ${round(n / shipments)}`).join(', ')}`);
       } finally {
         await fake.close();
       }
@@ -158,6 +130,58 @@ export async function historyScenario(
     await connection.close();
   }
   return rows;
+}
+
+interface PathRun {
+  server: DevServer;
+  connection: NativeConnection;
+  fake: Awaited<ReturnType<typeof startFakeShippingApi>>;
+  bundle: Awaited<ReturnType<typeof getWorkflowBundle>>;
+  shopConnectors: ReturnType<typeof loadShopConnectors>;
+  path: HistoryPath;
+  perStage: number;
+  shipments: number;
+  log: (m: string) => void;
+}
+
+/** One path's shipments on a task queue (and poller shards) of their own, to delivery: its row. */
+async function runPath({ server, connection, fake, bundle, shopConnectors, path, perStage, shipments, log }: PathRun): Promise<HistoryRow> {
+  const polls = 4 * perStage + 1;
+  const taskQueue = `bench-history-${path.replaceAll(' ', '-')}-${polls}-${Date.now()}`;
+  const worker = await inProcessWorker({
+    connection,
+    taskQueue,
+    apiBaseUrl: fake.baseUrl,
+    pollIntervalMs: 10,
+    workflowBundle: bundle,
+    // The per-shipment code schedules its next wait at once: it must not be handed over.
+    handOverToPollers: path !== 'per-shipment activity',
+    ...(TELLS_SHOP.has(path) ? { shopConnectors } : {}),
+  });
+  const started = Date.now();
+  return worker.runUntil(async () => {
+    const measured = await Promise.all(
+      Array.from({ length: shipments }, (_, i) =>
+        oneShipment(server, taskQueue, benchOrder(`H-${ORDER_PREFIX[path]}-${polls}-${i}-${started}`)),
+      ),
+    );
+    const pollers = await pollerActions(server.client, taskQueue);
+    const trackingCalls = fake.requestLog().filter((r) => r.endpoint === 'GET /tracking' && measured.some((m) => m.labelId === r.id));
+    const row: HistoryRow = {
+      path,
+      polls,
+      shipments,
+      eventsPerShipment: median(measured.map((m) => m.events)),
+      workflowTasksPerShipment: median(measured.map((m) => m.workflowTasks)),
+      runsPerShipment: median(measured.map((m) => m.runs)),
+      actionsPerShipment: round(median(measured.map((m) => m.actions)) + pollers / shipments),
+      pollerActionsPerShipment: round(pollers / shipments),
+      callsPerPoll: round(trackingCalls.length / (shipments * polls)),
+      wallSeconds: (Date.now() - started) / 1000,
+    };
+    log(`history: ${path}, ${row.polls} polls: ${row.eventsPerShipment} events, ${row.workflowTasksPerShipment} workflow tasks`);
+    return row;
+  });
 }
 
 /** Runs one shipment to its end; counts events and workflow tasks over every run of the chain. */

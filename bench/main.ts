@@ -575,7 +575,19 @@ function printTables(r: Results): void {
   if (r.history) {
     table(
       'History per delivered shipment (medians)',
-      ['path', 'polls', 'shipments', 'events', 'workflow tasks', 'runs', 'actions (est.)', 'of which pollers', 'API calls per poll'],
+      [
+        'path',
+        'polls',
+        'shipments',
+        'events',
+        'workflow tasks',
+        'runs',
+        'actions (est.)',
+        'of which pollers',
+        'API calls per poll',
+        'actions: server, alone',
+        'est., alone',
+      ],
       r.history.map((h) => [
         h.path,
         h.polls,
@@ -586,7 +598,12 @@ function printTables(r: Results): void {
         h.actionsPerShipment,
         h.pollerActionsPerShipment,
         h.callsPerPoll,
+        h.serverActionsPerShipment ?? '',
+        h.estimatedActionsAlone ?? '',
       ]),
+    );
+    process.stdout.write(
+      "  actions: server, alone: the server's own `action` counter (namespace default) over a run of the fleet's shipments alone, per shipment; est., alone: that run's estimate from history\n",
     );
     // Each target beside today's path, measured in the same run.
     table(

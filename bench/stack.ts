@@ -66,6 +66,32 @@ export interface DevServer extends Proc {
   address: string;
   client: Client;
   connection: Connection;
+  /** The server's own Prometheus endpoint (its `action` counter: what Temporal Cloud would bill). */
+  metricsUrl: string;
+}
+
+/**
+ * The server's `action` counter summed over namespace `default`: the count Temporal documents for
+ * estimating Cloud actions on a self-hosted server (docs.temporal.io, "Estimate Actions").
+ */
+export async function serverActions(server: DevServer, namespace = 'default'): Promise<Map<string, number>> {
+  const text = await (await fetch(server.metricsUrl)).text();
+  const byType = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('action{') || !line.includes(`namespace="${namespace}"`)) continue;
+    const type = /action_type="([^"]*)"/.exec(line)?.[1] ?? '?';
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Number.isFinite(value)) byType.set(type, (byType.get(type) ?? 0) + value);
+  }
+  return byType;
+}
+
+/** What `serverActions` counted between two readings, by action type, largest first. */
+export function actionsBetween(before: Map<string, number>, after: Map<string, number>): Array<[string, number]> {
+  return [...after]
+    .map(([type, n]): [string, number] => [type, n - (before.get(type) ?? 0)])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1]);
 }
 
 /**
@@ -76,6 +102,7 @@ export async function startDevServer({ priority = true }: { priority?: boolean }
   const cli = await findTemporalCli({ build: true, log: (m) => process.stderr.write(`[temporal-cli] ${m}\n`) });
   if (!cli) throw new Error('No Temporal CLI found or built (see docs/testing.md, "The Temporal CLI")');
   const port = await freePort();
+  const metricsPort = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-temporal-'));
   const args = [
     'server',
@@ -83,6 +110,8 @@ export async function startDevServer({ priority = true }: { priority?: boolean }
     '--headless',
     '--port',
     String(port),
+    '--metrics-port',
+    String(metricsPort),
     '--db-filename',
     path.join(dir, 'temporal.db'),
     '--log-level',
@@ -110,6 +139,7 @@ export async function startDevServer({ priority = true }: { priority?: boolean }
     address,
     connection,
     client: new Client({ connection, namespace: 'default' }),
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     async stop() {
       await connection.close();
       await proc.stop();
