@@ -11,9 +11,9 @@ import type { LabelRequestWithoutKey, OrderDetail, TrackingRecord } from '../shi
 import type { KnownReading } from '../domain/shop-order';
 import { describeTracking, isChange, snapshotOfRecord, type TrackingChange, type TrackingSnapshot } from '../domain/tracking';
 import { ShippingApiError } from '../shipping-api/errors';
-import type { ShopConnectors } from '../shop-sync/connectors';
+import type { ShopConnectors } from '../platforms/connectors';
 import type { LabelOrderCheck } from '../shop-import/label-check';
-import type { ImportConnector } from '../shop-import/source';
+import type { ImportConnector } from '../platforms/order-source';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
 import { AccountHeld, PaceWaitExceeded, sleepUntil, type CallClass, type CallPacing } from './account-pacer';
 import { boundHold } from '../shipping-api/retry-after';

@@ -22,7 +22,7 @@ import type { ShipmentInput } from '../domain/shipment';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { baselineWorkflowBundle, PER_SHIPMENT_TRACKING_COMMIT, TOLD_AFTER_ITS_TASK_COMMIT } from './baseline';
 import { startShopReceiver } from '../shop-receiver/server';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { TRACKING_POLLER_WORKFLOW_TYPE, type SpanResult } from '../workflows/tracking-poller/definitions';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, median, type DevServer } from './stack';

@@ -20,7 +20,7 @@ import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { startShopReceiver } from '../shop-receiver/server';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { platformConnectors } from '../test/helpers/platforms';
 import { stateQuery } from '../workflows/definitions';

@@ -30,8 +30,8 @@ import { workflowIdProblem } from '../order-import/start-shipment';
 import { shopOrderChangedUpdate } from '../workflows/definitions';
 import { seenOf } from './facts';
 import { mapOrder, orderIdOf } from './mapping';
-import { isRefused, type PlatformOrder, type ReadOrder } from './order';
-import type { ImportMapping } from './settings';
+import { isRefused, type PlatformOrder, type ReadOrder } from '../domain/platform-order';
+import type { ImportMapping } from '../config/shop-import';
 
 /** Settled readings remembered per worker (about 150 bytes each). */
 const REMEMBERED = 50_000;

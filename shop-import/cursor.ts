@@ -5,7 +5,7 @@
  * It lives in the shop's schedule (schedule.ts), so the next run, however it is started, begins there.
  */
 import { z } from 'zod';
-import { modifiedTime, RETRYABLE_ID } from './checks';
+import { modifiedTime, RETRYABLE_ID } from '../domain/platform-order-checks';
 
 /** Orders kept for another try; beyond it the oldest are reported as dropped from the list (they stay rejected in the pull's result). */
 export const MAX_RETRY = 200;

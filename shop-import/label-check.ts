@@ -16,13 +16,13 @@
  */
 import { z } from 'zod';
 import { differences, type KnownReading, type ShopChangeKind, type ShopOrderChange } from '../domain/shop-order';
-import type { PlatformConnections } from '../shop-sync/platform/connections';
-import type { Operation } from '../shop-sync/shopify/client';
+import type { PlatformConnections } from '../platforms/connections';
+import type { Operation } from '../platforms/shopify/client';
 import { changeOf } from './changes';
-import { modifiedTime } from './checks';
+import { modifiedTime } from '../domain/platform-order-checks';
 import { seenOf } from './facts';
-import { isRefused, type PlatformOrder } from './order';
-import type { OrderSource, ImportConnector } from './source';
+import { isRefused, type PlatformOrder } from '../domain/platform-order';
+import type { OrderSource, ImportConnector } from '../platforms/order-source';
 
 /** Checks of one shop within this long share a request. */
 export const BATCH_MS = 50;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities';
 import { createShopDeliveryActivities } from '../activities/shop-delivery';
 import { ShippingApiClient } from '../shipping-api/client';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { DEFAULT_TRACKING_POLICY } from '../domain/shipment';
 import { mergeActivities } from '../worker/create-worker';
 

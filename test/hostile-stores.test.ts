@@ -17,7 +17,7 @@ import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce'
 import { shipmentWorkflowId } from '../domain/shipment';
 import { startShipment } from '../order-import/start-shipment';
 import { applySchedule, cursorOf, importShops } from '../shop-import/schedule';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { stateQuery, type ShipmentOutcome } from '../workflows/definitions';
 import { shopPullScheduleId, type ShopPullResult } from '../workflows/shop-pull/definitions';
 import { runCli } from './helpers/cli';

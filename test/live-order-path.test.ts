@@ -13,7 +13,7 @@ import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startShipment } from '../order-import/start-shipment';
 import { applySchedule, cursorOf, importShops, pullNow, triggerPull } from '../shop-import/schedule';
-import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors, type ShopConnectors } from '../platforms/connectors';
 import { createPullWorker, createShipmentWorkers } from '../worker/create-worker';
 import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { TRACKING_POLLER_WORKFLOW_TYPE } from '../workflows/tracking-poller/definitions';

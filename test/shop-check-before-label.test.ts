@@ -10,7 +10,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { applySchedule, importShops } from '../shop-import/schedule';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { parcelWorkflowId, shipmentWorkflowId } from '../domain/shipment';
 import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
 import { startHarness, type Harness } from './helpers/harness';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { applySchedule, cursorOf, importShops, pullPhaseMs, triggerPull, triggerShop } from '../shop-import/schedule';
-import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors, type ShopConnectors } from '../platforms/connectors';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { WORKFLOW_TYPE } from '../workflows/definitions';
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShipment } from '../order-import/start-shipment';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import type { ShipmentOutcome } from '../workflows/definitions';
 import type { ShipmentInput } from '../domain/shipment';
 import { startHarness, type Harness } from './helpers/harness';

@@ -8,7 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { applySchedule, cursorOf, importShops } from '../shop-import/schedule';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
 import { startHarness, type Harness } from './helpers/harness';
 import { fakeShopifyEntry, fulfilShopifyOrder } from './helpers/platforms';

@@ -9,7 +9,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShipment } from '../order-import/start-shipment';
 import { startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { stateQuery, type ShipmentOutcome } from '../workflows/definitions';
 import { type ShipmentInput } from '../domain/shipment';
 import { FIRST_DELIVERY_HANDS_OVER } from '../workflows/shipment';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShipment } from '../order-import/start-shipment';
 import { startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
 import { registry } from '../metrics/counters';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { shipmentEventId, ShipmentEvent } from '../domain/events';
 import { redeliverShopEventsUpdate, SA, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
 import { type ShipmentInput } from '../domain/shipment';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { applySchedule, importShops } from '../shop-import/schedule';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { parcelWorkflowId, shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';

@@ -21,7 +21,7 @@ import {
   CURSOR_PULLS_PER_SHOP,
   NAMED_ORDER_PULLS_PER_SHOP,
 } from '../shop-import/schedule';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { PULL_TOPICS } from '../shop-trigger/topics';
 import { stateQuery, type ShipmentState } from '../workflows/definitions';

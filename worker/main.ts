@@ -16,15 +16,15 @@ import {
 import { loadShippingAccounts } from '../config/shipping-accounts';
 import type { Courier } from '../shipping-api/contract';
 import { CredentialsError } from '../shipping-api/credentials';
-import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors, type ShopConnectors } from '../platforms/connectors';
 import { applySchedule, importShops, pullNow, RecentSchedules, triggerShop } from '../shop-import/schedule';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
-import { closeWebhookDispatcher } from '../shop-sync/webhook';
+import { closeWebhookDispatcher } from '../platforms/webhook/write-back';
 import { openAccounts, type OpenAccounts } from './account-directory';
 import { createPullWorker, createShipmentWorkers } from './create-worker';
 import { liveShipmentTaskQueue } from '../domain/priority';
-import { PlatformConnections } from '../shop-sync/platform/connections';
+import { PlatformConnections } from '../platforms/connections';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
 import { secretsOfEnv } from './log-error';
 import { watchAttention } from '../metrics/attention-gauge';

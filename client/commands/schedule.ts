@@ -1,7 +1,7 @@
 /** `npm run cli -- schedule <action> [shop]`: the shops' pull schedules (shop-import/schedule.ts). */
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { ConfigError } from '../../config/settings';
-import { loadShopConnectors } from '../../shop-sync/connectors';
+import { loadShopConnectors } from '../../platforms/connectors';
 import { applySchedule, cursorOf, importShops, triggerPull } from '../../shop-import/schedule';
 import { shopPullScheduleId, shopPullTaskQueue, type ShopPullResult } from '../../workflows/shop-pull/definitions';
 import { CliError, connectTemporal, EXIT, parseCommandArgs, println, usageError, type ExitCode, type Io } from '../cli-support';

@@ -9,14 +9,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError, EXIT, messageOf, usageError } from '../cli-support';
 import { ConfigError, parseDuration } from '../../config/settings';
-import { loadShopConnectors } from '../../shop-sync/connectors';
-import { PlatformConnections } from '../../shop-sync/platform/connections';
-import { describeStop, StopDelivery } from '../../shop-sync/platform/result';
+import { loadShopConnectors } from '../../platforms/connectors';
+import { PlatformConnections } from '../../platforms/connections';
+import { describeStop, StopDelivery } from '../../platforms/connection/result';
 import { firstChangesPosition, type PullPosition } from '../../shop-import/cursor';
 import { pullRetryDelayMs } from '../../shop-import/pull-retry';
 import { pageRecords } from '../../shop-import/records';
 import { importShops } from '../../shop-import/schedule';
-import { OrderSource, type ImportConnector, type PageRead } from '../../shop-import/source';
+import { OrderSource, type ImportConnector, type PageRead } from '../../platforms/order-source';
 import type { SourceRecord } from '../../order-import/source';
 
 export interface ShopInput {

@@ -47,7 +47,7 @@ import { Progress } from '../../order-import/progress';
 import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../../order-import/start-shipment';
 import { RECORD_LIMITS } from '../../order-import/limits';
 import { decodeUtf8 } from '../../order-import/utf8';
-import { loadShopConnectors } from '../../shop-sync/connectors';
+import { loadShopConnectors } from '../../platforms/connectors';
 import { ConfigError, loadShipmentPriorities, parseDuration } from '../../config/settings';
 import { shipmentPriorityKey, type ShipmentPriorities } from '../../domain/priority';
 import { DEFAULT_READ_DEADLINE_MS, readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';

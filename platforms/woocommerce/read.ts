@@ -10,10 +10,10 @@
  * rest of the page goes on.
  */
 import { z } from 'zod';
-import type { WooClient } from '../../shop-sync/woocommerce/client';
+import type { WooClient } from './client';
 import type { ShopOrderStatus } from '../../domain/shop-order';
-import { modifiedTime, ORDER_LIMITS, refused, refusedOrder, StoreCurrency, StoreText } from '../checks';
-import { isRefused, type PlatformAddress, type PlatformOrder, type ReadOrder } from '../order';
+import { modifiedTime, ORDER_LIMITS, refused, refusedOrder, StoreCurrency, StoreText } from '../../domain/platform-order-checks';
+import { isRefused, type PlatformAddress, type PlatformOrder, type ReadOrder } from '../../domain/platform-order';
 
 const Text = StoreText();
 const Short = StoreText(100);

@@ -28,9 +28,9 @@ import {
   type PlatformConnection,
   type PlatformDelivery,
   type PlatformResult,
-} from '../platform/result';
+} from '../connection/result';
 import { WooClient } from './client';
-import type { WooCommerceConnector } from './config';
+import type { WooCommerceConnector } from './settings';
 import { deliveredNote, isMarked, labelNote, markNote, rejectedNote, trackingNote } from './notes';
 import { storeDate, storeOffsetMs } from './store-time';
 

@@ -1,6 +1,6 @@
 /** A validated `woocommerce` connector entry → what the worker keeps (key pair hidden). */
-import { hideSecret, secretList, SettingError } from '../platform/secrets';
-import type { WooCommerceConnector, WooCommerceConnectorConfig, WooProvider } from './config';
+import { hideSecret, secretList, SettingError } from '../connection/secrets';
+import type { WooCommerceConnector, WooCommerceConnectorConfig, WooProvider } from './settings';
 
 /**
  * Courier codes of the shipping API → Shipment Tracking provider names (as its /providers route

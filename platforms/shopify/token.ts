@@ -4,9 +4,9 @@
  * this worker's memory only and fetched again before it expires (they last about 24 h).
  */
 import { z } from 'zod';
-import { jsonOf, platformRequest } from '../platform/http';
-import { failedAnswer, StopDelivery, unexpectedAnswer } from '../platform/result';
-import type { ShopifyConnector } from './config';
+import { jsonOf, platformRequest } from '../connection/http';
+import { failedAnswer, StopDelivery, unexpectedAnswer } from '../connection/result';
+import type { ShopifyConnector } from './settings';
 
 /** Fetched again this long before the stated expiry (a tenth of a shorter lifetime), so no call carries a token about to lapse. */
 const REFRESH_MARGIN_MS = 10 * 60_000;

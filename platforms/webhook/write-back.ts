@@ -11,13 +11,13 @@
  * window, ordering) is the caller's job. Secrets never appear in results or errors.
  */
 import { Agent, request, type Dispatcher } from 'undici';
-import { callSpan, serverOf } from '../tracing/spans';
+import { callSpan, serverOf } from '../../tracing/spans';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
-import { fieldProblems } from '../shipping-api/contract';
-import { clampWaitMs, readRetryAfterMs } from '../shipping-api/retry-after';
-import { ShipmentEvent } from '../domain/events';
-import { describeNetworkError } from './platform/http';
+import { fieldProblems } from '../../shipping-api/contract';
+import { clampWaitMs, readRetryAfterMs } from '../../shipping-api/retry-after';
+import { ShipmentEvent } from '../../domain/events';
+import { describeNetworkError } from '../connection/http';
 
 export const USER_AGENT = 'shipping-sync-worker/0.1 (shop-sync; Standard Webhooks v1)';
 export const WEBHOOK_DEFAULTS = {

@@ -4,7 +4,7 @@
  * (mapping.ts) turns it into a label request. Values stay as the platform gave them; only the
  * weights carry their unit.
  */
-import type { ShopOrderStatus } from '../domain/shop-order';
+import type { ShopOrderStatus } from './shop-order';
 
 export type WeightUnit = 'kg' | 'g' | 'lb' | 'oz';
 

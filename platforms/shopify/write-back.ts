@@ -21,9 +21,9 @@ import {
   type PlatformConnection,
   type PlatformDelivery,
   type PlatformResult,
-} from '../platform/result';
+} from '../connection/result';
 import { ShopifyClient } from './client';
-import type { ShopifyConnector } from './config';
+import type { ShopifyConnector } from './settings';
 import { fulfillmentEventStatus, type FulfillmentEventStatus } from './event-status';
 import * as op from './operations';
 import type { Operation } from './client';

@@ -4,7 +4,7 @@
  * reading of an order larger than a page (whole-order.ts).
  */
 import { z } from 'zod';
-import { ORDER_LIMITS, RETRYABLE_ID, StoreCurrency, StoreText } from '../checks';
+import { ORDER_LIMITS, RETRYABLE_ID, StoreCurrency, StoreText } from '../../domain/platform-order-checks';
 
 export const PageInfo = z.object({ hasNextPage: z.boolean(), endCursor: z.string().max(1000).nullable().optional() });
 

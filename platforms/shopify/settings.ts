@@ -1,13 +1,13 @@
 /**
  * The `shopify` connector's configuration: one store, its pinned Admin API version, its
  * credentials (a static access token, or an app's client id and secret for the client
- * credentials grant) and what merchants set differently. Validated by shop-sync/connectors.ts,
+ * credentials grant) and what merchants set differently. Validated by platforms/connectors.ts,
  * which reads the file and names each problem with its JSON path.
  */
 import { z } from 'zod';
 import { duration, HTTP_TIMEOUT_BOUNDS } from '../../config/settings';
-import { SecretFile, SecretText, WebhookSecretSetting } from '../platform/secrets';
-import { ShopImportSettings } from '../../shop-import/settings';
+import { SecretFile, SecretText, WebhookSecretSetting } from '../connection/secrets';
+import { ShopImportSettings } from '../../config/shop-import';
 import { FULFILLMENT_EVENT_STATUSES } from './event-status';
 
 /** The latest stable Admin API version (2026-10); pin it and bump it each quarter. */

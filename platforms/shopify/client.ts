@@ -8,13 +8,13 @@
 import { createAdminApiClient, type AdminApiClient } from '@shopify/admin-api-client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { excerpt, jsonOf, platformRequest } from '../platform/http';
-import { failedAnswer, scrubbingStops, StopDelivery, unexpectedAnswer } from '../platform/result';
-import { storeHold, type StoreHold } from '../platform/store-hold';
-import type { ShopifyConnector } from './config';
+import { excerpt, jsonOf, platformRequest } from '../connection/http';
+import { failedAnswer, scrubbingStops, StopDelivery, unexpectedAnswer } from '../connection/result';
+import { storeHold, type StoreHold } from '../connection/store-hold';
+import type { ShopifyConnector } from './settings';
 import { BudgetWait, CostBucket, MAX_BUCKET_WAIT_MS, QueryCost, type ThrottleStatus } from './cost-bucket';
 import { clampWaitMs, readRetryAfterMs } from '../../shipping-api/retry-after';
-import { platformWarning } from '../platform/warning';
+import { platformWarning } from '../connection/warning';
 import { ShopifyToken } from './token';
 
 /** A GraphQL document with the zod schema of its `data` and the cost to reserve before the first answer tells. */

@@ -5,14 +5,14 @@
  * WooCommerce products are cached across pulls.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ShopifyConnector, WooCommerceConnector } from '../shop-sync/connectors';
-import type { PlatformConnections } from '../shop-sync/platform/connections';
-import { MAX_BUCKET_WAIT_MS } from '../shop-sync/shopify/cost-bucket';
+import type { ShopifyConnector, WooCommerceConnector } from './connectors';
+import type { PlatformConnections } from './connections';
+import { MAX_BUCKET_WAIT_MS } from './shopify/cost-bucket';
 import { clampWaitMs } from '../shipping-api/retry-after';
-import { WooClient } from '../shop-sync/woocommerce/client';
-import { firstChangesPosition, type PullCursor, type PullPosition } from './cursor';
-import { isRefused, type PlatformOrder, type ReadOrder } from './order';
-import { DEFAULT_PAGE_SIZE, type ShopImportSettings } from './settings';
+import { WooClient } from './woocommerce/client';
+import { firstChangesPosition, type PullCursor, type PullPosition } from '../shop-import/cursor';
+import { isRefused, type PlatformOrder, type ReadOrder } from '../domain/platform-order';
+import { DEFAULT_PAGE_SIZE, type ShopImportSettings } from '../config/shop-import';
 import { changesQuery, eligibleQuery, readShopifyPage } from './shopify/read';
 import { WooOrderReader } from './woocommerce/read';
 

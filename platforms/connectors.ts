@@ -21,12 +21,12 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError, duration, HTTP_TIMEOUT_BOUNDS, jsonPath, type DurationBounds } from '../config/settings';
 import { CONTROL_CHARACTER } from '../shipping-api/contract';
-import { WEBHOOK_DEFAULTS, WebhookSecrets } from './webhook';
-import { hideSecret, resolveSecret, SettingError } from './platform/secrets';
+import { WEBHOOK_DEFAULTS, WebhookSecrets } from './webhook/write-back';
+import { hideSecret, resolveSecret, SettingError } from './connection/secrets';
 import { buildShopifyConnector } from './shopify/build';
-import { ShopifyConnectorConfig, type ShopifyConnector } from './shopify/config';
+import { ShopifyConnectorConfig, type ShopifyConnector } from './shopify/settings';
 import { buildWooCommerceConnector } from './woocommerce/build';
-import { WooCommerceConnectorConfig, type WooCommerceConnector } from './woocommerce/config';
+import { WooCommerceConnectorConfig, type WooCommerceConnector } from './woocommerce/settings';
 
 export const DEFAULT_DELIVERY_WINDOW = '7d';
 /** Longest shop id: it is part of every shipment's workflow id and every log line. */

@@ -7,10 +7,10 @@
  * back off, 4xx stop with WordPress's error code and message.
  */
 import { z } from 'zod';
-import { jsonOf, platformRequest } from '../platform/http';
-import { failedAnswer, scrubbingStops, StopDelivery, unexpectedAnswer } from '../platform/result';
-import { storeHold, type StoreHold } from '../platform/store-hold';
-import type { WooCommerceConnector } from './config';
+import { jsonOf, platformRequest } from '../connection/http';
+import { failedAnswer, scrubbingStops, StopDelivery, unexpectedAnswer } from '../connection/result';
+import { storeHold, type StoreHold } from '../connection/store-hold';
+import type { WooCommerceConnector } from './settings';
 
 const USER_AGENT = 'shipping-sync-worker/0.1 (woocommerce connector)';
 

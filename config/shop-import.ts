@@ -1,11 +1,11 @@
 /**
  * A platform shop's `import` settings, beside its connector in SHOP_CONNECTORS: how often the
  * schedule pulls, how far a pull reaches back, and the mapping from a platform order to a label
- * request. Validated with zod by shop-sync/connectors.ts, which names each problem with its JSON
+ * request. Validated with zod by platforms/connectors.ts, which names each problem with its JSON
  * path (SHOP_CONNECTORS.acme.import.mapping.shippingMethods.Express.courier: ...).
  */
 import { z } from 'zod';
-import { duration, type DurationBounds } from '../config/settings';
+import { duration, type DurationBounds } from './settings';
 import { Address, Contact, CONTROL_CHARACTER } from '../shipping-api/contract';
 
 /** A pull at most every 30 s (webhooks trigger faster ones), at least once a day. */

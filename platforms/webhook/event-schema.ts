@@ -10,9 +10,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ShipmentEvent } from '../domain/events';
+import { ShipmentEvent } from '../../domain/events';
 
-export const SCHEMA_PATH = path.resolve(__dirname, '..', 'docs', 'shipment-event.schema.json');
+export const SCHEMA_PATH = path.resolve(__dirname, '..', '..', 'docs', 'shipment-event.schema.json');
 
 /** The JSON Schema document exactly as committed: 2-space indent, trailing newline. */
 export function shipmentEventJsonSchema(): string {

@@ -9,9 +9,9 @@
  * move on, is one rejection naming why, read again on the next pull.
  */
 import { z } from 'zod';
-import type { Operation, ShopifyClient } from '../../shop-sync/shopify/client';
-import { refused, refusedOrder } from '../checks';
-import type { RefusedOrder } from '../order';
+import type { Operation, ShopifyClient } from './client';
+import { refused, refusedOrder } from '../../domain/platform-order-checks';
+import type { RefusedOrder } from '../../domain/platform-order';
 import { FoLines, LINE_FIELDS, Order, ORDER_FIELDS, PageInfo, type FulfillmentOrder } from './order-fields';
 
 /** The bounds of one order's reading (ShopImportSettings). */

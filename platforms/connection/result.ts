@@ -3,7 +3,7 @@
  * the activity treats every connector alike), and the platform ids it learns on the way.
  */
 import type { LabelCreatedData, LabelRejectedData, ShipmentEvent, TrackingUpdatedData } from '../../domain/events';
-import { classifyResponse, type DeliveryResult } from '../webhook';
+import { classifyResponse, type DeliveryResult } from '../webhook/write-back';
 import { excerpt } from './http';
 import { scrubSecrets } from './secrets';
 import type { PlatformRefs } from '../../domain/shipment';

@@ -10,9 +10,9 @@
  * are at several locations ships as one parcel per location.
  */
 import { z } from 'zod';
-import type { ShopifyClient, Operation } from '../../shop-sync/shopify/client';
-import { modifiedTime, refused, refusedOrder } from '../checks';
-import type { MerchantView, PlatformAddress, PlatformLine, PlatformParcel, ReadOrder, WeightUnit } from '../order';
+import type { ShopifyClient, Operation } from './client';
+import { modifiedTime, refused, refusedOrder } from '../../domain/platform-order-checks';
+import type { MerchantView, PlatformAddress, PlatformLine, PlatformParcel, ReadOrder, WeightUnit } from '../../domain/platform-order';
 import { MailingAddress, Order, ORDER_FIELDS, PageInfo, type FoLine, type FulfillmentOrder } from './order-fields';
 import { readWholeOrder, type OrderSize } from './whole-order';
 

@@ -3,13 +3,13 @@
  * outlive an activity (a Shopify store's cost bucket and access token, whether a WooCommerce
  * site has the Shipment Tracking extension). Shops of one Shopify store share one bucket.
  */
-import type { ShopifyConnector } from '../shopify/config';
-import { ShopifyConnection } from '../shopify/connection';
-import { ShopifyClient } from '../shopify/client';
-import type { WooCommerceConnector } from '../woocommerce/config';
-import { WooCommerceConnection } from '../woocommerce/connection';
-import { wooSecrets } from '../woocommerce/client';
-import { scrubResult, type PlatformConnection } from './result';
+import type { ShopifyConnector } from './shopify/settings';
+import { ShopifyConnection } from './shopify/write-back';
+import { ShopifyClient } from './shopify/client';
+import type { WooCommerceConnector } from './woocommerce/settings';
+import { WooCommerceConnection } from './woocommerce/write-back';
+import { wooSecrets } from './woocommerce/client';
+import { scrubResult, type PlatformConnection } from './connection/result';
 
 export class PlatformConnections {
   private readonly shops = new Map<string, { connector: object; connection: PlatformConnection }>();

@@ -1,7 +1,7 @@
 /** A validated `shopify` connector entry → what the worker keeps (credentials hidden). */
-import { hideSecret, secretList, SettingError } from '../platform/secrets';
-import { MAX_SHOPIFY_PAGE_SIZE } from '../../shop-import/settings';
-import type { ShopifyConnector, ShopifyConnectorConfig } from './config';
+import { hideSecret, secretList, SettingError } from '../connection/secrets';
+import { MAX_SHOPIFY_PAGE_SIZE } from '../../config/shop-import';
+import type { ShopifyConnector, ShopifyConnectorConfig } from './settings';
 
 /**
  * Courier codes of the shipping API → Shopify's tracking company names (exact case: Shopify then

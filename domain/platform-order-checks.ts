@@ -8,8 +8,8 @@
  */
 import { z } from 'zod';
 import { CONTROL_CHARACTER } from '../shipping-api/contract';
-import { PLATFORM_ORDER_ID } from '../domain/shop-order';
-import type { RefusedOrder } from './order';
+import { PLATFORM_ORDER_ID } from './shop-order';
+import type { RefusedOrder } from './platform-order';
 
 export const ORDER_LIMITS = {
   /** Characters of one text field (a name, an address line, a title, an e-mail): far above real ones, far below a page's budget. */

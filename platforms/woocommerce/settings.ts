@@ -1,12 +1,12 @@
 /**
  * The `woocommerce` connector's configuration: a site, its REST API key pair (HTTP Basic over
  * HTTPS, or the query string for hosts that strip Authorization) and what merchants set
- * differently. Validated by shop-sync/connectors.ts, which names each problem with its JSON path.
+ * differently. Validated by platforms/connectors.ts, which names each problem with its JSON path.
  */
 import { z } from 'zod';
 import { duration, HTTP_TIMEOUT_BOUNDS } from '../../config/settings';
-import { ShopImportSettings } from '../../shop-import/settings';
-import { SecretFile, SecretText, WebhookSecretSetting } from '../platform/secrets';
+import { ShopImportSettings } from '../../config/shop-import';
+import { SecretFile, SecretText, WebhookSecretSetting } from '../connection/secrets';
 
 /** Order statuses of WooCommerce core (a plugin may add more: any slug is accepted). */
 const OrderStatus = z.string().regex(/^[a-z0-9_-]{1,20}$/, 'must be an order status slug such as completed or on-hold');
