@@ -30,7 +30,7 @@ import {
   toApplicationFailure,
   TRACKING_UNCHANGED,
   type AttemptProgress,
-} from './failures';
+} from '../workflow-definitions/activity-failures';
 
 // Where the workflow's steps found them before they moved to the domain (the poll's comparison is shared).
 export type { TrackingChange, TrackingSnapshot };

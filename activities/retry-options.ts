@@ -19,7 +19,12 @@
  */
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import { RETRYABLE, type ShippingErrorKind } from '../shipping-api/error-kinds';
-import { FAILURE_TYPES, INVALID_SHIPMENT_EVENT, LOST_ATTEMPT_MAX_BACKOFF, LOST_ATTEMPT_MAX_BACKOFF_MS } from './failures';
+import {
+  FAILURE_TYPES,
+  INVALID_SHIPMENT_EVENT,
+  LOST_ATTEMPT_MAX_BACKOFF,
+  LOST_ATTEMPT_MAX_BACKOFF_MS,
+} from '../workflow-definitions/activity-failures';
 
 export const TOTAL_RETRY_WINDOW = '24 hours';
 

@@ -26,7 +26,7 @@ import {
   SHOP_UNAVAILABLE,
   streakStillCounts,
   WRITE_SETTLING,
-} from './failures';
+} from '../workflow-definitions/activity-failures';
 
 export interface DeliverShopEventsInput extends OrderIdentity {
   /** Consecutive pending events, the lowest sequence first. */

@@ -14,10 +14,10 @@ import { DEFAULT_SHIPMENT_PRIORITIES, LIVE_PRIORITY_KEY, shipmentPriorityKey, ty
 import type { ShopConnectors } from '../platforms/connectors';
 import type { PlatformConnections } from '../platforms/connections';
 import { describeStop, StopDelivery } from '../platforms/connection/result';
-import { activityFailure, SHOP_BUSY, SHOP_UNAVAILABLE } from './failures';
+import { activityFailure, SHOP_BUSY, SHOP_UNAVAILABLE } from '../workflow-definitions/activity-failures';
 import { ShopChangeNotifier } from '../shop-import/changes';
 import { clip, ORDER_LIMITS, RETRYABLE_ID } from '../domain/platform-order-checks';
-import { advanceCursor, firstPullCursor, soundCursor, type PullCursor } from '../shop-import/cursor';
+import { advanceCursor, firstPullCursor, soundCursor, type PullCursor } from '../workflow-definitions/shop-pull-cursor';
 import { pageRecords } from '../shop-import/records';
 import { saveCursor } from '../shop-import/schedule';
 import { OrderSource, RunawayPaging, type ImportConnector, type PageRead } from '../platforms/order-source';
@@ -33,7 +33,7 @@ import {
   type PullPagesInput,
   type PullPagesResult,
   type PullRejection,
-} from '../workflows/shop-pull/definitions';
+} from '../workflow-definitions/shop-pull';
 
 /** How long one call reads pages before returning to the workflow (which saves the cursor). */
 const CALL_BUDGET_MS = 45_000;

@@ -26,7 +26,7 @@ import {
   type ShardBound,
   type SpanResult,
   type WatchRequest,
-} from '../workflows/tracking-poller/definitions';
+} from '../workflow-definitions/tracking-poller';
 import { TrackingSpan, TRACKING_SHARD_BOUND, type TrackingPollerDeps, type TrackingPollerSettings } from './tracking-span';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../domain/shipment';
 

@@ -9,8 +9,8 @@
  * workers; several workers each run it (a shipment told twice joins once more, harmlessly).
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { WORKFLOW_TYPE } from '../workflows/definitions';
-import { rejoinTrackingSignal, shardMembersQuery, TRACKING_POLLER_WORKFLOW_TYPE } from '../workflows/tracking-poller/definitions';
+import { WORKFLOW_TYPE } from '../workflow-definitions/shipment';
+import { rejoinTrackingSignal, shardMembersQuery, TRACKING_POLLER_WORKFLOW_TYPE } from '../workflow-definitions/tracking-poller';
 import { trackingRejoins, trackingShardBound, trackingShardLabels, trackingUnwatched } from '../metrics/tracking-membership';
 
 export interface TrackingReconcilerOptions {

@@ -43,9 +43,9 @@ import {
   type TrackingNews,
   type WatchedLabel,
   type WatchRequest,
-} from '../workflows/tracking-poller/definitions';
-import { isSameLabel, PollerShard } from '../workflows/tracking-poller/shard';
-import { afterFailure } from './failures';
+} from '../workflow-definitions/tracking-poller';
+import { isSameLabel, PollerShard } from '../workflow-definitions/tracking-poller-shard';
+import { afterFailure } from '../workflow-definitions/activity-failures';
 import { accountCalls, type AccountCalls, type AccountDirectory } from './accounts';
 import { trackingOrNull } from './index';
 import { outcomeOfTag } from '../domain/shipment';
@@ -230,7 +230,7 @@ export class TrackingSpan {
     }
   }
 
-  /** The one rule for a failed call (activities/failures.ts), per label; told once per kind when retrying cannot fix it. */
+  /** The one rule for a failed call (workflow-definitions/activity-failures.ts), per label; told once per kind when retrying cannot fix it. */
   private async failed(member: WatchedLabel, err: ShippingApiError, intervalMs: number): Promise<void> {
     if (err.kind === 'rate_limited') rateLimited.inc({ activity: 'pollTrackingSpan' });
     const next = afterFailure(err, { failuresInARow: member.failures }, Date.now(), intervalMs);

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { shipmentWorkflowId } from '../domain/shipment';
-import { SHOP_PULL_WORKFLOW_TYPE, shopPullScheduleId } from '../workflows/shop-pull/definitions';
+import { SHOP_PULL_WORKFLOW_TYPE, shopPullScheduleId } from '../workflow-definitions/shop-pull';
 import { percentile } from './stack';
 
 export const STAGES = [

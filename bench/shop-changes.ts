@@ -25,7 +25,7 @@ import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { shipmentWorkflowId } from '../domain/shipment';
 import { triggerPull } from '../shop-import/schedule';
-import { stateQuery, type ShipmentState } from '../workflows/definitions';
+import { stateQuery, type ShipmentState } from '../workflow-definitions/shipment';
 import { pullResult, schedulesReady } from './import-pulls';
 import { HOOK_SECRET, shopifyEntry, wooEntry } from './import-stores';
 import { BENCH_ACCOUNTS, benchProcessEnv, ROOT, sleep, startDevServer, startWorkerProcess, type DevServer, type Proc } from './stack';

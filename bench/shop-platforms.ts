@@ -23,7 +23,7 @@ import { startShopReceiver } from '../shop-receiver/server';
 import { loadShopConnectors } from '../platforms/connectors';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { platformConnectors } from '../test/helpers/platforms';
-import { stateQuery } from '../workflows/definitions';
+import { stateQuery } from '../workflow-definitions/shipment';
 import { type ShipmentInput } from '../domain/shipment';
 import { oneShipment } from './history';
 import { benchOrder } from './orders';

@@ -18,7 +18,7 @@ import { makeShipmentEvent, type ShipmentEvent } from '../domain/events';
 import { closeWebhookDispatcher, deliverWebhook } from '../platforms/webhook/write-back';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { parseDuration } from '../config/settings';
-import { stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { stateQuery, type ShipmentOutcome } from '../workflow-definitions/shipment';
 import { oneShipment } from './history';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, median, sleep, type DevServer } from './stack';

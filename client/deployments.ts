@@ -5,7 +5,7 @@
  */
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { SA, WORKFLOW_TYPE } from '../workflows/definitions';
+import { SA, WORKFLOW_TYPE } from '../workflow-definitions/shipment';
 
 const { WorkerDeploymentVersionStatus, VersionDrainageStatus } = temporal.api.enums.v1;
 const GRPC_NOT_FOUND = 5;

@@ -10,7 +10,7 @@ import type { PlatformConnections } from './connections';
 import { MAX_BUCKET_WAIT_MS } from './shopify/cost-bucket';
 import { clampWaitMs } from '../shipping-api/retry-after';
 import { WooClient } from './woocommerce/client';
-import { firstChangesPosition, type PullCursor, type PullPosition } from '../shop-import/cursor';
+import { firstChangesPosition, type PullCursor, type PullPosition } from '../workflow-definitions/shop-pull-cursor';
 import { isRefused, type PlatformOrder, type ReadOrder } from '../domain/platform-order';
 import { DEFAULT_PAGE_SIZE, type ShopImportSettings } from '../config/shop-import';
 import { changesQuery, eligibleQuery, readShopifyPage } from './shopify/read';

@@ -27,7 +27,7 @@ import type { ShopOrderChange } from '../domain/shop-order';
 import type { LabelRequestWithoutKey } from '../shipping-api/contract';
 import { validateRecord } from '../order-import/record';
 import { workflowIdProblem } from '../order-import/start-shipment';
-import { shopOrderChangedUpdate } from '../workflows/definitions';
+import { shopOrderChangedUpdate } from '../workflow-definitions/shipment';
 import { seenOf } from './facts';
 import { mapOrder, orderIdOf } from './mapping';
 import { isRefused, type PlatformOrder, type ReadOrder } from '../domain/platform-order';

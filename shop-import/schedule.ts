@@ -23,8 +23,8 @@ import {
   shopPullTaskQueue,
   webhookPullId,
   type ShopPullInput,
-} from '../workflows/shop-pull/definitions';
-import { EMPTY_CURSOR, PullCursor, soundCursor } from './cursor';
+} from '../workflow-definitions/shop-pull';
+import { EMPTY_CURSOR, PullCursor, soundCursor } from '../workflow-definitions/shop-pull-cursor';
 import type { ImportConnector } from '../platforms/order-source';
 import type { ShopImportSettings } from '../config/shop-import';
 import type { TriggerShop } from '../shop-trigger';

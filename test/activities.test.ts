@@ -9,7 +9,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities, labelIdempotencyKey, type CreatedLabel } from '../activities';
 import { AccountPacer, pacedCalls } from '../activities/account-pacer';
-import { ACCOUNT_HELD, PACED_BY_ACCOUNT, type FailureDetails } from '../activities/failures';
+import { ACCOUNT_HELD, PACED_BY_ACCOUNT, type FailureDetails } from '../workflow-definitions/activity-failures';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { ShippingApiClient } from '../shipping-api/client';
 import { DEFAULT_TRACKING_POLICY } from '../domain/shipment';

@@ -20,7 +20,7 @@ import { defaultBuildId } from '../config/deployment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startShipment } from '../order-import/start-shipment';
 import { WORKFLOW_CODE } from '../worker/workflow-code';
-import { resubmitLabelUpdate, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { resubmitLabelUpdate, stateQuery, type ShipmentOutcome } from '../workflow-definitions/shipment';
 import { captureIo } from './helpers/cli';
 import { labelRequest, order } from './helpers/orders';
 import { TEST_CREDENTIALS } from './helpers/harness';

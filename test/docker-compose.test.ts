@@ -8,7 +8,7 @@ import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../cluster/binarie
 import { findPostgres } from '../cluster/postgres';
 import { priorityDynamicConfigYaml } from '../dev-server/server-priority';
 import { findOnPath } from '../dev-server/temporal-cli';
-import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
+import { SEARCH_ATTRIBUTE_KEYS } from '../workflow-definitions/shipment';
 import { loadTracingSettings } from '../tracing/setup';
 
 const ROOT = path.join(__dirname, '..');

@@ -13,8 +13,8 @@ import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce'
 import { applySchedule, importShops } from '../shop-import/schedule';
 import { loadShopConnectors } from '../platforms/connectors';
 import { parcelWorkflowId, shipmentWorkflowId } from '../domain/shipment';
-import { ATTENTION_REASONS } from '../workflows/attention';
-import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
+import { ATTENTION_REASONS } from '../workflow-definitions/attention';
+import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflow-definitions/shipment';
 import { main } from '../client/cli';
 import { CliError } from '../client/cli-support';
 import { startHarness, type Harness } from './helpers/harness';

@@ -12,7 +12,7 @@ import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce'
 import { applySchedule, importShops } from '../shop-import/schedule';
 import { loadShopConnectors } from '../platforms/connectors';
 import { parcelWorkflowId, shipmentWorkflowId } from '../domain/shipment';
-import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
+import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflow-definitions/shipment';
 import { startHarness, type Harness } from './helpers/harness';
 import { pullNow } from './helpers/shop-pulls';
 import { saveFixture } from './helpers/fixtures';

@@ -1,6 +1,6 @@
 /** The import's pure parts: a platform order → a label request, and the cursor's arithmetic. */
 import { describe, expect, it } from 'vitest';
-import { advanceCursor, firstChangesPosition, MAX_RETRY } from '../shop-import/cursor';
+import { advanceCursor, firstChangesPosition, MAX_RETRY } from '../workflow-definitions/shop-pull-cursor';
 import { mapOrder } from '../shop-import/mapping';
 import { convertWeight, type PlatformOrder } from '../domain/platform-order';
 import { modifiedTime } from '../domain/platform-order-checks';

@@ -15,9 +15,9 @@ import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce'
 import { applySchedule, cursorOf, importShops, pullPhaseMs, triggerPull, triggerShop } from '../shop-import/schedule';
 import { loadShopConnectors, type ShopConnectors } from '../platforms/connectors';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
-import { WORKFLOW_TYPE } from '../workflows/definitions';
+import { WORKFLOW_TYPE } from '../workflow-definitions/shipment';
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
-import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
+import { shopPullScheduleId } from '../workflow-definitions/shop-pull';
 import { runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 import { pullNow as pullShop, waitForPull as waitForShopPull } from './helpers/shop-pulls';

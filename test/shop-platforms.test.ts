@@ -10,7 +10,7 @@ import { startShipment } from '../order-import/start-shipment';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { loadShopConnectors } from '../platforms/connectors';
-import { stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { stateQuery, type ShipmentOutcome } from '../workflow-definitions/shipment';
 import { type ShipmentInput } from '../domain/shipment';
 import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';

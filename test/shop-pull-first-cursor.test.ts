@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { applySchedule, cursorOf, importShops } from '../shop-import/schedule';
 import { loadShopConnectors } from '../platforms/connectors';
-import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
+import { shopPullScheduleId } from '../workflow-definitions/shop-pull';
 import { startHarness, type Harness } from './helpers/harness';
 import { fakeShopifyEntry, fulfilShopifyOrder } from './helpers/platforms';
 import { pullNow } from './helpers/shop-pulls';
@@ -17,7 +17,7 @@ import { createTestEnv } from './helpers/temporal-env';
 import { holdTrackingBack } from './helpers/api';
 import { runCli } from './helpers/cli';
 import { waitFor } from './helpers/wait';
-import { stateQuery, WORKFLOW_TYPE } from '../workflows/definitions';
+import { stateQuery, WORKFLOW_TYPE } from '../workflow-definitions/shipment';
 
 const SHOP = 'first-cursor';
 let env: TestWorkflowEnvironment;

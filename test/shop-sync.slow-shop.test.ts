@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShipment } from '../order-import/start-shipment';
 import { startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
 import { loadShopConnectors } from '../platforms/connectors';
-import { stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { stateQuery, type ShipmentOutcome } from '../workflow-definitions/shipment';
 import { type ShipmentInput } from '../domain/shipment';
 import { FIRST_DELIVERY_HANDS_OVER } from '../workflows/shipment';
 import { saveFixture } from './helpers/fixtures';

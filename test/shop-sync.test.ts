@@ -15,7 +15,7 @@ import { startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
 import { registry } from '../metrics/counters';
 import { loadShopConnectors } from '../platforms/connectors';
 import { shipmentEventId, ShipmentEvent } from '../domain/events';
-import { redeliverShopEventsUpdate, SA, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { redeliverShopEventsUpdate, SA, stateQuery, type ShipmentOutcome } from '../workflow-definitions/shipment';
 import { type ShipmentInput } from '../domain/shipment';
 import { runCli } from './helpers/cli';
 import { saveFixture } from './helpers/fixtures';

@@ -11,7 +11,7 @@ import { applySchedule, importShops } from '../shop-import/schedule';
 import { loadShopConnectors } from '../platforms/connectors';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { parcelWorkflowId, shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
-import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
+import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflow-definitions/shipment';
 import { startHarness, type Harness } from './helpers/harness';
 import { pullNow } from './helpers/shop-pulls';
 import { runCli } from './helpers/cli';

@@ -24,8 +24,8 @@ import {
 import { loadShopConnectors } from '../platforms/connectors';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { PULL_TOPICS } from '../shop-trigger/topics';
-import { stateQuery, type ShipmentState } from '../workflows/definitions';
-import { namedOrdersPullId, webhookPullId, type ShopPullResult } from '../workflows/shop-pull/definitions';
+import { stateQuery, type ShipmentState } from '../workflow-definitions/shipment';
+import { namedOrdersPullId, webhookPullId, type ShopPullResult } from '../workflow-definitions/shop-pull';
 import { startHarness, type Harness } from './helpers/harness';
 import { waitForPull } from './helpers/shop-pulls';
 import { createTestEnv } from './helpers/temporal-env';

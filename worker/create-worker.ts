@@ -7,7 +7,7 @@ import type { DataConverter, WorkerDeploymentVersion } from '@temporalio/common'
 import { versionedWorker } from './deployment-version';
 import { createActivities } from '../activities';
 import { singleAccount, type AccountDirectory } from '../activities/accounts';
-import { retryAfterMs } from '../activities/failures';
+import { retryAfterMs } from '../workflow-definitions/activity-failures';
 import { AccountPacer, pacedCalls, UNPACED, type CallPacing } from '../activities/account-pacer';
 import type { PacingSettings } from '../config/settings';
 import { ShippingApiError } from '../shipping-api/errors';
@@ -21,7 +21,7 @@ import { PlatformConnections } from '../platforms/connections';
 import { loadShopConnectors, type ShopConnectors } from '../platforms/connectors';
 import { LIVE_WORKER_DEFAULTS, PULL_WORKER_DEFAULTS, TRACKING_POLLER_DEFAULTS, WORKER_DEFAULTS } from '../config/settings';
 import { createTrackingPollerActivities, type TrackingPollerSettings } from '../activities/tracking-poller';
-import { shopPullTaskQueue } from '../workflows/shop-pull/definitions';
+import { shopPullTaskQueue } from '../workflow-definitions/shop-pull';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
 import type { AccountOf } from '../config/shipping-accounts';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../domain/shipment';
@@ -157,7 +157,7 @@ export type PullWorkerOptions = Pick<
 };
 
 /**
- * The shop pulls' worker (workflows/shop-pull/definitions.ts, `shopPullTaskQueue`): a worker of
+ * The shop pulls' worker (workflow-definitions/shop-pull.ts, `shopPullTaskQueue`): a worker of
  * its own in the same process, with its own slots, so a pull never waits for a slot or a task
  * behind the shipments' backlog. `taskQueue` is the shipments' queue, where the pulls start them.
  */

@@ -5,7 +5,7 @@
 import pino, { type Logger as Pino } from 'pino';
 import pinoPretty from 'pino-pretty';
 import { ApplicationFailure, type Logger, type LogLevel, type LogMetadata } from '@temporalio/common';
-import { FAILURE_TYPES, SHOP_BUSY, SHOP_ORDER_CHANGED, SHOP_UNAVAILABLE } from '../activities/failures';
+import { FAILURE_TYPES, SHOP_BUSY, SHOP_ORDER_CHANGED, SHOP_UNAVAILABLE } from '../workflow-definitions/activity-failures';
 import { errorSerializer } from './log-error';
 
 /**

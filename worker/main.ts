@@ -19,7 +19,7 @@ import { CredentialsError } from '../shipping-api/credentials';
 import { loadShopConnectors, type ShopConnectors } from '../platforms/connectors';
 import { applySchedule, importShops, pullNow, RecentSchedules, triggerShop } from '../shop-import/schedule';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
-import { shopPullScheduleId } from '../workflows/shop-pull/definitions';
+import { shopPullScheduleId } from '../workflow-definitions/shop-pull';
 import { closeWebhookDispatcher } from '../platforms/webhook/write-back';
 import { openAccounts, type OpenAccounts } from './account-directory';
 import { createPullWorker, createShipmentWorkers } from './create-worker';

@@ -3,7 +3,7 @@
  * page by page from the platform (the same readers and mapping as the scheduled pull) and fed to
  * the import pipeline as records. It reads from `--since` (a time, or a duration back from now)
  * or the shop's `import.firstPull`, and does not move the schedule's cursor. A read that fails
- * in passing is read again with the schedule's retry rules (shop-import/pull-retry.ts) until
+ * in passing is read again with the schedule's retry rules (workflow-definitions/shop-pull-retry.ts) until
  * `--deadline`; only a refusal retrying cannot fix, or the deadline, ends it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,8 +12,8 @@ import { ConfigError, parseDuration } from '../../config/settings';
 import { loadShopConnectors } from '../../platforms/connectors';
 import { PlatformConnections } from '../../platforms/connections';
 import { describeStop, StopDelivery } from '../../platforms/connection/result';
-import { firstChangesPosition, type PullPosition } from '../../shop-import/cursor';
-import { pullRetryDelayMs } from '../../shop-import/pull-retry';
+import { firstChangesPosition, type PullPosition } from '../../workflow-definitions/shop-pull-cursor';
+import { pullRetryDelayMs } from '../../workflow-definitions/shop-pull-retry';
 import { pageRecords } from '../../shop-import/records';
 import { importShops } from '../../shop-import/schedule';
 import { OrderSource, type ImportConnector, type PageRead } from '../../platforms/order-source';

@@ -16,7 +16,7 @@ import { freePort } from '../../dev-server/free-port';
 import { priorityDevServerArgs } from '../../dev-server/server-priority';
 import { WORKFLOW_CODE } from '../../worker/workflow-code';
 import { temporalServerExecutable } from '../../dev-server/temporal-cli';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/definitions';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../workflow-definitions/shipment';
 
 /**
  * How much the SDK and the dev servers log in tests: ERROR unless TEST_LOG_LEVEL says otherwise

@@ -5,7 +5,7 @@
  */
 import { condition, log } from '@temporalio/workflow';
 import type { CreatedLabel, CreateLabelInput } from '../../activities';
-import type { ShipmentOutcome } from '../definitions';
+import type { ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { recordError, shippingErrorOf } from './failures';
 import type { ShipmentRun } from './run';
 import { applyLabel } from './state';

@@ -4,7 +4,7 @@
  */
 import type { CreatedLabel, TrackingChange, TrackingSnapshot } from '../../activities';
 import type { OrderDetail, TrackingRecord } from '../../shipping-api/contract';
-import { type ShipmentOutcome, type ShipmentState, type ShopSyncState } from '../definitions';
+import { type ShipmentOutcome, type ShipmentState, type ShopSyncState } from '../../workflow-definitions/shipment';
 import { type OutcomeKind, type ShipmentInput, type TrackingPolicy } from '../../domain/shipment';
 import { pollIntervalOf } from '../../domain/tracking';
 

@@ -5,7 +5,7 @@
  */
 import { CancellationScope, condition, isCancellation, patched } from '@temporalio/workflow';
 import type { TrackingChange } from '../../activities';
-import { type ShipmentOutcome } from '../definitions';
+import { type ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { NOT_REGISTERED_STAGE, outcomeOfTag } from '../../domain/shipment';
 import { isChange } from '../../domain/tracking';
 import { formatDuration } from '../../domain/duration';

@@ -11,7 +11,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-env';
 import { saveFixture } from '../../test/helpers/fixtures';
 import { waitFor } from '../../test/helpers/wait';
-import { unwatchTrackingSignal, watchTrackingSignal, type PollerInput, type SpanResult, type WatchRequest } from './definitions';
+import {
+  unwatchTrackingSignal,
+  watchTrackingSignal,
+  type PollerInput,
+  type SpanResult,
+  type WatchRequest,
+} from '../../workflow-definitions/tracking-poller';
 
 let env: TestWorkflowEnvironment;
 let worker: Worker;

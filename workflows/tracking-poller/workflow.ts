@@ -26,8 +26,8 @@ import {
   watchTrackingSignal,
   type JoinRequest,
   type PollerInput,
-} from './definitions';
-import { PollerShard } from './shard';
+} from '../../workflow-definitions/tracking-poller';
+import { PollerShard } from '../../workflow-definitions/tracking-poller-shard';
 
 const { pollTrackingSpan } = proxyActivities<TrackingPollerActivities>(TRACKING_POLLER_ACTIVITY_OPTIONS);
 

@@ -310,7 +310,7 @@ export function hasControlCharacters(text: string): boolean {
 }
 
 /**
- * A person closed what an ended shipment left for a person (a reason of workflows/attention.ts
+ * A person closed what an ended shipment left for a person (a reason of workflow-definitions/attention.ts
  * listed once ended: `exception`, `tracking_timed_out`, ...): the input and result of the
  * workflow attentionResolutionWorkflow, whose history is the record.
  */

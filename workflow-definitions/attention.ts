@@ -19,7 +19,7 @@ import {
   SHOP_SYNC_STOPPED,
   WORKFLOW_TYPE,
   type ShopAttention,
-} from './definitions';
+} from './shipment';
 
 export interface AttentionReason {
   /** The gauge's `reason` label and the list's REASON column. */

@@ -13,7 +13,7 @@ import type {
   SpanResult,
   WatchedLabel,
   WatchRequest,
-} from './definitions';
+} from './tracking-poller';
 
 export class PollerShard {
   private readonly members = new Map<string, WatchedLabel>();

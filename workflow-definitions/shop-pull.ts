@@ -2,8 +2,8 @@
  * The shop pull: what its workflow, its activities, the schedule and the CLI share. Plain types
  * and pure functions only (this file is part of the workflow bundle).
  */
-import type { FieldProblem } from '../../shipping-api/contract';
-import type { PullCursor, PullPosition } from '../../shop-import/cursor';
+import type { FieldProblem } from '../shipping-api/contract';
+import type { PullCursor, PullPosition } from './shop-pull-cursor';
 
 export type { PullCursor, PullPosition };
 

@@ -5,9 +5,9 @@
  * what changed. Plain types and values (part of the workflow bundle).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { FailureDetails } from '../../activities/failures';
-import type { TrackingChange, TrackingSnapshot } from '../../domain/tracking';
-import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
+import type { FailureDetails } from './activity-failures';
+import type { TrackingChange, TrackingSnapshot } from '../domain/tracking';
+import { DEFAULT_SHIPPING_ACCOUNT } from '../domain/shipment';
 
 export const TRACKING_POLLER_WORKFLOW_TYPE = 'trackingPollerWorkflow';
 
