@@ -65,7 +65,7 @@ export const TRACKING_ACTIVITY_OPTIONS: ActivityOptions = {
 /**
  * A tracking poller's span (workflows/tracking-poller/): one long-running activity polling a
  * shard's labels for TRACKING_POLLER_SPAN (at most an hour). A heartbeat every 30 s
- * (activities/tracking-span.ts) carries what it told; the SDK sends each one (its throttle is
+ * (tracking-poller/span.ts) carries what it told; the SDK sends each one (its throttle is
  * 0.8 × this timeout, 32 s), so a worker that dies is noticed within 40 s and the span goes on
  * elsewhere from there. Never given up: the next attempt waits at most LOST_ATTEMPT_MAX_BACKOFF.
  */

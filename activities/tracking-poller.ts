@@ -4,7 +4,7 @@
  * (`pollTrackingSpan`, tracking-span.ts) polls its labels and tells the shipments what changed.
  * The shard count and the span length are the worker's settings (TRACKING_POLLERS,
  * TRACKING_POLLER_SPAN); the clients and the credentials stay here, one per shipping account
- * (activities/accounts.ts): a shipment joins a shard of its own account, and each label is
+ * (shipping-accounts/directory.ts): a shipment joins a shard of its own account, and each label is
  * polled with its own account's client and pacer.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -27,10 +27,10 @@ import {
   type SpanResult,
   type WatchRequest,
 } from '../workflow-definitions/tracking-poller';
-import { TrackingSpan, TRACKING_SHARD_BOUND, type TrackingPollerDeps, type TrackingPollerSettings } from './tracking-span';
+import { TrackingSpan, TRACKING_SHARD_BOUND, type TrackingPollerDeps, type TrackingPollerSettings } from '../tracking-poller/span';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../domain/shipment';
 
-export type { TrackingPollerDeps, TrackingPollerSettings } from './tracking-span';
+export type { TrackingPollerDeps, TrackingPollerSettings } from '../tracking-poller/span';
 
 export function createTrackingPollerActivities(deps: TrackingPollerDeps) {
   return {

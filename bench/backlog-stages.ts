@@ -4,7 +4,7 @@
  *
  * - the worker's debug log: the trigger's "webhook accepted" and "calling trigger" (per shop: the
  *   first at or after the order was placed), the SDK's "Activity started" of the shipment's label
- *   activity and the pacer's "paced call sent" (activities/index.ts), by workflow id;
+ *   activity and the pacer's "paced call sent" (activities/shipping-api.ts), by workflow id;
  * - histories: the pull run that started the shipment (its start, its read activity's start) and
  *   the shipment's own start and first workflow task;
  * - the fake API: the label's creation time.

@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { labelIdempotencyKey } from '../activities';
+import { labelIdempotencyKey } from '../activities/shipping-api';
 import { freePort } from '../dev-server/free-port';
 import { mulberry32 } from '../fake-shipping-api/faults';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';

@@ -15,7 +15,7 @@ import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-ap
 import { createShipmentWorker, type ShipmentWorkerOptions } from '../worker/create-worker';
 import { cancelShipmentSignal, stateQuery } from '../workflow-definitions/shipment';
 import { TRACKING_POLLER_WORKFLOW_TYPE, trackingPollerId, watchTrackingSignal } from '../workflow-definitions/tracking-poller';
-import { UNKNOWN_ACCOUNT } from '../activities/accounts';
+import { UNKNOWN_ACCOUNT } from '../shipping-accounts/directory';
 import { type ShipmentInput } from '../domain/shipment';
 import { startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';

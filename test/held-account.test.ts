@@ -8,7 +8,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { labelIdempotencyKey } from '../activities';
+import { labelIdempotencyKey } from '../activities/shipping-api';
 import { startShipment } from '../order-import/start-shipment';
 import type { ShipmentOutcome } from '../workflow-definitions/shipment';
 import { saveFixture } from './helpers/fixtures';

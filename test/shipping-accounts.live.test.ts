@@ -15,7 +15,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { shipmentWorkflowId } from '../domain/shipment';
-import { labelIdempotencyKey } from '../activities';
+import { labelIdempotencyKey } from '../activities/shipping-api';
 import { stateQuery } from '../workflow-definitions/shipment';
 import { shardOf, trackingPollerId } from '../workflow-definitions/tracking-poller';
 import { TRACKING_POLLER_DEFAULTS } from '../config/settings';

@@ -16,7 +16,7 @@ import { Order as OrderSchema, ORDER_FIELDS, type Order } from '../platforms/sho
 import { z } from 'zod';
 import { isRefused, type PlatformOrder, type ReadOrder } from '../domain/platform-order';
 import { mapOrder } from '../shop-import/mapping';
-import { labelIdempotencyKey } from '../activities';
+import { labelIdempotencyKey } from '../activities/shipping-api';
 import { shipmentEventId } from '../domain/events';
 import { ImportMapping } from '../config/shop-import';
 import { seenOf } from '../shop-import/facts';

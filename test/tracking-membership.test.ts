@@ -17,7 +17,7 @@ import type { ShipmentInput, TrackingPolicy } from '../domain/shipment';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { shardMembersQuery, trackingNewsSignal, trackingPollerId, type TrackingNews } from '../workflow-definitions/tracking-poller';
 import { stateQuery } from '../workflow-definitions/shipment';
-import { TrackingReconciler } from '../activities/tracking-reconciler';
+import { TrackingReconciler } from '../tracking-poller/reconciler';
 import { waitFor } from './helpers/wait';
 import { FAST_TRACKING, TEST_CREDENTIALS } from './helpers/harness';
 import { order } from './helpers/orders';

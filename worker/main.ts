@@ -28,7 +28,7 @@ import { PlatformConnections } from '../platforms/connections';
 import { createLogger, logDestination, PinoTemporalLogger } from './logger';
 import { secretsOfEnv } from './log-error';
 import { watchAttention } from '../metrics/attention-gauge';
-import { TrackingReconciler } from '../activities/tracking-reconciler';
+import { TrackingReconciler } from '../tracking-poller/reconciler';
 import { knownShops, registry } from '../metrics/counters';
 import { payloadsInClearWatch } from '../metrics/payloads-in-clear';
 import { watchCourierCodes } from '../metrics/courier-labels';

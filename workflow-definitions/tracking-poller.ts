@@ -141,7 +141,7 @@ export const shardMembersQuery = defineQuery<ShardMembers>('trackingMembers');
 
 /**
  * To the shipment: its shard does not have it (terminated, reset, failed or deleted, or it lost
- * the label): join again. Sent by the tracking reconciler (activities/tracking-reconciler.ts).
+ * the label): join again. Sent by the tracking reconciler (tracking-poller/reconciler.ts).
  */
 export const rejoinTrackingSignal = defineSignal<[{ reason: string }]>('rejoinTracking');
 export const unwatchTrackingSignal = defineSignal<[{ workflowId: string }]>('unwatchTracking');

@@ -4,7 +4,7 @@
  * event history by its summary.
  */
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { ShipmentActivities } from '../../activities';
+import type { ShipmentActivities } from '../../activities/shipping-api';
 import type { ShopDeliveryActivities } from '../../activities/shop-delivery';
 import type { TrackingPollerActivities } from '../../activities/tracking-poller';
 import {

@@ -11,7 +11,13 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AwaitTrackingChangeInput, CreatedLabel, CreateLabelInput, TrackingChange, TrackingSnapshot } from '../../activities';
+import type {
+  AwaitTrackingChangeInput,
+  CreatedLabel,
+  CreateLabelInput,
+  TrackingChange,
+  TrackingSnapshot,
+} from '../../activities/shipping-api';
 import { SHOP_ORDER_CHANGED, toApplicationFailure, TRACKING_UNCHANGED } from '../../workflow-definitions/activity-failures';
 import type { DeliverShopEventsInput } from '../../activities/shop-delivery';
 import { ShippingApiError } from '../../shipping-api/errors';

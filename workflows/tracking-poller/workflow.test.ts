@@ -1,7 +1,7 @@
 /**
  * A poller shard's membership across a span, fast: the real dev server and workflow bundle, with
  * the span activity replaced by a script that returns what the test says when the test says.
- * The real span (activities/tracking-span.ts) is proven end to end in test/fleet-*.test.ts and
+ * The real span (tracking-poller/span.ts) is proven end to end in test/fleet-*.test.ts and
  * test/relabel.test.ts.
  */
 import { randomUUID } from 'node:crypto';

@@ -17,7 +17,8 @@ import type { ImportConnector } from '../platforms/order-source';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
 import { AccountHeld, PaceWaitExceeded, sleepUntil, type CallClass, type CallPacing } from './account-pacer';
 import { boundHold } from '../shipping-api/retry-after';
-import { accountCalls, singleAccount, type AccountCalls, type AccountDirectory } from './accounts';
+import { trackingOrNull } from '../shipping-api/tracking';
+import { accountCalls, singleAccount, type AccountCalls, type AccountDirectory } from '../shipping-accounts/directory';
 import { withHeartbeat } from './heartbeat';
 import { callPriorityKey } from './priority-header';
 import {
@@ -356,16 +357,6 @@ export function createActivities(
 }
 
 export type ShipmentActivities = ReturnType<typeof createActivities>;
-
-/** GET /tracking; null while the courier has not registered the parcel (404), which is normal (the pollers' too). */
-export async function trackingOrNull(api: ShippingApiClient, labelId: string, signal: AbortSignal): Promise<TrackingRecord | null> {
-  try {
-    return await api.getTracking(labelId, { signal });
-  } catch (err) {
-    if (err instanceof ShippingApiError && err.kind === 'not_found') return null;
-    throw err;
-  }
-}
 
 /** A first attempt that got no turn in time: the workflow continues with the regular activity at once. */
 function pacedByAccount(err: PaceWaitExceeded | AccountHeld): ApplicationFailure {

@@ -46,8 +46,8 @@ import {
 } from '../workflow-definitions/tracking-poller';
 import { isSameLabel, PollerShard } from '../workflow-definitions/tracking-poller-shard';
 import { afterFailure } from '../workflow-definitions/activity-failures';
-import { accountCalls, type AccountCalls, type AccountDirectory } from './accounts';
-import { trackingOrNull } from './index';
+import { accountCalls, type AccountCalls, type AccountDirectory } from '../shipping-accounts/directory';
+import { trackingOrNull } from '../shipping-api/tracking';
 import { outcomeOfTag } from '../domain/shipment';
 import { rateLimited, trackingCompleted } from '../metrics/counters';
 
