@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { SECRET_FORMAT_MESSAGE, WebhookSecret } from '../platforms/webhook/write-back';
 import type { ReceiverFaultsPatch } from './faults';
 import { RECEIVER_DEFAULTS, startShopReceiver, type ShopReceiverOptions } from './server';
-import { closeOnSignals } from '../dev-server/local-server';
+import { closeOnSignals } from '../local-http/local-server';
 
 export const CLI_DEFAULT_PORT = 8090;
 export const SECRETS_ENV = 'SHOP_RECEIVER_SECRETS';

@@ -9,7 +9,7 @@ import { findPostgres } from '../cluster/postgres';
 import { priorityDynamicConfigYaml } from '../dev-server/server-priority';
 import { findOnPath } from '../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../workflow-definitions/shipment';
-import { loadTracingSettings } from '../tracing/setup';
+import { loadTracingSettings } from '../config/tracing';
 
 const ROOT = path.join(__dirname, '..');
 const compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');

@@ -1,8 +1,8 @@
 /** Wires a Temporal worker for shipments: workflow code, activities and their API client. */
 import { liveShipmentTaskQueue, type ShipmentPriorities } from '../domain/priority';
 import { priorityHeaderInterceptor } from '../activities/priority-header';
-import { WORKFLOW_CODE } from './workflow-code';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleFromSource } from '../worker-deployment/workflow-bundle';
+import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { DataConverter, WorkerDeploymentVersion } from '@temporalio/common';
 import { versionedWorker } from './deployment-version';
 import { createActivities } from '../activities/shipping-api';
@@ -278,17 +278,6 @@ function tracedClient(options: Pick<ShipmentWorkerOptions, 'connection' | 'names
 
 function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** Bundles the workflows at start (development); webpack's module listing is kept out of the logs. */
-export function bundleFromSource(): Promise<{ code: string }> {
-  const runtimeLogger = Runtime.instance().logger;
-  return bundleWorkflowCode({
-    ...WORKFLOW_CODE,
-    logger: new DefaultLogger('WARN', (entry) => {
-      runtimeLogger.log(entry.level, entry.message, entry.meta);
-    }),
-  });
 }
 
 /**

@@ -25,15 +25,15 @@ import { openAccounts, type OpenAccounts } from './account-directory';
 import { createPullWorker, createShipmentWorkers } from './create-worker';
 import { liveShipmentTaskQueue } from '../domain/priority';
 import { PlatformConnections } from '../platforms/connections';
-import { createLogger, logDestination, PinoTemporalLogger } from './logger';
-import { secretsOfEnv } from './log-error';
+import { createLogger, logDestination, PinoTemporalLogger } from '../logging/logger';
+import { secretsOfEnv } from '../logging/log-error';
 import { watchAttention } from '../metrics/attention-gauge';
 import { TrackingReconciler } from '../tracking-poller/reconciler';
 import { knownShops, registry } from '../metrics/counters';
 import { payloadsInClearWatch } from '../metrics/payloads-in-clear';
 import { watchCourierCodes } from '../metrics/courier-labels';
 import { startHealthServer, WorkerReadiness, type HealthServer } from '../metrics/health-server';
-import { loadTracingSettings, startTracingFromEnv, TRACING_HELP } from '../tracing/setup';
+import { loadTracingSettings, startTracingFromEnv, TRACING_HELP } from '../config/tracing';
 import { deploymentSettingsHelp, loadDeploymentSettings } from '../config/deployment';
 import { becomeCurrent, workflowCodeAndVersion } from './deployment-version';
 

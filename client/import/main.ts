@@ -28,7 +28,8 @@ import {
   type TemporalSession,
 } from '../cli-support';
 import { TEMPORAL_CONNECTION_HELP } from '../../config/temporal-connection';
-import { startTracingFromEnv, TRACING_HELP, type Tracing } from '../../tracing/setup';
+import { startTracingFromEnv, TRACING_HELP } from '../../config/tracing';
+import type { Tracing } from '../../tracing/setup';
 import { BacklogGate, workflowBacklogReader } from '../../order-import/backlog-gate';
 import { importRecords, KEPT_IN_RESULT, type ImportResult, type Rejection, type StartFailure } from '../../order-import/engine';
 import {

@@ -14,7 +14,7 @@ import { TestWorkflowEnvironment, type LocalTestWorkflowEnvironmentOptions } fro
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundle } from '@temporalio/worker';
 import { freePort } from '../../dev-server/free-port';
 import { priorityDevServerArgs } from '../../dev-server/server-priority';
-import { WORKFLOW_CODE } from '../../worker/workflow-code';
+import { WORKFLOW_CODE } from '../../worker-deployment/workflow-bundle';
 import { temporalServerExecutable } from '../../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflow-definitions/shipment';
 

@@ -1,7 +1,7 @@
 /**
  * What the local servers' command lines share (the fake shipping API, the reference shop
- * receiver, the codec server): a CLI that stops on a signal. Their HTTP plumbing is in
- * ../local-http; the launchers' port check in ../launcher/ports.ts.
+ * receiver, the codec server): a CLI that stops on a signal. Their HTTP plumbing is beside it
+ * (index.ts); the launchers' port check is launcher/ports.ts.
  */
 
 /** SIGINT/SIGTERM close the server and exit 0; a second signal exits at once with 1. */

@@ -1,5 +1,6 @@
 /** The workflow code every bundle is made of: the worker's at start, `npm run build`'s, the tests' and benches'. */
 import path from 'node:path';
+import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 
 const WORKFLOWS = path.join(__dirname, '..', 'workflows');
 
@@ -12,3 +13,14 @@ export const WORKFLOW_CODE = {
     path.join(WORKFLOWS, 'tracing-interceptor'),
   ],
 };
+
+/** Bundles the workflows at start (development); webpack's module listing is kept out of the logs. */
+export function bundleFromSource(): Promise<{ code: string }> {
+  const runtimeLogger = Runtime.instance().logger;
+  return bundleWorkflowCode({
+    ...WORKFLOW_CODE,
+    logger: new DefaultLogger('WARN', (entry) => {
+      runtimeLogger.log(entry.level, entry.message, entry.meta);
+    }),
+  });
+}
