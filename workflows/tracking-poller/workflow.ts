@@ -16,7 +16,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { TrackingPollerActivities } from '../../activities/tracking-poller';
-import { TRACKING_POLLER_ACTIVITY_OPTIONS } from '../../activities/retry-options';
+import { TRACKING_POLLER_ACTIVITY_OPTIONS } from '../../workflow-definitions/retry-options';
 import {
   joinTrackingUpdate,
   POLLER_MERGES_BY_LABEL,

@@ -1,7 +1,7 @@
 /**
  * The retry rules of every shipping API call and shop delivery, as the workflow schedules them:
  * the activity options. How an activity turns a failure into the Temporal failure that makes the
- * server apply these rules (Retry-After, backoff, final) is in `failures.ts`.
+ * server apply these rules (Retry-After, backoff, final) is in `activity-failures.ts`.
  *
  * - 429: next attempt after exactly Retry-After (`nextRetryDelay`, which bypasses backoff).
  * - 5xx, network errors, timeouts: exponential backoff capped at MAX_BACKOFF (`nextRetryDelay`,
@@ -19,12 +19,7 @@
  */
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import { RETRYABLE, type ShippingErrorKind } from '../shipping-api/error-kinds';
-import {
-  FAILURE_TYPES,
-  INVALID_SHIPMENT_EVENT,
-  LOST_ATTEMPT_MAX_BACKOFF,
-  LOST_ATTEMPT_MAX_BACKOFF_MS,
-} from '../workflow-definitions/activity-failures';
+import { FAILURE_TYPES, INVALID_SHIPMENT_EVENT, LOST_ATTEMPT_MAX_BACKOFF, LOST_ATTEMPT_MAX_BACKOFF_MS } from './activity-failures';
 
 export const TOTAL_RETRY_WINDOW = '24 hours';
 
