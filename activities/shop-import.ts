@@ -87,7 +87,7 @@ export function createShopImportActivities(deps: ShopImportDeps) {
     },
   };
 
-  /** The cursor as the workflow holds it, repaired (with a warning) when an older version let a store's wrong date in. */
+  /** The cursor as the workflow holds it, repaired (with a warning) when a store's impossible date is in it. */
   function soundCursorOf(input: PullPagesInput): PullCursor {
     const { cursor, problem } = soundCursor(input.cursor, now());
     if (problem !== null)

@@ -1,7 +1,7 @@
 /**
  * The fleet's tracking pollers, worker side: a shipment joins its shard (`watchTracking`) and
  * leaves it (`unwatchTracking`), both signals sent from a local activity; a shard's span
- * (`pollTrackingSpan`, tracking-span.ts) polls its labels and tells the shipments what changed.
+ * (`pollTrackingSpan`, tracking-poller/span.ts) polls its labels and tells the shipments what changed.
  * The shard count and the span length are the worker's settings (TRACKING_POLLERS,
  * TRACKING_POLLER_SPAN); the clients and the credentials stay here, one per shipping account
  * (shipping-accounts/directory.ts): a shipment joins a shard of its own account, and each label is
@@ -67,7 +67,7 @@ export function createTrackingPollerActivities(deps: TrackingPollerDeps) {
       }
     },
 
-    /** One span of the calling shard: see tracking-span.ts. */
+    /** One span of the calling shard: see tracking-poller/span.ts. */
     async pollTrackingSpan(): Promise<SpanResult> {
       return new TrackingSpan(deps, Context.current()).run();
     },

@@ -86,7 +86,7 @@ export const ShopImportSettings = z.strictObject({
   maxOrderLines: z.number().int().min(1).max(10_000).default(1_000),
   /**
    * Right before a pulled order's label is bought, ask the shop whether the order changed since
-   * the shipment read it (label-check.ts): a cancel, hold or edit of the last seconds gets no label.
+   * the shipment read it (shop-import/label-check.ts): a cancel, hold or edit of the last seconds gets no label.
    * About one light request per label (checks of one shop within 50 ms share one).
    */
   checkBeforeLabel: z.boolean().default(true),

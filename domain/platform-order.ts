@@ -1,7 +1,7 @@
 /**
  * A platform order as the import needs it, the same for Shopify and WooCommerce: the readers
- * (shopify/read.ts, woocommerce/read.ts) fill it from the platform's answer, the mapping
- * (mapping.ts) turns it into a label request. Values stay as the platform gave them; only the
+ * (platforms/shopify/read.ts, platforms/woocommerce/read.ts) fill it from the platform's answer, the mapping
+ * (shop-import/mapping.ts) turns it into a label request. Values stay as the platform gave them; only the
  * weights carry their unit.
  */
 import type { ShopOrderStatus } from './shop-order';
@@ -61,7 +61,7 @@ export interface PlatformOrder {
   /**
    * What the merchant can change after import, read from values our own writes never touch (a
    * fulfillment closes a fulfillment order, but its lines keep their total): change detection
-   * (facts.ts) compares it with what the shipment started from.
+   * (shop-import/facts.ts) compares it with what the shipment started from.
    */
   merchant: MerchantView;
 }

@@ -1,21 +1,9 @@
 /**
- * Which connector delivers a shop's events, read from the environment and validated with zod:
- *
- *   SHOP_CONNECTORS_FILE=/etc/shipping/shops.json   (a JSON file), or
- *   SHOP_CONNECTORS='{"acme": {...}}'               (the same JSON inline)
- *
- *   {
- *     "deliveryWindow": "7d",                       optional: how long an event is retried
- *     "maxBackoff": "5m",                           optional: longest wait between two attempts
- *     "acme": { "type": "webhook", "url": "https://acme.example/hooks/shipping",
- *               "secrets": ["whsec_..."], "timeout": "15s" }
- *   }
- *
- *   "maxBackoff": "5m" optional: longest wait between two attempts of a failed delivery
- *
- * Every other top-level key is a shop id ("deliveryWindow" and "maxBackoff" are therefore reserved). Shops
- * without an entry have no connector: the caller skips them. Errors name the setting and the
- * JSON path (SHOP_CONNECTORS.acme.secrets[0]: ...) and never echo a secret.
+ * Which connector delivers a shop's events, from SHOP_CONNECTORS or SHOP_CONNECTORS_FILE,
+ * validated with zod (the format is in docs/shop-sync.md, "Connector configuration", and
+ * docs/shop-platforms.md, "Configuration"). A shop without an entry has no connector: the caller
+ * skips it. Errors name the setting and the JSON path (SHOP_CONNECTORS.acme.secrets[0]: ...) and
+ * never echo a secret.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';

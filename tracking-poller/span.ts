@@ -1,27 +1,11 @@
 /**
- * One span of a tracking poller shard: a long-running activity that polls each label of the
- * shard when its stage's interval is up, with the client and through the pacer of the label's own
- * shipping account (so polls share that account's limit with its labels and order reads, and
- * never go out with another account's credentials), and signals a shipment only when its
- * tracking changed. Why a long-running activity and not an activity per poll: a poll without news then
- * costs nothing in Temporal, neither an activity attempt nor history; what the fleet pays is a
- * heartbeat every 30 s and one activity and one continue-as-new per span and shard, however many
- * labels and polls (Temporal's guidance for frequent polling: poll inside the activity and
- * heartbeat).
- *
- * - **Members**: read from the shard's own run (its input, then the watch and unwatch signals),
- *   following the history as it grows, so a shipment that joins mid-span is polled at once.
- * - **Exactly once, in order**: one poll per label at a time; news goes out as a signal whose
- *   request id is a digest of the shipment and what is told, which the server de-duplicates, so
- *   a span retried after its worker died tells nothing twice; the shipment also applies only
- *   news (domain/tracking.ts, `isNews`). What was told is heartbeated every 30 s: a retry
- *   resumes from there (what it has to poll again is told under the same request id).
- * - **Failures**: a 429 waits its Retry-After (the account's pacer holds the account's calls on
- *   the whole worker), 5xx and network failures back off per label up to the stage's interval, a
- *   failure retrying cannot fix is told once per kind and the label is polled again at its
- *   interval. A label of an account this worker does not know fails the span the way
- *   `accountCalls` fails a shipment's call (UNKNOWN_ACCOUNT, retried each minute, perhaps on a
- *   worker that knows it): a shard holds one account's labels (`trackingPollerId`).
+ * One span of a tracking poller shard: polls each label of the shard when its stage's interval
+ * is up, with the client and pacer of the label's own shipping account, and signals a shipment
+ * only when its tracking changed. One long-running activity rather than one per poll, so a poll
+ * without news costs Temporal nothing (a heartbeat every 30 s and one continue-as-new per span
+ * is what the fleet pays). News goes out under a request id made of what is told, so a span
+ * retried after its worker died tells nothing twice. docs/workflow.md, "Tracking polled per
+ * fleet, told per change".
  */
 import { createHash } from 'node:crypto';
 import type { Context } from '@temporalio/activity';

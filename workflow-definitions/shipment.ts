@@ -22,7 +22,7 @@ export type ShipmentPhase =
   | 'held_in_shop'
   | 'reading_order'
   | 'tracking'
-  /** An order shipping from several locations: its parcels' workflows run (split-order.ts). */
+  /** An order shipping from several locations: its parcels' workflows run (workflows/shipment/split-order.ts). */
   | 'parcels'
   | 'completed';
 
@@ -75,7 +75,7 @@ export interface ShipmentState extends OrderIdentity {
   trackingPoller?: string;
   /** One parcel of an order shipping from several locations: where it ships from (its order's workflow started it). */
   parcel?: ParcelRef;
-  /** An order shipping from several locations: its parcels, each a workflow of its own (split-order.ts). */
+  /** An order shipping from several locations: its parcels, each a workflow of its own (workflows/shipment/split-order.ts). */
   parcels?: ParcelState[];
   /** Labels this shipment made and no longer follows: replaced by a relabel from the shop's data (oldest first). */
   replacedLabels?: ReplacedLabel[];
@@ -187,7 +187,7 @@ export const shopOrderChangedUpdate = defineUpdate<ShopChangeAnswer, [ShopOrderC
 
 /**
  * The same change, as an order shipping from several locations tells each of its parcels
- * (split-order.ts): a signal, since a workflow cannot send an update. The parcel judges it as the
+ * (workflows/shipment/split-order.ts): a signal, since a workflow cannot send an update. The parcel judges it as the
  * update's validator would and drops what it refuses.
  */
 export const parcelShopOrderChangedSignal = defineSignal<[ShopOrderChange]>('parcelShopOrderChanged');
@@ -282,7 +282,7 @@ export interface RelabelResult {
 
 /**
  * A new label to the order's address as the shop has it now, after its label was made: the
- * shipment tracks the new label instead and the shop is told its tracking (relabel.ts).
+ * shipment tracks the new label instead and the shop is told its tracking (workflows/shipment/relabel.ts).
  */
 export const relabelFromShopUpdate = defineUpdate<RelabelResult, [RelabelFromShop]>('relabelFromShop');
 

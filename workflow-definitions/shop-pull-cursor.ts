@@ -2,7 +2,7 @@
  * What a shop's pull keeps between runs, and where it is within a run. The cursor is the newest
  * platform last-modified value the pulls have read (never this machine's clock) plus the orders
  * that could not be mapped, read again by id on every pull until they map or stop needing a label.
- * It lives in the shop's schedule (schedule.ts), so the next run, however it is started, begins there.
+ * It lives in the shop's schedule (shop-import/schedule.ts), so the next run, however it is started, begins there.
  */
 import { z } from 'zod';
 import { modifiedTime, RETRYABLE_ID } from '../domain/platform-order-checks';
@@ -44,7 +44,7 @@ export function soundCursor(held: unknown, now: number): { cursor: PullCursor; p
 /**
  * Within one pull: first the retry list, then the changes, page by page. `page` counts the
  * changes-pages read before this position and `seen` holds the ids of the last one, so a store
- * whose paging does not end is found (source.ts).
+ * whose paging does not end is found (platforms/order-source.ts).
  */
 export type PullPosition =
   | { phase: 'retry' }

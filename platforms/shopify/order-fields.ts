@@ -1,6 +1,6 @@
 /**
  * A Shopify order as the pull reads it: the GraphQL selections and the zod schemas of what comes
- * back, every value bounded (checks.ts). Shared by the page query (read.ts) and the paged
+ * back, every value bounded (domain/platform-order-checks.ts). Shared by the page query (read.ts) and the paged
  * reading of an order larger than a page (whole-order.ts).
  */
 import { z } from 'zod';

@@ -5,7 +5,7 @@
  * pagination (Shopify's cursors hold the sort value and id, so an order changed mid-pull moves to
  * the end and is read again, never skipped). Nested connections multiply the requested cost, so
  * a page holds few orders; an order with more fulfillment orders or lines than a page reads is
- * read again alone, in pages (whole-order.ts). Each order is checked on its own (checks.ts): one
+ * read again alone, in pages (whole-order.ts). Each order is checked on its own (domain/platform-order-checks.ts): one
  * that fails is refused, the rest of the page goes on. An order whose open fulfillment orders
  * are at several locations ships as one parcel per location.
  */
@@ -42,7 +42,7 @@ export function eligibleQuery(since: string | null, ids?: readonly string[]): st
  * The changes a pull reads: the orders to label, those a merchant cancelled or refunded, and the
  * fulfilled ones (archived or not), so an address corrected after our fulfillment reaches its
  * shipment. Each of our own writes (fulfillment, tracking event) brings a fulfilled order back
- * once; change detection sends its shipment nothing unless what matters differs (changes.ts).
+ * once; change detection sends its shipment nothing unless what matters differs (shop-import/changes.ts).
  * A shop's first pull leaves fulfilled orders out: none of them has a shipment of ours yet.
  */
 export function changesQuery(since: string | null, options: { fulfilled: boolean } = { fulfilled: true }): string {

@@ -1,17 +1,8 @@
 /**
- * What each shipment event does on a Shopify store, exactly once although no fulfillment
- * mutation takes an idempotency key: before each write the connector reads what the store
- * already has (the order's fulfillments and their tracking, a fulfillment's events) and adopts it
- * instead of writing again, so a retry after a lost answer finds its own earlier write.
- *
- *   label.created     fulfillmentCreate on the order's open fulfillment orders (one location: a
- *                     parcel's own, else the first open one's), with tracking; a relabel's (it
- *                     names the label it replaces) updates the tracking of the replaced label's
- *                     fulfillment instead (fulfillmentTrackingInfoUpdate)
- *   tracking.updated  fulfillmentTrackingInfoUpdate when a tracking number appears or changes,
- *                     then fulfillmentEventCreate with the mapped status, time and place
- *   label.rejected    a tag and/or a line in the order's note
- *   shipment.completed nothing: its outcome reached the order as tracking events
+ * What each shipment event does on a Shopify store (docs/shop-platforms.md, "What each event
+ * does"), exactly once although no fulfillment mutation takes an idempotency key: before each
+ * write the connector reads what the store already has (the order's fulfillments, their
+ * tracking and events) and adopts it, so a retry after a lost answer finds its own earlier write.
  */
 import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../../domain/events';
 import {

@@ -6,7 +6,7 @@
  * an order changed between two page requests shifts every later one: a page offset would skip an
  * order. So each page starts again from the newest change seen (keyset), leaving out the orders
  * already read at that second. Line weights come from the products, read once per worker and kept
- * for ten minutes. Each order is checked on its own (checks.ts): one that fails is refused, the
+ * for ten minutes. Each order is checked on its own (domain/platform-order-checks.ts): one that fails is refused, the
  * rest of the page goes on.
  */
 import { z } from 'zod';

@@ -1,23 +1,10 @@
 /**
- * What each shipment event does on a WooCommerce site, exactly once although no call takes an
- * idempotency key: before each write the connector reads what the order already has (its
- * tracking items, its notes, its status) and adopts it instead of writing again. What it writes
- * is recognisable as its own and as the event's (a tracking item by the label's number, a note by
- * its text, which ends with the event's reference), so a copy that a slow host applied after a
- * retry wrote it again is found on a later read and deleted.
- *
- *   label.created      a Shipment Tracking item (provider, or custom provider + link); an order
- *                      note instead when the extension is not installed (detected, not configured);
- *                      a relabel's (it names the label it replaces) first deletes the replaced
- *                      label's tracking item, so the order shows the parcel that is followed
- *   tracking.updated   a tracking item if the number appears later; an order note (private unless
- *                      customerNotes); on Delivered the order gets deliveredStatus (completed)
- *   label.rejected     a private note, and rejectedStatus (on-hold) for an order still processing
- *   shipment.completed nothing: its outcome reached the order as tracking
- *
- * An order the merchant withdrew (cancelled, refunded, trashed) gets nothing written, whatever
- * the event: the order read before each write says so, so a delivery already under way when its
- * shipment hears of the cancel (or before it does) writes nothing either.
+ * What each shipment event does on a WooCommerce site (docs/shop-platforms.md, "What each event
+ * does"), exactly once although no call takes an idempotency key: before each write the
+ * connector reads what the order already has and adopts it instead of writing again. What it
+ * writes is recognisable as its own (a tracking item by the label's number, a note by its text
+ * ending with the event's reference), so a copy a slow host applied late is found and deleted.
+ * An order the merchant withdrew gets nothing written, whatever the event.
  */
 import { z } from 'zod';
 import type { LabelCreatedData, LabelRejectedData, TrackingUpdatedData } from '../../domain/events';
