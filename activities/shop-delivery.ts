@@ -12,10 +12,10 @@
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { makeShipmentEvent } from '../domain/events';
-import type { ShopConnector, ShopConnectors } from '../shop-sync/connectors';
-import { PlatformConnections } from '../shop-sync/platform/connections';
-import type { PlatformDelivery } from '../shop-sync/platform/result';
-import { deliverWebhook, type DeliveryResult } from '../shop-sync/webhook';
+import type { ShopConnector, ShopConnectors } from '../platforms/connectors';
+import { PlatformConnections } from '../platforms/connections';
+import type { PlatformDelivery } from '../platforms/connection/result';
+import { deliverWebhook, type DeliveryResult } from '../platforms/webhook/write-back';
 import type { OrderIdentity, ParcelRef, PlatformRefs, ShopDeliveryResult, ShopEventDraft } from '../domain/shipment';
 import { withHeartbeat } from './heartbeat';
 import {
@@ -26,7 +26,7 @@ import {
   SHOP_UNAVAILABLE,
   streakStillCounts,
   WRITE_SETTLING,
-} from './failures';
+} from '../workflow-definitions/activity-failures';
 
 export interface DeliverShopEventsInput extends OrderIdentity {
   /** Consecutive pending events, the lowest sequence first. */

@@ -1,10 +1,10 @@
 /**
  * The fleet's tracking pollers, worker side: a shipment joins its shard (`watchTracking`) and
  * leaves it (`unwatchTracking`), both signals sent from a local activity; a shard's span
- * (`pollTrackingSpan`, tracking-span.ts) polls its labels and tells the shipments what changed.
+ * (`pollTrackingSpan`, tracking-poller/span.ts) polls its labels and tells the shipments what changed.
  * The shard count and the span length are the worker's settings (TRACKING_POLLERS,
  * TRACKING_POLLER_SPAN); the clients and the credentials stay here, one per shipping account
- * (activities/accounts.ts): a shipment joins a shard of its own account, and each label is
+ * (shipping-accounts/directory.ts): a shipment joins a shard of its own account, and each label is
  * polled with its own account's client and pacer.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -26,11 +26,11 @@ import {
   type ShardBound,
   type SpanResult,
   type WatchRequest,
-} from '../workflows/tracking-poller/definitions';
-import { TrackingSpan, TRACKING_SHARD_BOUND, type TrackingPollerDeps, type TrackingPollerSettings } from './tracking-span';
+} from '../workflow-definitions/tracking-poller';
+import { TrackingSpan, TRACKING_SHARD_BOUND, type TrackingPollerDeps, type TrackingPollerSettings } from '../tracking-poller/span';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../domain/shipment';
 
-export type { TrackingPollerDeps, TrackingPollerSettings } from './tracking-span';
+export type { TrackingPollerDeps, TrackingPollerSettings } from '../tracking-poller/span';
 
 export function createTrackingPollerActivities(deps: TrackingPollerDeps) {
   return {
@@ -67,7 +67,7 @@ export function createTrackingPollerActivities(deps: TrackingPollerDeps) {
       }
     },
 
-    /** One span of the calling shard: see tracking-span.ts. */
+    /** One span of the calling shard: see tracking-poller/span.ts. */
     async pollTrackingSpan(): Promise<SpanResult> {
       return new TrackingSpan(deps, Context.current()).run();
     },

@@ -18,7 +18,7 @@ import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api
 import { startFakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce } from '../fake-woocommerce';
 import { startShipment } from '../order-import/start-shipment';
-import { WORKFLOW_CODE } from '../worker/workflow-code';
+import { WORKFLOW_CODE } from '../worker-deployment/workflow-bundle';
 import { labelTimes, listening, subscribe, warmUp, type ModeStores } from './import-latency';
 import { shopifyEntry, WOO_TIMEZONE, wooEntry } from './import-stores';
 import { stageBreakdown, type StageBreakdown } from './backlog-stages';

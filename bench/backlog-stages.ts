@@ -4,7 +4,7 @@
  *
  * - the worker's debug log: the trigger's "webhook accepted" and "calling trigger" (per shop: the
  *   first at or after the order was placed), the SDK's "Activity started" of the shipment's label
- *   activity and the pacer's "paced call sent" (activities/index.ts), by workflow id;
+ *   activity and the pacer's "paced call sent" (activities/shipping-api.ts), by workflow id;
  * - histories: the pull run that started the shipment (its start, its read activity's start) and
  *   the shipment's own start and first workflow task;
  * - the fake API: the label's creation time.
@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { shipmentWorkflowId } from '../domain/shipment';
-import { SHOP_PULL_WORKFLOW_TYPE, shopPullScheduleId } from '../workflows/shop-pull/definitions';
+import { SHOP_PULL_WORKFLOW_TYPE, shopPullScheduleId } from '../workflow-definitions/shop-pull';
 import { percentile } from './stack';
 
 export const STAGES = [

@@ -17,13 +17,13 @@ import { temporal } from '@temporalio/proto';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
-import type { ShipmentOutcome } from '../workflows/definitions';
+import type { ShipmentOutcome } from '../workflow-definitions/shipment';
 import type { ShipmentInput } from '../domain/shipment';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { baselineWorkflowBundle, PER_SHIPMENT_TRACKING_COMMIT, TOLD_AFTER_ITS_TASK_COMMIT } from './baseline';
 import { startShopReceiver } from '../shop-receiver/server';
-import { loadShopConnectors } from '../shop-sync/connectors';
-import { TRACKING_POLLER_WORKFLOW_TYPE, type SpanResult } from '../workflows/tracking-poller/definitions';
+import { loadShopConnectors } from '../platforms/connectors';
+import { TRACKING_POLLER_WORKFLOW_TYPE, type SpanResult } from '../workflow-definitions/tracking-poller';
 import { benchOrder } from './orders';
 import { actionsBetween, BENCH_ACCOUNTS, median, serverActions, type DevServer } from './stack';
 

@@ -6,7 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { WORKFLOW_TYPE } from '../workflows/definitions';
+import { WORKFLOW_TYPE } from '../workflow-definitions/shipment';
 import { type ShipmentInput } from '../domain/shipment';
 import { sleep } from './stack';
 

@@ -5,7 +5,7 @@
  * store of its own, so one's pulls never find the other's orders; the label's time is the fake
  * shipping API's creation time of the label with that order's idempotency key.
  */
-import { labelIdempotencyKey } from '../activities';
+import { labelIdempotencyKey } from '../activities/shipping-api';
 import { freePort } from '../dev-server/free-port';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';

@@ -1,6 +1,6 @@
 /** Driving a shop's pull schedule from the bench: wait for the worker to apply it, and read a triggered pull's result. */
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
-import { shopPullScheduleId, type ShopPullResult } from '../workflows/shop-pull/definitions';
+import { shopPullScheduleId, type ShopPullResult } from '../workflow-definitions/shop-pull';
 import { sleep } from './stack';
 
 /** The worker applies the schedules at start. */

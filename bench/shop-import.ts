@@ -17,7 +17,7 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { triggerPull } from '../shop-import/schedule';
-import { DEFAULT_PAGE_SIZE } from '../shop-import/settings';
+import { DEFAULT_PAGE_SIZE } from '../config/shop-import';
 import { Churn, listPagesRead, type ChurnCounts, type Platform } from './import-churn';
 import { countImport, shipmentsPerPlatformOrder, type ImportCounts } from './import-count';
 import { latencyScenario, type ImportLatencyRow } from './import-latency';

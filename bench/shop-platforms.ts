@@ -20,10 +20,10 @@ import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { startShopReceiver } from '../shop-receiver/server';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { getWorkflowBundle, installQuietRuntime } from '../test/helpers/temporal-env';
 import { platformConnectors } from '../test/helpers/platforms';
-import { stateQuery } from '../workflows/definitions';
+import { stateQuery } from '../workflow-definitions/shipment';
 import { type ShipmentInput } from '../domain/shipment';
 import { oneShipment } from './history';
 import { benchOrder } from './orders';

@@ -12,7 +12,7 @@ import { inClear } from '../config/settings';
 import { localServerEnv } from '../config/temporal-connection';
 import { freePort } from '../dev-server/free-port';
 import { findTemporalCli } from '../dev-server/temporal-cli';
-import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
+import { SEARCH_ATTRIBUTE_KEYS } from '../workflow-definitions/shipment';
 import { priorityDevServerArgs } from '../dev-server/server-priority';
 
 export const ROOT = path.join(__dirname, '..');

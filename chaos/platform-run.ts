@@ -19,7 +19,7 @@ import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { triggerPull } from '../shop-import/schedule';
-import { SHOP_PULL_WORKFLOW_TYPE } from '../workflows/shop-pull/definitions';
+import { SHOP_PULL_WORKFLOW_TYPE } from '../workflow-definitions/shop-pull';
 import { BENCH_ACCOUNTS, benchProcessEnv, ROOT, sleep, startDevServer, type DevServer } from '../bench/stack';
 import { shopifyEntry, wooEntry } from '../bench/import-stores';
 import { labelTimes, percentile } from '../bench/import-latency';

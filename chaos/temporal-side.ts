@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { SA, stateQuery } from '../workflows/definitions';
+import { SA, stateQuery } from '../workflow-definitions/shipment';
 import { shipmentWorkflowId } from '../domain/shipment';
 import type { ShipmentCounts } from './checks';
 import { ROOT, SHOP } from './orders';

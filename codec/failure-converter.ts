@@ -4,7 +4,7 @@
  * failures quote the shipping API's error text verbatim (validation messages, the carrier's
  * wording), which may repeat an address or phone number.
  *
- * One kind stays in clear: a tracking poll without news (activities/index.ts, TrackingUnchanged)
+ * One kind stays in clear: a tracking poll without news (activities/shipping-api.ts, TrackingUnchanged)
  * is a retry of the pending awaitTrackingChange, not an error, and its text holds only the poll's
  * count and time, the tag and the tracking number. In clear, the Web UI's pending activity shows
  * "poll #4 at …: InTransit …, no change" instead of "Encoded failure" next to its attempt count.

@@ -4,8 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import { CODEC_SERVER_DEFAULTS, ConfigError, loadCodecServerSettings } from '../config/settings';
-import { closeOnSignals } from '../dev-server/local-server';
-import { createLogger } from '../worker/logger';
+import { closeOnSignals } from '../local-http/local-server';
+import { createLogger } from '../logging/logger';
 import { startCodecServer } from './server';
 
 const HELP = `Usage: npm run codec-server -- [options]

@@ -125,7 +125,7 @@ export const WORKER_DEFAULTS = {
  * continues as new.
  */
 export const TRACKING_POLLER_DEFAULTS = { shards: 16, spanMs: 10 * 60_000, maxLabels: 4000 } as const;
-/** How often the tracking reconciler looks for shipments no shard watches (activities/tracking-reconciler.ts). */
+/** How often the tracking reconciler looks for shipments no shard watches (tracking-poller/reconciler.ts). */
 export const TRACKING_RECONCILE_DEFAULT_MS = 10 * 60_000;
 export const TRACKING_POLLER_SPAN_BOUNDS: DurationBounds = { minMs: 1000, maxMs: 60 * 60_000 };
 

@@ -1,25 +1,9 @@
 /**
- * The shipping accounts a fleet works with, and which shop uses which: the settings file of
- * accounts, as SHOP_CONNECTORS is the one of shops.
- *
- *   SHIPPING_ACCOUNTS_FILE=/etc/shipping/accounts.json   (a JSON file), or
- *   SHIPPING_ACCOUNTS='{"accounts": {...}}'              (the same JSON inline)
- *
- *   { "accounts": {
- *       "sandbox":    { "baseUrl": "https://sandbox.example/api",
- *                       "apiKeyFile": "/run/secrets/sandbox-key", "apiTokenFile": "/run/secrets/sandbox-token",
- *                       "maxRequestsPerSecond": 20 },
- *       "production": { "baseUrl": "https://api.example", "auth": "bearer",
- *                       "accessTokenFile": "/run/secrets/production-token", "shipperAccountId": "SA-1" } },
- *     "shops": { "oslo-outdoor": "production", "porto-wines": "sandbox" },
- *     "defaultAccount": "sandbox" }
- *
- * The account named `default` is today's single account, from SHIPPING_API_BASE_URL and
- * SHIPPING_API_KEY/_TOKEN (or their _FILE forms): with no SHIPPING_ACCOUNTS it is the only one
- * and every shop uses it, so a single-account deployment needs no change. A shop the file does
- * not map uses `defaultAccount` (else `default`, when set); a shop without either is refused at
- * import, naming it. Relative credential files are read from the accounts file's folder.
- * Problems name the setting and the JSON path, never a credential.
+ * The shipping accounts a fleet works with, and which shop uses which (SHIPPING_ACCOUNTS or
+ * SHIPPING_ACCOUNTS_FILE; the format is in docs/configuration.md, "Shipping accounts"). Without
+ * it the one account `default` comes from SHIPPING_API_BASE_URL and SHIPPING_API_KEY/_TOKEN, so
+ * a single-account deployment needs no change. Problems name the setting and the JSON path,
+ * never a credential.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -6,7 +6,7 @@ import { credentialExports, LOCAL_NAMESPACE as NAMESPACE, type DemoSettings } fr
 import { DEFAULTS, type DevOptions } from './dev-options';
 import { PLATFORM_SHOPS } from './example-shops';
 import type { NextOrders, PlatformStores } from './platform-stores';
-import { WORKFLOW_TYPE } from '../workflows/definitions';
+import { WORKFLOW_TYPE } from '../workflow-definitions/shipment';
 
 export interface RunningDev {
   address: string;

@@ -3,7 +3,7 @@
  *
  * Picked below the kernel's ephemeral range: a port the kernel handed out for `listen(0)` and
  * that was released can be taken again by any outgoing connection before the child process
- * binds it (seen in CI: the Temporal UI's port taken, "address already in use"). Ports below
+ * binds it ("address already in use"). Ports below
  * the range are only ever used by whoever asks for them by number.
  */
 import { readFileSync } from 'node:fs';

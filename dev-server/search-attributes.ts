@@ -5,7 +5,7 @@
  */
 import type { Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
-import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
+import { SEARCH_ATTRIBUTE_KEYS } from '../workflow-definitions/shipment';
 
 /**
  * Registers the attributes `namespace` lacks and returns their names (empty when none were
@@ -26,7 +26,7 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
   }
   if (mismatched.length > 0) {
     throw new Error(
-      `Search attributes of namespace ${namespace} have a different type than workflows/definitions.ts: ${mismatched.join(', ')}. ${mismatchHint}`,
+      `Search attributes of namespace ${namespace} have a different type than workflow-definitions/shipment.ts: ${mismatched.join(', ')}. ${mismatchHint}`,
     );
   }
   const names = Object.keys(missing);

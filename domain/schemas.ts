@@ -9,8 +9,6 @@
  */
 import { z } from 'zod';
 import { LabelRequestWithoutKey } from '../shipping-api/contract';
-import type { TrackingPolicy as TrackingPolicyShape } from './shipment';
-import type { ShopOrderSeen as ShopOrderSeenShape } from './shop-order';
 
 export const OrderIdentity = z.object({
   shop: z.string().min(1).max(200),
@@ -120,10 +118,3 @@ export const ResubmitLabel = z.object({
   /** The operator said the data may name another order or sender (domain/correction.ts). */
   acceptMismatch: z.boolean().optional(),
 });
-
-// The workflow sees only the interface in definitions.ts: fail the build if the two drift.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const policyMatches: Same<z.infer<typeof TrackingPolicy>, TrackingPolicyShape> = true;
-void policyMatches;
-const seenMatches: Same<z.infer<typeof ShopOrderSeen>, ShopOrderSeenShape> = true;
-void seenMatches;

@@ -16,7 +16,7 @@ import {
   type FakeShippingApiOptions,
   type Faults,
 } from './server';
-import { closeOnSignals } from '../dev-server/local-server';
+import { closeOnSignals } from '../local-http/local-server';
 
 export const CLI_DEFAULT_PORT = 4010;
 

@@ -3,7 +3,7 @@
  * Run with --help for every flag. Exit codes: 0 normal/--help, 1 start-up failure, 2 bad flags.
  */
 import { parseArgs } from 'node:util';
-import { closeOnSignals } from '../dev-server/local-server';
+import { closeOnSignals } from '../local-http/local-server';
 import { DEFAULTS } from './defaults';
 import type { ShopifyFaultsPatch } from './faults';
 import type { SeedOrder } from './seed';

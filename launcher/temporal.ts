@@ -1,6 +1,6 @@
 /** Temporal server arguments the launchers share. */
 import { TypedSearchAttributes } from '@temporalio/common';
-import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
+import { SEARCH_ATTRIBUTE_KEYS } from '../workflow-definitions/shipment';
 
 /** `--search-attribute Name=Type` for each of this project's search attributes (start-dev). */
 export function searchAttributeArgs(): string[] {

@@ -11,7 +11,7 @@
 import type { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { FAILURE_TYPES } from '../activities/failures';
+import { FAILURE_TYPES } from '../workflow-definitions/activity-failures';
 import { outcomeOfTag } from '../domain/shipment';
 import { courierLabels } from './courier-labels';
 import {

@@ -1,6 +1,6 @@
 /**
  * `shipments_needing_attention{reason}`: how many shipments wait for a person, per reason of
- * workflows/attention.ts, counted with visibility queries (the same ones `npm run cli -- attention`
+ * workflow-definitions/attention.ts, counted with visibility queries (the same ones `npm run cli -- attention`
  * lists). Ended ones (exception, tracking_timed_out, hold_timed_out, label_failed, and shop changes after a label) count over the last 24 hours;
  * the ended ones a person resolved (`npm run cli -- resolve`) are subtracted.
  * Read at a scrape, at most every REFRESH_MS, each count bounded by COUNT_TIMEOUT_MS; a failed
@@ -14,7 +14,7 @@ import {
   attentionQuery,
   attentionQueryAmong,
   resolvedEndedShipments,
-} from '../workflows/attention';
+} from '../workflow-definitions/attention';
 import { registry } from './counters';
 
 export const ATTENTION_GAUGE = 'shipments_needing_attention';

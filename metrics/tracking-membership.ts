@@ -1,5 +1,5 @@
 /**
- * The tracking reconciler's gauges (activities/tracking-reconciler.ts), read at each pass:
+ * The tracking reconciler's gauges (tracking-poller/reconciler.ts), read at each pass:
  * labels per poller shard against the shard's bound, and shipments in tracking that no live
  * shard watches (each is told to join again; one that stays is stranded).
  */

@@ -7,7 +7,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { ExternalId, fieldProblems, type FieldProblem } from '../shipping-api/contract';
-import { SA, WORKFLOW_TYPE } from '../workflows/definitions';
+import { SA, WORKFLOW_TYPE } from '../workflow-definitions/shipment';
 import { canonicalPlatformOrderId } from '../domain/platform-order-id';
 import { DEFAULT_SHIPPING_ACCOUNT, shipmentWorkflowId, type OrderIdentity, type ShipmentInput } from '../domain/shipment';
 import { orderSpan } from '../tracing/spans';

@@ -1,17 +1,11 @@
 /**
- * Change detection: the pull reads every order changed since its cursor; for one that already
- * has a shipment, what matters to the label (status, hold, address, lines and their locations)
- * is compared with what the shipment knows, and the shipment is told only when it differs.
- *
- * Told with an Update (`shopOrderChanged`), not a signal: its validator compares the reading
- * with the shipment's own facts and refuses an unchanged or stale one, and a refused update is
- * written nowhere, so a re-read order (the overlap, our own writes bumping its modified time,
- * a retried page) adds no history event; the pull also learns the answer. Readings already
- * settled are remembered per worker, so the same reading read again (the overlap, a retried page)
- * costs no Temporal call either. Only the same reading: one with the same facts but a newer
- * modified time is told, because the shipment may have learnt another reading meanwhile by a
- * path this memory never sees (the label's check with the shop, another worker's pull), and
- * a release or an edit undone brings the facts this memory last settled back.
+ * Change detection: for a pulled order that already has a shipment, what matters to the label
+ * (status, hold, address, lines and their locations) is compared with what the shipment knows,
+ * and the shipment is told only when it differs. Told with an Update (`shopOrderChanged`), whose
+ * validator refuses an unchanged or stale reading without a history event; readings already
+ * settled are remembered per worker, so a re-read order (the overlap, a retried page) costs no
+ * Temporal call either. A reading with the same facts but a newer modified time is told: the
+ * shipment may have learnt another reading meanwhile by a path this memory never sees.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -27,11 +21,11 @@ import type { ShopOrderChange } from '../domain/shop-order';
 import type { LabelRequestWithoutKey } from '../shipping-api/contract';
 import { validateRecord } from '../order-import/record';
 import { workflowIdProblem } from '../order-import/start-shipment';
-import { shopOrderChangedUpdate } from '../workflows/definitions';
+import { shopOrderChangedUpdate } from '../workflow-definitions/shipment';
 import { seenOf } from './facts';
 import { mapOrder, orderIdOf } from './mapping';
-import { isRefused, type PlatformOrder, type ReadOrder } from './order';
-import type { ImportMapping } from './settings';
+import { isRefused, type PlatformOrder, type ReadOrder } from '../domain/platform-order';
+import type { ImportMapping } from '../config/shop-import';
 
 /** Settled readings remembered per worker (about 150 bytes each). */
 const REMEMBERED = 50_000;

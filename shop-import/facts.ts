@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ShopOrderSeen } from '../domain/shop-order';
-import type { PlatformOrder } from './order';
+import type { PlatformOrder } from '../domain/platform-order';
 
 export function seenOf(order: PlatformOrder): ShopOrderSeen {
   const a = order.shipTo;

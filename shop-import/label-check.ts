@@ -1,28 +1,21 @@
 /**
- * The order checked with its shop right before its label is bought. The pull and the webhooks
- * tell a shipment of the merchant's changes within seconds, but a label is made in a moment: a
- * cancel, a hold or an address corrected in those seconds would still get a label (and a parcel).
- * So the label attempt, once its turn under the account's pace has come, asks the shop whether
- * the order changed since the reading the shipment knows; only a change that matters to the label
- * (status, hold, address, lines) stops the attempt, and the shipment takes it as it takes a
- * pulled change.
- *
- * Cheap by design: checks of one shop that come within `BATCH_MS` go as one request; on Shopify a
- * light query asks only for the orders' `updatedAt` (about 1 point an order against about 117 for
- * a whole order), and only an order modified since the known reading is read whole; WooCommerce
- * reads the orders whole in one request (`include=`, any status). A check that cannot be made in
- * time (a slow or failing store, an empty cost bucket) lets the label go on, as it went before
- * the check existed: a store's outage never stops labels; it is logged.
+ * The order checked with its shop right before its label is bought: a cancel, a hold or an
+ * address corrected in the seconds before the label would otherwise still get a parcel. Only a
+ * change that matters to the label stops the attempt, and the shipment takes it as a pulled
+ * change. Cheap: checks of one shop within `BATCH_MS` go as one request, and Shopify reads an
+ * order whole only when its `updatedAt` moved. A check that cannot be made in time lets the
+ * label go on and is logged: a store's outage never stops labels. docs/shop-import.md,
+ * "Checked with the shop right before the label".
  */
 import { z } from 'zod';
 import { differences, type KnownReading, type ShopChangeKind, type ShopOrderChange } from '../domain/shop-order';
-import type { PlatformConnections } from '../shop-sync/platform/connections';
-import type { Operation } from '../shop-sync/shopify/client';
+import type { PlatformConnections } from '../platforms/connections';
+import type { Operation } from '../platforms/shopify/client';
 import { changeOf } from './changes';
-import { modifiedTime } from './checks';
+import { modifiedTime } from '../domain/platform-order-checks';
 import { seenOf } from './facts';
-import { isRefused, type PlatformOrder } from './order';
-import type { OrderSource, ImportConnector } from './source';
+import { isRefused, type PlatformOrder } from '../domain/platform-order';
+import type { OrderSource, ImportConnector } from '../platforms/order-source';
 
 /** Checks of one shop within this long share a request. */
 export const BATCH_MS = 50;

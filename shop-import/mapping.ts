@@ -6,9 +6,9 @@
  * pipeline like a file's record.
  */
 import type { FieldProblem, LabelRequestWithoutKey } from '../shipping-api/contract';
-import { ORDER_LIMITS } from './checks';
-import { convertWeight, type PlatformAddress, type PlatformLine, type PlatformOrder, type PlatformParcel } from './order';
-import type { ImportMapping } from './settings';
+import { ORDER_LIMITS } from '../domain/platform-order-checks';
+import { convertWeight, type PlatformAddress, type PlatformLine, type PlatformOrder, type PlatformParcel } from '../domain/platform-order';
+import type { ImportMapping } from '../config/shop-import';
 
 export interface MappedRecord {
   shop: string;

@@ -8,8 +8,8 @@
 import type { SourceRecord } from '../order-import/source';
 import { seenOf } from './facts';
 import { mapOrder } from './mapping';
-import { isRefused, type PlatformOrder, type ReadOrder, type RefusedOrder } from './order';
-import type { ImportMapping } from './settings';
+import { isRefused, type PlatformOrder, type ReadOrder, type RefusedOrder } from '../domain/platform-order';
+import type { ImportMapping } from '../config/shop-import';
 
 export interface PlatformRecord extends SourceRecord {
   platformOrderId: string;

@@ -14,7 +14,7 @@ import {
   type Client,
   type ScheduleDescription,
 } from '@temporalio/client';
-import type { ShopConnectors } from '../shop-sync/connectors';
+import type { ShopConnectors } from '../platforms/connectors';
 import {
   NAMED_ORDERS_PER_PULL,
   namedOrdersPullId,
@@ -23,10 +23,10 @@ import {
   shopPullTaskQueue,
   webhookPullId,
   type ShopPullInput,
-} from '../workflows/shop-pull/definitions';
-import { EMPTY_CURSOR, PullCursor, soundCursor } from './cursor';
-import type { ImportConnector } from './source';
-import type { ShopImportSettings } from './settings';
+} from '../workflow-definitions/shop-pull';
+import { EMPTY_CURSOR, PullCursor, soundCursor } from '../workflow-definitions/shop-pull-cursor';
+import type { ImportConnector } from '../platforms/order-source';
+import type { ShopImportSettings } from '../config/shop-import';
 import type { TriggerShop } from '../shop-trigger';
 
 /** Shops with import settings, as the worker and the CLI see them. */

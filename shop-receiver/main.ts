@@ -4,10 +4,10 @@
  * Run with --help for every flag. Exit codes: 0 normal/--help, 1 start-up failure, 2 bad flags.
  */
 import { parseArgs } from 'node:util';
-import { SECRET_FORMAT_MESSAGE, WebhookSecret } from '../shop-sync/webhook';
+import { SECRET_FORMAT_MESSAGE, WebhookSecret } from '../platforms/webhook/write-back';
 import type { ReceiverFaultsPatch } from './faults';
 import { RECEIVER_DEFAULTS, startShopReceiver, type ShopReceiverOptions } from './server';
-import { closeOnSignals } from '../dev-server/local-server';
+import { closeOnSignals } from '../local-http/local-server';
 
 export const CLI_DEFAULT_PORT = 8090;
 export const SECRETS_ENV = 'SHOP_RECEIVER_SECRETS';

@@ -4,7 +4,7 @@
  */
 import { fieldProblems, type FieldProblem } from '../shipping-api/contract';
 import { InvalidFaultsError, mulberry32, TokenBuckets } from '../fake-shipping-api/faults';
-import { WebhookSecrets } from '../shop-sync/webhook';
+import { WebhookSecrets } from '../platforms/webhook/write-back';
 import { cloneFaults, NO_FAULTS, ReceiverFaultsPatch, type ReceiverFaults } from './faults';
 import type { ShipmentEvent } from '../domain/events';
 import type { EventJournal } from './journal';

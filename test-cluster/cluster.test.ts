@@ -12,7 +12,7 @@ import { startShipment } from '../order-import/start-shipment';
 import { NAMESPACE_RETENTION_DAYS } from '../cluster/config';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../cluster/binaries';
 import { TEMPORAL_CLI_VERSION } from '../dev-server/temporal-cli';
-import { SEARCH_ATTRIBUTE_KEYS, type ShipmentOutcome } from '../workflows/definitions';
+import { SEARCH_ATTRIBUTE_KEYS, type ShipmentOutcome } from '../workflow-definitions/shipment';
 import { TEST_CREDENTIALS } from '../test/helpers/harness';
 import { order } from '../test/helpers/orders';
 import { waitFor } from '../test/helpers/wait';

@@ -13,7 +13,7 @@ import { waitFor as poll } from './helpers/wait';
 import { EXIT } from '../client/cli-support';
 import { importCommand } from '../client/import/main';
 import { startShipment } from '../order-import/start-shipment';
-import { WORKFLOW_TYPE, stateQuery, type ShipmentState } from '../workflows/definitions';
+import { WORKFLOW_TYPE, stateQuery, type ShipmentState } from '../workflow-definitions/shipment';
 import { shipmentWorkflowId } from '../domain/shipment';
 import { captureIo, REPO_ROOT, runCli } from './helpers/cli';
 import { FAST_TRACKING, startHarness, type Harness } from './helpers/harness';

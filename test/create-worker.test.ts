@@ -1,9 +1,9 @@
 /** The worker's activity factories are merged with a check, not a spread that lets a name clash pass. */
 import { describe, expect, it } from 'vitest';
-import { createActivities } from '../activities';
+import { createActivities } from '../activities/shipping-api';
 import { createShopDeliveryActivities } from '../activities/shop-delivery';
 import { ShippingApiClient } from '../shipping-api/client';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { DEFAULT_TRACKING_POLICY } from '../domain/shipment';
 import { mergeActivities } from '../worker/create-worker';
 

@@ -8,8 +8,8 @@ import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../cluster/binarie
 import { findPostgres } from '../cluster/postgres';
 import { priorityDynamicConfigYaml } from '../dev-server/server-priority';
 import { findOnPath } from '../dev-server/temporal-cli';
-import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
-import { loadTracingSettings } from '../tracing/setup';
+import { SEARCH_ATTRIBUTE_KEYS } from '../workflow-definitions/shipment';
+import { loadTracingSettings } from '../config/tracing';
 
 const ROOT = path.join(__dirname, '..');
 const compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');

@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure, ApplicationFailureCategory, defaultPayloadConverter } from '@temporalio/common';
 import { expect, it } from 'vitest';
-import { TRACKING_UNCHANGED } from '../activities/failures';
+import { TRACKING_UNCHANGED } from '../workflow-definitions/activity-failures';
 import { CLEAR_FAILURE_TYPES, failureConverter } from '../codec/failure-converter';
 
 it("keeps a poll without news in clear, and encodes everything else (the courier's wording)", () => {

@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure, DefaultFailureConverter, defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { activityFailure, RETRY_DELAY_BOUNDS } from '../activities/failures';
+import { activityFailure, RETRY_DELAY_BOUNDS } from '../workflow-definitions/activity-failures';
 import { clampWaitMs } from '../shipping-api/retry-after';
 
 const converter = new DefaultFailureConverter();

@@ -16,7 +16,7 @@ import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api
 import { shipmentMetricsInterceptor } from '../metrics/activity-interceptor';
 import { registry } from '../metrics/counters';
 import { WorkerReadiness } from '../metrics/health-server';
-import { stateQuery } from '../workflows/definitions';
+import { stateQuery } from '../workflow-definitions/shipment';
 import { shipmentWorkflowId, type ShopDeliveryResult } from '../domain/shipment';
 import type { ProbeMode } from './fixtures/workflows/shop-delivery-probe';
 import { TEST_CREDENTIALS } from './helpers/harness';

@@ -8,9 +8,9 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { labelIdempotencyKey } from '../activities';
+import { labelIdempotencyKey } from '../activities/shipping-api';
 import { startShipment } from '../order-import/start-shipment';
-import type { ShipmentOutcome } from '../workflows/definitions';
+import type { ShipmentOutcome } from '../workflow-definitions/shipment';
 import { saveFixture } from './helpers/fixtures';
 import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';

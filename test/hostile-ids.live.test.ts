@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../order-import/start-shipment';
-import { WORKFLOW_TYPE } from '../workflows/definitions';
+import { WORKFLOW_TYPE } from '../workflow-definitions/shipment';
 import { createTestEnv } from './helpers/temporal-env';
 
 let env: TestWorkflowEnvironment;

@@ -6,7 +6,7 @@
  * that was valid before is byte-identical.
  */
 import { describe, expect, it } from 'vitest';
-import { labelIdempotencyKey } from '../activities';
+import { labelIdempotencyKey } from '../activities/shipping-api';
 import { printable, table } from '../client/cli-support';
 import { validateRecord } from '../order-import/record';
 import { checkStartableIdentity, InvalidOrderIdentity, MAX_WORKFLOW_ID_BYTES, startShipment } from '../order-import/start-shipment';

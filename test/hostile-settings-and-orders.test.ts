@@ -9,12 +9,12 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/settings';
-import { loadShopConnectors, type ShopifyConnector, type WooCommerceConnector } from '../shop-sync/connectors';
-import { scrubSecrets } from '../shop-sync/platform/secrets';
-import { ShopifyToken } from '../shop-sync/shopify/token';
+import { loadShopConnectors, type ShopifyConnector, type WooCommerceConnector } from '../platforms/connectors';
+import { scrubSecrets } from '../platforms/connection/secrets';
+import { ShopifyToken } from '../platforms/shopify/token';
 import { mapOrder } from '../shop-import/mapping';
-import type { PlatformOrder } from '../shop-import/order';
-import { ImportMapping } from '../shop-import/settings';
+import type { PlatformOrder } from '../domain/platform-order';
+import { ImportMapping } from '../config/shop-import';
 
 const MAPPING = { defaultService: { courier: 'dhl-express', productCode: 'ECONOMY_SELECT' } };
 

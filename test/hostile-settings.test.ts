@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadWorkerSettings, maxCachedWorkflowsForHeap, parseHostPort, workerSettingsHelp } from '../config/settings';
 import { loadTemporalSettings } from '../config/temporal-connection';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { startCodecServer, MAX_PAYLOADS_PER_REQUEST } from '../codec/server';
 import { CourierLabels, courierLabels, watchCourierCodes } from '../metrics/courier-labels';
 import { shipmentMetricsInterceptor } from '../metrics/activity-interceptor';

@@ -17,9 +17,9 @@ import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce'
 import { shipmentWorkflowId } from '../domain/shipment';
 import { startShipment } from '../order-import/start-shipment';
 import { applySchedule, cursorOf, importShops } from '../shop-import/schedule';
-import { loadShopConnectors } from '../shop-sync/connectors';
-import { stateQuery, type ShipmentOutcome } from '../workflows/definitions';
-import { shopPullScheduleId, type ShopPullResult } from '../workflows/shop-pull/definitions';
+import { loadShopConnectors } from '../platforms/connectors';
+import { stateQuery, type ShipmentOutcome } from '../workflow-definitions/shipment';
+import { shopPullScheduleId, type ShopPullResult } from '../workflow-definitions/shop-pull';
 import { runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';

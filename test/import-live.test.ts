@@ -9,7 +9,7 @@ import path from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../client/cli-support';
-import { SA, WORKFLOW_TYPE } from '../workflows/definitions';
+import { SA, WORKFLOW_TYPE } from '../workflow-definitions/shipment';
 import { shipmentWorkflowId } from '../domain/shipment';
 import { runCli, REPO_ROOT } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';

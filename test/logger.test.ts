@@ -3,8 +3,8 @@ import { Writable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { createLogger, logDestination, PinoTemporalLogger } from '../worker/logger';
-import { secretsOfEnv } from '../worker/log-error';
+import { createLogger, logDestination, PinoTemporalLogger } from '../logging/logger';
+import { secretsOfEnv } from '../logging/log-error';
 
 function capture() {
   const lines: Array<Record<string, unknown>> = [];

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
 import { importShops } from '../shop-import/schedule';
-import { isRefused, type PlatformOrder } from '../shop-import/order';
-import { OrderSource, type ImportConnector } from '../shop-import/source';
-import { PlatformConnections } from '../shop-sync/platform/connections';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { isRefused, type PlatformOrder } from '../domain/platform-order';
+import { OrderSource, type ImportConnector } from '../platforms/order-source';
+import { PlatformConnections } from '../platforms/connections';
+import { loadShopConnectors } from '../platforms/connectors';
 
 let shopify: FakeShopify;
 let woo: FakeWooCommerce;

@@ -7,13 +7,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 
-const WORKFLOWS = path.resolve(__dirname, '..', 'workflows');
+const ROOT = path.resolve(__dirname, '..');
+/** The workflow code: the workflows and the definitions they share (the pull's and the poller's patch ids live there). */
+const WORKFLOW_CODE = ['workflows', 'workflow-definitions'];
 
 function sources(): Array<{ file: string; text: string }> {
-  return readdirSync(WORKFLOWS, { recursive: true, withFileTypes: true })
+  return WORKFLOW_CODE.flatMap((dir) => readdirSync(path.join(ROOT, dir), { recursive: true, withFileTypes: true }))
     .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts'))
     .map((e) => path.join(e.parentPath, e.name))
-    .map((file) => ({ file: path.relative(WORKFLOWS, file), text: readFileSync(file, 'utf8') }));
+    .map((file) => ({ file: path.relative(ROOT, file), text: readFileSync(file, 'utf8') }));
 }
 
 /** The doc comment right above `export const NAME = '...'`, by name. */
@@ -39,7 +41,7 @@ it('every patch id used by the workflows is a named constant whose comment says 
   }
   expect(used.size).toBeGreaterThan(0);
   const missing = [...used].filter((name) => !declared.has(name));
-  expect(missing, 'patch constants declared with a doc comment in workflows/').toEqual([]);
+  expect(missing, 'patch constants declared with a doc comment in the workflow code').toEqual([]);
   const withoutRetirement = [...used].filter((name) => !/^\s*\*\s*Retire:\s*\S/m.test(declared.get(name)!.comment));
   expect(withoutRetirement, 'patches whose comment has no "Retire:" line').toEqual([]);
   const ids = [...used].map((name) => declared.get(name)!.id);

@@ -31,7 +31,7 @@ import {
   type PayloadEncryptionSettings,
 } from '../config/settings';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
-import { cancelShipmentSignal, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { cancelShipmentSignal, stateQuery, type ShipmentOutcome } from '../workflow-definitions/shipment';
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { createShipmentWorker } from '../worker/create-worker';
 import { FAST_TRACKING, TEST_CREDENTIALS } from './helpers/harness';

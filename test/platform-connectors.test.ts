@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeShipmentEvent, type ShipmentEventInput } from '../domain/events';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
-import { loadShopConnectors, type ShopifyConnector, type WooCommerceConnector } from '../shop-sync/connectors';
-import { PlatformConnections } from '../shop-sync/platform/connections';
-import type { PlatformRefs } from '../shop-sync/platform/result';
+import { loadShopConnectors, type ShopifyConnector, type WooCommerceConnector } from '../platforms/connectors';
+import { PlatformConnections } from '../platforms/connections';
+import type { PlatformRefs } from '../platforms/connection/result';
 import { platformConnectors } from './helpers/platforms';
 
 let shopify: FakeShopify;

@@ -13,7 +13,7 @@ import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api
 import type { PacingSettings } from '../config/settings';
 import { createShipmentWorker } from '../worker/create-worker';
 import { accountWorkflowId, fleetRateLimits, type FleetRateLimits } from '../worker/fleet-rate-limit';
-import { stateQuery } from '../workflows/definitions';
+import { stateQuery } from '../workflow-definitions/shipment';
 import { shipmentWorkflowId } from '../domain/shipment';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { order } from './helpers/orders';

@@ -13,7 +13,7 @@ import { shipmentWorkflowId } from '../domain/shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
-import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflows/definitions';
+import { stateQuery, type ShipmentOutcome, type ShipmentState } from '../workflow-definitions/shipment';
 import { captureIo } from './helpers/cli';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { pullNow } from './helpers/shop-pulls';

@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../client/cli-support';
 import { startShipment } from '../order-import/start-shipment';
-import { attentionResolutionWorkflowId, type EndedShipmentResolution } from '../workflows/definitions';
+import { attentionResolutionWorkflowId, type EndedShipmentResolution } from '../workflow-definitions/shipment';
 import { shipmentWorkflowId } from '../domain/shipment';
 import { runCli } from './helpers/cli';
 import { startHarness, type Harness } from './helpers/harness';

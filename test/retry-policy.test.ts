@@ -3,7 +3,7 @@
  * goes, whether it goes at all, and which failures must be recorded for it.
  */
 import { describe, expect, it } from 'vitest';
-import { afterFailure, type AttemptProgress } from '../activities/failures';
+import { afterFailure, type AttemptProgress } from '../workflow-definitions/activity-failures';
 
 const serverError = { kind: 'server_error', retryable: true, retryAfterSeconds: undefined } as const;
 const brokenBody = { kind: 'contract_violation', retryable: false, retryAfterSeconds: undefined } as const;

@@ -11,7 +11,7 @@ import { temporal } from '@temporalio/proto';
 const EventType = temporal.api.enums.v1.EventType;
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShipment } from '../order-import/start-shipment';
-import { cancelShipmentSignal, resubmitLabelUpdate, SA, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { cancelShipmentSignal, resubmitLabelUpdate, SA, stateQuery, type ShipmentOutcome } from '../workflow-definitions/shipment';
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { extraWorker, startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
 import { labelRequest, order } from './helpers/orders';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { accountCalls, singleAccount, UNKNOWN_ACCOUNT, UNKNOWN_ACCOUNT_RETRY_MS } from '../activities/accounts';
+import { accountCalls, singleAccount, UNKNOWN_ACCOUNT, UNKNOWN_ACCOUNT_RETRY_MS } from '../shipping-accounts/directory';
 import { ConfigError, loadWorkerSettings } from '../config/settings';
 import { loadShippingAccounts, openAccountClient } from '../config/shipping-accounts';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';

@@ -14,8 +14,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { shipmentWorkflowId } from '../domain/shipment';
 import { ShopChangeNotifier } from '../shop-import/changes';
 import { orderIdOf } from '../shop-import/mapping';
-import type { PlatformOrder } from '../shop-import/order';
-import { ImportMapping } from '../shop-import/settings';
+import type { PlatformOrder } from '../domain/platform-order';
+import { ImportMapping } from '../config/shop-import';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 

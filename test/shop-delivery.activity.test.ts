@@ -9,7 +9,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createShopDeliveryActivities, type DeliverShopEventsInput } from '../activities/shop-delivery';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
 import type { ShopEventDraft } from '../domain/shipment';
 import { installQuietRuntime } from './helpers/temporal-env';

@@ -11,8 +11,8 @@ import { CliError } from '../client/cli-support';
 import { Listing, readShop } from '../client/import/from-shop';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
-import { loadShopConnectors } from '../shop-sync/connectors';
-import type { ImportConnector } from '../shop-import/source';
+import { loadShopConnectors } from '../platforms/connectors';
+import type { ImportConnector } from '../platforms/order-source';
 import { runCli } from './helpers/cli';
 import { createTestEnv } from './helpers/temporal-env';
 

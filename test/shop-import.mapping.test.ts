@@ -1,11 +1,11 @@
 /** The import's pure parts: a platform order → a label request, and the cursor's arithmetic. */
 import { describe, expect, it } from 'vitest';
-import { advanceCursor, firstChangesPosition, MAX_RETRY } from '../shop-import/cursor';
+import { advanceCursor, firstChangesPosition, MAX_RETRY } from '../workflow-definitions/shop-pull-cursor';
 import { mapOrder } from '../shop-import/mapping';
-import { convertWeight, type PlatformOrder } from '../shop-import/order';
-import { modifiedTime } from '../shop-import/checks';
-import { ImportMapping } from '../shop-import/settings';
-import { changesQuery } from '../shop-import/shopify/read';
+import { convertWeight, type PlatformOrder } from '../domain/platform-order';
+import { modifiedTime } from '../domain/platform-order-checks';
+import { ImportMapping } from '../config/shop-import';
+import { changesQuery } from '../platforms/shopify/read';
 import { LabelRequestWithoutKey } from '../shipping-api/contract';
 
 function order(patch: Partial<PlatformOrder> = {}): PlatformOrder {

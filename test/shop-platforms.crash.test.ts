@@ -12,7 +12,7 @@ import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
-import type { ShipmentOutcome } from '../workflows/definitions';
+import type { ShipmentOutcome } from '../workflow-definitions/shipment';
 import { saveFixture } from './helpers/fixtures';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { order } from './helpers/orders';

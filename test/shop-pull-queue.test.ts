@@ -9,9 +9,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { applySchedule, importShops, triggerPull } from '../shop-import/schedule';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { createPullWorker } from '../worker/create-worker';
-import { shopPullScheduleId, shopPullTaskQueue, type ShopPullResult } from '../workflows/shop-pull/definitions';
+import { shopPullScheduleId, shopPullTaskQueue, type ShopPullResult } from '../workflow-definitions/shop-pull';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeShipmentEvent } from '../domain/events';
-import { closeWebhookDispatcher, deliverWebhook } from '../shop-sync/webhook';
+import { closeWebhookDispatcher, deliverWebhook } from '../platforms/webhook/write-back';
 import { CLI_DEFAULT_PORT, HELP, parseCli, SECRETS_ENV } from '../shop-receiver/main';
 import { waitFor } from './helpers/wait';
 
@@ -149,12 +149,12 @@ describe('npm run shop-receiver (child process)', () => {
 
 describe('npm run shop-sync:schema', () => {
   it('--check exits 0 for the committed file; --help documents the flags', async () => {
-    const check = run('shop-sync/json-schema.ts', ['--check']);
+    const check = run('platforms/webhook/event-schema.ts', ['--check']);
     expect(await check.exited).toBe(0);
-    const help = run('shop-sync/json-schema.ts', ['--help']);
+    const help = run('platforms/webhook/event-schema.ts', ['--help']);
     expect(await help.exited).toBe(0);
     expect(help.stdout()).toContain('--check');
-    const bad = run('shop-sync/json-schema.ts', ['--bogus']);
+    const bad = run('platforms/webhook/event-schema.ts', ['--bogus']);
     expect(await bad.exited).toBe(2);
   });
 });

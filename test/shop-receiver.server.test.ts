@@ -1,5 +1,5 @@
 /**
- * The reference shop receiver over loopback, fed by the real sender (shop-sync/webhook.ts):
+ * The reference shop receiver over loopback, fed by the real sender (platforms/webhook/write-back.ts):
  * signature and timestamp checks, schema validation, de-duplication, no downgrade by late
  * events, the orders page and API, and every injectable fault.
  */
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeShipmentEvent, type ShipmentEvent, type ShipmentEventInput } from '../domain/events';
-import { deliverWebhook, signWebhook, type DeliveryResult } from '../shop-sync/webhook';
+import { deliverWebhook, signWebhook, type DeliveryResult } from '../platforms/webhook/write-back';
 import { InvalidFaultsError, startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
 import { waitFor } from './helpers/wait';
 import { freePort } from '../dev-server/free-port';

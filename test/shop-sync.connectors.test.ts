@@ -10,7 +10,7 @@ import path from 'node:path';
 import { inspect } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/settings';
-import { loadShopConnectors, type ShopifyConnector, type WebhookConnector, type WooCommerceConnector } from '../shop-sync/connectors';
+import { loadShopConnectors, type ShopifyConnector, type WebhookConnector, type WooCommerceConnector } from '../platforms/connectors';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const next = `whsec_${randomBytes(32).toString('base64')}`;

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { makeShipmentEvent, SHIPMENT_EVENT_TYPES, ShipmentEvent, shipmentEventId, type ShipmentEventInput } from '../domain/events';
-import { SCHEMA_PATH, shipmentEventJsonSchema } from '../shop-sync/json-schema';
+import { SCHEMA_PATH, shipmentEventJsonSchema } from '../platforms/webhook/event-schema';
 
 const base = { shop: 'acme', orderId: '1001', occurredAt: '2025-01-02T03:04:05.000Z' };
 

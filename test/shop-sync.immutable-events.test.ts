@@ -13,7 +13,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
-import type { ShipmentOutcome } from '../workflows/definitions';
+import type { ShipmentOutcome } from '../workflow-definitions/shipment';
 import { saveFixture } from './helpers/fixtures';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { order } from './helpers/orders';

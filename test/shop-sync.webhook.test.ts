@@ -19,7 +19,7 @@ import {
   WEBHOOK_DEFAULTS,
   WebhookArgumentError,
   type DeliveryResult,
-} from '../shop-sync/webhook';
+} from '../platforms/webhook/write-back';
 import { freePort } from '../dev-server/free-port';
 
 const secretA = `whsec_${randomBytes(32).toString('base64')}`;

@@ -6,10 +6,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
-import { loadShopConnectors, type ShopifyConnector } from '../shop-sync/connectors';
-import { StopDelivery } from '../shop-sync/platform/result';
-import { ShopifyClient, type Operation } from '../shop-sync/shopify/client';
-import * as op from '../shop-sync/shopify/operations';
+import { loadShopConnectors, type ShopifyConnector } from '../platforms/connectors';
+import { StopDelivery } from '../platforms/connection/result';
+import { ShopifyClient, type Operation } from '../platforms/shopify/client';
+import * as op from '../platforms/shopify/operations';
 
 let fake: FakeShopify | undefined;
 afterEach(async () => {

@@ -1,5 +1,5 @@
 /**
- * Reading a Shopify order larger than the page query in pages (shop-import/shopify/whole-order.ts),
+ * Reading a Shopify order larger than the page query in pages (platforms/shopify/whole-order.ts),
  * over HTTP against the local fake, which pages connections as Shopify documents (first/after,
  * pageInfo.hasNextPage/endCursor): every fulfillment order and line arrives, each query stays
  * under Shopify's 1,000-point cap, the bounds of the import settings hold, and a store whose
@@ -7,18 +7,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
-import { ShopifyClient } from '../shop-sync/shopify/client';
-import { buildShopifyConnector } from '../shop-sync/shopify/build';
-import { ShopifyConnectorConfig } from '../shop-sync/shopify/config';
-import { changesQuery, eligibleQuery, readShopifyPage } from '../shop-import/shopify/read';
-import { readWholeOrder } from '../shop-import/shopify/whole-order';
-import { Order as OrderSchema, ORDER_FIELDS, type Order } from '../shop-import/shopify/order-fields';
+import { ShopifyClient } from '../platforms/shopify/client';
+import { buildShopifyConnector } from '../platforms/shopify/build';
+import { ShopifyConnectorConfig } from '../platforms/shopify/settings';
+import { changesQuery, eligibleQuery, readShopifyPage } from '../platforms/shopify/read';
+import { readWholeOrder } from '../platforms/shopify/whole-order';
+import { Order as OrderSchema, ORDER_FIELDS, type Order } from '../platforms/shopify/order-fields';
 import { z } from 'zod';
-import { isRefused, type PlatformOrder, type ReadOrder } from '../shop-import/order';
+import { isRefused, type PlatformOrder, type ReadOrder } from '../domain/platform-order';
 import { mapOrder } from '../shop-import/mapping';
-import { labelIdempotencyKey } from '../activities';
+import { labelIdempotencyKey } from '../activities/shipping-api';
 import { shipmentEventId } from '../domain/events';
-import { ImportMapping } from '../shop-import/settings';
+import { ImportMapping } from '../config/shop-import';
 import { seenOf } from '../shop-import/facts';
 import { fulfilShopifyOrder } from './helpers/platforms';
 

@@ -1,7 +1,7 @@
 /** The Shopify connector's pure parts: the cost bucket it keeps per store, and which fulfillment event is news. */
 import { describe, expect, it } from 'vitest';
-import { BudgetWait, CostBucket, MAX_BUCKET_WAIT_MS, QueryCost } from '../shop-sync/shopify/cost-bucket';
-import { isNews } from '../shop-sync/shopify/connection';
+import { BudgetWait, CostBucket, MAX_BUCKET_WAIT_MS, QueryCost } from '../platforms/shopify/cost-bucket';
+import { isNews } from '../platforms/shopify/write-back';
 
 function bucketAt(start = 1_000_000) {
   const clock = { now: start };

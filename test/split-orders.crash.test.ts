@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { shipmentWorkflowId } from '../domain/shipment';
-import type { ShipmentOutcome } from '../workflows/definitions';
+import type { ShipmentOutcome } from '../workflow-definitions/shipment';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { platformConnectors } from './helpers/platforms';
 import { pullNow } from './helpers/shop-pulls';

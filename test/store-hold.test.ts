@@ -1,12 +1,12 @@
 /**
- * A store's hold in the worker (shop-sync/platform/store-hold.ts): a call that waits for one of
+ * A store's hold in the worker (platforms/connection/store-hold.ts): a call that waits for one of
  * the store's connections looks at the hold when it gets one, right before it is sent, so a
  * Retry-After that arrives while calls queue is honoured by every queued call too.
  */
 import { describe, expect, it } from 'vitest';
-import { PLATFORM_CONNECTIONS } from '../shop-sync/platform/http';
-import { StopDelivery } from '../shop-sync/platform/result';
-import { StoreHold } from '../shop-sync/platform/store-hold';
+import { PLATFORM_CONNECTIONS } from '../platforms/connection/http';
+import { StopDelivery } from '../platforms/connection/result';
+import { StoreHold } from '../platforms/connection/store-hold';
 
 function gate() {
   let open!: () => void;

@@ -13,7 +13,7 @@ import {
   TEMPORAL_CLI_MODULE,
   TEMPORAL_CLI_VERSION,
 } from '../dev-server/temporal-cli';
-import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/definitions';
+import { SEARCH_ATTRIBUTE_KEYS } from '../workflow-definitions/shipment';
 import { createTestEnv } from './helpers/temporal-env';
 
 // ---------------------------------------------------------------- fixtures
@@ -228,7 +228,7 @@ describe('createTestEnv', () => {
     if (found) expect(process.env.TEMPORAL_CLI_PATH).toBe(found);
   });
 
-  it('starts a dev server with the search attributes of workflows/definitions registered', async () => {
+  it('starts a dev server with the search attributes of workflow-definitions/shipment registered', async () => {
     const { customAttributes } = await env!.connection.operatorService.listSearchAttributes({ namespace: 'default' });
     expect(SEARCH_ATTRIBUTE_KEYS.length).toBeGreaterThan(0);
     for (const key of SEARCH_ATTRIBUTE_KEYS) {

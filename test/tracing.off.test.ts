@@ -15,7 +15,7 @@ it('loads neither the OpenTelemetry SDK nor @temporalio/interceptors-opentelemet
     require('./client/cli-support');
     require('./client/import/main');
     require('./shipping-api/client');
-    require('./shop-sync/webhook');
+    require('./platforms/webhook/write-back');
     const loaded = Object.keys(require.cache).filter((f) => /interceptors-opentelemetry|@opentelemetry[\\\\/]sdk-|exporter-trace-otlp/.test(f));
     console.log(JSON.stringify(loaded));
   `;

@@ -6,7 +6,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
-import { startTracingFromEnv } from '../tracing/setup';
+import { startTracingFromEnv } from '../config/tracing';
 import { callSpan, orderSpan } from '../tracing/spans';
 
 it('sends the spans of an order to OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces, with OTEL_EXPORTER_OTLP_HEADERS', async () => {

@@ -12,7 +12,7 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startShipment } from '../order-import/start-shipment';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { startShopReceiver, type ShopReceiver } from '../shop-receiver/server';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
 import { applySchedule, importShops } from '../shop-import/schedule';

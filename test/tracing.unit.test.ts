@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config/settings';
 import { TRACE_HEADER } from '../tracing/header';
 import { PrivateSpanProcessor } from '../tracing/privacy';
-import { activeTracing, loadTracingSettings } from '../tracing/setup';
+import { activeTracing } from '../tracing/setup';
+import { loadTracingSettings } from '../config/tracing';
 import { callSpan, orderSpan } from '../tracing/spans';
 import { tracingActivityInterceptors, tracingClientInterceptors } from '../tracing/temporal';
 

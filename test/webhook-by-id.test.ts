@@ -21,11 +21,11 @@ import {
   CURSOR_PULLS_PER_SHOP,
   NAMED_ORDER_PULLS_PER_SHOP,
 } from '../shop-import/schedule';
-import { loadShopConnectors } from '../shop-sync/connectors';
+import { loadShopConnectors } from '../platforms/connectors';
 import { startShopTrigger, type ShopTrigger } from '../shop-trigger';
 import { PULL_TOPICS } from '../shop-trigger/topics';
-import { stateQuery, type ShipmentState } from '../workflows/definitions';
-import { namedOrdersPullId, webhookPullId, type ShopPullResult } from '../workflows/shop-pull/definitions';
+import { stateQuery, type ShipmentState } from '../workflow-definitions/shipment';
+import { namedOrdersPullId, webhookPullId, type ShopPullResult } from '../workflow-definitions/shop-pull';
 import { startHarness, type Harness } from './helpers/harness';
 import { waitForPull } from './helpers/shop-pulls';
 import { createTestEnv } from './helpers/temporal-env';

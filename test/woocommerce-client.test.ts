@@ -5,9 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startFakeWooCommerce, type FakeWooCommerce } from '../fake-woocommerce';
-import { loadShopConnectors, type WooCommerceConnector } from '../shop-sync/connectors';
-import { StopDelivery } from '../shop-sync/platform/result';
-import { WooClient } from '../shop-sync/woocommerce/client';
+import { loadShopConnectors, type WooCommerceConnector } from '../platforms/connectors';
+import { StopDelivery } from '../platforms/connection/result';
+import { WooClient } from '../platforms/woocommerce/client';
 
 let fake: FakeWooCommerce | undefined;
 afterEach(async () => {

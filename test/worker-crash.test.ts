@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startShopReceiver, type WebhookAnswer } from '../shop-receiver/server';
-import { redeliverShopEventsUpdate, stateQuery, type ShipmentOutcome } from '../workflows/definitions';
+import { redeliverShopEventsUpdate, stateQuery, type ShipmentOutcome } from '../workflow-definitions/shipment';
 import { saveFixture } from './helpers/fixtures';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { killWorkerProcesses, spawnWorkerProcess, startWorkerProcess, type WorkerProcess, workerEnv } from './helpers/worker-process';

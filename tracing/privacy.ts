@@ -10,7 +10,7 @@ import type { ReadableSpan, Span, SpanProcessor, TimedEvent } from '@opentelemet
 
 /** The attributes a span keeps: identifiers of the order and the call, never its content. */
 export const KEPT_ATTRIBUTES: ReadonlySet<string> = new Set([
-  // The order (tracing/order.ts); its id is the shop's order number, not a person.
+  // The order (tracing/spans.ts, `orderSpan`); its id is the shop's order number, not a person.
   'shipment.shop',
   'shipment.order_id',
   'shipment.start',

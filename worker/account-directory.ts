@@ -6,7 +6,7 @@
  * shipment names; how it paces is the pacer's business.
  */
 import type { Client } from '@temporalio/client';
-import type { AccountCalls, AccountDirectory } from '../activities/accounts';
+import type { AccountCalls, AccountDirectory } from '../shipping-accounts/directory';
 import { openAccountClient, type ShippingAccount, type ShippingAccounts } from '../config/shipping-accounts';
 import { knownAccounts, recordAccountAnswer } from '../metrics/counters';
 import type { CallPacing } from '../activities/account-pacer';

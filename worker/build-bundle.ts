@@ -2,7 +2,7 @@
 import { writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_CODE } from './workflow-code';
+import { WORKFLOW_CODE } from '../worker-deployment/workflow-bundle';
 
 async function main(): Promise<void> {
   const out = path.resolve(process.argv[2] ?? 'dist/workflow-bundle.js');

@@ -1,13 +1,13 @@
 /** Wires a Temporal worker for shipments: workflow code, activities and their API client. */
 import { liveShipmentTaskQueue, type ShipmentPriorities } from '../domain/priority';
 import { priorityHeaderInterceptor } from '../activities/priority-header';
-import { WORKFLOW_CODE } from './workflow-code';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleFromSource } from '../worker-deployment/workflow-bundle';
+import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { DataConverter, WorkerDeploymentVersion } from '@temporalio/common';
 import { versionedWorker } from './deployment-version';
-import { createActivities } from '../activities';
-import { singleAccount, type AccountDirectory } from '../activities/accounts';
-import { retryAfterMs } from '../activities/failures';
+import { createActivities } from '../activities/shipping-api';
+import { singleAccount, type AccountDirectory } from '../shipping-accounts/directory';
+import { retryAfterMs } from '../workflow-definitions/activity-failures';
 import { AccountPacer, pacedCalls, UNPACED, type CallPacing } from '../activities/account-pacer';
 import type { PacingSettings } from '../config/settings';
 import { ShippingApiError } from '../shipping-api/errors';
@@ -16,12 +16,12 @@ import { createShopDeliveryActivities } from '../activities/shop-delivery';
 import { createShopImportActivities } from '../activities/shop-import';
 import { Client } from '@temporalio/client';
 import { LabelOrderCheck } from '../shop-import/label-check';
-import { OrderSource } from '../shop-import/source';
-import { PlatformConnections } from '../shop-sync/platform/connections';
-import { loadShopConnectors, type ShopConnectors } from '../shop-sync/connectors';
+import { OrderSource } from '../platforms/order-source';
+import { PlatformConnections } from '../platforms/connections';
+import { loadShopConnectors, type ShopConnectors } from '../platforms/connectors';
 import { LIVE_WORKER_DEFAULTS, PULL_WORKER_DEFAULTS, TRACKING_POLLER_DEFAULTS, WORKER_DEFAULTS } from '../config/settings';
 import { createTrackingPollerActivities, type TrackingPollerSettings } from '../activities/tracking-poller';
-import { shopPullTaskQueue } from '../workflows/shop-pull/definitions';
+import { shopPullTaskQueue } from '../workflow-definitions/shop-pull';
 import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
 import type { AccountOf } from '../config/shipping-accounts';
 import { DEFAULT_TRACKING_POLICY, type TrackingPolicy } from '../domain/shipment';
@@ -157,7 +157,7 @@ export type PullWorkerOptions = Pick<
 };
 
 /**
- * The shop pulls' worker (workflows/shop-pull/definitions.ts, `shopPullTaskQueue`): a worker of
+ * The shop pulls' worker (workflow-definitions/shop-pull.ts, `shopPullTaskQueue`): a worker of
  * its own in the same process, with its own slots, so a pull never waits for a slot or a task
  * behind the shipments' backlog. `taskQueue` is the shipments' queue, where the pulls start them.
  */
@@ -278,17 +278,6 @@ function tracedClient(options: Pick<ShipmentWorkerOptions, 'connection' | 'names
 
 function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** Bundles the workflows at start (development); webpack's module listing is kept out of the logs. */
-export function bundleFromSource(): Promise<{ code: string }> {
-  const runtimeLogger = Runtime.instance().logger;
-  return bundleWorkflowCode({
-    ...WORKFLOW_CODE,
-    logger: new DefaultLogger('WARN', (entry) => {
-      runtimeLogger.log(entry.level, entry.message, entry.meta);
-    }),
-  });
 }
 
 /**

@@ -8,8 +8,8 @@ import type { WorkerDeploymentVersion } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { WorkerOptions } from '@temporalio/worker';
 import { defaultBuildId, type DeploymentSettings } from '../config/deployment';
-import { describeDeployment, setCurrentVersion } from '../client/deployments';
-import { bundleFromSource } from './create-worker';
+import { describeDeployment, setCurrentVersion } from '../worker-deployment/deployments';
+import { bundleFromSource } from '../worker-deployment/workflow-bundle';
 
 /** Worker.create's options for `version`; nothing for an unversioned worker. */
 export function versionedWorker(version: WorkerDeploymentVersion | undefined): Pick<WorkerOptions, 'workerDeploymentOptions'> {

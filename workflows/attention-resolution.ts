@@ -5,7 +5,7 @@
  * workflow, one per shipment (ATTENTION_RESOLUTION_ID_PREFIX + the shipment's id): a second
  * start is refused. It completes on its first task.
  */
-import type { EndedShipmentResolution } from './definitions';
+import type { EndedShipmentResolution } from '../workflow-definitions/shipment';
 
 export async function attentionResolutionWorkflow(resolution: EndedShipmentResolution): Promise<EndedShipmentResolution> {
   return resolution;

@@ -1,6 +1,6 @@
 /** `npm run cli -- attention`: every shipment waiting for a person, oldest first, with the next command. */
 import { parseDuration } from '../../config/settings';
-import { ATTENTION_REASONS, attentionQuery, resolvedEndedShipments } from '../../workflows/attention';
+import { ATTENTION_REASONS, attentionQuery, resolvedEndedShipments } from '../../workflow-definitions/attention';
 import { connectTemporal, EXIT, parseCommandArgs, positiveInt, println, table, usageError, type ExitCode, type Io } from '../cli-support';
 import { shipmentAttributes } from './shipment-lookup';
 import { parcelLocationOf } from '../../domain/shipment';

@@ -1,5 +1,5 @@
 /** `npm run cli -- cancel <shop> <orderId>`: stops a shipment (label wait or tracking). */
-import { cancelShipmentSignal, type ShipmentOutcome } from '../../workflows/definitions';
+import { cancelShipmentSignal, type ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { CliError, connectTemporal, EXIT, parseCommandArgs, println, requirePositionals, type ExitCode, type Io } from '../cli-support';
 import { findShipment } from './shipment-lookup';
 

@@ -1,7 +1,7 @@
 /** `npm run cli -- deployment <action>`: rollouts by Worker Deployment version (docs/production.md, "Rolling out a new build"). */
 import { ConfigError } from '../../config/settings';
 import { defaultBuildId, deploymentNameOf, isBuildId } from '../../config/deployment';
-import { bundleFromSource } from '../../worker/create-worker';
+import { bundleFromSource } from '../../worker-deployment/workflow-bundle';
 import {
   deleteVersion,
   describeDeployment,
@@ -11,7 +11,7 @@ import {
   setRampingVersion,
   shipmentsOnBuild,
   type DeploymentView,
-} from '../deployments';
+} from '../../worker-deployment/deployments';
 import {
   CliError,
   connectTemporal,

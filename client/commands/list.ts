@@ -1,6 +1,6 @@
 /** `npm run cli -- list`: shipment workflows filtered on their search attributes, one page at a time. */
 import { defaultPayloadConverter } from '@temporalio/common';
-import { SA, WORKFLOW_TYPE } from '../../workflows/definitions';
+import { SA, WORKFLOW_TYPE } from '../../workflow-definitions/shipment';
 import { connectTemporal, EXIT, parseCommandArgs, positiveInt, println, table, usageError, type ExitCode, type Io } from '../cli-support';
 import { timestampIso } from './shipment-lookup';
 import { parcelLocationOf } from '../../domain/shipment';

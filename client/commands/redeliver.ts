@@ -1,7 +1,7 @@
 /** `npm run cli -- redeliver <shop> <orderId>`: send a shipment's undelivered shop events again. */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { parseDuration } from '../../config/settings';
-import { redeliverShopEventsUpdate, stateQuery, type RedeliverResult, type ShopSyncState } from '../../workflows/definitions';
+import { redeliverShopEventsUpdate, stateQuery, type RedeliverResult, type ShopSyncState } from '../../workflow-definitions/shipment';
 import { connectTemporal, EXIT, parseCommandArgs, println, requirePositionals, usageError, type ExitCode, type Io } from '../cli-support';
 import { findRunningShipment } from './shipment-lookup';
 

@@ -17,8 +17,8 @@ import {
   SA,
   type AttentionResolution,
   type EndedShipmentResolution,
-} from '../../workflows/definitions';
-import { endedReasonOf } from '../../workflows/attention';
+} from '../../workflow-definitions/shipment';
+import { endedReasonOf } from '../../workflow-definitions/attention';
 import {
   CliError,
   connectTemporal,

@@ -4,7 +4,7 @@
  * own reading of the shop (state.shopOrder.offer) and validated here as an import's label request.
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { relabelFromShopUpdate, stateQuery, type RelabelResult } from '../../workflows/definitions';
+import { relabelFromShopUpdate, stateQuery, type RelabelResult } from '../../workflow-definitions/shipment';
 import { validateLabelRequest } from '../../order-import/record';
 import { connectTemporal, EXIT, println, type ExitCode, type Io } from '../cli-support';
 import { errorLines } from './label-error';

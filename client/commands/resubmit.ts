@@ -1,7 +1,7 @@
 /** `npm run cli -- resubmit <shop> <orderId> <file>`: corrected label data for a rejected label (`--from-shop`: resubmit-from-shop.ts). */
 import { readFile } from 'node:fs/promises';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { resubmitLabelUpdate, type ResubmitResult } from '../../workflows/definitions';
+import { resubmitLabelUpdate, type ResubmitResult } from '../../workflow-definitions/shipment';
 import {
   connectTemporal,
   EXIT,

@@ -1,9 +1,9 @@
 /** `npm run cli -- schedule <action> [shop]`: the shops' pull schedules (shop-import/schedule.ts). */
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { ConfigError } from '../../config/settings';
-import { loadShopConnectors } from '../../shop-sync/connectors';
+import { loadShopConnectors } from '../../platforms/connectors';
 import { applySchedule, cursorOf, importShops, triggerPull } from '../../shop-import/schedule';
-import { shopPullScheduleId, shopPullTaskQueue, type ShopPullResult } from '../../workflows/shop-pull/definitions';
+import { shopPullScheduleId, shopPullTaskQueue, type ShopPullResult } from '../../workflow-definitions/shop-pull';
 import { CliError, connectTemporal, EXIT, parseCommandArgs, println, usageError, type ExitCode, type Io } from '../cli-support';
 
 export const SCHEDULE_HELP = `Usage: npm run cli -- schedule apply [shop]

@@ -5,7 +5,7 @@
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { TypedSearchAttributes } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { attentionResolutionWorkflowId, SA, type EndedShipmentResolution } from '../../workflows/definitions';
+import { attentionResolutionWorkflowId, SA, type EndedShipmentResolution } from '../../workflow-definitions/shipment';
 import { parcelWorkflowId, shipmentWorkflowId } from '../../domain/shipment';
 import { CliError, EXIT, isNotFound, noShipment, printable, usageError } from '../cli-support';
 import { checkStartableIdentity, InvalidOrderIdentity } from '../../order-import/start-shipment';

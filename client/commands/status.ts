@@ -12,7 +12,7 @@ import {
   type ShipmentOutcome,
   type ShipmentState,
   type ShopOrderState,
-} from '../../workflows/definitions';
+} from '../../workflow-definitions/shipment';
 import {
   connectTemporal,
   EXIT,
@@ -25,7 +25,7 @@ import {
   type Io,
 } from '../cli-support';
 import { findShipment, readEndedResolution, shipmentAttributes, timestampIso } from './shipment-lookup';
-import { endedReasonOf } from '../../workflows/attention';
+import { endedReasonOf } from '../../workflow-definitions/attention';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 
 export const STATUS_HELP = `Usage: npm run cli -- status [--json] <shop> <orderId>

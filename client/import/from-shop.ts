@@ -3,20 +3,20 @@
  * page by page from the platform (the same readers and mapping as the scheduled pull) and fed to
  * the import pipeline as records. It reads from `--since` (a time, or a duration back from now)
  * or the shop's `import.firstPull`, and does not move the schedule's cursor. A read that fails
- * in passing is read again with the schedule's retry rules (shop-import/pull-retry.ts) until
+ * in passing is read again with the schedule's retry rules (workflow-definitions/shop-pull-retry.ts) until
  * `--deadline`; only a refusal retrying cannot fix, or the deadline, ends it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError, EXIT, messageOf, usageError } from '../cli-support';
 import { ConfigError, parseDuration } from '../../config/settings';
-import { loadShopConnectors } from '../../shop-sync/connectors';
-import { PlatformConnections } from '../../shop-sync/platform/connections';
-import { describeStop, StopDelivery } from '../../shop-sync/platform/result';
-import { firstChangesPosition, type PullPosition } from '../../shop-import/cursor';
-import { pullRetryDelayMs } from '../../shop-import/pull-retry';
+import { loadShopConnectors } from '../../platforms/connectors';
+import { PlatformConnections } from '../../platforms/connections';
+import { describeStop, StopDelivery } from '../../platforms/connection/result';
+import { firstChangesPosition, type PullPosition } from '../../workflow-definitions/shop-pull-cursor';
+import { pullRetryDelayMs } from '../../workflow-definitions/shop-pull-retry';
 import { pageRecords } from '../../shop-import/records';
 import { importShops } from '../../shop-import/schedule';
-import { OrderSource, type ImportConnector, type PageRead } from '../../shop-import/source';
+import { OrderSource, type ImportConnector, type PageRead } from '../../platforms/order-source';
 import type { SourceRecord } from '../../order-import/source';
 
 export interface ShopInput {

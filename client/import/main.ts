@@ -28,7 +28,8 @@ import {
   type TemporalSession,
 } from '../cli-support';
 import { TEMPORAL_CONNECTION_HELP } from '../../config/temporal-connection';
-import { startTracingFromEnv, TRACING_HELP, type Tracing } from '../../tracing/setup';
+import { startTracingFromEnv, TRACING_HELP } from '../../config/tracing';
+import type { Tracing } from '../../tracing/setup';
 import { BacklogGate, workflowBacklogReader } from '../../order-import/backlog-gate';
 import { importRecords, KEPT_IN_RESULT, type ImportResult, type Rejection, type StartFailure } from '../../order-import/engine';
 import {
@@ -47,7 +48,7 @@ import { Progress } from '../../order-import/progress';
 import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../../order-import/start-shipment';
 import { RECORD_LIMITS } from '../../order-import/limits';
 import { decodeUtf8 } from '../../order-import/utf8';
-import { loadShopConnectors } from '../../shop-sync/connectors';
+import { loadShopConnectors } from '../../platforms/connectors';
 import { ConfigError, loadShipmentPriorities, parseDuration } from '../../config/settings';
 import { shipmentPriorityKey, type ShipmentPriorities } from '../../domain/priority';
 import { DEFAULT_READ_DEADLINE_MS, readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';

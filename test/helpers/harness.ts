@@ -9,7 +9,7 @@ import { startFakeShippingApi, type FakeShippingApi, type FakeShippingApiOptions
 import { createPullWorker, createShipmentWorker } from '../../worker/create-worker';
 import { importShops } from '../../shop-import/schedule';
 import type { ShippingApiClientOptions } from '../../shipping-api/client';
-import type { ShopConnectors } from '../../shop-sync/connectors';
+import type { ShopConnectors } from '../../platforms/connectors';
 import type { TrackingPolicy } from '../../domain/shipment';
 import { createTestEnv, getWorkflowBundle } from './temporal-env';
 

@@ -1,7 +1,7 @@
 /** Starting a shop's pull by hand and reading its result, for tests of the shop import. */
 import type { Client } from '@temporalio/client';
 import { triggerPull } from '../../shop-import/schedule';
-import { shopPullScheduleId, type ShopPullResult } from '../../workflows/shop-pull/definitions';
+import { shopPullScheduleId, type ShopPullResult } from '../../workflow-definitions/shop-pull';
 import { waitFor } from './wait';
 
 /** Triggers the shop's schedule and waits for that pull's result (a failed pull rejects with WorkflowFailedError). */

@@ -14,9 +14,9 @@ import { TestWorkflowEnvironment, type LocalTestWorkflowEnvironmentOptions } fro
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundle } from '@temporalio/worker';
 import { freePort } from '../../dev-server/free-port';
 import { priorityDevServerArgs } from '../../dev-server/server-priority';
-import { WORKFLOW_CODE } from '../../worker/workflow-code';
+import { WORKFLOW_CODE } from '../../worker-deployment/workflow-bundle';
 import { temporalServerExecutable } from '../../dev-server/temporal-cli';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../workflows/definitions';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../workflow-definitions/shipment';
 
 /**
  * How much the SDK and the dev servers log in tests: ERROR unless TEST_LOG_LEVEL says otherwise

@@ -5,8 +5,8 @@
  * from before HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY wait it on a timer first).
  */
 import { isCancellation, patched, sleep } from '@temporalio/workflow';
-import type { ShipmentActivities } from '../../activities';
-import type { RecordedError } from '../definitions';
+import type { ShipmentActivities } from '../../activities/shipping-api';
+import type { RecordedError } from '../../workflow-definitions/shipment';
 import { recordError, shippingErrorOf, shopChangeOf } from './failures';
 import { HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY } from './patches';
 import { firstAttempt, HEED_SENT_ATTEMPT, shippingApi } from './proxies';

@@ -1,5 +1,5 @@
 /** How a shipment presents itself: the Web UI's current details and the summaries of its calls. */
-import { openAttention, type ShipmentState, type ShopOrderState } from '../definitions';
+import { openAttention, type ShipmentState, type ShopOrderState } from '../../workflow-definitions/shipment';
 import { DEFAULT_SHIPPING_ACCOUNT, type ShopEventDraft } from '../../domain/shipment';
 
 /** The Web UI's "current details" of the workflow (markdown). */

@@ -1,13 +1,13 @@
 /**
  * The workflow's reading of a failed activity: the shipping error inside it, and whether a
- * timeout was a window's end. How activities produce these failures is `activities/failures.ts`.
+ * timeout was a window's end. How activities produce these failures is `workflow-definitions/activity-failures.ts`.
  */
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 import { RetryState, TimeoutType } from '@temporalio/common';
-import { FAILURE_TYPES, SHOP_ORDER_CHANGED, type FailureDetails } from '../../activities/failures';
+import { FAILURE_TYPES, SHOP_ORDER_CHANGED, type FailureDetails } from '../../workflow-definitions/activity-failures';
 import type { ShopOrderChange } from '../../domain/shop-order';
 import type { ShippingApiErrorFields } from '../../shipping-api/errors';
-import type { RecordedError, ShipmentState, ShopSyncState } from '../definitions';
+import type { RecordedError, ShipmentState, ShopSyncState } from '../../workflow-definitions/shipment';
 import { formatDuration } from '../../domain/duration';
 
 /** Finds the shipping error data inside a failure thrown by an activity call, if there is one. */

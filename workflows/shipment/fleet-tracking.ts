@@ -8,10 +8,15 @@
  * new label's membership; from then on only that label's news counts.
  */
 import { CancellationScope, condition, isCancellation, patched, setHandler, sleep } from '@temporalio/workflow';
-import { type ShipmentOutcome } from '../definitions';
+import { type ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { outcomeOfTag, type TrackingPolicy } from '../../domain/shipment';
 import { isNews, isTerminalEnd } from '../../domain/tracking';
-import { rejoinTrackingSignal, trackingNewsSignal, type PollerCadence, type TrackingNews } from '../tracking-poller/definitions';
+import {
+  rejoinTrackingSignal,
+  trackingNewsSignal,
+  type PollerCadence,
+  type TrackingNews,
+} from '../../workflow-definitions/tracking-poller';
 import { recordError } from './failures';
 import { RELABEL_FROM_SHOP, TERMINAL_ANSWER_ENDS_TRACKING, TRACKING_REJOINS } from './patches';
 import { trackingPoller } from './proxies';

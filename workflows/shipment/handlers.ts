@@ -15,7 +15,7 @@ import {
   type RelabelFromShop,
   type ResolveAttention,
   type ResubmitLabel,
-} from '../definitions';
+} from '../../workflow-definitions/shipment';
 import { checkChangeShape, type ShopOrderChange } from '../../domain/shop-order';
 import { relabelFromShop, validateRelabel } from './relabel';
 import type { ShipmentRun } from './run';

@@ -4,8 +4,8 @@
  * makes the call; these are the decisions around it.
  */
 import { condition, log } from '@temporalio/workflow';
-import type { CreatedLabel, CreateLabelInput } from '../../activities';
-import type { ShipmentOutcome } from '../definitions';
+import type { CreatedLabel, CreateLabelInput } from '../../activities/shipping-api';
+import type { ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { recordError, shippingErrorOf } from './failures';
 import type { ShipmentRun } from './run';
 import { applyLabel } from './state';

@@ -16,7 +16,7 @@
  * `deprecatePatch` call too.
  */
 import { condition } from '@temporalio/workflow';
-import { type ShipmentOutcome } from '../definitions';
+import { type ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { outcomeOfTag } from '../../domain/shipment';
 import { recordError, shippingErrorOf } from './failures';
 import { shippingApi } from './proxies';

@@ -1,10 +1,10 @@
 /**
  * The activities the shipment workflow calls, with the options of each kind of call (the retry
- * rules themselves are `activities/retry-options.ts`). Each call is labelled for the Web UI's
+ * rules themselves are `workflow-definitions/retry-options.ts`). Each call is labelled for the Web UI's
  * event history by its summary.
  */
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { ShipmentActivities } from '../../activities';
+import type { ShipmentActivities } from '../../activities/shipping-api';
 import type { ShopDeliveryActivities } from '../../activities/shop-delivery';
 import type { TrackingPollerActivities } from '../../activities/tracking-poller';
 import {
@@ -14,7 +14,7 @@ import {
   shopDeliveryOptions,
   TRACKING_ACTIVITY_OPTIONS,
   TRACKING_POLLER_SIGNAL_OPTIONS,
-} from '../../activities/retry-options';
+} from '../../workflow-definitions/retry-options';
 import type { ShopSyncPolicy } from '../../domain/shipment';
 
 /**

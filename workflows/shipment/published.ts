@@ -3,7 +3,7 @@
  * an unchanged poll adds no history) and its current details.
  */
 import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { openAttention, SA, type ShipmentState } from '../definitions';
+import { openAttention, SA, type ShipmentState } from '../../workflow-definitions/shipment';
 import { currentDetails } from './details';
 import { ATTENTION_CLOSES } from './patches';
 import { STOPPED, type ShopDelivery } from './shop-delivery';

@@ -9,7 +9,7 @@
  * from then on.
  */
 import { CancellationScope, log, patched } from '@temporalio/workflow';
-import { CANCELLED_MARKS, type RecordedError, type RelabelFromShop, type RelabelResult } from '../definitions';
+import { CANCELLED_MARKS, type RecordedError, type RelabelFromShop, type RelabelResult } from '../../workflow-definitions/shipment';
 import { isWithdrawn } from '../../domain/shop-order';
 import { recordError, shippingErrorOf } from './failures';
 import { join, unwatch } from './fleet-tracking';

@@ -11,15 +11,21 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AwaitTrackingChangeInput, CreatedLabel, CreateLabelInput, TrackingChange, TrackingSnapshot } from '../../activities';
-import { SHOP_ORDER_CHANGED, toApplicationFailure, TRACKING_UNCHANGED } from '../../activities/failures';
+import type {
+  AwaitTrackingChangeInput,
+  CreatedLabel,
+  CreateLabelInput,
+  TrackingChange,
+  TrackingSnapshot,
+} from '../../activities/shipping-api';
+import { SHOP_ORDER_CHANGED, toApplicationFailure, TRACKING_UNCHANGED } from '../../workflow-definitions/activity-failures';
 import type { DeliverShopEventsInput } from '../../activities/shop-delivery';
 import { ShippingApiError } from '../../shipping-api/errors';
 import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-env';
 import { saveFixture } from '../../test/helpers/fixtures';
 import { labelRequest } from '../../test/helpers/orders';
 import { waitFor } from '../../test/helpers/wait';
-import { trackingNewsSignal, type WatchRequest } from '../tracking-poller/definitions';
+import { trackingNewsSignal, type WatchRequest } from '../../workflow-definitions/tracking-poller';
 import {
   cancelShipmentSignal,
   redeliverShopEventsUpdate,
@@ -30,7 +36,7 @@ import {
   shopOrderChangedUpdate,
   stateQuery,
   type ShipmentOutcome,
-} from '../definitions';
+} from '../../workflow-definitions/shipment';
 import {
   DEFAULT_TRACKING_POLICY,
   type ShipmentInput,

@@ -8,7 +8,7 @@
  * order's facts keep the unchanged loop in `ShipmentRun.ship`.
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
-import type { ShipmentOutcome } from '../definitions';
+import type { ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { shippingErrorOf, shopChangeOf } from './failures';
 import * as label from './label';
 import type { ShipmentRun } from './run';

@@ -25,7 +25,7 @@ import {
   type ShopChangeAnswer,
   type ShopChangeRecord,
   type ShopOrderState,
-} from '../definitions';
+} from '../../workflow-definitions/shipment';
 import {
   changeForParcel,
   checkChangeShape,
@@ -37,7 +37,7 @@ import {
   type ShopOrderSeen,
 } from '../../domain/shop-order';
 import { canonicalPlatformOrderId } from '../../domain/platform-order-id';
-import type { ShipmentOutcome, ShipmentState } from '../definitions';
+import type { ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import { formatDuration } from '../../domain/duration';
 import * as label from './label';
 import { ATTENTION_CLOSES, EVERY_TAKEN_CHANGE_A_NEW_REVISION, RELABEL_YIELDS_TO_SHOP } from './patches';

@@ -5,7 +5,7 @@
  * at the end, pauses for continue-as-new, and redelivers when an operator asks.
  */
 import { CancellationScope, condition, isCancellation, log, patched, sleep } from '@temporalio/workflow';
-import { SHOP_SYNC_STOPPED, type RedeliverResult, type ShipmentState, type ShopSyncState } from '../definitions';
+import { SHOP_SYNC_STOPPED, type RedeliverResult, type ShipmentState, type ShopSyncState } from '../../workflow-definitions/shipment';
 import { type ShopDeliveryResult, type ShopEventDraft, type ShopSyncPolicy } from '../../domain/shipment';
 import { describeEvents } from './details';
 import { EventTasks } from './event-tasks';

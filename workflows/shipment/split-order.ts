@@ -40,7 +40,7 @@ import {
   type ShipmentOutcome,
   type ShipmentState,
   type ShopChangeAnswer,
-} from '../definitions';
+} from '../../workflow-definitions/shipment';
 import { parcelWorkflowId, shipmentWorkflowId, type ParcelRef, type ShipmentInput } from '../../domain/shipment';
 import { changeForParcel, checkChangeShape, differences, type ShopOrderChange } from '../../domain/shop-order';
 import { parcelsDetails } from './details';

@@ -2,9 +2,9 @@
  * The shipment's state and the pure steps that change it: what each answer of the API does to
  * it. No Temporal calls here; the workflow decides when each applies.
  */
-import type { CreatedLabel, TrackingChange, TrackingSnapshot } from '../../activities';
+import type { CreatedLabel, TrackingChange, TrackingSnapshot } from '../../activities/shipping-api';
 import type { OrderDetail, TrackingRecord } from '../../shipping-api/contract';
-import { type ShipmentOutcome, type ShipmentState, type ShopSyncState } from '../definitions';
+import { type ShipmentOutcome, type ShipmentState, type ShopSyncState } from '../../workflow-definitions/shipment';
 import { type OutcomeKind, type ShipmentInput, type TrackingPolicy } from '../../domain/shipment';
 import { pollIntervalOf } from '../../domain/tracking';
 

@@ -4,8 +4,8 @@
  * the polls, so an unchanged poll adds no workflow task and no history event.
  */
 import { CancellationScope, condition, isCancellation, patched } from '@temporalio/workflow';
-import type { TrackingChange } from '../../activities';
-import { type ShipmentOutcome } from '../definitions';
+import type { TrackingChange } from '../../activities/shipping-api';
+import { type ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { NOT_REGISTERED_STAGE, outcomeOfTag } from '../../domain/shipment';
 import { isChange } from '../../domain/tracking';
 import { formatDuration } from '../../domain/duration';

@@ -3,7 +3,7 @@
  * tracking until a terminal tag, telling the shop every change. Deterministic: every call to the
  * outside is an activity, time comes from the SDK's deterministic clock.
  */
-import type { ShipmentOutcome } from '../definitions';
+import type { ShipmentOutcome } from '../../workflow-definitions/shipment';
 import type { ShipmentInput } from '../../domain/shipment';
 import { registerHandlers } from './handlers';
 import { ShipmentRun, type CarriedState } from './run';

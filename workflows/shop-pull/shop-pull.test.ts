@@ -7,10 +7,16 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { PullCursor } from '../../shop-import/cursor';
+import type { PullCursor } from '../../workflow-definitions/shop-pull-cursor';
 import { saveFixture } from '../../test/helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-env';
-import { SHOP_PULL_WORKFLOW_TYPE, type PullPagesInput, type PullPagesResult, type ShopPullInput, type ShopPullResult } from './definitions';
+import {
+  SHOP_PULL_WORKFLOW_TYPE,
+  type PullPagesInput,
+  type PullPagesResult,
+  type ShopPullInput,
+  type ShopPullResult,
+} from '../../workflow-definitions/shop-pull';
 
 /** Per shop: the answers of successive pullShopOrders calls (a function may throw to fail the attempt). */
 const scripts = new Map<string, Array<(input: PullPagesInput) => PullPagesResult>>();

@@ -8,7 +8,7 @@
  */
 import { continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ShopImportActivities } from '../../activities/shop-import';
-import { PULL_RETRY } from '../../shop-import/pull-retry';
+import { PULL_RETRY } from '../../workflow-definitions/shop-pull-retry';
 import {
   addCounts,
   KEPT_REJECTIONS,
@@ -21,7 +21,7 @@ import {
   type PullRejection,
   type ShopPullInput,
   type ShopPullResult,
-} from './definitions';
+} from '../../workflow-definitions/shop-pull';
 
 const pullOptions = {
   // A call reads pages for about 45 s; heartbeats carry its position, so a retry goes on from there.

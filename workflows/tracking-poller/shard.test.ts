@@ -1,7 +1,7 @@
 /** A shard's bound (PollerShard.fits): labels, and the bytes of its next continue-as-new input. */
 import { expect, it } from 'vitest';
-import type { WatchRequest } from './definitions';
-import { PollerShard } from './shard';
+import type { WatchRequest } from '../../workflow-definitions/tracking-poller';
+import { PollerShard } from '../../workflow-definitions/tracking-poller-shard';
 
 const known = { tag: 'InTransit', subtag: null, trackingNumber: 'T1', checkpoints: 2, lastCheckpointTime: '2026-11-27T10:00:00Z' };
 const cadence = { pollIntervalMs: 1000, pollIntervalsMs: {}, terminalTags: ['Delivered'] };

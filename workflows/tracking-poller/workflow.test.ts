@@ -1,7 +1,7 @@
 /**
  * A poller shard's membership across a span, fast: the real dev server and workflow bundle, with
  * the span activity replaced by a script that returns what the test says when the test says.
- * The real span (activities/tracking-span.ts) is proven end to end in test/fleet-*.test.ts and
+ * The real span (tracking-poller/span.ts) is proven end to end in test/fleet-*.test.ts and
  * test/relabel.test.ts.
  */
 import { randomUUID } from 'node:crypto';
@@ -11,7 +11,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-env';
 import { saveFixture } from '../../test/helpers/fixtures';
 import { waitFor } from '../../test/helpers/wait';
-import { unwatchTrackingSignal, watchTrackingSignal, type PollerInput, type SpanResult, type WatchRequest } from './definitions';
+import {
+  unwatchTrackingSignal,
+  watchTrackingSignal,
+  type PollerInput,
+  type SpanResult,
+  type WatchRequest,
+} from '../../workflow-definitions/tracking-poller';
 
 let env: TestWorkflowEnvironment;
 let worker: Worker;

@@ -16,7 +16,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { TrackingPollerActivities } from '../../activities/tracking-poller';
-import { TRACKING_POLLER_ACTIVITY_OPTIONS } from '../../activities/retry-options';
+import { TRACKING_POLLER_ACTIVITY_OPTIONS } from '../../workflow-definitions/retry-options';
 import {
   joinTrackingUpdate,
   POLLER_MERGES_BY_LABEL,
@@ -26,8 +26,8 @@ import {
   watchTrackingSignal,
   type JoinRequest,
   type PollerInput,
-} from './definitions';
-import { PollerShard } from './shard';
+} from '../../workflow-definitions/tracking-poller';
+import { PollerShard } from '../../workflow-definitions/tracking-poller-shard';
 
 const { pollTrackingSpan } = proxyActivities<TrackingPollerActivities>(TRACKING_POLLER_ACTIVITY_OPTIONS);
 
