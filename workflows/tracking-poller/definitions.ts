@@ -11,15 +11,6 @@ import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 
 export const TRACKING_POLLER_WORKFLOW_TYPE = 'trackingPollerWorkflow';
 
-/**
- * Patch id: a shard merges a span's result by label (`PollerShard.merge`), so a shipment that
- * left and joined again with a new label during the span (a relabel) keeps its new membership.
- * A shard's run from before merged by shipment; replayed, it does so still. Fixture:
- * fleet-poller-relabel.
- * Retire: at the 1.0 cut (no published build ran without it).
- */
-export const POLLER_MERGES_BY_LABEL = 'poller-merges-by-label';
-
 /** How a shipment's label is polled: the policy's cadence and where tracking ends. */
 export interface PollerCadence {
   pollIntervalMs: number;

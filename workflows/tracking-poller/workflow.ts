@@ -11,7 +11,6 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
-  patched,
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
@@ -19,7 +18,6 @@ import type { TrackingPollerActivities } from '../../activities/tracking-poller'
 import { TRACKING_POLLER_ACTIVITY_OPTIONS } from '../../activities/retry-options';
 import {
   joinTrackingUpdate,
-  POLLER_MERGES_BY_LABEL,
   SHARD_FULL,
   shardMembersQuery,
   unwatchTrackingSignal,
@@ -51,7 +49,7 @@ export async function trackingPollerWorkflow(input?: PollerInput): Promise<void>
   // An empty shard waits for its first shipment without a timer or an activity.
   await condition(() => shard.size > 0);
   const result = await pollTrackingSpan();
-  shard.merge(result, patched(POLLER_MERGES_BY_LABEL));
+  shard.merge(result);
   await condition(allHandlersFinished);
   await continueAsNew<typeof trackingPollerWorkflow>(shard.carried());
 }
