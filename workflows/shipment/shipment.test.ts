@@ -346,7 +346,7 @@ describe('shipment decisions (activities mocked)', () => {
         attempt % 2 === 1
           ? { delivered: 0, stopped: null, retry: { sequence: events[0]!.sequence, status: 503, message: 'busy', retryAfterMs: 200 } }
           : { delivered: events.length, stopped: null, retry: null },
-      policy: { historyEventLimit: 12 },
+      policy: { historyEventLimit: 9 },
     });
     const result: ShipmentOutcome = await handle.result();
     expect(result.outcome).toBe('delivered');

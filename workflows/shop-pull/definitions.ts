@@ -65,7 +65,7 @@ export interface PullCounts {
   skipped: number;
   /** Could not be mapped or validated: kept in the cursor's retry list. */
   rejected: number;
-  /** Orders whose shipment was told that the merchant changed them; absent in results recorded before. */
+  /** Orders whose shipment was told that the merchant changed them. */
   changed?: number;
 }
 

@@ -119,7 +119,7 @@ export class PollerShard {
   }
 }
 
-/** A span's progress or drop of a label applies to this member: the same label, or none named (a span from before labels were named). */
+/** A span's progress or drop of a label applies to this member: the same label, or none named. */
 export function isSameLabel(member: WatchedLabel, labelId: string | undefined): boolean {
   return labelId === undefined || member.labelId === labelId;
 }

@@ -6,14 +6,7 @@
  * shipments joining meanwhile from this run's history. The run then continues as new with the
  * merged membership, so its history stays a few dozen events and the membership is its input.
  */
-import {
-  allHandlersFinished,
-  ApplicationFailure,
-  condition,
-  continueAsNew,
-  proxyActivities,
-  setHandler,
-} from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { TrackingPollerActivities } from '../../activities/tracking-poller';
 import { TRACKING_POLLER_ACTIVITY_OPTIONS } from '../../activities/retry-options';
 import {
