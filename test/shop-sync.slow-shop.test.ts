@@ -74,9 +74,7 @@ async function handedOver(handle: WorkflowHandle): Promise<boolean> {
   const failedFirst = history.findIndex((e) => e.markerRecordedEventAttributes?.failure);
   return (
     failedFirst >= 0 &&
-    history
-      .slice(failedFirst + 1)
-      .some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverShopEvents')
+    history.slice(failedFirst + 1).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverShopEvents')
   );
 }
 
