@@ -19,7 +19,7 @@ import { labelIdempotencyKey } from '../activities';
 import { stateQuery } from '../workflows/definitions';
 import { shardOf, trackingPollerId } from '../workflows/tracking-poller/definitions';
 import { TRACKING_POLLER_DEFAULTS } from '../config/settings';
-import { accountWorkflowId } from '../worker/fleet-rate-limit';
+import { accountWorkflowId } from '../pacing/fleet-rate-limit';
 import type { Io } from '../client/cli-support';
 import { cancelCommand } from '../client/commands/cancel';
 import { statusCommand } from '../client/commands/status';

@@ -4,7 +4,7 @@
  * that answers as soon as a later time is known, so the whole fleet holds its calls.
  *
  * It also pools the fresh answers the workers counted (calls right after a hold, whose 429s are
- * noise: activities/noise-floor.ts), so a worker started later knows the account's noise before
+ * noise: pacing/noise-floor.ts), so a worker started later knows the account's noise before
  * its first call, however short-lived the workers that counted them were.
  */
 import { boundHold } from '../shipping-api/retry-after';
@@ -55,7 +55,7 @@ export async function shippingAccountWorkflow(carried?: { notBefore: number; fre
 /**
  * Adds a worker's report to the pool (a report that is not a count is ignored), scaled down to
  * FRESH_POOL_ANSWERS answers at most; `at` is the newest report's. Readers sum the same way
- * (worker/fleet-rate-limit.ts), so the pool carried over a continue-as-new is what they read.
+ * (pacing/fleet-rate-limit.ts), so the pool carried over a continue-as-new is what they read.
  */
 export function poolFresh(pool: FreshAnswers | null, report: FreshAnswers): FreshAnswers | null {
   const { answers, limited, at } = report ?? {};

@@ -10,9 +10,9 @@
  * (worker/fleet-rate-limit.ts). A refused call waits its own Retry-After and tries again.
  */
 import { vi } from 'vitest';
-import { AccountPacer } from '../../activities/account-pacer';
+import { AccountPacer } from '../../pacing/account-pacer';
 import { mulberry32 } from '../../fake-shipping-api/faults';
-import { FRESH_READ_MS } from '../../worker/fleet-rate-limit';
+import { FRESH_READ_MS } from '../../pacing/fleet-rate-limit';
 import { poolFresh, type FreshAnswers } from '../../workflows/account';
 
 export interface SimOptions {

@@ -111,7 +111,7 @@ export interface AccountPacerOptions {
   learnNoise?: boolean;
   /**
    * Holds are relayed to the whole fleet by a channel that brings each back to this worker too
-   * (worker/fleet-rate-limit.ts). Then the calls after a hold are fresh only if the channel
+   * (pacing/fleet-rate-limit.ts). Then the calls after a hold are fresh only if the channel
    * brought the hold back before it ended: one slower than the hold (a loaded machine: 1.5-5 s
    * seen) means the other workers went on calling through it, so the limit did not refill and its
    * 429s among those calls are no noise. Default false: no channel, this worker is the fleet.
@@ -119,7 +119,7 @@ export interface AccountPacerOptions {
   fleetRelays?: boolean;
   /** Told when a share of 429s no pace causes becomes known (the share), and when it is forgotten (null). */
   onNoise?: (share: number | null) => void;
-  /** Told of each fresh answer (a 429 or not): the fleet pools them (worker/fleet-rate-limit.ts). */
+  /** Told of each fresh answer (a 429 or not): the fleet pools them (pacing/fleet-rate-limit.ts). */
   onFresh?: (limited: boolean) => void;
   now?: () => number;
 }
@@ -363,7 +363,7 @@ export class AccountPacer {
     this.noiseKnownOrNot();
   }
 
-  /** The fleet's fresh answers read at start (worker/fleet-rate-limit.ts): noise the fleet learned is known before the first call. */
+  /** The fleet's fresh answers read at start (pacing/fleet-rate-limit.ts): noise the fleet learned is known before the first call. */
   seedFresh(answers: Answers): void {
     if (!this.learnNoise) return;
     this.floor.noteFreshCounts(answers);

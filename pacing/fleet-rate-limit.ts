@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { Answers } from '../activities/noise-floor';
+import type { Answers } from './noise-floor';
 import {
   accountFreshAnswersSignal,
   accountRateLimitedSignal,
