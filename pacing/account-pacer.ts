@@ -31,6 +31,7 @@ import { DEFAULT_PRIORITY_KEY } from '../domain/priority';
 import { boundHold } from '../shipping-api/retry-after';
 import { AnswerTally } from './answer-tally';
 import { NoiseFloor, type Answers } from './noise-floor';
+import { LEASE_MS, REPORT_MS, type PaceReport } from './fleet-pace';
 
 export type CallClass = 'label' | 'order' | 'tracking';
 const INITIAL_RATE = 5;
@@ -121,6 +122,13 @@ export interface AccountPacerOptions {
   onNoise?: (share: number | null) => void;
   /** Told of each fresh answer (a 429 or not): the fleet pools them (pacing/fleet-rate-limit.ts). */
   onFresh?: (limited: boolean) => void;
+  /**
+   * The fleet's pace (fleet-pace.ts, kept by the account workflow): given this worker's report,
+   * its share of the account's rate (null: not known now). With it, the account's rate is
+   * decided once for the fleet and this worker paces at its share; without it, or while it does
+   * not answer for LEASE_MS, this worker finds its own pace (AIMD) as if it were the fleet.
+   */
+  share?: (report: Omit<PaceReport, 'worker' | 'maxRate'>) => Promise<number | null>;
   now?: () => number;
 }
 
@@ -197,6 +205,17 @@ export class AccountPacer {
   private readonly onNoise: (share: number | null) => void;
   private readonly onFresh: (limited: boolean) => void;
   private readonly learnNoise: boolean;
+  private readonly share?: AccountPacerOptions['share'];
+  /** The fleet's share holds until then; afterwards (or before any) this worker paces alone. */
+  private shareUntil = 0;
+  private reporting: NodeJS.Timeout | null = null;
+  private asking = false;
+  private lastReportAt = 0;
+  private sentSinceReport = 0;
+  private acceptedSinceReport = 0;
+  private lastSentAt = 0;
+  /** Since when this worker waits for its first share (the fleet is asked before it calls). */
+  private askedFirstAt = 0;
 
   constructor(options: AccountPacerOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -209,6 +228,69 @@ export class AccountPacer {
     this.rate = Math.min(this.maxRate, options.initialRate ?? INITIAL_RATE);
     this.fairShareEvery = Math.max(2, options.fairShareEvery ?? 4);
     this.lastIncreaseAt = this.now();
+    this.share = options.share;
+  }
+
+  /** Whether the fleet's share paces this worker now. */
+  private shared(t: number): boolean {
+    return this.share !== undefined && t < this.shareUntil;
+  }
+
+  /** Reports to the fleet's pace now and every REPORT_MS while this worker has calls to make. */
+  private report(): void {
+    if (!this.share) return;
+    if (this.asking) return this.reportLater();
+    const t = this.now();
+    const active = this.waiting() > 0 || t - this.lastSentAt < LEASE_MS;
+    if (!active && t >= this.shareUntil) return this.stopReporting();
+    const period = Math.max(REPORT_MS, t - this.lastReportAt) / 1000;
+    const report = {
+      want: this.sentSinceReport / period + this.waiting(),
+      accepted: this.acceptedSinceReport / period,
+    };
+    this.lastReportAt = t;
+    this.sentSinceReport = 0;
+    this.acceptedSinceReport = 0;
+    this.asking = true;
+    void this.share(report)
+      .catch(() => null)
+      .then((rate) => {
+        this.asking = false;
+        if (rate === null) return;
+        this.setShare(rate);
+      });
+    this.reportLater();
+  }
+
+  private reportLater(): void {
+    if (this.reporting) clearTimeout(this.reporting);
+    this.reporting = setTimeout(() => {
+      this.reporting = null;
+      this.report();
+    }, REPORT_MS);
+    this.reporting.unref?.();
+  }
+
+  private stopReporting(): void {
+    if (this.reporting) clearTimeout(this.reporting);
+    this.reporting = null;
+  }
+
+  /** The fleet granted this worker `rate` calls a second of the account's rate. */
+  private setShare(rate: number): void {
+    const t = this.now();
+    this.shareUntil = t + LEASE_MS;
+    this.askedFirstAt = 0;
+    this.rate = Math.max(0, Math.min(rate, this.maxRate));
+    // The next call one interval of the new share after the last one (a share that grew lets it out sooner).
+    if (this.rate > 0) this.nextSlotAt = Math.min(this.nextSlotAt, this.lastSentAt + 1000 / this.rate);
+    this.pump();
+  }
+
+  /** Stops reporting to the fleet (the worker is closing). */
+  close(): void {
+    this.stopReporting();
+    if (this.timer) clearTimeout(this.timer);
   }
 
   /**
@@ -231,6 +313,10 @@ export class AccountPacer {
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
       enqueue(this.queues[cls], waiter);
+      if (this.share && !this.reporting) {
+        if (!this.shared(this.now()) && this.askedFirstAt === 0) this.askedFirstAt = this.now();
+        this.report();
+      }
       this.pump();
     });
   }
@@ -244,7 +330,12 @@ export class AccountPacer {
     if (this.notBefore <= t) {
       this.heldSince = t;
       const accepted = this.successes.filter((s) => s >= t - FRESH_RATE_MS).length / (FRESH_RATE_MS / 1000);
-      this.freshRate = Math.max(accepted, FRESH_PACE_SHARE * this.rate);
+      // Sharing the fleet's rate, the shares add up to the account's rate, which the cut at this
+      // overshoot leaves at 90 % of what the API accepted at most: the fleet's fresh calls stay
+      // within what the limit refilled while it held, however many workers share it.
+      this.freshRate = this.shared(t)
+        ? 0.9 * Math.min(this.rate, Math.max(accepted, FRESH_PACE_SHARE * this.rate))
+        : Math.max(accepted, FRESH_PACE_SHARE * this.rate);
     }
     this.notBefore = until;
     this.sentSinceHold = 0;
@@ -269,6 +360,7 @@ export class AccountPacer {
   /** The API accepted a call (any answer but 429). */
   recordAccepted(turn?: Turn): void {
     const t = this.now();
+    this.acceptedSinceReport++;
     this.successes.push(t);
     while (this.successes.length > 0 && this.successes[0]! < t - FRESH_RATE_MS) this.successes.shift();
     this.noteAnswer(t, false, turn);
@@ -421,7 +513,8 @@ export class AccountPacer {
   }
 
   private speedUp(t: number): void {
-    if (t - this.lastIncreaseAt < 1000) return;
+    // Sharing the fleet's rate, the fleet decides when the account's rate grows.
+    if (this.shared(t) || t - this.lastIncreaseAt < 1000) return;
     this.lastIncreaseAt = t;
     // Near the limit, probe gently: half a percent a second, so a cut of a tenth is won back in
     // about 20 s and a limit sees about one overshoot in that time. (At 1 % or 0.05 call a
@@ -470,6 +563,18 @@ export class AccountPacer {
     for (;;) {
       if (this.waiting() === 0) return;
       const t = this.now();
+      // Waiting for the fleet's first share (or a share of none): the next grant pumps again.
+      // A fleet that does not answer within LEASE_MS leaves this worker to pace alone.
+      const awaitingShare = this.askedFirstAt > 0 && t - this.askedFirstAt < LEASE_MS;
+      if (awaitingShare || (this.shared(t) && this.rate <= 0)) {
+        const retry = awaitingShare ? this.askedFirstAt + LEASE_MS : this.shareUntil;
+        this.timer = setTimeout(() => this.pump(), Math.max(1, retry - t));
+        this.timer.unref?.();
+        return;
+      }
+      if (this.askedFirstAt > 0) this.askedFirstAt = 0;
+      // A share of none that lapsed (the fleet stopped answering): pace alone from the slowest pace.
+      if (!this.shared(t) && this.rate < this.minRate) this.rate = this.minRate;
       const gate = Math.max(this.notBefore, this.nextSlotAt);
       if (t < gate) {
         this.timer = setTimeout(() => this.pump(), Math.ceil(gate - t));
@@ -478,6 +583,8 @@ export class AccountPacer {
       }
       const waiter = this.pick()!;
       this.sentSinceHold++;
+      this.sentSinceReport++;
+      this.lastSentAt = t;
       const since = t - this.notBefore;
       const fresh =
         (this.holdRelayed || !this.fleetRelays) &&

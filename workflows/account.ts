@@ -6,7 +6,12 @@
  * It also pools the fresh answers the workers counted (calls right after a hold, whose 429s are
  * noise: pacing/noise-floor.ts), so a worker started later knows the account's noise before
  * its first call, however short-lived the workers that counted them were.
+ *
+ * And it keeps the account's one rate for the fleet (pacing/fleet-pace.ts): each worker with calls
+ * to make reports once a second (an update) and gets its share, by demand; a relayed hold is an
+ * overshoot that cuts the rate.
  */
+import { FleetPace, type FleetPaceState, type PaceGrant, type PaceReport } from '../pacing/fleet-pace';
 import { boundHold } from '../shipping-api/retry-after';
 import { allHandlersFinished, condition, continueAsNew, defineSignal, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
 
@@ -25,21 +30,33 @@ export const accountFreshAnswersSignal = defineSignal<[FreshAnswers]>('freshAnsw
 /** The pool keeps the proportion of this many answers at most: it follows noise that changes. */
 export const FRESH_POOL_ANSWERS = 300;
 
+/** A worker's report to the account's pace; answers its share of the account's rate. */
+export const accountPaceUpdate = defineUpdate<PaceGrant, [PaceReport]>('pace');
+
 export const ACCOUNT_WORKFLOW_TYPE = 'shippingAccountWorkflow';
 /** Continue-as-new well before the history grows large: each 429 relayed adds a few events. */
 const HISTORY_LIMIT = 2_000;
 
-export async function shippingAccountWorkflow(carried?: { notBefore: number; fresh?: FreshAnswers }): Promise<void> {
+export async function shippingAccountWorkflow(carried?: { notBefore: number; fresh?: FreshAnswers; pace?: FleetPaceState }): Promise<void> {
   // A hold recorded before holds were bounded (a Retry-After of decades) ends within MAX_HOLD_MS.
   let notBefore = boundHold(carried?.notBefore ?? 0, Date.now());
   let fresh = carried?.fresh ? poolFresh(null, carried.fresh) : null;
   let draining = false;
+  const pace = new FleetPace(carried?.pace);
+  setHandler(accountPaceUpdate, (report) => pace.report(report, Date.now()), {
+    validator: (report) => {
+      if (typeof report?.worker !== 'string' || report.worker.length === 0 || report.worker.length > 200) {
+        throw new Error('pace report: worker must be a non-empty string of at most 200 characters');
+      }
+    },
+  });
   setHandler(accountFreshAnswersSignal, (report) => {
     fresh = poolFresh(fresh, report);
   });
   setHandler(accountRateLimitedSignal, (requested) => {
     const until = boundHold(requested, Date.now());
     if (Number.isFinite(until) && until > notBefore) notBefore = until;
+    if (Number.isFinite(until)) pace.overshoot(until, Date.now());
   });
   setHandler(awaitAccountRateLimitUpdate, async (known) => {
     await condition(() => notBefore > known || draining);
@@ -49,7 +66,7 @@ export async function shippingAccountWorkflow(carried?: { notBefore: number; fre
   // Waiting callers get the current time and ask again, of the next run.
   draining = true;
   await condition(allHandlersFinished);
-  await continueAsNew<typeof shippingAccountWorkflow>(fresh ? { notBefore, fresh } : { notBefore });
+  await continueAsNew<typeof shippingAccountWorkflow>({ notBefore, ...(fresh ? { fresh } : {}), pace: pace.state() });
 }
 
 /**
