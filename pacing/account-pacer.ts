@@ -128,8 +128,10 @@ export interface AccountPacerOptions {
    * decided once for the fleet and this worker paces at its share; without it, or while it does
    * not answer for LEASE_MS, this worker finds its own pace (AIMD) as if it were the fleet.
    */
-  share?: (report: Omit<PaceReport, 'worker' | 'maxRate'>) => Promise<number | null>;
+  share?: (report: Omit<PaceReport, 'worker' | 'maxRate'>) => Promise<{ rate: number; phase: number } | null>;
   now?: () => number;
+  /** Draws the phase of this worker's first call after a hold (default Math.random). */
+  random?: () => number;
 }
 
 /** A call's turn: whether it went out right after a hold (its answer teaches the noise floor). */
@@ -202,6 +204,7 @@ export class AccountPacer {
   private readonly minRate: number;
   private readonly fairShareEvery: number;
   private readonly now: () => number;
+  private readonly random: () => number;
   private readonly onNoise: (share: number | null) => void;
   private readonly onFresh: (limited: boolean) => void;
   private readonly learnNoise: boolean;
@@ -210,15 +213,19 @@ export class AccountPacer {
   private shareUntil = 0;
   private reporting: NodeJS.Timeout | null = null;
   private asking = false;
-  private lastReportAt = 0;
-  private sentSinceReport = 0;
-  private acceptedSinceReport = 0;
+  /** When this worker began reporting (its first counts span less than a lease). */
+  private reportingSince = 0;
+  /** When its calls of the last LEASE_MS went out. */
+  private readonly sentTimes: number[] = [];
   private lastSentAt = 0;
   /** Since when this worker waits for its first share (the fleet is asked before it calls). */
   private askedFirstAt = 0;
+  /** The fleet's phase for this worker's calls (fleet-pace.ts, PaceGrant). */
+  private phase = 0;
 
   constructor(options: AccountPacerOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
     this.onNoise = options.onNoise ?? (() => {});
     this.onFresh = options.onFresh ?? (() => {});
     this.learnNoise = options.learnNoise ?? true;
@@ -243,21 +250,21 @@ export class AccountPacer {
     const t = this.now();
     const active = this.waiting() > 0 || t - this.lastSentAt < LEASE_MS;
     if (!active && t >= this.shareUntil) return this.stopReporting();
-    const period = Math.max(REPORT_MS, t - this.lastReportAt) / 1000;
+    if (this.reportingSince === 0) this.reportingSince = t;
+    // Over the lease's span, not a report's: at a call or two a second, a second's count is 0 or 2.
+    while (this.sentTimes.length > 0 && this.sentTimes[0]! < t - LEASE_MS) this.sentTimes.shift();
+    const span = Math.min(LEASE_MS, Math.max(REPORT_MS, t - this.reportingSince)) / 1000;
     const report = {
-      want: this.sentSinceReport / period + this.waiting(),
-      accepted: this.acceptedSinceReport / period,
+      want: this.sentTimes.length / span + this.waiting(),
+      accepted: this.successes.filter((s) => s >= t - span * 1000).length / span,
     };
-    this.lastReportAt = t;
-    this.sentSinceReport = 0;
-    this.acceptedSinceReport = 0;
     this.asking = true;
     void this.share(report)
       .catch(() => null)
-      .then((rate) => {
+      .then((grant) => {
         this.asking = false;
-        if (rate === null) return;
-        this.setShare(rate);
+        if (grant === null) return;
+        this.setShare(grant.rate, grant.phase);
       });
     this.reportLater();
   }
@@ -274,17 +281,38 @@ export class AccountPacer {
   private stopReporting(): void {
     if (this.reporting) clearTimeout(this.reporting);
     this.reporting = null;
+    this.reportingSince = 0;
   }
 
   /** The fleet granted this worker `rate` calls a second of the account's rate. */
-  private setShare(rate: number): void {
+  private setShare(rate: number, phase: number): void {
     const t = this.now();
+    this.phase = phase;
     this.shareUntil = t + LEASE_MS;
     this.askedFirstAt = 0;
+    const was = this.rate;
     this.rate = Math.max(0, Math.min(rate, this.maxRate));
-    // The next call one interval of the new share after the last one (a share that grew lets it out sooner).
-    if (this.rate > 0) this.nextSlotAt = Math.min(this.nextSlotAt, this.lastSentAt + 1000 / this.rate);
+    // The next call one interval of the new share after the last one (a share that grew lets it
+    // out sooner); a first share starts at a random phase, as after a hold.
+    if (this.rate > 0) {
+      this.nextSlotAt =
+        was > 0 && this.lastSentAt > 0
+          ? Math.min(this.nextSlotAt, this.lastSentAt + 1000 / this.rate)
+          : this.onGrid(Math.max(this.nextSlotAt, t));
+    }
     this.pump();
+  }
+
+  /**
+   * Sharing the fleet's rate: the first time from `t` on the wall clock's grid of this worker's
+   * interval at its phase (or the nearest one, for the next call: on average one interval
+   * apart), so the fleet's calls interleave (workers of the same share, at phases spread evenly,
+   * send in turn).
+   */
+  private onGrid(t: number, to: (n: number) => number = (n) => Math.ceil(n - 1e-9)): number {
+    if (!this.shared(this.now()) || this.rate <= 0) return t;
+    const interval = 1000 / this.rate;
+    return (to(t / interval - this.phase) + this.phase) * interval;
   }
 
   /** Stops reporting to the fleet (the worker is closing). */
@@ -330,14 +358,21 @@ export class AccountPacer {
     if (this.notBefore <= t) {
       this.heldSince = t;
       const accepted = this.successes.filter((s) => s >= t - FRESH_RATE_MS).length / (FRESH_RATE_MS / 1000);
-      // Sharing the fleet's rate, the shares add up to the account's rate, which the cut at this
-      // overshoot leaves at 90 % of what the API accepted at most: the fleet's fresh calls stay
-      // within what the limit refilled while it held, however many workers share it.
-      this.freshRate = this.shared(t)
-        ? 0.9 * Math.min(this.rate, Math.max(accepted, FRESH_PACE_SHARE * this.rate))
-        : Math.max(accepted, FRESH_PACE_SHARE * this.rate);
+      // Sharing the fleet's rate, no more than this worker's share: the shares add up to the
+      // account's rate, so the fleet's fresh calls stay within what the limit refilled while it
+      // held, however many workers share it and whichever of them its calls go to.
+      const budget = Math.max(accepted, FRESH_PACE_SHARE * this.rate);
+      this.freshRate = this.shared(t) ? Math.min(this.rate, budget) : budget;
     }
     this.notBefore = until;
+    // Each worker's first call after the hold at a random phase of its interval: all at the
+    // hold's end, four workers sharing an account of 2 a second sent twice its burst at once,
+    // met 429s, and held again (half the calls 429, in the simulation).
+    if (this.rate > 0) {
+      this.nextSlotAt = this.shared(t)
+        ? Math.max(this.nextSlotAt, this.onGrid(until))
+        : Math.max(this.nextSlotAt, until + (this.random() * 1000) / this.rate);
+    }
     this.sentSinceHold = 0;
     this.holdRelayed = false;
     this.relayLag = 0;
@@ -360,7 +395,6 @@ export class AccountPacer {
   /** The API accepted a call (any answer but 429). */
   recordAccepted(turn?: Turn): void {
     const t = this.now();
-    this.acceptedSinceReport++;
     this.successes.push(t);
     while (this.successes.length > 0 && this.successes[0]! < t - FRESH_RATE_MS) this.successes.shift();
     this.noteAnswer(t, false, turn);
@@ -583,7 +617,7 @@ export class AccountPacer {
       }
       const waiter = this.pick()!;
       this.sentSinceHold++;
-      this.sentSinceReport++;
+      this.sentTimes.push(t);
       this.lastSentAt = t;
       const since = t - this.notBefore;
       const fresh =
@@ -592,7 +626,7 @@ export class AccountPacer {
         since < FRESH_MS &&
         this.sentSinceHold <= this.freshRate * (1 + (since - this.relayLag) / 1000);
       // No saved-up credit after an idle spell: the next call is one interval after this one.
-      this.nextSlotAt = Math.max(t, this.nextSlotAt) + 1000 / this.rate;
+      this.nextSlotAt = this.onGrid(Math.max(t, this.nextSlotAt) + 1000 / this.rate, Math.round);
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
       waiter.resolve({ fresh });
       // Calls are waiting for the rate, not for the API: this worker could go faster.

@@ -55,6 +55,12 @@ export interface PaceReport {
 /** The worker's share of the account's rate, and the rate itself. */
 export interface PaceGrant {
   rate: number;
+  /**
+   * Where in its interval this worker's calls go, 0 to 1, on the wall clock's grid of its
+   * interval: the workers' phases spread evenly, so the fleet's calls come evenly spaced and
+   * not several at once (four workers sharing an account of 2 a second met an empty burst).
+   */
+  phase: number;
   accountRate: number;
   slowStart: boolean;
 }
@@ -82,6 +88,8 @@ export class FleetPace {
   private lastCutAt: number;
   /** The end of the hold of the overshoot last cut for. */
   private cutFor: number;
+  /** The account is held until then: calls wait for the hold, not for the rate. */
+  private heldUntil = 0;
   private readonly leases = new Map<string, Lease>();
 
   constructor(state?: Partial<FleetPaceState>) {
@@ -109,7 +117,8 @@ export class FleetPace {
     this.rate = Math.min(this.rate, this.ceiling());
     const others = [...this.leases].filter(([id]) => id !== report.worker).reduce((n, [, l]) => n + l.rate, 0);
     lease.rate = Math.max(0, Math.min(this.fairShare(report.worker), this.rate - others));
-    return { rate: lease.rate, accountRate: this.rate, slowStart: this.slowStart };
+    const ids = [...this.leases.keys()].sort();
+    return { rate: lease.rate, phase: ids.indexOf(report.worker) / ids.length, accountRate: this.rate, slowStart: this.slowStart };
   }
 
   /**
@@ -117,6 +126,7 @@ export class FleetPace {
    * over the limit. Once per overshoot; a long hold is the API holding the account, not the pace.
    */
   overshoot(holdEnd: number, now: number): void {
+    this.heldUntil = Math.max(this.heldUntil, holdEnd);
     if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
     this.cutFor = holdEnd;
     this.lastCutAt = now;
@@ -125,7 +135,9 @@ export class FleetPace {
     const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0);
     if (this.slowStart && accepted >= 2) {
       this.slowStart = false;
-      this.rate = Math.max(MIN_RATE, Math.min(this.rate, accepted) * 0.9);
+      // What the API accepted of the fleet, or the rate before slow start's last step if more:
+      // the first reports' counts span less than the calls that went out at that rate.
+      this.rate = Math.max(MIN_RATE, Math.min(this.rate, Math.max(accepted, this.rate / 1.5)) * 0.9);
     } else {
       this.rate = Math.max(MIN_RATE, this.rate * (this.slowStart ? 0.5 : 0.9));
     }
@@ -136,13 +148,15 @@ export class FleetPace {
 
   /** While the fleet wants more than the rate, it grows (once a second). */
   private grow(now: number): void {
-    if (now - this.lastIncreaseAt < REPORT_MS) return;
+    if (now - this.lastIncreaseAt < REPORT_MS || now < this.heldUntil) return;
     const want = [...this.leases.values()].reduce((n, l) => n + l.want, 0);
     if (want <= this.rate) return;
     this.lastIncreaseAt = now;
-    const quiet = now - this.lastCutAt >= QUIET_MS;
+    // A hold is no room found: the quiet spell counts from its end.
+    const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= QUIET_MS;
     const gentle = Math.min(1, Math.max(0.5, this.rate / GENTLE_BELOW));
-    this.rate = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : this.rate + Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
+    const probe = this.rate + Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
+    this.rate = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : probe;
   }
 
   /** Water-filling by demand: the workers that need less than an equal share get it; the rest share what is left evenly. */

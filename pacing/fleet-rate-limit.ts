@@ -40,7 +40,7 @@ export interface FleetRateLimits {
    */
   watchFresh(wanted: () => boolean, adopt: (answers: Answers) => void): void;
   /** This worker's report to the account's one pace (fleet-pace.ts): its share, or null if the workflow did not answer. */
-  pace(report: Omit<PaceReport, 'worker'>): Promise<number | null>;
+  pace(report: Omit<PaceReport, 'worker'>): Promise<{ rate: number; phase: number } | null>;
   close(): Promise<void>;
 }
 
@@ -219,7 +219,7 @@ export function fleetRateLimits(options: {
         const grant = await client.withAbortSignal(AbortSignal.any([stop.signal, AbortSignal.timeout(2000)]), () =>
           account.executeUpdate(accountPaceUpdate, { args: [{ ...report, worker }] }),
         );
-        return grant.rate;
+        return { rate: grant.rate, phase: grant.phase };
       } catch (err) {
         // The run continued as new, or an older build runs it: the next report finds it again; meanwhile the worker paces alone.
         started = null;

@@ -93,20 +93,22 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
     const random = mulberry32(options.seed ?? 42);
     const start = Date.now();
     let pool: FreshAnswers | null = null;
-    const fleet = (options.shares ?? 'fleet') === 'fleet' ? new FleetPace() : null;
+    // A given initial pace is each worker's: the fleet's starts at all of theirs.
+    const fleet = (options.shares ?? 'fleet') === 'fleet' ? new FleetPace(options.initialRate ? { rate: options.initialRate * workers } : {}) : null;
     const pacers = Array.from(
       { length: workers },
       (_, worker) =>
         new AccountPacer({
           initialRate: options.initialRate,
           maxRate: options.maxRate,
+          random,
           fleetRelays: options.fleetRelays ?? true,
           ...(fleet
             ? {
                 share: (report) =>
-                  new Promise<number>((resolve) =>
+                  new Promise<{ rate: number; phase: number }>((resolve) =>
                     setTimeout(
-                      () => resolve(fleet.report({ ...report, worker: String(worker), maxRate: options.maxRate }, Date.now()).rate),
+                      () => resolve(fleet.report({ ...report, worker: String(worker), maxRate: options.maxRate }, Date.now())),
                       relayMs,
                     ),
                   ),
