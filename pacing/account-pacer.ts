@@ -358,11 +358,11 @@ export class AccountPacer {
     if (this.notBefore <= t) {
       this.heldSince = t;
       const accepted = this.successes.filter((s) => s >= t - FRESH_RATE_MS).length / (FRESH_RATE_MS / 1000);
-      // Sharing the fleet's rate, no more than this worker's share: the shares add up to the
-      // account's rate, so the fleet's fresh calls stay within what the limit refilled while it
-      // held, however many workers share it and whichever of them its calls go to.
+      // Sharing the fleet's rate, no more than this worker's share after the cut: the shares add
+      // up to the account's rate, so the fleet's fresh calls stay within what the limit refilled
+      // while it held, however many workers share it and whichever of them its calls go to.
       const budget = Math.max(accepted, FRESH_PACE_SHARE * this.rate);
-      this.freshRate = this.shared(t) ? Math.min(this.rate, budget) : budget;
+      this.freshRate = this.shared(t) ? 0.9 * Math.min(this.rate, budget) : budget;
     }
     this.notBefore = until;
     // Each worker's first call after the hold at a random phase of its interval: all at the
@@ -626,7 +626,11 @@ export class AccountPacer {
         since < FRESH_MS &&
         this.sentSinceHold <= this.freshRate * (1 + (since - this.relayLag) / 1000);
       // No saved-up credit after an idle spell: the next call is one interval after this one.
-      this.nextSlotAt = this.onGrid(Math.max(t, this.nextSlotAt) + 1000 / this.rate, Math.round);
+      // Backlogged (on time, give or take a timer's lateness), the nearest slot of the grid: on
+      // average an interval apart. After an idle spell, the next one: never sooner than an interval.
+      const interval = 1000 / this.rate;
+      const backlogged = t - this.nextSlotAt < interval / 2;
+      this.nextSlotAt = this.onGrid(Math.max(t, this.nextSlotAt) + interval, backlogged ? Math.round : undefined);
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
       waiter.resolve({ fresh });
       // Calls are waiting for the rate, not for the API: this worker could go faster.

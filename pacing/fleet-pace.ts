@@ -37,6 +37,7 @@ const PROBE_SHARE = 0.005;
 const MIN_PROBE = 0.005;
 /** Under this rate the probe is gentler (an overshoot's one 429 is a larger share of a small account's calls). */
 const GENTLE_BELOW = 10;
+const SETTLE_GROWTH = 1.02;
 /** A hold longer than this is the API holding the account, not the pace's doing. */
 const LONG_HOLD_MS = 10_000;
 
@@ -71,6 +72,7 @@ export interface FleetPaceState {
   slowStart: boolean;
   lastCutAt: number;
   cutFor: number;
+  settling?: boolean;
 }
 
 interface Lease {
@@ -84,6 +86,12 @@ interface Lease {
 export class FleetPace {
   private rate: number;
   private slowStart: boolean;
+  /**
+   * Between slow start's end and the next overshoot: the fleet's first counts of what the API
+   * accepted are short and uneven, so the rate may have been set well under the limit; it grows
+   * by SETTLE_GROWTH a second until the next overshoot, then probes gently.
+   */
+  private settling: boolean;
   private lastIncreaseAt = 0;
   private lastCutAt: number;
   /** The end of the hold of the overshoot last cut for. */
@@ -95,12 +103,13 @@ export class FleetPace {
   constructor(state?: Partial<FleetPaceState>) {
     this.rate = positive(state?.rate) ?? INITIAL_RATE;
     this.slowStart = state?.slowStart ?? true;
+    this.settling = state?.settling ?? false;
     this.lastCutAt = state?.lastCutAt ?? 0;
     this.cutFor = state?.cutFor ?? 0;
   }
 
   state(): FleetPaceState {
-    return { rate: this.rate, slowStart: this.slowStart, lastCutAt: this.lastCutAt, cutFor: this.cutFor };
+    return { rate: this.rate, slowStart: this.slowStart, lastCutAt: this.lastCutAt, cutFor: this.cutFor, settling: this.settling };
   }
 
   /** A worker's report: its share until its next one. */
@@ -135,11 +144,15 @@ export class FleetPace {
     const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0);
     if (this.slowStart && accepted >= 2) {
       this.slowStart = false;
-      // What the API accepted of the fleet, or the rate before slow start's last step if more:
-      // the first reports' counts span less than the calls that went out at that rate.
-      this.rate = Math.max(MIN_RATE, Math.min(this.rate, Math.max(accepted, this.rate / 1.5)) * 0.9);
+      this.settling = true;
+      this.rate = Math.max(MIN_RATE, Math.min(this.rate, accepted) * 0.9);
+    } else if (this.slowStart) {
+      this.rate = Math.max(MIN_RATE, this.rate * 0.5);
     } else {
-      this.rate = Math.max(MIN_RATE, this.rate * (this.slowStart ? 0.5 : 0.9));
+      // A token bucket lets a rate over the limit through until its burst is spent: what the API
+      // accepted of the fleet is then the better measure of the limit, if lower.
+      this.settling = false;
+      this.rate = Math.max(MIN_RATE, Math.min(this.rate, accepted >= 1 ? accepted : this.rate) * 0.9);
     }
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     const scale = this.rate / Math.max(this.rate, [...this.leases.values()].reduce((n, l) => n + l.rate, 0));
@@ -156,7 +169,7 @@ export class FleetPace {
     const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= QUIET_MS;
     const gentle = Math.min(1, Math.max(0.5, this.rate / GENTLE_BELOW));
     const probe = this.rate + Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
-    this.rate = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : probe;
+    this.rate = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : this.settling ? this.rate * SETTLE_GROWTH : probe;
   }
 
   /** Water-filling by demand: the workers that need less than an equal share get it; the rest share what is left evenly. */
