@@ -368,7 +368,7 @@ export class AccountPacer {
     // Each worker's first call after the hold at a random phase of its interval: all at the
     // hold's end, four workers sharing an account of 2 a second sent twice its burst at once,
     // met 429s, and held again (half the calls 429, in the simulation).
-    if (this.rate > 0) {
+    if (this.share && this.rate > 0) {
       this.nextSlotAt = this.shared(t)
         ? Math.max(this.nextSlotAt, this.onGrid(until))
         : Math.max(this.nextSlotAt, until + (this.random() * 1000) / this.rate);

@@ -149,10 +149,10 @@ export class FleetPace {
     } else if (this.slowStart) {
       this.rate = Math.max(MIN_RATE, this.rate * 0.5);
     } else {
-      // A token bucket lets a rate over the limit through until its burst is spent: what the API
-      // accepted of the fleet is then the better measure of the limit, if lower.
+      // (Not to what the API accepted: over a window with holds in it, that is far below the
+      // limit, and 429s no pace causes cut the rate to nothing before they were learned.)
       this.settling = false;
-      this.rate = Math.max(MIN_RATE, Math.min(this.rate, accepted >= 1 ? accepted : this.rate) * 0.9);
+      this.rate = Math.max(MIN_RATE, this.rate * 0.9);
     }
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     const scale = this.rate / Math.max(this.rate, [...this.leases.values()].reduce((n, l) => n + l.rate, 0));
