@@ -63,7 +63,9 @@ function spent(log: FakeRequest[], skipS: number): { perSecond: number; share429
   const last = Math.max(...log.map((r) => r.at));
   const window = log.filter((r) => r.at >= first && r.at < last);
   const accepted = window.filter((r) => r.status !== 429).length;
-  return { perSecond: accepted / ((last - first) / 1000), share429: window.filter((r) => r.status === 429).length / Math.max(1, window.length) };
+  const result = { perSecond: accepted / ((last - first) / 1000), share429: window.filter((r) => r.status === 429).length / Math.max(1, window.length) };
+  console.info('fleet-pace measured', result, { calls: window.length, seconds: (last - first) / 1000 });
+  return result;
 }
 
 it('two worker processes spend an account limited to 8 calls a second as one, with few 429s, told nothing of the limit', async () => {
@@ -72,7 +74,8 @@ it('two worker processes spend an account limited to 8 calls a second as one, wi
     const log = await burst(60, {});
     // Slow start from 5 a second for the whole fleet takes a few seconds; measured after it.
     const { perSecond, share429 } = spent(log, 5);
-    expect(perSecond).toBeGreaterThanOrEqual(0.85 * 8);
+    // Each worker finding its own share (before the fleet's one rate): 0.854 in one run.
+    expect(perSecond).toBeGreaterThanOrEqual(0.92 * 8);
     expect(share429).toBeLessThanOrEqual(0.05);
   } finally {
     fake.setFaults({ rateLimit: null });
