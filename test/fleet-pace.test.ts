@@ -9,6 +9,7 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { accountWorkflowId, fleetRateLimits } from '../pacing/fleet-rate-limit';
 import { REPORT_MS } from '../pacing/fleet-pace';
+import { saveFixture } from './helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
 
 let env: TestWorkflowEnvironment;
@@ -33,6 +34,7 @@ async function fleetOfTwo() {
   return {
     a,
     b,
+    handle: env.client.workflow.getHandle(workflowId),
     async stop() {
       await Promise.all([a.close(), b.close()]);
       worker.shutdown();
@@ -83,6 +85,12 @@ it('maxRequestsPerSecond is the account\'s: two workers reporting a ceiling of 8
     }
     expect(a + b).toBeCloseTo(8, 5);
     expect(a).toBeCloseTo(4, 5);
+    // An overshoot relayed by a worker cuts the account's rate for both.
+    fleet.a.publish(Date.now() + 1000);
+    await sleep(REPORT_MS);
+    const after = (await fleet.a.pace({ want: 100, accepted: 4, maxRate: 8 }))!.rate + (await fleet.b.pace({ want: 100, accepted: 4, maxRate: 8 }))!.rate;
+    expect(after).toBeLessThan(8);
+    await saveFixture(fleet.handle, 'account-paced');
   } finally {
     await fleet.stop();
   }

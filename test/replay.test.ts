@@ -73,6 +73,8 @@ it('has recorded histories for each path through the workflow', () => {
       // The account workflow: a relayed hold (recorded before it pooled fresh answers), and fresh answers pooled.
       'account-held.json',
       'account-fresh-answers.json',
+      // The account's one rate for the fleet: two workers' pace reports, their shares, an overshoot's cut.
+      'account-paced.json',
       // The shop talks back (shopOrderChanged): before the label a cancel stops, a hold waits and a
       // moved address is the next revision; after it, a cancel and a moved address are marked.
       'shop-changes-shopify-cancelled-before-label.json',
