@@ -333,7 +333,7 @@ const WorkerEnv = ShippingEnv.extend({
     .describe('learn: tell 429s no pace causes from a limit and let them cost only their retry; off: every 429 holds the fleet and slows'),
   /** Optional ceiling of the adaptive pace, in calls per second for the account, fleet-wide. */
   SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalRate(10_000).describe(
-    "Ceiling of the adaptive pace, calls per second for the account, whatever the number of workers (every worker the same value)",
+    'Ceiling of the adaptive pace, calls per second for the account, whatever the number of workers (every worker the same value)',
   ),
   /** fleet: one rate per account for the whole fleet, shared by demand; worker: each worker finds its own share (before 1.0). */
   SHIPPING_API_PACE_SHARES: z
@@ -607,7 +607,12 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     trackingReconcileMs: e.TRACKING_RECONCILE_EVERY,
     maxActivitiesPerSecond: e.WORKER_MAX_ACTIVITIES_PER_SECOND,
     maxTaskQueueActivitiesPerSecond: e.TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND,
-    pacing: { mode: e.SHIPPING_API_PACING, maxRequestsPerSecond: e.SHIPPING_API_MAX_REQUESTS_PER_SECOND, noise: e.SHIPPING_API_429_NOISE, shares: e.SHIPPING_API_PACE_SHARES },
+    pacing: {
+      mode: e.SHIPPING_API_PACING,
+      maxRequestsPerSecond: e.SHIPPING_API_MAX_REQUESTS_PER_SECOND,
+      noise: e.SHIPPING_API_429_NOISE,
+      shares: e.SHIPPING_API_PACE_SHARES,
+    },
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     maxConcurrentWorkflowTaskExecutions: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
     maxConcurrentActivityTaskExecutions: e.WORKER_MAX_CONCURRENT_ACTIVITIES,

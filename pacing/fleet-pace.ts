@@ -155,7 +155,12 @@ export class FleetPace {
       this.rate = Math.max(MIN_RATE, this.rate * 0.9);
     }
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
-    const scale = this.rate / Math.max(this.rate, [...this.leases.values()].reduce((n, l) => n + l.rate, 0));
+    const scale =
+      this.rate /
+      Math.max(
+        this.rate,
+        [...this.leases.values()].reduce((n, l) => n + l.rate, 0),
+      );
     for (const lease of this.leases.values()) lease.rate *= scale;
   }
 

@@ -198,7 +198,16 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
       // Before the noise is known each 429 holds the fleet for its Retry-After (1-5 s): the
       // fleet sends about 2 calls a second, so the fresh calls must be had from the pace too.
       // Each worker finding its own share, as above.
-      const run = await simulate({ seconds: 60, limit: () => 20, ...NOISE, demand: BACKLOG, workers: 2, seed, initialRate: 10, shares: 'worker' });
+      const run = await simulate({
+        seconds: 60,
+        limit: () => 20,
+        ...NOISE,
+        demand: BACKLOG,
+        workers: 2,
+        seed,
+        initialRate: 10,
+        shares: 'worker',
+      });
       expect(learnedAt(run)).not.toBeNull();
       expect(learnedAt(run)!).toBeLessThanOrEqual(30);
       expect(run.acceptedPerSecond(30, 60)).toBeGreaterThanOrEqual(0.8 * 0.9 * 20);
@@ -249,7 +258,8 @@ describe("the fleet's one rate and the limit's own 429s (simulated)", () => {
         relayMs: 800,
         seed: limit * 10 + workers,
       });
-      if (run.seconds.some((s) => s.workers.some((w) => w.noiseShare !== null))) learned.push(`${limit}/s ${workers} workers ${spread} charged=${charged}`);
+      if (run.seconds.some((s) => s.workers.some((w) => w.noiseShare !== null)))
+        learned.push(`${limit}/s ${workers} workers ${spread} charged=${charged}`);
     }
     expect(learned).toEqual([]);
   }, 300_000);

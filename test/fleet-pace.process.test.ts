@@ -63,7 +63,10 @@ function spent(log: FakeRequest[], skipS: number): { perSecond: number; share429
   const last = Math.max(...log.map((r) => r.at));
   const window = log.filter((r) => r.at >= first && r.at < last);
   const accepted = window.filter((r) => r.status !== 429).length;
-  const result = { perSecond: accepted / ((last - first) / 1000), share429: window.filter((r) => r.status === 429).length / Math.max(1, window.length) };
+  const result = {
+    perSecond: accepted / ((last - first) / 1000),
+    share429: window.filter((r) => r.status === 429).length / Math.max(1, window.length),
+  };
   console.info('fleet-pace measured', result, { calls: window.length, seconds: (last - first) / 1000 });
   return result;
 }
@@ -82,7 +85,7 @@ it('two worker processes spend an account limited to 8 calls a second as one, wi
   }
 }, 240_000);
 
-it('SHIPPING_API_MAX_REQUESTS_PER_SECOND is the account\'s ceiling: two workers set to 4 send about 4 a second between them', async () => {
+it("SHIPPING_API_MAX_REQUESTS_PER_SECOND is the account's ceiling: two workers set to 4 send about 4 a second between them", async () => {
   const log = await burst(40, { SHIPPING_API_MAX_REQUESTS_PER_SECOND: '4' });
   const { perSecond } = spent(log, 3);
   // Each worker capped at 4 sent up to 8 a second between them.

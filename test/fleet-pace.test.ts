@@ -26,7 +26,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A worker running the account workflow, and two workers' fleet channels to it. */
 async function fleetOfTwo() {
   const taskQueue = `pace-${randomUUID()}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle: await getWorkflowBundle() });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundle: await getWorkflowBundle(),
+  });
   const done = worker.run();
   const workflowId = accountWorkflowId({ name: 'default', baseUrl: 'http://127.0.0.1:1' }, taskQueue);
   const a = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
@@ -73,7 +78,7 @@ it('a worker whose calls run dry leaves its share to the other within two report
   }
 });
 
-it('maxRequestsPerSecond is the account\'s: two workers reporting a ceiling of 8 get 8 between them', async () => {
+it("maxRequestsPerSecond is the account's: two workers reporting a ceiling of 8 get 8 between them", async () => {
   const fleet = await fleetOfTwo();
   try {
     let a = 0;
@@ -88,7 +93,9 @@ it('maxRequestsPerSecond is the account\'s: two workers reporting a ceiling of 8
     // An overshoot relayed by a worker cuts the account's rate for both.
     fleet.a.publish(Date.now() + 1000);
     await sleep(REPORT_MS);
-    const after = (await fleet.a.pace({ want: 100, accepted: 4, maxRate: 8 }))!.rate + (await fleet.b.pace({ want: 100, accepted: 4, maxRate: 8 }))!.rate;
+    const after =
+      (await fleet.a.pace({ want: 100, accepted: 4, maxRate: 8 }))!.rate +
+      (await fleet.b.pace({ want: 100, accepted: 4, maxRate: 8 }))!.rate;
     expect(after).toBeLessThan(8);
     await saveFixture(fleet.handle, 'account-paced');
   } finally {

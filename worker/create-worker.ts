@@ -250,7 +250,10 @@ export async function callPacing(
     onFresh: (limited) => fleet?.reportFresh({ answers: 1, limited: limited ? 1 : 0 }),
     // One rate for the account, kept by the fleet; the ceiling is the account's, not this worker's.
     ...(fleet && settings.shares !== 'worker'
-      ? { share: (report) => fleet.pace({ ...report, ...(settings.maxRequestsPerSecond ? { maxRate: settings.maxRequestsPerSecond } : {}) }) }
+      ? {
+          share: (report) =>
+            fleet.pace({ ...report, ...(settings.maxRequestsPerSecond ? { maxRate: settings.maxRequestsPerSecond } : {}) }),
+        }
       : {}),
   });
   await fleet?.subscribe((until) => pacer.recordFleetRateLimited(until));

@@ -44,8 +44,9 @@ export async function shippingAccountWorkflow(carried?: { notBefore: number; fre
   let draining = false;
   const pace = new FleetPace(carried?.pace);
   setHandler(accountPaceUpdate, (report) => pace.report(report, Date.now()), {
-    validator: (report) => {
-      if (typeof report?.worker !== 'string' || report.worker.length === 0 || report.worker.length > 200) {
+    validator: (report: PaceReport | undefined) => {
+      const worker: unknown = report?.worker;
+      if (typeof worker !== 'string' || worker.length === 0 || worker.length > 200) {
         throw new Error('pace report: worker must be a non-empty string of at most 200 characters');
       }
     },

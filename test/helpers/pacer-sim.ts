@@ -94,7 +94,8 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
     const start = Date.now();
     let pool: FreshAnswers | null = null;
     // A given initial pace is each worker's: the fleet's starts at all of theirs.
-    const fleet = (options.shares ?? 'fleet') === 'fleet' ? new FleetPace(options.initialRate ? { rate: options.initialRate * workers } : {}) : null;
+    const fleet =
+      (options.shares ?? 'fleet') === 'fleet' ? new FleetPace(options.initialRate ? { rate: options.initialRate * workers } : {}) : null;
     const pacers = Array.from(
       { length: workers },
       (_, worker) =>
