@@ -15,7 +15,7 @@ import type { ShopConnectors } from '../platforms/connectors';
 import type { LabelOrderCheck } from '../shop-import/label-check';
 import type { ImportConnector } from '../platforms/order-source';
 import type { OrderIdentity, TrackingPolicy } from '../domain/shipment';
-import { AccountHeld, PaceWaitExceeded, sleepUntil, type CallClass, type CallPacing } from './account-pacer';
+import { AccountHeld, PaceWaitExceeded, sleepUntil, type CallClass, type CallPacing } from '../pacing/account-pacer';
 import { boundHold } from '../shipping-api/retry-after';
 import { trackingOrNull } from '../shipping-api/tracking';
 import { accountCalls, singleAccount, type AccountCalls, type AccountDirectory } from '../shipping-accounts/directory';

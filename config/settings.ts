@@ -331,8 +331,15 @@ const WorkerEnv = ShippingEnv.extend({
     .enum(['learn', 'off'], { error: 'must be learn or off' })
     .default('learn')
     .describe('learn: tell 429s no pace causes from a limit and let them cost only their retry; off: every 429 holds the fleet and slows'),
-  /** Optional ceiling of the adaptive pace, in calls per second for this worker. */
-  SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalRate(10_000).describe('Ceiling of the adaptive pace, calls per second for this worker'),
+  /** Optional ceiling of the adaptive pace, in calls per second for the account, fleet-wide. */
+  SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalRate(10_000).describe(
+    'Ceiling of the adaptive pace, calls per second for the account, whatever the number of workers (every worker the same value)',
+  ),
+  /** fleet: one rate per account for the whole fleet, shared by demand; worker: each worker finds its own share (before 1.0). */
+  SHIPPING_API_PACE_SHARES: z
+    .enum(['fleet', 'worker'], { error: 'must be fleet or worker' })
+    .default('fleet')
+    .describe("fleet: the account's one rate, kept by the fleet and shared by demand; worker: each worker finds its own pace"),
   /** Orders pulled this soon after they were placed or changed go ahead of a backlog (domain/priority.ts). */
   LIVE_ORDER_MAX_AGE: livePriority().describe(
     "A pulled order changed at most this long before its shipment starts is live: its shipment and label go ahead of a backlog's (Temporal task priority); off: all alike",
@@ -514,8 +521,10 @@ export function loadShippingApiSettings(env: Env = process.env): ShippingApiClie
 
 export interface PacingSettings {
   mode: 'adaptive' | 'off';
-  /** Ceiling of this worker's pace, calls per second; unset: whatever the account accepts. */
+  /** Ceiling of the account's pace, calls per second, fleet-wide (one worker alone: its own); unset: whatever the account accepts. */
   maxRequestsPerSecond?: number;
+  /** fleet (default): one rate per account for the whole fleet; worker: each worker paces alone (AIMD shares). */
+  shares?: 'fleet' | 'worker';
   /** Whether 429s no pace causes are learned (default) or each 429 holds and slows. */
   noise?: 'learn' | 'off';
 }
@@ -599,7 +608,12 @@ export function loadWorkerSettings(env: Env = process.env): WorkerSettings {
     trackingReconcileMs: e.TRACKING_RECONCILE_EVERY,
     maxActivitiesPerSecond: e.WORKER_MAX_ACTIVITIES_PER_SECOND,
     maxTaskQueueActivitiesPerSecond: e.TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND,
-    pacing: { mode: e.SHIPPING_API_PACING, maxRequestsPerSecond: e.SHIPPING_API_MAX_REQUESTS_PER_SECOND, noise: e.SHIPPING_API_429_NOISE },
+    pacing: {
+      mode: e.SHIPPING_API_PACING,
+      maxRequestsPerSecond: e.SHIPPING_API_MAX_REQUESTS_PER_SECOND,
+      noise: e.SHIPPING_API_429_NOISE,
+      shares: e.SHIPPING_API_PACE_SHARES,
+    },
     maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     maxConcurrentWorkflowTaskExecutions: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
     maxConcurrentActivityTaskExecutions: e.WORKER_MAX_CONCURRENT_ACTIVITIES,

@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ShippingApiClient } from '../shipping-api/client';
 import type { AccountOf } from '../config/shipping-accounts';
 import { DEFAULT_SHIPPING_ACCOUNT as DEFAULT_ACCOUNT } from '../domain/shipment';
-import { UNPACED, type CallPacing } from '../activities/account-pacer';
+import { UNPACED, type CallPacing } from '../pacing/account-pacer';
 
 export interface AccountCalls {
   api: ShippingApiClient;

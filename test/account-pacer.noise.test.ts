@@ -88,6 +88,9 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
         workers: 2,
         relayMs,
         roundTripMs: 50,
+        // Each worker finding its own share (SHIPPING_API_PACE_SHARES=worker): with the fleet's
+        // one rate and reports answered as slowly as these relays, 0.896 of the limit at 1000 ms.
+        shares: 'worker',
       });
       expect(run.acceptedPerSecond(60, 300)).toBeGreaterThanOrEqual(0.95 * 5);
       expect(run.share429(60, 300)).toBeLessThanOrEqual(0.006);
@@ -174,8 +177,11 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
   it.each(SEEDS)(
     'with 10 %% of 429s beside a real limit (2 workers), it spends at least 0.87 of what the limit alone allows (seed %i)',
     async (seed) => {
-      const clean = await simulate({ seconds: 240, limit: () => 40, demand: BACKLOG, workers: 2, seed });
-      const noisy = await simulate({ seconds: 240, limit: () => 40, ...NOISE, demand: BACKLOG, workers: 2, seed });
+      // Each worker finding its own share: under the fleet's one rate, noise beside a limit is not
+      // learned within the run yet (docs/retries-and-pacing.md, what it gets wrong).
+      const shares = 'worker';
+      const clean = await simulate({ seconds: 240, limit: () => 40, demand: BACKLOG, workers: 2, seed, shares });
+      const noisy = await simulate({ seconds: 240, limit: () => 40, ...NOISE, demand: BACKLOG, workers: 2, seed, shares });
       expect(learnedAt(noisy)).not.toBeNull();
       // The noise takes its tokens before it refuses: 0.9 is all there is. One overshoot holds
       // the fleet once, for the limit's Retry-After, and every worker that sends slows down.
@@ -191,7 +197,17 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
     async (seed) => {
       // Before the noise is known each 429 holds the fleet for its Retry-After (1-5 s): the
       // fleet sends about 2 calls a second, so the fresh calls must be had from the pace too.
-      const run = await simulate({ seconds: 60, limit: () => 20, ...NOISE, demand: BACKLOG, workers: 2, seed, initialRate: 10 });
+      // Each worker finding its own share, as above.
+      const run = await simulate({
+        seconds: 60,
+        limit: () => 20,
+        ...NOISE,
+        demand: BACKLOG,
+        workers: 2,
+        seed,
+        initialRate: 10,
+        shares: 'worker',
+      });
       expect(learnedAt(run)).not.toBeNull();
       expect(learnedAt(run)!).toBeLessThanOrEqual(30);
       expect(run.acceptedPerSecond(30, 60)).toBeGreaterThanOrEqual(0.8 * 0.9 * 20);
@@ -215,4 +231,36 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
       expect(run.seconds[299]!.noiseShare).toBeNull();
     },
   );
+});
+
+describe("the fleet's one rate and the limit's own 429s (simulated)", () => {
+  // Accounts of 2 to 50 calls a second, 1 to 4 workers, polls due beyond the limit spread evenly,
+  // with one worker idle, or all on one worker; a limiter that charges a refused call or not:
+  // none of the limit's 429s is ever taken for noise, without any setting. Before the fleet's
+  // one rate, a small account shared by several workers learned floors of 0.07-0.33.
+  const cases = [2, 5, 20, 50].flatMap((limit) =>
+    [1, 2, 3, 4].flatMap((workers) =>
+      (['even', 'one idle', 'one'] as const)
+        .filter((spread) => workers > 1 || spread === 'even')
+        .flatMap((spread) => [false, true].map((charged) => ({ limit, workers, spread, charged }))),
+    ),
+  );
+  it('never takes a limit of 2-50 calls a second for noise, with 1-4 workers however the calls are spread', async () => {
+    const learned: string[] = [];
+    for (const { limit, workers, spread, charged } of cases) {
+      const run = await simulate({
+        seconds: 90,
+        limit: () => limit,
+        demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
+        workers,
+        workerOf: spread === 'even' ? (l) => l % workers : spread === 'one idle' ? (l) => l % (workers - 1) : () => 0,
+        refusedTakesToken: charged,
+        relayMs: 800,
+        seed: limit * 10 + workers,
+      });
+      if (run.seconds.some((s) => s.workers.some((w) => w.noiseShare !== null)))
+        learned.push(`${limit}/s ${workers} workers ${spread} charged=${charged}`);
+    }
+    expect(learned).toEqual([]);
+  }, 300_000);
 });

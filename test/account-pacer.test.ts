@@ -1,10 +1,10 @@
 /**
- * The account pacer on its own (activities/account-pacer.ts): labels first without starving
+ * The account pacer on its own (pacing/account-pacer.ts): labels first without starving
  * polls, Retry-After holding every call, the adaptive rate, cancellation, and which calls are
  * fresh (their 429s teach the noise floor) and what known noise costs.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { AccountHeld, AccountPacer, PaceWaitExceeded, pacedCalls, type CallClass, type Turn } from '../activities/account-pacer';
+import { AccountHeld, AccountPacer, PaceWaitExceeded, pacedCalls, type CallClass, type Turn } from '../pacing/account-pacer';
 import { MAX_HOLD_MS } from '../shipping-api/retry-after';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -8,7 +8,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities, labelIdempotencyKey, type CreatedLabel } from '../activities/shipping-api';
-import { AccountPacer, pacedCalls } from '../activities/account-pacer';
+import { AccountPacer, pacedCalls } from '../pacing/account-pacer';
 import { ACCOUNT_HELD, PACED_BY_ACCOUNT, type FailureDetails } from '../workflow-definitions/activity-failures';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import { ShippingApiClient } from '../shipping-api/client';

@@ -1,7 +1,7 @@
 /**
  * The fleet's memory of the account's 429s on a real Temporal dev server: the account workflow
  * (workflows/account.ts) keeps the hold a 429 named, and the fresh answers the workers counted
- * (activities/noise-floor.ts), so a worker started later knows both before its first call.
+ * (pacing/noise-floor.ts), so a worker started later knows both before its first call.
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -9,8 +9,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { callPacing } from '../worker/create-worker';
-import { accountWorkflowId, FRESH_MAX_AGE_MS, FRESH_READ_MS, FRESH_REPORT_MS, fleetRateLimits } from '../worker/fleet-rate-limit';
-import { accountFreshAnswersSignal, ACCOUNT_WORKFLOW_TYPE, poolFresh } from '../workflows/account';
+import { accountWorkflowId, FRESH_MAX_AGE_MS, FRESH_READ_MS, FRESH_REPORT_MS, fleetRateLimits } from '../pacing/fleet-rate-limit';
+import { accountFreshAnswersSignal, ACCOUNT_WORKFLOW_TYPE, poolFresh } from '../workflow-definitions/account';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';

@@ -1,12 +1,12 @@
 /**
- * The noise floor on its own (activities/noise-floor.ts): when the 429s of fresh calls (sent
+ * The noise floor on its own (pacing/noise-floor.ts): when the 429s of fresh calls (sent
  * right after a hold of the fleet) are taken for noise and when never, how later 429s are judged
  * against it, how it follows noise that stops; and the tally of answers its windows are counted
- * from (activities/answer-tally.ts).
+ * from (pacing/answer-tally.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { AnswerTally } from '../activities/answer-tally';
-import { NoiseFloor } from '../activities/noise-floor';
+import { AnswerTally } from '../pacing/answer-tally';
+import { NoiseFloor } from '../pacing/noise-floor';
 
 /** `answers` fresh answers, every `every`-th of them a 429. */
 function fresh(floor: NoiseFloor, answers: number, every: number): void {

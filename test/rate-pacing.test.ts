@@ -12,7 +12,7 @@ import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
 import type { PacingSettings } from '../config/settings';
 import { createShipmentWorker } from '../worker/create-worker';
-import { accountWorkflowId, fleetRateLimits, type FleetRateLimits } from '../worker/fleet-rate-limit';
+import { accountWorkflowId, fleetRateLimits, type FleetRateLimits } from '../pacing/fleet-rate-limit';
 import { stateQuery } from '../workflow-definitions/shipment';
 import { shipmentWorkflowId } from '../domain/shipment';
 import { TEST_CREDENTIALS } from './helpers/harness';

@@ -105,6 +105,7 @@ const PATHS = [
   'fleet-named-account-cancelled',
   'account-held',
   'account-fresh-answers',
+  'account-paced',
   // The shop pull (paged, a page retried), a webhook's pull by id, and the live order path's pull.
   'shop-pull-paged',
   'shop-pull-page-retried',

@@ -19,7 +19,7 @@ import { labelIdempotencyKey } from '../activities/shipping-api';
 import { stateQuery } from '../workflow-definitions/shipment';
 import { shardOf, trackingPollerId } from '../workflow-definitions/tracking-poller';
 import { TRACKING_POLLER_DEFAULTS } from '../config/settings';
-import { accountWorkflowId } from '../worker/fleet-rate-limit';
+import { accountWorkflowId } from '../pacing/fleet-rate-limit';
 import type { Io } from '../client/cli-support';
 import { cancelCommand } from '../client/commands/cancel';
 import { statusCommand } from '../client/commands/status';

@@ -9,11 +9,11 @@ import type { Client } from '@temporalio/client';
 import type { AccountCalls, AccountDirectory } from '../shipping-accounts/directory';
 import { openAccountClient, type ShippingAccount, type ShippingAccounts } from '../config/shipping-accounts';
 import { knownAccounts, recordAccountAnswer } from '../metrics/counters';
-import type { CallPacing } from '../activities/account-pacer';
+import type { CallPacing } from '../pacing/account-pacer';
 import type { ShippingApiClient } from '../shipping-api/client';
 import { ShippingApiError } from '../shipping-api/errors';
 import { callPacing } from './create-worker';
-import { accountWorkflowId, fleetRateLimits, type FleetRateLimits } from './fleet-rate-limit';
+import { accountWorkflowId, fleetRateLimits, type FleetRateLimits } from '../pacing/fleet-rate-limit';
 
 export interface DirectoryLog {
   warn(message: string, meta?: Record<string, unknown>): void;

@@ -8,10 +8,10 @@ import { versionedWorker } from './deployment-version';
 import { createActivities } from '../activities/shipping-api';
 import { singleAccount, type AccountDirectory } from '../shipping-accounts/directory';
 import { retryAfterMs } from '../workflow-definitions/activity-failures';
-import { AccountPacer, pacedCalls, UNPACED, type CallPacing } from '../activities/account-pacer';
+import { AccountPacer, pacedCalls, UNPACED, type CallPacing } from '../pacing/account-pacer';
 import type { PacingSettings } from '../config/settings';
 import { ShippingApiError } from '../shipping-api/errors';
-import type { FleetRateLimits } from './fleet-rate-limit';
+import type { FleetRateLimits } from '../pacing/fleet-rate-limit';
 import { createShopDeliveryActivities } from '../activities/shop-delivery';
 import { createShopImportActivities } from '../activities/shop-import';
 import { Client } from '@temporalio/client';
@@ -248,6 +248,13 @@ export async function callPacing(
         share === null ? {} : { share: Math.round(share * 1000) / 1000 },
       ),
     onFresh: (limited) => fleet?.reportFresh({ answers: 1, limited: limited ? 1 : 0 }),
+    // One rate for the account, kept by the fleet; the ceiling is the account's, not this worker's.
+    ...(fleet && settings.shares !== 'worker'
+      ? {
+          share: (report) =>
+            fleet.pace({ ...report, ...(settings.maxRequestsPerSecond ? { maxRate: settings.maxRequestsPerSecond } : {}) }),
+        }
+      : {}),
   });
   await fleet?.subscribe((until) => pacer.recordFleetRateLimited(until));
   if (fleet) {

@@ -10,10 +10,11 @@
  * (worker/fleet-rate-limit.ts). A refused call waits its own Retry-After and tries again.
  */
 import { vi } from 'vitest';
-import { AccountPacer } from '../../activities/account-pacer';
+import { AccountPacer } from '../../pacing/account-pacer';
+import { FleetPace } from '../../pacing/fleet-pace';
 import { mulberry32 } from '../../fake-shipping-api/faults';
-import { FRESH_READ_MS } from '../../worker/fleet-rate-limit';
-import { poolFresh, type FreshAnswers } from '../../workflows/account';
+import { FRESH_READ_MS } from '../../pacing/fleet-rate-limit';
+import { poolFresh, type FreshAnswers } from '../../workflow-definitions/account';
 
 export interface SimOptions {
   seconds: number;
@@ -46,6 +47,14 @@ export interface SimOptions {
   workerOf?: (loop: number, random: () => number) => number;
   initialRate?: number;
   seed?: number;
+  /**
+   * `fleet` (default): the account's one rate kept for the fleet (pacing/fleet-pace.ts, in the
+   * account workflow), each worker's report answered `relayMs` later; `worker`: each worker finds
+   * its own pace (the pacer before issue 44).
+   */
+  shares?: 'fleet' | 'worker';
+  /** The account's ceiling (maxRequestsPerSecond), as every worker reports it. */
+  maxRate?: number;
 }
 
 /** One second of the run. */
@@ -84,12 +93,28 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
     const random = mulberry32(options.seed ?? 42);
     const start = Date.now();
     let pool: FreshAnswers | null = null;
+    // A given initial pace is each worker's: the fleet's starts at all of theirs.
+    const fleet =
+      (options.shares ?? 'fleet') === 'fleet' ? new FleetPace(options.initialRate ? { rate: options.initialRate * workers } : {}) : null;
     const pacers = Array.from(
       { length: workers },
-      () =>
+      (_, worker) =>
         new AccountPacer({
           initialRate: options.initialRate,
+          maxRate: options.maxRate,
+          random,
           fleetRelays: options.fleetRelays ?? true,
+          ...(fleet
+            ? {
+                share: (report) =>
+                  new Promise<{ rate: number; phase: number }>((resolve) =>
+                    setTimeout(
+                      () => resolve(fleet.report({ ...report, worker: String(worker), maxRate: options.maxRate }, Date.now())),
+                      relayMs,
+                    ),
+                  ),
+              }
+            : {}),
           onFresh: (limited) => (pool = poolFresh(pool, { answers: 1, limited: limited ? 1 : 0, at: Date.now() })),
         }),
     );
@@ -165,6 +190,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
         const until = pacer.recordRateLimited(retryAfterMs, turn);
         if (until !== null) {
           // The account workflow tells every subscriber, the worker that published too.
+          setTimeout(() => fleet?.overshoot(until, Date.now()), relayMs / 2);
           for (const each of pacers) setTimeout(() => each.recordFleetRateLimited(until), relayMs);
         }
         await sleep(retryAfterMs); // this call's own retry waits its Retry-After
@@ -210,6 +236,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
     stopped.abort(new Error('the run is over'));
     await vi.advanceTimersByTimeAsync(10_000);
     await Promise.allSettled(loops);
+    for (const pacer of pacers) pacer.close();
 
     const slice = (from: number, to: number) => perSecond.slice(from, to);
     const sum = (from: number, to: number, f: (s: SimSecond) => number) => slice(from, to).reduce((n, s) => n + f(s), 0);

@@ -6,19 +6,21 @@
  * It also reports the fresh answers this worker counted (at most one signal per
  * FRESH_REPORT_MS, only when there are some), and reads the fleet's pool of them at start.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import type { Answers } from '../activities/noise-floor';
+import type { Answers } from './noise-floor';
 import {
   accountFreshAnswersSignal,
+  accountPaceUpdate,
   accountRateLimitedSignal,
   ACCOUNT_WORKFLOW_TYPE,
   awaitAccountRateLimitUpdate,
   poolFresh,
   type FreshAnswers,
-} from '../workflows/account';
+} from '../workflow-definitions/account';
 import { boundHold } from '../shipping-api/retry-after';
+import type { PaceReport } from './fleet-pace';
 
 export interface FleetRateLimits {
   /** Tells the fleet: no call before `until` (fire and forget). */
@@ -37,6 +39,8 @@ export interface FleetRateLimits {
    * (every worker's reports) and hands it to `adopt`: each worker judges by the fleet's count.
    */
   watchFresh(wanted: () => boolean, adopt: (answers: Answers) => void): void;
+  /** This worker's report to the account's one pace (fleet-pace.ts): its share, or null if the workflow did not answer. */
+  pace(report: Omit<PaceReport, 'worker'>): Promise<{ rate: number; phase: number } | null>;
   close(): Promise<void>;
 }
 
@@ -84,6 +88,8 @@ export function fleetRateLimits(options: {
   let unreported: Answers = { answers: 0, limited: 0 };
   let reportTimer: NodeJS.Timeout | null = null;
   let readTimer: NodeJS.Timeout | null = null;
+  /** This process's lease in the account's pace. */
+  const worker = randomUUID();
 
   function report(): void {
     reportTimer = null;
@@ -206,6 +212,20 @@ export function fleetRateLimits(options: {
         });
       }, FRESH_READ_MS);
       readTimer.unref();
+    },
+    async pace(report) {
+      try {
+        const account = await handle();
+        const grant = await client.withAbortSignal(AbortSignal.any([stop.signal, AbortSignal.timeout(2000)]), () =>
+          account.executeUpdate(accountPaceUpdate, { args: [{ ...report, worker }] }),
+        );
+        return { rate: grant.rate, phase: grant.phase };
+      } catch (err) {
+        // The run continued as new, or an older build runs it: the next report finds it again; meanwhile the worker paces alone.
+        started = null;
+        if (!stop.signal.aborted) log.debug('fleet pace: no share', { error: String(err) });
+        return null;
+      }
     },
     async close() {
       if (readTimer) clearInterval(readTimer);

@@ -31,6 +31,7 @@ import { DEFAULT_PRIORITY_KEY } from '../domain/priority';
 import { boundHold } from '../shipping-api/retry-after';
 import { AnswerTally } from './answer-tally';
 import { NoiseFloor, type Answers } from './noise-floor';
+import { LEASE_MS, REPORT_MS, type PaceReport } from './fleet-pace';
 
 export type CallClass = 'label' | 'order' | 'tracking';
 const INITIAL_RATE = 5;
@@ -111,7 +112,7 @@ export interface AccountPacerOptions {
   learnNoise?: boolean;
   /**
    * Holds are relayed to the whole fleet by a channel that brings each back to this worker too
-   * (worker/fleet-rate-limit.ts). Then the calls after a hold are fresh only if the channel
+   * (pacing/fleet-rate-limit.ts). Then the calls after a hold are fresh only if the channel
    * brought the hold back before it ended: one slower than the hold (a loaded machine: 1.5-5 s
    * seen) means the other workers went on calling through it, so the limit did not refill and its
    * 429s among those calls are no noise. Default false: no channel, this worker is the fleet.
@@ -119,9 +120,18 @@ export interface AccountPacerOptions {
   fleetRelays?: boolean;
   /** Told when a share of 429s no pace causes becomes known (the share), and when it is forgotten (null). */
   onNoise?: (share: number | null) => void;
-  /** Told of each fresh answer (a 429 or not): the fleet pools them (worker/fleet-rate-limit.ts). */
+  /** Told of each fresh answer (a 429 or not): the fleet pools them (pacing/fleet-rate-limit.ts). */
   onFresh?: (limited: boolean) => void;
+  /**
+   * The fleet's pace (fleet-pace.ts, kept by the account workflow): given this worker's report,
+   * its share of the account's rate (null: not known now). With it, the account's rate is
+   * decided once for the fleet and this worker paces at its share; without it, or while it does
+   * not answer for LEASE_MS, this worker finds its own pace (AIMD) as if it were the fleet.
+   */
+  share?: (report: Omit<PaceReport, 'worker' | 'maxRate'>) => Promise<{ rate: number; phase: number } | null>;
   now?: () => number;
+  /** Draws the phase of this worker's first call after a hold (default Math.random). */
+  random?: () => number;
 }
 
 /** A call's turn: whether it went out right after a hold (its answer teaches the noise floor). */
@@ -194,12 +204,28 @@ export class AccountPacer {
   private readonly minRate: number;
   private readonly fairShareEvery: number;
   private readonly now: () => number;
+  private readonly random: () => number;
   private readonly onNoise: (share: number | null) => void;
   private readonly onFresh: (limited: boolean) => void;
   private readonly learnNoise: boolean;
+  private readonly share?: AccountPacerOptions['share'];
+  /** The fleet's share holds until then; afterwards (or before any) this worker paces alone. */
+  private shareUntil = 0;
+  private reporting: NodeJS.Timeout | null = null;
+  private asking = false;
+  /** When this worker began reporting (its first counts span less than a lease). */
+  private reportingSince = 0;
+  /** When its calls of the last LEASE_MS went out. */
+  private readonly sentTimes: number[] = [];
+  private lastSentAt = 0;
+  /** Since when this worker waits for its first share (the fleet is asked before it calls). */
+  private askedFirstAt = 0;
+  /** The fleet's phase for this worker's calls (fleet-pace.ts, PaceGrant). */
+  private phase = 0;
 
   constructor(options: AccountPacerOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
     this.onNoise = options.onNoise ?? (() => {});
     this.onFresh = options.onFresh ?? (() => {});
     this.learnNoise = options.learnNoise ?? true;
@@ -209,6 +235,90 @@ export class AccountPacer {
     this.rate = Math.min(this.maxRate, options.initialRate ?? INITIAL_RATE);
     this.fairShareEvery = Math.max(2, options.fairShareEvery ?? 4);
     this.lastIncreaseAt = this.now();
+    this.share = options.share;
+  }
+
+  /** Whether the fleet's share paces this worker now. */
+  private shared(t: number): boolean {
+    return this.share !== undefined && t < this.shareUntil;
+  }
+
+  /** Reports to the fleet's pace now and every REPORT_MS while this worker has calls to make. */
+  private report(): void {
+    if (!this.share) return;
+    if (this.asking) return this.reportLater();
+    const t = this.now();
+    const active = this.waiting() > 0 || t - this.lastSentAt < LEASE_MS;
+    if (!active && t >= this.shareUntil) return this.stopReporting();
+    if (this.reportingSince === 0) this.reportingSince = t;
+    // Over the lease's span, not a report's: at a call or two a second, a second's count is 0 or 2.
+    while (this.sentTimes.length > 0 && this.sentTimes[0]! < t - LEASE_MS) this.sentTimes.shift();
+    const span = Math.min(LEASE_MS, Math.max(REPORT_MS, t - this.reportingSince)) / 1000;
+    const report = {
+      want: this.sentTimes.length / span + this.waiting(),
+      accepted: this.successes.filter((s) => s >= t - span * 1000).length / span,
+    };
+    this.asking = true;
+    void this.share(report)
+      .catch(() => null)
+      .then((grant) => {
+        this.asking = false;
+        if (grant === null) return;
+        this.setShare(grant.rate, grant.phase);
+      });
+    this.reportLater();
+  }
+
+  private reportLater(): void {
+    if (this.reporting) clearTimeout(this.reporting);
+    this.reporting = setTimeout(() => {
+      this.reporting = null;
+      this.report();
+    }, REPORT_MS);
+    this.reporting.unref?.();
+  }
+
+  private stopReporting(): void {
+    if (this.reporting) clearTimeout(this.reporting);
+    this.reporting = null;
+    this.reportingSince = 0;
+  }
+
+  /** The fleet granted this worker `rate` calls a second of the account's rate. */
+  private setShare(rate: number, phase: number): void {
+    const t = this.now();
+    this.phase = phase;
+    this.shareUntil = t + LEASE_MS;
+    this.askedFirstAt = 0;
+    const was = this.rate;
+    this.rate = Math.max(0, Math.min(rate, this.maxRate));
+    // The next call one interval of the new share after the last one (a share that grew lets it
+    // out sooner); a first share starts at a random phase, as after a hold.
+    if (this.rate > 0) {
+      this.nextSlotAt =
+        was > 0 && this.lastSentAt > 0
+          ? Math.min(this.nextSlotAt, this.lastSentAt + 1000 / this.rate)
+          : this.onGrid(Math.max(this.nextSlotAt, t));
+    }
+    this.pump();
+  }
+
+  /**
+   * Sharing the fleet's rate: the first time from `t` on the wall clock's grid of this worker's
+   * interval at its phase (or the nearest one, for the next call: on average one interval
+   * apart), so the fleet's calls interleave (workers of the same share, at phases spread evenly,
+   * send in turn).
+   */
+  private onGrid(t: number, to: (n: number) => number = (n) => Math.ceil(n - 1e-9)): number {
+    if (!this.shared(this.now()) || this.rate <= 0) return t;
+    const interval = 1000 / this.rate;
+    return (to(t / interval - this.phase) + this.phase) * interval;
+  }
+
+  /** Stops reporting to the fleet (the worker is closing). */
+  close(): void {
+    this.stopReporting();
+    if (this.timer) clearTimeout(this.timer);
   }
 
   /**
@@ -231,6 +341,10 @@ export class AccountPacer {
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
       enqueue(this.queues[cls], waiter);
+      if (this.share && !this.reporting) {
+        if (!this.shared(this.now()) && this.askedFirstAt === 0) this.askedFirstAt = this.now();
+        this.report();
+      }
       this.pump();
     });
   }
@@ -244,9 +358,21 @@ export class AccountPacer {
     if (this.notBefore <= t) {
       this.heldSince = t;
       const accepted = this.successes.filter((s) => s >= t - FRESH_RATE_MS).length / (FRESH_RATE_MS / 1000);
-      this.freshRate = Math.max(accepted, FRESH_PACE_SHARE * this.rate);
+      // Sharing the fleet's rate, no more than this worker's share after the cut: the shares add
+      // up to the account's rate, so the fleet's fresh calls stay within what the limit refilled
+      // while it held, however many workers share it and whichever of them its calls go to.
+      const budget = Math.max(accepted, FRESH_PACE_SHARE * this.rate);
+      this.freshRate = this.shared(t) ? 0.9 * Math.min(this.rate, budget) : budget;
     }
     this.notBefore = until;
+    // Each worker's first call after the hold at a random phase of its interval: all at the
+    // hold's end, four workers sharing an account of 2 a second sent twice its burst at once,
+    // met 429s, and held again (half the calls 429, in the simulation).
+    if (this.share && this.rate > 0) {
+      this.nextSlotAt = this.shared(t)
+        ? Math.max(this.nextSlotAt, this.onGrid(until))
+        : Math.max(this.nextSlotAt, until + (this.random() * 1000) / this.rate);
+    }
     this.sentSinceHold = 0;
     this.holdRelayed = false;
     this.relayLag = 0;
@@ -363,7 +489,7 @@ export class AccountPacer {
     this.noiseKnownOrNot();
   }
 
-  /** The fleet's fresh answers read at start (worker/fleet-rate-limit.ts): noise the fleet learned is known before the first call. */
+  /** The fleet's fresh answers read at start (pacing/fleet-rate-limit.ts): noise the fleet learned is known before the first call. */
   seedFresh(answers: Answers): void {
     if (!this.learnNoise) return;
     this.floor.noteFreshCounts(answers);
@@ -421,7 +547,8 @@ export class AccountPacer {
   }
 
   private speedUp(t: number): void {
-    if (t - this.lastIncreaseAt < 1000) return;
+    // Sharing the fleet's rate, the fleet decides when the account's rate grows.
+    if (this.shared(t) || t - this.lastIncreaseAt < 1000) return;
     this.lastIncreaseAt = t;
     // Near the limit, probe gently: half a percent a second, so a cut of a tenth is won back in
     // about 20 s and a limit sees about one overshoot in that time. (At 1 % or 0.05 call a
@@ -470,6 +597,18 @@ export class AccountPacer {
     for (;;) {
       if (this.waiting() === 0) return;
       const t = this.now();
+      // Waiting for the fleet's first share (or a share of none): the next grant pumps again.
+      // A fleet that does not answer within LEASE_MS leaves this worker to pace alone.
+      const awaitingShare = this.askedFirstAt > 0 && t - this.askedFirstAt < LEASE_MS;
+      if (awaitingShare || (this.shared(t) && this.rate <= 0)) {
+        const retry = awaitingShare ? this.askedFirstAt + LEASE_MS : this.shareUntil;
+        this.timer = setTimeout(() => this.pump(), Math.max(1, retry - t));
+        this.timer.unref?.();
+        return;
+      }
+      if (this.askedFirstAt > 0) this.askedFirstAt = 0;
+      // A share of none that lapsed (the fleet stopped answering): pace alone from the slowest pace.
+      if (!this.shared(t) && this.rate < this.minRate) this.rate = this.minRate;
       const gate = Math.max(this.notBefore, this.nextSlotAt);
       if (t < gate) {
         this.timer = setTimeout(() => this.pump(), Math.ceil(gate - t));
@@ -478,6 +617,8 @@ export class AccountPacer {
       }
       const waiter = this.pick()!;
       this.sentSinceHold++;
+      this.sentTimes.push(t);
+      this.lastSentAt = t;
       const since = t - this.notBefore;
       const fresh =
         (this.holdRelayed || !this.fleetRelays) &&
@@ -485,7 +626,11 @@ export class AccountPacer {
         since < FRESH_MS &&
         this.sentSinceHold <= this.freshRate * (1 + (since - this.relayLag) / 1000);
       // No saved-up credit after an idle spell: the next call is one interval after this one.
-      this.nextSlotAt = Math.max(t, this.nextSlotAt) + 1000 / this.rate;
+      // Backlogged (on time, give or take a timer's lateness), the nearest slot of the grid: on
+      // average an interval apart. After an idle spell, the next one: never sooner than an interval.
+      const interval = 1000 / this.rate;
+      const backlogged = t - this.nextSlotAt < interval / 2;
+      this.nextSlotAt = this.onGrid(Math.max(t, this.nextSlotAt) + interval, backlogged ? Math.round : undefined);
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
       waiter.resolve({ fresh });
       // Calls are waiting for the rate, not for the API: this worker could go faster.

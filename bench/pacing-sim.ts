@@ -1,0 +1,58 @@
+/**
+ * The account pacer's bench, simulated (test/helpers/pacer-sim.ts, vitest's fake clock): the
+ * fleet's one rate per account (`fleet`, pacing/fleet-pace.ts) beside each worker finding its
+ * own share (`worker`, the pacer before it), in the same run. Accounts of 2, 5, 20 and 50 calls
+ * a second; 1, 2 and 4 workers; tracking polls due every second beyond the limit, spread evenly,
+ * with one worker's shards empty, or all on one worker; a limiter that does not charge a refused
+ * call, and one that does. Printed per row: accepted ÷ limit over the seconds from MEASURE_FROM
+ * (work is due throughout), and 429s. Run: `npm run bench:pacing` (a few minutes).
+ */
+import { it } from 'vitest';
+import { simulate } from '../test/helpers/pacer-sim';
+
+const SECONDS = Number(process.env.PACING_BENCH_SECONDS ?? 90);
+/** Slow start is over by then, from 5 calls a second to 50 (the old pacer's per worker). */
+const MEASURE_FROM = 15;
+const LIMITS = [2, 5, 20, 50];
+const WORKERS = [1, 2, 4];
+type Spread = 'even' | 'one worker idle' | 'all on one worker';
+const SPREADS: Spread[] = ['even', 'one worker idle', 'all on one worker'];
+
+function workerOf(spread: Spread, workers: number): (loop: number) => number {
+  if (spread === 'even') return (loop) => loop % workers;
+  if (spread === 'one worker idle') return (loop) => loop % (workers - 1);
+  return () => 0;
+}
+
+it('pacing: fleet vs worker shares', async () => {
+  const rows: string[] = [];
+  const fmt = (a: number, s: number) => `${a.toFixed(3).padStart(6)} ${(s * 100).toFixed(2).padStart(5)} %`;
+  rows.push('limit/s workers spread             charged | fleet: accepted/limit 429s | worker (today): accepted/limit 429s');
+  for (const limit of LIMITS) {
+    for (const workers of WORKERS) {
+      for (const spread of SPREADS.filter((s) => workers > 1 || s === 'even')) {
+        for (const charged of [false, true]) {
+          const results = [];
+          for (const shares of ['fleet', 'worker'] as const) {
+            const run = await simulate({
+              seconds: SECONDS,
+              limit: () => limit,
+              // Polls due every second: 1.5 times the limit, and never fewer than 6 loops.
+              demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
+              workers,
+              workerOf: workerOf(spread, workers),
+              refusedTakesToken: charged,
+              shares,
+              seed: limit * 100 + workers,
+            });
+            results.push(fmt(run.acceptedPerSecond(MEASURE_FROM, SECONDS) / limit, run.share429(MEASURE_FROM, SECONDS)));
+          }
+          rows.push(
+            `${String(limit).padStart(7)} ${String(workers).padStart(7)} ${spread.padEnd(18)} ${(charged ? 'yes' : 'no').padEnd(7)} | ${results[0]!.padEnd(26)} | ${results[1]}`,
+          );
+        }
+      }
+    }
+  }
+  console.log(`\nseconds ${MEASURE_FROM}-${SECONDS} of each run\n${rows.join('\n')}`);
+}, 3_600_000);

@@ -1,0 +1,94 @@
+/**
+ * The account's one rate for the fleet, through two real worker processes (`npm run worker`) on
+ * a real Temporal dev server and the fake API over loopback: the fleet spends a token bucket's
+ * limit it is not told, and `SHIPPING_API_MAX_REQUESTS_PER_SECOND` is the account's ceiling,
+ * fleet-wide, not each worker's.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startShipment } from '../order-import/start-shipment';
+import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
+import type { FakeRequest } from '../fake-shipping-api/types';
+import { stateQuery } from '../workflow-definitions/shipment';
+import { TEST_CREDENTIALS } from './helpers/harness';
+import { order } from './helpers/orders';
+import { createTestEnv } from './helpers/temporal-env';
+import { killWorkerProcesses, startWorkerProcess, workerEnv } from './helpers/worker-process';
+import { waitFor } from './helpers/wait';
+
+let env: TestWorkflowEnvironment;
+let fake: FakeShippingApi;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  fake = await startFakeShippingApi({ port: 0, trackingStepMs: 600_000, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
+});
+afterAll(async () => {
+  killWorkerProcesses();
+  await fake?.close();
+  await env?.teardown();
+});
+
+/** Two worker processes of one fleet, `shipments` new orders at once, until all are in tracking: the fake's log of that run. */
+async function burst(shipments: number, extraEnv: Record<string, string>): Promise<FakeRequest[]> {
+  const taskQueue = `fleet-pace-${randomUUID()}`;
+  const env2 = { ...workerEnv(env.address, taskQueue, fake.baseUrl), TRACKING_POLL_INTERVAL: '60s', LOG_LEVEL: 'info', ...extraEnv };
+  const workers = await Promise.all([startWorkerProcess(env2, 'RUNNING'), startWorkerProcess(env2, 'RUNNING')]);
+  try {
+    const since = Date.now();
+    const handles = await Promise.all(
+      Array.from({ length: shipments }, async (_, i) => {
+        const started = await startShipment(env.client, taskQueue, order('acme', `F-${i}-${since}`));
+        return env.client.workflow.getHandle(started.workflowId);
+      }),
+    );
+    await waitFor(
+      async () => {
+        const states = await Promise.all(handles.map((h) => h.query(stateQuery)));
+        return states.every((s) => s.phase === 'tracking') ? true : undefined;
+      },
+      { timeoutMs: 150_000, intervalMs: 500, what: 'every shipment in tracking' },
+    );
+    return fake.requestLog().filter((r) => r.receivedAt >= since && r.endpoint !== 'GET /couriers');
+  } finally {
+    for (const w of workers) w.child.kill('SIGTERM');
+    await Promise.all(workers.map((w) => w.exited));
+  }
+}
+
+/** Accepted calls a second over the whole seconds from the first call's + `skipS` to the last, and the 429s' share of all answers. */
+function spent(log: FakeRequest[], skipS: number): { perSecond: number; share429: number } {
+  const first = Math.min(...log.map((r) => r.at)) + skipS * 1000;
+  const last = Math.max(...log.map((r) => r.at));
+  const window = log.filter((r) => r.at >= first && r.at < last);
+  const accepted = window.filter((r) => r.status !== 429).length;
+  const result = {
+    perSecond: accepted / ((last - first) / 1000),
+    share429: window.filter((r) => r.status === 429).length / Math.max(1, window.length),
+  };
+  console.info('fleet-pace measured', result, { calls: window.length, seconds: (last - first) / 1000 });
+  return result;
+}
+
+it('two worker processes spend an account limited to 8 calls a second as one, with few 429s, told nothing of the limit', async () => {
+  fake.setFaults({ rateLimit: { perSecond: 8, burst: 8 } });
+  try {
+    const log = await burst(60, {});
+    // Slow start from 5 a second for the whole fleet takes a few seconds; measured after it.
+    const { perSecond, share429 } = spent(log, 5);
+    // Each worker finding its own share (before the fleet's one rate): 0.854 in one run.
+    expect(perSecond).toBeGreaterThanOrEqual(0.92 * 8);
+    expect(share429).toBeLessThanOrEqual(0.05);
+  } finally {
+    fake.setFaults({ rateLimit: null });
+  }
+}, 240_000);
+
+it("SHIPPING_API_MAX_REQUESTS_PER_SECOND is the account's ceiling: two workers set to 4 send about 4 a second between them", async () => {
+  const log = await burst(40, { SHIPPING_API_MAX_REQUESTS_PER_SECOND: '4' });
+  const { perSecond } = spent(log, 3);
+  // Each worker capped at 4 sent up to 8 a second between them.
+  expect(perSecond).toBeLessThanOrEqual(4 * 1.15);
+  expect(perSecond).toBeGreaterThanOrEqual(4 * 0.7);
+}, 240_000);

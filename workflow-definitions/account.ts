@@ -1,0 +1,71 @@
+/**
+ * The shipping account's workflow as the rest of the house calls it: its type, its signals and
+ * updates, and what they carry (the workflow is workflows/account.ts; the pacers that call it are
+ * in pacing/).
+ */
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/** No call of the account before this time (epoch ms). */
+export const accountRateLimitedSignal = defineSignal<[number]>('rateLimited');
+/** Answers the account's not-before time once it is later than the caller's `known` one. */
+export const awaitAccountRateLimitUpdate = defineUpdate<number, [number]>('awaitRateLimit');
+
+/** Fresh answers a worker counted since its last report, and when it sent them (epoch ms). */
+export interface FreshAnswers {
+  answers: number;
+  limited: number;
+  at: number;
+}
+export const accountFreshAnswersSignal = defineSignal<[FreshAnswers]>('freshAnswers');
+/** The pool keeps the proportion of this many answers at most: it follows noise that changes. */
+export const FRESH_POOL_ANSWERS = 300;
+
+/** A worker's report to the account's pace; answers its share of the account's rate. */
+export const accountPaceUpdate = defineUpdate<PaceGrant, [PaceReport]>('pace');
+
+export const ACCOUNT_WORKFLOW_TYPE = 'shippingAccountWorkflow';
+
+/** What a worker tells the fleet's pace, once a REPORT_MS while it has calls to make. */
+export interface PaceReport {
+  /** A stable id of the worker process (for its lease). */
+  worker: string;
+  /** Calls a second this worker would send if let: sent over its last period plus waiting now. */
+  want: number;
+  /** Calls a second the API accepted of this worker over its last period (any answer but 429). */
+  accepted: number;
+  /** The worker's configured ceiling for the account, calls a second (the account's, not the worker's). */
+  maxRate?: number;
+}
+
+/** The worker's share of the account's rate, and the rate itself. */
+export interface PaceGrant {
+  rate: number;
+  /**
+   * Where in its interval this worker's calls go, 0 to 1, on the wall clock's grid of its
+   * interval: the workers' phases spread evenly, so the fleet's calls come evenly spaced and
+   * not several at once (four workers sharing an account of 2 a second met an empty burst).
+   */
+  phase: number;
+  accountRate: number;
+  slowStart: boolean;
+}
+
+/**
+ * Adds a worker's report to the pool (a report that is not a count is ignored), scaled down to
+ * FRESH_POOL_ANSWERS answers at most; `at` is the newest report's. Readers sum the same way
+ * (pacing/fleet-rate-limit.ts), so the pool carried over a continue-as-new is what they read.
+ */
+export function poolFresh(pool: FreshAnswers | null, report: FreshAnswers): FreshAnswers | null {
+  const { answers, limited, at } = report ?? {};
+  if (
+    ![answers, limited, at].every((n) => typeof n === 'number' && Number.isFinite(n)) ||
+    answers <= 0 ||
+    limited < 0 ||
+    limited > answers
+  ) {
+    return pool;
+  }
+  const sum = { answers: (pool?.answers ?? 0) + answers, limited: (pool?.limited ?? 0) + limited };
+  const scale = Math.min(1, FRESH_POOL_ANSWERS / sum.answers);
+  return { answers: sum.answers * scale, limited: sum.limited * scale, at: Math.max(pool?.at ?? 0, at) };
+}
