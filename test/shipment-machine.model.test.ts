@@ -7,7 +7,7 @@
  * each of the three defects of issue 45 on the rules as they were before their fixes
  * (test/helpers/shipment-rules-before-fixes.ts).
  */
-import fc from 'fast-check';
+import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { shipmentMachine, type ShipmentMachine } from '../domain/shipment-machine';
 import { machineBefore, type Defect } from './helpers/shipment-rules-before-fixes';
@@ -79,9 +79,12 @@ const RUNS = 2_000;
 const SEED = 1;
 
 describe('the shipment machine over random interleavings', () => {
-  it(`keeps every invariant over ${RUNS} random event sequences`, () => {
-    fc.assert(property(shipmentMachine<Req>()), { numRuns: RUNS, seed: SEED });
-  });
+  test.prop([sequences], { numRuns: RUNS, seed: SEED })(
+    `keeps every invariant over ${RUNS} random event sequences`,
+    ([connector, choices]) => {
+      play(shipmentMachine<Req>(), connector, choices);
+    },
+  );
 
   it.each(DEFECTS)(`finds "$defect" on the rules before its fix, within the test's ${RUNS} runs`, ({ defect, broken }) => {
     const result = fc.check(property(machineBefore<Req>([defect])), { numRuns: RUNS, seed: SEED });

@@ -50,7 +50,7 @@ export function labelRejected<R>(step: Step<R>, e: Ev<R, 'labelRejected'>): void
   }
   s.lastError = e.kind;
   // A change that came meanwhile is settled first, untold: the rejection was of a request it
-  // replaced, and a cancelled order is written to no more (WooCommerce would be set on-hold).
+  // replaced, and a cancelled order is written to no more (WooCommerce would get a note).
   if (s.shop && s.shop.pending.length > 0) return settleBeforeLabel(step);
   tell(step, { type: 'label.rejected' });
   awaitCorrection(step);
