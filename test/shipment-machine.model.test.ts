@@ -64,16 +64,19 @@ const property = (machine: ShipmentMachine<Req>) =>
   });
 
 /** The invariant each defect breaks first. */
-const DEFECTS: Array<{ defect: Defect; broken: RegExp }> = [
-  { defect: 'relabel erases cancel', broken: /nothing written to a withdrawn order|never erases a merchant's later change/ },
-  { defect: 'terminal answer ignored', broken: /tracking is never orphaned|a terminal tag ends tracking/ },
-  { defect: 'shard loss ignored', broken: /tracking is never orphaned/ },
+const DEFECTS: Array<{ defect: Defect; seed: number; broken: RegExp }> = [
+  { defect: 'relabel erases cancel', seed: 1, broken: /nothing written to a withdrawn order|never erases a merchant's later change/ },
+  { defect: 'terminal answer ignored', seed: 1, broken: /tracking is never orphaned|a terminal tag ends tracking/ },
+  { defect: 'shard loss ignored', seed: 1, broken: /tracking is never orphaned/ },
+  { defect: 'rejection told to a cancelled order', seed: 2, broken: /nothing written to a withdrawn order/ },
+  { defect: 'release erases a change mark', seed: 2, broken: /never erases a merchant's later change/ },
 ];
 
 /**
- * Runs per check, and a fixed seed so a failure is reproduced exactly. Over seeds 1 to 30 the
- * rules before the fixes broke within 2,000 runs: the relabel in 27 of 30 (median about 560
- * runs), the terminal answer and the lost shard in all 30 (medians about 54 and 16).
+ * Runs per check, and fixed seeds so a failure is reproduced exactly. Over seeds 1 to 30, the
+ * rules before each fix broke within 2,000 runs: the relabel in 27 of 30 seeds (median 595 runs),
+ * the terminal answer and the lost shard in all 30 (medians 54 and 15); the two defects the model
+ * found in today's code, the told rejection in 23 and the erased mark in 18 of 30.
  */
 const RUNS = 2_000;
 const SEED = 1;
@@ -86,10 +89,10 @@ describe('the shipment machine over random interleavings', () => {
     },
   );
 
-  it.each(DEFECTS)(`finds "$defect" on the rules before its fix, within the test's ${RUNS} runs`, ({ defect, broken }) => {
-    const result = fc.check(property(machineBefore<Req>([defect])), { numRuns: RUNS, seed: SEED });
+  it.each(DEFECTS)(`finds "$defect" on the rules before its fix, within the test's ${RUNS} runs`, ({ defect, seed, broken }) => {
+    const result = fc.check(property(machineBefore<Req>([defect])), { numRuns: RUNS, seed });
     expect(result.failed).toBe(true);
-    console.info(`${defect}: broken after ${result.numRuns} runs (seed ${SEED}): ${(result.errorInstance as Error).message}`);
+    console.info(`${defect}: broken after ${result.numRuns} runs (seed ${seed}): ${(result.errorInstance as Error).message}`);
     const error = result.errorInstance;
     expect(error).toBeInstanceOf(InvariantBroken);
     expect((error as InvariantBroken).message).toMatch(broken);

@@ -68,6 +68,7 @@ export function relabelMade<R>(step: Step<R>, labelId: string): void {
   // Taken: unless the merchant changed the order again meanwhile (a newer offer, and its mark, stay for the operator).
   if (shop.offerSeq === relabel.offerSeq) {
     shop.offer = null;
+    shop.changeMark = null;
     if (shop.modifiedAt === relabel.modifiedAt) shop.attention = null;
   }
   relabel.stage = 'reading';

@@ -73,11 +73,12 @@ export function afterLabel<R>(step: Step<R>, kinds: ShopChangeKind[], labelReque
     }
     return;
   }
-  if (kinds.includes('address')) attend(step, 'address_changed');
-  else if (kinds.includes('lines')) attend(step, 'lines_changed');
-  else if (status === 'on_hold') attend(step, 'held_in_shop');
-  // Released after the label: the hold's mark ends with it.
-  else if (shop.attention === 'held_in_shop') shop.attention = null;
+  if (kinds.includes('address') || kinds.includes('lines')) {
+    shop.changeMark = kinds.includes('address') ? 'address_changed' : 'lines_changed';
+    attend(step, shop.changeMark);
+  } else if (status === 'on_hold') attend(step, 'held_in_shop');
+  // Released after the label: the hold's mark ends with it, and a change it covered shows again.
+  else if (shop.attention === 'held_in_shop') shop.attention = shop.changeMark;
 }
 
 /** A cancelled order outranks any other mark. */
@@ -88,4 +89,6 @@ function attend<R>(step: Step<R>, attention: Attention): void {
 export function attentionResolved<R>(step: Step<R>): void {
   const shop = step.s.shop!;
   shop.resolved = { attention: shop.attention!, modifiedAt: shop.modifiedAt };
+  // A change a person closed does not show again when a later hold is released.
+  if (shop.attention === shop.changeMark) shop.changeMark = null;
 }

@@ -25,6 +25,8 @@ export interface ShopOrderKnown<R> {
   resolved: { attention: Attention; modifiedAt: string } | null;
   /** After the label: the shop's label request when it differs from the label made (an operator may relabel from it). */
   offer: R | null;
+  /** The mark of an address or lines change after the label not answered yet (a hold's mark gives way to it again on release). */
+  changeMark: Attention | null;
   /** Counts each new offer, so a relabel knows whether the offer it took is still the current one. */
   offerSeq: number;
   /** Before the label: kinds of change taken and not settled yet by the label step. */
@@ -126,6 +128,7 @@ export function initialMachineState<R>(start: ShipmentStart<R>): MachineState<R>
           attention: null,
           resolved: null,
           offer: null,
+          changeMark: null,
           offerSeq: 0,
           pending: [],
           request: null,

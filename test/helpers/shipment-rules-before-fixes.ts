@@ -8,14 +8,26 @@
  *    still the shop's, the mark is cleared whatever the merchant did meanwhile.
  * 2. fleet-tracking.ts without TERMINAL_ANSWER_ENDS_TRACKING: only news by checkpoint count is applied.
  * 3. fleet-tracking.ts without TRACKING_REJOINS: the reconciler's word is ignored.
+ *
+ * And two the model test found in today's workflow code (fixed in the machine only):
+ * 4. label.ts `makeLabel`: a courier rejection of an attempt already out when the merchant
+ *    cancelled is told to the shop (`label.rejected`) before the cancel is settled.
+ * 5. shop-changes.ts `afterLabel`: a release clears `held_in_shop`, and with it the mark of an
+ *    address or lines change the hold had covered (the offer stays, unmarked).
  */
 import { outcomeOfTag } from '../../domain/shipment';
 import { isNews } from '../../domain/tracking';
 import { handlers, machineOf, refusals, type Handlers, type ShipmentMachine } from '../../domain/shipment-machine';
 import type { Step } from '../../domain/shipment-machine/step';
-import { finish, tell } from '../../domain/shipment-machine/step';
+import { awaitCorrection, finish, settleBeforeLabel, tell } from '../../domain/shipment-machine/step';
+import { differences } from '../../domain/shop-order';
 
-export type Defect = 'relabel erases cancel' | 'terminal answer ignored' | 'shard loss ignored';
+export type Defect =
+  | 'relabel erases cancel'
+  | 'terminal answer ignored'
+  | 'shard loss ignored'
+  | 'rejection told to a cancelled order'
+  | 'release erases a change mark';
 
 export function machineBefore<R>(defects: readonly Defect[]): ShipmentMachine<R> {
   const rules: Handlers<R> = { ...handlers<R>() };
@@ -48,6 +60,33 @@ export function machineBefore<R>(defects: readonly Defect[]): ShipmentMachine<R>
     };
   }
   if (defects.includes('shard loss ignored')) rules.trackingLost = () => undefined;
+  if (defects.includes('rejection told to a cancelled order')) {
+    // label.ts `makeLabel`: `rejected(run, err)` tells the shop, then `awaitCorrection` returns at once for the change.
+    rules.labelRejected = (step, e) => {
+      const { s } = step;
+      if (s.relabel || !e.correctable || s.labelCall !== e.revision || s.labelId !== null) return today.labelRejected(step, e);
+      s.labelCall = null;
+      s.lastError = e.kind;
+      tell(step, { type: 'label.rejected' });
+      if (s.shop && s.shop.pending.length > 0) return settleBeforeLabel(step);
+      awaitCorrection(step);
+    };
+  }
+  if (defects.includes('release erases a change mark')) {
+    // shop-changes.ts `afterLabel`: `else if (attention === 'held_in_shop') attention = null`.
+    rules.shopChanged = (step, e) => {
+      const shop = step.s.shop;
+      const kinds = shop ? differences(shop.facts, e.facts) : [];
+      const released =
+        step.s.labelId !== null &&
+        shop?.attention === 'held_in_shop' &&
+        e.facts.status === 'open' &&
+        !kinds.includes('address') &&
+        !kinds.includes('lines');
+      today.shopChanged(step, e);
+      if (released) step.s.shop!.attention = null;
+    };
+  }
   return machineOf(rules, refusals<R>());
 }
 
@@ -65,6 +104,7 @@ function relabelMadeBefore<R>(step: Step<R>, labelId: string): void {
   // `if (shopOrder.offer === offer) { offer = null; attention = null }`
   if (shop.offerSeq === relabel.offerSeq) {
     shop.offer = null;
+    shop.changeMark = null;
     shop.attention = null;
   }
   relabel.stage = 'reading';

@@ -42,6 +42,17 @@ export interface Choice {
 export const TERMINAL_TAGS = ['Delivered', 'Exception', 'Cancelled'];
 const MOVING_TAGS = ['InfoReceived', 'InTransit', 'OutForDelivery'];
 
+const REPEATABLE: ReadonlyArray<ShipmentEvent<Req>['type']> = [
+  'shopChanged',
+  'trackingNews',
+  'trackingLost',
+  'resubmitted',
+  'relabelRequested',
+  'operatorCancelled',
+  'attentionResolved',
+  'redeliverRequested',
+];
+
 export class InvariantBroken extends Error {
   constructor(
     readonly invariant: string,
@@ -79,6 +90,8 @@ export class World {
   private lastSeq = 0;
   /** A merchant's cancel, address or lines change taken while an operator's relabel was in flight. */
   private changedDuringRelabel = false;
+  /** A person resolved the mark of the merchant's last address or lines change after the label. */
+  private changeResolved = false;
 
   constructor(
     private readonly machine: ShipmentMachine<Req>,
@@ -195,7 +208,9 @@ export class World {
       }
       case 'repeat': {
         // Late and repeated: an event delivered before comes again.
-        return this.log[a % this.log.length]!;
+        // Temporal delivers an activity's result and a timer once: messages and tracking news come again.
+        const messages = this.log.filter((e) => REPEATABLE.includes(e.type));
+        return messages[a % Math.max(1, messages.length)] ?? null;
       }
       case 'lostWorker':
         this.replay();
@@ -326,6 +341,17 @@ export class World {
         "an operator's action never erases a merchant's later change",
         `the order is ${s.shop!.facts.status}, the mark is ${s.shop!.attention}`,
       );
+    if (event.type === 'attentionResolved' && (before.shop?.attention === 'address_changed' || before.shop?.attention === 'lines_changed'))
+      this.changeResolved = true;
+    if (
+      event.type === 'shopChanged' &&
+      before.labelId !== null &&
+      (event.facts.address !== before.shop!.facts.address || event.facts.lines !== before.shop!.facts.lines)
+    )
+      this.changeResolved = false;
+    // A person who resolved the change has seen it; otherwise the shop's changed order stays marked.
+    if (s.shop?.offer != null && s.shop.attention === null && s.phase !== 'completed' && !this.changeResolved)
+      fail("an operator's action never erases a merchant's later change", "the shop's changed order waits for an operator, unmarked");
     if (before.relabel && !s.relabel) {
       if (this.changedDuringRelabel && s.shop!.attention === null)
         fail("an operator's action never erases a merchant's later change", 'the relabel cleared the mark of a change made while it ran');
