@@ -37,7 +37,7 @@ import {
 
 /** How long one call reads pages before returning to the workflow (which saves the cursor). */
 const CALL_BUDGET_MS = 45_000;
-/** Well inside the workflow's 15 s heartbeat timeout (30 s for pulls started before PULL_QUICK_TAKEOVER); the SDK sends at most one per 12 s. */
+/** Well inside the workflow's 15 s heartbeat timeout; the SDK sends at most one per 12 s. */
 const HEARTBEAT_EVERY_MS = 3_000;
 /** Shipments started at once per page. */
 const START_CONCURRENCY = 8;

@@ -1,7 +1,7 @@
 /**
  * What a tracking poll is compared by, and what counts as a change: the one rule the shipment's
  * own wait (activities/index.ts), the fleet's pollers (activities/tracking-poller.ts) and the
- * shipment applying what a poller tells it (workflows/shipment/fleet-tracking.ts) share. Plain
+ * shipment applying what a poller tells it (workflows/shipment/tracking.ts) share. Plain
  * values and pure functions only: the workflow bundle imports it.
  */
 import type { Checkpoint, TrackingRecord } from '../shipping-api/contract';

@@ -1,26 +1,21 @@
 /**
  * Change-driven tracking on a real Temporal dev server and the fake API over loopback: polls
  * that find nothing new cost no workflow task and no history event, while Retry-After, backoff,
- * the tracking time limit and the operator's stop still hold. Also: a shipment started by the
- * pre-change code (bundled from git) finishes under the new code.
+ * the tracking time limit and the operator's stop still hold.
  */
 import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { baselineWorkflowBundle, hasBaselineCommit, PER_SHIPMENT_TRACKING_COMMIT } from '../bench/baseline';
 import { startShipment } from '../order-import/start-shipment';
-import { startFakeShippingApi } from '../fake-shipping-api/server';
-import { ShippingApiClient, type ShippingApiClientOptions } from '../shipping-api/client';
-import { createShipmentWorker, type ShipmentWorkerOptions } from '../worker/create-worker';
 import { cancelShipmentSignal, stateQuery } from '../workflows/definitions';
 import { TRACKING_POLLER_WORKFLOW_TYPE, trackingPollerId, watchTrackingSignal } from '../workflows/tracking-poller/definitions';
 import { UNKNOWN_ACCOUNT } from '../activities/accounts';
 import { type ShipmentInput } from '../domain/shipment';
-import { startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
+import { startHarness, type Harness } from './helpers/harness';
 import { order } from './helpers/orders';
 import { saveFixture } from './helpers/fixtures';
-import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
+import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 
 const POLLS_PER_STAGE = 5;
@@ -192,142 +187,3 @@ describe('change-driven tracking', () => {
     await saveFixture(handle, 'fleet-timed-out');
   });
 });
-
-describe.skipIf(!hasBaselineCommit())('a shipment started by the timer-loop code', () => {
-  it("finishes under the new code, switching to the fleet's pollers at its next poll", async () => {
-    // Tracking moves one stage per poll (1: not registered, 2: Pending, 3: InfoReceived, 4:
-    // InTransit, 5: Delivered), so the old code cannot run the shipment to its end while the
-    // test waits, however slow the machine: its third poll is held until its worker stops.
-    const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: 1, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
-    const taskQueue = `migration-${Date.now()}`;
-    const oldApi = new PollGate({ baseUrl: fake.baseUrl, ...TEST_CREDENTIALS }, 2);
-    const tracking = { pollIntervalMs: 300, pollIntervalsMs: {} };
-    const workerFor = (workflowBundle: WorkflowBundle, shippingApi: ShippingApiClient | ShippingApiClientOptions) =>
-      runWorker({ taskQueue, shippingApi, tracking, workflowBundle });
-    try {
-      const stopOld = await workerFor(await baselineWorkflowBundle(), oldApi);
-      const started = await startShipment(env.client, taskQueue, order('cdt', 'M-1'));
-      const handle = env.client.workflow.getHandle(started.workflowId);
-      await waitFor(async () => (oldApi.held ? true : undefined), {
-        what: 'the timer loop at its third poll',
-        timeoutMs: 30_000,
-        intervalMs: 100,
-      });
-      await stopOld();
-      await oldApi.close();
-      expect((await handle.describe()).status.name).toBe('RUNNING');
-
-      const stopNew = await workerFor(await getWorkflowBundle(), { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS });
-      try {
-        const result = await handle.result();
-        expect(result.outcome).toBe('delivered');
-        const list = await events(handle);
-        expect(scheduledActivities(list, 'getTracking')).toBeGreaterThanOrEqual(2);
-        expect(patchesRecorded(list)).toEqual(expect.arrayContaining(['change-driven-tracking', 'fleet-tracking']));
-        expect(list.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'trackingNews')).toBe(true);
-        expect(fake.labels()).toHaveLength(1);
-        await saveFixture(handle, 'fleet-migrated-from-timer-loop');
-      } finally {
-        await stopNew();
-      }
-    } finally {
-      await fake.close();
-    }
-  });
-});
-
-describe.skipIf(!hasBaselineCommit(PER_SHIPMENT_TRACKING_COMMIT))(
-  'a shipment waiting in its own tracking activity (the code before the pollers)',
-  () => {
-    it("moves to the fleet's pollers at its next regular poll and finishes there, each change told once", async () => {
-      // Tracking moves one stage per poll (1: not registered, 2: Pending, 3: InfoReceived, 4:
-      // InTransit, 5: Delivered), and the old code's third poll is held until its worker stops:
-      // the old code cannot follow the shipment to its end however slow the machine, and the
-      // pollers see every later stage, however long the hand-over takes (by time, a loaded CI
-      // machine let a stage pass unseen between the two workers).
-      const fake = await startFakeShippingApi({ port: 0, trackingStepPolls: 1, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
-      const taskQueue = `migration-fleet-${Date.now()}`;
-      const shippingApi = { baseUrl: fake.baseUrl, ...TEST_CREDENTIALS };
-      const oldApi = new PollGate(shippingApi, 2);
-      const tracking = { pollIntervalMs: 1_000, pollIntervalsMs: {} };
-      const run = (workflowBundle: WorkflowBundle, api: ShippingApiClient | ShippingApiClientOptions, handOverToPollers: boolean) =>
-        runWorker({ taskQueue, shippingApi: api, tracking, workflowBundle, handOverToPollers });
-      try {
-        const newBundle = await getWorkflowBundle(); // made before the old worker stops, so the hand-over is quick
-        const stopOld = await run(await baselineWorkflowBundle(PER_SHIPMENT_TRACKING_COMMIT), oldApi, false);
-        const started = await startShipment(env.client, taskQueue, order('cdt', 'M-2'));
-        const handle = env.client.workflow.getHandle(started.workflowId);
-        await waitFor(async () => (oldApi.held && (await handle.query(stateQuery)).tag === 'Pending' ? true : undefined), {
-          what: 'the old code tracking to Pending, its third poll held',
-          timeoutMs: 30_000,
-          intervalMs: 100,
-        });
-        await stopOld();
-        await oldApi.close();
-
-        const stopNew = await run(newBundle, shippingApi, true);
-        try {
-          const result = await handle.result();
-          expect(result.outcome).toBe('delivered');
-          const list = await events(handle);
-          expect(scheduledActivities(list, 'awaitTrackingChange')).toBeGreaterThanOrEqual(1);
-          expect(patchesRecorded(list)).toContain('fleet-tracking');
-          // Each stage emitted once whichever path saw it (counted even without a connector):
-          // label, Pending, InfoReceived, InTransit, Delivered, completed.
-          expect(result.shopSync?.emitted).toBe(6);
-          await saveFixture(handle, 'fleet-migrated-from-change-driven');
-        } finally {
-          await stopNew();
-        }
-      } finally {
-        await fake.close();
-      }
-    });
-  },
-);
-
-type WorkflowBundle = Awaited<ReturnType<typeof getWorkflowBundle>>;
-
-/** A shipment worker running `workflowBundle` (another commit's, for a migration); resolves to its stop. */
-async function runWorker(
-  options: Pick<ShipmentWorkerOptions, 'taskQueue' | 'shippingApi' | 'tracking' | 'workflowBundle' | 'handOverToPollers'>,
-): Promise<() => Promise<void>> {
-  const worker = await createShipmentWorker({ connection: env.nativeConnection, namespace: 'default', ...options });
-  const running = worker.run();
-  return async () => {
-    worker.shutdown();
-    await running;
-  };
-}
-
-/** The patch ids a history recorded. */
-function patchesRecorded(list: Awaited<ReturnType<typeof events>>): string[] {
-  return list
-    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
-    .map((e) => {
-      const payload = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0];
-      return payload?.data ? (JSON.parse(Buffer.from(payload.data).toString()) as { id: string }).id : '';
-    });
-}
-
-/** A client whose tracking polls after the first `allowed` wait until their activity is cancelled (its worker stops). */
-class PollGate extends ShippingApiClient {
-  private polls = 0;
-  held = false;
-  constructor(
-    options: ShippingApiClientOptions,
-    private readonly allowed: number,
-  ) {
-    super(options);
-  }
-  override async getTracking(id: string, options: Parameters<ShippingApiClient['getTracking']>[1] = {}) {
-    if (++this.polls <= this.allowed) return super.getTracking(id, options);
-    this.held = true;
-    const signal = options.signal;
-    await new Promise<never>((_, reject) => {
-      if (signal?.aborted) return reject(signal.reason as Error);
-      signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
-    });
-    throw new Error('unreachable');
-  }
-}

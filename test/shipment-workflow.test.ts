@@ -1,9 +1,7 @@
 /**
  * The shipment workflow on a real Temporal dev server, talking real HTTP to the fake API.
- * Set RECORD_HISTORIES=1 to refresh the replay fixtures from these runs.
+ * `npm run fixtures:record` records the replay fixtures from these runs (and the other suites').
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
@@ -15,9 +13,9 @@ import { cancelShipmentSignal, resubmitLabelUpdate, SA, stateQuery, type Shipmen
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { extraWorker, startHarness, TEST_CREDENTIALS, type Harness } from './helpers/harness';
 import { labelRequest, order } from './helpers/orders';
+import { saveFixture } from './helpers/fixtures';
 import { waitFor } from './helpers/wait';
 
-const FIXTURES = path.join(__dirname, 'fixtures', 'histories');
 let h: Harness;
 
 beforeAll(async () => {
@@ -33,19 +31,10 @@ async function start(input: ShipmentInput): Promise<WorkflowHandle> {
   return h.env.client.workflow.getHandle(started.workflowId);
 }
 
-/**
- * History as recorded by the server; also saved as a replay fixture when asked to. An existing
- * fixture is never overwritten: it stands for workflows already running in production.
- */
+/** History as recorded by the server; also saved as a replay fixture when recording (test/helpers/fixtures.ts). */
 async function history(handle: WorkflowHandle, fixtureName: string): Promise<string> {
-  const json = historyToJSON(await handle.fetchHistory());
-  if (process.env.RECORD_HISTORIES === '1') {
-    await mkdir(FIXTURES, { recursive: true });
-    await writeFile(path.join(FIXTURES, `${fixtureName}.json`), json, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-    });
-  }
-  return json;
+  await saveFixture(handle, fixtureName);
+  return historyToJSON(await handle.fetchHistory());
 }
 
 function labelsOf(orderId: string) {
@@ -69,7 +58,7 @@ describe('shipment workflow', () => {
     expect(result.lastCheckpoint?.tag).toBe(tag);
     expect(labelsOf(orderId)).toHaveLength(1);
 
-    const recorded = await history(handle, `change-driven-${outcome}`);
+    const recorded = await history(handle, `terminal-${outcome}`);
     expect(recorded).not.toContain(TEST_CREDENTIALS.apiKey);
     expect(recorded).not.toContain(TEST_CREDENTIALS.apiToken);
   });
@@ -114,7 +103,7 @@ describe('shipment workflow', () => {
       { what: 'visibility', timeoutMs: 20_000, intervalMs: 100 },
     );
     expect(found).toBe(shipmentWorkflowId({ shop: 'acme', orderId: 'Q-1' }));
-    await history(handle, 'change-driven-delivered-with-queries');
+    await history(handle, 'delivered-with-queries');
   });
 
   it('waits exactly Retry-After after a 429 before the next attempt', async () => {
@@ -128,7 +117,7 @@ describe('shipment workflow', () => {
     // Backoff alone would have retried after 1 s; Retry-After said 3 s.
     expect(Date.parse(label!.createdAt) - startedAt).toBeGreaterThanOrEqual(3_000);
     expect(labelsOf('R-429')).toHaveLength(1);
-    await history(handle, 'change-driven-rate-limited');
+    await history(handle, 'rate-limited');
   });
 
   it('survives a storm of 5xx on label creation and creates one label', async () => {
@@ -151,7 +140,7 @@ describe('shipment workflow', () => {
     expect(sent.map((r) => r.status)).toEqual([500, 503, 502, 201]);
     expect(sent[2]!.receivedAt - sent[1]!.at).toBeGreaterThanOrEqual(950);
     expect(sent[3]!.receivedAt - sent[2]!.at).toBeGreaterThanOrEqual(1_900);
-    await history(handle, 'change-driven-server-errors');
+    await history(handle, 'server-errors');
   });
 
   it('waits for corrected label data after a courier rejection, and creates the label under a new key', async () => {
@@ -196,7 +185,7 @@ describe('shipment workflow', () => {
       ['acme:C-1:r3', 'created'],
     ]);
 
-    await history(handle, 'change-driven-rejection-resubmit');
+    await history(handle, 'rejection-resubmit');
   });
 
   it('a resubmit racing an operator cancel gets its answer before the workflow completes', async () => {
@@ -231,7 +220,7 @@ describe('shipment workflow', () => {
     const result = await handle.result();
     expect(result).toMatchObject({ outcome: 'label_failed', labelId: null });
     expect(result.lastError?.courierCode).toBe('COURIER_ERROR');
-    await history(handle, 'change-driven-label-abandoned');
+    await history(handle, 'label-abandoned');
   });
 
   it('starting the same order twice makes one workflow and one label', async () => {
@@ -262,7 +251,7 @@ describe('shipment workflow', () => {
     const result = await handle.result();
     expect(result).toMatchObject({ outcome: 'cancelled_by_operator', reason: 'customer picked it up in store' });
     expect(result.labelId).not.toBeNull();
-    await history(handle, 'change-driven-cancelled-by-operator');
+    await history(handle, 'cancelled-by-operator');
   });
 
   it('treats a Temporal cancellation request (Web UI, temporal workflow cancel) as an operator stop', async () => {
@@ -303,7 +292,7 @@ describe('shipment workflow', () => {
     // The time limit counts from the first run's tracking start, not from each new run.
     expect(Date.parse(state.trackingStartedAt!)).toBeLessThan(Date.now() - 3_500);
     // The last run starts from the carried state: its history guards that state's format.
-    await history(handle, 'change-driven-continued-as-new');
+    await history(handle, 'continued-as-new');
   });
 
   it('fails at once with a typed error when the API refuses the credentials', async () => {

@@ -30,7 +30,7 @@ export const ACCOUNT_WORKFLOW_TYPE = 'shippingAccountWorkflow';
 const HISTORY_LIMIT = 2_000;
 
 export async function shippingAccountWorkflow(carried?: { notBefore: number; fresh?: FreshAnswers }): Promise<void> {
-  // A hold recorded before holds were bounded (a Retry-After of decades) ends within MAX_HOLD_MS.
+  // A carried hold is bounded as a relayed one is: a Retry-After of decades ends within MAX_HOLD_MS.
   let notBefore = boundHold(carried?.notBefore ?? 0, Date.now());
   let fresh = carried?.fresh ? poolFresh(null, carried.fresh) : null;
   let draining = false;

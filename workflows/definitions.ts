@@ -59,17 +59,17 @@ export interface ShipmentState extends OrderIdentity {
   /** Workflow time (ISO) when tracking began; the tracking time limit counts from here. */
   trackingStartedAt: string | null;
   continuedAsNew: number;
-  /** Checkpoints the courier has reported; absent in state carried over from older runs. */
-  checkpoints?: number;
+  /** Checkpoints the courier has reported. */
+  checkpoints: number;
   /** When the poll that saw the latest change ran (polls without change are not recorded). */
   lastPolledAt?: string | null;
   /** The label document link (carrierDetails.courierOptions.labelUrl), once the order was read. */
   labelUrl?: string | null;
-  /** What the shop has been told; absent in workflows started before shop sync. */
+  /** What the shop has been told; set when the run starts (an order shipping as parcels has none: each parcel has its own). */
   shopSync?: ShopSyncState;
   /** The shop's order as the shipment knows it; only for shipments a shop pull started (see shopOrderChangedUpdate). */
   shopOrder?: ShopOrderState;
-  /** The shipping account every call uses, fixed at start; absent: `default` (or started before accounts had names). */
+  /** The shipping account every call uses, fixed at start; absent: `default`. */
   account?: string;
   /** The tracking poller shard watching this shipment (its workflow id), once it joined one. */
   trackingPoller?: string;
@@ -235,7 +235,7 @@ export interface ShipmentOutcome extends OrderIdentity {
   lastCheckpoint: Checkpoint | null;
   lastError: RecordedError | null;
   reason?: string;
-  /** What the shop was told; absent for workflows started before shop sync. */
+  /** What the shop was told (absent for an order shipping as parcels: each parcel's outcome has its own). */
   shopSync?: Pick<ShopSyncState, 'status' | 'emitted' | 'delivered' | 'failure'>;
   /** An order shipping from several locations: each parcel's end. */
   parcels?: ParcelState[];

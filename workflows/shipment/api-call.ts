@@ -1,14 +1,12 @@
 /**
- * One shipping API call as the shipment makes it. Since change-driven tracking the first attempt
- * runs inside the workflow task (a local activity: one marker, no task round trip); a retryable
- * failure continues as a regular activity, which waits the Retry-After of a 429 (workflows
- * from before HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY wait it on a timer first).
+ * One shipping API call as the shipment makes it. The first attempt runs inside the workflow task
+ * (a local activity: one marker, no task round trip); a retryable failure continues as a regular
+ * activity, which waits the Retry-After of a 429 itself (no timer, no extra workflow task).
  */
-import { isCancellation, patched, sleep } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import type { ShipmentActivities } from '../../activities';
 import type { RecordedError } from '../definitions';
 import { recordError, shippingErrorOf, shopChangeOf } from './failures';
-import { HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY } from './patches';
 import { firstAttempt, HEED_SENT_ATTEMPT, shippingApi } from './proxies';
 import type { ShipmentRun } from './run';
 
@@ -21,23 +19,20 @@ export async function callApi<K extends ApiCall>(run: ShipmentRun, name: K, summ
   let recorded: RecordedError | null = null;
   let notBefore: number | undefined;
   const options = run.shop ? HEED_SENT_ATTEMPT : {};
-  if (run.changeDriven) {
-    try {
-      return await (firstAttempt(summary, options)[name] as Call)(...args);
-    } catch (err) {
-      if (isCancellation(err) || shopChangeOf(err)) throw err; // the label step takes the shop's change
-      const failure = shippingErrorOf(err);
-      if (failure && !failure.retryable) throw err; // e.g. a courier rejection: the caller decides
-      // Anything else (5xx, 429, network, a timed-out attempt) is retried as a regular activity.
-      if (failure) recorded = run.state.lastError = recordError(failure);
-      run.publish();
-      if (failure?.kind === 'rate_limited') {
-        const waitMs = Math.max(1, failure.retryAfterSeconds ?? 1) * 1000;
-        // The activity's clock when the 429 came, if it says: this task's clock stands at its start,
-        // before the calls made earlier in it (an order read comes after the label's).
-        if (patched(HELD_ACCOUNT_RETRY_AFTER_IN_ACTIVITY)) notBefore = Math.max(Date.now() + waitMs, Number(failure.retryAfterEndsAt) || 0);
-        else await sleep(waitMs);
-      }
+  try {
+    return await (firstAttempt(summary, options)[name] as Call)(...args);
+  } catch (err) {
+    if (isCancellation(err) || shopChangeOf(err)) throw err; // the label step takes the shop's change
+    const failure = shippingErrorOf(err);
+    if (failure && !failure.retryable) throw err; // e.g. a courier rejection: the caller decides
+    // Anything else (5xx, 429, network, a timed-out attempt) is retried as a regular activity.
+    if (failure) recorded = run.state.lastError = recordError(failure);
+    run.publish();
+    if (failure?.kind === 'rate_limited') {
+      const waitMs = Math.max(1, failure.retryAfterSeconds ?? 1) * 1000;
+      // The activity's clock when the 429 came, if it says: this task's clock stands at its start,
+      // before the calls made earlier in it (an order read comes after the label's).
+      notBefore = Math.max(Date.now() + waitMs, Number(failure.retryAfterEndsAt) || 0);
     }
   }
   const call = shippingApi(summary, options)[name] as Call;

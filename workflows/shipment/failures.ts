@@ -58,14 +58,6 @@ export function windowEnded(err: unknown): boolean {
   return err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE;
 }
 
-/**
- * How workflows recorded before FIRST_DELIVERY_HANDS_OVER read a delivery failure: any timeout,
- * a first attempt's own included, counted as the delivery window's end. Kept for their replay.
- */
-export function ranOutOfTime(err: unknown): boolean {
-  return err instanceof ActivityFailure && (err.retryState === RetryState.TIMEOUT || err.cause instanceof TimeoutFailure);
-}
-
 /** A failure the activity or its policy marked final: sending the same batch again would not help. */
 export function isNonRetryable(err: unknown): boolean {
   const cause = err instanceof ActivityFailure ? err.cause : err;
@@ -101,14 +93,9 @@ export function shipmentFailed(state: ShipmentState, err: unknown): unknown {
 }
 
 /** A shop delivery that failed for good: expired when the delivery window ended, else failed, and why. */
-export function deliveryStopped(
-  sync: ShopSyncState,
-  deliveryWindowMs: number,
-  err: unknown,
-  attempt: 'first' | 'regular',
-): Pick<ShopSyncState, 'status' | 'failure'> {
-  // A first attempt's failure gets here only when final, or in a run recorded before FIRST_DELIVERY_HANDS_OVER.
-  const expired = attempt === 'first' ? ranOutOfTime(err) : windowEnded(err);
+export function deliveryStopped(sync: ShopSyncState, deliveryWindowMs: number, err: unknown): Pick<ShopSyncState, 'status' | 'failure'> {
+  // A first attempt's failure gets here only when final (non-retryable), which is never the window's end.
+  const expired = windowEnded(err);
   const why = describeFailure(err);
   return {
     status: expired ? 'expired' : 'failed',

@@ -1,14 +1,53 @@
 /**
  * Step 1, the label: created once per revision (the idempotency key makes any re-send return the
- * same label); a rejected one waits for corrected data from an operator. `ShipmentRun.ship`
- * makes the call; these are the decisions around it.
+ * same label); a rejected one waits for corrected data from an operator.
+ *
+ * A shipment a shop pull started also heeds the merchant's changes (shop-changes.ts): before each
+ * request a change is settled; a change that comes while the request is out cancels it (an
+ * attempt already sent finishes first, so a label made meanwhile is known and judged as after
+ * the label). The attempt itself checks the order with the shop right before it is sent
+ * (shop-import/label-check.ts): a change found there comes back unsent and is settled like a
+ * pulled one.
  */
-import { condition, log } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, log } from '@temporalio/workflow';
 import type { CreatedLabel, CreateLabelInput } from '../../activities';
 import type { ShipmentOutcome } from '../definitions';
-import { recordError, shippingErrorOf } from './failures';
+import { recordError, shippingErrorOf, shopChangeOf } from './failures';
 import type { ShipmentRun } from './run';
 import { applyLabel } from './state';
+
+/** Makes the label; returns the outcome when the shipment ends before it has one. */
+export async function makeLabel(run: ShipmentRun): Promise<ShipmentOutcome | undefined> {
+  const shop = run.shop;
+  while (run.state.labelId === null) {
+    const settled = await shop?.settleBeforeLabel();
+    if (settled) return settled;
+    const request = nextRequest(run);
+    const reading = shop?.knownReading();
+    if (reading) request.input.shopCheck = reading;
+    const scope = new CancellationScope();
+    if (shop) shop.labelScope = scope;
+    try {
+      created(run, await scope.run(() => run.callApi('createLabel', request.summary, request.input)));
+    } catch (err) {
+      const found = shopChangeOf(err);
+      if (shop && found) {
+        shop.takeFoundBeforeLabel(found);
+        continue;
+      }
+      // The change cancelled the call: it ends cancelled, or, when an attempt was out, with that
+      // attempt's failure (the server retries nothing after a cancel request). No label either way.
+      if (shop?.interruptedLabel() && (isCancellation(err) || shippingErrorOf(err)?.retryable === true)) continue;
+      rejected(run, err);
+      const ended = await awaitCorrection(run, shop?.changed);
+      if (ended) return ended;
+    } finally {
+      if (shop) shop.labelScope = null;
+    }
+  }
+  shop?.settleAfterLabel();
+  return undefined;
+}
 
 /** Failures an operator can fix by resubmitting label data: the label was not created. */
 const CORRECTABLE_KINDS = new Set(['courier_error', 'validation']);

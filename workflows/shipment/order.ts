@@ -1,16 +1,13 @@
 /**
  * Step 2, the order: the courier order number, tracking number and carrier details. Informational
- * only: tracking proceeds without it. `ShipmentRun.ship` makes the call; these are the steps around it.
+ * only: tracking proceeds without it. `ShipmentRun.ship` makes the call (its first attempt takes
+ * milliseconds, so no search attribute says it is reading); these are the steps around it.
  */
 import type { LabelCreatedData } from '../../domain/events';
 import type { OrderDetail } from '../../shipping-api/contract';
 import { recordError, shippingErrorOf } from './failures';
 import type { ShipmentRun } from './run';
 import { applyOrder } from './state';
-
-export function beforeRead(run: ShipmentRun): void {
-  if (!run.changeDriven) run.publish(); // a first attempt takes milliseconds: no search attribute for it
-}
 
 export function read(run: ShipmentRun, detail: OrderDetail): void {
   applyOrder(run.state, detail);

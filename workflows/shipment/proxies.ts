@@ -12,14 +12,13 @@ import {
   FIRST_DELIVERY_OPTIONS,
   SHIPPING_ACTIVITY_OPTIONS,
   shopDeliveryOptions,
-  TRACKING_ACTIVITY_OPTIONS,
   TRACKING_POLLER_SIGNAL_OPTIONS,
 } from '../../activities/retry-options';
 import type { ShopSyncPolicy } from '../../domain/shipment';
 
 /**
  * A shop-aware label call, cancelled when the merchant changes the order, waits for an attempt
- * already sent to finish: a label it made is then known, not lost (shop-aware-label.ts).
+ * already sent to finish: a label it made is then known, not lost (label.ts, `makeLabel`).
  */
 export const HEED_SENT_ATTEMPT = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } as const;
 type CallOptions = Partial<typeof HEED_SENT_ATTEMPT>;
@@ -39,10 +38,6 @@ export const { trackingPolicy } = proxyLocalActivities<ShipmentActivities>({ sta
  */
 export const firstAttempt = (summary: string, options: CallOptions = {}) =>
   proxyLocalActivities<ShipmentActivities>({ ...FIRST_ATTEMPT_OPTIONS, ...options, summary: `${summary} (first attempt)` });
-
-/** Waits for the next tracking change; the server retries it at the poll interval, writing no history. */
-export const trackingApi = (summary: string, remainingMs: number) =>
-  proxyActivities<ShipmentActivities>({ ...TRACKING_ACTIVITY_OPTIONS, scheduleToCloseTimeout: remainingMs, summary });
 
 /** Joining and leaving the fleet's tracking pollers: a signal each, inside the workflow task. */
 export const trackingPoller = (summary: string) =>

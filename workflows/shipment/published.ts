@@ -2,10 +2,9 @@
  * What the Web UI shows of a shipment: its search attributes (written only when they change, so
  * an unchanged poll adds no history) and its current details.
  */
-import { patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { openAttention, SA, type ShipmentState } from '../definitions';
 import { currentDetails } from './details';
-import { ATTENTION_CLOSES } from './patches';
 import { STOPPED, type ShopDelivery } from './shop-delivery';
 
 type Attribute = (typeof SA)[keyof typeof SA];
@@ -61,10 +60,7 @@ export class Published {
     if (!order) return null;
     const open = openAttention(order);
     if (open !== null) return open;
-    if (!this.written.has(SA.shopChange.name)) return null;
-    if (this.written.get(SA.shopChange.name) === RESOLVED) return RESOLVED;
-    // Workflows recorded before it kept the mark they had.
-    return patched(ATTENTION_CLOSES) ? RESOLVED : null;
+    return this.written.has(SA.shopChange.name) ? RESOLVED : null;
   }
 
   /** Only states an operator must act on, and `ok` once one of them is over: the usual path writes none. */

@@ -5,18 +5,17 @@
  * key of that revision as a correction's would be. Nothing is voided (the API has no void): the
  * old label stays bought and its parcel is the operator's to stop; its tracking is no longer
  * followed. The update's handler makes the label, reads its order, moves the shipment's poller
- * membership to it and tells the shop; fleet tracking (fleet-tracking.ts) follows the new label
+ * membership to it and tells the shop; tracking (tracking.ts) follows the new label
  * from then on.
  */
-import { CancellationScope, log, patched } from '@temporalio/workflow';
+import { CancellationScope, log } from '@temporalio/workflow';
 import { CANCELLED_MARKS, type RecordedError, type RelabelFromShop, type RelabelResult } from '../definitions';
 import { isWithdrawn } from '../../domain/shop-order';
 import { recordError, shippingErrorOf } from './failures';
-import { join, unwatch } from './fleet-tracking';
 import * as label from './label';
 import * as order from './order';
-import { RELABEL_YIELDS_TO_SHOP } from './patches';
 import type { ShipmentRun } from './run';
+import { join, unwatch } from './tracking';
 
 const refused = (why: string) => new Error(`cannot relabel from the shop: ${why}`);
 
@@ -83,7 +82,7 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
       run.relabelScope = null;
     }
     // Bought, but the merchant cancelled the order meanwhile: never tracked, never told to the shop.
-    if (isWithdrawn(shopOrder.facts.status) && patched(RELABEL_YIELDS_TO_SHOP)) {
+    if (isWithdrawn(shopOrder.facts.status)) {
       shopOrder.labelsToVoid = [
         ...(shopOrder.labelsToVoid ?? []),
         { labelId: made.labelId, revision: state.revision, idempotencyKey: made.idempotencyKey, at: new Date().toISOString() },
@@ -106,7 +105,7 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
     // Taken: unless the merchant changed the order again meanwhile (a newer offer, and its mark, stay for the operator).
     if (shopOrder.offer === offer) {
       shopOrder.offer = null;
-      if (shopOrder.modifiedAt === modifiedAt || !patched(RELABEL_YIELDS_TO_SHOP)) shopOrder.attention = null;
+      if (shopOrder.modifiedAt === modifiedAt) shopOrder.attention = null;
     }
     try {
       order.read(run, await run.callApi('readOrder', `Read order ${made.labelId}`, made.labelId, ...run.onAccount()));

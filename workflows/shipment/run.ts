@@ -10,7 +10,6 @@ import {
   makeContinueAsNewFunc,
   isCancellation,
   log,
-  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
@@ -19,17 +18,14 @@ import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/sh
 import { correctionMismatches, describeMismatches } from '../../domain/correction';
 import { callApi, type ApiArgs, type ApiCall, type ApiResult } from './api-call';
 import { shipmentFailed } from './failures';
-import * as label from './label';
-import { pollOnTimer } from './legacy-tracking';
+import { makeLabel } from './label';
 import * as order from './order';
-import { CHANGE_DRIVEN_TRACKING, SHIPPING_ACCOUNT, SHOP_SYNC } from './patches';
 import { trackingPolicy } from './proxies';
 import { Published } from './published';
-import { createLabelHeedingShop } from './shop-aware-label';
 import { initialShopOrder, ShopChanges } from './shop-changes';
 import { ShopDelivery, type ShopEventInput } from './shop-delivery';
 import { initialShopSync, initialState, outcomeOf, withOrderOverrides } from './state';
-import { followTrackingChanges } from './tracking';
+import { followTracking } from './tracking';
 import type { shipmentWorkflow } from './workflow';
 
 /** Everything a run hands to the next one when it continues as new. */
@@ -43,17 +39,13 @@ export class ShipmentRun {
   readonly state: ShipmentState;
   labelRequest: LabelRequestWithoutKey;
   policy!: TrackingPolicy;
-  /** How this run calls the API: decided once, at its start (see CHANGE_DRIVEN_TRACKING). */
-  changeDriven = false;
   /** Corrected label data from a resubmit, taken by the label step. */
   correction: ResubmitLabel | null = null;
   cancelRequest: CancelShipment | null = null;
   /** An operator's relabel from the shop's data is being made (relabel.ts): tracking holds the old label's news. */
   relabelling = false;
-  /** The relabel's label call in flight: cancelled when the merchant cancels the order meanwhile (RELABEL_YIELDS_TO_SHOP). */
+  /** The relabel's label call in flight: cancelled when the merchant cancels the order meanwhile (relabel.ts). */
   relabelScope: CancellationScope | null = null;
-  /** The pending wait for a tracking change, cancelled at once by an operator's stop. */
-  trackingScope: CancellationScope | null = null;
   readonly delivery: ShopDelivery;
   /** The merchant's changes: only for shipments a shop pull started (their input carries the order's facts). */
   readonly shop: ShopChanges | null;
@@ -67,57 +59,33 @@ export class ShipmentRun {
     this.labelRequest = carried?.labelRequest ?? input.labelRequest;
     this.delivery = new ShopDelivery(this.state, () => this.publish());
     this.published = new Published(this.state, () => this.labelRequest.courier, this.delivery);
-    // Decided by the input, fixed in the first event: shipments started without it keep every path as it was.
+    // Only shipments a shop pull started know the order's facts; the others never hear of the merchant's changes.
     if (input.shopOrder) this.state.shopOrder ??= initialShopOrder(input.shopOrder);
     this.shop = this.state.shopOrder ? new ShopChanges(this, this.state.shopOrder) : null;
   }
 
-  /** The patches this run follows and the worker's policy. */
+  /** The worker's policy, the shipment's account and its shop sync, fixed at the run's start. */
   async start(): Promise<void> {
-    // Decided once per run: a workflow started before this change keeps calling the API as it did.
-    this.changeDriven = patched(CHANGE_DRIVEN_TRACKING);
-    const shopSyncOn = patched(SHOP_SYNC);
-    if (this.changeDriven) this.published.rememberStartAttributes();
-    // Only when named: a state without it stays as it was, and calls without it go to `default`.
-    if (this.input.account !== undefined && !this.carried && patched(SHIPPING_ACCOUNT)) this.state.account = this.input.account;
-    this.policy =
-      this.carried?.policy ??
-      withOrderOverrides(await (shopSyncOn ? trackingPolicy(this.input.shop) : trackingPolicy()), this.input.tracking);
-    // A run continued from one started before shop sync stays without it: the shop never had event 1.
-    if (shopSyncOn && !this.carried) this.state.shopSync = initialShopSync(this.policy);
+    this.published.rememberStartAttributes();
+    // Only when named: calls without an account go to `default`.
+    if (this.input.account !== undefined && !this.carried) this.state.account = this.input.account;
+    this.policy = this.carried?.policy ?? withOrderOverrides(await trackingPolicy(this.input.shop), this.input.tracking);
+    if (!this.carried) this.state.shopSync = initialShopSync(this.policy);
   }
 
-  /**
-   * Label, order, tracking: the shipment itself, until its outcome, with the shop delivery
-   * beside it. Each step's awaits sit here, at the depth they always had: the order in which
-   * this path and the delivery coroutine issue commands in one workflow task depends on it, and
-   * recorded histories fix that order (label.ts, order.ts and tracking.ts hold the rest).
-   */
+  /** Label, order, tracking: the shipment itself, until its outcome, with the shop delivery beside it. */
   async ship(): Promise<ShipmentOutcome> {
     const state = this.state;
     this.delivery.start(this.policy.shopSync ?? null);
     try {
-      // 1. The label: created once per revision; a rejected one waits for corrected data.
-      if (this.shop) {
-        const ended = await createLabelHeedingShop(this, this.shop);
-        if (ended) return ended;
-      }
-      while (state.labelId === null) {
-        const request = label.nextRequest(this);
-        try {
-          label.created(this, await this.callApi('createLabel', request.summary, request.input));
-        } catch (err) {
-          label.rejected(this, err);
-          const ended = await label.awaitCorrection(this);
-          if (ended) return ended;
-        }
-      }
+      // 1. The label: created once per revision; a rejected one waits for corrected data (label.ts).
+      const ended = await makeLabel(this);
+      if (ended) return ended;
       if (this.cancelRequest) return this.cancelledByOperator();
-      const labelId = state.labelId;
+      const labelId = state.labelId!;
 
       // 2. The order: read once, then tracking begins and the shop hears of the label.
       if (state.phase === 'reading_order') {
-        order.beforeRead(this);
         try {
           order.read(this, await this.callApi('readOrder', `Read order ${labelId}`, labelId, ...this.onAccount()));
         } catch (err) {
@@ -126,15 +94,10 @@ export class ShipmentRun {
         order.trackingBegins(this, labelId);
       }
 
-      // 3. Tracking until a terminal tag, the operator stops it, or time runs out.
+      // 3. Tracking until a terminal tag, the operator stops it, or time runs out (tracking.ts).
+      if (this.cancelRequest) return this.cancelledByOperator();
       const deadline = Date.parse(state.trackingStartedAt ?? new Date().toISOString()) + this.policy.maxTrackingMs;
-      for (;;) {
-        if (this.cancelRequest) return this.cancelledByOperator();
-        // Checked at every poll (start() checks it once per run): a run on the timer loop switches here.
-        if (patched(CHANGE_DRIVEN_TRACKING)) return await followTrackingChanges(this, labelId, deadline);
-        const ended = await pollOnTimer(this, labelId, deadline);
-        if (ended) return ended;
-      }
+      return await followTracking(this, labelId, deadline);
     } catch (err) {
       if (isCancellation(err)) return this.cancelledByOperator();
       throw shipmentFailed(this.state, err);
@@ -163,7 +126,6 @@ export class ShipmentRun {
 
   cancel(request: CancelShipment): void {
     this.cancelRequest ??= request;
-    this.trackingScope?.cancel();
   }
 
   validateResubmit(request: ResubmitLabel): void {
@@ -199,7 +161,7 @@ export class ShipmentRun {
     return callApi(this, name, summary, ...args);
   }
 
-  /** The shipment's account as a call's last argument, only when it has one (calls stay as they were without). */
+  /** The shipment's account as a call's last argument, only when it has one (`default` without). */
   onAccount(): [] | [string] {
     return this.state.account === undefined ? [] : [this.state.account];
   }
@@ -260,6 +222,4 @@ export class ShipmentRun {
       labelRequest: this.labelRequest,
     });
   }
-
-  // ---------------------------------------------------------------- internals
 }

@@ -6,13 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AwaitTrackingChangeInput, CreatedLabel, CreateLabelInput, TrackingChange, TrackingSnapshot } from '../../activities';
-import { SHOP_ORDER_CHANGED, toApplicationFailure, TRACKING_UNCHANGED } from '../../activities/failures';
+import type { CreatedLabel, CreateLabelInput, TrackingChange, TrackingSnapshot } from '../../activities';
+import { SHOP_ORDER_CHANGED, toApplicationFailure } from '../../activities/failures';
 import type { DeliverShopEventsInput } from '../../activities/shop-delivery';
 import { ShippingApiError } from '../../shipping-api/errors';
 import { createTestEnv, getWorkflowBundle } from '../../test/helpers/temporal-env';
@@ -84,21 +84,6 @@ const activities = {
       order: { courier: 'gls', courierOrderNumber: `CO-${orderOf(labelId)}`, courierTrackingNumber: `TN-${orderOf(labelId)}` },
       carrierDetails: { orderNumbers: { trackingNumber: null }, courierOptions: { labelUrl: null } },
     };
-  },
-  async awaitTrackingChange({ labelId, known, pollIntervalMs }: AwaitTrackingChangeInput): Promise<TrackingChange> {
-    const next = scripts.get(orderOf(labelId))?.changes?.shift();
-    if (!next) {
-      throw ApplicationFailure.create({
-        type: TRACKING_UNCHANGED,
-        message: 'no change',
-        nextRetryDelay: pollIntervalMs,
-        category: ApplicationFailureCategory.BENIGN,
-      });
-    }
-    return scriptedChange(known, next);
-  },
-  async getTracking(): Promise<null> {
-    return null;
   },
   /** The fleet's poller, scripted: tells the script's changes one after the other, each as news. */
   async watchTracking({ labelId, known }: Omit<WatchRequest, 'workflowId'>): Promise<{ poller: string }> {
@@ -361,7 +346,7 @@ describe('shipment decisions (activities mocked)', () => {
         attempt % 2 === 1
           ? { delivered: 0, stopped: null, retry: { sequence: events[0]!.sequence, status: 503, message: 'busy', retryAfterMs: 200 } }
           : { delivered: events.length, stopped: null, retry: null },
-      policy: { historyEventLimit: 12 },
+      policy: { historyEventLimit: 9 },
     });
     const result: ShipmentOutcome = await handle.result();
     expect(result.outcome).toBe('delivered');

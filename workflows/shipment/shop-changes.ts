@@ -2,7 +2,7 @@
  * The merchant's changes to the order (cancel, refund, hold, release, address, lines), told by
  * the shop pull through the update `shopOrderChanged`, and what the shipment does with each, by
  * phase. Only shipments a pull started have this (their input carries the order as read then);
- * the label step that heeds it is shop-aware-label.ts.
+ * the label step that heeds it is label.ts, `makeLabel`.
  *
  * Before the label a change is acted on: the label call in flight is cancelled and the label
  * step settles it (stop, wait for the release, take the new request, or wait for an operator).
@@ -10,7 +10,7 @@
  * a cancelled order is written to no more, and tracking goes on; a changed address or lines can
  * become a new label by an operator's relabel (relabel.ts).
  */
-import { condition, log, patched, type CancellationScope } from '@temporalio/workflow';
+import { condition, log, type CancellationScope } from '@temporalio/workflow';
 import type { FieldProblem, LabelRequestWithoutKey } from '../../shipping-api/contract';
 import {
   CANCELLED_MARKS,
@@ -40,7 +40,6 @@ import { canonicalPlatformOrderId } from '../../domain/platform-order-id';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from '../../domain/duration';
 import * as label from './label';
-import { ATTENTION_CLOSES, EVERY_TAKEN_CHANGE_A_NEW_REVISION, RELABEL_YIELDS_TO_SHOP } from './patches';
 import type { ShipmentRun } from './run';
 
 const DEFAULT_HOLD_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
@@ -155,7 +154,7 @@ export class ShopChanges {
       this.attend('cancelled_in_shop');
       this.run.delivery.dropPending();
       // An operator's relabel in flight yields: its label is not bought when the call can still be stopped.
-      if (this.run.relabelScope && patched(RELABEL_YIELDS_TO_SHOP)) {
+      if (this.run.relabelScope) {
         this.run.relabelScope.cancel();
         return `${status} in the shop after the label, while a relabel was being made: the relabel is stopped; nothing voided, nothing more written to the order; tracking goes on`;
       }
@@ -165,7 +164,7 @@ export class ShopChanges {
     else if (kinds.includes('lines')) this.attend('lines_changed');
     else if (status === 'on_hold') this.attend('held_in_shop');
     // Released after the label: the hold's mark ends with it.
-    else if (this.order.attention === 'held_in_shop' && patched(ATTENTION_CLOSES)) this.order.attention = null;
+    else if (this.order.attention === 'held_in_shop') this.order.attention = null;
     const offer = this.order.offer
       ? `; a new label to the shop's data: ${relabelCommand(this.run.state.shop, this.run.state.orderId, this.run.state.parcel?.location)}`
       : '';
@@ -307,8 +306,10 @@ export class ShopChanges {
       if (this.request) {
         run.labelRequest = this.request;
         this.request = null;
-        // Whether an attempt was made is not in history when its task was lost: a new revision always.
-        if (state.attempts.labelRequests > 0 || patched(EVERY_TAKEN_CHANGE_A_NEW_REVISION)) state.revision++;
+        // Always a new revision, attempt or not: a worker lost mid-task takes its local attempts
+        // with it, so "no attempt yet" is not something history can show, and a key reused for
+        // another request could make two labels for one order.
+        state.revision++;
       }
       return undefined;
     }

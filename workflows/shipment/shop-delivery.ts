@@ -4,13 +4,12 @@
  * label or tracking. The shipment emits; this class queues, delivers, acknowledges, hands over
  * at the end, pauses for continue-as-new, and redelivers when an operator asks.
  */
-import { CancellationScope, condition, isCancellation, log, patched, sleep } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, log, sleep } from '@temporalio/workflow';
 import { SHOP_SYNC_STOPPED, type RedeliverResult, type ShipmentState, type ShopSyncState } from '../definitions';
 import { type ShopDeliveryResult, type ShopEventDraft, type ShopSyncPolicy } from '../../domain/shipment';
 import { describeEvents } from './details';
 import { EventTasks } from './event-tasks';
 import { deliveryStopped, describeFailure, isNonRetryable } from './failures';
-import { FIRST_DELIVERY_HANDS_OVER, SHOP_DELIVERY_OUTLIVES_CANCEL, SHOP_EVENT_SENT_ONCE_RECORDED } from './patches';
 import { firstDelivery, shopDelivery } from './proxies';
 
 /** Events per delivery call: a shop back from an outage catches up in a few calls, not one per event. */
@@ -22,7 +21,7 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 export type ShopEventInput = DistributiveOmit<ShopEventDraft, 'sequence' | 'occurredAt'>;
 
 export class ShopDelivery {
-  /** Set once the policy is known (shop sync on); null for workflows started before shop sync. */
+  /** Set once the run started (the worker's policy says whether there is a shop to tell). */
   sync: ShopSyncState | null = null;
   /** The call in flight, cancelled to continue as new. */
   private scope: CancellationScope | null = null;
@@ -68,7 +67,7 @@ export class ShopDelivery {
 
   validateRedeliver(): void {
     const sync = this.state.shopSync;
-    if (!sync) throw new Error('this shipment started before shop sync: it sends no events to the shop');
+    if (!sync) throw new Error('nothing to redeliver: the shipment has not started yet');
     if (!STOPPED.has(sync.status)) throw new Error(`nothing to redeliver: shop sync is ${sync.status}`);
   }
 
@@ -110,8 +109,7 @@ export class ShopDelivery {
     } catch (err) {
       if (!isCancellation(err)) throw err;
       // A Temporal cancellation request (Web UI) reached the coroutine; the shipment is being
-      // stopped and the shop must still hear the rest. Runs recorded before the patch ended here.
-      if (!patched(SHOP_DELIVERY_OUTLIVES_CANCEL)) return;
+      // stopped and the shop must still hear the rest, in order (a call cut short is sent again, same ids).
       await CancellationScope.nonCancellable(() => this.deliverInOrder(sync, settings));
     }
   }
@@ -124,11 +122,10 @@ export class ShopDelivery {
       this.inFlight = true;
       const resumeGone = this.redeliverRequested;
       this.redeliverRequested = false;
-      let attempt: 'first' | 'regular' = 'first';
       try {
         let batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
         // An event of this very task goes to the regular activity, which the server starts only once the task is recorded.
-        const unsent = this.tasks.unrecorded(batch) && patched(SHOP_EVENT_SENT_ONCE_RECORDED);
+        const unsent = this.tasks.unrecorded(batch);
         let result = unsent ? null : await this.firstAttempt(scope, batch, resumeGone);
         if (result === null || result.retry) {
           // A platform's wait, and whether a write of a cut-off first attempt may still land, go to the regular activity.
@@ -139,7 +136,6 @@ export class ShopDelivery {
             if (wait !== null) await scope.run(() => sleep(wait));
           }
           batch = sync.pending.slice(0, SHOP_DELIVERY_BATCH);
-          attempt = 'regular';
           const input = { ...this.order(), events: batch, resumeGone, ...after };
           result = await scope.run(() => shopDelivery(`Deliver ${describeEvents(batch)} to shop`, settings).deliverShopEvents(input));
         }
@@ -149,7 +145,7 @@ export class ShopDelivery {
           if (this.paused) continue; // continuing as new: the events stay pending for the next run
           throw err; // the workflow itself is being cancelled: see deliver()
         }
-        this.stop(sync, settings, err, attempt);
+        this.stop(sync, settings, err);
       } finally {
         this.inFlight = false;
         this.scope = null;
@@ -171,8 +167,6 @@ export class ShopDelivery {
       );
     } catch (err) {
       if (isCancellation(err) || isNonRetryable(err)) throw err;
-      // Workflows recorded before this took any failure of the first attempt for the window's end.
-      if (!patched(FIRST_DELIVERY_HANDS_OVER)) throw err;
       log.info('first shop delivery attempt did not finish; the delivery activity takes over', {
         orderId: this.state.orderId,
         shop: this.state.shop,
@@ -207,8 +201,8 @@ export class ShopDelivery {
   }
 
   /** A delivery that failed for good: expired when the delivery window ended, else failed. */
-  private stop(sync: ShopSyncState, settings: ShopSyncPolicy, err: unknown, attempt: 'first' | 'regular'): void {
-    Object.assign(sync, deliveryStopped(sync, settings.deliveryWindowMs, err, attempt));
+  private stop(sync: ShopSyncState, settings: ShopSyncPolicy, err: unknown): void {
+    Object.assign(sync, deliveryStopped(sync, settings.deliveryWindowMs, err));
     this.warnStopped(sync);
   }
 

@@ -3,7 +3,7 @@
  * it. No Temporal calls here; the workflow decides when each applies.
  */
 import type { CreatedLabel, TrackingChange, TrackingSnapshot } from '../../activities';
-import type { OrderDetail, TrackingRecord } from '../../shipping-api/contract';
+import type { OrderDetail } from '../../shipping-api/contract';
 import { type ShipmentOutcome, type ShipmentState, type ShopSyncState } from '../definitions';
 import { type OutcomeKind, type ShipmentInput, type TrackingPolicy } from '../../domain/shipment';
 import { pollIntervalOf } from '../../domain/tracking';
@@ -12,9 +12,9 @@ export function initialState(input: ShipmentInput): ShipmentState {
   return {
     shop: input.shop,
     orderId: input.orderId,
-    // Only when given: a state without it stays as it was before platform connectors.
+    // Only for a platform connector's order (shopify, woocommerce).
     ...(input.platformOrderId !== undefined ? { platformOrderId: input.platformOrderId } : {}),
-    // Only for a parcel its order's workflow started: every other state stays as it was.
+    // Only for a parcel its order's workflow started.
     ...(input.parcel !== undefined ? { parcel: { ...input.parcel } } : {}),
     phase: 'creating_label',
     courier: input.labelRequest.courier,
@@ -58,16 +58,6 @@ export function applyOrder(state: ShipmentState, { order, carrierDetails }: Orde
   state.courierOrderNumber = order.courierOrderNumber ?? state.courierOrderNumber;
   state.trackingNumber = order.courierTrackingNumber ?? carrierDetails.orderNumbers.trackingNumber ?? state.trackingNumber;
   state.labelUrl = carrierDetails.courierOptions.labelUrl ?? state.labelUrl ?? null;
-}
-
-/** A poll of the timer loop (workflows recorded before change-driven tracking). */
-export function applyTracking(state: ShipmentState, record: TrackingRecord): void {
-  state.tag = record.tag;
-  state.subtag = record.subtag;
-  state.subtagMessage = record.subtagMessage;
-  // A courier may not have assigned a number yet: keep the one we know.
-  state.trackingNumber = record.trackingNumber ?? state.trackingNumber;
-  state.lastCheckpoint = record.checkpoints.at(-1) ?? state.lastCheckpoint;
 }
 
 export function applyTrackingChange(state: ShipmentState, change: TrackingChange): void {

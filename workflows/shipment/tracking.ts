@@ -1,78 +1,149 @@
 /**
- * Step 3, tracking, driven by changes: one activity waits for the next change of tag, subtag,
- * tracking number or checkpoints, polling at the interval of the current stage; its retries are
- * the polls, so an unchanged poll adds no workflow task and no history event.
+ * Step 3, tracking, polled per fleet: the shipment joins a tracking poller shard
+ * (workflows/tracking-poller/) with what it knows and its cadence, then waits for news. A poll
+ * without news costs this workflow nothing at all; each change arrives as one signal, is applied
+ * once (only news: domain/tracking.ts, `isNews`) and told to the shop in order. The shipment
+ * keeps its own deadline (one timer for the run) and its own state; an operator's stop or the
+ * deadline makes it leave the shard. An operator's relabel (relabel.ts) moves it to the new
+ * label's membership; from then on only that label's news counts.
  */
-import { CancellationScope, condition, isCancellation, patched } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, setHandler, sleep } from '@temporalio/workflow';
 import type { TrackingChange } from '../../activities';
 import { type ShipmentOutcome } from '../definitions';
-import { NOT_REGISTERED_STAGE, outcomeOfTag } from '../../domain/shipment';
-import { isChange } from '../../domain/tracking';
-import { formatDuration } from '../../domain/duration';
-import { followFleetTracking } from './fleet-tracking';
-import { FLEET_TRACKING, TRACKING_TOLD_IN_ITS_TASK } from './patches';
-import { recordError, shippingErrorOf, windowEnded } from './failures';
-import { trackingApi } from './proxies';
+import { outcomeOfTag, type TrackingPolicy } from '../../domain/shipment';
+import { isNews, isTerminalEnd } from '../../domain/tracking';
+import { rejoinTrackingSignal, trackingNewsSignal, type PollerCadence, type TrackingNews } from '../tracking-poller/definitions';
+import { recordError } from './failures';
+import { trackingPoller } from './proxies';
 import type { ShipmentRun } from './run';
-import { applyTrackingChange, lastCheckpointOf, pollIntervalOf, snapshotOf } from './state';
+import { applyTrackingChange, lastCheckpointOf, snapshotOf } from './state';
 
-/** Step 3 after change-driven tracking; `pollOnTimer` (legacy-tracking.ts) before it, `followFleetTracking` (fleet-tracking.ts) after it. */
-export async function followTrackingChanges(run: ShipmentRun, labelId: string, deadline: number): Promise<ShipmentOutcome> {
+export async function followTracking(run: ShipmentRun, labelId: string, deadline: number): Promise<ShipmentOutcome> {
   const { state, policy } = run;
-  for (;;) {
-    // Checked before each wait: a shipment waiting here when the fleet's pollers came moves over after its wait.
-    if (patched(FLEET_TRACKING)) return await followFleetTracking(run, labelId, deadline);
-    if (run.cancelRequest) return run.cancelledByOperator();
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) return run.trackingTimedOut();
-    run.publish();
-    await run.continueAsNewIfDue();
+  const inbox: TrackingNews[] = [];
+  setHandler(trackingNewsSignal, (news) => void inbox.push(news));
+  // The reconciler found no live shard watching it (the shard terminated, reset, failed or deleted).
+  let rejoinAsked = false;
+  setHandler(rejoinTrackingSignal, () => void (rejoinAsked = true));
+  // Carried over a continue-as-new: the shard still has it (or the reconciler says otherwise).
+  state.trackingPoller ??= (await join(run, labelId, deadline)).poller;
 
-    const stage = state.tag === null ? NOT_REGISTERED_STAGE : state.tag;
-    const pollIntervalMs = pollIntervalOf(policy, state);
-    // Awaited here, not in a helper: a command issued after it keeps its place beside the delivery coroutine's.
-    const scope = new CancellationScope();
-    run.trackingScope = scope;
-    let change: TrackingChange;
-    try {
-      change = await scope.run(() =>
-        trackingApi(`Await tracking change (${stage}, poll every ${formatDuration(pollIntervalMs)})`, remaining).awaitTrackingChange({
-          labelId,
-          known: snapshotOf(state),
-          pollIntervalMs,
-          pollsBefore: state.attempts.trackingPolls,
-          ...run.accountField(),
-        }),
-      );
-    } catch (err) {
-      if (isCancellation(err)) return run.cancelledByOperator();
-      if (windowEnded(err)) return run.trackingTimedOut();
-      // A failure retrying cannot fix (e.g. 401): recorded, and tried again after one interval.
-      const failure = shippingErrorOf(err);
-      if (!failure) throw err;
-      state.lastError = recordError(failure);
+  let until = deadline;
+  let clock = startClock(deadline);
+  try {
+    for (;;) {
+      // An operator's relabel (relabel.ts) moved the shipment to a new label and shard: its own deadline, only its news.
+      if (state.labelId !== labelId && state.labelId !== null) {
+        labelId = state.labelId;
+        clock.cancel();
+        until = Date.parse(state.trackingStartedAt!) + policy.maxTrackingMs;
+        clock = startClock(until);
+        inbox.splice(0, inbox.length, ...inbox.filter((news) => news.labelId === labelId));
+      }
+      if (run.cancelRequest) return await leave(run, () => run.cancelledByOperator());
+      if (clock.outOfTime) return await leave(run, () => run.trackingTimedOut());
+      if (rejoinAsked && !run.relabelling) {
+        rejoinAsked = false;
+        await rejoin(run, labelId, until);
+        continue;
+      }
+      const news = inbox.shift();
+      if (news) {
+        // The shard leaves a terminal label by itself.
+        if (applyNews(run, news) && state.tag !== null && policy.terminalTags.includes(state.tag))
+          return run.finish(outcomeOfTag(state.tag), undefined, toldAt(run, news.change!));
+        continue;
+      }
       run.publish();
-      await condition(() => run.cancelRequest !== null, Math.max(1, Math.min(pollIntervalMs, deadline - Date.now())));
-      continue;
-    } finally {
-      run.trackingScope = null;
+      await run.continueAsNewIfDue();
+      // While a relabel is being made, the old label's news and the clock wait: the new label settles first.
+      await condition(
+        () =>
+          !run.relabelling &&
+          (inbox.length > 0 || run.cancelRequest !== null || clock.outOfTime || state.labelId !== labelId || rejoinAsked),
+      );
     }
-    // A wait handed over to the fleet's pollers may return no news (every other return is a change).
-    if (isChange(snapshotOf(state), change)) applyChange(run, change);
-    else state.attempts.trackingPolls += change.polls;
-    if (state.tag !== null && policy.terminalTags.includes(state.tag))
-      return run.finish(outcomeOfTag(state.tag), undefined, toldAt(run, change));
+  } catch (err) {
+    // A Temporal cancellation request: the shard is told before the shipment completes.
+    if (isCancellation(err)) await CancellationScope.nonCancellable(() => unwatch(run));
+    throw err;
+  } finally {
+    clock.cancel();
   }
+}
+
+/** The tracking deadline as one timer of the run; `outOfTime` once it fired. */
+function startClock(deadline: number): { outOfTime: boolean; cancel(): void } {
+  const scope = new CancellationScope();
+  const clock = { outOfTime: false, cancel: () => scope.cancel() };
+  scope
+    .run(() => sleep(Math.max(1, deadline - Date.now())))
+    .then(
+      () => (clock.outOfTime = true),
+      () => undefined, // cancelled: tracking ended first
+    );
+  return clock;
+}
+
+/** The shipment's label joins its shard (started if it is not running); returns the shard's workflow id. */
+export function join(run: ShipmentRun, labelId: string, deadline: number): Promise<{ poller: string }> {
+  return trackingPoller('Join the tracking pollers').watchTracking({
+    labelId,
+    known: snapshotOf(run.state),
+    cadence: cadenceOf(run.policy),
+    deadline,
+    // Its shard is one of its account's, and its label is polled with that account.
+    ...run.accountField(),
+  });
+}
+
+/**
+ * Joins again with what it knows now: its own shard if that is running again, or the next one
+ * with room. A shard it leaves behind (one still running after all) is told, so it is polled once.
+ */
+async function rejoin(run: ShipmentRun, labelId: string, deadline: number): Promise<void> {
+  const before = run.state.trackingPoller;
+  run.state.trackingPoller = (await join(run, labelId, deadline)).poller;
+  if (before && before !== run.state.trackingPoller) await trackingPoller('Leave the tracking pollers').unwatchTracking({ poller: before });
+}
+
+/** Applies what the poller told, when it is news; true when the tracking changed. */
+function applyNews(run: ShipmentRun, news: TrackingNews): boolean {
+  if (news.failure) {
+    run.state.lastError = recordError(news.failure);
+    return false;
+  }
+  // News of a label the shipment no longer follows (replaced by a relabel) changes nothing.
+  if (news.labelId !== undefined && news.labelId !== run.state.labelId) return false;
+  if (!news.change) return false;
+  const known = snapshotOf(run.state);
+  // A terminal answer ends tracking whatever its checkpoint count: the shard has dropped the label.
+  if (!isNews(known, news.change) && !isTerminalEnd(known, news.change, run.policy.terminalTags)) return false;
+  applyChange(run, news.change);
+  return true;
+}
+
+async function leave(run: ShipmentRun, finish: () => ShipmentOutcome): Promise<ShipmentOutcome> {
+  await unwatch(run);
+  return finish();
+}
+
+/** Best effort: a shard that misses it drops the label when telling it fails, or at its deadline. */
+export async function unwatch(run: ShipmentRun): Promise<void> {
+  const poller = run.state.trackingPoller;
+  if (poller) await trackingPoller('Leave the tracking pollers').unwatchTracking({ poller });
+}
+
+function cadenceOf(policy: TrackingPolicy): PollerCadence {
+  return { pollIntervalMs: policy.pollIntervalMs, pollIntervalsMs: policy.pollIntervalsMs ?? {}, terminalTags: policy.terminalTags };
 }
 
 /**
  * The time a change's shop event carries: the poll that saw it, so the event is built only from
- * recorded inputs and may be sent inside this task (patch TRACKING_TOLD_IN_ITS_TASK); undefined
- * (the task's clock, sent once the task is recorded) without a shop to tell or before the patch.
+ * recorded inputs and may be sent inside this task (event-tasks.ts); undefined without a shop to tell.
  */
 export function toldAt(run: ShipmentRun, change: TrackingChange): string | undefined {
-  if (!run.delivery.sync) return undefined;
-  return patched(TRACKING_TOLD_IN_ITS_TASK) ? change.polledAt : undefined;
+  return run.delivery.sync ? change.polledAt : undefined;
 }
 
 /** Applies a change; the shop hears of a new tag, subtag or a first tracking number. */

@@ -10,11 +10,11 @@ import { ShipmentRun, type CarriedState } from './run';
 import { shipSplitOrder } from './split-order';
 
 export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedState): Promise<ShipmentOutcome> {
-  // An order shipping from several locations: one parcel workflow each (only new pulls set `parcels`).
+  // An order shipping from several locations: one parcel workflow each (a pull sets `parcels`).
   if (input.parcels) return await shipSplitOrder({ ...input, parcels: input.parcels });
   const run = new ShipmentRun(input, carried);
   registerHandlers(run);
-  // The patches this run follows, the worker's policy, and the shop delivery coroutine beside it.
+  // The worker's policy, the shipment's account and its shop sync.
   await run.start();
   // Label, order, tracking.
   const outcome = await run.ship();

@@ -10,13 +10,6 @@ export type { PullCursor, PullPosition };
 export const SHOP_PULL_WORKFLOW_TYPE = 'shopPullWorkflow';
 
 /**
- * Patch: a pull's page reading is taken over 15 s after its worker stopped heartbeating, not 30 s:
- * A killed worker held the shop's pull (and every webhook's pull behind it) for half a minute.
- * Retire: at the 1.0 cut (no published build ran without it).
- */
-export const PULL_QUICK_TAKEOVER = 'pull-quick-takeover';
-
-/**
  * The task queue of the shop pulls, beside the shipments' own: pulls get worker slots of their
  * own (worker/create-worker.ts, `createPullWorker`), so an order placed while thousands of
  * shipments wait for a workflow task is read at once instead of behind them. The shipments a
@@ -72,7 +65,7 @@ export interface PullCounts {
   skipped: number;
   /** Could not be mapped or validated: kept in the cursor's retry list. */
   rejected: number;
-  /** Orders whose shipment was told that the merchant changed them; absent in results recorded before. */
+  /** Orders whose shipment was told that the merchant changed them. */
   changed?: number;
 }
 

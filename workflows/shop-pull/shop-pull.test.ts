@@ -93,13 +93,12 @@ it('reads the retry list, then every page; saves each newer cursor and returns t
   expect(result.rejections.map((r) => r.platformOrderId)).toEqual(['7']);
   expect(result.pages).toBe(4);
   expect(result.cursor).toEqual(c2);
-  // A killed worker's page reading is taken over after 15 s (PULL_QUICK_TAKEOVER), not 30 s.
+  // A killed worker's page reading is taken over after 15 s.
   const scheduled = (await handle.fetchHistory()).events!.flatMap((e) => e.activityTaskScheduledEventAttributes ?? []);
   expect(scheduled.filter((a) => a.activityType?.name === 'pullShopOrders').map((a) => Number(a.heartbeatTimeout?.seconds))).toEqual([
     15, 15, 15,
   ]);
   await saveFixture(handle, 'shop-pull-paged');
-  await saveFixture(handle, 'shop-pull-quick-takeover');
 });
 
 it('a page that fails is read again by the retry from the same position; the cursor is not moved by it', async () => {

@@ -6,7 +6,7 @@
  * pull (`input.webhook`, shop-import/schedule.ts `pullNow`) reads the same way and writes no cursor;
  * given `orderIds`, it reads only those orders (the retry list and the changes are the schedule's).
  */
-import { continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ShopImportActivities } from '../../activities/shop-import';
 import { PULL_RETRY } from '../../shop-import/pull-retry';
 import {
@@ -17,7 +17,6 @@ import {
   type PullCounts,
   type PullPagesResult,
   type PullPosition,
-  PULL_QUICK_TAKEOVER,
   type PullRejection,
   type ShopPullInput,
   type ShopPullResult,
@@ -33,9 +32,10 @@ const pullOptions = {
     maximumAttempts: PULL_RETRY.maximumAttempts,
   },
 } as const;
-const before = proxyActivities<ShopImportActivities>({ ...pullOptions, heartbeatTimeout: '30 seconds' });
-// The activity heartbeats every 3 s, also while a page waits for Shopify's points or a slow store.
-const quick = proxyActivities<ShopImportActivities>({ ...pullOptions, heartbeatTimeout: '15 seconds' });
+// The activity heartbeats every 3 s, also while a page waits for Shopify's points or a slow store:
+// a killed worker's page reading is taken over after 15 s, so it holds the shop's pull (and every
+// webhook's pull behind it) no longer than that.
+const { pullShopOrders } = proxyActivities<ShopImportActivities>({ ...pullOptions, heartbeatTimeout: '15 seconds' });
 const { saveShopCursor } = proxyActivities<ShopImportActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
@@ -58,7 +58,6 @@ export async function shopPullWorkflow(input: ShopPullInput, carried?: Carried):
   let counts = carried?.counts ?? noCounts();
   const rejections = carried?.rejections ?? [];
   let pages = carried?.pages ?? 0;
-  const { pullShopOrders } = patched(PULL_QUICK_TAKEOVER) ? quick : before;
   while (position !== null) {
     const result: PullPagesResult = await pullShopOrders({ shop, cursor, position });
     counts = addCounts(counts, result.counts);

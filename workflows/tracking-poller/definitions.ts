@@ -11,15 +11,6 @@ import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 
 export const TRACKING_POLLER_WORKFLOW_TYPE = 'trackingPollerWorkflow';
 
-/**
- * Patch id: a shard merges a span's result by label (`PollerShard.merge`), so a shipment that
- * left and joined again with a new label during the span (a relabel) keeps its new membership.
- * A shard's run from before merged by shipment; replayed, it does so still. Fixture:
- * fleet-poller-relabel.
- * Retire: at the 1.0 cut (no published build ran without it).
- */
-export const POLLER_MERGES_BY_LABEL = 'poller-merges-by-label';
-
 /** How a shipment's label is polled: the policy's cadence and where tracking ends. */
 export interface PollerCadence {
   pollIntervalMs: number;
@@ -41,7 +32,7 @@ export interface WatchRequest {
   account?: string;
   /**
    * This joining, unique within the shipment's run (its run id and the joining call's activity
-   * id; absent from shipments before): with `told`, it makes each news signal's request id
+   * id): with `told`, it makes each news signal's request id
    * unique, so a state the tracking returns to is told again.
    */
   membership?: string;
@@ -72,7 +63,7 @@ export interface WatchedLabel {
 
 /**
  * What a span did to a label: the fields it moves (the rest the shard keeps as it is). Named by
- * label too (absent from spans before relabels were told apart): a shipment relabelled meanwhile
+ * label too: a shipment relabelled meanwhile
  * joined again with its new label, which the old label's progress must not touch.
  */
 export type LabelProgress = Pick<WatchedLabel, 'workflowId' | 'known' | 'nextPollAt' | 'polls' | 'failures' | 'failureTold'> & {
@@ -88,12 +79,11 @@ export interface PollerInput {
 /** What one span of polling returns to its shard. */
 export interface SpanResult {
   progress: LabelProgress[];
-  /** Delivered (terminal), past their deadline, or their shipment is gone (spans before relabels: unwatched too). */
+  /** Delivered (terminal), past their deadline, or their shipment is gone. */
   dropped: string[];
   /**
-   * The label each of `dropped` was dropped for, in the same order (absent from spans before):
-   * a shipment that joined again with a new label meanwhile stays. A separate list, so that a
-   * shard's code from before reads `dropped` as it always did.
+   * The label each of `dropped` was dropped for, in the same order: a shipment that joined again
+   * with a new label meanwhile stays.
    */
   droppedLabels?: string[];
   stats: SpanStats;
@@ -112,7 +102,7 @@ export interface SpanStats {
  * told twice or late changes nothing.
  */
 export interface TrackingNews {
-  /** The label polled (absent from pollers before relabels): news of a label the shipment replaced is dropped. */
+  /** The label polled: news of a label the shipment replaced is dropped. */
   labelId?: string;
   change?: TrackingChange;
   failure?: FailureDetails;
@@ -151,8 +141,8 @@ export const trackingNewsSignal = defineSignal<[TrackingNews]>('trackingNews');
 /**
  * The shard's workflow id: one set of shards per task queue and shipping account (its span
  * activities run on that queue, beside the shipments, through that account's pacer). The
- * account `default` keeps the ids from before accounts had names; a named account's come after
- * a `/`, which the encoded queue never holds.
+ * account `default` has the plain ids; a named account's come after a `/`, which the encoded
+ * queue never holds.
  */
 export function trackingPollerId(taskQueue: string, shard: number, account?: string): string {
   const queue = encodeURIComponent(taskQueue);

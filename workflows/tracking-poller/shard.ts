@@ -85,20 +85,18 @@ export class PollerShard {
   }
 
   /**
-   * What a span reported: each label's progress, and the labels that left. `byLabel`: only for
-   * the label the span polled; a shipment that joined again with a new label meanwhile (a
-   * relabel) keeps its new membership (without it, the span's drop of the old label removed the
-   * new one, and the new label was never polled).
+   * What a span reported: each label's progress, and the labels that left, each only for the
+   * label the span polled: a shipment that joined again with a new label meanwhile (a relabel)
+   * keeps its new membership, which the old label's drop must not remove.
    */
-  merge(result: SpanResult, byLabel: boolean): void {
-    const sameLabel = (member: WatchedLabel, labelId: string | undefined) => !byLabel || isSameLabel(member, labelId);
+  merge(result: SpanResult): void {
     for (const progress of result.progress) {
       const member = this.members.get(progress.workflowId);
-      if (member && sameLabel(member, progress.labelId)) Object.assign(member, pick(progress));
+      if (member && isSameLabel(member, progress.labelId)) Object.assign(member, pick(progress));
     }
     result.dropped.forEach((workflowId, i) => {
       const member = this.members.get(workflowId);
-      if (member && sameLabel(member, result.droppedLabels?.[i])) this.members.delete(workflowId);
+      if (member && isSameLabel(member, result.droppedLabels?.[i])) this.members.delete(workflowId);
     });
   }
 
@@ -121,7 +119,7 @@ export class PollerShard {
   }
 }
 
-/** A span's progress or drop of a label applies to this member: the same label, or none named (a span from before labels were named). */
+/** A span's progress or drop of a label applies to this member: the same label, or none named. */
 export function isSameLabel(member: WatchedLabel, labelId: string | undefined): boolean {
   return labelId === undefined || member.labelId === labelId;
 }

@@ -6,20 +6,11 @@
  * shipments joining meanwhile from this run's history. The run then continues as new with the
  * merged membership, so its history stays a few dozen events and the membership is its input.
  */
-import {
-  allHandlersFinished,
-  ApplicationFailure,
-  condition,
-  continueAsNew,
-  patched,
-  proxyActivities,
-  setHandler,
-} from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { TrackingPollerActivities } from '../../activities/tracking-poller';
 import { TRACKING_POLLER_ACTIVITY_OPTIONS } from '../../activities/retry-options';
 import {
   joinTrackingUpdate,
-  POLLER_MERGES_BY_LABEL,
   SHARD_FULL,
   shardMembersQuery,
   unwatchTrackingSignal,
@@ -51,7 +42,7 @@ export async function trackingPollerWorkflow(input?: PollerInput): Promise<void>
   // An empty shard waits for its first shipment without a timer or an activity.
   await condition(() => shard.size > 0);
   const result = await pollTrackingSpan();
-  shard.merge(result, patched(POLLER_MERGES_BY_LABEL));
+  shard.merge(result);
   await condition(allHandlersFinished);
   await continueAsNew<typeof trackingPollerWorkflow>(shard.carried());
 }
