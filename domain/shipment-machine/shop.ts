@@ -4,9 +4,9 @@
  * label nothing is voided (the API has none): the shipment is marked for an operator, a cancelled
  * order is written to no more, and an operator's relabel in flight yields.
  */
-import { differences, isWithdrawn, type ShopChangeKind } from '../shop-order';
+import { differences, isWithdrawn, type ShopChangeKind, type ShopOrderStatus } from '../shop-order';
 import type { ShipmentEvent } from './events';
-import { silenced, type Attention } from './state';
+import { CANCELLED_MARKS, type Attention } from './state';
 import { settleBeforeLabel, type Step } from './step';
 
 type ShopChanged<R> = Extract<ShipmentEvent<R>, { type: 'shopChanged' }>;
@@ -62,8 +62,8 @@ export function afterLabel<R>(step: Step<R>, kinds: ShopChangeKind[], labelReque
     shop.offer = labelRequest ?? null;
     shop.offerSeq++;
   }
+  Object.assign(shop, markAfterLabel(shop, kinds, status));
   if (isWithdrawn(status)) {
-    attend(step, 'cancelled_in_shop');
     step.out.push({ type: 'dropUntold' });
     // An operator's relabel in flight yields: its label is not bought when the call can still be stopped.
     const relabel = s.relabel;
@@ -71,24 +71,37 @@ export function afterLabel<R>(step: Step<R>, kinds: ShopChangeKind[], labelReque
       relabel.stopped = true;
       step.out.push({ type: 'stopLabelCall', revision: relabel.revision });
     }
-    return;
   }
-  if (kinds.includes('address') || kinds.includes('lines')) {
-    shop.changeMark = kinds.includes('address') ? 'address_changed' : 'lines_changed';
-    attend(step, shop.changeMark);
-  } else if (status === 'on_hold') attend(step, 'held_in_shop');
-  // Released after the label: the hold's mark ends with it, and a change it covered shows again.
-  else if (shop.attention === 'held_in_shop') shop.attention = shop.changeMark;
 }
 
-/** A cancelled order outranks any other mark. */
-function attend<R>(step: Step<R>, attention: Attention): void {
-  if (!silenced(step.s)) step.s.shop!.attention = attention;
+/** The marks an operator reads: the current one, and the address or lines change not answered yet. */
+export interface Marks {
+  attention: Attention | null;
+  changeMark?: Attention | null;
+}
+
+/**
+ * The mark a merchant's change after the label leaves. A cancelled order outranks any other
+ * mark; an address or lines change is marked until a relabel takes it or a person resolves it;
+ * a hold's mark ends with the release, and the change it covered shows again.
+ */
+export function markAfterLabel(marks: Marks, kinds: readonly ShopChangeKind[], status: ShopOrderStatus): Required<Marks> {
+  const silenced = marks.attention !== null && CANCELLED_MARKS.includes(marks.attention);
+  const changeMark = kinds.includes('address') ? 'address_changed' : kinds.includes('lines') ? 'lines_changed' : (marks.changeMark ?? null);
+  const next = (attention: Attention | null) => ({ attention: silenced ? marks.attention : attention, changeMark });
+  if (isWithdrawn(status)) return next('cancelled_in_shop');
+  if (kinds.includes('address') || kinds.includes('lines')) return next(changeMark);
+  if (status === 'on_hold') return next('held_in_shop');
+  return { attention: marks.attention === 'held_in_shop' ? changeMark : marks.attention, changeMark };
+}
+
+/** A person closed the open mark: a change it names does not show again when a later hold is released. */
+export function changeMarkAfterResolve(marks: Marks): Attention | null {
+  return marks.attention === marks.changeMark ? null : (marks.changeMark ?? null);
 }
 
 export function attentionResolved<R>(step: Step<R>): void {
   const shop = step.s.shop!;
   shop.resolved = { attention: shop.attention!, modifiedAt: shop.modifiedAt };
-  // A change a person closed does not show again when a later hold is released.
-  if (shop.attention === shop.changeMark) shop.changeMark = null;
+  shop.changeMark = changeMarkAfterResolve(shop);
 }

@@ -105,6 +105,7 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
     // Taken: unless the merchant changed the order again meanwhile (a newer offer, and its mark, stay for the operator).
     if (shopOrder.offer === offer) {
       shopOrder.offer = null;
+      if (shopOrder.changeMark) shopOrder.changeMark = null;
       if (shopOrder.modifiedAt === modifiedAt) shopOrder.attention = null;
     }
     try {

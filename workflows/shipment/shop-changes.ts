@@ -21,7 +21,6 @@ import {
   SHOP_CHANGES_KEPT,
   type AttentionResolution,
   type ResolveAttention,
-  type ShopAttention,
   type ShopChangeAnswer,
   type ShopChangeRecord,
   type ShopOrderState,
@@ -35,7 +34,9 @@ import {
   type ShopChangeKind,
   type ShopOrderChange,
   type ShopOrderSeen,
+  type ShopOrderStatus,
 } from '../../domain/shop-order';
+import { changeMarkAfterResolve, markAfterLabel } from '../../domain/shipment-machine/shop';
 import { canonicalPlatformOrderId } from '../../domain/platform-order-id';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from '../../domain/duration';
@@ -151,7 +152,7 @@ export class ShopChanges {
     const status = change.facts.status;
     if (kinds.includes('address') || kinds.includes('lines')) this.order.offer = change.labelRequest ?? null;
     if (isWithdrawn(status)) {
-      this.attend('cancelled_in_shop');
+      this.mark(kinds, status);
       this.run.delivery.dropPending();
       // An operator's relabel in flight yields: its label is not bought when the call can still be stopped.
       if (this.run.relabelScope) {
@@ -160,20 +161,19 @@ export class ShopChanges {
       }
       return `${status} in the shop after the label: nothing voided, nothing more written to the order; tracking goes on`;
     }
-    if (kinds.includes('address')) this.attend('address_changed');
-    else if (kinds.includes('lines')) this.attend('lines_changed');
-    else if (status === 'on_hold') this.attend('held_in_shop');
-    // Released after the label: the hold's mark ends with it.
-    else if (this.order.attention === 'held_in_shop') this.order.attention = null;
+    this.mark(kinds, status);
     const offer = this.order.offer
       ? `; a new label to the shop's data: ${relabelCommand(this.run.state.shop, this.run.state.orderId, this.run.state.parcel?.location)}`
       : '';
     return `${kinds.join(' and ')} changed after the label: marked for an operator${offer}`;
   }
 
-  /** A cancelled order outranks any other mark. */
-  private attend(attention: ShopAttention): void {
-    if (!this.silenced) this.order.attention = attention;
+  /** The marks the change leaves: decided by the shipment machine (domain/shipment-machine/shop.ts). */
+  private mark(kinds: ShopChangeKind[], status: ShopOrderStatus): void {
+    const { attention, changeMark } = markAfterLabel(this.order, kinds, status);
+    this.order.attention = attention;
+    // Only once a change set it: a state without it stays as it was.
+    if (changeMark !== null || this.order.changeMark !== undefined) this.order.changeMark = changeMark;
   }
 
   /** Nothing is written to an order the merchant cancelled or refunded after its label. */
@@ -209,6 +209,7 @@ export class ShopChanges {
       note: request.note,
     };
     this.order.resolutions = [...(this.order.resolutions ?? []), resolution].slice(-SHOP_CHANGES_KEPT);
+    if (this.order.changeMark) this.order.changeMark = changeMarkAfterResolve(this.order);
     log.info('attention resolved by a person', {
       orderId: this.run.state.orderId,
       shop: this.run.state.shop,
