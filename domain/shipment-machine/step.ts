@@ -1,6 +1,6 @@
 /** The operations every decision shares: ask for a label, tell the shop, start a wait, finish. */
 import type { OutcomeKind } from '../shipment';
-import { isWithdrawn } from '../shop-order';
+import { isWithdrawn, type ShopOrderStatus } from '../shop-order';
 import type { ShipmentCommand, ShopEventDecision } from './commands';
 import type { Deadline } from './events';
 import { silenced, type MachineState } from './state';
@@ -56,40 +56,68 @@ export function requestLabel<R>(step: Step<R>): void {
   step.out.push({ type: 'createLabel', revision: s.revision, labelRequest: s.labelRequest, fromOffer: false });
 }
 
+/** What comes before the next label request. */
+export type BeforeLabel =
+  'cancelled_by_operator' | 'cancelled_in_shop' | 'wait_for_release' | 'wait_for_operator' | 'take_changed_order' | 'request_label';
+
 /**
  * Before each label request: stops for an operator's cancel or a withdrawn order, waits out a
  * hold, waits for an operator when the changed order does not map, and takes a changed one into
- * the request (a new revision, so the key never names two different requests).
+ * the request (a new revision, so the key never names two different requests). The workflow's
+ * label step asks the same.
  */
+export function nextBeforeLabel(known: {
+  cancelRequested: boolean;
+  status: ShopOrderStatus | null;
+  holdMayBeOurs: boolean;
+  problems: boolean;
+  changedRequest: boolean;
+}): BeforeLabel {
+  if (known.cancelRequested) return 'cancelled_by_operator';
+  if (known.status !== null && isWithdrawn(known.status)) return 'cancelled_in_shop';
+  if (known.status === 'on_hold' && !known.holdMayBeOurs) return 'wait_for_release';
+  if (known.problems) return 'wait_for_operator';
+  return known.changedRequest ? 'take_changed_order' : 'request_label';
+}
+
 export function settleBeforeLabel<R>(step: Step<R>): void {
   const { s } = step;
   const shop = s.shop;
-  if (s.cancelRequested) return finish(step, 'cancelled_by_operator', 'cancelled by operator');
-  if (shop) {
-    shop.pending = [];
-    const status = shop.facts.status;
-    if (isWithdrawn(status)) return finish(step, 'cancelled_in_shop', `the order was ${status} in the shop before its label`);
-    if (status === 'on_hold' && !shop.holdMayBeOurs) {
+  if (shop) shop.pending = [];
+  const next = nextBeforeLabel({
+    cancelRequested: s.cancelRequested,
+    status: shop?.facts.status ?? null,
+    holdMayBeOurs: shop?.holdMayBeOurs ?? false,
+    problems: shop?.problems ?? false,
+    changedRequest: shop?.request != null,
+  });
+  switch (next) {
+    case 'cancelled_by_operator':
+      return finish(step, 'cancelled_by_operator', 'cancelled by operator');
+    case 'cancelled_in_shop':
+      return finish(step, 'cancelled_in_shop', `the order was ${shop!.facts.status} in the shop before its label`);
+    case 'wait_for_release':
       s.phase = 'held_in_shop';
-      if (!shop.heldSince) {
-        shop.heldSince = true;
+      if (!shop!.heldSince) {
+        shop!.heldSince = true;
         startDeadline(step, 'hold');
       }
       return;
-    }
-    shop.heldSince = false;
-    if (shop.problems) {
-      shop.problems = false;
+    case 'wait_for_operator':
+      shop!.heldSince = false;
+      shop!.problems = false;
       s.lastError = 'shop_change_rejected';
       return awaitCorrection(step);
-    }
-    if (shop.request !== null) {
-      s.labelRequest = shop.request;
-      shop.request = null;
+    case 'take_changed_order':
+      shop!.heldSince = false;
+      s.labelRequest = shop!.request!;
+      shop!.request = null;
       s.revision++;
-    }
+      return requestLabel(step);
+    case 'request_label':
+      if (shop) shop.heldSince = false;
+      return requestLabel(step);
   }
-  requestLabel(step);
 }
 
 export function awaitCorrection<R>(step: Step<R>): void {

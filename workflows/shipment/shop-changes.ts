@@ -37,6 +37,7 @@ import {
   type ShopOrderStatus,
 } from '../../domain/shop-order';
 import { changeMarkAfterResolve, markAfterLabel } from '../../domain/shipment-machine/shop';
+import { nextBeforeLabel } from '../../domain/shipment-machine/step';
 import { canonicalPlatformOrderId } from '../../domain/platform-order-id';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from '../../domain/duration';
@@ -285,14 +286,21 @@ export class ShopChanges {
     for (;;) {
       this.pending.clear();
       const status = this.order.facts.status;
-      if (run.cancelRequest) return run.cancelledByOperator();
-      if (isWithdrawn(status)) return run.finish('cancelled_in_shop', `the order was ${status} in the shop before its label`);
-      if (status === 'on_hold' && !this.holdMayBeOurs) {
+      const next = nextBeforeLabel({
+        cancelRequested: run.cancelRequest !== null,
+        status,
+        holdMayBeOurs: this.holdMayBeOurs,
+        problems: this.problems !== null,
+        changedRequest: this.request !== null,
+      });
+      if (next === 'cancelled_by_operator') return run.cancelledByOperator();
+      if (next === 'cancelled_in_shop') return run.finish('cancelled_in_shop', `the order was ${status} in the shop before its label`);
+      if (next === 'wait_for_release') {
         const ended = await this.awaitRelease();
         if (ended) return ended;
         continue;
       }
-      if (this.problems) {
+      if (next === 'wait_for_operator' && this.problems) {
         state.lastError = {
           kind: 'shop_change_rejected',
           message: 'the order as changed in the shop does not map',
@@ -304,7 +312,7 @@ export class ShopChanges {
         if (ended) return ended;
         continue;
       }
-      if (this.request) {
+      if (next === 'take_changed_order' && this.request) {
         run.labelRequest = this.request;
         this.request = null;
         // Always a new revision, attempt or not: a worker lost mid-task takes its local attempts
