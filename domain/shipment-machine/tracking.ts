@@ -4,7 +4,7 @@
  * joins again; the deadline ends it. While a relabel is made, all of it waits (relabel.ts).
  */
 import { outcomeOfTag } from '../shipment';
-import { isNews, isTerminalEnd } from '../tracking';
+import { isNews, isTerminalEnd, type TrackingSnapshot } from '../tracking';
 import type { ShipmentEvent } from './events';
 import type { TrackingChangeIn } from './state';
 import { finish, leaveAndFinish, tell, type Step } from './step';
@@ -33,7 +33,7 @@ export function applyNews<R>(step: Step<R>, labelId: string, change: TrackingCha
   if (!change) return;
   const known = s.tracking;
   const terminalTags = s.config.terminalTags;
-  if (!isNews(known, change) && !isTerminalEnd(known, change, terminalTags)) return;
+  if (!takesNews(known, change, terminalTags)) return;
   const before = { tag: known.tag, subtag: known.subtag, trackingNumber: known.trackingNumber };
   s.tracking = {
     tag: change.tag,
@@ -48,10 +48,23 @@ export function applyNews<R>(step: Step<R>, labelId: string, change: TrackingCha
   if (now.tag !== before.tag || now.subtag !== before.subtag || (before.trackingNumber === null && now.trackingNumber !== null))
     tell(step, { type: 'tracking.updated' });
   // The shard leaves a terminal label by itself.
-  if (now.tag !== null && terminalTags.includes(now.tag)) {
+  if (endsTracking(now.tag, terminalTags)) {
     s.watching = null;
     finish(step, outcomeOfTag(now.tag), `tracking reached ${now.tag}`);
   }
+}
+
+/**
+ * Whether a shard's change is taken: news by checkpoint count (domain/tracking.ts, `isNews`), or a
+ * terminal answer whatever its count (the shard has dropped the label: nothing would come again).
+ */
+export function takesNews(known: TrackingSnapshot, change: TrackingSnapshot, terminalTags: readonly string[]): boolean {
+  return isNews(known, change) || isTerminalEnd(known, change, terminalTags);
+}
+
+/** A terminal tag ends tracking. */
+export function endsTracking(tag: string | null, terminalTags: readonly string[]): tag is string {
+  return tag !== null && terminalTags.includes(tag);
 }
 
 export function trackingLost<R>(step: Step<R>): void {
