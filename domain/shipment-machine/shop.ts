@@ -4,7 +4,8 @@
  * label nothing is voided (the API has none): the shipment is marked for an operator, a cancelled
  * order is written to no more, and an operator's relabel in flight yields.
  */
-import { differences, isWithdrawn, type ShopChangeKind, type ShopOrderStatus } from '../shop-order';
+import { canonicalPlatformOrderId } from '../platform-order-id';
+import { differences, isWithdrawn, type ShopChangeKind, type ShopOrderSeen, type ShopOrderStatus } from '../shop-order';
 import type { ShipmentEvent } from './events';
 import { CANCELLED_MARKS, type Attention } from './state';
 import { settleBeforeLabel, type Step } from './step';
@@ -14,9 +15,31 @@ type ShopChanged<R> = Extract<ShipmentEvent<R>, { type: 'shopChanged' }>;
 /** Why a reading is not taken (null: taken): the shipment ended, stale, or nothing that matters differs. */
 export function shopChangeRefusal<R>(s: Step<R>['s'], e: ShopChanged<R>): string | null {
   if (!s.shop) return 'this shipment was not started by a shop pull: it has no order facts to compare';
-  if (s.phase === 'completed') return 'the shipment has ended';
-  if (e.modifiedAt < s.shop.modifiedAt) return `stale: read as of ${e.modifiedAt}, the shipment knows the order as of ${s.shop.modifiedAt}`;
-  if (differences(s.shop.facts, e.facts).length === 0) return 'unchanged: nothing that matters to the label differs';
+  return shopChangeRefusalOf({ ended: s.phase === 'completed', known: s.shop }, e);
+}
+
+/**
+ * Why a reading of the order is not taken (null: taken): the shipment ended, it is another
+ * platform order's (two can map to one order id; compared as one identity, a shipment started
+ * from a file may hold Shopify's GraphQL form), it is older than the one known, or nothing that
+ * matters to the label differs.
+ */
+export function shopChangeRefusalOf(
+  shipment: { ended: boolean; platformOrderId?: string; known: ShopOrderSeen },
+  change: ShopOrderSeen & { platformOrderId?: string },
+): string | null {
+  if (shipment.ended) return 'the shipment has ended';
+  const mine = shipment.platformOrderId;
+  if (
+    change.platformOrderId !== undefined &&
+    mine !== undefined &&
+    canonicalPlatformOrderId(change.platformOrderId) !== canonicalPlatformOrderId(mine)
+  )
+    return `another order: read from platform order ${change.platformOrderId}, this shipment is platform order ${mine}'s`;
+  const known = shipment.known;
+  if (change.modifiedAt < known.modifiedAt)
+    return `stale: read as of ${change.modifiedAt}, the shipment knows the order as of ${known.modifiedAt}`;
+  if (differences(known.facts, change.facts).length === 0) return 'unchanged: nothing that matters to the label differs';
   return null;
 }
 

@@ -36,9 +36,8 @@ import {
   type ShopOrderSeen,
   type ShopOrderStatus,
 } from '../../domain/shop-order';
-import { changeMarkAfterResolve, markAfterLabel } from '../../domain/shipment-machine/shop';
+import { changeMarkAfterResolve, markAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
 import { nextBeforeLabel } from '../../domain/shipment-machine/step';
-import { canonicalPlatformOrderId } from '../../domain/platform-order-id';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from '../../domain/duration';
 import * as label from './label';
@@ -52,22 +51,18 @@ export function initialShopOrder(seen: ShopOrderSeen): ShopOrderState {
   return { facts: { ...seen.facts }, modifiedAt: seen.modifiedAt, changes: [], attention: null, heldSince: null, offer: null };
 }
 
-/** Throws why a reading is not taken: the shipment ended, another platform order's, stale, or unchanged. */
+/** Throws why a reading is not taken: the shipment machine decides (domain/shipment-machine/shop.ts). */
 export function refuseChange(state: ShipmentState, known: ShopOrderSeen, change: ShopOrderChange): void {
-  if (state.phase === 'completed') throw new Error('the shipment has ended');
-  const mine = state.platformOrderId;
-  // Another platform order mapped to this order id: its import is refused (start-shipment.ts), and so is its change here.
-  // Compared as one identity: a shipment started from a file may hold Shopify's GraphQL form. Only
-  // the validator decides this, and a rejected update writes nothing, so no history changes.
-  if (
-    change.platformOrderId !== undefined &&
-    mine !== undefined &&
-    canonicalPlatformOrderId(change.platformOrderId) !== canonicalPlatformOrderId(mine)
-  )
-    throw new Error(`another order: read from platform order ${change.platformOrderId}, this shipment is platform order ${mine}'s`);
-  if (change.modifiedAt < known.modifiedAt)
-    throw new Error(`stale: read as of ${change.modifiedAt}, the shipment knows the order as of ${known.modifiedAt}`);
-  if (differences(known.facts, change.facts).length === 0) throw new Error('unchanged: nothing that matters to the label differs');
+  // Only the validator decides this, and a rejected update writes nothing, so no history changes.
+  const why = shopChangeRefusalOf(
+    {
+      ended: state.phase === 'completed',
+      ...(state.platformOrderId !== undefined ? { platformOrderId: state.platformOrderId } : {}),
+      known,
+    },
+    change,
+  );
+  if (why !== null) throw new Error(why);
 }
 
 export class ShopChanges {
