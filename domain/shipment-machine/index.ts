@@ -60,18 +60,26 @@ export function refusals<R>(): Refusals<R> {
   return {
     shopChanged: shopChangeRefusal,
     relabelRequested: relabelRefusal,
-    resubmitted: (s) =>
-      s.phase !== 'awaiting_correction' ? `cannot resubmit: the shipment is ${s.phase}, not awaiting corrected label data` : null,
-    attentionResolved: (s) => {
-      if (!s.shop) return 'nothing to resolve: this shipment was not started by a shop pull, so it has no attention mark';
-      if (s.phase === 'completed') return 'nothing to resolve: the shipment has ended';
-      if (openAttention(s) === null)
-        return s.shop.attention === null
-          ? 'nothing to resolve: no attention mark is open'
-          : `nothing to resolve: ${s.shop.attention} was resolved already`;
-      return null;
-    },
+    resubmitted: (s) => resubmitRefusalOf(s.phase),
+    attentionResolved: (s) =>
+      resolveRefusalOf({ ended: s.phase === 'completed', shop: s.shop && { attention: s.shop.attention, open: openAttention(s) } }),
   };
+}
+
+/** Why an operator's corrected label data is refused now (null: taken). */
+export function resubmitRefusalOf(phase: string): string | null {
+  return phase !== 'awaiting_correction' ? `cannot resubmit: the shipment is ${phase}, not awaiting corrected label data` : null;
+}
+
+/** Why a person's resolve is refused (null: it closes the open mark). */
+export function resolveRefusalOf(s: { ended: boolean; shop: { attention: string | null; open: string | null } | null }): string | null {
+  if (!s.shop) return 'nothing to resolve: this shipment was not started by a shop pull, so it has no attention mark';
+  if (s.ended) return 'nothing to resolve: the shipment has ended';
+  if (s.shop.open === null)
+    return s.shop.attention === null
+      ? 'nothing to resolve: no attention mark is open'
+      : `nothing to resolve: ${s.shop.attention} was resolved already`;
+  return null;
 }
 
 /** A machine: its decisions and its validators (a test may build one from other rules). */

@@ -37,6 +37,7 @@ import {
   type ShopOrderStatus,
 } from '../../domain/shop-order';
 import { changeMarkAfterResolve, markAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
+import { resolveRefusalOf } from '../../domain/shipment-machine';
 import { nextBeforeLabel } from '../../domain/shipment-machine/step';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
 import { formatDuration } from '../../domain/duration';
@@ -186,13 +187,11 @@ export class ShopChanges {
       if (typeof value !== 'string' || value.trim() === '' || value.length > RESOLVE_LIMITS[field] || hasControlCharacters(value))
         throw new Error(`invalid resolve: ${field}: must be 1 to ${RESOLVE_LIMITS[field]} characters, without control characters`);
     }
-    if (this.run.state.phase === 'completed') throw new Error('nothing to resolve: the shipment has ended');
-    if (openAttention(this.order) === null)
-      throw new Error(
-        this.order.attention === null
-          ? 'nothing to resolve: no attention mark is open'
-          : `nothing to resolve: ${this.order.attention} was resolved already`,
-      );
+    const why = resolveRefusalOf({
+      ended: this.run.state.phase === 'completed',
+      shop: { attention: this.order.attention, open: openAttention(this.order) },
+    });
+    if (why !== null) throw new Error(why);
   }
 
   /** Closes the open mark; the update's history event holds who and the note, the state keeps them for `status`. */
