@@ -55,17 +55,17 @@ export function shopChanged<R>(step: Step<R>, e: ShopChanged<R>): void {
 function beforeLabel<R>(step: Step<R>, e: ShopChanged<R>, kinds: ShopChangeKind[]): void {
   const { s } = step;
   const shop = s.shop!;
-  const status = e.facts.status;
-  shop.holdMayBeOurs = status === 'on_hold' && s.config.connector === 'woocommerce' && s.phase === 'awaiting_correction';
-  if (shop.holdMayBeOurs && !kinds.includes('address') && !kinds.includes('lines')) return;
-  const madeFrom = shop.requestFacts;
-  if (e.labelRequest !== undefined && (madeFrom.address !== e.facts.address || madeFrom.lines !== e.facts.lines)) {
-    shop.request = e.labelRequest;
+  const taken = changeBeforeLabel(
+    { connector: s.config.connector, phase: s.phase, madeFrom: shop.requestFacts },
+    { facts: e.facts, kinds, mapped: e.labelRequest !== undefined, problems: e.problems === true },
+  );
+  shop.holdMayBeOurs = taken.holdMayBeOurs;
+  if (taken.ignored) return;
+  if (taken.request === 'take') {
+    shop.request = e.labelRequest!;
     shop.requestFacts = { address: e.facts.address, lines: e.facts.lines };
     shop.problems = false;
-  } else if (e.problems && (kinds.includes('address') || kinds.includes('lines'))) {
-    shop.problems = true;
-  }
+  } else if (taken.request === 'does_not_map') shop.problems = true;
   for (const kind of kinds) if (!shop.pending.includes(kind)) shop.pending.push(kind);
   if (s.labelCall !== null) {
     step.out.push({ type: 'stopLabelCall', revision: s.labelCall });
@@ -73,7 +73,32 @@ function beforeLabel<R>(step: Step<R>, e: ShopChanged<R>, kinds: ShopChangeKind[
   }
   // A wait for correction ends at once; a hold ends when the order is released (or withdrawn).
   if (s.phase === 'awaiting_correction') return settleBeforeLabel(step);
-  if (s.phase === 'held_in_shop' && status !== 'on_hold') settleBeforeLabel(step);
+  if (s.phase === 'held_in_shop' && e.facts.status !== 'on_hold') settleBeforeLabel(step);
+}
+
+/**
+ * How a change before the label is taken. WooCommerce's `on-hold` read while a rejected label
+ * awaits correction is most likely the connector's own write: it holds nothing (`ignored`, unless
+ * the address or lines changed too). A changed address or lines becomes the next request when it
+ * maps (`take`), or waits for an operator when it does not (`does_not_map`).
+ */
+export function changeBeforeLabel(
+  shipment: { connector: string | null; phase: string; madeFrom: { address: string; lines: string } },
+  change: {
+    facts: { status: ShopOrderStatus; address: string; lines: string };
+    kinds: readonly ShopChangeKind[];
+    mapped: boolean;
+    problems: boolean;
+  },
+): { holdMayBeOurs: boolean; ignored: boolean; request: 'take' | 'does_not_map' | null } {
+  const { facts, kinds } = change;
+  const holdMayBeOurs = facts.status === 'on_hold' && shipment.connector === 'woocommerce' && shipment.phase === 'awaiting_correction';
+  const edited = kinds.includes('address') || kinds.includes('lines');
+  if (holdMayBeOurs && !edited) return { holdMayBeOurs, ignored: true, request: null };
+  const madeFrom = shipment.madeFrom;
+  if (change.mapped && (madeFrom.address !== facts.address || madeFrom.lines !== facts.lines))
+    return { holdMayBeOurs, ignored: false, request: 'take' };
+  return { holdMayBeOurs, ignored: false, request: change.problems && edited ? 'does_not_map' : null };
 }
 
 /** After the label: an operator decides; nothing more is written to a cancelled order. */

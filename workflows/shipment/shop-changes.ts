@@ -36,7 +36,7 @@ import {
   type ShopOrderSeen,
   type ShopOrderStatus,
 } from '../../domain/shop-order';
-import { changeMarkAfterResolve, markAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
+import { changeBeforeLabel, changeMarkAfterResolve, markAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
 import { resolveRefusalOf } from '../../domain/shipment-machine';
 import { nextBeforeLabel } from '../../domain/shipment-machine/step';
 import type { ShipmentOutcome, ShipmentState } from '../definitions';
@@ -121,21 +121,24 @@ export class ShopChanges {
   private beforeLabel(change: ShopOrderChange, kinds: ShopChangeKind[]): string {
     const { state, policy } = this.run;
     const status = change.facts.status;
-    this.holdMayBeOurs = status === 'on_hold' && policy.shopSync?.connector === 'woocommerce' && state.phase === 'awaiting_correction';
-    if (this.holdMayBeOurs && !kinds.includes('address') && !kinds.includes('lines'))
-      return 'on hold while the rejected label awaits correction (the connector sets it too): nothing to do';
+    // How it is taken is the shipment machine's decision (domain/shipment-machine/shop.ts).
+    const taken = changeBeforeLabel(
+      { connector: policy.shopSync?.connector ?? null, phase: state.phase, madeFrom: this.requestFacts },
+      { facts: change.facts, kinds, mapped: change.labelRequest != null, problems: change.problems != null },
+    );
+    this.holdMayBeOurs = taken.holdMayBeOurs;
+    if (taken.ignored) return 'on hold while the rejected label awaits correction (the connector sets it too): nothing to do';
     let action: string;
     if (isWithdrawn(status)) action = `${status} in the shop: stops without a label`;
     else if (status === 'on_hold' && !this.holdMayBeOurs) action = 'held in the shop: the label waits for the release';
     else if (kinds.includes('status')) action = 'released in the shop: the label goes on';
     else action = '';
-    const madeFrom = this.requestFacts;
-    if (change.labelRequest && (madeFrom.address !== change.facts.address || madeFrom.lines !== change.facts.lines)) {
+    if (taken.request === 'take' && change.labelRequest) {
       this.request = change.labelRequest;
       this.requestFacts = { address: change.facts.address, lines: change.facts.lines };
       this.problems = null;
       action = joined(action, 'the changed order is taken into the label request');
-    } else if (change.problems && (kinds.includes('address') || kinds.includes('lines'))) {
+    } else if (taken.request === 'does_not_map' && change.problems) {
       this.problems = change.problems;
       action = joined(action, 'the changed order does not map: it waits for an operator');
     }
