@@ -45,19 +45,6 @@ export const SHIPPING_ACTIVITY_OPTIONS: ActivityOptions = {
 };
 
 /**
- * The activity that waits for a tracking change. Each attempt is one poll; the activity fails an
- * unchanged poll with `nextRetryDelay` = the stage's poll interval, so the server's retry is the
- * poll timer and writes no history. 429 and 5xx set their own delay (Retry-After, backoff);
- * this policy's backoff applies only to attempts lost with their worker (heartbeat timeout).
- * The workflow sets scheduleToCloseTimeout to the tracking time left.
- */
-export const TRACKING_ACTIVITY_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: SHIPPING_ACTIVITY_OPTIONS.startToCloseTimeout,
-  heartbeatTimeout: SHIPPING_ACTIVITY_OPTIONS.heartbeatTimeout,
-  retry: SHIPPING_ACTIVITY_OPTIONS.retry,
-};
-
-/**
  * A tracking poller's span (workflows/tracking-poller/): one long-running activity polling a
  * shard's labels for TRACKING_POLLER_SPAN (at most an hour). A heartbeat every 30 s
  * (activities/tracking-span.ts) carries what it told; the SDK sends each one (its throttle is
