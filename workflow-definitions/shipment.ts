@@ -120,6 +120,8 @@ export interface ShopOrderState extends ShopOrderSeen {
   labelsToVoid?: LabelToVoid[];
   /** What a person closed (`npm run cli -- resolve`), oldest first (the last SHOP_CHANGES_KEPT); the mark is closed while the last names it. */
   resolutions?: AttentionResolution[];
+  /** The mark of an address or lines change after the label that no relabel took and no person resolved (a hold's release shows it again). */
+  changeMark?: ShopAttention | null;
 }
 
 /** The mark a person should look at: none once a person closed it (a later change or mark opens it again). */

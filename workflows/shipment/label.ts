@@ -38,6 +38,12 @@ export async function makeLabel(run: ShipmentRun): Promise<ShipmentOutcome | und
       // The change cancelled the call: it ends cancelled, or, when an attempt was out, with that
       // attempt's failure (the server retries nothing after a cancel request). No label either way.
       if (shop?.interruptedLabel() && (isCancellation(err) || shippingErrorOf(err)?.retryable === true)) continue;
+      // A rejection of a request the change replaced is settled untold (domain/shipment-machine/label.ts):
+      // a cancelled order is written to no more; a still open one hears it when the same key is sent again.
+      if (shop?.interruptedLabel()) {
+        rejected(run, err, false);
+        continue;
+      }
       rejected(run, err);
       const ended = await awaitCorrection(run, shop?.changed);
       if (ended) return ended;
@@ -76,13 +82,14 @@ export function created(run: ShipmentRun, label: CreatedLabel): void {
   applyLabel(run.state, label);
 }
 
-/** A courier or validation rejection is recorded and told to the shop; any other failure goes on up. */
-export function rejected(run: ShipmentRun, err: unknown): void {
+/** A courier or validation rejection is recorded and (unless `tell` is false) told to the shop; any other failure goes on up. */
+export function rejected(run: ShipmentRun, err: unknown, tell = true): void {
   const { state } = run;
   const failure = shippingErrorOf(err);
   if (!failure || !CORRECTABLE_KINDS.has(failure.kind)) throw err;
   state.lastError = recordError(failure);
   state.idempotencyKey = failure.idempotencyKey ?? state.idempotencyKey;
+  if (!tell) return;
   run.emit({
     type: 'label.rejected',
     data: {

@@ -9,8 +9,9 @@
  * from then on.
  */
 import { CancellationScope, log } from '@temporalio/workflow';
-import { CANCELLED_MARKS, type RecordedError, type RelabelFromShop, type RelabelResult } from '../../workflow-definitions/shipment';
+import { type RecordedError, type RelabelFromShop, type RelabelResult } from '../../workflow-definitions/shipment';
 import { isWithdrawn } from '../../domain/shop-order';
+import { relabelLabelBack, relabelRefusalOf } from '../../domain/shipment-machine/relabel';
 import { recordError, shippingErrorOf } from './failures';
 import * as label from './label';
 import * as order from './order';
@@ -27,20 +28,25 @@ export function validateRelabel(run: ShipmentRun, request: RelabelFromShop): voi
     throw new Error('invalid relabel: reason: must be a string of at most 500 characters');
   const { state } = run;
   const shopOrder = state.shopOrder;
-  if (!shopOrder) throw refused('this shipment was not started by a shop pull, so it has no data from the shop');
-  if (state.phase === 'completed') throw refused(`the shipment has ended (${state.outcome})`);
-  if ((shopOrder.attention !== null && CANCELLED_MARKS.includes(shopOrder.attention)) || isWithdrawn(shopOrder.facts.status))
-    throw refused(`the order was ${isWithdrawn(shopOrder.facts.status) ? shopOrder.facts.status : 'cancelled'} in the shop`);
-  if (state.labelId === null)
-    throw refused(`the shipment has no label yet (${state.phase}): a change in the shop before the label is taken into it by itself`);
-  if (run.relabelling) throw refused('a relabel is already being made');
-  if (state.phase !== 'tracking' || state.trackingPoller === undefined)
-    throw refused(`the shipment is ${state.phase}; try again in a moment`);
-  if (!shopOrder.offer) throw refused("the shop offers no other label request: the order's address and lines are the label's");
-  if (request.modifiedAt !== shopOrder.modifiedAt)
-    throw refused(
-      `the order changed in the shop since it was read (as of ${request.modifiedAt}, now ${shopOrder.modifiedAt}); run the command again`,
-    );
+  const why = relabelRefusalOf(
+    {
+      phase: state.phase,
+      outcome: state.outcome,
+      labelId: state.labelId,
+      relabelling: run.relabelling,
+      watched: state.trackingPoller !== undefined,
+      shop: shopOrder
+        ? {
+            attention: shopOrder.attention,
+            status: shopOrder.facts.status,
+            offered: shopOrder.offer !== null,
+            modifiedAt: shopOrder.modifiedAt,
+          }
+        : null,
+    },
+    request.modifiedAt,
+  );
+  if (why !== null) throw refused(why);
 }
 
 /**
@@ -81,13 +87,19 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
     } finally {
       run.relabelScope = null;
     }
+    // What the label does now is the shipment machine's decision (domain/shipment-machine/relabel.ts).
+    const back = relabelLabelBack({
+      status: shopOrder.facts.status,
+      offerUnchanged: shopOrder.offer === offer,
+      readingUnchanged: shopOrder.modifiedAt === modifiedAt,
+    });
     // Bought, but the merchant cancelled the order meanwhile: never tracked, never told to the shop.
-    if (isWithdrawn(shopOrder.facts.status)) {
+    if (back.kind === 'left_to_void') {
       shopOrder.labelsToVoid = [
         ...(shopOrder.labelsToVoid ?? []),
         { labelId: made.labelId, revision: state.revision, idempotencyKey: made.idempotencyKey, at: new Date().toISOString() },
       ];
-      shopOrder.attention = 'cancelled_label_to_void';
+      shopOrder.attention = back.attention;
       log.warn('relabel from the shop: the order was cancelled while its label was made; the label is unused', {
         orderId: state.orderId,
         labelId: made.labelId,
@@ -103,10 +115,11 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
     label.created(run, made);
     run.labelRequest = offer;
     // Taken: unless the merchant changed the order again meanwhile (a newer offer, and its mark, stay for the operator).
-    if (shopOrder.offer === offer) {
+    if (back.takesOffer) {
       shopOrder.offer = null;
-      if (shopOrder.modifiedAt === modifiedAt) shopOrder.attention = null;
+      if (shopOrder.changeMark) shopOrder.changeMark = null;
     }
+    if (back.clearsMark) shopOrder.attention = null;
     try {
       order.read(run, await run.callApi('readOrder', `Read order ${made.labelId}`, made.labelId, ...run.onAccount()));
     } catch (err) {

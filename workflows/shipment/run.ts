@@ -16,6 +16,7 @@ import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import type { CancelShipment, ResubmitLabel, ResubmitResult, ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
 import { correctionMismatches, describeMismatches } from '../../domain/correction';
+import { resubmitRefusalOf } from '../../domain/shipment-machine';
 import { callApi, type ApiArgs, type ApiCall, type ApiResult } from './api-call';
 import { shipmentFailed } from './failures';
 import { makeLabel } from './label';
@@ -129,9 +130,8 @@ export class ShipmentRun {
   }
 
   validateResubmit(request: ResubmitLabel): void {
-    if (this.state.phase !== 'awaiting_correction') {
-      throw new Error(`cannot resubmit: the shipment is ${this.state.phase}, not awaiting corrected label data`);
-    }
+    const why = resubmitRefusalOf(this.state.phase);
+    if (why !== null) throw new Error(why);
     if (this.correction !== null) throw new Error('cannot resubmit: a resubmission is already being processed');
     // Validators do not run on replay: refusing more here changes no recorded history.
     const mismatches = correctionMismatches(this.state, this.labelRequest, request.labelRequest, request.namedOrder);

@@ -486,6 +486,33 @@ describe("the merchant's changes (activities mocked)", () => {
     expect(result).toMatchObject({ outcome: 'cancelled_in_shop', labelId: null });
   });
 
+  it('a courier rejection of the attempt out when the merchant cancels is not told to the cancelled order: it stops without a label', async () => {
+    // Found by the model test (test/shipment-machine.model.test.ts): the rejection answered a request the cancel had replaced.
+    let cancelTold = false;
+    const handle = await start(
+      'M-11',
+      {
+        label: async (_input, attempt) => {
+          if (attempt === 1) throw apiFailure('server_error', 'busy');
+          await waitFor(() => (cancelTold ? true : undefined), { what: 'the cancel', timeoutMs: 10_000, intervalMs: 20 });
+          throw apiFailure('courier_error', 'postcode unknown');
+        },
+      },
+      seen,
+    );
+    await waitFor(async () => ((await handle.query(stateQuery)).lastError?.kind === 'server_error' ? true : undefined), {
+      what: 'the first attempt failed',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the regular activity's attempt is out
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...facts, status: 'cancelled' }, modifiedAt: '2026-11-20T10:01:00Z' }],
+    });
+    cancelTold = true;
+    const result: ShipmentOutcome = await handle.result();
+    expect(result).toMatchObject({ outcome: 'cancelled_in_shop', labelId: null });
+    expect(told('M-11')).toEqual(['1:shipment.completed']);
+  });
+
   it("a changed order gets the same label key whether the label's check found it or a pull told it before any attempt", async () => {
     // A worker lost mid-task loses the check's finding with it; the task run again may hear the pull first: same key, or two labels.
     const moved = (orderId: string) => ({
@@ -594,6 +621,27 @@ describe("the merchant's changes (activities mocked)", () => {
     await handle.signal(cancelShipmentSignal, {});
     await handle.result();
     await saveFixture(handle, 'shop-changes-held-after-label-released');
+  });
+
+  it('an address changed after the label, then held and released: the address change is marked again (address_changed)', async () => {
+    // Found by the model test: the release ended the hold's mark and, with it, the mark of the change it had covered.
+    const handle = await start('M-12', {}, seen);
+    await waitFor(async () => ((await handle.query(stateQuery)).trackingPoller !== undefined ? true : undefined), { what: 'tracking' });
+    const moved = { ...facts, address: 'c'.repeat(32) };
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: moved, modifiedAt: '2026-11-20T10:01:00Z', labelRequest: labelRequest('M-12', { postalCode: '99999' }) }],
+    });
+    expect((await handle.query(stateQuery)).shopOrder!.attention).toBe('address_changed');
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...moved, status: 'on_hold' }, modifiedAt: '2026-11-20T10:02:00Z' }],
+    });
+    expect((await handle.query(stateQuery)).shopOrder!.attention).toBe('held_in_shop');
+    await handle.executeUpdate(shopOrderChangedUpdate, { args: [{ facts: moved, modifiedAt: '2026-11-20T10:03:00Z' }] });
+    const state = await handle.query(stateQuery);
+    expect(state.shopOrder!.offer).not.toBeNull();
+    expect(state.shopOrder!.attention).toBe('address_changed');
+    await handle.signal(cancelShipmentSignal, {});
+    await handle.result();
   });
 
   it('a hold while the label awaits correction waits for the release, at most the hold timeout (hold_timed_out)', async () => {

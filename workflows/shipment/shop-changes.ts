@@ -21,7 +21,6 @@ import {
   SHOP_CHANGES_KEPT,
   type AttentionResolution,
   type ResolveAttention,
-  type ShopAttention,
   type ShopChangeAnswer,
   type ShopChangeRecord,
   type ShopOrderState,
@@ -35,8 +34,12 @@ import {
   type ShopChangeKind,
   type ShopOrderChange,
   type ShopOrderSeen,
+  type ShopOrderStatus,
 } from '../../domain/shop-order';
 import { canonicalPlatformOrderId } from '../../domain/platform-order-id';
+import { changeBeforeLabel, changeMarkAfterResolve, markAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
+import { resolveRefusalOf } from '../../domain/shipment-machine';
+import { nextBeforeLabel } from '../../domain/shipment-machine/step';
 import type { ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import { formatDuration } from '../../domain/duration';
 import * as label from './label';
@@ -50,22 +53,18 @@ export function initialShopOrder(seen: ShopOrderSeen): ShopOrderState {
   return { facts: { ...seen.facts }, modifiedAt: seen.modifiedAt, changes: [], attention: null, heldSince: null, offer: null };
 }
 
-/** Throws why a reading is not taken: the shipment ended, another platform order's, stale, or unchanged. */
+/** Throws why a reading is not taken: the shipment machine decides (domain/shipment-machine/shop.ts). */
 export function refuseChange(state: ShipmentState, known: ShopOrderSeen, change: ShopOrderChange): void {
-  if (state.phase === 'completed') throw new Error('the shipment has ended');
-  const mine = state.platformOrderId;
-  // Another platform order mapped to this order id: its import is refused (start-shipment.ts), and so is its change here.
-  // Compared as one identity: a shipment started from a file may hold Shopify's GraphQL form. Only
-  // the validator decides this, and a rejected update writes nothing, so no history changes.
-  if (
-    change.platformOrderId !== undefined &&
-    mine !== undefined &&
-    canonicalPlatformOrderId(change.platformOrderId) !== canonicalPlatformOrderId(mine)
-  )
-    throw new Error(`another order: read from platform order ${change.platformOrderId}, this shipment is platform order ${mine}'s`);
-  if (change.modifiedAt < known.modifiedAt)
-    throw new Error(`stale: read as of ${change.modifiedAt}, the shipment knows the order as of ${known.modifiedAt}`);
-  if (differences(known.facts, change.facts).length === 0) throw new Error('unchanged: nothing that matters to the label differs');
+  // Only the validator decides this, and a rejected update writes nothing, so no history changes.
+  const why = shopChangeRefusalOf(
+    {
+      ended: state.phase === 'completed',
+      ...(state.platformOrderId !== undefined ? { platformOrderId: state.platformOrderId } : {}),
+      known,
+    },
+    change,
+  );
+  if (why !== null) throw new Error(why);
 }
 
 export class ShopChanges {
@@ -123,21 +122,24 @@ export class ShopChanges {
   private beforeLabel(change: ShopOrderChange, kinds: ShopChangeKind[]): string {
     const { state, policy } = this.run;
     const status = change.facts.status;
-    this.holdMayBeOurs = status === 'on_hold' && policy.shopSync?.connector === 'woocommerce' && state.phase === 'awaiting_correction';
-    if (this.holdMayBeOurs && !kinds.includes('address') && !kinds.includes('lines'))
-      return 'on hold while the rejected label awaits correction (the connector sets it too): nothing to do';
+    // How it is taken is the shipment machine's decision (domain/shipment-machine/shop.ts).
+    const taken = changeBeforeLabel(
+      { connector: policy.shopSync?.connector ?? null, phase: state.phase, madeFrom: this.requestFacts },
+      { facts: change.facts, kinds, mapped: change.labelRequest != null, problems: change.problems != null },
+    );
+    this.holdMayBeOurs = taken.holdMayBeOurs;
+    if (taken.ignored) return 'on hold while the rejected label awaits correction (the connector sets it too): nothing to do';
     let action: string;
     if (isWithdrawn(status)) action = `${status} in the shop: stops without a label`;
     else if (status === 'on_hold' && !this.holdMayBeOurs) action = 'held in the shop: the label waits for the release';
     else if (kinds.includes('status')) action = 'released in the shop: the label goes on';
     else action = '';
-    const madeFrom = this.requestFacts;
-    if (change.labelRequest && (madeFrom.address !== change.facts.address || madeFrom.lines !== change.facts.lines)) {
+    if (taken.request === 'take' && change.labelRequest) {
       this.request = change.labelRequest;
       this.requestFacts = { address: change.facts.address, lines: change.facts.lines };
       this.problems = null;
       action = joined(action, 'the changed order is taken into the label request');
-    } else if (change.problems && (kinds.includes('address') || kinds.includes('lines'))) {
+    } else if (taken.request === 'does_not_map' && change.problems) {
       this.problems = change.problems;
       action = joined(action, 'the changed order does not map: it waits for an operator');
     }
@@ -151,7 +153,7 @@ export class ShopChanges {
     const status = change.facts.status;
     if (kinds.includes('address') || kinds.includes('lines')) this.order.offer = change.labelRequest ?? null;
     if (isWithdrawn(status)) {
-      this.attend('cancelled_in_shop');
+      this.mark(kinds, status);
       this.run.delivery.dropPending();
       // An operator's relabel in flight yields: its label is not bought when the call can still be stopped.
       if (this.run.relabelScope) {
@@ -160,20 +162,19 @@ export class ShopChanges {
       }
       return `${status} in the shop after the label: nothing voided, nothing more written to the order; tracking goes on`;
     }
-    if (kinds.includes('address')) this.attend('address_changed');
-    else if (kinds.includes('lines')) this.attend('lines_changed');
-    else if (status === 'on_hold') this.attend('held_in_shop');
-    // Released after the label: the hold's mark ends with it.
-    else if (this.order.attention === 'held_in_shop') this.order.attention = null;
+    this.mark(kinds, status);
     const offer = this.order.offer
       ? `; a new label to the shop's data: ${relabelCommand(this.run.state.shop, this.run.state.orderId, this.run.state.parcel?.location)}`
       : '';
     return `${kinds.join(' and ')} changed after the label: marked for an operator${offer}`;
   }
 
-  /** A cancelled order outranks any other mark. */
-  private attend(attention: ShopAttention): void {
-    if (!this.silenced) this.order.attention = attention;
+  /** The marks the change leaves: decided by the shipment machine (domain/shipment-machine/shop.ts). */
+  private mark(kinds: ShopChangeKind[], status: ShopOrderStatus): void {
+    const { attention, changeMark } = markAfterLabel(this.order, kinds, status);
+    this.order.attention = attention;
+    // Only once a change set it: a state without it stays as it was.
+    if (changeMark !== null || this.order.changeMark !== undefined) this.order.changeMark = changeMark;
   }
 
   /** Nothing is written to an order the merchant cancelled or refunded after its label. */
@@ -190,13 +191,11 @@ export class ShopChanges {
       if (typeof value !== 'string' || value.trim() === '' || value.length > RESOLVE_LIMITS[field] || hasControlCharacters(value))
         throw new Error(`invalid resolve: ${field}: must be 1 to ${RESOLVE_LIMITS[field]} characters, without control characters`);
     }
-    if (this.run.state.phase === 'completed') throw new Error('nothing to resolve: the shipment has ended');
-    if (openAttention(this.order) === null)
-      throw new Error(
-        this.order.attention === null
-          ? 'nothing to resolve: no attention mark is open'
-          : `nothing to resolve: ${this.order.attention} was resolved already`,
-      );
+    const why = resolveRefusalOf({
+      ended: this.run.state.phase === 'completed',
+      shop: { attention: this.order.attention, open: openAttention(this.order) },
+    });
+    if (why !== null) throw new Error(why);
   }
 
   /** Closes the open mark; the update's history event holds who and the note, the state keeps them for `status`. */
@@ -209,6 +208,7 @@ export class ShopChanges {
       note: request.note,
     };
     this.order.resolutions = [...(this.order.resolutions ?? []), resolution].slice(-SHOP_CHANGES_KEPT);
+    if (this.order.changeMark) this.order.changeMark = changeMarkAfterResolve(this.order);
     log.info('attention resolved by a person', {
       orderId: this.run.state.orderId,
       shop: this.run.state.shop,
@@ -284,14 +284,21 @@ export class ShopChanges {
     for (;;) {
       this.pending.clear();
       const status = this.order.facts.status;
-      if (run.cancelRequest) return run.cancelledByOperator();
-      if (isWithdrawn(status)) return run.finish('cancelled_in_shop', `the order was ${status} in the shop before its label`);
-      if (status === 'on_hold' && !this.holdMayBeOurs) {
+      const next = nextBeforeLabel({
+        cancelRequested: run.cancelRequest !== null,
+        status,
+        holdMayBeOurs: this.holdMayBeOurs,
+        problems: this.problems !== null,
+        changedRequest: this.request !== null,
+      });
+      if (next === 'cancelled_by_operator') return run.cancelledByOperator();
+      if (next === 'cancelled_in_shop') return run.finish('cancelled_in_shop', `the order was ${status} in the shop before its label`);
+      if (next === 'wait_for_release') {
         const ended = await this.awaitRelease();
         if (ended) return ended;
         continue;
       }
-      if (this.problems) {
+      if (next === 'wait_for_operator' && this.problems) {
         state.lastError = {
           kind: 'shop_change_rejected',
           message: 'the order as changed in the shop does not map',
@@ -303,7 +310,7 @@ export class ShopChanges {
         if (ended) return ended;
         continue;
       }
-      if (this.request) {
+      if (next === 'take_changed_order' && this.request) {
         run.labelRequest = this.request;
         this.request = null;
         // Always a new revision, attempt or not: a worker lost mid-task takes its local attempts

@@ -11,13 +11,8 @@ import { CancellationScope, condition, isCancellation, setHandler, sleep } from 
 import type { TrackingChange } from '../../activities/shipping-api';
 import { type ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { outcomeOfTag, type TrackingPolicy } from '../../domain/shipment';
-import { isNews, isTerminalEnd } from '../../domain/tracking';
-import {
-  rejoinTrackingSignal,
-  trackingNewsSignal,
-  type PollerCadence,
-  type TrackingNews,
-} from '../../workflow-definitions/tracking-poller';
+import { endsTracking, takesNews } from '../../domain/shipment-machine/tracking';
+import { rejoinTrackingSignal, trackingNewsSignal, type PollerCadence, type TrackingNews } from '../../workflow-definitions/tracking-poller';
 import { recordError } from './failures';
 import { trackingPoller } from './proxies';
 import type { ShipmentRun } from './run';
@@ -55,7 +50,7 @@ export async function followTracking(run: ShipmentRun, labelId: string, deadline
       const news = inbox.shift();
       if (news) {
         // The shard leaves a terminal label by itself.
-        if (applyNews(run, news) && state.tag !== null && policy.terminalTags.includes(state.tag))
+        if (applyNews(run, news) && endsTracking(state.tag, policy.terminalTags))
           return run.finish(outcomeOfTag(state.tag), undefined, toldAt(run, news.change!));
         continue;
       }
@@ -122,8 +117,8 @@ function applyNews(run: ShipmentRun, news: TrackingNews): boolean {
   if (news.labelId !== undefined && news.labelId !== run.state.labelId) return false;
   if (!news.change) return false;
   const known = snapshotOf(run.state);
-  // A terminal answer ends tracking whatever its checkpoint count: the shard has dropped the label.
-  if (!isNews(known, news.change) && !isTerminalEnd(known, news.change, run.policy.terminalTags)) return false;
+  // The shipment machine decides what is taken (a terminal answer whatever its checkpoint count).
+  if (!takesNews(known, news.change, run.policy.terminalTags)) return false;
   applyChange(run, news.change);
   return true;
 }
