@@ -12,7 +12,12 @@ import type { TrackingChange } from '../../activities/shipping-api';
 import { type ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { outcomeOfTag, type TrackingPolicy } from '../../domain/shipment';
 import { endsTracking, takesNews } from '../../domain/shipment-machine/tracking';
-import { rejoinTrackingSignal, trackingNewsSignal, type PollerCadence, type TrackingNews } from '../../workflow-definitions/tracking-poller';
+import {
+  rejoinTrackingSignal,
+  trackingNewsSignal,
+  type PollerCadence,
+  type TrackingNews,
+} from '../../workflow-definitions/tracking-poller';
 import { recordError } from './failures';
 import { trackingPoller } from './proxies';
 import type { ShipmentRun } from './run';
