@@ -95,9 +95,9 @@ async function killWhileHeld(orderId: string, fixture: string): Promise<void> {
 it('a worker SIGKILLed while the shop holds its answer to the first event: every send of an event id carries the same bytes', async () => {
   holdWhen = () => true;
   await killWhileHeld('IMM-1', 'immutable-event-sent-once-recorded');
-});
+}, 180_000);
 
 it('a worker SIGKILLed while the shop holds its answer to a tracking change sent inside its task: the task run again sends the same bytes', async () => {
   holdWhen = (body) => body.includes('"type":"tracking.updated"');
   await killWhileHeld('IMM-2', 'immutable-event-tracking-told-in-its-task');
-});
+}, 180_000);
