@@ -83,16 +83,18 @@ describe('worker settings with bounds', () => {
   });
 
   it('sizes the default workflow cache from its memory budget at the measured cost of a place, not from the heap', () => {
-    // Measured: about 120 KB of the workflow thread's heap per cached shipment; the cache's share
-    // of a default worker's goal (500 MB settled at 10,000 in tracking) is 24 MiB.
-    const cache = loadWorkerSettings(BASE).maxCachedWorkflows;
-    expect(cache * 120 * 1024).toBeLessThanOrEqual(24 * 2 ** 20);
-    expect(cache).toBe(defaultMaxCachedWorkflows());
-    expect(cache).toBe(204);
-    // Whatever heap Node gives: the default is the budget's, the heap only bounds what may be set.
-    expect(defaultMaxCachedWorkflows(24 * 2 ** 20, 120 * 1024)).toBe(cache);
     // Half the Dockerfile's 1.5 GB heap at 120 KB a place (20 KB, the old guess, allowed 39,321).
     expect(maxCachedWorkflowsForHeap(1536 * 2 ** 20)).toBe(6553);
+    // Measured: about 120 KB of the workflow thread's heap per cached shipment; the cache's share
+    // of a default worker's goal (500 MB settled at 10,000 in tracking) is 60 MiB.
+    const cache = loadWorkerSettings(BASE).maxCachedWorkflows;
+    expect(cache * 120 * 1024).toBeLessThanOrEqual(60 * 2 ** 20);
+    expect(cache).toBe(defaultMaxCachedWorkflows());
+    expect(cache).toBe(512);
+    // Whatever heap Node gives: the default is the budget's, the heap only bounds what may be set.
+    expect(defaultMaxCachedWorkflows(60 * 2 ** 20, 120 * 1024)).toBe(cache);
+    // The old guess of 20 KB would have put six times as many in the same budget.
+    expect(defaultMaxCachedWorkflows(60 * 2 ** 20, 20 * 1024)).toBe(3072);
     expect(loadWorkerSettings({ ...BASE, WORKER_MAX_CACHED_WORKFLOWS: '2000' }).maxCachedWorkflows).toBe(2000);
   });
 
