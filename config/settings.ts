@@ -119,9 +119,9 @@ export const CACHED_WORKFLOW_BYTES = 120 * 1024;
 /**
  * The workflow cache's share of a default worker's memory goal (500 MB settled, 700 MB at the
  * peak of an import, with 10,000 shipments in tracking): enough for the shipments an import keeps
- * in flight (its gate holds 200 waiting tasks, a few hundred between label and shard). Measured
- * below that, at 204 places, the cache thrashed: 3,383 forced evictions and 7 sticky hits in the
- * first 3,000 shipments, every task a replay, and the peak grew past 800 MB.
+ * in flight (its gate holds 200 waiting tasks, a few hundred between label and shard). A smaller
+ * cache made no smaller worker: at 204 places 3,383 forced evictions (each a replay later) in the
+ * first 3,000 shipments, and the same 814 MB peak as at 512 (docs/configuration.md).
  */
 export const WORKFLOW_CACHE_BUDGET_BYTES = 60 * 2 ** 20;
 /** The default cache: as many places as the budget holds at the measured cost of one. */
