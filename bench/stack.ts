@@ -188,8 +188,13 @@ export async function runImport(dir: string, file: string, env: Record<string, s
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', importEntry(dir), file, '--json', '--skip-preflight', ...flags], {
       cwd: ROOT,
-      // The benches' workers run without keys: their import is told so (older trees ignore the setting).
-      env: { ...localServerEnv(process.env), PAYLOAD_ENCRYPTION: 'off', ...env },
+      // The benches' workers run without keys unless given some: their import is told so (older trees ignore the setting).
+      env: {
+        ...(env.PAYLOAD_ENCRYPTION_KEYS || env.PAYLOAD_ENCRYPTION_KEYS_FILE
+          ? localServerEnv(process.env)
+          : inClear(localServerEnv(process.env))),
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

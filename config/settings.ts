@@ -110,11 +110,28 @@ const stageIntervals = (fallback: Record<string, number>) =>
     });
 
 /** Sized for a 2 GB worker: see docs/configuration.md, "Worker memory and concurrency". */
+/**
+ * What one cached shipment holds in the workflow thread's heap, measured (`npm run bench --
+ * --scenario scale`: 88 MB used with 500 cached, 29 MB with none): docs/configuration.md, "Worker
+ * memory and concurrency".
+ */
+export const CACHED_WORKFLOW_BYTES = 120 * 1024;
+/**
+ * The workflow cache's share of a default worker's memory goal (500 MB settled, 700 MB at the
+ * peak of an import, with 10,000 shipments in tracking): enough for the shipments an import keeps
+ * in flight (its gate holds 200 waiting tasks, a few hundred between label and shard). A smaller
+ * cache made no smaller worker: at 204 places 3,383 forced evictions (each a replay later) in the
+ * first 3,000 shipments, and the same 814 MB peak as at 512 (docs/configuration.md).
+ */
+export const WORKFLOW_CACHE_BUDGET_BYTES = 60 * 2 ** 20;
+/** The default cache: as many places as the budget holds at the measured cost of one. */
+export function defaultMaxCachedWorkflows(budgetBytes = WORKFLOW_CACHE_BUDGET_BYTES, bytesPerWorkflow = CACHED_WORKFLOW_BYTES): number {
+  return Math.floor(budgetBytes / bytesPerWorkflow);
+}
 export const WORKER_DEFAULTS = {
   // A shipment waiting for its tracking's next change needs no cache place (its poller shard
-  // polls it; a cache miss replays ~40 events): 500 keeps an import's shipments in flight cached
-  // and measured 495 MB RSS steady, 561 MB peak at 10,000 open (docs/configuration.md).
-  maxCachedWorkflows: 500,
+  // polls it; a cache miss replays ~40 events): the import's gate keeps at most a few hundred in flight.
+  maxCachedWorkflows: defaultMaxCachedWorkflows(),
   maxConcurrentWorkflowTaskExecutions: 40,
   maxConcurrentActivityTaskExecutions: 100,
 } as const;
@@ -162,11 +179,9 @@ const hostSetting = () =>
   z.string().refine(isHost, 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0').default(HEALTH_DEFAULTS.host);
 
 /**
- * About 20 KB of live heap per cached shipment (docs/configuration.md, "Worker memory and concurrency"); the
- * cache may take at most half the heap. 1,000,000,000 logged "worker started", then aborted
- * allocating 36 GB.
+ * The cache may take at most half the heap at the measured cost of a place. 1,000,000,000 logged
+ * "worker started", then aborted allocating 36 GB.
  */
-const CACHED_WORKFLOW_BYTES = 20 * 1024;
 export function maxCachedWorkflowsForHeap(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
   return Math.floor(heapLimitBytes / 2 / CACHED_WORKFLOW_BYTES);
 }
@@ -296,11 +311,11 @@ const WorkerEnv = ShippingEnv.extend({
       if (n > max) {
         ctx.addIssue({
           code: 'custom',
-          message: `must be at most ${max}: at about 20 KB each, more do not fit half of this process's ${heapMb} MB heap limit (raise it with NODE_OPTIONS=--max-old-space-size=<MB>)`,
+          message: `must be at most ${max}: at about ${CACHED_WORKFLOW_BYTES / 1024} KB each, more do not fit half of this process's ${heapMb} MB heap limit (raise it with NODE_OPTIONS=--max-old-space-size=<MB>)`,
         });
       }
     })
-    .describe('Workflows kept in memory between their tasks (about 20 KB each)'),
+    .describe(`Workflows kept in memory between their tasks (about ${CACHED_WORKFLOW_BYTES / 1024} KB each)`),
   // Each task replays a workflow at once: beyond a few hundred they only compete for the CPU.
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt(
     WORKER_DEFAULTS.maxConcurrentWorkflowTaskExecutions,
@@ -345,7 +360,11 @@ const WorkerEnv = ShippingEnv.extend({
     "A pulled order changed at most this long before its shipment starts is live: its shipment and label go ahead of a backlog's (Temporal task priority); off: all alike",
   ),
   /** A workflow bundle prebuilt by `npm run build`; without it the worker bundles at start. */
-  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional().describe('A workflow bundle prebuilt by npm run build; unset: bundled at start'),
+  WORKFLOW_BUNDLE_PATH: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('A workflow bundle prebuilt by npm run build; unset: bundled at start, in a process of its own'),
   /** e.g. 127.0.0.1:9464 for the SDK's Prometheus metrics of the worker (0.0.0.0:9464 to expose them). */
   METRICS_BIND_ADDRESS: hostPort('127.0.0.1:9464').optional().describe("host:port for the SDK's Prometheus metrics, e.g. 127.0.0.1:9464"),
   /** Port of /livez, /readyz and the project's /metrics; unset = no health server. */

@@ -7,7 +7,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadWorkerSettings, maxCachedWorkflowsForHeap, parseHostPort, workerSettingsHelp } from '../config/settings';
+import {
+  ConfigError,
+  defaultMaxCachedWorkflows,
+  loadWorkerSettings,
+  maxCachedWorkflowsForHeap,
+  parseHostPort,
+  workerSettingsHelp,
+} from '../config/settings';
 import { loadTemporalSettings } from '../config/temporal-connection';
 import { loadShopConnectors } from '../platforms/connectors';
 import { startCodecServer, MAX_PAYLOADS_PER_REQUEST } from '../codec/server';
@@ -37,7 +44,7 @@ describe('worker settings with bounds', () => {
     [
       'WORKER_MAX_CACHED_WORKFLOWS',
       '1000000000',
-      /^WORKER_MAX_CACHED_WORKFLOWS: must be at most \d+: at about 20 KB each, more do not fit half of this process's \d+ MB heap limit/,
+      /^WORKER_MAX_CACHED_WORKFLOWS: must be at most \d+: at about 120 KB each, more do not fit half of this process's \d+ MB heap limit/,
     ],
     ['TRACKING_POLL_INTERVAL', '999999999d', /^TRACKING_POLL_INTERVAL: must be from 100ms to 2147483647ms \(got "999999999d"\)$/],
     ['TRACKING_POLL_INTERVAL', '1ms', /^TRACKING_POLL_INTERVAL: must be from 100ms to/],
@@ -73,7 +80,22 @@ describe('worker settings with bounds', () => {
     expect(settings.health).toEqual({ host: '127.0.0.1', port: 8080 });
     expect(settings.pacing.noise).toBe('learn');
     expect(loadWorkerSettings({ ...BASE, SHIPPING_API_429_NOISE: 'off' }).pacing.noise).toBe('off');
-    expect(maxCachedWorkflowsForHeap(1536 * 2 ** 20)).toBe(39321); // the Dockerfile's 1.5 GB heap
+  });
+
+  it('sizes the default workflow cache from its memory budget at the measured cost of a place, not from the heap', () => {
+    // Half the Dockerfile's 1.5 GB heap at 120 KB a place (20 KB, the old guess, allowed 39,321).
+    expect(maxCachedWorkflowsForHeap(1536 * 2 ** 20)).toBe(6553);
+    // Measured: about 120 KB of the workflow thread's heap per cached shipment; the cache's share
+    // of a default worker's goal (500 MB settled at 10,000 in tracking) is 60 MiB.
+    const cache = loadWorkerSettings(BASE).maxCachedWorkflows;
+    expect(cache * 120 * 1024).toBeLessThanOrEqual(60 * 2 ** 20);
+    expect(cache).toBe(defaultMaxCachedWorkflows());
+    expect(cache).toBe(512);
+    // Whatever heap Node gives: the default is the budget's, the heap only bounds what may be set.
+    expect(defaultMaxCachedWorkflows(60 * 2 ** 20, 120 * 1024)).toBe(cache);
+    // The old guess of 20 KB would have put six times as many in the same budget.
+    expect(defaultMaxCachedWorkflows(60 * 2 ** 20, 20 * 1024)).toBe(3072);
+    expect(loadWorkerSettings({ ...BASE, WORKER_MAX_CACHED_WORKFLOWS: '2000' }).maxCachedWorkflows).toBe(2000);
   });
 
   it('refuses TEMPORAL_ADDRESS with a port beyond 65535', () => {

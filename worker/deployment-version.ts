@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import type { WorkerOptions } from '@temporalio/worker';
 import { defaultBuildId, type DeploymentSettings } from '../config/deployment';
 import { describeDeployment, setCurrentVersion } from '../worker-deployment/deployments';
-import { bundleFromSource } from '../worker-deployment/workflow-bundle';
+import { bundleInOwnProcess } from '../worker-deployment/workflow-bundle';
 
 /** Worker.create's options for `version`; nothing for an unversioned worker. */
 export function versionedWorker(version: WorkerDeploymentVersion | undefined): Pick<WorkerOptions, 'workerDeploymentOptions'> {
@@ -25,7 +25,8 @@ export async function workflowCodeAndVersion(
   settings: DeploymentSettings,
   bundlePath: string | undefined,
 ): Promise<{ code: string; version: WorkerDeploymentVersion | undefined }> {
-  const code = bundlePath ? await readFile(bundlePath, 'utf8') : (await bundleFromSource()).code;
+  // Without a prebuilt bundle, bundled apart: the bundler's memory is not the worker's.
+  const code = bundlePath ? await readFile(bundlePath, 'utf8') : (await bundleInOwnProcess()).code;
   if (!settings.versioning) return { code, version: undefined };
   return { code, version: { deploymentName: settings.deploymentName, buildId: settings.buildId ?? defaultBuildId(code) } };
 }
