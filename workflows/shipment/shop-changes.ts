@@ -36,7 +36,6 @@ import {
   type ShopOrderSeen,
   type ShopOrderStatus,
 } from '../../domain/shop-order';
-import { canonicalPlatformOrderId } from '../../domain/platform-order-id';
 import { changeBeforeLabel, changeMarkAfterResolve, markAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
 import { resolveRefusalOf } from '../../domain/shipment-machine';
 import { nextBeforeLabel } from '../../domain/shipment-machine/step';
