@@ -5,7 +5,9 @@
 import type { ShipmentEvent } from './events';
 import { relabelCallEnded, relabelMade, relabelOrderRead } from './relabel';
 import { afterLabel } from './shop';
-import { awaitCorrection, finish, requestLabel, settleBeforeLabel, startDeadline, tell, type Step } from './step';
+import { awaitCorrection, finish, requestLabel, settleBeforeLabel, tell, type Step } from './step';
+import { trackingBegins } from './tracking';
+import { fails, labelMade, nextRevision } from './transitions';
 
 type Ev<R, T extends ShipmentEvent<R>['type']> = Extract<ShipmentEvent<R>, { type: T }>;
 
@@ -23,7 +25,7 @@ export function labelCreated<R>(step: Step<R>, e: Ev<R, 'labelCreated'>): void {
   s.labelCall = null;
   s.labelId = e.labelId;
   s.lastError = null;
-  s.phase = 'reading_order';
+  labelMade(s);
   // A change that came while the call was out is judged as after the label.
   const shop = s.shop;
   if (shop && shop.pending.length > 0) {
@@ -44,7 +46,7 @@ export function labelRejected<R>(step: Step<R>, e: Ev<R, 'labelRejected'>): void
   if (s.labelCall !== e.revision || s.labelId !== null) return;
   s.labelCall = null;
   if (!e.correctable) {
-    s.phase = 'completed';
+    fails(s);
     step.out.push({ type: 'fail', kind: e.kind });
     return;
   }
@@ -62,7 +64,7 @@ export function labelCallStopped<R>(step: Step<R>, e: Ev<R, 'labelCallStopped'>)
   if (s.labelCall !== e.revision || s.labelId !== null) return;
   s.labelCall = null;
   if (s.shop && s.shop.pending.length > 0) return settleBeforeLabel(step);
-  s.phase = 'completed';
+  fails(s);
   step.out.push({ type: 'fail', kind: 'stopped' });
 }
 
@@ -79,20 +81,10 @@ export function orderRead<R>(step: Step<R>, e: Ev<R, 'orderRead'>): void {
   }
 }
 
-/** Tracking starts: the shop hears of the label (and which it replaces), the shipment joins a shard, its clock runs. */
-export function trackingBegins<R>(step: Step<R>, labelId: string, replaces?: string): void {
-  const { s } = step;
-  s.phase = 'tracking';
-  tell(step, { type: 'label.created', ...(replaces ? { replaces } : {}) });
-  s.watching = labelId;
-  step.out.push({ type: 'watchTracking', labelId });
-  startDeadline(step, 'tracking');
-}
-
 export function resubmitted<R>(step: Step<R>, e: Ev<R, 'resubmitted'>): void {
   const { s } = step;
   s.labelRequest = e.labelRequest;
-  s.revision++;
+  nextRevision(s);
   if (s.shop) settleBeforeLabel(step);
   else requestLabel(step);
 }

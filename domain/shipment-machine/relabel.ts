@@ -8,8 +8,8 @@ import { isWithdrawn, type ShopOrderStatus } from '../shop-order';
 import type { ShipmentEvent } from './events';
 import { CANCELLED_MARKS, type Attention, type MachineState } from './state';
 import { leaveAndFinish, type Step } from './step';
-import { applyNews, rejoin } from './tracking';
-import { trackingBegins } from './label';
+import { applyNews, rejoin, trackingBegins } from './tracking';
+import { labelAsked, labelMade, markAttention, nextRevision, tracks } from './transitions';
 
 type Relabel = Extract<ShipmentEvent<unknown>, { type: 'relabelRequested' }>;
 
@@ -77,7 +77,7 @@ export function relabelLabelBack(known: {
 export function relabelRequested<R>(step: Step<R>): void {
   const { s } = step;
   const shop = s.shop!;
-  s.revision++;
+  nextRevision(s);
   s.relabel = {
     revision: s.revision,
     offer: shop.offer!,
@@ -88,7 +88,7 @@ export function relabelRequested<R>(step: Step<R>): void {
     labelId: null,
     stopped: false,
   };
-  s.phase = 'creating_label';
+  labelAsked(s);
   s.labelRequests++;
   step.out.push({ type: 'createLabel', revision: s.revision, labelRequest: shop.offer!, fromOffer: true });
 }
@@ -105,7 +105,7 @@ export function relabelMade<R>(step: Step<R>, labelId: string): void {
   });
   if (back.kind === 'left_to_void') {
     s.labelsToVoid.push(labelId);
-    shop.attention = back.attention;
+    markAttention(shop, back.attention);
     return notMade(step, 'cancelled_in_shop');
   }
   s.replacedLabels.push(relabel.replaces);
@@ -113,13 +113,13 @@ export function relabelMade<R>(step: Step<R>, labelId: string): void {
   s.lastError = null;
   s.tracking = { tag: null, subtag: null, subtagMessage: null, trackingNumber: null, checkpoints: 0, lastCheckpointTime: null };
   s.labelRequest = relabel.offer;
-  s.phase = 'reading_order';
+  labelMade(s);
   // Taken: unless the merchant changed the order again meanwhile (a newer offer, and its mark, stay for the operator).
   if (back.takesOffer) {
     shop.offer = null;
     shop.changeMark = null;
   }
-  if (back.clearsMark) shop.attention = null;
+  if (back.clearsMark) markAttention(shop, null);
   relabel.stage = 'reading';
   relabel.labelId = labelId;
   step.out.push({ type: 'readOrder', labelId });
@@ -147,7 +147,7 @@ export function relabelOrderRead<R>(step: Step<R>, ok: boolean): void {
 function notMade<R>(step: Step<R>, error: string): void {
   const { s } = step;
   s.lastError = error;
-  s.phase = 'tracking';
+  tracks(s);
   s.relabel = null;
   afterRelabel(step);
 }

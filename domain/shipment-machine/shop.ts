@@ -9,6 +9,7 @@ import { differences, isWithdrawn, type ShopChangeKind, type ShopOrderSeen, type
 import type { ShipmentEvent } from './events';
 import { CANCELLED_MARKS, type Attention } from './state';
 import { settleBeforeLabel, type Step } from './step';
+import { markAttention } from './transitions';
 
 type ShopChanged<R> = Extract<ShipmentEvent<R>, { type: 'shopChanged' }>;
 
@@ -110,7 +111,7 @@ export function afterLabel<R>(step: Step<R>, kinds: ShopChangeKind[], labelReque
     shop.offer = labelRequest ?? null;
     shop.offerSeq++;
   }
-  Object.assign(shop, markAfterLabel(shop, kinds, status));
+  leaveMarksAfterLabel(shop, kinds, status);
   if (isWithdrawn(status)) {
     step.out.push({ type: 'dropUntold' });
     // An operator's relabel in flight yields: its label is not bought when the call can still be stopped.
@@ -141,6 +142,13 @@ export function markAfterLabel(marks: Marks, kinds: readonly ShopChangeKind[], s
   if (kinds.includes('address') || kinds.includes('lines')) return next(changeMark);
   if (status === 'on_hold') return next('held_in_shop');
   return { attention: marks.attention === 'held_in_shop' ? changeMark : marks.attention, changeMark };
+}
+
+/** Leaves the marks of a change after the label (a state that never had a change mark gets one only once a change sets it). */
+export function leaveMarksAfterLabel(marks: Marks, kinds: readonly ShopChangeKind[], status: ShopOrderStatus): void {
+  const { attention, changeMark } = markAfterLabel(marks, kinds, status);
+  markAttention(marks, attention);
+  if (changeMark !== null || marks.changeMark !== undefined) marks.changeMark = changeMark;
 }
 
 /** A person closed the open mark: a change it names does not show again when a later hold is released. */

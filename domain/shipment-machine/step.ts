@@ -4,6 +4,7 @@ import { isWithdrawn, type ShopOrderStatus } from '../shop-order';
 import type { ShipmentCommand, ShopEventDecision } from './commands';
 import type { Deadline } from './events';
 import { silenced, type MachineState } from './state';
+import { correctionAwaited, ends, heldInShop, labelAsked, nextRevision } from './transitions';
 
 /** One decision in progress: a copy of the state to change and the commands it returns. */
 export interface Step<R> {
@@ -32,8 +33,7 @@ export function startDeadline<R>(step: Step<R>, deadline: Deadline): void {
 
 export function finish<R>(step: Step<R>, outcome: OutcomeKind, reason: string): void {
   const { s } = step;
-  s.phase = 'completed';
-  s.outcome = outcome;
+  ends(s, outcome);
   s.labelCall = null;
   tell(step, { type: 'shipment.completed', outcome });
   step.out.push({ type: 'finish', outcome, reason });
@@ -50,7 +50,7 @@ export function leaveAndFinish<R>(step: Step<R>, outcome: OutcomeKind, reason: s
 /** The label of the current revision is asked for. */
 export function requestLabel<R>(step: Step<R>): void {
   const { s } = step;
-  s.phase = 'creating_label';
+  labelAsked(s);
   s.labelRequests++;
   s.labelCall = s.revision;
   step.out.push({ type: 'createLabel', revision: s.revision, labelRequest: s.labelRequest, fromOffer: false });
@@ -97,7 +97,7 @@ export function settleBeforeLabel<R>(step: Step<R>): void {
     case 'cancelled_in_shop':
       return finish(step, 'cancelled_in_shop', `the order was ${shop!.facts.status} in the shop before its label`);
     case 'wait_for_release':
-      s.phase = 'held_in_shop';
+      heldInShop(s);
       if (!shop!.heldSince) {
         shop!.heldSince = true;
         startDeadline(step, 'hold');
@@ -112,7 +112,7 @@ export function settleBeforeLabel<R>(step: Step<R>): void {
       shop!.heldSince = false;
       s.labelRequest = shop!.request!;
       shop!.request = null;
-      s.revision++;
+      nextRevision(s);
       return requestLabel(step);
     case 'request_label':
       if (shop) shop.heldSince = false;
@@ -121,6 +121,6 @@ export function settleBeforeLabel<R>(step: Step<R>): void {
 }
 
 export function awaitCorrection<R>(step: Step<R>): void {
-  step.s.phase = 'awaiting_correction';
+  correctionAwaited(step.s);
   startDeadline(step, 'correction');
 }

@@ -7,9 +7,20 @@ import { outcomeOfTag } from '../shipment';
 import { isNews, isTerminalEnd, type TrackingSnapshot } from '../tracking';
 import type { ShipmentEvent } from './events';
 import type { TrackingChangeIn } from './state';
-import { finish, leaveAndFinish, tell, type Step } from './step';
+import { finish, leaveAndFinish, startDeadline, tell, type Step } from './step';
+import { tracks } from './transitions';
 
 type Ev<R, T extends ShipmentEvent<R>['type']> = Extract<ShipmentEvent<R>, { type: T }>;
+
+/** Tracking starts: the shop hears of the label (and which it replaces), the shipment joins a shard, its clock runs. */
+export function trackingBegins<R>(step: Step<R>, labelId: string, replaces?: string): void {
+  const { s } = step;
+  tracks(s);
+  tell(step, { type: 'label.created', ...(replaces ? { replaces } : {}) });
+  s.watching = labelId;
+  step.out.push({ type: 'watchTracking', labelId });
+  startDeadline(step, 'tracking');
+}
 
 export function trackingNews<R>(step: Step<R>, e: Ev<R, 'trackingNews'>): void {
   const { s } = step;

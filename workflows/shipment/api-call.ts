@@ -4,17 +4,12 @@
  * activity, which waits the Retry-After of a 429 itself (no timer, no extra workflow task).
  */
 import { isCancellation } from '@temporalio/workflow';
-import type { ShipmentActivities } from '../../activities/shipping-api';
 import type { RecordedError } from '../../workflow-definitions/shipment';
 import { recordError, shippingErrorOf, shopChangeOf } from './failures';
 import { firstAttempt, HEED_SENT_ATTEMPT, shippingApi } from './proxies';
-import type { ShipmentRun } from './run';
+import type { ApiArgs, ApiCall, ApiResult, ShipmentShell } from './shell';
 
-export type ApiCall = 'createLabel' | 'readOrder';
-export type ApiArgs<K extends ApiCall> = Parameters<ShipmentActivities[K]>;
-export type ApiResult<K extends ApiCall> = Awaited<ReturnType<ShipmentActivities[K]>>;
-
-export async function callApi<K extends ApiCall>(run: ShipmentRun, name: K, summary: string, ...args: ApiArgs<K>): Promise<ApiResult<K>> {
+export async function callApi<K extends ApiCall>(run: ShipmentShell, name: K, summary: string, ...args: ApiArgs<K>): Promise<ApiResult<K>> {
   type Call = (...a: ApiArgs<K>) => Promise<ApiResult<K>>;
   let recorded: RecordedError | null = null;
   let notBefore: number | undefined;

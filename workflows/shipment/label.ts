@@ -13,11 +13,12 @@ import { CancellationScope, condition, isCancellation, log } from '@temporalio/w
 import type { CreatedLabel, CreateLabelInput } from '../../activities/shipping-api';
 import type { ShipmentOutcome } from '../../workflow-definitions/shipment';
 import { recordError, shippingErrorOf, shopChangeOf } from './failures';
-import type { ShipmentRun } from './run';
+import type { ShipmentShell } from './shell';
 import { applyLabel } from './state';
+import { correctionAwaited, labelAsked, nextRevision } from '../../domain/shipment-machine/transitions';
 
 /** Makes the label; returns the outcome when the shipment ends before it has one. */
-export async function makeLabel(run: ShipmentRun): Promise<ShipmentOutcome | undefined> {
+export async function makeLabel(run: ShipmentShell): Promise<ShipmentOutcome | undefined> {
   const shop = run.shop;
   while (run.state.labelId === null) {
     const settled = await shop?.settleBeforeLabel();
@@ -59,9 +60,9 @@ export async function makeLabel(run: ShipmentRun): Promise<ShipmentOutcome | und
 const CORRECTABLE_KINDS = new Set(['courier_error', 'validation']);
 
 /** The request of the current revision, counted and shown as `creating_label` (a relabel names the shop's request). */
-export function nextRequest(run: ShipmentRun, labelRequest = run.labelRequest): { summary: string; input: CreateLabelInput } {
+export function nextRequest(run: ShipmentShell, labelRequest = run.labelRequest): { summary: string; input: CreateLabelInput } {
   const { state } = run;
-  state.phase = 'creating_label';
+  labelAsked(state);
   state.attempts.labelRequests++;
   run.publish();
   return {
@@ -78,12 +79,12 @@ export function nextRequest(run: ShipmentRun, labelRequest = run.labelRequest): 
   };
 }
 
-export function created(run: ShipmentRun, label: CreatedLabel): void {
+export function created(run: ShipmentShell, label: CreatedLabel): void {
   applyLabel(run.state, label);
 }
 
 /** A courier or validation rejection is recorded and (unless `tell` is false) told to the shop; any other failure goes on up. */
-export function rejected(run: ShipmentRun, err: unknown, tell = true): void {
+export function rejected(run: ShipmentShell, err: unknown, tell = true): void {
   const { state } = run;
   const failure = shippingErrorOf(err);
   if (!failure || !CORRECTABLE_KINDS.has(failure.kind)) throw err;
@@ -109,9 +110,9 @@ export function rejected(run: ShipmentRun, err: unknown, tell = true): void {
  * returns the outcome when the shipment ends here. `shopChanged` (shop-aware shipments only)
  * also ends the wait: the label step settles the merchant's change first.
  */
-export async function awaitCorrection(run: ShipmentRun, shopChanged?: () => boolean): Promise<ShipmentOutcome | undefined> {
+export async function awaitCorrection(run: ShipmentShell, shopChanged?: () => boolean): Promise<ShipmentOutcome | undefined> {
   const { state } = run;
-  state.phase = 'awaiting_correction';
+  correctionAwaited(state);
   run.publish();
   // An expected outcome: one line that says what comes next; the rejection is data, not an Error.
   const { kind, code, courierCode, message } = state.lastError ?? {};
@@ -130,6 +131,6 @@ export async function awaitCorrection(run: ShipmentRun, shopChanged?: () => bool
   if (!answered || correction === null) return run.finish('label_failed', 'no corrected label data before the correction timeout');
   run.labelRequest = correction.labelRequest;
   run.correction = null;
-  state.revision++;
+  nextRevision(state);
   return undefined;
 }

@@ -1,20 +1,21 @@
 /**
  * Step 2, the order: the courier order number, tracking number and carrier details. Informational
- * only: tracking proceeds without it. `ShipmentRun.ship` makes the call (its first attempt takes
+ * only: tracking proceeds without it. `ShipmentShell.ship` makes the call (its first attempt takes
  * milliseconds, so no search attribute says it is reading); these are the steps around it.
  */
 import type { LabelCreatedData } from '../../domain/events';
 import type { OrderDetail } from '../../shipping-api/contract';
 import { recordError, shippingErrorOf } from './failures';
-import type { ShipmentRun } from './run';
+import type { ShipmentShell } from './shell';
 import { applyOrder } from './state';
+import { tracks } from '../../domain/shipment-machine/transitions';
 
-export function read(run: ShipmentRun, detail: OrderDetail): void {
+export function read(run: ShipmentShell, detail: OrderDetail): void {
   applyOrder(run.state, detail);
 }
 
 /** A failed read is recorded and tracking goes on. */
-export function notRead(run: ShipmentRun, err: unknown): void {
+export function notRead(run: ShipmentShell, err: unknown): void {
   const failure = shippingErrorOf(err);
   if (!failure) throw err;
   run.state.lastError = recordError(failure);
@@ -24,9 +25,9 @@ export function notRead(run: ShipmentRun, err: unknown): void {
  * Tracking starts now; the shop hears of the label, after the read that brings its tracking
  * number and document link (and, for a relabel from the shop's data, which label it replaces).
  */
-export function trackingBegins(run: ShipmentRun, labelId: string, replaces?: LabelCreatedData['replaces']): void {
+export function trackingBegins(run: ShipmentShell, labelId: string, replaces?: LabelCreatedData['replaces']): void {
   const { state } = run;
-  state.phase = 'tracking';
+  tracks(state);
   state.trackingStartedAt = new Date().toISOString();
   run.emit({
     type: 'label.created',

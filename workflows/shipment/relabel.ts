@@ -15,13 +15,14 @@ import { relabelLabelBack, relabelRefusalOf } from '../../domain/shipment-machin
 import { recordError, shippingErrorOf } from './failures';
 import * as label from './label';
 import * as order from './order';
-import type { ShipmentRun } from './run';
+import type { ShipmentShell } from './shell';
 import { join, unwatch } from './tracking';
+import { markAttention, nextRevision, tracks } from '../../domain/shipment-machine/transitions';
 
 const refused = (why: string) => new Error(`cannot relabel from the shop: ${why}`);
 
 /** The update's validator: refuses (writing nothing to the history) unless a relabel can be made now. */
-export function validateRelabel(run: ShipmentRun, request: RelabelFromShop): void {
+export function validateRelabel(run: ShipmentShell, request: RelabelFromShop): void {
   if (typeof request?.modifiedAt !== 'string' || request.modifiedAt.length > 40)
     throw new Error('invalid relabel: modifiedAt: must be a date');
   if (request.reason !== undefined && (typeof request.reason !== 'string' || request.reason.length > 500))
@@ -54,7 +55,7 @@ export function validateRelabel(run: ShipmentRun, request: RelabelFromShop): voi
  * (the label refused, e.g. a courier rejection) with the error, the old label still tracked and
  * the offer kept. The revision is used up either way: its key names exactly one request.
  */
-export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop): Promise<RelabelResult> {
+export async function relabelFromShop(run: ShipmentShell, request: RelabelFromShop): Promise<RelabelResult> {
   const { state } = run;
   const shopOrder = state.shopOrder!;
   const offer = shopOrder.offer!;
@@ -62,7 +63,7 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
   log.info('relabel from the shop', { orderId: state.orderId, shop: state.shop, replaces: replaced.labelId, reason: request.reason });
   run.relabelling = true;
   try {
-    state.revision++;
+    nextRevision(state);
     const answer = { revision: state.revision, replaced: { labelId: replaced.labelId, trackingNumber: replaced.trackingNumber } };
     const next = label.nextRequest(run, offer);
     const modifiedAt = shopOrder.modifiedAt;
@@ -99,7 +100,7 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
         ...(shopOrder.labelsToVoid ?? []),
         { labelId: made.labelId, revision: state.revision, idempotencyKey: made.idempotencyKey, at: new Date().toISOString() },
       ];
-      shopOrder.attention = back.attention;
+      markAttention(shopOrder, back.attention);
       log.warn('relabel from the shop: the order was cancelled while its label was made; the label is unused', {
         orderId: state.orderId,
         labelId: made.labelId,
@@ -119,7 +120,7 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
       shopOrder.offer = null;
       if (shopOrder.changeMark) shopOrder.changeMark = null;
     }
-    if (back.clearsMark) shopOrder.attention = null;
+    if (back.clearsMark) markAttention(shopOrder, null);
     try {
       order.read(run, await run.callApi('readOrder', `Read order ${made.labelId}`, made.labelId, ...run.onAccount()));
     } catch (err) {
@@ -147,20 +148,20 @@ export async function relabelFromShop(run: ShipmentRun, request: RelabelFromShop
 
 /** No new label tracked: the old one still is (the revision is used up either way). */
 function notMade(
-  run: ShipmentRun,
+  run: ShipmentShell,
   answer: Pick<RelabelResult, 'revision' | 'replaced'>,
   idempotencyKey: string | null,
   error: RecordedError,
 ): RelabelResult {
   const { state } = run;
   state.lastError = error;
-  state.phase = 'tracking';
+  tracks(state);
   run.publish();
   return { ...answer, labelCreated: false, labelId: null, idempotencyKey, trackingNumber: null, error };
 }
 
 /** What the shipment knew of the old label's tracking: the new label starts from nothing. */
-function forgetTracking(run: ShipmentRun): void {
+function forgetTracking(run: ShipmentShell): void {
   const { state } = run;
   Object.assign(state, { trackingNumber: null, tag: null, subtag: null, subtagMessage: null, lastCheckpoint: null, labelUrl: null });
   state.checkpoints = 0;

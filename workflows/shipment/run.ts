@@ -17,7 +17,7 @@ import type { CancelShipment, ResubmitLabel, ResubmitResult, ShipmentOutcome, Sh
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
 import { correctionMismatches, describeMismatches } from '../../domain/correction';
 import { resubmitRefusalOf } from '../../domain/shipment-machine';
-import { callApi, type ApiArgs, type ApiCall, type ApiResult } from './api-call';
+import { callApi } from './api-call';
 import { shipmentFailed } from './failures';
 import { makeLabel } from './label';
 import * as order from './order';
@@ -27,16 +27,10 @@ import { initialShopOrder, ShopChanges } from './shop-changes';
 import { ShopDelivery, type ShopEventInput } from './shop-delivery';
 import { initialShopSync, initialState, outcomeOf, withOrderOverrides } from './state';
 import { followTracking } from './tracking';
-import type { shipmentWorkflow } from './workflow';
+import type { ApiArgs, ApiCall, ApiResult, CarriedState, ShipmentShell, ShipmentWorkflowFn } from './shell';
+import { ends } from '../../domain/shipment-machine/transitions';
 
-/** Everything a run hands to the next one when it continues as new. */
-export interface CarriedState {
-  state: ShipmentState;
-  policy: TrackingPolicy;
-  labelRequest: LabelRequestWithoutKey;
-}
-
-export class ShipmentRun {
+export class ShipmentRun implements ShipmentShell {
   readonly state: ShipmentState;
   labelRequest: LabelRequestWithoutKey;
   policy!: TrackingPolicy;
@@ -185,8 +179,7 @@ export class ShipmentRun {
   /** `at`: the poll that saw a terminal tag, when the outcome is that tag's (tracking.ts, `toldAt`). */
   finish(outcome: OutcomeKind, reason?: string, at?: string): ShipmentOutcome {
     const state = this.state;
-    state.phase = 'completed';
-    state.outcome = outcome;
+    ends(state, outcome);
     this.emit(
       {
         type: 'shipment.completed',
@@ -216,7 +209,7 @@ export class ShipmentRun {
     this.state.continuedAsNew++;
     // The safe point to leave a pinned build: the new run starts from the carried state on the
     // current build, where the server supports it (not Temporal 1.29: docs/production.md).
-    await makeContinueAsNewFunc<typeof shipmentWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(this.input, {
+    await makeContinueAsNewFunc<ShipmentWorkflowFn>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(this.input, {
       state: this.state,
       policy: this.policy,
       labelRequest: this.labelRequest,

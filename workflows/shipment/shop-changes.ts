@@ -36,13 +36,14 @@ import {
   type ShopOrderSeen,
   type ShopOrderStatus,
 } from '../../domain/shop-order';
-import { changeBeforeLabel, changeMarkAfterResolve, markAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
+import { changeBeforeLabel, changeMarkAfterResolve, leaveMarksAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
 import { resolveRefusalOf } from '../../domain/shipment-machine';
 import { nextBeforeLabel } from '../../domain/shipment-machine/step';
 import type { ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import { formatDuration } from '../../domain/duration';
 import * as label from './label';
-import type { ShipmentRun } from './run';
+import type { ShipmentShell, ShopShell } from './shell';
+import { heldInShop, nextRevision } from '../../domain/shipment-machine/transitions';
 
 const DEFAULT_HOLD_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -66,7 +67,7 @@ export function refuseChange(state: ShipmentState, known: ShopOrderSeen, change:
   if (why !== null) throw new Error(why);
 }
 
-export class ShopChanges {
+export class ShopChanges implements ShopShell {
   /** The label call in flight: cancelled when a change must be settled before the label. */
   labelScope: CancellationScope | null = null;
   /** Kinds of a change taken before the label and not settled yet by the label step. */
@@ -86,7 +87,7 @@ export class ShopChanges {
   private requestFacts: { address: string; lines: string };
 
   constructor(
-    private readonly run: ShipmentRun,
+    private readonly run: ShipmentShell,
     readonly order: ShopOrderState,
   ) {
     this.requestFacts = { address: order.facts.address, lines: order.facts.lines };
@@ -170,10 +171,7 @@ export class ShopChanges {
 
   /** The marks the change leaves: decided by the shipment machine (domain/shipment-machine/shop.ts). */
   private mark(kinds: ShopChangeKind[], status: ShopOrderStatus): void {
-    const { attention, changeMark } = markAfterLabel(this.order, kinds, status);
-    this.order.attention = attention;
-    // Only once a change set it: a state without it stays as it was.
-    if (changeMark !== null || this.order.changeMark !== undefined) this.order.changeMark = changeMark;
+    leaveMarksAfterLabel(this.order, kinds, status);
   }
 
   /** Nothing is written to an order the merchant cancelled or refunded after its label. */
@@ -315,7 +313,7 @@ export class ShopChanges {
         // Always a new revision, attempt or not: a worker lost mid-task takes its local attempts
         // with it, so "no attempt yet" is not something history can show, and a key reused for
         // another request could make two labels for one order.
-        state.revision++;
+        nextRevision(state);
       }
       return undefined;
     }
@@ -341,7 +339,7 @@ export class ShopChanges {
     const run = this.run;
     const { state } = run;
     const timeout = run.policy.shopHoldTimeoutMs ?? DEFAULT_HOLD_TIMEOUT_MS;
-    state.phase = 'held_in_shop';
+    heldInShop(state);
     this.order.heldSince ??= new Date().toISOString();
     run.publish();
     log.info('the order is held in the shop: the label waits', { orderId: state.orderId, shop: state.shop });

@@ -46,13 +46,14 @@ import { changeForParcel, checkChangeShape, differences, type ShopOrderChange } 
 import { parcelsDetails } from './details';
 import { initialShopOrder, refuseChange } from './shop-changes';
 import { initialState, outcomeOf } from './state';
-import type { shipmentWorkflow } from './workflow';
+import type { ShipmentWorkflowFn } from './shell';
+import { ends } from '../../domain/shipment-machine/transitions';
 
 type Parcel = NonNullable<ShipmentInput['parcels']>[number];
 
 export class SplitOrder {
   readonly state: ShipmentState;
-  private readonly handles = new Map<string, ChildWorkflowHandle<typeof shipmentWorkflow>>();
+  private readonly handles = new Map<string, ChildWorkflowHandle<ShipmentWorkflowFn>>();
   private started = false;
   /** ShipmentStatus as last written. */
   private status = 'creating_label';
@@ -88,7 +89,7 @@ export class SplitOrder {
   private async startParcel(parcel: Parcel, known: ParcelState): Promise<void> {
     const { parcels: _all, labelRequest: _first, ...order } = this.input;
     const ref: ParcelRef = { location: parcel.location, name: parcel.name };
-    const handle = await startChild<typeof shipmentWorkflow>(WORKFLOW_TYPE, {
+    const handle = await startChild<ShipmentWorkflowFn>(WORKFLOW_TYPE, {
       workflowId: known.workflowId,
       args: [{ ...order, labelRequest: parcel.labelRequest, parcel: ref }],
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
@@ -130,8 +131,7 @@ export class SplitOrder {
     const outcomes = parcels.map((p) => p.outcome!);
     const outcome = outcomes.every((o) => o === outcomes[0]) ? outcomes[0]! : outcomes.find((o) => o !== 'delivered')!;
     const reason = parcels.map((p) => `${p.name}: ${p.outcome}`).join('; ');
-    this.state.outcome = outcome;
-    this.state.phase = 'completed';
+    ends(this.state, outcome);
     this.publish();
     log.info('order shipped as parcels', { orderId: this.state.orderId, shop: this.state.shop, outcome, reason });
     return { ...outcomeOf(this.state, outcome, `parcels: ${reason}`), parcels: parcels.map((p) => ({ ...p })) };

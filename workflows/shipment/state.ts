@@ -7,6 +7,7 @@ import type { OrderDetail } from '../../shipping-api/contract';
 import { type ShipmentOutcome, type ShipmentState, type ShopSyncState } from '../../workflow-definitions/shipment';
 import { type OutcomeKind, type ShipmentInput, type TrackingPolicy } from '../../domain/shipment';
 import { pollIntervalOf } from '../../domain/tracking';
+import { labelMade } from '../../domain/shipment-machine/transitions';
 
 export function initialState(input: ShipmentInput): ShipmentState {
   return {
@@ -50,7 +51,7 @@ export function applyLabel(state: ShipmentState, label: CreatedLabel): void {
   state.courierOrderNumber = label.courierOrderNumber;
   state.trackingNumber = label.courierTrackingNumber ?? state.trackingNumber;
   state.lastError = null;
-  state.phase = 'reading_order';
+  labelMade(state);
 }
 
 export function applyOrder(state: ShipmentState, { order, carrierDetails }: OrderDetail): void {

@@ -20,10 +20,10 @@ import {
 } from '../../workflow-definitions/tracking-poller';
 import { recordError } from './failures';
 import { trackingPoller } from './proxies';
-import type { ShipmentRun } from './run';
+import type { ShipmentShell } from './shell';
 import { applyTrackingChange, lastCheckpointOf, snapshotOf } from './state';
 
-export async function followTracking(run: ShipmentRun, labelId: string, deadline: number): Promise<ShipmentOutcome> {
+export async function followTracking(run: ShipmentShell, labelId: string, deadline: number): Promise<ShipmentOutcome> {
   const { state, policy } = run;
   const inbox: TrackingNews[] = [];
   setHandler(trackingNewsSignal, (news) => void inbox.push(news));
@@ -91,7 +91,7 @@ function startClock(deadline: number): { outOfTime: boolean; cancel(): void } {
 }
 
 /** The shipment's label joins its shard (started if it is not running); returns the shard's workflow id. */
-export function join(run: ShipmentRun, labelId: string, deadline: number): Promise<{ poller: string }> {
+export function join(run: ShipmentShell, labelId: string, deadline: number): Promise<{ poller: string }> {
   return trackingPoller('Join the tracking pollers').watchTracking({
     labelId,
     known: snapshotOf(run.state),
@@ -106,14 +106,14 @@ export function join(run: ShipmentRun, labelId: string, deadline: number): Promi
  * Joins again with what it knows now: its own shard if that is running again, or the next one
  * with room. A shard it leaves behind (one still running after all) is told, so it is polled once.
  */
-async function rejoin(run: ShipmentRun, labelId: string, deadline: number): Promise<void> {
+async function rejoin(run: ShipmentShell, labelId: string, deadline: number): Promise<void> {
   const before = run.state.trackingPoller;
   run.state.trackingPoller = (await join(run, labelId, deadline)).poller;
   if (before && before !== run.state.trackingPoller) await trackingPoller('Leave the tracking pollers').unwatchTracking({ poller: before });
 }
 
 /** Applies what the poller told, when it is news; true when the tracking changed. */
-function applyNews(run: ShipmentRun, news: TrackingNews): boolean {
+function applyNews(run: ShipmentShell, news: TrackingNews): boolean {
   if (news.failure) {
     run.state.lastError = recordError(news.failure);
     return false;
@@ -128,13 +128,13 @@ function applyNews(run: ShipmentRun, news: TrackingNews): boolean {
   return true;
 }
 
-async function leave(run: ShipmentRun, finish: () => ShipmentOutcome): Promise<ShipmentOutcome> {
+async function leave(run: ShipmentShell, finish: () => ShipmentOutcome): Promise<ShipmentOutcome> {
   await unwatch(run);
   return finish();
 }
 
 /** Best effort: a shard that misses it drops the label when telling it fails, or at its deadline. */
-export async function unwatch(run: ShipmentRun): Promise<void> {
+export async function unwatch(run: ShipmentShell): Promise<void> {
   const poller = run.state.trackingPoller;
   if (poller) await trackingPoller('Leave the tracking pollers').unwatchTracking({ poller });
 }
@@ -147,12 +147,12 @@ function cadenceOf(policy: TrackingPolicy): PollerCadence {
  * The time a change's shop event carries: the poll that saw it, so the event is built only from
  * recorded inputs and may be sent inside this task (event-tasks.ts); undefined without a shop to tell.
  */
-export function toldAt(run: ShipmentRun, change: TrackingChange): string | undefined {
+export function toldAt(run: ShipmentShell, change: TrackingChange): string | undefined {
   return run.delivery.sync ? change.polledAt : undefined;
 }
 
 /** Applies a change; the shop hears of a new tag, subtag or a first tracking number. */
-export function applyChange(run: ShipmentRun, change: TrackingChange): void {
+export function applyChange(run: ShipmentShell, change: TrackingChange): void {
   const { state } = run;
   const before = { tag: state.tag, subtag: state.subtag, trackingNumber: state.trackingNumber };
   applyTrackingChange(state, change);

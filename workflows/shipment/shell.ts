@@ -1,0 +1,66 @@
+/**
+ * What the shipment's steps (label, order, relabel, tracking, the merchant's changes, the API
+ * call) need of the run that reads them in order: its state and the operations they share.
+ * `ShipmentRun` (run.ts) is the one implementation; the steps name this, so the run imports them
+ * and none of them imports the run.
+ */
+import type { CancellationScope } from '@temporalio/workflow';
+import type { ShipmentActivities } from '../../activities/shipping-api';
+import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
+import type { CancelShipment, ResubmitLabel, ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
+import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
+import type { KnownReading, ShopOrderChange } from '../../domain/shop-order';
+import type { ShopDelivery, ShopEventInput } from './shop-delivery';
+
+export type ApiCall = 'createLabel' | 'readOrder';
+export type ApiArgs<K extends ApiCall> = Parameters<ShipmentActivities[K]>;
+export type ApiResult<K extends ApiCall> = Awaited<ReturnType<ShipmentActivities[K]>>;
+
+/** Everything a run hands to the next one when it continues as new. */
+export interface CarriedState {
+  state: ShipmentState;
+  policy: TrackingPolicy;
+  labelRequest: LabelRequestWithoutKey;
+}
+
+/** The shipment workflow's signature (workflow.ts): a run continues as new into it, an order starts its parcels with it. */
+export type ShipmentWorkflowFn = (input: ShipmentInput, carried?: CarriedState) => Promise<ShipmentOutcome>;
+
+/** What the label step asks of the merchant's changes (shop-changes.ts). */
+export interface ShopShell {
+  /** The label call in flight: cancelled when a change must be settled before the label. */
+  labelScope: CancellationScope | null;
+  /** Nothing is written to an order the merchant cancelled or refunded after its label. */
+  readonly silenced: boolean;
+  readonly changed: () => boolean;
+  settleBeforeLabel(): Promise<ShipmentOutcome | undefined>;
+  knownReading(): KnownReading | undefined;
+  takeFoundBeforeLabel(found: ShopOrderChange): void;
+  interruptedLabel(): boolean;
+  settleAfterLabel(): void;
+}
+
+export interface ShipmentShell {
+  readonly state: ShipmentState;
+  labelRequest: LabelRequestWithoutKey;
+  readonly policy: TrackingPolicy;
+  /** Corrected label data from a resubmit, taken by the label step. */
+  correction: ResubmitLabel | null;
+  cancelRequest: CancelShipment | null;
+  /** An operator's relabel from the shop's data is being made (relabel.ts): tracking holds the old label's news. */
+  relabelling: boolean;
+  /** The relabel's label call in flight: cancelled when the merchant cancels the order meanwhile (relabel.ts). */
+  relabelScope: CancellationScope | null;
+  readonly delivery: ShopDelivery;
+  /** The merchant's changes: only for shipments a shop pull started. */
+  readonly shop: ShopShell | null;
+  callApi<K extends ApiCall>(name: K, summary: string, ...args: ApiArgs<K>): Promise<ApiResult<K>>;
+  onAccount(): [] | [string];
+  accountField(): { account?: string };
+  publish(): void;
+  emit(event: ShopEventInput, at?: string): void;
+  finish(outcome: OutcomeKind, reason?: string, at?: string): ShipmentOutcome;
+  cancelledByOperator(): ShipmentOutcome;
+  trackingTimedOut(): ShipmentOutcome;
+  continueAsNewIfDue(): Promise<void>;
+}
