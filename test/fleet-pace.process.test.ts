@@ -33,7 +33,13 @@ afterAll(async () => {
 /** Two worker processes of one fleet, `shipments` new orders at once, until all are in tracking: the fake's log of that run. */
 async function burst(shipments: number, extraEnv: Record<string, string>): Promise<FakeRequest[]> {
   const taskQueue = `fleet-pace-${randomUUID()}`;
-  const env2 = { ...workerEnv(env.address, taskQueue, fake.baseUrl), TRACKING_POLL_INTERVAL: '60s', LOG_LEVEL: 'info', ...extraEnv };
+  const env2 = {
+    ...workerEnv(env.address, taskQueue, fake.baseUrl),
+    TRACKING_POLL_INTERVAL: '60s',
+    LOG_LEVEL: 'info',
+    SHIPPING_API_PACE_SHARES: 'fleet', // opt-in (the default is each worker's own pace)
+    ...extraEnv,
+  };
   const workers = await Promise.all([startWorkerProcess(env2, 'RUNNING'), startWorkerProcess(env2, 'RUNNING')]);
   try {
     const since = Date.now();
