@@ -461,15 +461,19 @@ describe("the merchant's changes (activities mocked)", () => {
     expect((await handle.result()).outcome).toBe('cancelled_in_shop');
   });
 
-  it('a cancel while a label attempt is out, which then fails retryably (a 503), stops without a label: the failure is no crash', async () => {
-    // The attempt out when the cancel comes finishes with its 429; the server keeps that failure (no retry after a cancel request).
+  /**
+   * The merchant cancels while a label attempt is out (the first failed with a 503, the regular
+   * activity's attempt waits for the cancel); that attempt then ends as `attemptOut` says.
+   */
+  async function cancelWhileAttemptOut(orderId: string, attemptOut: () => never): Promise<ShipmentOutcome> {
     let cancelTold = false;
     const handle = await start(
-      'M-6',
+      orderId,
       {
         label: async (_input, attempt) => {
-          if (attempt > 1) await waitFor(() => (cancelTold ? true : undefined), { what: 'the cancel', timeoutMs: 10_000, intervalMs: 20 });
-          throw apiFailure('server_error', 'busy');
+          if (attempt === 1) throw apiFailure('server_error', 'busy');
+          await waitFor(() => (cancelTold ? true : undefined), { what: 'the cancel', timeoutMs: 10_000, intervalMs: 20 });
+          return attemptOut();
         },
       },
       seen,
@@ -482,33 +486,22 @@ describe("the merchant's changes (activities mocked)", () => {
       args: [{ facts: { ...facts, status: 'cancelled' }, modifiedAt: '2026-11-20T10:01:00Z' }],
     });
     cancelTold = true;
-    const result: ShipmentOutcome = await handle.result();
+    return handle.result();
+  }
+
+  it('a cancel while a label attempt is out, which then fails retryably (a 503), stops without a label: the failure is no crash', async () => {
+    // The attempt out when the cancel comes finishes with its 503; the server keeps that failure (no retry after a cancel request).
+    const result = await cancelWhileAttemptOut('M-6', () => {
+      throw apiFailure('server_error', 'busy');
+    });
     expect(result).toMatchObject({ outcome: 'cancelled_in_shop', labelId: null });
   });
 
   it('a courier rejection of the attempt out when the merchant cancels is not told to the cancelled order: it stops without a label', async () => {
     // Found by the model test (test/shipment-machine.model.test.ts): the rejection answered a request the cancel had replaced.
-    let cancelTold = false;
-    const handle = await start(
-      'M-11',
-      {
-        label: async (_input, attempt) => {
-          if (attempt === 1) throw apiFailure('server_error', 'busy');
-          await waitFor(() => (cancelTold ? true : undefined), { what: 'the cancel', timeoutMs: 10_000, intervalMs: 20 });
-          throw apiFailure('courier_error', 'postcode unknown');
-        },
-      },
-      seen,
-    );
-    await waitFor(async () => ((await handle.query(stateQuery)).lastError?.kind === 'server_error' ? true : undefined), {
-      what: 'the first attempt failed',
+    const result = await cancelWhileAttemptOut('M-11', () => {
+      throw apiFailure('courier_error', 'postcode unknown');
     });
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the regular activity's attempt is out
-    await handle.executeUpdate(shopOrderChangedUpdate, {
-      args: [{ facts: { ...facts, status: 'cancelled' }, modifiedAt: '2026-11-20T10:01:00Z' }],
-    });
-    cancelTold = true;
-    const result: ShipmentOutcome = await handle.result();
     expect(result).toMatchObject({ outcome: 'cancelled_in_shop', labelId: null });
     expect(told('M-11')).toEqual(['1:shipment.completed']);
   });
