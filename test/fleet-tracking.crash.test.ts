@@ -53,6 +53,9 @@ it('a poller killed and its shard moved to another worker: no shipment lost, no 
       TRACKING_POLL_INTERVAL: '400ms',
       TRACKING_POLLERS: '2',
       TRACKING_POLLER_SPAN: '1m',
+      // The pollers' own recovery only: a reconciler pass would have shipments join again under a
+      // new membership, and their news told again under new ids (test/tracking-membership.test.ts covers it).
+      TRACKING_RECONCILE_EVERY: '1h',
     });
   const [a, b] = await Promise.all([start(), start()]);
   const handles: Array<ReturnType<typeof env.client.workflow.getHandle>> = [];
