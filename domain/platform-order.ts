@@ -38,6 +38,11 @@ export interface PlatformOrder {
   number: string;
   /** The platform's own last-modified time, ISO 8601 UTC to the second: the pull's cursor is made of these. */
   modifiedAt: string;
+  /**
+   * When this reading was taken (platforms/read-clock.ts: the reader's clock before the request
+   * was sent, milliseconds): of two readings with the same `modifiedAt`, the later read wins.
+   */
+  readAt?: string;
   /** The chosen shipping method's title and code (Shopify's shipping line; WooCommerce's method). */
   shippingMethod: { title: string | null; code: string | null } | null;
   currency: string;

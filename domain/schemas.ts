@@ -45,6 +45,8 @@ const Digest = z.string().regex(/^[0-9a-f]{16,64}$/, 'must be a hex digest');
 export const ShopOrderSeen = z.object({
   facts: z.object({ status: z.enum(['open', 'on_hold', 'cancelled', 'refunded']), address: Digest, lines: Digest }),
   modifiedAt: z.iso.datetime(),
+  /** When the reading was taken (the reader's clock, milliseconds): orders readings within one second. */
+  readAt: z.iso.datetime().optional(),
 });
 
 /** A shipping account's name: it appears in workflow inputs, logs and the account workflow's id. */

@@ -32,6 +32,25 @@ export interface ShopOrderSeen {
   facts: ShopOrderFacts;
   /** ISO 8601 UTC: an older reading than the one known is stale and refused. */
   modifiedAt: string;
+  /**
+   * When the reading was taken: the reading worker's clock (ISO 8601 UTC, milliseconds) just
+   * before it sent the request that read the order, strictly increasing within a worker process
+   * (platforms/read-clock.ts). The platforms' modified times are to the second, so two readings
+   * within one second have the same `modifiedAt`; of those, the one taken earlier is stale
+   * ({@link readBefore}). Absent in readings made before it existed: then compared as before,
+   * by `modifiedAt` alone.
+   */
+  readAt?: string;
+}
+
+/**
+ * Whether reading `a` was taken before reading `b`: by the platform's modified time, and within
+ * one second of it by when each was read (when both say). Equal, or not known: false.
+ */
+export function readBefore(a: Pick<ShopOrderSeen, 'modifiedAt' | 'readAt'>, b: Pick<ShopOrderSeen, 'modifiedAt' | 'readAt'>): boolean {
+  if (a.modifiedAt !== b.modifiedAt) return a.modifiedAt < b.modifiedAt;
+  if (a.readAt === undefined || b.readAt === undefined) return false;
+  return Date.parse(a.readAt) < Date.parse(b.readAt);
 }
 
 /** What the pull tells a shipment whose order changed in the shop. */
@@ -70,6 +89,11 @@ export function checkChangeShape(change: ShopOrderChange): void {
     throw new Error(`invalid shop change: facts.status: ${facts.status}`);
   if (typeof change.modifiedAt !== 'string' || change.modifiedAt.length > 40)
     throw new Error('invalid shop change: modifiedAt: must be a date');
+  if (
+    change.readAt !== undefined &&
+    (typeof change.readAt !== 'string' || change.readAt.length > 40 || Number.isNaN(Date.parse(change.readAt)))
+  )
+    throw new Error('invalid shop change: readAt: must be a date');
   if (change.platformOrderId !== undefined && (typeof change.platformOrderId !== 'string' || change.platformOrderId.length > 64))
     throw new Error('invalid shop change: platformOrderId: must be a short string');
 }

@@ -15,6 +15,7 @@ import { isRefused, type PlatformOrder, type ReadOrder } from '../domain/platfor
 import { DEFAULT_PAGE_SIZE, type ShopImportSettings } from '../config/shop-import';
 import { changesQuery, eligibleQuery, readShopifyPage } from './shopify/read';
 import { WooOrderReader } from './woocommerce/read';
+import { readStamp } from './read-clock';
 
 export type ImportConnector = (ShopifyConnector | WooCommerceConnector) & { import: ShopImportSettings };
 
@@ -134,6 +135,7 @@ export class OrderSource {
     let spent = 0;
     const first = connector.import.pageSize ?? DEFAULT_PAGE_SIZE.shopify;
     const size = { fulfillmentOrders: connector.import.maxFulfillmentOrders, lines: connector.import.maxOrderLines };
+    const readAt = readStamp(this.now());
     const page = await readShopifyPage(
       client,
       { ...args, first },
@@ -145,7 +147,7 @@ export class OrderSource {
     );
     const share = connector.import.budgetShare * client.bucket.restorePerSecond;
     if (share > 0) this.nextReadAt.set(store, this.now() + clampWaitMs((spent / share) * 1000, { minMs: 0, maxMs: MAX_BUCKET_WAIT_MS }));
-    return page;
+    return { ...page, orders: page.orders.map((o) => (isRefused(o) ? o : { ...o, readAt })) };
   }
 
   private wooReader(connector: WooCommerceConnector & { import: ShopImportSettings }): WooOrderReader {

@@ -17,7 +17,7 @@ import {
 } from '@temporalio/client';
 import { ShopOrderChange as ShopOrderChangeSchema } from '../domain/schemas';
 import { shipmentWorkflowId } from '../domain/shipment';
-import type { ShopOrderChange } from '../domain/shop-order';
+import { readBefore, type ShopOrderChange } from '../domain/shop-order';
 import type { LabelRequestWithoutKey } from '../shipping-api/contract';
 import { validateRecord } from '../order-import/record';
 import { workflowIdProblem } from '../order-import/start-shipment';
@@ -124,7 +124,7 @@ export class ShopChangeNotifier {
   /** Keeps the newest reading settled (a stale copy refused after a fresher one is not remembered over it). */
   private remember(workflowId: string, reading: Settled): void {
     const known = this.settled.get(workflowId);
-    if (known && known.modifiedAt > reading.modifiedAt) return;
+    if (known && readBefore(reading, known)) return;
     this.settled.delete(workflowId);
     this.settled.set(workflowId, reading);
     if (this.settled.size > REMEMBERED) this.settled.delete(this.settled.keys().next().value!);
@@ -160,13 +160,14 @@ function parcelsOf(order: PlatformOrder, mapped: Array<{ location: string; label
 interface Settled {
   key: string;
   modifiedAt: string;
+  readAt?: string;
 }
 
-function settledOf({ facts, modifiedAt }: Pick<ShopOrderChange, 'facts' | 'modifiedAt'>): Settled {
+function settledOf({ facts, modifiedAt, readAt }: Pick<ShopOrderChange, 'facts' | 'modifiedAt' | 'readAt'>): Settled {
   const key = createHash('sha256')
     .update(JSON.stringify([facts.status, facts.address, facts.lines]))
     .digest('hex');
-  return { key, modifiedAt };
+  return { key, modifiedAt, ...(readAt !== undefined ? { readAt } : {}) };
 }
 
 /** The same reading read again: same facts, same modified time. */

@@ -17,6 +17,7 @@ export function seenOf(order: PlatformOrder): ShopOrderSeen {
   return {
     facts: { status: order.merchant.status, address: digest(address), lines: digest(lines) },
     modifiedAt: order.modifiedAt,
+    ...(order.readAt !== undefined ? { readAt: order.readAt } : {}),
   };
 }
 

@@ -8,7 +8,7 @@
  * "Checked with the shop right before the label".
  */
 import { z } from 'zod';
-import { differences, type KnownReading, type ShopChangeKind, type ShopOrderChange } from '../domain/shop-order';
+import { differences, readBefore, type KnownReading, type ShopChangeKind, type ShopOrderChange } from '../domain/shop-order';
 import type { PlatformConnections } from '../platforms/connections';
 import type { Operation } from '../platforms/shopify/client';
 import { changeOf } from './changes';
@@ -71,8 +71,9 @@ export class LabelOrderCheck {
     const timeout = AbortSignal.timeout(CHECK_TIMEOUT_MS);
     try {
       const order = await Promise.race([this.enqueue(connector, known), aborted(AbortSignal.any([signal, timeout]))]);
-      // Same second as the known reading is compared too (modified times are to the second); older is a stale copy.
-      if (order === null || order.modifiedAt < known.modifiedAt) return { result: 'unchanged' };
+      // Same second as the known reading is compared too (modified times are to the second); older,
+      // or of the same second and read before the known one, is a stale copy.
+      if (order === null || readBefore(order, known)) return { result: 'unchanged' };
       // The facts first (digests): the order is mapped again only when it changed, as rarely as the merchant acts.
       const kinds = differences(known.facts, seenOf(order).facts);
       if (kinds.length === 0) return { result: 'unchanged' };

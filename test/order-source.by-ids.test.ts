@@ -1,6 +1,7 @@
 /**
  * `OrderSource.byIds`: the orders of named platform ids as the platform has them now, in any
- * status, over real HTTP to both local fakes; an id the platform does not list is left out.
+ * status, over real HTTP to both local fakes; an id the platform does not list is left out. Each
+ * reading says when it was read (`readAt`), which orders two readings of one second.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeShopify, type FakeShopify } from '../fake-shopify';
@@ -10,6 +11,10 @@ import { isRefused, type PlatformOrder } from '../domain/platform-order';
 import { OrderSource, type ImportConnector } from '../platforms/order-source';
 import { PlatformConnections } from '../platforms/connections';
 import { loadShopConnectors } from '../platforms/connectors';
+import { changeOf } from '../shop-import/changes';
+import { seenOf } from '../shop-import/facts';
+import { shopChangeRefusalOf } from '../domain/shipment-machine/shop';
+import { readStamp } from '../platforms/read-clock';
 
 let shopify: FakeShopify;
 let woo: FakeWooCommerce;
@@ -87,5 +92,68 @@ describe('OrderSource.byIds', () => {
     const orders = await read('w-shop', [...ids, '999999']);
     expect(orders.map((o) => o.platformOrderId).sort()).toEqual([...ids].sort());
     expect(ids.map((id) => statusOf(orders, id))).toEqual(['open', 'on_hold', 'cancelled']);
+  });
+
+  it.each(['s-shop', 'w-shop'])(
+    '%s: each reading carries when it was read, later readings later, into the change the shipment is told',
+    async (shop) => {
+      const id =
+        shop === 's-shop'
+          ? shopify.createOrder({ lineItems: [{ sku: 'TENT-2', quantity: 1, grams: 2400 }] }).legacyResourceId
+          : String(woo.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1, weight: '1.5' }] }).id);
+      const [first] = await read(shop, [id]);
+      const [second] = await read(shop, [id]);
+      expect(Date.parse(second!.readAt!)).toBeGreaterThan(Date.parse(first!.readAt!));
+      const connector = connectors.find((c) => c.shop === shop)!;
+      expect(changeOf(shop, second!, connector.import.mapping)).toMatchObject({ readAt: second!.readAt, modifiedAt: second!.modifiedAt });
+    },
+  );
+
+  it('WooCommerce, two readings within one second (its times are to the second): the one read earlier is stale to a shipment that took the later', async () => {
+    const frozen = Date.now();
+    const store = await startFakeWooCommerce({ now: () => frozen });
+    try {
+      const [connector] = importShops(
+        loadShopConnectors({
+          SHOP_CONNECTORS: JSON.stringify({
+            'w-frozen': {
+              type: 'woocommerce',
+              url: store.baseUrl,
+              consumerKey: 'ck_fake_dev_key',
+              consumerSecret: 'cs_fake_dev_secret',
+              import: {
+                every: '1h',
+                paused: true,
+                mapping: {
+                  shippingMethods: { Standard: { courier: 'dhl-express', productCode: 'X' } },
+                  shipFrom: { address: { streetLines: ['Rua 1'], city: 'Porto', postalCode: '4050-262', countryCode: 'PT' } },
+                },
+              },
+            },
+          }),
+        }),
+      );
+      const id = store.createOrder({ status: 'processing', lineItems: [{ sku: 'PORT-10', quantity: 1, weight: '1.5' }] }).id;
+      const source = new OrderSource(new PlatformConnections());
+      const readOne = async () => (await source.byIds(connector!, [String(id)], AbortSignal.timeout(10_000)))[0] as PlatformOrder;
+      const earlier = await readOne();
+      store.editOrder(id, { status: 'cancelled' });
+      const later = await readOne();
+      expect(later.modifiedAt).toBe(earlier.modifiedAt);
+      expect(later.merchant.status).toBe('cancelled');
+      const known = seenOf(later);
+      // The schedule's reading arrives after the webhook's later one: refused, whatever the order of arrival.
+      expect(shopChangeRefusalOf({ ended: false, known }, seenOf(earlier))).toMatch(/^stale: read at /);
+      expect(shopChangeRefusalOf({ ended: false, known: seenOf(earlier) }, known)).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('readStamp', () => {
+  it('is strictly increasing within a process, with a clock that stands still or steps back', () => {
+    const stamps = [readStamp(5_000), readStamp(5_000), readStamp(4_000), readStamp(6_000)].map(Date.parse);
+    for (let i = 1; i < stamps.length; i++) expect(stamps[i]).toBeGreaterThan(stamps[i - 1]!);
   });
 });

@@ -166,6 +166,8 @@ export interface ShopChangeRecord {
   status: ShopOrderStatus;
   /** The platform's last-modified time of the reading. */
   modifiedAt: string;
+  /** When the reading was taken (the reader's clock): orders readings of the same second. */
+  readAt?: string;
   /** Workflow time the shipment learned it. */
   at: string;
   /** What the shipment did about it, in words. */

@@ -25,6 +25,8 @@ export type ShipmentEvent<R> =
       type: 'shopChanged';
       facts: ShopOrderFacts;
       modifiedAt: string;
+      /** When the reading was taken (domain/shop-order.ts `readAt`): orders readings within one second. */
+      readAt?: string;
       /** The order mapped again; absent when it does not map (then `problems`). */
       labelRequest?: R;
       problems?: boolean;

@@ -5,7 +5,7 @@
  * order is written to no more, and an operator's relabel in flight yields.
  */
 import { canonicalPlatformOrderId } from '../platform-order-id';
-import { differences, isWithdrawn, type ShopChangeKind, type ShopOrderSeen, type ShopOrderStatus } from '../shop-order';
+import { differences, isWithdrawn, readBefore, type ShopChangeKind, type ShopOrderSeen, type ShopOrderStatus } from '../shop-order';
 import type { ShipmentEvent } from './events';
 import { CANCELLED_MARKS, type Attention } from './state';
 import { settleBeforeLabel, type Step } from './step';
@@ -40,6 +40,9 @@ export function shopChangeRefusalOf(
   const known = shipment.known;
   if (change.modifiedAt < known.modifiedAt)
     return `stale: read as of ${change.modifiedAt}, the shipment knows the order as of ${known.modifiedAt}`;
+  // Modified times are to the second: of two readings within one second, the one read earlier is stale.
+  if (readBefore(change, known))
+    return `stale: read at ${change.readAt}, the shipment knows a reading of the same second (${known.modifiedAt}) read at ${known.readAt}`;
   if (differences(known.facts, change.facts).length === 0) return 'unchanged: nothing that matters to the label differs';
   return null;
 }
@@ -49,6 +52,7 @@ export function shopChanged<R>(step: Step<R>, e: ShopChanged<R>): void {
   const kinds = differences(shop.facts, e.facts);
   shop.facts = { ...e.facts };
   shop.modifiedAt = e.modifiedAt;
+  if (e.readAt !== undefined) shop.readAt = e.readAt;
   if (step.s.labelId === null) beforeLabel(step, e, kinds);
   else afterLabel(step, kinds, e.labelRequest);
 }

@@ -20,6 +20,8 @@ export const CANCELLED_MARKS: readonly Attention[] = ['cancelled_in_shop', 'canc
 export interface ShopOrderKnown<R> {
   facts: ShopOrderFacts;
   modifiedAt: string;
+  /** When the reading known was taken (domain/shop-order.ts `readAt`); absent when no reading said. */
+  readAt?: string;
   attention: Attention | null;
   /** The mark a person closed, and the reading it was closed for (a later change opens it again). */
   resolved: { attention: Attention; modifiedAt: string } | null;
@@ -102,7 +104,7 @@ export interface ShipmentStart<R> {
   labelRequest: R;
   config: ShipmentConfig;
   /** The order as the shop pull read it, for shipments a pull started. */
-  shopOrder?: { facts: ShopOrderFacts; modifiedAt: string };
+  shopOrder?: { facts: ShopOrderFacts; modifiedAt: string; readAt?: string };
 }
 
 export function initialMachineState<R>(start: ShipmentStart<R>): MachineState<R> {
@@ -125,6 +127,7 @@ export function initialMachineState<R>(start: ShipmentStart<R>): MachineState<R>
       ? {
           facts: { ...seen.facts },
           modifiedAt: seen.modifiedAt,
+          ...(seen.readAt !== undefined ? { readAt: seen.readAt } : {}),
           attention: null,
           resolved: null,
           offer: null,

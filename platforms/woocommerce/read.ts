@@ -14,6 +14,7 @@ import type { WooClient } from './client';
 import type { ShopOrderStatus } from '../../domain/shop-order';
 import { modifiedTime, ORDER_LIMITS, refused, refusedOrder, StoreCurrency, StoreText } from '../../domain/platform-order-checks';
 import { isRefused, type PlatformAddress, type PlatformOrder, type ReadOrder } from '../../domain/platform-order';
+import { readStamp } from '../read-clock';
 
 const Text = StoreText();
 const Short = StoreText(100);
@@ -118,9 +119,10 @@ export class WooOrderReader {
     const excluded = position.exclude.slice(0, MAX_EXCLUDED);
     if (excluded.length > 0) params.set('exclude', excluded.join(','));
     if (position.exclude.length > MAX_EXCLUDED) params.set('offset', String(position.exclude.length - MAX_EXCLUDED));
+    const readAt = readStamp(this.now());
     const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(z.unknown()).max(100), signal);
     const orders = data ?? [];
-    const read = await this.readEach(orders, signal);
+    const read = await this.readEach(orders, signal, readAt);
     const fresh = read.filter((o) => !position.exclude.includes(Number(o.platformOrderId)));
     if (fresh.length === 0 || orders.length < perPage) return { orders: fresh, next: null };
     return { orders: fresh, next: advance(position, fresh) };
@@ -133,18 +135,21 @@ export class WooOrderReader {
     // 100 a request: WooCommerce's largest page (an id beyond it would look gone).
     for (let i = 0; i < ids.length; i += 100) {
       const params = new URLSearchParams({ status, include: ids.slice(i, i + 100).join(','), per_page: '100' });
+      const readAt = readStamp(this.now());
       const { data } = await this.client.call('GET', `wc/v3/orders?${params.toString()}`, z.array(z.unknown()).max(100), signal);
-      read.push(...(await this.readEach(data ?? [], signal)));
+      read.push(...(await this.readEach(data ?? [], signal, readAt)));
     }
     return read;
   }
 
   /** Each order checked on its own: one that fails is refused, the others are read. */
-  private readEach(orders: unknown[], signal: AbortSignal): Promise<ReadOrder[]> {
+  private readEach(orders: unknown[], signal: AbortSignal, readAt: string): Promise<ReadOrder[]> {
     return Promise.all(
       orders.map(async (raw) => {
         const parsed = WooOrder.safeParse(raw);
-        return parsed.success ? this.toPlatformOrder(parsed.data, signal) : refusedOrder(raw, 'id', parsed.error);
+        if (!parsed.success) return refusedOrder(raw, 'id', parsed.error);
+        const order = await this.toPlatformOrder(parsed.data, signal);
+        return isRefused(order) ? order : { ...order, readAt };
       }),
     );
   }

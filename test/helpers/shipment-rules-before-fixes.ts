@@ -14,6 +14,11 @@
  *    cancelled is told to the shop (`label.rejected`) before the cancel is settled.
  * 5. shop-changes.ts `afterLabel`: a release clears `held_in_shop`, and with it the mark of an
  *    address or lines change the hold had covered (the offer stays, unmarked).
+ *
+ * And one of issue 45 fixed after them:
+ * 6. shop.ts `shopChangeRefusalOf` without the read order: only an older `modifiedAt` is stale,
+ *    so of two readings within one second (the platforms' times are to the second) the one read
+ *    earlier is taken when it arrives last.
  */
 import { outcomeOfTag } from '../../domain/shipment';
 import { isNews } from '../../domain/tracking';
@@ -21,13 +26,15 @@ import { handlers, machineOf, refusals, type Handlers, type ShipmentMachine } fr
 import type { Step } from '../../domain/shipment-machine/step';
 import { awaitCorrection, finish, settleBeforeLabel, tell } from '../../domain/shipment-machine/step';
 import { differences } from '../../domain/shop-order';
+import { shopChangeRefusal } from '../../domain/shipment-machine/shop';
 
 export type Defect =
   | 'relabel erases cancel'
   | 'terminal answer ignored'
   | 'shard loss ignored'
   | 'rejection told to a cancelled order'
-  | 'release erases a change mark';
+  | 'release erases a change mark'
+  | 'same-second reading out of order';
 
 export function machineBefore<R>(defects: readonly Defect[]): ShipmentMachine<R> {
   const rules: Handlers<R> = { ...handlers<R>() };
@@ -87,7 +94,18 @@ export function machineBefore<R>(defects: readonly Defect[]): ShipmentMachine<R>
       if (released) step.s.shop!.attention = null;
     };
   }
-  return machineOf(rules, refusals<R>());
+  const validators = refusals<R>();
+  if (defects.includes('same-second reading out of order')) {
+    // shopChangeRefusalOf before `readAt`: stale only when `modifiedAt` is older.
+    validators.shopChanged = (s, e) => shopChangeRefusal(s, withoutReadOrder(e));
+  }
+  return machineOf(rules, validators);
+}
+
+/** The reading as the rule before the fix saw it: no read order. */
+function withoutReadOrder<E extends { readAt?: string }>(e: E): E {
+  const { readAt: _readAt, ...rest } = e;
+  return rest as E;
 }
 
 /** relabel.ts after its label came back, before the fix. */

@@ -70,6 +70,9 @@ export function startOf(connector: string | null): ShipmentStart<Req> {
   };
 }
 
+/** The reader's clock: the n-th reading of the order, in milliseconds after the start. */
+const readStamp = (n: number) => new Date(Date.parse('2026-12-01T00:00:00Z') + n).toISOString();
+
 const stamp = (t: number) => `2026-12-01T00:${String(Math.floor(t / 60)).padStart(2, '0')}:${String(t % 60).padStart(2, '0')}Z`;
 
 export class World {
@@ -82,6 +85,10 @@ export class World {
   private deadlines: Array<{ deadline: 'correction' | 'hold' | 'tracking'; wait: number }> = [];
   private shop: ShopOrderFacts = { status: 'open', address: 'a0', lines: 'l0' };
   private clock = 0;
+  /** Readings taken of the order: each reading's read order (`readAt`), later readings later. */
+  private readings = 0;
+  /** The read order of the newest reading the shipment took. */
+  private takenReadAt: string | null = null;
   private edits = 0;
   private requested = new Map<number, Req>();
   private answers = new Map<number, ShipmentEvent<Req>>();
@@ -237,13 +244,15 @@ export class World {
     else if (variant === 3) shop.status = 'open';
     else if (variant < 8) shop.address = `a${this.edits}`;
     else shop.lines = `l${this.edits}`;
-    // Two readings within one second happen: same modifiedAt.
+    // Two readings within one second happen: same modifiedAt, told apart by when each was read
+    // (a reading delivered late, after a later one, comes from `repeat`).
     if (b % 4 !== 0) this.clock++;
     const mapped = b % 5 !== 0;
     return {
       type: 'shopChanged',
       facts: { ...shop },
       modifiedAt: stamp(this.clock),
+      readAt: readStamp(++this.readings),
       ...(mapped ? { labelRequest: `shop-${shop.address}-${shop.lines}` } : { problems: true }),
     };
   }
@@ -264,6 +273,15 @@ export class World {
     )
       this.changedDuringRelabel = true;
     for (const command of commands) this.carryOut(command);
+    if (event.type === 'shopChanged' && event.readAt !== undefined) {
+      // A reading taken earlier is never applied after one taken later (same second or not).
+      if (this.takenReadAt !== null && event.readAt < this.takenReadAt)
+        throw new InvariantBroken(
+          'a reading read earlier is never taken after a later one',
+          `read at ${event.readAt} (modified ${event.modifiedAt}) taken after the reading read at ${this.takenReadAt}`,
+        );
+      this.takenReadAt = event.readAt;
+    }
     this.check(before, event, commands);
   }
 

@@ -446,6 +446,35 @@ describe("the merchant's changes (activities mocked)", () => {
     await handle.signal(cancelShipmentSignal, {});
   });
 
+  it('of two readings within one second, the one read earlier is refused whichever arrives last; an input without readAt takes it as before', async () => {
+    const second = '2026-11-20T10:00:00Z';
+    const handle = await start('M-13', rejectedForever, { ...seen, readAt: '2026-11-20T10:00:00.100Z' });
+    await phase(handle, 'awaiting_correction');
+    // The webhook's pull read the hold later in the same second and reached the shipment first.
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [{ facts: { ...facts, status: 'on_hold' }, modifiedAt: second, readAt: '2026-11-20T10:00:00.900Z' }],
+    });
+    const before = await quietHistory(handle);
+    // The schedule's pull read the order earlier in that second (a cancel not yet undone by the hold) and arrives last.
+    const older = await handle
+      .executeUpdate(shopOrderChangedUpdate, {
+        args: [{ facts: { ...facts, status: 'cancelled' }, modifiedAt: second, readAt: '2026-11-20T10:00:00.500Z' }],
+      })
+      .catch((e) => e);
+    expect(older).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(older.cause?.message)).toMatch(/stale: read at 2026-11-20T10:00:00.500Z/);
+    expect((await handle.fetchHistory()).events!.length).toBe(before);
+    expect((await handle.query(stateQuery)).shopOrder).toMatchObject({ facts: { status: 'on_hold' }, readAt: '2026-11-20T10:00:00.900Z' });
+    await handle.signal(cancelShipmentSignal, {});
+
+    // Started before readings had a read order: the same second is taken, as it always was.
+    const old = await start('M-14', rejectedForever, seen);
+    await phase(old, 'awaiting_correction');
+    await old.executeUpdate(shopOrderChangedUpdate, { args: [{ facts: { ...facts, status: 'on_hold' }, modifiedAt: seen.modifiedAt }] });
+    expect((await old.query(stateQuery)).shopOrder?.facts.status).toBe('on_hold');
+    await old.signal(cancelShipmentSignal, {});
+  });
+
   it("refuses a reading of another platform order mapped to the same order id ('#5001' and '5001'): nothing in the history", async () => {
     const handle = await start('M-5', rejectedForever, seen, { platformOrderId: '5001' });
     await phase(handle, 'awaiting_correction');

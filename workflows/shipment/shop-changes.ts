@@ -30,6 +30,7 @@ import {
   checkChangeShape,
   differences,
   isWithdrawn,
+  readBefore,
   type KnownReading,
   type ShopChangeKind,
   type ShopOrderChange,
@@ -50,7 +51,15 @@ const DEFAULT_HOLD_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
 const joined = (a: string, b: string) => (a ? `${a}; ${b}` : b);
 
 export function initialShopOrder(seen: ShopOrderSeen): ShopOrderState {
-  return { facts: { ...seen.facts }, modifiedAt: seen.modifiedAt, changes: [], attention: null, heldSince: null, offer: null };
+  return {
+    facts: { ...seen.facts },
+    modifiedAt: seen.modifiedAt,
+    ...(seen.readAt !== undefined ? { readAt: seen.readAt } : {}),
+    changes: [],
+    attention: null,
+    heldSince: null,
+    offer: null,
+  };
 }
 
 /** Throws why a reading is not taken: the shipment machine decides (domain/shipment-machine/shop.ts). */
@@ -104,11 +113,13 @@ export class ShopChanges implements ShopShell {
     const kinds = differences(this.order.facts, change.facts);
     this.order.facts = { ...change.facts };
     this.order.modifiedAt = change.modifiedAt;
+    if (change.readAt !== undefined) this.order.readAt = change.readAt;
     const action = state.labelId === null ? this.beforeLabel(change, kinds) : this.afterLabel(change, kinds);
     const record: ShopChangeRecord = {
       kinds,
       status: change.facts.status,
       modifiedAt: change.modifiedAt,
+      ...(change.readAt !== undefined ? { readAt: change.readAt } : {}),
       at: new Date().toISOString(),
       action,
     };
@@ -222,7 +233,12 @@ export class ShopChanges implements ShopShell {
   knownReading(): KnownReading | undefined {
     const { platformOrderId } = this.run.state;
     if (this.checkRefused || platformOrderId === undefined) return undefined;
-    return { platformOrderId, modifiedAt: this.order.modifiedAt, facts: { ...this.order.facts } };
+    return {
+      platformOrderId,
+      modifiedAt: this.order.modifiedAt,
+      ...(this.order.readAt !== undefined ? { readAt: this.order.readAt } : {}),
+      facts: { ...this.order.facts },
+    };
   }
 
   /**
@@ -258,7 +274,7 @@ export class ShopChanges implements ShopShell {
   private alreadyKnown(change: ShopOrderChange): boolean {
     const mine = this.run.state.platformOrderId;
     if (change.platformOrderId !== undefined && mine !== undefined && change.platformOrderId !== mine) return false;
-    return change.modifiedAt < this.order.modifiedAt || differences(this.order.facts, change.facts).length === 0;
+    return readBefore(change, this.order) || differences(this.order.facts, change.facts).length === 0;
   }
 
   /** A change cancelled the label call in flight (not the operator, not Temporal). */

@@ -172,6 +172,7 @@ export class SplitOrder {
     const kinds = differences(order.facts, change.facts);
     order.facts = { ...change.facts };
     order.modifiedAt = change.modifiedAt;
+    if (change.readAt !== undefined) order.readAt = change.readAt;
     const told = await this.tellParcels((id, location) =>
       getExternalWorkflowHandle(id).signal(parcelShopOrderChangedSignal, changeForParcel(change, location)),
     );
