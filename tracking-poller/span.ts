@@ -74,8 +74,65 @@ const LOOK_AGAIN_MS = 30_000;
 /** A shipment that could not be told (Temporal unreachable) is polled and told again after this. */
 const TELL_RETRY_MS = 5_000;
 
-/** What a retried attempt of the span needs from the one before: what was told, which labels it dropped. */
-type SpanProgress = { told: LabelProgress[] } & Pick<SpanResult, 'dropped' | 'droppedLabels'>;
+/** What a retried attempt of the span needs from the one before: what was told, which labels it dropped, the news ids' counts. */
+type SpanProgress = { told: LabelProgress[]; ids?: NewsIdsSnapshot } & Pick<SpanResult, 'dropped' | 'droppedLabels'>;
+
+type NewsIdsSnapshot = Array<[key: string, base: number, told: string[]]>;
+type Telling = Pick<WatchedLabel, 'workflowId' | 'labelId' | 'membership' | 'told'>;
+
+/**
+ * The request ids of a span's news, the same in every attempt of the span. An id names the
+ * shipment, the label, the membership, what is told, and how many news the membership had told
+ * when the span began (`base`, from the shard's run: the same for every attempt) plus how often
+ * this span told the same thing before (a state the tracking returns to is told again, under a
+ * new id). Before, it named the count of news told so far: a retried attempt resumes from the
+ * last heartbeat (every 30 s), so when the killed attempt had told two changes since, the retry
+ * found the tracking at the second one with the count of the first and told it again under a new
+ * id (fleet-tracking.crash.test.ts, 3 of 8 runs after both workers were killed). Now the same
+ * change has the same id unless the tracking returned to that exact state between the last
+ * heartbeat and the kill.
+ */
+export class NewsIds {
+  private readonly base = new Map<string, number>();
+  private readonly told = new Map<string, string[]>();
+
+  /** A member as the shard's run has it (input or join), before this attempt told it anything. */
+  begin(member: Telling): void {
+    const key = keyOf(member);
+    if (!this.base.has(key)) this.base.set(key, member.told ?? 0);
+  }
+
+  id(member: Telling, what: unknown[]): string {
+    const key = keyOf(member);
+    const state = digestOf(what);
+    const before = (this.told.get(key) ?? []).filter((d) => d === state).length;
+    const named = ['news-v2', member.labelId, member.membership ?? null, this.base.get(key) ?? member.told ?? 0, before, ...what];
+    return createHash('sha256').update(member.workflowId).update('\u0000').update(JSON.stringify(named)).digest('hex').slice(0, 32);
+  }
+
+  /** Told: the same thing told again later in this span gets a new id. */
+  tellOf(member: Telling, what: unknown[]): void {
+    const key = keyOf(member);
+    this.base.set(key, this.base.get(key) ?? member.told ?? 0);
+    this.told.set(key, [...(this.told.get(key) ?? []), digestOf(what)]);
+  }
+
+  /** The labels this span told (the others' base a retried attempt reads from the shard's run again). */
+  snapshot(): NewsIdsSnapshot {
+    return [...this.told].map(([key, told]) => [key, this.base.get(key) ?? 0, told]);
+  }
+
+  /** An earlier attempt's counts (its last heartbeat) replace this attempt's. */
+  resume(snapshot: NewsIdsSnapshot | undefined): void {
+    for (const [key, base, told] of snapshot ?? []) {
+      this.base.set(key, base);
+      this.told.set(key, [...told]);
+    }
+  }
+}
+
+const keyOf = (m: Telling) => JSON.stringify([m.workflowId, m.labelId, m.membership ?? null]);
+const digestOf = (what: unknown[]) => createHash('sha256').update(JSON.stringify(what)).digest('hex').slice(0, 12);
 
 export class TrackingSpan {
   private shard = new PollerShard(undefined);
@@ -85,6 +142,7 @@ export class TrackingSpan {
   private readonly dropped = new Map<string, string>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly stats = { polls: 0, told: 0, heartbeats: 0 };
+  private readonly ids = new NewsIds();
   /** A label's account is unknown to this worker: the span fails with it (see above). */
   private unknownAccount: Error | null = null;
   /** Wakes the loop when a poll ends or a shipment joins. */
@@ -240,17 +298,12 @@ export class TrackingSpan {
     const { client } = this.deps;
     // Named by label: a shipment relabelled since drops the old label's news, and the two labels' news never share a request id.
     const news: TrackingNews = { labelId: member.labelId, ...about };
-    // The membership and the count of news told in it: a state the tracking returns to is told
-    // again under a new id, while a retried span tells the same news under the same one.
-    const what = [
-      member.labelId,
-      member.membership ?? null,
-      member.told ?? 0,
-      ...(news.change
-        ? [news.change.tag, news.change.subtag, news.change.trackingNumber, news.change.checkpoints, news.change.lastCheckpointTime]
-        : [news.failure?.kind, news.failure?.message]),
-    ];
-    const requestId = createHash('sha256').update(member.workflowId).update('\u0000').update(JSON.stringify(what)).digest('hex');
+    // What is told, in its membership (NewsIds): a state the tracking returns to is told again
+    // under a new id, while a retried span tells the same news under the same one.
+    const what = news.change
+      ? [news.change.tag, news.change.subtag, news.change.trackingNumber, news.change.checkpoints, news.change.lastCheckpointTime]
+      : [news.failure?.kind, news.failure?.message];
+    const requestId = this.ids.id(member, what);
     try {
       await client.workflowService.signalWorkflowExecution({
         namespace: client.options.namespace,
@@ -258,7 +311,7 @@ export class TrackingSpan {
         signalName: trackingNewsSignal.name,
         input: { payloads: await encodeToPayloads(client.options.loadedDataConverter, news) },
         identity: client.options.identity,
-        requestId: requestId.slice(0, 32),
+        requestId,
       });
     } catch (err) {
       if (isNotFound(err)) {
@@ -268,6 +321,7 @@ export class TrackingSpan {
       throw err;
     }
     this.stats.told++;
+    this.ids.tellOf(member, what);
     if (this.current(member)) member.told = (member.told ?? 0) + 1;
     return true;
   }
@@ -353,6 +407,7 @@ export class TrackingSpan {
   /** A shipment joined (by signal, or by the update a full shard would refuse), as the shard's workflow applies it. */
   private watch(request: WatchRequest): void {
     this.shard.watch(request);
+    this.ids.begin(this.shard.get(request.workflowId)!);
     this.dropped.delete(request.workflowId);
     this.kick();
   }
@@ -362,6 +417,9 @@ export class TrackingSpan {
   /** What an earlier attempt of this span told, and who left, on top of the members read back. */
   private resume(): void {
     const previous = this.ctx.info.heartbeatDetails as SpanProgress | undefined;
+    // The run's input members, as the run has them (a join read back began its own in `watch`).
+    for (const member of this.shard.labels()) this.ids.begin(member);
+    this.ids.resume(previous?.ids);
     for (const progress of previous?.told ?? []) {
       const member = this.shard.get(progress.workflowId);
       if (!member || !isSameLabel(member, progress.labelId)) continue;
@@ -377,7 +435,7 @@ export class TrackingSpan {
 
   private heartbeat(): void {
     this.stats.heartbeats++;
-    this.ctx.heartbeat({ told: [...this.told.values()], ...this.droppedLists() } satisfies SpanProgress);
+    this.ctx.heartbeat({ told: [...this.told.values()], ids: this.ids.snapshot(), ...this.droppedLists() } satisfies SpanProgress);
   }
 
   /** Until `at`, a poll ends, a shipment joins, or the span is cancelled (at most 30 s, to look again). */
