@@ -1,7 +1,8 @@
 /**
- * One run of a shipment workflow: its state and the small operations every step uses (call the
- * API, publish, emit to the shop, finish, continue as new). The steps themselves are functions of
- * their own (label.ts, order.ts, tracking.ts); `ship()` reads them in order.
+ * One run of a shipment workflow: its state, the shipment machine's state it feeds (`decide`:
+ * label and order, carried out by decisions.ts) and the small operations every step uses (call
+ * the API, publish, emit to the shop, finish, continue as new); `ship()` runs label and order,
+ * then tracking (tracking.ts).
  */
 import {
   allHandlersFinished,

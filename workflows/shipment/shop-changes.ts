@@ -2,10 +2,10 @@
  * The merchant's changes to the order (cancel, refund, hold, release, address, lines), told by
  * the shop pull through the update `shopOrderChanged`, and what the shipment does with each, by
  * phase. Only shipments a pull started have this (their input carries the order as read then);
- * the label step that heeds it is label.ts, `makeLabel`.
+ * before the label the shipment machine decides what it does (decisions.ts carries it out).
  *
- * Before the label a change is acted on: the label call in flight is cancelled and the label
- * step settles it (stop, wait for the release, take the new request, or wait for an operator).
+ * Before the label a change is acted on: the machine stops the label call in flight and settles
+ * it (stop, wait for the release, take the new request, or wait for an operator); this records it.
  * After the label nothing is voided (the API has none): the shipment is marked for an operator,
  * a cancelled order is written to no more, and tracking goes on; a changed address or lines can
  * become a new label by an operator's relabel (relabel.ts).
