@@ -62,3 +62,43 @@ describe('the workflow code', () => {
     expect(files.flatMap(({ file, text }) => assignments(file, text))).toEqual([]);
   });
 });
+
+/** The values each workflow file imports from the machine (types left out), as `file: a, b`. */
+function machineImports(files: Array<{ file: string; text: string }>): Record<string, string[]> {
+  const found: Record<string, string[]> = {};
+  for (const { file, text } of files) {
+    for (const m of text.matchAll(/^import\s+\{([^}]*)\}\s+from\s+'[./]*domain\/shipment-machine[^']*';/gm)) {
+      const names = m[1]!
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== '' && !n.startsWith('type '));
+      if (names.length > 0) found[file] = [...(found[file] ?? []), ...names].sort();
+    }
+  }
+  return found;
+}
+
+describe("the workflow's use of the machine", () => {
+  it('takes the label step and the order read from `decide`: it calls no decision of theirs itself', () => {
+    // The label step and the order read mirror the machine's phase only (labelAsked, correctionAwaited,
+    // heldInShop, labelMade, tracks, ends as each command is carried out); tracking, the relabel and a
+    // change after the label still decide with the machine's helpers. This list only shrinks.
+    expect(machineImports(workflowSources())).toEqual({
+      'workflows/shipment/decisions.ts': ['heldInShop'],
+      'workflows/shipment/label.ts': ['correctionAwaited', 'labelAsked'],
+      'workflows/shipment/order.ts': ['tracks'],
+      'workflows/shipment/relabel.ts': ['markAttention', 'nextRevision', 'relabelLabelBack', 'relabelRefusalOf', 'tracks'],
+      'workflows/shipment/run.ts': ['decide', 'ends', 'initialMachineState', 'resubmitRefusalOf'],
+      'workflows/shipment/shop-changes.ts': [
+        'changeBeforeLabel',
+        'changeMarkAfterResolve',
+        'leaveMarksAfterLabel',
+        'resolveRefusalOf',
+        'shopChangeRefusalOf',
+      ],
+      'workflows/shipment/split-order.ts': ['ends'],
+      'workflows/shipment/state.ts': ['labelMade'],
+      'workflows/shipment/tracking.ts': ['endsTracking', 'takesNews'],
+    });
+  });
+});

@@ -10,7 +10,7 @@ import * as label from './label';
 import { operatorCancelled } from './operator';
 import { relabelRefusal, relabelRequested } from './relabel';
 import { attentionResolved, shopChanged, shopChangeRefusal } from './shop';
-import { openAttention, type MachineState } from './state';
+import { copyOf, openAttention, type MachineState } from './state';
 import type { Step } from './step';
 import * as tracking from './tracking';
 
@@ -98,7 +98,7 @@ export function machineOf<R>(rules: Handlers<R>, validators: Refusals<R>): Shipm
     decide(state, event) {
       // A refused message writes nothing (its validator rejected it before the workflow saw it).
       if (refusal(state, event) !== null) return { state, commands: [] };
-      const step: Step<R> = { s: structuredClone(state), out: [] };
+      const step: Step<R> = { s: copyOf(state), out: [] };
       (rules[event.type] as (step: Step<R>, event: ShipmentEvent<R>) => void)(step, event);
       return { state: step.s, commands: step.out };
     },

@@ -56,6 +56,8 @@ export function labelRejected<R>(step: Step<R>, e: Ev<R, 'labelRejected'>): void
   if (s.shop && s.shop.pending.length > 0) return settleBeforeLabel(step);
   tell(step, { type: 'label.rejected' });
   awaitCorrection(step);
+  // An operator's cancel that came while the call was out ends the wait it would begin (the workflow's order: told, then ended).
+  if (s.cancelRequested) finish(step, 'cancelled_by_operator', 'cancelled by operator');
 }
 
 export function labelCallStopped<R>(step: Step<R>, e: Ev<R, 'labelCallStopped'>): void {

@@ -162,3 +162,10 @@ export function openAttention(state: MachineState<unknown>): Attention | null {
   const r = shop.resolved;
   return r && r.attention === shop.attention && r.modifiedAt === shop.modifiedAt ? null : shop.attention;
 }
+
+/** A deep copy of plain data (the workflow's sandbox has no `structuredClone`). */
+export function copyOf<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copyOf) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, copyOf(v)])) as T;
+}

@@ -11,9 +11,10 @@ interface Phased {
   phase: Phase | 'parcels';
 }
 
-/** The label of the current revision is asked for (also a relabel's). */
-export function labelAsked(s: Phased): void {
+/** The label of the current revision is asked for (also a relabel's); the workflow names the revision the machine asked for. */
+export function labelAsked(s: Phased & { revision?: number }, revision?: number): void {
   s.phase = 'creating_label';
+  if (revision !== undefined) s.revision = revision;
 }
 
 /** A rejected label (or a changed order that does not map) waits for an operator's corrected data. */

@@ -354,6 +354,9 @@ export class World {
       fail('a terminal tag ends tracking', `${s.tracking.tag} known, still ${s.phase}`);
     if (s.phase === 'tracking' && !s.relabel && this.membership !== s.labelId)
       fail('tracking is never orphaned', `tracking ${s.labelId}, no shard watches it`);
+    // The workflow ends a waiting shipment at an operator's cancel; only a call out (or a relabel) answers first.
+    if (s.cancelRequested && (s.phase === 'awaiting_correction' || s.phase === 'held_in_shop'))
+      fail("an operator's cancel is not left waiting", `cancel requested, still ${s.phase}`);
     if (s.labelId !== null && withdrawn && s.phase !== 'completed' && !(s.shop!.attention && CANCELLED_MARKS.includes(s.shop!.attention)))
       fail(
         "an operator's action never erases a merchant's later change",

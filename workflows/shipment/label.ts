@@ -1,68 +1,87 @@
 /**
- * Step 1, the label: created once per revision (the idempotency key makes any re-send return the
- * same label); a rejected one waits for corrected data from an operator.
+ * Step 1, the label: the request of the revision the machine asks for (the idempotency key
+ * makes any re-send return the same label), and its answer as the machine's event.
  *
- * A shipment a shop pull started also heeds the merchant's changes (shop-changes.ts): before each
- * request a change is settled; a change that comes while the request is out cancels it (an
- * attempt already sent finishes first, so a label made meanwhile is known and judged as after
- * the label). The attempt itself checks the order with the shop right before it is sent
- * (shop-import/label-check.ts): a change found there comes back unsent and is settled like a
- * pulled one.
+ * A shipment a shop pull started also heeds the merchant's changes (shop-changes.ts): the machine
+ * stops a call out when a change comes (an attempt already sent finishes first, so a label made
+ * meanwhile is known and judged as after the label). The attempt itself checks the order with the
+ * shop right before it is sent (shop-import/label-check.ts): a change found there comes back
+ * unsent and is fed to the machine like a pulled one.
  */
-import { CancellationScope, condition, isCancellation, log } from '@temporalio/workflow';
-import type { CreatedLabel, CreateLabelInput } from '../../activities/shipping-api';
-import type { ShipmentOutcome } from '../../workflow-definitions/shipment';
+import { CancellationScope, isCancellation, log } from '@temporalio/workflow';
+import type { CreateLabelInput } from '../../activities/shipping-api';
 import { recordError, shippingErrorOf, shopChangeOf } from './failures';
-import type { ShipmentShell } from './shell';
+import type { MachineCommand, MachineEvent, ShipmentShell } from './shell';
 import { applyLabel } from './state';
-import { correctionAwaited, labelAsked, nextRevision } from '../../domain/shipment-machine/transitions';
-
-/** Makes the label; returns the outcome when the shipment ends before it has one. */
-export async function makeLabel(run: ShipmentShell): Promise<ShipmentOutcome | undefined> {
-  const shop = run.shop;
-  while (run.state.labelId === null) {
-    const settled = await shop?.settleBeforeLabel();
-    if (settled) return settled;
-    const request = nextRequest(run);
-    const reading = shop?.knownReading();
-    if (reading) request.input.shopCheck = reading;
-    const scope = new CancellationScope();
-    if (shop) shop.labelScope = scope;
-    try {
-      created(run, await scope.run(() => run.callApi('createLabel', request.summary, request.input)));
-    } catch (err) {
-      const found = shopChangeOf(err);
-      if (shop && found) {
-        shop.takeFoundBeforeLabel(found);
-        continue;
-      }
-      // The change cancelled the call: it ends cancelled, or, when an attempt was out, with that
-      // attempt's failure (the server retries nothing after a cancel request). No label either way.
-      if (shop?.interruptedLabel() && (isCancellation(err) || shippingErrorOf(err)?.retryable === true)) continue;
-      // A rejection of a request the change replaced is settled untold (domain/shipment-machine/label.ts):
-      // a cancelled order is written to no more; a still open one hears it when the same key is sent again.
-      if (shop?.interruptedLabel()) {
-        rejected(run, err, false);
-        continue;
-      }
-      rejected(run, err);
-      const ended = await awaitCorrection(run, shop?.changed);
-      if (ended) return ended;
-    } finally {
-      if (shop) shop.labelScope = null;
-    }
-  }
-  shop?.settleAfterLabel();
-  return undefined;
-}
+import { correctionAwaited, labelAsked } from '../../domain/shipment-machine/transitions';
 
 /** Failures an operator can fix by resubmitting label data: the label was not created. */
 const CORRECTABLE_KINDS = new Set(['courier_error', 'validation']);
 
-/** The request of the current revision, counted and shown as `creating_label` (a relabel names the shop's request). */
-export function nextRequest(run: ShipmentShell, labelRequest = run.labelRequest): { summary: string; input: CreateLabelInput } {
+type CreateLabel = Extract<MachineCommand, { type: 'createLabel' }>;
+
+/** A call that ended without a label: its error, thrown again when the machine says the shipment fails. */
+export interface LabelRefused {
+  err: unknown;
+}
+
+/** Sends the machine's label request; returns its answer as the machine's event. */
+export async function sendLabel(run: ShipmentShell, c: CreateLabel, refused: LabelRefused): Promise<MachineEvent> {
+  const { shop } = run;
+  run.labelRequest = c.labelRequest;
+  run.correction = null;
+  for (;;) {
+    const request = nextRequest(run, c.labelRequest, c.revision);
+    const reading = shop?.knownReading();
+    if (reading) request.input.shopCheck = reading;
+    const scope = new CancellationScope();
+    run.labelScope = scope;
+    try {
+      const label = await scope.run(() => run.callApi('createLabel', request.summary, request.input));
+      applyLabel(run.state, label);
+      // A change that came meanwhile: the workflow's record of it, before the machine judges it as after the label.
+      shop?.settleAfterLabel();
+      return { type: 'labelCreated', revision: c.revision, labelId: label.labelId };
+    } catch (err) {
+      const found = shopChangeOf(err);
+      if (shop && found) {
+        run.labelScope = null;
+        // One this shipment would not take is re-sent unchecked (it cannot loop on it).
+        if (shop.takeFoundBeforeLabel(found)) return { type: 'labelCallStopped', revision: c.revision };
+        continue;
+      }
+      return answerOf(run, c.revision, err, refused);
+    } finally {
+      run.labelScope = null;
+    }
+  }
+}
+
+/** A failed call as the machine's event: stopped by a change, or a rejection (correctable or not). */
+function answerOf(run: ShipmentShell, revision: number, err: unknown, refused: LabelRefused): MachineEvent {
+  const failure = shippingErrorOf(err);
+  // The change stopped the call: it ends cancelled, or, when an attempt was out, with that
+  // attempt's failure (the server retries nothing after a cancel request). No label either way.
+  const interrupted = (run.machine?.shop?.pending.length ?? 0) > 0;
+  if (interrupted && (isCancellation(err) || failure?.retryable === true)) return { type: 'labelCallStopped', revision };
+  if (!failure) throw err;
+  refused.err = err;
+  const correctable = CORRECTABLE_KINDS.has(failure.kind);
+  if (correctable) {
+    run.state.lastError = recordError(failure);
+    run.state.idempotencyKey = failure.idempotencyKey ?? run.state.idempotencyKey;
+  }
+  return { type: 'labelRejected', revision, correctable, kind: failure.kind };
+}
+
+/** The request of a revision, counted and shown as `creating_label` (a relabel names the shop's request). */
+export function nextRequest(
+  run: ShipmentShell,
+  labelRequest = run.labelRequest,
+  revision = run.state.revision,
+): { summary: string; input: CreateLabelInput } {
   const { state } = run;
-  labelAsked(state);
+  labelAsked(state, revision);
   state.attempts.labelRequests++;
   run.publish();
   return {
@@ -79,22 +98,13 @@ export function nextRequest(run: ShipmentShell, labelRequest = run.labelRequest)
   };
 }
 
-export function created(run: ShipmentShell, label: CreatedLabel): void {
-  applyLabel(run.state, label);
-}
-
-/** A courier or validation rejection is recorded and (unless `tell` is false) told to the shop; any other failure goes on up. */
-export function rejected(run: ShipmentShell, err: unknown, tell = true): void {
-  const { state } = run;
-  const failure = shippingErrorOf(err);
-  if (!failure || !CORRECTABLE_KINDS.has(failure.kind)) throw err;
-  state.lastError = recordError(failure);
-  state.idempotencyKey = failure.idempotencyKey ?? state.idempotencyKey;
-  if (!tell) return;
+/** The shop hears of the rejection the state recorded. */
+export function tellRejected(run: ShipmentShell, refused: LabelRefused): void {
+  const failure = shippingErrorOf(refused.err)!;
   run.emit({
     type: 'label.rejected',
     data: {
-      revision: state.revision,
+      revision: run.state.revision,
       kind: failure.kind,
       courierCode: failure.courierCode ?? null,
       courierMessage: failure.courierMessage ?? null,
@@ -105,13 +115,16 @@ export function rejected(run: ShipmentShell, err: unknown, tell = true): void {
   });
 }
 
-/**
- * Waits for a resubmit (the next revision), the operator's stop, or the correction timeout;
- * returns the outcome when the shipment ends here. `shopChanged` (shop-aware shipments only)
- * also ends the wait: the label step settles the merchant's change first.
- */
-export async function awaitCorrection(run: ShipmentShell, shopChanged?: () => boolean): Promise<ShipmentOutcome | undefined> {
+/** The wait for corrected label data begins: shown, published and logged (the machine's deadline ends it). */
+export function correctionWaits(run: ShipmentShell): void {
   const { state } = run;
+  if (run.machine?.lastError === 'shop_change_rejected' && run.shop)
+    state.lastError = {
+      kind: 'shop_change_rejected',
+      message: 'the order as changed in the shop does not map',
+      fields: run.shop.problems,
+      at: new Date().toISOString(),
+    };
   correctionAwaited(state);
   run.publish();
   // An expected outcome: one line that says what comes next; the rejection is data, not an Error.
@@ -121,16 +134,4 @@ export async function awaitCorrection(run: ShipmentShell, shopChanged?: () => bo
     shop: state.shop,
     rejection: { kind, code, courierCode, message },
   });
-  const answered = await condition(
-    () => run.correction !== null || run.cancelRequest !== null || (shopChanged?.() ?? false),
-    run.policy.correctionTimeoutMs,
-  );
-  if (run.cancelRequest) return run.cancelledByOperator();
-  const correction = run.correction;
-  if (correction === null && shopChanged?.()) return undefined;
-  if (!answered || correction === null) return run.finish('label_failed', 'no corrected label data before the correction timeout');
-  run.labelRequest = correction.labelRequest;
-  run.correction = null;
-  nextRevision(state);
-  return undefined;
 }

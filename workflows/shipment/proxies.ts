@@ -18,7 +18,7 @@ import type { ShopSyncPolicy } from '../../domain/shipment';
 
 /**
  * A shop-aware label call, cancelled when the merchant changes the order, waits for an attempt
- * already sent to finish: a label it made is then known, not lost (label.ts, `makeLabel`).
+ * already sent to finish: a label it made is then known, not lost (label.ts, `sendLabel`).
  */
 export const HEED_SENT_ATTEMPT = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } as const;
 type CallOptions = Partial<typeof HEED_SENT_ATTEMPT>;

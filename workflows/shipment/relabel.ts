@@ -16,6 +16,7 @@ import { recordError, shippingErrorOf } from './failures';
 import * as label from './label';
 import * as order from './order';
 import type { ShipmentShell } from './shell';
+import { applyLabel } from './state';
 import { join, unwatch } from './tracking';
 import { markAttention, nextRevision, tracks } from '../../domain/shipment-machine/transitions';
 
@@ -113,7 +114,7 @@ export async function relabelFromShop(run: ShipmentShell, request: RelabelFromSh
     }
     forgetTracking(run);
     state.replacedLabels = [...(state.replacedLabels ?? []), { ...replaced, replacedAt: new Date().toISOString() }];
-    label.created(run, made);
+    applyLabel(run.state, made);
     run.labelRequest = offer;
     // Taken: unless the merchant changed the order again meanwhile (a newer offer, and its mark, stay for the operator).
     if (back.takesOffer) {

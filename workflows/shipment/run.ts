@@ -1,7 +1,8 @@
 /**
- * One run of a shipment workflow: its state and the small operations every step uses (call the
- * API, publish, emit to the shop, finish, continue as new). The steps themselves are functions of
- * their own (label.ts, order.ts, tracking.ts); `ship()` reads them in order.
+ * One run of a shipment workflow: its state, the shipment machine's state it feeds (`decide`:
+ * label and order, carried out by decisions.ts) and the small operations every step uses (call
+ * the API, publish, emit to the shop, finish, continue as new); `ship()` runs label and order,
+ * then tracking (tracking.ts).
  */
 import {
   allHandlersFinished,
@@ -16,26 +17,40 @@ import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import type { CancelShipment, ResubmitLabel, ResubmitResult, ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
 import { correctionMismatches, describeMismatches } from '../../domain/correction';
-import { resubmitRefusalOf } from '../../domain/shipment-machine';
+import { decide, initialMachineState, resubmitRefusalOf } from '../../domain/shipment-machine';
 import { callApi } from './api-call';
+import { labelAndOrder } from './decisions';
 import { shipmentFailed } from './failures';
-import { makeLabel } from './label';
-import * as order from './order';
 import { trackingPolicy } from './proxies';
 import { Published } from './published';
 import { initialShopOrder, ShopChanges } from './shop-changes';
 import { ShopDelivery, type ShopEventInput } from './shop-delivery';
 import { initialShopSync, initialState, outcomeOf, withOrderOverrides } from './state';
 import { followTracking } from './tracking';
-import type { ApiArgs, ApiCall, ApiResult, CarriedState, ShipmentShell, ShipmentWorkflowFn } from './shell';
+import type {
+  ApiArgs,
+  ApiCall,
+  ApiResult,
+  CarriedState,
+  Machine,
+  MachineCommand,
+  MachineEvent,
+  ShipmentShell,
+  ShipmentWorkflowFn,
+} from './shell';
 import { ends } from '../../domain/shipment-machine/transitions';
 
 export class ShipmentRun implements ShipmentShell {
   readonly state: ShipmentState;
   labelRequest: LabelRequestWithoutKey;
   policy!: TrackingPolicy;
-  /** Corrected label data from a resubmit, taken by the label step. */
+  /** Corrected label data from a resubmit, until the label step sends it. */
   correction: ResubmitLabel | null = null;
+  /** The machine's state while it decides (label and order); null once tracking begins, and in a run continued as new. */
+  machine: Machine | null;
+  /** The label call in flight: cancelled when the machine stops it. */
+  labelScope: CancellationScope | null = null;
+  private commands: MachineCommand[] = [];
   cancelRequest: CancelShipment | null = null;
   /** An operator's relabel from the shop's data is being made (relabel.ts): tracking holds the old label's news. */
   relabelling = false;
@@ -57,6 +72,9 @@ export class ShipmentRun implements ShipmentShell {
     // Only shipments a shop pull started know the order's facts; the others never hear of the merchant's changes.
     if (input.shopOrder) this.state.shopOrder ??= initialShopOrder(input.shopOrder);
     this.shop = this.state.shopOrder ? new ShopChanges(this, this.state.shopOrder) : null;
+    // Its config is the worker's policy, read in start() (a change taken before then reads neither).
+    const config = { terminalTags: [], connector: null };
+    this.machine = carried ? null : initialMachineState({ labelRequest: input.labelRequest, config, shopOrder: input.shopOrder });
   }
 
   /** The worker's policy, the shipment's account and its shop sync, fixed at the run's start. */
@@ -66,6 +84,7 @@ export class ShipmentRun implements ShipmentShell {
     if (this.input.account !== undefined && !this.carried) this.state.account = this.input.account;
     this.policy = this.carried?.policy ?? withOrderOverrides(await trackingPolicy(this.input.shop), this.input.tracking);
     if (!this.carried) this.state.shopSync = initialShopSync(this.policy);
+    if (this.machine) this.machine.config = { terminalTags: this.policy.terminalTags, connector: this.policy.shopSync?.connector ?? null };
   }
 
   /** Label, order, tracking: the shipment itself, until its outcome, with the shop delivery beside it. */
@@ -73,21 +92,13 @@ export class ShipmentRun implements ShipmentShell {
     const state = this.state;
     this.delivery.start(this.policy.shopSync ?? null);
     try {
-      // 1. The label: created once per revision; a rejected one waits for corrected data (label.ts).
-      const ended = await makeLabel(this);
-      if (ended) return ended;
-      if (this.cancelRequest) return this.cancelledByOperator();
-      const labelId = state.labelId!;
-
-      // 2. The order: read once, then tracking begins and the shop hears of the label.
-      if (state.phase === 'reading_order') {
-        try {
-          order.read(this, await this.callApi('readOrder', `Read order ${labelId}`, labelId, ...this.onAccount()));
-        } catch (err) {
-          order.notRead(this, err);
-        }
-        order.trackingBegins(this, labelId);
+      // 1, 2. The label, created once per revision, and its order, as the machine decides (decisions.ts).
+      if (this.machine) {
+        const ended = await labelAndOrder(this);
+        this.machine = null;
+        if (ended) return ended;
       }
+      const labelId = state.labelId!;
 
       // 3. Tracking until a terminal tag, the operator stops it, or time runs out (tracking.ts).
       if (this.cancelRequest) return this.cancelledByOperator();
@@ -121,6 +132,7 @@ export class ShipmentRun implements ShipmentShell {
 
   cancel(request: CancelShipment): void {
     this.cancelRequest ??= request;
+    this.decide({ type: 'operatorCancelled' });
   }
 
   validateResubmit(request: ResubmitLabel): void {
@@ -135,6 +147,7 @@ export class ShipmentRun implements ShipmentShell {
   /** Answers once the corrected label data was sent (or the shipment ended first). */
   async resubmit(request: ResubmitLabel): Promise<ResubmitResult> {
     this.correction = request;
+    this.decide({ type: 'resubmitted', labelRequest: request.labelRequest });
     const state = this.state;
     const revision = state.revision + 1;
     await condition(() => state.phase === 'completed' || (state.revision >= revision && state.phase !== 'creating_label'));
@@ -146,6 +159,28 @@ export class ShipmentRun implements ShipmentShell {
       labelId: state.labelId,
       error: created ? null : state.lastError,
     };
+  }
+
+  // ---------------------------------------------------------------- the machine
+
+  /** Feeds an event into the machine: a stop of the label call and a drop of untold events at once, the rest for the label step. */
+  decide(event: MachineEvent): void {
+    if (!this.machine) return;
+    const decision = decide(this.machine, event);
+    this.machine = decision.state;
+    for (const c of decision.commands) {
+      if (c.type === 'stopLabelCall') this.labelScope?.cancel();
+      else if (c.type === 'dropUntold') this.delivery.dropPending();
+      else this.commands.push(c);
+    }
+  }
+
+  takeCommands(): MachineCommand[] {
+    return this.commands.splice(0);
+  }
+
+  get commandsWaiting(): boolean {
+    return this.commands.length > 0;
   }
 
   // ---------------------------------------------------------------- operations the steps share

@@ -7,9 +7,10 @@
 import type { CancellationScope } from '@temporalio/workflow';
 import type { ShipmentActivities } from '../../activities/shipping-api';
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
-import type { CancelShipment, ResubmitLabel, ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
+import type { CancelShipment, RecordedError, ResubmitLabel, ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
 import type { KnownReading, ShopOrderChange } from '../../domain/shop-order';
+import type { MachineState, ShipmentCommand, ShipmentEvent } from '../../domain/shipment-machine';
 import type { ShopDelivery, ShopEventInput } from './shop-delivery';
 
 export type ApiCall = 'createLabel' | 'readOrder';
@@ -26,26 +27,41 @@ export interface CarriedState {
 /** The shipment workflow's signature (workflow.ts): a run continues as new into it, an order starts its parcels with it. */
 export type ShipmentWorkflowFn = (input: ShipmentInput, carried?: CarriedState) => Promise<ShipmentOutcome>;
 
+export type Machine = MachineState<LabelRequestWithoutKey>;
+export type MachineEvent = ShipmentEvent<LabelRequestWithoutKey>;
+export type MachineCommand = ShipmentCommand<LabelRequestWithoutKey>;
+
 /** What the label step asks of the merchant's changes (shop-changes.ts). */
 export interface ShopShell {
-  /** The label call in flight: cancelled when a change must be settled before the label. */
-  labelScope: CancellationScope | null;
   /** Nothing is written to an order the merchant cancelled or refunded after its label. */
   readonly silenced: boolean;
-  readonly changed: () => boolean;
-  settleBeforeLabel(): Promise<ShipmentOutcome | undefined>;
   knownReading(): KnownReading | undefined;
-  takeFoundBeforeLabel(found: ShopOrderChange): void;
-  interruptedLabel(): boolean;
+  /** Takes a change the label's check found; true when the machine holds it to settle. */
+  takeFoundBeforeLabel(found: ShopOrderChange): boolean;
+  /** A label made while a change was pending: the workflow's record and marks of it (before the machine hears of the label). */
   settleAfterLabel(): void;
+  /** Why the changed order does not map, for the state an operator reads. */
+  readonly problems: RecordedError['fields'];
+  /** The hold's start, as `status` shows it. */
+  held(): string;
+  released(): void;
 }
 
 export interface ShipmentShell {
   readonly state: ShipmentState;
   labelRequest: LabelRequestWithoutKey;
   readonly policy: TrackingPolicy;
-  /** Corrected label data from a resubmit, taken by the label step. */
+  /** Corrected label data from a resubmit, until the label step sends it. */
   correction: ResubmitLabel | null;
+  /** The machine's state while it decides (label and order: run.ts); null once tracking begins. */
+  readonly machine: Readonly<Machine> | null;
+  /** Feeds an event into the machine: a stop of the label call is carried out at once, the rest queued. */
+  decide(event: MachineEvent): void;
+  /** The commands decided and not carried out yet. */
+  takeCommands(): MachineCommand[];
+  readonly commandsWaiting: boolean;
+  /** The label call in flight: cancelled when the machine stops it. */
+  labelScope: CancellationScope | null;
   cancelRequest: CancelShipment | null;
   /** An operator's relabel from the shop's data is being made (relabel.ts): tracking holds the old label's news. */
   relabelling: boolean;

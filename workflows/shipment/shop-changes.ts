@@ -2,16 +2,16 @@
  * The merchant's changes to the order (cancel, refund, hold, release, address, lines), told by
  * the shop pull through the update `shopOrderChanged`, and what the shipment does with each, by
  * phase. Only shipments a pull started have this (their input carries the order as read then);
- * the label step that heeds it is label.ts, `makeLabel`.
+ * before the label the shipment machine decides what it does (decisions.ts carries it out).
  *
- * Before the label a change is acted on: the label call in flight is cancelled and the label
- * step settles it (stop, wait for the release, take the new request, or wait for an operator).
+ * Before the label a change is acted on: the machine stops the label call in flight and settles
+ * it (stop, wait for the release, take the new request, or wait for an operator); this records it.
  * After the label nothing is voided (the API has none): the shipment is marked for an operator,
  * a cancelled order is written to no more, and tracking goes on; a changed address or lines can
  * become a new label by an operator's relabel (relabel.ts).
  */
-import { condition, log, type CancellationScope } from '@temporalio/workflow';
-import type { FieldProblem, LabelRequestWithoutKey } from '../../shipping-api/contract';
+import { log } from '@temporalio/workflow';
+import type { FieldProblem } from '../../shipping-api/contract';
 import {
   CANCELLED_MARKS,
   hasControlCharacters,
@@ -39,14 +39,8 @@ import {
 } from '../../domain/shop-order';
 import { changeBeforeLabel, changeMarkAfterResolve, leaveMarksAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
 import { resolveRefusalOf } from '../../domain/shipment-machine';
-import { nextBeforeLabel } from '../../domain/shipment-machine/step';
-import type { ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
-import { formatDuration } from '../../domain/duration';
-import * as label from './label';
+import type { ShipmentState } from '../../workflow-definitions/shipment';
 import type { ShipmentShell, ShopShell } from './shell';
-import { heldInShop, nextRevision } from '../../domain/shipment-machine/transitions';
-
-const DEFAULT_HOLD_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
 
 const joined = (a: string, b: string) => (a ? `${a}; ${b}` : b);
 
@@ -77,30 +71,15 @@ export function refuseChange(state: ShipmentState, known: ShopOrderSeen, change:
 }
 
 export class ShopChanges implements ShopShell {
-  /** The label call in flight: cancelled when a change must be settled before the label. */
-  labelScope: CancellationScope | null = null;
-  /** Kinds of a change taken before the label and not settled yet by the label step. */
-  private pending = new Set<ShopChangeKind>();
-  /** The order mapped anew, to be taken into the next label request. */
-  private request: LabelRequestWithoutKey | null = null;
-  /** Why the changed order does not map: it waits for an operator as a rejected label does. */
-  private problems: FieldProblem[] | null = null;
-  /**
-   * WooCommerce's `on-hold` read while a rejected label awaits correction is most likely our own
-   * write (the connector's rejectedStatus): it holds nothing the correction does not hold already.
-   */
-  private holdMayBeOurs = false;
+  /** Why the changed order does not map (the machine decides it waits for an operator; this is what they read). */
+  problems: FieldProblem[] = [];
   /** A change the label's check found was refused: the label goes on without the check. */
   private checkRefused = false;
-  /** The address and lines the current label request was made from (a held order is read without a request). */
-  private requestFacts: { address: string; lines: string };
 
   constructor(
     private readonly run: ShipmentShell,
     readonly order: ShopOrderState,
-  ) {
-    this.requestFacts = { address: order.facts.address, lines: order.facts.lines };
-  }
+  ) {}
 
   // ---------------------------------------------------------------- the update
 
@@ -114,7 +93,10 @@ export class ShopChanges implements ShopShell {
     this.order.facts = { ...change.facts };
     this.order.modifiedAt = change.modifiedAt;
     if (change.readAt !== undefined) this.order.readAt = change.readAt;
-    const action = state.labelId === null ? this.beforeLabel(change, kinds) : this.afterLabel(change, kinds);
+    const beforeLabel = state.labelId === null;
+    const action = beforeLabel ? this.beforeLabel(change, kinds) : this.afterLabel(change, kinds);
+    // While its order is read, the machine hears of it too (its marks say what the shop is told).
+    if (!beforeLabel) this.decide(change);
     const record: ShopChangeRecord = {
       kinds,
       status: change.facts.status,
@@ -129,34 +111,40 @@ export class ShopChanges implements ShopShell {
     return { kinds, action, phase: state.phase };
   }
 
-  /** Before the label: remembered for the label step, and the call in flight is cancelled so it settles now. */
+  /** Before the label: the machine decides (it stops the call in flight, or settles it now); this says what it did. */
   private beforeLabel(change: ShopOrderChange, kinds: ShopChangeKind[]): string {
-    const { state, policy } = this.run;
+    const m = this.run.machine!;
     const status = change.facts.status;
-    // How it is taken is the shipment machine's decision (domain/shipment-machine/shop.ts).
+    // The machine's own reading of it (domain/shipment-machine/shop.ts), for the record's words.
     const taken = changeBeforeLabel(
-      { connector: policy.shopSync?.connector ?? null, phase: state.phase, madeFrom: this.requestFacts },
+      { connector: m.config.connector, phase: m.phase, madeFrom: m.shop!.requestFacts },
       { facts: change.facts, kinds, mapped: change.labelRequest != null, problems: change.problems != null },
     );
-    this.holdMayBeOurs = taken.holdMayBeOurs;
+    this.decide(change);
     if (taken.ignored) return 'on hold while the rejected label awaits correction (the connector sets it too): nothing to do';
     let action: string;
     if (isWithdrawn(status)) action = `${status} in the shop: stops without a label`;
-    else if (status === 'on_hold' && !this.holdMayBeOurs) action = 'held in the shop: the label waits for the release';
+    else if (status === 'on_hold' && !taken.holdMayBeOurs) action = 'held in the shop: the label waits for the release';
     else if (kinds.includes('status')) action = 'released in the shop: the label goes on';
     else action = '';
-    if (taken.request === 'take' && change.labelRequest) {
-      this.request = change.labelRequest;
-      this.requestFacts = { address: change.facts.address, lines: change.facts.lines };
-      this.problems = null;
-      action = joined(action, 'the changed order is taken into the label request');
-    } else if (taken.request === 'does_not_map' && change.problems) {
+    if (taken.request === 'take' && change.labelRequest) action = joined(action, 'the changed order is taken into the label request');
+    else if (taken.request === 'does_not_map' && change.problems) {
       this.problems = change.problems;
       action = joined(action, 'the changed order does not map: it waits for an operator');
     }
-    for (const kind of kinds) this.pending.add(kind);
-    this.labelScope?.cancel();
     return action || `${kinds.join(' and ')} noted: taken when the order is released`;
+  }
+
+  /** Feeds the change to the machine while it decides (label and order). */
+  private decide(change: ShopOrderChange): void {
+    this.run.decide({
+      type: 'shopChanged',
+      facts: change.facts,
+      modifiedAt: change.modifiedAt,
+      ...(change.readAt !== undefined ? { readAt: change.readAt } : {}),
+      ...(change.labelRequest != null ? { labelRequest: change.labelRequest } : {}),
+      problems: change.problems != null,
+    });
   }
 
   /** After the label: an operator decides; nothing more is written to a cancelled order. */
@@ -246,7 +234,7 @@ export class ShopChanges implements ShopShell {
    * shipment would refuse (which the check should never send) turns the check off, so the label
    * step cannot loop on it.
    */
-  takeFoundBeforeLabel(found: ShopOrderChange): void {
+  takeFoundBeforeLabel(found: ShopOrderChange): boolean {
     const change = this.run.state.parcel ? changeForParcel(found, this.run.state.parcel.location) : found;
     try {
       checkChangeShape(change);
@@ -254,7 +242,7 @@ export class ShopChanges implements ShopShell {
         // The pull or the webhook brought it first and it was taken then: nothing to say twice.
         log.debug('the change the label check found had come in from the shop already', { orderId: this.run.state.orderId });
         this.checkRefused = true;
-        return;
+        return false;
       }
       this.validate(change);
     } catch (err) {
@@ -263,11 +251,11 @@ export class ShopChanges implements ShopShell {
         reason: (err as Error).message,
       });
       this.checkRefused = true;
-      return;
+      return false;
     }
-    this.labelScope = null;
     this.apply(change);
     this.order.changes.at(-1)!.action += ' (found checking with the shop before the label)';
+    return (this.run.machine?.shop?.pending.length ?? 0) > 0;
   }
 
   /** Nothing in it that this shipment does not know: the same reading, or an older one. */
@@ -277,92 +265,25 @@ export class ShopChanges implements ShopShell {
     return readBefore(change, this.order) || differences(this.order.facts, change.facts).length === 0;
   }
 
-  /** A change cancelled the label call in flight (not the operator, not Temporal). */
-  interruptedLabel(): boolean {
-    return this.pending.size > 0;
-  }
-
-  /** Whether a change waits to be settled: wakes a label waiting for correction. */
-  readonly changed = (): boolean => this.pending.size > 0;
-
-  /**
-   * Before each label request: stops for a withdrawn order, waits out a hold, waits for an
-   * operator when the changed order does not map, and takes a changed one into the request
-   * (a new revision, so the key never names two different requests). Returns the outcome when
-   * the shipment ends here.
-   */
-  async settleBeforeLabel(): Promise<ShipmentOutcome | undefined> {
-    const run = this.run;
-    const { state } = run;
-    for (;;) {
-      this.pending.clear();
-      const status = this.order.facts.status;
-      const next = nextBeforeLabel({
-        cancelRequested: run.cancelRequest !== null,
-        status,
-        holdMayBeOurs: this.holdMayBeOurs,
-        problems: this.problems !== null,
-        changedRequest: this.request !== null,
-      });
-      if (next === 'cancelled_by_operator') return run.cancelledByOperator();
-      if (next === 'cancelled_in_shop') return run.finish('cancelled_in_shop', `the order was ${status} in the shop before its label`);
-      if (next === 'wait_for_release') {
-        const ended = await this.awaitRelease();
-        if (ended) return ended;
-        continue;
-      }
-      if (next === 'wait_for_operator' && this.problems) {
-        state.lastError = {
-          kind: 'shop_change_rejected',
-          message: 'the order as changed in the shop does not map',
-          fields: this.problems,
-          at: new Date().toISOString(),
-        };
-        this.problems = null;
-        const ended = await label.awaitCorrection(run, this.changed);
-        if (ended) return ended;
-        continue;
-      }
-      if (next === 'take_changed_order' && this.request) {
-        run.labelRequest = this.request;
-        this.request = null;
-        // Always a new revision, attempt or not: a worker lost mid-task takes its local attempts
-        // with it, so "no attempt yet" is not something history can show, and a key reused for
-        // another request could make two labels for one order.
-        nextRevision(state);
-      }
-      return undefined;
-    }
-  }
-
-  /** A label made although a change came while its call ran: the change is judged as after the label. */
+  /** A label made although a change came while its call ran: the change is recorded as after the label (the machine marks it so too). */
   settleAfterLabel(): void {
-    if (this.pending.size === 0) return;
-    const kinds = [...this.pending];
-    this.pending.clear();
+    const pending = this.run.machine?.shop;
+    if (!pending || pending.pending.length === 0) return;
     const change: ShopOrderChange = {
       facts: this.order.facts,
       modifiedAt: this.order.modifiedAt,
-      ...(this.request ? { labelRequest: this.request } : {}),
+      ...(pending.request ? { labelRequest: pending.request } : {}),
     };
-    this.request = null;
-    this.problems = null;
-    const action = this.afterLabel(change, kinds);
+    const action = this.afterLabel(change, [...pending.pending]);
     this.order.changes.at(-1)!.action += ` (the label was made meanwhile: ${action})`;
   }
 
-  private async awaitRelease(): Promise<ShipmentOutcome | undefined> {
-    const run = this.run;
-    const { state } = run;
-    const timeout = run.policy.shopHoldTimeoutMs ?? DEFAULT_HOLD_TIMEOUT_MS;
-    heldInShop(state);
-    this.order.heldSince ??= new Date().toISOString();
-    run.publish();
-    log.info('the order is held in the shop: the label waits', { orderId: state.orderId, shop: state.shop });
-    const left = Date.parse(this.order.heldSince) + timeout - Date.now();
-    const released = await condition(() => this.order.facts.status !== 'on_hold' || run.cancelRequest !== null, Math.max(1, left));
-    if (!released) return run.finish('hold_timed_out', `held in the shop for longer than ${formatDuration(timeout)}`);
+  /** The label waits for the release: since when (kept while the machine keeps the same hold). */
+  held(): string {
+    return (this.order.heldSince ??= new Date().toISOString());
+  }
+
+  released(): void {
     this.order.heldSince = null;
-    return undefined;
   }
 }
