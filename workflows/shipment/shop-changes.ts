@@ -38,7 +38,7 @@ import {
 } from '../../domain/shop-order';
 import { changeBeforeLabel, changeMarkAfterResolve, leaveMarksAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
 import { resolveRefusalOf } from '../../domain/shipment-machine';
-import { nextBeforeLabel } from '../../domain/shipment-machine/step';
+import { LINES_LEFT_REASON, nextBeforeLabel } from '../../domain/shipment-machine/step';
 import type { ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import { formatDuration } from '../../domain/duration';
 import * as label from './label';
@@ -83,6 +83,8 @@ export class ShopChanges implements ShopShell {
   private holdMayBeOurs = false;
   /** A change the label's check found was refused: the label goes on without the check. */
   private checkRefused = false;
+  /** A parcel of a split order: the last reading to ship holds no line at its location (the merchant moved them). */
+  private linesLeft = false;
   /** The address and lines the current label request was made from (a held order is read without a request). */
   private requestFacts: { address: string; lines: string };
 
@@ -104,6 +106,8 @@ export class ShopChanges implements ShopShell {
     const kinds = differences(this.order.facts, change.facts);
     this.order.facts = { ...change.facts };
     this.order.modifiedAt = change.modifiedAt;
+    // Only a reading of an order to ship names its locations (a held or cancelled one says nothing of them).
+    if (change.facts.status === 'open' && state.parcel) this.linesLeft = change.linesLeft === true;
     const action = state.labelId === null ? this.beforeLabel(change, kinds) : this.afterLabel(change, kinds);
     const record: ShopChangeRecord = {
       kinds,
@@ -131,6 +135,7 @@ export class ShopChanges implements ShopShell {
     if (taken.ignored) return 'on hold while the rejected label awaits correction (the connector sets it too): nothing to do';
     let action: string;
     if (isWithdrawn(status)) action = `${status} in the shop: stops without a label`;
+    else if (this.linesLeft) action = 'its lines moved to another location in the shop: stops without a label';
     else if (status === 'on_hold' && !this.holdMayBeOurs) action = 'held in the shop: the label waits for the release';
     else if (kinds.includes('status')) action = 'released in the shop: the label goes on';
     else action = '';
@@ -152,6 +157,8 @@ export class ShopChanges implements ShopShell {
   private afterLabel(change: ShopOrderChange, kinds: ShopChangeKind[]): string {
     const status = change.facts.status;
     if (kinds.includes('address') || kinds.includes('lines')) this.order.offer = change.labelRequest ?? null;
+    // No second label for lines that left: the shop offers none for this parcel's location any more.
+    if (this.linesLeft) this.order.offer = null;
     if (isWithdrawn(status)) {
       this.mark(kinds, status);
       this.run.delivery.dropPending();
@@ -163,6 +170,8 @@ export class ShopChanges implements ShopShell {
       return `${status} in the shop after the label: nothing voided, nothing more written to the order; tracking goes on`;
     }
     this.mark(kinds, status);
+    if (change.linesLeft === true)
+      return `${kinds.join(' and ')} changed after the label: its lines moved to another location in the shop (that location's parcel ships them); marked for an operator, no second label`;
     const offer = this.order.offer
       ? `; a new label to the shop's data: ${relabelCommand(this.run.state.shop, this.run.state.orderId, this.run.state.parcel?.location)}`
       : '';
@@ -287,9 +296,11 @@ export class ShopChanges implements ShopShell {
         holdMayBeOurs: this.holdMayBeOurs,
         problems: this.problems !== null,
         changedRequest: this.request !== null,
+        linesLeft: this.linesLeft,
       });
       if (next === 'cancelled_by_operator') return run.cancelledByOperator();
       if (next === 'cancelled_in_shop') return run.finish('cancelled_in_shop', `the order was ${status} in the shop before its label`);
+      if (next === 'lines_left') return run.finish('cancelled_in_shop', LINES_LEFT_REASON);
       if (next === 'wait_for_release') {
         const ended = await this.awaitRelease();
         if (ended) return ended;
