@@ -57,6 +57,11 @@ export interface PlatformOrder {
    */
   parcels?: PlatformParcel[];
   /**
+   * Shopify: every location holding a line of the order, fulfilled or not (its fulfillment
+   * orders not cancelled): a split order's parcel whose location is not here had its lines moved.
+   */
+  locations?: string[];
+  /**
    * Why the order needs no label from us although the platform listed it: fulfilled elsewhere,
    * on hold, picked up in store. Skipped orders are counted, not reported as problems.
    */

@@ -103,9 +103,17 @@ export const ShopOrderChange = ShopOrderSeen.extend({
    * is its request); of several, each one's request: an order's workflow hands each parcel its own.
    */
   parcels: z
-    .array(z.object({ location: ParcelRef.shape.location, labelRequest: LabelRequestWithoutKey.optional() }))
+    .array(
+      z.object({
+        location: ParcelRef.shape.location,
+        name: ParcelRef.shape.name.optional(),
+        labelRequest: LabelRequestWithoutKey.optional(),
+      }),
+    )
     .max(MAX_PARCELS)
     .optional(),
+  /** Shopify: every location holding a line of the order (a parcel whose location is not here had its lines moved away). */
+  locations: z.array(ParcelRef.shape.location).max(250).optional(),
   problems: z
     .array(z.object({ field: z.string().max(200), message: z.string().max(1000) }))
     .max(50)

@@ -68,7 +68,14 @@ export interface ShopOrderChange extends ShopOrderSeen {
    * Shopify: the locations the reading ships from. Of one location only its id (`labelRequest`
    * is its request); of several, each one's request (an order's workflow hands each parcel its own).
    */
-  parcels?: Array<{ location: string; labelRequest?: LabelRequestWithoutKey }>;
+  parcels?: Array<{ location: string; name?: string; labelRequest?: LabelRequestWithoutKey }>;
+  /**
+   * Shopify, of an order to ship: every location holding a line of the order, fulfilled or not
+   * (a split order's parcel whose location is not among them had its lines moved away).
+   */
+  locations?: string[];
+  /** Set by an order's workflow on the reading it hands a parcel: no line of the order is at the parcel's location any more. */
+  linesLeft?: boolean;
 }
 
 /** What a shipment knows of its order, as the label's check with the shop compares it (shop-import/label-check.ts). */
@@ -98,12 +105,17 @@ export function checkChangeShape(change: ShopOrderChange): void {
     throw new Error('invalid shop change: platformOrderId: must be a short string');
 }
 
-/** The reading as the parcel at `location` takes it: its own label request, or none when the reading has none for it. */
+/**
+ * The reading as the parcel at `location` takes it: its own label request, or none when the
+ * reading has none for it; `linesLeft` when the reading names the locations holding the order's
+ * lines and this one is not among them.
+ */
 export function changeForParcel(change: ShopOrderChange, location: string): ShopOrderChange {
-  const { parcels, labelRequest, ...rest } = change;
+  const { parcels, labelRequest, locations, linesLeft: _told, ...rest } = change;
   const mine = parcels?.find((p) => p.location === location);
   const request = parcels && parcels.length > 1 ? mine?.labelRequest : mine ? labelRequest : undefined;
-  return request ? { ...rest, labelRequest: request } : rest;
+  const left = locations !== undefined && !locations.includes(location) ? { linesLeft: true } : {};
+  return request ? { ...rest, ...left, labelRequest: request } : { ...rest, ...left };
 }
 
 export type ShopChangeKind = 'status' | 'address' | 'lines';

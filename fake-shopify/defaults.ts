@@ -56,7 +56,7 @@ export interface LocationInfo {
   phone: string | null;
 }
 
-/** Two locations, so the "one location per fulfillmentCreate" rule can be exercised. */
+/** Two locations seeds place lines at, so the "one location per fulfillmentCreate" rule can be exercised; a third that lines are moved to. */
 export const LOCATIONS: readonly LocationInfo[] = [
   {
     id: 'gid://shopify/Location/1',
@@ -73,6 +73,16 @@ export const LOCATIONS: readonly LocationInfo[] = [
     address1: 'Industriestraße 5',
     city: 'München',
     zip: '80331',
+    countryCode: 'DE',
+    phone: null,
+  },
+  // No seed places lines here: a merchant moves them here (fulfillmentOrderMove).
+  {
+    id: 'gid://shopify/Location/3',
+    name: 'Third warehouse',
+    address1: 'Hafenweg 9',
+    city: 'Bremen',
+    zip: '28195',
     countryCode: 'DE',
     phone: null,
   },

@@ -5,6 +5,7 @@
 import { GraphQLError } from 'graphql';
 import { SHOP } from './defaults';
 import { fulfillmentCreate, type FulfillmentInput } from './fulfil';
+import { fulfillmentOrderMove, type MoveLineInput } from './fo-move';
 import { parseGid, type OrderRecord } from './model';
 import {
   fulfillmentEventCreate,
@@ -118,6 +119,15 @@ const mutations = {
   tagsAdd: ({ id, tags }: { id: string; tags: string[] }, ctx: ExecContext) => {
     const r = counted(ctx, 'tagsAdd', tagsAdd(ctx.store, globalId(id), tags));
     return { ...r, node: r.node && orderNode(ctx.store, r.node) };
+  },
+  fulfillmentOrderMove: (
+    args: { id: string; newLocationId: string; fulfillmentOrderLineItems?: MoveLineInput[] | null },
+    ctx: ExecContext,
+  ) => {
+    const lines = args.fulfillmentOrderLineItems?.map((l) => ({ ...l, id: globalId(l.id) }));
+    const r = counted(ctx, 'fulfillmentOrderMove', fulfillmentOrderMove(ctx.store, globalId(args.id), globalId(args.newLocationId), lines));
+    const fo = (record: typeof r.movedFulfillmentOrder) => record && fulfillmentOrderNode(ctx.store, record);
+    return { ...r, movedFulfillmentOrder: fo(r.movedFulfillmentOrder), originalFulfillmentOrder: fo(r.originalFulfillmentOrder) };
   },
   orderUpdate: ({ input }: { input: OrderInput }, ctx: ExecContext) => {
     const r = counted(ctx, 'orderUpdate', orderUpdate(ctx.store, { ...input, id: globalId(input.id) }));

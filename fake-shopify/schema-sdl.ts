@@ -157,6 +157,10 @@ type FulfillmentTrackingInfoUpdatePayload { fulfillment: Fulfillment userErrors:
 type FulfillmentEventCreatePayload { fulfillmentEvent: FulfillmentEvent userErrors: [UserError!]! }
 type TagsAddPayload { node: Node userErrors: [UserError!]! }
 type OrderUpdatePayload { order: Order userErrors: [UserError!]! }
+type FulfillmentOrderMovePayload {
+  movedFulfillmentOrder: FulfillmentOrder originalFulfillmentOrder: FulfillmentOrder remainingFulfillmentOrder: FulfillmentOrder
+  userErrors: [UserError!]!
+}
 
 type Mutation {
   fulfillmentCreate(fulfillment: FulfillmentInput!, message: String): FulfillmentCreatePayload
@@ -164,6 +168,7 @@ type Mutation {
   fulfillmentEventCreate(fulfillmentEvent: FulfillmentEventInput!): FulfillmentEventCreatePayload
   tagsAdd(id: ID!, tags: [String!]!): TagsAddPayload
   orderUpdate(input: OrderInput!): OrderUpdatePayload
+  fulfillmentOrderMove(id: ID!, newLocationId: ID!, fulfillmentOrderLineItems: [FulfillmentOrderLineItemInput!]): FulfillmentOrderMovePayload
 }
 `;
 

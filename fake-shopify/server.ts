@@ -97,6 +97,8 @@ export async function startFakeShopify(options: FakeShopifyOptions = {}): Promis
     cancelOrder: (id) => state.view(state.cancelOrder(id)),
     closeOrder: (id) => state.view(state.closeOrder(id)),
     holdOrder: (id, request) => state.view(state.holdOrder(id, request)),
+    moveFulfillmentOrder: (fulfillmentOrderId, newLocationId, lines) =>
+      state.view(state.moveFulfillmentOrder(fulfillmentOrderId, newLocationId, lines)),
     releaseHold: (id, request) => state.view(state.releaseHold(id, request)),
     refundOrder: (id, request) => state.view(state.refundOrder(id, request)),
     subscribeWebhook: (subscription) => state.webhooks.subscribe(subscription),

@@ -7,6 +7,7 @@ import { GenerateOptionsSchema, generatedSeeds } from './generate';
 import { InvalidInputError, parseOrThrow } from './invalid';
 import type { OrderRecord } from './model';
 import { holdOrder, refundOrder, releaseHold } from './holds-and-refunds';
+import { fulfillmentOrderMove, type MoveLineInput } from './fo-move';
 import { cancelOrder, closeOrder, editOrder } from './order-edits';
 import { SeedOrderSchema } from './seed';
 import { emptyStats } from './stats';
@@ -104,6 +105,17 @@ export class ShopifyState {
     const order = this.existingOrder(id);
     closeOrder(this.store, order);
     return order;
+  }
+
+  /** A merchant's fulfillmentOrderMove (fo-move.ts); its userErrors thrown as InvalidInputError. */
+  moveFulfillmentOrder(fulfillmentOrderId: string, newLocationId: string, lines?: MoveLineInput[]): OrderRecord {
+    const result = fulfillmentOrderMove(this.store, fulfillmentOrderId, newLocationId, lines);
+    if (result.userErrors.length > 0)
+      throw new InvalidInputError(
+        'move',
+        result.userErrors.map((e) => ({ field: (e.field ?? []).join('.'), message: e.message })),
+      );
+    return this.store.order(result.originalFulfillmentOrder!.orderId)!;
   }
 
   holdOrder(id: string, request: unknown): OrderRecord {

@@ -144,6 +144,12 @@ export class Store {
     this.fos.set(fo.id, fo);
   }
 
+  /** A fulfillment order made after the order's creation (fulfillmentOrderMove's moved one). */
+  addFulfillmentOrder(order: OrderRecord, fo: FulfillmentOrderRecord): void {
+    order.fulfillmentOrders.push(fo);
+    this.fos.set(fo.id, fo);
+  }
+
   addFulfillment(order: OrderRecord, fulfillment: FulfillmentRecord): void {
     order.fulfillments.push(fulfillment);
     this.fulfillments.set(fulfillment.id, fulfillment);

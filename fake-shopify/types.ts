@@ -75,6 +75,8 @@ export interface FakeOrderView {
   fulfillments: Array<{
     id: string;
     name: string;
+    /** The location its fulfillment orders were at (`gid://shopify/Location/n`). */
+    locationId: string;
     status: string;
     createdAt: string;
     updatedAt: string;
@@ -120,6 +122,12 @@ export interface FakeShopify {
   closeOrder(id: string): FakeOrderView;
   /** Puts the order's open fulfillment orders (or one) on hold; fires fulfillment_orders/placed_on_hold and orders/updated. */
   holdOrder(id: string, request?: HoldRequest): FakeOrderView;
+  /**
+   * The merchant's fulfillmentOrderMove (fo-move.ts): a fulfillment order (by global id), or the
+   * given quantities of its lines, to another location (`gid://shopify/Location/n`); throws
+   * InvalidInputError with the mutation's userErrors (a closed one cannot move). Fires orders/updated.
+   */
+  moveFulfillmentOrder(fulfillmentOrderId: string, newLocationId: string, lines?: Array<{ id: string; quantity: number }>): FakeOrderView;
   /** Releases the held fulfillment orders (or one); fires fulfillment_orders/hold_released and orders/updated. */
   releaseHold(id: string, request?: HoldRequest): FakeOrderView;
   /** Refunds items not shipped yet (default all); fires refunds/create and orders/updated. */

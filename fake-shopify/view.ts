@@ -40,6 +40,7 @@ export function orderView(o: OrderRecord, visible: boolean): FakeOrderView {
     fulfillments: o.fulfillments.map((f) => ({
       id: f.id,
       name: f.name,
+      locationId: f.locationId,
       status: f.status,
       createdAt: f.createdAt,
       updatedAt: f.updatedAt,

@@ -144,17 +144,20 @@ export function changeOf(shop: string, order: PlatformOrder, mapping: ImportMapp
   const validated = validateRecord(mapped.record);
   if (!validated.ok) return { ...seen, problems: validated.problems.slice(0, 50) };
   const { labelRequest, parcels } = validated.value;
-  return { ...seen, labelRequest, ...parcelsOf(order, parcels) };
+  return { ...seen, labelRequest, ...parcelsOf(order, parcels), ...(order.locations ? { locations: order.locations } : {}) };
 }
 
 /**
  * Shopify: where the reading ships from, so an order shipping as parcels hands each its own
  * request (one location: its id only, the request is `labelRequest`).
  */
-function parcelsOf(order: PlatformOrder, mapped: Array<{ location: string; labelRequest: LabelRequestWithoutKey }> | undefined) {
-  if (mapped) return { parcels: mapped.map(({ location, labelRequest }) => ({ location, labelRequest })) };
-  const only = order.parcels?.length === 1 ? order.parcels[0]!.location : null;
-  return only === null ? {} : { parcels: [{ location: only }] };
+function parcelsOf(
+  order: PlatformOrder,
+  mapped: Array<{ location: string; name: string; labelRequest: LabelRequestWithoutKey }> | undefined,
+) {
+  if (mapped) return { parcels: mapped.map(({ location, name, labelRequest }) => ({ location, name, labelRequest })) };
+  const only = order.parcels?.length === 1 ? order.parcels[0]! : null;
+  return only?.location == null ? {} : { parcels: [{ location: only.location, name: only.name }] };
 }
 
 interface Settled {

@@ -250,6 +250,59 @@ describe('fake Shopify: fulfillments', () => {
   });
 });
 
+describe('fake Shopify: fulfillmentOrderMove', () => {
+  const MOVE = `mutation Move($id: ID!, $to: ID!, $lines: [FulfillmentOrderLineItemInput!]) {
+    fulfillmentOrderMove(id: $id, newLocationId: $to, fulfillmentOrderLineItems: $lines) {
+      movedFulfillmentOrder { id status assignedLocation { location { legacyResourceId } } lineItems(first: 10) { nodes { sku totalQuantity remainingQuantity } } }
+      originalFulfillmentOrder { id status lineItems(first: 10) { nodes { sku totalQuantity remainingQuantity } } }
+      remainingFulfillmentOrder { id }
+      userErrors { field message } } }`;
+  const TO_3 = 'gid://shopify/Location/3';
+
+  it('all lines of an unfulfilled FO: the FO itself is reassigned; some lines: a new FO at the new location; a closed FO is refused', async () => {
+    const { shop, clock } = await fresh();
+    const order = shop.createOrder({
+      lineItems: [
+        { sku: 'A', quantity: 2 },
+        { sku: 'B', quantity: 1 },
+      ],
+      splitLocations: true,
+    });
+    const [atOne, atTwo] = order.fulfillmentOrders;
+    // Some lines: one of A's two units moves; a new FO at location 3 holds it, the original keeps the rest.
+    clock.t += 5_000;
+    const some = (await gql(shop, MOVE, { id: atOne!.id, to: TO_3, lines: [{ id: atOne!.lineItems[0]!.id, quantity: 1 }] })).body.data
+      .fulfillmentOrderMove;
+    expect(some.userErrors).toEqual([]);
+    expect(some.movedFulfillmentOrder.id).not.toBe(atOne!.id);
+    expect(some.movedFulfillmentOrder).toMatchObject({
+      status: 'OPEN',
+      assignedLocation: { location: { legacyResourceId: '3' } },
+      lineItems: { nodes: [{ sku: 'A', totalQuantity: 1, remainingQuantity: 1 }] },
+    });
+    expect(some.originalFulfillmentOrder).toMatchObject({ id: atOne!.id, lineItems: { nodes: [{ sku: 'A', totalQuantity: 1 }] } });
+    expect(some.remainingFulfillmentOrder).toBeNull();
+    expect(shop.order(order.id)!.updatedAt > order.updatedAt).toBe(true);
+    // All lines of location 2's FO (none fulfilled): the same FO, now at location 3.
+    const all = (await gql(shop, MOVE, { id: atTwo!.id, to: TO_3 })).body.data.fulfillmentOrderMove;
+    expect(all.userErrors).toEqual([]);
+    expect(all.movedFulfillmentOrder.id).toBe(atTwo!.id);
+    expect(all.originalFulfillmentOrder.id).toBe(atTwo!.id);
+    expect(shop.order(order.id)!.fulfillmentOrders.map((fo) => fo.locationId)).toEqual(['gid://shopify/Location/1', TO_3, TO_3]);
+    // More than remains, and a closed FO: refused, nothing changed.
+    const over = (await gql(shop, MOVE, { id: atOne!.id, to: TO_3, lines: [{ id: atOne!.lineItems[0]!.id, quantity: 5 }] })).body.data
+      .fulfillmentOrderMove;
+    expect(over.userErrors).toEqual([
+      { field: ['fulfillmentOrderLineItems'], message: 'Invalid fulfillment order line item quantity requested.' },
+    ]);
+    await gql(shop, FULFIL, fulfilAll(atOne!.id));
+    const closed = (await gql(shop, MOVE, { id: atOne!.id, to: TO_3 })).body.data.fulfillmentOrderMove;
+    expect(closed.movedFulfillmentOrder).toBeNull();
+    expect(closed.userErrors[0].message).toMatch(/is closed and cannot be moved/);
+    expect(shop.stats().mutationsApplied).toMatchObject({ fulfillmentOrderMove: 2 });
+  });
+});
+
 describe('fake Shopify: cost and throttling', () => {
   it('reports requested and actual cost and charges only the actual', async () => {
     const { shop, clock } = await fresh();

@@ -85,10 +85,14 @@ const PATHS = [
   'resolve-woocommerce-cancelled-after-label',
   // A person's resolve of an ended shipment: its own workflow (resolve-ended.test.ts).
   'attention-resolution-exception',
-  // Split orders: the order's workflow, one parcel's, a cancel told to both parcels.
+  // Split orders: the order's workflow, one parcel's, a cancel told to both parcels; lines the merchant moved (the order's
+  // workflow adding a parcel, the parcel whose lines left, the parcel added).
   'split-shopify-two-locations-order',
   'split-shopify-two-locations-parcel',
   'split-shopify-cancelled-before-labels',
+  'split-shopify-lines-moved-order',
+  'split-shopify-lines-moved-parcel-left',
+  'split-shopify-lines-moved-parcel-added',
   // Tracking by the fleet's pollers: the shipment's side, and the poller shard's own runs.
   'fleet-polled-by-count',
   'fleet-poll-unauthorized',

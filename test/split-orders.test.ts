@@ -164,6 +164,105 @@ describe('an order at two locations', () => {
   });
 });
 
+describe('lines the merchant moves between locations (fulfillmentOrderMove)', () => {
+  const LOCATION_3 = 'gid://shopify/Location/3';
+  /** Labels the API made for the order, by idempotencyKey: how many each. */
+  const labelsByKey = (order: { number: string }) =>
+    labelsOf(order)
+      .filter((l) => l.status === 'created')
+      .reduce<Record<string, number>>((n, l) => ({ ...n, [l.idempotencyKey]: (n[l.idempotencyKey] ?? 0) + 1 }), {});
+
+  it('each location ends with exactly the labels its lines need: none where the lines left, one where they went, one after the change where they changed', async () => {
+    // Lines PART-0 and PART-1 at location 1, PART-2 and PART-3 at location 2; labels held back so the moves meet both parcels before their labels.
+    const release = holdLabelsBack(h.fake);
+    const order = place({ lineItems: lines(4), splitLocations: true });
+    const key = (location: string, revision: number) => `${SHOP}:${order.orderId}@${location}:r${revision}`;
+    try {
+      expect((await pullNow(h.env.client, SHOP)).counts.started).toBe(1);
+      await waitFor(async () => (labelsHeldBack(h.fake, order.number) >= 2 ? true : undefined), {
+        what: 'both parcels’ labels held back',
+        timeoutMs: 20_000,
+      });
+      const [atOne, atTwo] = shopify.order(order.id)!.fulfillmentOrders;
+      // Location 2's whole fulfillment order moves to location 3 (the same fulfillment order, reassigned) ...
+      const movedWhole = shopify.moveFulfillmentOrder(atTwo!.id, LOCATION_3);
+      expect(movedWhole.fulfillmentOrders.find((fo) => fo.id === atTwo!.id)!.locationId).toBe(LOCATION_3);
+      // ... and one of location 1's two lines too (a new fulfillment order at location 3; the original keeps the other).
+      const moved = shopify.moveFulfillmentOrder(atOne!.id, LOCATION_3, [{ id: atOne!.lineItems[1]!.id, quantity: 1 }]);
+      expect(moved.fulfillmentOrders.map((fo) => [fo.locationId, fo.lineItems.map((l) => l.sku)])).toEqual([
+        ['gid://shopify/Location/1', ['PART-0']],
+        [LOCATION_3, ['PART-2', 'PART-3']],
+        [LOCATION_3, ['PART-1']],
+      ]);
+      expect((await pullNow(h.env.client, SHOP)).counts.changed).toBe(1);
+      // Read again: the same reading starts nothing and tells nothing.
+      expect((await pullNow(h.env.client, SHOP)).counts.changed ?? 0).toBe(0);
+      // Released once both label requests as changed are asked for (a label made before a change reached its parcel is the after-the-label case).
+      const heldKeys = () =>
+        new Set(
+          h.fake
+            .requestLog()
+            .filter((r) => r.endpoint === 'POST /labels' && r.status === 429)
+            .map((r) => r.idempotencyKey),
+        );
+      await waitFor(() => (heldKeys().has(key('1', 2)) && heldKeys().has(key('3', 1)) ? true : undefined), {
+        what: 'the labels of location 1 (next revision) and location 3 asked for',
+        timeoutMs: 15_000,
+      });
+    } finally {
+      release();
+    }
+
+    const outcome = (await handle(order.workflowId).result()) as ShipmentOutcome;
+    expect(outcome.parcels!.map((p) => [p.location, p.outcome, p.labelId === null ? 'no label' : 'label'])).toEqual([
+      ['1', 'delivered', 'label'],
+      ['2', 'cancelled_in_shop', 'no label'],
+      ['3', 'delivered', 'label'],
+    ]);
+    // The parcel whose lines all left has no say in the order's outcome.
+    expect(outcome.outcome).toBe('delivered');
+    // One label per location with lines: location 1 under its next revision (its lines changed), location 3 new; none for location 2.
+    expect(labelsByKey(order)).toEqual({ [key('1', 2)]: 1, [key('3', 1)]: 1 });
+    expect(
+      h.fake
+        .requestLog()
+        .filter((r) => r.endpoint === 'POST /labels' && r.status < 300 && r.idempotencyKey?.startsWith(key('2', 1).slice(0, -2))),
+    ).toEqual([]);
+    // Location 3's parcel started with its three lines; location 1's took its one remaining line into its next revision.
+    expect(await labelItems(parcelWorkflowId(order.workflowId, '3'))).toBe(3);
+    const one = await handle(parcelWorkflowId(order.workflowId, '1')).query(stateQuery);
+    expect(one.shopOrder!.changes.at(-1)!.action).toMatch(/the changed order is taken into the label request/);
+    const two = await handle(parcelWorkflowId(order.workflowId, '2')).query(stateQuery);
+    expect(two.shopOrder!.changes.at(-1)!.action).toMatch(/its lines moved to another location in the shop: stops without a label/);
+    // The shop: one fulfillment per location with lines, each with its parcel's tracking number; every fulfillment order closed.
+    await waitFor(
+      () => {
+        const view = shopify.order(order.id)!;
+        return view.fulfillments.length === 2 && view.fulfillments.every((f) => f.events.at(-1)?.status === 'DELIVERED') ? view : undefined;
+      },
+      { what: 'two delivered fulfillments', timeoutMs: 15_000 },
+    );
+    const view = shopify.order(order.id)!;
+    expect(view.fulfillments.map((f) => [f.locationId, f.trackingInfo[0]?.number]).sort()).toEqual(
+      [
+        ['gid://shopify/Location/1', outcome.parcels![0]!.trackingNumber],
+        [LOCATION_3, outcome.parcels![2]!.trackingNumber],
+      ].sort(),
+    );
+    expect(view.fulfillmentOrders.map((fo) => fo.status)).toEqual(['CLOSED', 'CLOSED', 'CLOSED']);
+    // A closed fulfillment order cannot move (Shopify refuses it too).
+    expect(() => shopify.moveFulfillmentOrder(atOneId(view), 'gid://shopify/Location/2')).toThrow(/closed and cannot be moved/);
+    expect(labelsByKey(order)).toEqual({ [key('1', 2)]: 1, [key('3', 1)]: 1 });
+
+    await saveFixture(handle(order.workflowId), 'split-shopify-lines-moved-order');
+    await saveFixture(handle(parcelWorkflowId(order.workflowId, '2')), 'split-shopify-lines-moved-parcel-left');
+    await saveFixture(handle(parcelWorkflowId(order.workflowId, '3')), 'split-shopify-lines-moved-parcel-added');
+  });
+});
+
+const atOneId = (view: { fulfillmentOrders: Array<{ id: string; locationId: string }> }) =>
+  view.fulfillmentOrders.find((fo) => fo.locationId === 'gid://shopify/Location/1')!.id;
+
 describe('an order larger than a page', () => {
   it('5 fulfillment orders of 26 lines (130) are read in pages and ship as one label per location with every line', async () => {
     const order = place({ lineItems: lines(130, 10), fulfillmentOrderCount: 5 });

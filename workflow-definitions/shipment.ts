@@ -96,6 +96,10 @@ export interface ParcelState extends ParcelRef {
   outcome: OutcomeKind | null;
   labelId: string | null;
   trackingNumber: string | null;
+  /** The merchant moved every line of this location to others (set by the order's workflow; absent: not known to have). */
+  linesLeft?: boolean;
+  /** Started after the order's start, when the merchant moved lines to (or added them at) this location. */
+  addedAt?: string;
 }
 
 // ---------------------------------------------------------------- the shop's own changes

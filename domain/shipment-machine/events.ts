@@ -30,6 +30,8 @@ export type ShipmentEvent<R> =
       /** The order mapped again; absent when it does not map (then `problems`). */
       labelRequest?: R;
       problems?: boolean;
+      /** A parcel of a split order: no line of the order is at its location any more (the merchant moved them). */
+      linesLeft?: boolean;
     }
   | { type: 'resubmitted'; labelRequest: R }
   | { type: 'relabelRequested'; modifiedAt: string }

@@ -53,8 +53,17 @@ export function shopChanged<R>(step: Step<R>, e: ShopChanged<R>): void {
   shop.facts = { ...e.facts };
   shop.modifiedAt = e.modifiedAt;
   if (e.readAt !== undefined) shop.readAt = e.readAt;
+  // Only a reading of an order to ship names its locations (a held or cancelled one says nothing of them).
+  if (e.facts.status === 'open') shop.linesLeft = e.linesLeft === true;
   if (step.s.labelId === null) beforeLabel(step, e, kinds);
-  else afterLabel(step, kinds, e.labelRequest);
+  else {
+    afterLabel(step, kinds, e.labelRequest);
+    // No second label for lines that left: the shop offers none for this location any more.
+    if (shop.linesLeft === true && shop.offer !== null) {
+      shop.offer = null;
+      shop.offerSeq++;
+    }
+  }
 }
 
 function beforeLabel<R>(step: Step<R>, e: ShopChanged<R>, kinds: ShopChangeKind[]): void {

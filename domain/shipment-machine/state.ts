@@ -41,6 +41,8 @@ export interface ShopOrderKnown<R> {
   requestFacts: { address: string; lines: string };
   /** WooCommerce's `on-hold` read while a rejected label awaits correction is most likely our own write. */
   holdMayBeOurs: boolean;
+  /** A parcel of a split order whose lines all left its location (the last reading to ship said so). */
+  linesLeft?: boolean;
   heldSince: boolean;
 }
 

@@ -56,9 +56,18 @@ export function requestLabel<R>(step: Step<R>): void {
   step.out.push({ type: 'createLabel', revision: s.revision, labelRequest: s.labelRequest, fromOffer: false });
 }
 
+/** Why a parcel whose lines all moved to other locations before its label ends without one. */
+export const LINES_LEFT_REASON = 'its lines moved to another location in the shop before its label: no label';
+
 /** What comes before the next label request. */
 export type BeforeLabel =
-  'cancelled_by_operator' | 'cancelled_in_shop' | 'wait_for_release' | 'wait_for_operator' | 'take_changed_order' | 'request_label';
+  | 'cancelled_by_operator'
+  | 'cancelled_in_shop'
+  | 'lines_left'
+  | 'wait_for_release'
+  | 'wait_for_operator'
+  | 'take_changed_order'
+  | 'request_label';
 
 /**
  * Before each label request: stops for an operator's cancel or a withdrawn order, waits out a
@@ -72,9 +81,13 @@ export function nextBeforeLabel(known: {
   holdMayBeOurs: boolean;
   problems: boolean;
   changedRequest: boolean;
+  /** A parcel of a split order: the merchant moved every line of its location to others (split-parcels.ts). */
+  linesLeft?: boolean;
 }): BeforeLabel {
   if (known.cancelRequested) return 'cancelled_by_operator';
   if (known.status !== null && isWithdrawn(known.status)) return 'cancelled_in_shop';
+  // No label for a parcel whose lines all left: another parcel ships them.
+  if (known.linesLeft === true) return 'lines_left';
   if (known.status === 'on_hold' && !known.holdMayBeOurs) return 'wait_for_release';
   if (known.problems) return 'wait_for_operator';
   return known.changedRequest ? 'take_changed_order' : 'request_label';
@@ -90,12 +103,15 @@ export function settleBeforeLabel<R>(step: Step<R>): void {
     holdMayBeOurs: shop?.holdMayBeOurs ?? false,
     problems: shop?.problems ?? false,
     changedRequest: shop?.request != null,
+    linesLeft: shop?.linesLeft === true,
   });
   switch (next) {
     case 'cancelled_by_operator':
       return finish(step, 'cancelled_by_operator', 'cancelled by operator');
     case 'cancelled_in_shop':
       return finish(step, 'cancelled_in_shop', `the order was ${shop!.facts.status} in the shop before its label`);
+    case 'lines_left':
+      return finish(step, 'cancelled_in_shop', LINES_LEFT_REASON);
     case 'wait_for_release':
       heldInShop(s);
       if (!shop!.heldSince) {

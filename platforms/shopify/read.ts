@@ -114,6 +114,7 @@ export function toPlatformOrder(order: Order, now: number): ReadOrder {
     shipFrom: parcels[0]?.shipFrom ?? null,
     lines: parcels.flatMap((p) => p.lines),
     ...(parcels.length > 0 ? { parcels } : {}),
+    locations: locationsHolding(order),
     skip:
       merchant.status === 'cancelled' || merchant.status === 'refunded'
         ? `${merchant.status} in the shop`
@@ -150,6 +151,15 @@ function parcelsOf(fos: FulfillmentOrder[], quantity: (l: FoLine) => number): Pl
     parcels.set(key, parcel);
   }
   return [...parcels.values()];
+}
+
+/** The locations holding a line of the order, fulfilled or not: its fulfillment orders not cancelled, with a quantity. */
+function locationsHolding(order: Order): string[] {
+  const ids = order.fulfillmentOrders.nodes
+    .filter((fo) => fo.status !== 'CANCELLED' && fo.lineItems.nodes.some((l) => l.totalQuantity > 0))
+    .map((fo) => fo.assignedLocation.location?.legacyResourceId ?? null)
+    .filter((id): id is string => id !== null);
+  return [...new Set(ids)];
 }
 
 /** Status and lines as the merchant left them: fulfillment orders' totals, not what remains after our fulfillments. */

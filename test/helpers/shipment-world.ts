@@ -90,6 +90,8 @@ export class World {
   /** The read order of the newest reading the shipment took. */
   private takenReadAt: string | null = null;
   private edits = 0;
+  /** The merchant moved every line of this parcel's location to others (the shop's truth, as the next reading to ship tells it). */
+  private linesLeft = false;
   private requested = new Map<number, Req>();
   private answers = new Map<number, ShipmentEvent<Req>>();
   private bought = new Set<string>();
@@ -244,16 +246,19 @@ export class World {
     else if (variant === 3) shop.status = 'open';
     else if (variant < 8) shop.address = `a${this.edits}`;
     else shop.lines = `l${this.edits}`;
+    // A parcel's lines move to another location (and may come back): a reading of an order to ship without a request for it.
+    if (variant >= 8) this.linesLeft = b % 3 === 0;
     // Two readings within one second happen: same modifiedAt, told apart by when each was read
     // (a reading delivered late, after a later one, comes from `repeat`).
     if (b % 4 !== 0) this.clock++;
     const mapped = b % 5 !== 0;
+    const left = shop.status === 'open' && this.linesLeft;
     return {
       type: 'shopChanged',
       facts: { ...shop },
       modifiedAt: stamp(this.clock),
       readAt: readStamp(++this.readings),
-      ...(mapped ? { labelRequest: `shop-${shop.address}-${shop.lines}` } : { problems: true }),
+      ...(left ? { linesLeft: true } : mapped ? { labelRequest: `shop-${shop.address}-${shop.lines}` } : { problems: true }),
     };
   }
 
@@ -320,6 +325,8 @@ export class World {
       if (c.type === 'createLabel') {
         if (withdrawn || (before.shop && isWithdrawn(before.shop.facts.status)))
           fail('no label once the order is known cancelled', `revision ${c.revision} asked for a ${s.shop!.facts.status} order`);
+        if (s.shop?.linesLeft === true)
+          fail('no label for a parcel whose lines all left', `revision ${c.revision} asked after its lines moved to another location`);
         const earlier = this.requested.get(c.revision);
         if (earlier !== undefined && earlier !== c.labelRequest)
           fail('one label per revision', `revision ${c.revision} asked with ${earlier} and ${c.labelRequest}`);

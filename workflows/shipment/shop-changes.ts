@@ -75,6 +75,8 @@ export class ShopChanges implements ShopShell {
   problems: FieldProblem[] = [];
   /** A change the label's check found was refused: the label goes on without the check. */
   private checkRefused = false;
+  /** A parcel of a split order: the last reading to ship holds no line at its location (the merchant moved them). */
+  private linesLeft = false;
 
   constructor(
     private readonly run: ShipmentShell,
@@ -93,6 +95,8 @@ export class ShopChanges implements ShopShell {
     this.order.facts = { ...change.facts };
     this.order.modifiedAt = change.modifiedAt;
     if (change.readAt !== undefined) this.order.readAt = change.readAt;
+    // Only a reading of an order to ship names its locations (a held or cancelled one says nothing of them).
+    if (change.facts.status === 'open' && state.parcel) this.linesLeft = change.linesLeft === true;
     const beforeLabel = state.labelId === null;
     const action = beforeLabel ? this.beforeLabel(change, kinds) : this.afterLabel(change, kinds);
     // While its order is read, the machine hears of it too (its marks say what the shop is told).
@@ -124,6 +128,7 @@ export class ShopChanges implements ShopShell {
     if (taken.ignored) return 'on hold while the rejected label awaits correction (the connector sets it too): nothing to do';
     let action: string;
     if (isWithdrawn(status)) action = `${status} in the shop: stops without a label`;
+    else if (this.linesLeft) action = 'its lines moved to another location in the shop: stops without a label';
     else if (status === 'on_hold' && !taken.holdMayBeOurs) action = 'held in the shop: the label waits for the release';
     else if (kinds.includes('status')) action = 'released in the shop: the label goes on';
     else action = '';
@@ -142,6 +147,7 @@ export class ShopChanges implements ShopShell {
       facts: change.facts,
       modifiedAt: change.modifiedAt,
       ...(change.readAt !== undefined ? { readAt: change.readAt } : {}),
+      ...(change.linesLeft === true ? { linesLeft: true } : {}),
       ...(change.labelRequest != null ? { labelRequest: change.labelRequest } : {}),
       problems: change.problems != null,
     });
@@ -151,6 +157,8 @@ export class ShopChanges implements ShopShell {
   private afterLabel(change: ShopOrderChange, kinds: ShopChangeKind[]): string {
     const status = change.facts.status;
     if (kinds.includes('address') || kinds.includes('lines')) this.order.offer = change.labelRequest ?? null;
+    // No second label for lines that left: the shop offers none for this parcel's location any more.
+    if (this.linesLeft) this.order.offer = null;
     if (isWithdrawn(status)) {
       this.mark(kinds, status);
       this.run.delivery.dropPending();
@@ -162,6 +170,8 @@ export class ShopChanges implements ShopShell {
       return `${status} in the shop after the label: nothing voided, nothing more written to the order; tracking goes on`;
     }
     this.mark(kinds, status);
+    if (change.linesLeft === true)
+      return `${kinds.join(' and ')} changed after the label: its lines moved to another location in the shop (that location's parcel ships them); marked for an operator, no second label`;
     const offer = this.order.offer
       ? `; a new label to the shop's data: ${relabelCommand(this.run.state.shop, this.run.state.orderId, this.run.state.parcel?.location)}`
       : '';

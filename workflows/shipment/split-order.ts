@@ -42,7 +42,8 @@ import {
   type ShopChangeAnswer,
 } from '../../workflow-definitions/shipment';
 import { parcelWorkflowId, shipmentWorkflowId, type ParcelRef, type ShipmentInput } from '../../domain/shipment';
-import { changeForParcel, checkChangeShape, differences, type ShopOrderChange } from '../../domain/shop-order';
+import { changeForParcel, checkChangeShape, differences, type ShopOrderChange, type ShopOrderSeen } from '../../domain/shop-order';
+import { followLines, type ParcelPlan } from '../../domain/split-parcels';
 import { parcelsDetails } from './details';
 import { initialShopOrder, refuseChange } from './shop-changes';
 import { initialState, outcomeOf } from './state';
@@ -55,6 +56,10 @@ export class SplitOrder {
   readonly state: ShipmentState;
   private readonly handles = new Map<string, ChildWorkflowHandle<ShipmentWorkflowFn>>();
   private started = false;
+  /** Parcels started after the order's start whose start is not known yet: the order does not finish meanwhile. */
+  private starting = 0;
+  /** Each parcel's end as awaited (null: ended; text: its workflow failed), by location. */
+  private readonly ended = new Map<string, string | null>();
   /** ShipmentStatus as last written. */
   private status = 'creating_label';
 
@@ -82,16 +87,24 @@ export class SplitOrder {
     this.publish();
     await Promise.all(this.input.parcels.map((parcel, i) => this.startParcel(parcel, this.state.parcels![i]!)));
     this.started = true;
-    const failures = await Promise.all(this.state.parcels!.map((parcel) => this.awaitParcel(parcel)));
-    return this.finish(failures.filter((f): f is string => f !== null));
+    for (const parcel of this.state.parcels!) this.watch(parcel);
+    // Every parcel, those the merchant's moves added too (shopOrderChanged), has ended.
+    await condition(() => this.starting === 0 && this.state.parcels!.every((p) => this.ended.has(p.location)));
+    const failures = this.state.parcels!.map((p) => this.ended.get(p.location)).filter((f): f is string => typeof f === 'string');
+    return this.finish(failures);
   }
 
-  private async startParcel(parcel: Parcel, known: ParcelState): Promise<void> {
+  private watch(parcel: ParcelState): void {
+    void this.awaitParcel(parcel).then((failure) => this.ended.set(parcel.location, failure));
+  }
+
+  private async startParcel(parcel: Parcel, known: ParcelState, seen?: ShopOrderSeen): Promise<void> {
     const { parcels: _all, labelRequest: _first, ...order } = this.input;
     const ref: ParcelRef = { location: parcel.location, name: parcel.name };
     const handle = await startChild<ShipmentWorkflowFn>(WORKFLOW_TYPE, {
       workflowId: known.workflowId,
-      args: [{ ...order, labelRequest: parcel.labelRequest, parcel: ref }],
+      // A parcel added by the merchant's move starts from the reading that added it (it is not told that reading again).
+      args: [{ ...order, ...(seen ? { shopOrder: seen } : {}), labelRequest: parcel.labelRequest, parcel: ref }],
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       typedSearchAttributes: [
@@ -128,7 +141,9 @@ export class SplitOrder {
   private finish(failures: string[]): ShipmentOutcome {
     const parcels = this.state.parcels!;
     if (failures.length > 0) throw ApplicationFailure.nonRetryable(failures.join('; '), 'ParcelFailed');
-    const outcomes = parcels.map((p) => p.outcome!);
+    // A parcel that stopped without a label because its lines moved to another location has no say in the order's outcome.
+    const shipping = parcels.filter((p) => !(p.linesLeft === true && p.labelId === null));
+    const outcomes = (shipping.length > 0 ? shipping : parcels).map((p) => p.outcome!);
     const outcome = outcomes.every((o) => o === outcomes[0]) ? outcomes[0]! : outcomes.find((o) => o !== 'delivered')!;
     const reason = parcels.map((p) => `${p.name}: ${p.outcome}`).join('; ');
     ends(this.state, outcome);
@@ -166,23 +181,82 @@ export class SplitOrder {
     });
   }
 
-  /** Taken as the order's facts, then told to every parcel still running (each settles it by its own phase). */
+  /**
+   * Taken as the order's facts, then told to every parcel still running (each settles it by its
+   * own phase: one whose location holds no line any more is told its lines left); a location
+   * with lines to ship and no parcel yet (the merchant moved lines there) gets its parcel.
+   */
   private async shopOrderChanged(change: ShopOrderChange): Promise<ShopChangeAnswer> {
     const order = this.state.shopOrder!;
     const kinds = differences(order.facts, change.facts);
     order.facts = { ...change.facts };
     order.modifiedAt = change.modifiedAt;
     if (change.readAt !== undefined) order.readAt = change.readAt;
+    await condition(() => this.started);
+    const plan = followLines(
+      this.state.parcels!.map((p) => p.location),
+      change,
+    );
+    for (const p of this.state.parcels!) if (change.locations !== undefined) p.linesLeft = plan.left.includes(p.location);
     const told = await this.tellParcels((id, location) =>
       getExternalWorkflowHandle(id).signal(parcelShopOrderChangedSignal, changeForParcel(change, location)),
     );
-    const action = `told ${told} running parcel(s)`;
+    const added = await this.addParcels(plan.added, {
+      facts: { ...change.facts },
+      modifiedAt: change.modifiedAt,
+      ...(change.readAt !== undefined ? { readAt: change.readAt } : {}),
+    });
+    const action = [
+      `told ${told} running parcel(s)`,
+      ...(plan.left.length > 0 ? [`lines left location(s) ${plan.left.join(', ')}`] : []),
+      ...(added.length > 0 ? [`new parcel(s) from location(s) ${added.join(', ')}`] : []),
+    ].join('; ');
     const at = new Date().toISOString();
     order.changes = [...order.changes, { kinds, status: change.facts.status, modifiedAt: change.modifiedAt, at, action }].slice(
       -SHOP_CHANGES_KEPT,
     );
     this.publish();
     return { kinds, action, phase: this.state.phase };
+  }
+
+  /**
+   * One parcel per location the merchant moved lines to: its workflow id and key name the
+   * location, so a re-read, a retry or a replay never starts a second one for it.
+   */
+  private async addParcels(added: ParcelPlan<Parcel['labelRequest']>['added'], seen: ShopOrderSeen): Promise<string[]> {
+    const orderWorkflowId = shipmentWorkflowId(this.input);
+    const startedNow: string[] = [];
+    this.starting++;
+    try {
+      for (const parcel of added) {
+        const known: ParcelState = {
+          location: parcel.location,
+          name: parcel.name,
+          workflowId: parcelWorkflowId(orderWorkflowId, parcel.location),
+          outcome: null,
+          labelId: null,
+          trackingNumber: null,
+          addedAt: new Date().toISOString(),
+        };
+        this.state.parcels!.push(known);
+        try {
+          await this.startParcel(parcel, known, seen);
+        } catch (err) {
+          // Refused by the server (a parcel of that id ran before): not started, not awaited.
+          this.state.parcels!.splice(this.state.parcels!.indexOf(known), 1);
+          log.warn('a parcel for a location the merchant moved lines to could not start', {
+            workflowId: known.workflowId,
+            error: (err as Error).message,
+          });
+          continue;
+        }
+        this.watch(known);
+        startedNow.push(parcel.location);
+      }
+    } finally {
+      this.starting--;
+    }
+    return startedNow;
   }
 
   /** Sends to every parcel not known to have ended; one that ended meanwhile is passed over. */
