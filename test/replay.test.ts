@@ -1,6 +1,10 @@
 /**
- * Replays histories recorded from real runs of the 1.0 build (test/fixtures/histories) against
- * the current workflow code. A change that would break workflows already running fails here.
+ * Replays histories recorded from real runs (test/fixtures/histories: the poller shards' and the
+ * accounts' since 1.0, the pinned types' from the newest build that changed their commands)
+ * against the current workflow code. A change that would break workflows already running fails
+ * here. A pinned type's histories of a released build that no longer replay are kept in
+ * test/fixtures/released/<version>/ and not replayed: those runs never move to newer code
+ * (docs/workflow.md, "Patches").
  * `npm run fixtures:record` records the whole set again (every suite that calls saveFixture, with
  * RECORD_HISTORIES=1); histories of builds before 1.0 are not supported (CHANGELOG.md).
  */

@@ -23,12 +23,34 @@ import type { ShopSyncPolicy } from '../../domain/shipment';
 export const HEED_SENT_ATTEMPT = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } as const;
 type CallOptions = Partial<typeof HEED_SENT_ATTEMPT>;
 
+/** Local activities the run has out: its search attributes wait for their results (published.ts). */
+let localActivities = 0;
+export const localActivityOut = (): boolean => localActivities > 0;
+
+/** The same local activities, each call counted while it is out. */
+function counted<A extends object>(activities: A): A {
+  return new Proxy(activities, {
+    get(target, name) {
+      const call: unknown = Reflect.get(target, name);
+      if (typeof call !== 'function') return call;
+      return async (...args: unknown[]) => {
+        localActivities++;
+        try {
+          return await (call as (...a: unknown[]) => Promise<unknown>)(...args);
+        } finally {
+          localActivities--;
+        }
+      };
+    },
+  });
+}
+
 /** A shipping API call as a regular activity, with the full retry policy. */
 export const shippingApi = (summary: string, options: CallOptions = {}) =>
   proxyActivities<ShipmentActivities>({ ...SHIPPING_ACTIVITY_OPTIONS, ...options, summary });
 
 /** The worker's tracking policy (and shop connector settings), read once per workflow. */
-export const { trackingPolicy } = proxyLocalActivities<ShipmentActivities>({ startToCloseTimeout: '10 seconds' });
+export const { trackingPolicy } = counted(proxyLocalActivities<ShipmentActivities>({ startToCloseTimeout: '10 seconds' }));
 
 /**
  * A call's first attempt inside the workflow task (a local activity): no task round trip and no
@@ -37,14 +59,14 @@ export const { trackingPolicy } = proxyLocalActivities<ShipmentActivities>({ sta
  * makes a second send of the same revision return the same label.
  */
 export const firstAttempt = (summary: string, options: CallOptions = {}) =>
-  proxyLocalActivities<ShipmentActivities>({ ...FIRST_ATTEMPT_OPTIONS, ...options, summary: `${summary} (first attempt)` });
+  counted(proxyLocalActivities<ShipmentActivities>({ ...FIRST_ATTEMPT_OPTIONS, ...options, summary: `${summary} (first attempt)` }));
 
 /** Joining and leaving the fleet's tracking pollers: a signal each, inside the workflow task. */
 export const trackingPoller = (summary: string) =>
-  proxyLocalActivities<TrackingPollerActivities>({ ...TRACKING_POLLER_SIGNAL_OPTIONS, summary });
+  counted(proxyLocalActivities<TrackingPollerActivities>({ ...TRACKING_POLLER_SIGNAL_OPTIONS, summary }));
 
 /** Shop delivery: a first attempt inside the workflow task, then the retried activity. */
 export const firstDelivery = (summary: string) =>
-  proxyLocalActivities<ShopDeliveryActivities>({ ...FIRST_DELIVERY_OPTIONS, summary: `${summary} (first attempt)` });
+  counted(proxyLocalActivities<ShopDeliveryActivities>({ ...FIRST_DELIVERY_OPTIONS, summary: `${summary} (first attempt)` }));
 export const shopDelivery = (summary: string, settings: ShopSyncPolicy) =>
   proxyActivities<ShopDeliveryActivities>({ ...shopDeliveryOptions(settings), summary });

@@ -200,9 +200,14 @@ export class ShipmentRun implements ShipmentShell {
     return this.state.account === undefined ? {} : { account: this.state.account };
   }
 
-  /** Mirrors the state into search attributes (only on change) and the Web UI's details. */
+  /** Mirrors the state into the Web UI's details, and into search attributes (only on change) at most once per workflow task (published.ts). */
   publish(): void {
     this.published.publish();
+  }
+
+  /** Writes the search attributes still unwritten: the run is completing, failing or continuing as new. */
+  flushPublished(): void {
+    this.published.flush();
   }
 
   /** Tells the shop (through the delivery coroutine), when shop sync is on and the order was not cancelled there; `at`: see ShopDelivery.emit. */

@@ -15,12 +15,17 @@ export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedSt
   if (input.parcels) return await shipSplitOrder({ ...input, parcels: input.parcels });
   const run = new ShipmentRun(input, carried);
   registerHandlers(run);
-  // The worker's policy, the shipment's account and its shop sync.
-  await run.start();
-  // Label, order, tracking.
-  const outcome = await run.ship();
-  // The shop's last events, the update handlers' answers, and the result.
-  return await run.complete(outcome);
+  try {
+    // The worker's policy, the shipment's account and its shop sync.
+    await run.start();
+    // Label, order, tracking.
+    const outcome = await run.ship();
+    // The shop's last events, the update handlers' answers, and the result.
+    return await run.complete(outcome);
+  } finally {
+    // Search attributes are written once the task settles (published.ts): what is left goes before the run ends.
+    run.flushPublished();
+  }
 }
 
 // The run continues as new into, and an order starts its parcels with, the signature shell.ts names: it must stay this one's.
