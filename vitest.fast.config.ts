@@ -10,7 +10,7 @@ import { defineConfig } from 'vitest/config';
 
 /** What makes a test file slow: a Temporal server, a worker, a child process, a replay of every fixture, a simulation. */
 const HEAVY =
-  /createTestEnv|startHarness|TestWorkflowEnvironment|createLocal|new Worker|Worker\.create|spawn\(|startDevProcess|worker-process|runCli\(|runReplayHistor|runChaos|helpers\/pacer-sim/;
+  /createTestEnv|startHarness|TestWorkflowEnvironment|createLocal|new Worker|Worker\.create|spawn\(|startDevProcess|worker-process|runCli\(|runReplayHistor|runChaos|helpers\/pacer-sim|bundleFromSource/;
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
