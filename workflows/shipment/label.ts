@@ -46,8 +46,9 @@ export async function sendLabel(run: ShipmentShell, c: CreateLabel, refused: Lab
       const found = shopChangeOf(err);
       if (shop && found) {
         run.labelScope = null;
-        // One this shipment would not take is re-sent unchecked (it cannot loop on it).
-        if (shop.takeFoundBeforeLabel(found)) return { type: 'labelCallStopped', revision: c.revision };
+        // One this shipment would not take is re-sent unchecked (it cannot loop on it), unless a
+        // change it took meanwhile (a pull's cancel while the attempt was out) stopped the call.
+        if (shop.takeFoundBeforeLabel(found) || stoppedByChange(run)) return { type: 'labelCallStopped', revision: c.revision };
         continue;
       }
       return answerOf(run, c.revision, err, refused);
@@ -57,12 +58,15 @@ export async function sendLabel(run: ShipmentShell, c: CreateLabel, refused: Lab
   }
 }
 
+/** The machine holds a merchant's change the label call was stopped for (it settles it before any label). */
+const stoppedByChange = (run: ShipmentShell): boolean => (run.machine?.shop?.pending.length ?? 0) > 0;
+
 /** A failed call as the machine's event: stopped by a change, or a rejection (correctable or not). */
 function answerOf(run: ShipmentShell, revision: number, err: unknown, refused: LabelRefused): MachineEvent {
   const failure = shippingErrorOf(err);
   // The change stopped the call: it ends cancelled, or, when an attempt was out, with that
   // attempt's failure (the server retries nothing after a cancel request). No label either way.
-  const interrupted = (run.machine?.shop?.pending.length ?? 0) > 0;
+  const interrupted = stoppedByChange(run);
   if (interrupted && (isCancellation(err) || failure?.retryable === true)) return { type: 'labelCallStopped', revision };
   if (!failure) throw err;
   refused.err = err;
