@@ -46,6 +46,9 @@ function startWorker(taskQueue: string): Promise<WorkerProcess> {
   });
 }
 
+// Each test starts two worker processes (each bundles the workflow code) and waits out the killed
+// attempt's timeout: ~60 s on a quiet machine, which is not what these tests measure.
+
 /** Kills the worker once `applied` sees the platform's write; the write's answer is held back meanwhile. */
 async function killAfterWrite(worker: WorkerProcess, applied: () => boolean): Promise<void> {
   await waitFor(() => (applied() ? true : undefined), { timeoutMs: 30_000, what: 'the platform write' });
@@ -74,7 +77,7 @@ it('Shopify: a worker killed after fulfillmentCreate committed, before its answe
   await saveFixture(handle, 'shop-platform-shopify-delivered');
   second.child.kill('SIGTERM');
   await second.exited;
-});
+}, 180_000);
 
 it('WooCommerce: a worker killed after the tracking item was stored, before the 201 arrived, leaves exactly one tracking item', async () => {
   const taskQueue = `platform-crash-${randomUUID()}`;
@@ -94,7 +97,7 @@ it('WooCommerce: a worker killed after the tracking item was stored, before the 
   await saveFixture(handle, 'shop-platform-woocommerce-delivered');
   second.child.kill('SIGTERM');
   await second.exited;
-});
+}, 180_000);
 
 it('WooCommerce, a slow host that throttles: the merchant cancels while a tracking note is held and the worker is SIGKILLed; nothing more is written to the cancelled order', async () => {
   const taskQueue = `platform-crash-${randomUUID()}`;
