@@ -76,6 +76,17 @@ async function labelItems(workflowId: string): Promise<number> {
   return input.labelRequest.shipment.parcels!.reduce((n, p) => n + (p.items?.length ?? 0), 0);
 }
 
+/** The shop's view of the order once it holds two fulfillments, both delivered. */
+async function twoDeliveredFulfillments(order: { id: string }) {
+  return await waitFor(
+    () => {
+      const view = shopify.order(order.id)!;
+      return view.fulfillments.length === 2 && view.fulfillments.every((f) => f.events.at(-1)?.status === 'DELIVERED') ? view : undefined;
+    },
+    { what: 'two delivered fulfillments', timeoutMs: 15_000 },
+  );
+}
+
 const cliEnv = () => ({ TEMPORAL_ADDRESS: h.env.address, TEMPORAL_NAMESPACE: 'default', ...h.shippingEnv });
 
 describe('an order at two locations', () => {
@@ -95,14 +106,7 @@ describe('an order at two locations', () => {
     const labels = labelsOf(order);
     expect(labels.map((l) => l.idempotencyKey).sort()).toEqual([`${SHOP}:${order.orderId}@1:r1`, `${SHOP}:${order.orderId}@2:r1`]);
     // Each fulfillment is one location's: the fake refuses fulfillment orders of two locations in one call.
-    await waitFor(
-      () => {
-        const view = shopify.order(order.id)!;
-        return view.fulfillments.length === 2 && view.fulfillments.every((f) => f.events.at(-1)?.status === 'DELIVERED') ? view : undefined;
-      },
-      { what: 'two delivered fulfillments', timeoutMs: 15_000 },
-    );
-    const view = shopify.order(order.id)!;
+    const view = await twoDeliveredFulfillments(order);
     expect(view.fulfillments.map((f) => f.trackingInfo[0]?.number).sort()).toEqual(outcome.parcels!.map((p) => p.trackingNumber).sort());
     expect(view.fulfillmentOrders.map((fo) => fo.status)).toEqual(['CLOSED', 'CLOSED']);
     expect(view.displayFulfillmentStatus).toBe('FULFILLED');
@@ -235,14 +239,7 @@ describe('lines the merchant moves between locations (fulfillmentOrderMove)', ()
     const two = await handle(parcelWorkflowId(order.workflowId, '2')).query(stateQuery);
     expect(two.shopOrder!.changes.at(-1)!.action).toMatch(/its lines moved to another location in the shop: stops without a label/);
     // The shop: one fulfillment per location with lines, each with its parcel's tracking number; every fulfillment order closed.
-    await waitFor(
-      () => {
-        const view = shopify.order(order.id)!;
-        return view.fulfillments.length === 2 && view.fulfillments.every((f) => f.events.at(-1)?.status === 'DELIVERED') ? view : undefined;
-      },
-      { what: 'two delivered fulfillments', timeoutMs: 15_000 },
-    );
-    const view = shopify.order(order.id)!;
+    const view = await twoDeliveredFulfillments(order);
     expect(view.fulfillments.map((f) => [f.locationId, f.trackingInfo[0]?.number]).sort()).toEqual(
       [
         ['gid://shopify/Location/1', outcome.parcels![0]!.trackingNumber],
