@@ -63,14 +63,27 @@ async function burst(shipments: number, extraEnv: Record<string, string>): Promi
   }
 }
 
-/** Accepted calls a second over the whole seconds from the first call's + `skipS` to the last, and the 429s' share of all answers. */
-function spent(log: FakeRequest[], skipS: number): { perSecond: number; share429: number } {
+/**
+ * Accepted calls a second over the whole seconds from the first call's + `skipS` to the last, the
+ * best five seconds' rate in that span, and the 429s' share of all answers.
+ */
+function spent(log: FakeRequest[], skipS: number): { perSecond: number; best5s: number; share429: number } {
   const first = Math.min(...log.map((r) => r.at)) + skipS * 1000;
   const last = Math.max(...log.map((r) => r.at));
   const window = log.filter((r) => r.at >= first && r.at < last);
-  const accepted = window.filter((r) => r.status !== 429).length;
+  const accepted = window.filter((r) => r.status !== 429);
+  const perWholeSecond = new Array<number>(Math.max(1, Math.floor((last - first) / 1000))).fill(0);
+  for (const r of accepted) {
+    const i = Math.floor((r.at - first) / 1000);
+    if (i < perWholeSecond.length) perWholeSecond[i] = (perWholeSecond[i] ?? 0) + 1;
+  }
+  let best5s = 0;
+  for (let i = 0; i + 5 <= perWholeSecond.length; i++) {
+    best5s = Math.max(best5s, perWholeSecond.slice(i, i + 5).reduce((a, b) => a + b, 0) / 5);
+  }
   const result = {
-    perSecond: accepted / ((last - first) / 1000),
+    perSecond: accepted.length / ((last - first) / 1000),
+    best5s,
     share429: window.filter((r) => r.status === 429).length / Math.max(1, window.length),
   };
   console.info('fleet-pace measured', result, { calls: window.length, seconds: (last - first) / 1000 });
@@ -82,13 +95,15 @@ it('two worker processes spend an account limited to 8 calls a second as one, wi
   try {
     const log = await burst(60, {});
     // Slow start from 5 a second for the whole fleet takes a few seconds; measured after it.
-    const { perSecond, share429 } = spent(log, 5);
-    // Never well over the limit, and the limit spent by the two as one: a loose floor, since a
-    // loaded machine slows the workers themselves (how close to the limit is the bench's to say:
-    // npm run bench:pacing); a worker stuck at half its share, or a pace that never leaves slow
-    // start, falls below it.
+    const { perSecond, best5s, share429 } = spent(log, 5);
+    // Never well over the limit, and the limit reached by the two as one: the best five seconds
+    // near it (a worker stuck at half its share makes 4 a second, a pace that never leaves slow
+    // start 5), and a loose floor over the whole run, since a loaded machine slows the workers
+    // themselves (a clean CI run measured 0.68 of the limit while other tests ran beside it; how
+    // close to the limit is the bench's to say: npm run bench:pacing).
     expect(share429).toBeLessThanOrEqual(0.05);
-    expect(perSecond).toBeGreaterThanOrEqual(0.7 * 8);
+    expect(best5s).toBeGreaterThanOrEqual(0.8 * 8);
+    expect(perSecond).toBeGreaterThanOrEqual(0.55 * 8);
   } finally {
     fake.setFaults({ rateLimit: null });
   }
