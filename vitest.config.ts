@@ -10,8 +10,9 @@ export default defineConfig({
       // 2-core machines: each fork may run a Temporal dev server and a worker.
       forks: { minForks: 1, maxForks: 2 },
     },
-    // Finds/builds the Temporal CLI once and exports TEMPORAL_CLI_PATH for the forks.
-    globalSetup: ['test/global-setup.ts'],
+    // Finds/builds the Temporal CLI once and exports TEMPORAL_CLI_PATH for the forks; bundles the
+    // workflow code once for every fork and worker process (TEST_WORKFLOW_BUNDLE_PATH).
+    globalSetup: ['test/global-setup.ts', 'test/global-setup-bundle.ts'],
     testTimeout: 60_000,
     // beforeAll hooks start dev servers and bundle workflows.
     hookTimeout: 120_000,

@@ -4,7 +4,6 @@
  * one takes over. Every shipment ends delivered, each change is told to it once and in order
  * (no trackingNews signal twice, tags only forward), and nothing is lost.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,17 +21,17 @@ import { killWorkerProcesses, startWorkerProcess, type WorkerProcess, workerEnv 
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
+import { prebuiltBundlePath } from './helpers/workflow-bundle';
 
-const ROOT = path.join(__dirname, '..');
 const SHIPMENTS = 12;
 const ORDER = ['Pending', 'InfoReceived', 'InTransit', 'Delivered'];
 let env: TestWorkflowEnvironment;
 let fake: FakeShippingApi;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'fleet-crash-'));
-const bundle = path.join(tmp, 'workflow-bundle.js');
+let bundle = '';
 
 beforeAll(async () => {
-  execFileSync(process.execPath, ['--import', 'tsx', 'worker/build-bundle.ts', bundle], { cwd: ROOT, stdio: 'ignore' });
+  bundle = prebuiltBundlePath();
   env = await createTestEnv();
   // Each stage lasts 4 polls of a label: the pollers' progress, not the clock, moves tracking.
   fake = await startFakeShippingApi({ port: 0, trackingStepPolls: 4, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });

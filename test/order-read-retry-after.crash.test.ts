@@ -5,7 +5,6 @@
  * long the label took. Pacing is off in both workers: the call's own carried wait is then all
  * that stands between the 429 and its retry, as for a 429 the pacer takes for noise.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,15 +18,15 @@ import { TEST_CREDENTIALS } from './helpers/harness';
 import { killWorkerProcesses, startWorkerProcess, type WorkerProcess, workerEnv } from './helpers/worker-process';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
+import { prebuiltBundlePath } from './helpers/workflow-bundle';
 
-const ROOT = path.join(__dirname, '..');
 let env: TestWorkflowEnvironment;
 let fake: FakeShippingApi;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'order-read-retry-after-'));
-const prebuiltBundle = path.join(tmp, 'workflow-bundle.js');
+let prebuiltBundle = '';
 
 beforeAll(async () => {
-  execFileSync(process.execPath, ['--import', 'tsx', 'worker/build-bundle.ts', prebuiltBundle], { cwd: ROOT, stdio: 'ignore' });
+  prebuiltBundle = prebuiltBundlePath();
   env = await createTestEnv();
   fake = await startFakeShippingApi({ port: 0, trackingStepMs: 150, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
 });

@@ -6,7 +6,6 @@
  * account's Retry-After holds none of the other's; a shop moved to another account moves only
  * its new shipments; rotated credential files are used without a restart and appear nowhere.
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,10 +29,10 @@ import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
 import { waitFor } from './helpers/wait';
 import { killWorkerProcesses, startWorkerProcess, type WorkerProcess } from './helpers/worker-process';
+import { prebuiltBundlePath } from './helpers/workflow-bundle';
 
-const ROOT = path.join(__dirname, '..');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'accounts-live-'));
-const bundle = path.join(tmp, 'workflow-bundle.js');
+let bundle = '';
 const accountsFile = path.join(tmp, 'accounts.json');
 const taskQueue = `accounts-${randomUUID()}`;
 const SECRETS = ['key-sb-old-1', 'token-sb-old-1', 'access-pr-1', 'key-sb-new-2', 'token-sb-new-2'];
@@ -91,7 +90,7 @@ async function polling(shop: string, orderId: string, polls = 2, after = 0): Pro
 }
 
 beforeAll(async () => {
-  execFileSync(process.execPath, ['--import', 'tsx', 'worker/build-bundle.ts', bundle], { cwd: ROOT, stdio: 'ignore' });
+  bundle = prebuiltBundlePath();
   env = await createTestEnv();
   fake = await startFakeShippingApi({
     trackingStepMs: 3_600_000, // tracking never moves: every shipment keeps polling

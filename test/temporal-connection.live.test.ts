@@ -6,7 +6,6 @@
  * real worker process and the CLI's import and status, all through the proxy; then the same
  * with a wrong credential, which must fail with a message that says why and never shows a key.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +14,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../client/cli-support';
 import { startFakeShippingApi, type FakeShippingApi } from '../fake-shipping-api/server';
-import { REPO_ROOT, runCli } from './helpers/cli';
+import { runCli } from './helpers/cli';
 import { killWorkerProcesses, spawnWorkerProcess, type WorkerProcess } from './helpers/worker-process';
 import { TEST_CREDENTIALS } from './helpers/harness';
 import { freePort } from '../dev-server/free-port';
@@ -23,6 +22,7 @@ import { labelRequest } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
 import { makeTestPki, startApiKeyProxy, startTlsProxy, type TestPki, type TestProxy } from './helpers/tls-proxy';
 import { waitFor } from './helpers/wait';
+import { prebuiltBundlePath } from './helpers/workflow-bundle';
 
 const API_KEY = 'tmprl-live-key-3f9a61c2';
 const WRONG_KEY = 'tmprl-wrong-key-77b0e4';
@@ -36,7 +36,7 @@ let keyProxy: TestProxy;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'temporal-connection-'));
 /** No default profile file for the CLI runs: only what a test states. */
 const emptyConfigHome = path.join(tmp, 'config-home');
-const bundlePath = path.join(tmp, 'workflow-bundle.js');
+let bundlePath = '';
 
 type Env = Record<string, string>;
 const shippingEnv = (): Env => ({
@@ -48,7 +48,7 @@ const shippingEnv = (): Env => ({
 beforeAll(async () => {
   mkdirSync(emptyConfigHome);
   // Built once as `npm run build` does, so each worker process starts in a second or two.
-  execFileSync(process.execPath, ['--import', 'tsx', 'worker/build-bundle.ts', bundlePath], { cwd: REPO_ROOT, stdio: 'ignore' });
+  bundlePath = prebuiltBundlePath();
   server = await createTestEnv();
   fake = await startFakeShippingApi({ port: 0, trackingStepMs: 150, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
   pki = makeTestPki(path.join(tmp, 'pki'));

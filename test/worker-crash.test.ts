@@ -3,7 +3,6 @@
  * is killed with SIGKILL while the label request is in flight and the label already exists on
  * the API side; a new worker process finishes the order. Exactly one label may exist.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,17 +18,17 @@ import { TEST_CREDENTIALS } from './helpers/harness';
 import { killWorkerProcesses, spawnWorkerProcess, startWorkerProcess, type WorkerProcess, workerEnv } from './helpers/worker-process';
 import { order } from './helpers/orders';
 import { createTestEnv } from './helpers/temporal-env';
+import { prebuiltBundlePath } from './helpers/workflow-bundle';
 import { freePort } from '../dev-server/free-port';
 
-const ROOT = path.join(__dirname, '..');
 let env: TestWorkflowEnvironment;
 let fake: FakeShippingApi;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'worker-crash-'));
 /** Built as `npm run build` does, so the restarted worker runs the production start path. */
-const prebuiltBundle = path.join(tmp, 'workflow-bundle.js');
+let prebuiltBundle = '';
 
 beforeAll(async () => {
-  execFileSync(process.execPath, ['--import', 'tsx', 'worker/build-bundle.ts', prebuiltBundle], { cwd: ROOT, stdio: 'ignore' });
+  prebuiltBundle = prebuiltBundlePath();
   env = await createTestEnv();
   fake = await startFakeShippingApi({ port: 0, trackingStepMs: 150, accounts: [{ name: 'main', ...TEST_CREDENTIALS }] });
 });

@@ -10,6 +10,7 @@
  *   ...
  *   await env.teardown();                            // in afterAll
  */
+import { readFile } from 'node:fs/promises';
 import { TestWorkflowEnvironment, type LocalTestWorkflowEnvironmentOptions } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundle } from '@temporalio/worker';
 import { freePort } from '../../dev-server/free-port';
@@ -17,6 +18,7 @@ import { priorityDevServerArgs } from '../../dev-server/server-priority';
 import { WORKFLOW_CODE } from '../../worker-deployment/workflow-bundle';
 import { temporalServerExecutable } from '../../dev-server/temporal-cli';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../workflow-definitions/shipment';
+import { sharedBundlePath } from './workflow-bundle';
 
 /**
  * How much the SDK and the dev servers log in tests: ERROR unless TEST_LOG_LEVEL says otherwise
@@ -64,12 +66,15 @@ export async function createTestEnv(opts: LocalTestWorkflowEnvironmentOptions = 
 let bundle: Promise<WorkflowBundle> | undefined;
 
 /**
- * The workflow bundle of `workflows/index.ts`, built once per test process (bundling takes seconds;
- * give each Worker `workflowBundle` instead of `workflowsPath`). Resolved at call time.
+ * The workflow bundle of `workflows/index.ts`: the run's shared one (test/helpers/workflow-bundle.ts),
+ * or built once per test process (bundling takes seconds; give each Worker `workflowBundle`
+ * instead of `workflowsPath`). Resolved at call time.
  */
 export function getWorkflowBundle(): Promise<WorkflowBundle> {
   bundle ??= (async () => {
     installQuietRuntime();
+    const shared = sharedBundlePath();
+    if (shared) return { code: await readFile(shared, 'utf8') };
     return bundleWorkflowCode({
       ...WORKFLOW_CODE,
       logger: new DefaultLogger(LOG_LEVEL),

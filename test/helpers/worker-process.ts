@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { REPO_ROOT } from './cli';
 import { TEST_CREDENTIALS } from './harness';
+import { sharedBundlePath } from './workflow-bundle';
 
 /** What a worker process needs to reach a test's dev server and fake API, on its own task queue. */
 export function workerEnv(temporalAddress: string, taskQueue: string, shippingApiBaseUrl: string): Record<string, string> {
@@ -31,13 +32,17 @@ const started: ChildProcess[] = [];
 /**
  * Starts the worker with only PATH and `env` (nothing else of the test's environment). A worker
  * refuses to start without payload keys; tests that give none run it in clear on purpose unless
- * they set PAYLOAD_ENCRYPTION themselves (to '' to see the refusal).
+ * they set PAYLOAD_ENCRYPTION themselves (to '' to see the refusal). It runs the run's shared
+ * workflow bundle (WORKFLOW_BUNDLE_PATH, the production start path) unless `env` names one; a test
+ * of bundling at start sets WORKFLOW_BUNDLE_PATH to undefined.
  */
-export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
+export function spawnWorkerProcess(env: Record<string, string | undefined>): WorkerProcess {
+  const shared = sharedBundlePath();
+  const bundle = 'WORKFLOW_BUNDLE_PATH' in env || !shared ? {} : { WORKFLOW_BUNDLE_PATH: shared };
   const keyed = 'PAYLOAD_ENCRYPTION_KEYS' in env || 'PAYLOAD_ENCRYPTION_KEYS_FILE' in env || 'PAYLOAD_ENCRYPTION' in env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, ...(keyed ? {} : { PAYLOAD_ENCRYPTION: 'off' }), ...env },
+    env: { PATH: process.env.PATH, ...(keyed ? {} : { PAYLOAD_ENCRYPTION: 'off' }), ...bundle, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(child);
@@ -50,7 +55,7 @@ export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
 
 /** Starts the worker and waits until it prints `until` (default: its "worker started" line). */
 export async function startWorkerProcess(
-  env: Record<string, string>,
+  env: Record<string, string | undefined>,
   until = 'worker started',
   timeoutMs = 60_000,
 ): Promise<WorkerProcess> {
