@@ -219,21 +219,26 @@ describe('startShopTrigger', () => {
     expect(calls.sort()).toEqual(['lyon céramiques/2', 'oslo-outdoor']);
   });
 
-  it('a burst of 200 deliveries makes at most 2 trigger calls', async () => {
+  it('a burst of 200 deliveries makes one trigger call at once and one per coalescing window it lasted (2 on a quiet machine)', async () => {
     const { trigger, calls } = await start({ coalesceMs: 2000 });
     const url = trigger.hookUrl('shopify', 'oslo-outdoor');
+    const sentAt = Date.now();
     const answers = await Promise.all(
       Array.from({ length: 200 }, (_, i) => {
         const body = orderBody(5000 + i);
         return post(url, body, shopifyHeaders(body));
       }),
     );
+    // A loaded machine may take longer than one window to take 200 deliveries: one more call per
+    // window the burst itself lasted.
+    const windows = 2 + Math.floor((Date.now() - sentAt) / 2000);
     expect(answers.every((a) => a.status === 200)).toBe(true);
     // The first call at once, one trailing call after the window for the rest, then nothing.
-    await waitFor(() => (calls.length === 2 ? true : undefined), { timeoutMs: 5000 });
+    await waitFor(() => (calls.length >= 2 ? true : undefined), { timeoutMs: 5000 });
     await sleep(2200);
-    expect(calls.length).toBe(2);
-    expect(trigger.stats().shops['oslo-outdoor']).toMatchObject({ received: 200, verified: 200, triggersCalled: 2 });
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(calls.length).toBeLessThanOrEqual(windows);
+    expect(trigger.stats().shops['oslo-outdoor']).toMatchObject({ received: 200, verified: 200, triggersCalled: calls.length });
   });
 
   it('a bad or missing signature answers 401, says nothing secret and triggers nothing', async () => {
