@@ -28,8 +28,9 @@ export default defineConfig({
     // One module cache per fork instead of one per file: loading the SDK and the contract again for
     // every file was half the run (66 s → 37 s here); the files pass in any order (--sequence.shuffle.files).
     isolate: false,
-    // The scripted workflow tests run on a dev server: the same Temporal CLI as npm test.
-    globalSetup: ['test/global-setup.ts'],
+    // The scripted workflow tests run on a dev server: the same Temporal CLI as npm test, and the
+    // same workflow bundle, built once for both suites while the sources stay the same.
+    globalSetup: ['test/global-setup.ts', 'test/global-setup-bundle.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
