@@ -1,7 +1,6 @@
 /** `npm run cli -- deployment <action>`: rollouts by Worker Deployment version (docs/production.md, "Rolling out a new build"). */
 import { ConfigError } from '../../config/settings';
 import { defaultBuildId, deploymentNameOf, isBuildId } from '../../config/deployment';
-import { bundleFromSource } from '../../worker-deployment/workflow-bundle';
 import {
   deleteVersion,
   describeDeployment,
@@ -81,6 +80,9 @@ export async function deploymentCommand(argv: string[], io: Io): Promise<ExitCod
     throw usageError(`deployment ${action} takes ${needsBuild ? 'one build id' : 'no argument'}`);
   if (buildId !== undefined && !isBuildId(buildId)) throw usageError(`not a build id: ${JSON.stringify(buildId)}`);
   if (action === 'build-id') {
+    // Loaded here only: the bundler (the SDK's worker package and webpack) is a second and a half
+    // of every other command's start.
+    const { bundleFromSource } = await import('../../worker-deployment/workflow-bundle');
     println(io.stdout, defaultBuildId((await bundleFromSource()).code));
     return EXIT.ok;
   }
