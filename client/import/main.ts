@@ -11,6 +11,7 @@ import type { FieldProblem } from '../../shipping-api/contract';
 import {
   CliError,
   connectTemporal,
+  deadlineFlag,
   EXIT,
   isUnavailable,
   messageOf,
@@ -41,7 +42,7 @@ import {
   type InputFormat,
   type SourceRecord,
 } from '../../order-import/source';
-import { AccountPreflights, patientCatalog } from '../../order-import/preflight';
+import { AccountPreflights, patientCatalog, waitedOut } from '../../order-import/preflight';
 import { openAccountClient, type ShippingAccounts } from '../../config/shipping-accounts';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 import { Progress } from '../../order-import/progress';
@@ -49,9 +50,9 @@ import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../../order-import/start-s
 import { RECORD_LIMITS } from '../../order-import/limits';
 import { decodeUtf8 } from '../../order-import/utf8';
 import { loadShopConnectors } from '../../platforms/connectors';
-import { ConfigError, loadShipmentPriorities, parseDuration } from '../../config/settings';
+import { ConfigError, loadShipmentPriorities } from '../../config/settings';
 import { shipmentPriorityKey, type ShipmentPriorities } from '../../domain/priority';
-import { DEFAULT_READ_DEADLINE_MS, readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
+import { readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
 
 export const DEFAULT_CONCURRENCY = 16;
 /** Workflow tasks waiting for a worker above which the import holds new starts. */
@@ -86,8 +87,10 @@ Input (- reads standard input):
                               network), with the schedule's rules (its Retry-After, else 2 s
                               doubling to 1 min; printed at the start); a refusal (401, 403, 404)
                               ends it at once. The preflight's shipping API reads wait out a 429's
-                              Retry-After (a line says so); the orders of an account held past it
-                              fail to start, the other accounts' orders are started
+                              Retry-After and back off a 5xx (1 s doubling, the workers' rule),
+                              a line on stderr saying which account and how long; the orders of
+                              an account still failing at the deadline fail to start, the other
+                              accounts' orders are started
 Options:
   --concurrency <n>           Orders preflighted/started at once (default ${DEFAULT_CONCURRENCY}, max 256)
   --max-backlog <n>           Hold new starts while more than n workflow tasks wait for a worker
@@ -120,8 +123,8 @@ ${TRACING_HELP}
 Exit codes: 0 all imported (started or already known); 1 some records rejected;
 2 usage or configuration error; 3 some orders failed to start (even if others were rejected);
 5 Temporal or the shipping API (preflight) unreachable or refused credentials, nothing started.
-A shipping account held by a Retry-After past --deadline is no exit 5: its orders count as
-failed to start (3), and the other accounts' orders are started.
+A shipping account held by a Retry-After (or answering 5xx) past --deadline is no exit 5:
+its orders count as failed to start (3), and the other accounts' orders are started.
 `;
 
 export interface ImportSummary {
@@ -136,14 +139,6 @@ export interface ImportSummary {
   failures: StartFailure[];
   durationMs: number;
   exitCode: ExitCode;
-}
-
-/** `--deadline`: a duration; the default when absent. */
-function deadlineOf(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_READ_DEADLINE_MS;
-  const ms = parseDuration(value);
-  if (ms === undefined || ms <= 0) throw usageError(`--deadline must be a duration such as 15m or 2h (got "${value}")`);
-  return ms;
 }
 
 /** Runs the import command; resolves with the exit code. */
@@ -184,7 +179,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const platformOf = platformShops(io.env);
   const reading = new AbortController();
   const connector = values.from === undefined ? undefined : shopConnector(io.env, values.from);
-  const deadline = began + deadlineOf(values.deadline);
+  const deadline = began + deadlineFlag(values.deadline);
   // Replaced by the progress-aware printer once it exists.
   let notify = (line: string) => println(io.stderr, line);
   const shop =
@@ -219,7 +214,8 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       });
       // The shop's account (--from), or the one shops fall back to: read before anything starts,
       // so an unreachable API or refused credentials start nothing. An account held by a
-      // Retry-After holds only its own orders: the others go on while they wait.
+      // Retry-After, or failing in passing (5xx), holds only its own orders: the others go on
+      // while they wait.
       const first = connector ? accounts!.accountOf(connector.shop) : { account: accounts!.defaultAccount };
       const account = 'account' in first ? first.account : null;
       if (account !== null) {
@@ -229,7 +225,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
           (err: unknown) => ({ ok: false as const, err }),
         );
         const outcome = await Promise.race([read, held]);
-        if ('held' in outcome || (!outcome.ok && outcome.err instanceof ShippingApiError && outcome.err.kind === 'rate_limited')) {
+        if ('held' in outcome || (!outcome.ok && waitedOut(outcome.err))) {
           notify(`the orders of shipping account "${account}" wait for its preflight (up to --deadline); the other accounts' go on`);
         } else if (!outcome.ok) {
           const { err } = outcome;
