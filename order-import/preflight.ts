@@ -92,13 +92,32 @@ export class AccountPreflights {
     try {
       preflight = await this.ready(account);
     } catch (err) {
-      throw new Error(
-        `preflight of shipping account "${account}": cannot read GET /couriers: ${err instanceof Error ? err.message : String(err)}`,
-        { cause: err },
-      );
+      throw new AccountPreflightError(account, `cannot read GET /couriers: ${messageOf(err)}`, err);
     }
-    return preflight.check(labelRequest);
+    try {
+      return await preflight.check(labelRequest);
+    } catch (err) {
+      throw new AccountPreflightError(account, `cannot read GET /products?courier=${labelRequest.courier}: ${messageOf(err)}`, err);
+    }
   }
+}
+
+/** A record not started because its account's couriers or products could not be read (held past --deadline, refused, …). */
+export class AccountPreflightError extends Error {
+  override readonly name = 'AccountPreflightError';
+
+  constructor(
+    readonly account: string,
+    /** What could not be read, and why. */
+    readonly reason: string,
+    cause: unknown,
+  ) {
+    super(`preflight of shipping account "${account}": ${reason}`, { cause });
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** How a command's reads of the shipping API ride out an account's hold: until `--deadline`, saying so. */

@@ -91,6 +91,12 @@ it('with the default account held past --deadline, starts the other accounts’ 
   expect(run.code, run.stderr).toBe(3);
   expect(run.stderr).toContain('the orders of shipping account "alpha" wait for its preflight');
   expect(run.stderr).toMatch(/failed to start .*alpha-shop.*--deadline/);
+  // One report per account: why, how many, and the command that starts them (the others are skipped then).
+  expect(run.stdout).toContain(
+    'Shipping account "alpha": 10 orders not started, its preflight could not be read: cannot read GET /couriers:',
+  );
+  expect(run.stdout).toContain(`run again: npm run cli -- import --no-encryption ${file} --max-backlog 0 --deadline 3s`);
+  expect(run.stdout).not.toMatch(/Shipping account "(beta|gamma)"/);
   const ok = await started(ids);
   expect([...ok].sort()).toEqual(
     ids
@@ -108,12 +114,13 @@ it("backs off a 5xx of the default account's couriers and of another account's p
     ],
   });
   const { file, ids } = ordersFile(`fivexx-${randomUUID().slice(0, 8)}`);
-  const run = await importWith(file, '--max-backlog', '0');
+  const run = await importWith(file, '--max-backlog', '0', '--json');
   expect(run.stderr).toMatch(
     /preflight of shipping account "alpha": GET \/couriers: .*\(HTTP 503\); reading again in 1 s \(failure 1 in a row/,
   );
   expect(run.stderr).toMatch(/preflight of shipping account "beta": GET \/products\?courier=\S+: .*\(HTTP 500\); reading again in 1 s/);
   expect(run.code, run.stderr).toBe(0);
+  expect((JSON.parse(run.stdout) as { notStarted: unknown[] }).notStarted).toEqual([]);
   expect((await started(ids)).size).toBe(30);
 }, 60_000);
 

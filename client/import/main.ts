@@ -32,7 +32,14 @@ import { TEMPORAL_CONNECTION_HELP } from '../../config/temporal-connection';
 import { startTracingFromEnv, TRACING_HELP } from '../../config/tracing';
 import type { Tracing } from '../../tracing/setup';
 import { BacklogGate, workflowBacklogReader } from '../../order-import/backlog-gate';
-import { importRecords, KEPT_IN_RESULT, type ImportResult, type Rejection, type StartFailure } from '../../order-import/engine';
+import {
+  importRecords,
+  KEPT_IN_RESULT,
+  type AccountNotStarted,
+  type ImportResult,
+  type Rejection,
+  type StartFailure,
+} from '../../order-import/engine';
 import {
   formatFromPath,
   FORMATS,
@@ -50,7 +57,7 @@ import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../../order-import/start-s
 import { RECORD_LIMITS } from '../../order-import/limits';
 import { decodeUtf8 } from '../../order-import/utf8';
 import { loadShopConnectors } from '../../platforms/connectors';
-import { ConfigError, loadShipmentPriorities } from '../../config/settings';
+import { ConfigError, loadShipmentPriorities, PAYLOAD_ENCRYPTION_OFF } from '../../config/settings';
 import { shipmentPriorityKey, type ShipmentPriorities } from '../../domain/priority';
 import { readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
 
@@ -89,8 +96,9 @@ Input (- reads standard input):
                               ends it at once. The preflight's shipping API reads wait out a 429's
                               Retry-After and back off a 5xx (1 s doubling, the workers' rule),
                               a line on stderr saying which account and how long; the orders of
-                              an account still failing at the deadline fail to start, the other
-                              accounts' orders are started
+                              an account still failing at the deadline fail to start (the summary
+                              names the account, how many and the command to run again), the
+                              other accounts' orders are started
 Options:
   --concurrency <n>           Orders preflighted/started at once (default ${DEFAULT_CONCURRENCY}, max 256)
   --max-backlog <n>           Hold new starts while more than n workflow tasks wait for a worker
@@ -135,6 +143,8 @@ export interface ImportSummary {
   dryRun: boolean;
   preflight: 'checked' | 'skipped';
   counts: ImportResult['counts'];
+  /** Per shipping account whose preflight could not be read: its orders were not started; the command to run again. */
+  notStarted: Array<AccountNotStarted & { rerun: string }>;
   rejections: Rejection[];
   failures: StartFailure[];
   durationMs: number;
@@ -306,6 +316,8 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       dryRun,
       preflight: preflight ? 'checked' : 'skipped',
       ...result,
+      // Started and known orders are skipped by the same command: it starts the rest.
+      notStarted: result.notStarted.map((held) => ({ ...held, rerun: rerunCommand(argv, io.env) })),
       durationMs: Date.now() - began,
       exitCode,
     };
@@ -484,6 +496,16 @@ function rejectLine(kind: 'rejected' | 'failed_to_start', record: SourceRecord, 
 
 // ---------------------------------------------------------------- human output
 
+/** The command line that runs this import again, quoted for a POSIX shell where needed. */
+function rerunCommand(argv: string[], env: Io['env']): string {
+  // --no-encryption reaches the command as the environment's setting (commandEnvironment).
+  const inClear = env[PAYLOAD_ENCRYPTION_OFF.variable] === PAYLOAD_ENCRYPTION_OFF.value && !argv.includes('--no-encryption');
+  const quoted = [...(inClear ? ['--no-encryption'] : []), ...argv].map((arg) =>
+    /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`,
+  );
+  return ['npm run cli -- import', ...quoted].join(' ');
+}
+
 function where(p: { line: number; index?: number }): string {
   return p.index === undefined ? `line ${p.line}` : `index ${p.index} (line ${p.line})`;
 }
@@ -509,6 +531,12 @@ function summaryText(s: ImportSummary, rejectsPath: string | undefined): string 
   lines.push(`  rejected       ${c.rejected}`);
   if (!s.dryRun || c.failed > 0) lines.push(`  failed         ${c.failed}`);
   if (rejectsPath !== undefined && (c.rejected > 0 || c.failed > 0)) lines.push(`Rejected and failed records written to ${rejectsPath}`);
+  for (const held of s.notStarted) {
+    lines.push(
+      `Shipping account "${printable(held.account)}": ${held.orders} order${held.orders === 1 ? '' : 's'} not started, its preflight could not be read: ${printable(held.reason)}`,
+      `  to start them once it can be read, run again: ${printable(held.rerun)}${s.input === '-' ? ' (with the same standard input)' : ''}`,
+    );
+  }
   if (s.exitCode === EXIT.failedToStart)
     lines.push('Some orders failed to start: fix the cause and import the same input again (started orders are skipped).');
   return lines.join('\n');
