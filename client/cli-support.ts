@@ -14,6 +14,7 @@ import { ShippingApiClient } from '../shipping-api/client';
 import { ShippingApiError } from '../shipping-api/errors';
 import { CONTROL_CHARACTER } from '../shipping-api/contract';
 import { withDevCheckout } from './dev-checkout';
+import { readDeadlineMs } from '../order-import/read-again';
 import { tracingClientInterceptors } from '../tracing/temporal';
 
 /** Exit codes of `npm run cli` and `npm run import` (documented in docs/import-and-cli.md). */
@@ -92,6 +93,13 @@ export function positiveInt(name: string, text: string | undefined, fallback: nu
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1 || n > max) throw usageError(`--${name} must be an integer from 1 to ${max} (got "${text}")`);
   return n;
+}
+
+/** `--deadline` of a command that reads again (order-import/read-again.ts): its ms, the default when absent. */
+export function deadlineFlag(text: string | undefined): number {
+  const ms = readDeadlineMs(text);
+  if (ms === undefined) throw usageError(`--deadline must be a duration such as 15m or 2h (got "${text}")`);
+  return ms;
 }
 
 export function requirePositionals(positionals: string[], names: string[], command: string): string[] {

@@ -13,7 +13,7 @@ import type { StartResult } from './start-shipment';
 import { identityOf, validateRecord, type PlatformOf } from './record';
 import type { SourceRecord } from './source';
 import type { AccountOf } from '../config/shipping-accounts';
-import type { AccountPreflights } from './preflight';
+import { AccountPreflightError, type AccountPreflights } from './preflight';
 import type { ProgressCounts } from './progress';
 
 export interface Position {
@@ -35,8 +35,19 @@ export interface StartFailure extends Position {
   message: string;
 }
 
+/** The orders of one shipping account that were not started because its preflight could not be read. */
+export interface AccountNotStarted {
+  account: string;
+  /** Orders of the account that failed to start for it (all of them also count as failed). */
+  orders: number;
+  /** The first such failure's: what could not be read, and why. */
+  reason: string;
+}
+
 export interface ImportResult {
   counts: ProgressCounts;
+  /** Per shipping account whose preflight could not be read, in the order they first failed. */
+  notStarted: AccountNotStarted[];
   /** The first KEPT_IN_RESULT rejections and start failures (all of them go to onRejected/onFailed, e.g. the rejects file). */
   rejections: Rejection[];
   failures: StartFailure[];
@@ -71,6 +82,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
   const counts: ProgressCounts = { records: 0, accepted: 0, started: 0, alreadyKnown: 0, rejected: 0, failed: 0 };
   const rejections: Rejection[] = [];
   const failures: StartFailure[] = [];
+  const notStarted = new Map<string, AccountNotStarted>();
   /**
    * shop and orderId → where that order first appeared in this input. Not keyed by workflow id:
    * shop "a-b" order "c" and shop "a" order "b-c" share one, and the second is another order
@@ -118,6 +130,11 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
         message: err instanceof Error ? err.message : String(err),
       };
       counts.failed++;
+      if (err instanceof AccountPreflightError) {
+        const held = notStarted.get(err.account) ?? { account: err.account, orders: 0, reason: err.reason };
+        held.orders++;
+        notStarted.set(err.account, held);
+      }
       if (failures.length < KEPT_IN_RESULT) failures.push(failure);
       await inOrder.settle(seq, () => options.onFailed?.(failure, record));
     }
@@ -178,7 +195,7 @@ export async function importRecords(options: ImportEngineOptions): Promise<Impor
   const byPosition = (a: Position, b: Position) => (a.index ?? a.line) - (b.index ?? b.line);
   rejections.sort(byPosition);
   failures.sort(byPosition);
-  return { counts, rejections, failures };
+  return { counts, notStarted: [...notStarted.values()], rejections, failures };
 }
 
 function platformOrderIdOf(value: unknown): string | undefined {

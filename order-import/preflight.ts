@@ -4,9 +4,10 @@
  * courier's products at most once per run (the first record of that courier waits for it; the
  * others share the answer), so 10,000 orders cost 1 + (number of couriers) requests.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Courier, FieldProblem, LabelRequestWithoutKey, Product } from '../shipping-api/contract';
-import { DEFAULT_RETRY_AFTER_SECONDS, ShippingApiError } from '../shipping-api/errors';
+import { ShippingApiError } from '../shipping-api/errors';
+import { afterFailure, type AttemptProgress } from '../workflow-definitions/activity-failures';
+import { readAgainUntil, type ReadAgainOptions } from './read-again';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../domain/shipment';
 
 /** The part of ShippingApiClient the preflight needs. */
@@ -91,48 +92,81 @@ export class AccountPreflights {
     try {
       preflight = await this.ready(account);
     } catch (err) {
-      throw new Error(
-        `preflight of shipping account "${account}": cannot read GET /couriers: ${err instanceof Error ? err.message : String(err)}`,
-        { cause: err },
-      );
+      throw new AccountPreflightError(account, `cannot read GET /couriers: ${messageOf(err)}`, err);
     }
-    return preflight.check(labelRequest);
+    try {
+      return await preflight.check(labelRequest);
+    } catch (err) {
+      throw new AccountPreflightError(account, `cannot read GET /products?courier=${labelRequest.courier}: ${messageOf(err)}`, err);
+    }
   }
 }
 
-/** How a command's reads of the shipping API ride out an account's hold. */
-export interface PatientReads {
-  /** No read is tried again after this time (epoch ms): `--deadline`. */
-  deadline: number;
-  /** A line for the operator each time a read waits. */
-  onWait: (line: string) => void;
-  signal?: AbortSignal;
+/** A record not started because its account's couriers or products could not be read (held past --deadline, refused, …). */
+export class AccountPreflightError extends Error {
+  override readonly name = 'AccountPreflightError';
+
+  constructor(
+    readonly account: string,
+    /** What could not be read, and why. */
+    readonly reason: string,
+    cause: unknown,
+  ) {
+    super(`preflight of shipping account "${account}": ${reason}`, { cause });
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** How a command's reads of the shipping API ride out an account's hold: until `--deadline`, saying so. */
+export type PatientReads = ReadAgainOptions;
+
+/**
+ * Whether a read of the shipping API is waited out: a 429 (the account is held) or a 5xx (the
+ * API fails in passing). Anything else ends the read at once: an unreachable API or refused
+ * credentials are the operator's to fix.
+ */
+export function waitedOut(err: unknown): err is ShippingApiError {
+  return err instanceof ShippingApiError && (err.kind === 'rate_limited' || err.kind === 'server_error');
 }
 
 /**
- * One read of the shipping API, tried again after a 429 once its Retry-After has passed (the
- * account is held, not broken), until `deadline`. Anything else ends it at once (an unreachable
- * API or refused credentials are the operator's to fix), as does a wait that would end after the
- * deadline.
+ * One read of the shipping API, tried again after a 429 once its Retry-After has passed, or after
+ * a 5xx with the workers' backoff (both by afterFailure, the one rule of every API call), until
+ * `deadline`. Anything else ends it at once (see waitedOut), as does a wait that would end after
+ * the deadline.
  */
 export async function readPatiently<T>(what: string, read: () => Promise<T>, options: PatientReads): Promise<T> {
-  for (;;) {
-    try {
-      return await read();
-    } catch (err) {
-      if (!(err instanceof ShippingApiError) || err.kind !== 'rate_limited') throw err;
-      const wait = (err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS) * 1000;
-      const deadline = new Date(options.deadline).toISOString();
-      if (Date.now() + wait > options.deadline) {
-        throw new ShippingApiError({
-          ...err.toJSON(),
-          message: `${err.message}; the --deadline (${deadline}) comes before it may be read again`,
-        });
-      }
-      options.onWait(`${what}: the account is held (429, Retry-After ${wait / 1000} s); reading again then (deadline ${deadline})`);
-      await sleep(wait, undefined, { signal: options.signal });
-    }
-  }
+  let progress: AttemptProgress = {};
+  return readAgainUntil(
+    read,
+    {
+      next: (err) => {
+        if (!waitedOut(err)) return null;
+        const after = afterFailure(err, progress, Date.now());
+        if (!after.retryable) return null;
+        progress = after;
+        const seconds = Math.ceil(after.delayMs / 1000);
+        return {
+          waitMs: after.delayMs,
+          line: (deadline) =>
+            err.kind === 'rate_limited'
+              ? `${what}: the account is held (429, Retry-After ${seconds} s); reading again then (deadline ${deadline})`
+              : `${what}: ${err.message}; reading again in ${seconds} s (failure ${after.failuresInARow} in a row, deadline ${deadline})`,
+        };
+      },
+      stop: (err, deadline) =>
+        deadline === null || !(err instanceof ShippingApiError)
+          ? err
+          : new ShippingApiError({
+              ...err.toJSON(),
+              message: `${err.message}; the --deadline (${deadline}) comes before it may be read again`,
+            }),
+    },
+    options,
+  );
 }
 
 /** The catalog's reads, each ridden out as readPatiently does. */

@@ -91,6 +91,12 @@ it('with the default account held past --deadline, starts the other accounts’ 
   expect(run.code, run.stderr).toBe(3);
   expect(run.stderr).toContain('the orders of shipping account "alpha" wait for its preflight');
   expect(run.stderr).toMatch(/failed to start .*alpha-shop.*--deadline/);
+  // One report per account: why, how many, and the command that starts them (the others are skipped then).
+  expect(run.stdout).toContain(
+    'Shipping account "alpha": 10 orders not started, its preflight could not be read: cannot read GET /couriers:',
+  );
+  expect(run.stdout).toContain(`run again: npm run cli -- import --no-encryption ${file} --max-backlog 0 --deadline 3s`);
+  expect(run.stdout).not.toMatch(/Shipping account "(beta|gamma)"/);
   const ok = await started(ids);
   expect([...ok].sort()).toEqual(
     ids
@@ -99,6 +105,41 @@ it('with the default account held past --deadline, starts the other accounts’ 
       .sort(),
   );
 }, 90_000);
+
+it("backs off a 5xx of the default account's couriers and of another account's products, saying so, and starts every order", async () => {
+  fake.setFaults({
+    failNext: [
+      { endpoint: 'GET /couriers', account: 'alpha', status: 503 },
+      { endpoint: 'GET /products', account: 'beta', status: 500 },
+    ],
+  });
+  const { file, ids } = ordersFile(`fivexx-${randomUUID().slice(0, 8)}`);
+  const run = await importWith(file, '--max-backlog', '0', '--json');
+  expect(run.stderr).toMatch(
+    /preflight of shipping account "alpha": GET \/couriers: .*\(HTTP 503\); reading again in 1 s \(failure 1 in a row/,
+  );
+  expect(run.stderr).toMatch(/preflight of shipping account "beta": GET \/products\?courier=\S+: .*\(HTTP 500\); reading again in 1 s/);
+  expect(run.code, run.stderr).toBe(0);
+  expect((JSON.parse(run.stdout) as { notStarted: unknown[] }).notStarted).toEqual([]);
+  expect((await started(ids)).size).toBe(30);
+}, 60_000);
+
+it('`couriers` and `products` back off a 5xx, saying so, and list', async () => {
+  fake.setFaults({
+    failNext: [
+      { endpoint: 'GET /couriers', account: 'beta', status: 502 },
+      { endpoint: 'GET /products', account: 'beta', status: 500 },
+    ],
+  });
+  const apiEnv = { SHIPPING_API_BASE_URL: fake.baseUrl, SHIPPING_API_KEY: 'key-beta', SHIPPING_API_TOKEN: 'token-beta' };
+  const couriers = await runCli(['couriers', '--json'], { env: apiEnv });
+  expect(couriers.stderr).toMatch(/GET \/couriers: .*\(HTTP 502\); reading again in 1 s/);
+  expect(couriers.code, couriers.stderr).toBe(0);
+  const [first] = (JSON.parse(couriers.stdout) as { couriers: Array<{ code: string }> }).couriers;
+  const products = await runCli(['products', first!.code], { env: apiEnv });
+  expect(products.stderr).toMatch(/GET \/products\?courier=\S+: .*\(HTTP 500\); reading again in 1 s/);
+  expect(products.code, products.stderr).toBe(0);
+}, 60_000);
 
 it('`couriers` waits out a 429 of its account, saying so, and lists', async () => {
   fake.setFaults({ failNext: [{ endpoint: 'GET /couriers', account: 'beta', status: 429, retryAfter: '1' }] });

@@ -13,7 +13,7 @@ import { importCommand } from '../client/import/main';
 import { importRecords } from '../order-import/engine';
 import { validateLabelRequest, validateRecord } from '../order-import/record';
 import { InputError, readRecords, sniffFormat, type InputFormat, type SourceRecord } from '../order-import/source';
-import { Preflight, type Catalog } from '../order-import/preflight';
+import { AccountPreflights, Preflight, type Catalog } from '../order-import/preflight';
 import type { StartResult } from '../order-import/start-shipment';
 import type { ShipmentInput } from '../domain/shipment';
 import { captureIo } from './helpers/cli';
@@ -259,6 +259,29 @@ describe('import pipeline', () => {
     expect(maxInFlight).toBe(concurrency);
     // At most the slots plus the record being handed over are read ahead of the starts.
     expect(maxAhead).toBeLessThanOrEqual(concurrency + 1);
+  });
+
+  it('an account whose lists cannot be read fails only its own orders, tallied per account with the first reason', async () => {
+    const held = { ...fakeCatalog(), listCouriers: () => Promise.reject(new Error('listCouriers: held (HTTP 429)')) };
+    const noUpsProducts = {
+      ...fakeCatalog(),
+      listProducts: (courier: string) => Promise.reject(new Error(`listProducts ${courier}: (HTTP 503)`)),
+    };
+    const catalogs: Record<string, Catalog> = { a: held, b: noUpsProducts, c: fakeCatalog() };
+    const shops = ['a-shop', 'b-shop', 'c-shop'];
+    const result = await importRecords({
+      records: recordsFrom(Array.from({ length: 9 }, (_, i) => valid(shops[i % 3]!, `o-${i}`))),
+      preflight: new AccountPreflights(async (account) => catalogs[account]!),
+      accountOf: (shop) => ({ account: shop.slice(0, 1) }),
+      concurrency: 4,
+      start: async (input) => ({ status: 'started', workflowId: input.orderId, runId: 'r' }),
+    });
+    expect(result.counts).toMatchObject({ records: 9, started: 3, failed: 6 });
+    expect(result.notStarted.sort((x, y) => x.account.localeCompare(y.account))).toEqual([
+      { account: 'a', orders: 3, reason: 'cannot read GET /couriers: listCouriers: held (HTTP 429)' },
+      { account: 'b', orders: 3, reason: 'cannot read GET /products?courier=ups: listProducts ups: (HTTP 503)' },
+    ]);
+    expect(result.failures[0]!.message).toBe('preflight of shipping account "a": cannot read GET /couriers: listCouriers: held (HTTP 429)');
   });
 
   it('dry run (no start function): valid records are counted as accepted only', async () => {

@@ -1,5 +1,6 @@
 /** `npm run cli -- couriers` and `npm run cli -- products <courier>`: what the shipping API offers the account. */
 import {
+  deadlineFlag,
   EXIT,
   parseCommandArgs,
   println,
@@ -9,14 +10,12 @@ import {
   table,
   type ExitCode,
   type Io,
-  usageError,
 } from '../cli-support';
-import { parseDuration } from '../../config/settings';
 import { readPatiently } from '../../order-import/preflight';
 
-const DEADLINE_NOTE = `  --deadline <duration>  A 429 is waited out (its Retry-After; a line on stderr says so)
-                         until this long after the start (default 15m)`;
-const DEFAULT_DEADLINE_MS = 15 * 60_000;
+const DEADLINE_NOTE = `  --deadline <duration>  A 429 is waited out (its Retry-After), a 5xx backed off (1 s doubling,
+                         as the workers do; a line on stderr says so each time) until this
+                         long after the start (default 15m); past it, exit 5`;
 
 const ENV_NOTE = `Environment: SHIPPING_API_BASE_URL, SHIPPING_API_KEY, SHIPPING_API_TOKEN.`;
 const EXIT_NOTE = `Exit codes: 0 listed; 1 the API refused the request (e.g. unknown courier);
@@ -63,10 +62,7 @@ async function catalogCommand(argv: string[], io: Io, command: 'couriers' | 'pro
     return EXIT.ok;
   }
   const [courier] = requirePositionals(positionals, command === 'couriers' ? [] : ['courier'], command);
-  const deadlineMs = values.deadline === undefined ? DEFAULT_DEADLINE_MS : parseDuration(values.deadline);
-  if (deadlineMs === undefined || deadlineMs <= 0)
-    throw usageError(`--deadline must be a duration such as 15m or 2h (got "${values.deadline}")`);
-  const patience = { deadline: Date.now() + deadlineMs, onWait: (line: string) => println(io.stderr, line) };
+  const patience = { deadline: Date.now() + deadlineFlag(values.deadline), onWait: (line: string) => println(io.stderr, line) };
   const api = shippingApi(io.env);
   try {
     let list;

@@ -6,7 +6,6 @@
  * in passing is read again with the schedule's retry rules (workflow-definitions/shop-pull-retry.ts) until
  * `--deadline`; only a refusal retrying cannot fix, or the deadline, ends it.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError, EXIT, messageOf, usageError } from '../cli-support';
 import { ConfigError, parseDuration } from '../../config/settings';
 import { loadShopConnectors } from '../../platforms/connectors';
@@ -18,6 +17,7 @@ import { pageRecords } from '../../shop-import/records';
 import { importShops } from '../../shop-import/schedule';
 import { OrderSource, type ImportConnector, type PageRead } from '../../platforms/order-source';
 import type { SourceRecord } from '../../order-import/source';
+import { readAgainUntil, type ReadAgainOptions } from '../../order-import/read-again';
 
 export interface ShopInput {
   connector: ImportConnector;
@@ -63,15 +63,8 @@ export function sinceOf(value: string | undefined, connector: ImportConnector, n
   throw usageError(`--since must be an ISO 8601 time (2026-11-01T00:00:00Z) or a duration such as 2d or 90m (got "${value}")`);
 }
 
-/** How long `import --from` keeps reading again after passing failures, unless `--deadline` says otherwise. */
-export const DEFAULT_READ_DEADLINE_MS = 15 * 60_000;
-
-export interface ReadOptions {
-  /** No read is tried again after this time (epoch ms). */
-  deadline: number;
-  /** A line for the operator while a read waits to be tried again. */
-  onWait: (line: string) => void;
-}
+/** A shop read's `--deadline` and the line it prints while it waits. */
+export type ReadOptions = Omit<ReadAgainOptions, 'signal'>;
 
 export function readShop(connector: ImportConnector, sinceMs: number, signal: AbortSignal, options: ReadOptions): ShopInput {
   const since = new Date(Math.floor(sinceMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
@@ -88,7 +81,7 @@ export function readShop(connector: ImportConnector, sinceMs: number, signal: Ab
     let line = 1;
     while (position !== null) {
       const at: PullPosition = position;
-      const page = await readAgainUntil(connector, () => source.read(connector, { since, retry: [] }, at, signal), options, signal);
+      const page = await readAgain(connector, () => source.read(connector, { since, retry: [] }, at, signal), options, signal);
       const mapped = pageRecords(connector.shop, listing.unseen(page.orders), connector.import.mapping, line);
       listing.took(mapped);
       line += mapped.records.length;
@@ -128,27 +121,29 @@ export class Listing {
 }
 
 /** One page, read again after each passing failure as the schedule's pull would be, until the deadline. */
-async function readAgainUntil(
+function readAgain(
   connector: ImportConnector,
   read: () => Promise<PageRead>,
   options: ReadOptions,
   signal: AbortSignal,
 ): Promise<PageRead> {
-  for (let failures = 1; ; failures++) {
-    try {
-      return await read();
-    } catch (err) {
-      if (!(err instanceof StopDelivery)) throw readFailure(connector, err);
-      const wait = pullRetryDelayMs(err.result, failures);
-      if (wait === null) throw readFailure(connector, err);
-      if (Date.now() + wait > options.deadline)
-        throw readFailure(connector, err, ` and the --deadline (${new Date(options.deadline).toISOString()}) comes first`);
-      options.onWait(
-        `reading ${whereOf(connector)}: ${describeStop(err.result)}; reading again in ${Math.ceil(wait / 1000)} s (failure ${failures} in a row, deadline ${new Date(options.deadline).toISOString()})`,
-      );
-      await sleep(wait, undefined, { signal });
-    }
-  }
+  return readAgainUntil(
+    read,
+    {
+      next: (err, failures) => {
+        if (!(err instanceof StopDelivery)) return null;
+        const wait = pullRetryDelayMs(err.result, failures);
+        if (wait === null) return null;
+        return {
+          waitMs: wait,
+          line: (deadline) =>
+            `reading ${whereOf(connector)}: ${describeStop(err.result)}; reading again in ${Math.ceil(wait / 1000)} s (failure ${failures} in a row, deadline ${deadline})`,
+        };
+      },
+      stop: (err, deadline) => readFailure(connector, err, deadline === null ? '' : ` and the --deadline (${deadline}) comes first`),
+    },
+    { ...options, signal },
+  );
 }
 
 function whereOf(connector: ImportConnector): string {

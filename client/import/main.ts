@@ -11,6 +11,7 @@ import type { FieldProblem } from '../../shipping-api/contract';
 import {
   CliError,
   connectTemporal,
+  deadlineFlag,
   EXIT,
   isUnavailable,
   messageOf,
@@ -31,7 +32,14 @@ import { TEMPORAL_CONNECTION_HELP } from '../../config/temporal-connection';
 import { startTracingFromEnv, TRACING_HELP } from '../../config/tracing';
 import type { Tracing } from '../../tracing/setup';
 import { BacklogGate, workflowBacklogReader } from '../../order-import/backlog-gate';
-import { importRecords, KEPT_IN_RESULT, type ImportResult, type Rejection, type StartFailure } from '../../order-import/engine';
+import {
+  importRecords,
+  KEPT_IN_RESULT,
+  type AccountNotStarted,
+  type ImportResult,
+  type Rejection,
+  type StartFailure,
+} from '../../order-import/engine';
 import {
   formatFromPath,
   FORMATS,
@@ -41,7 +49,7 @@ import {
   type InputFormat,
   type SourceRecord,
 } from '../../order-import/source';
-import { AccountPreflights, patientCatalog } from '../../order-import/preflight';
+import { AccountPreflights, patientCatalog, waitedOut } from '../../order-import/preflight';
 import { openAccountClient, type ShippingAccounts } from '../../config/shipping-accounts';
 import { DEFAULT_SHIPPING_ACCOUNT } from '../../domain/shipment';
 import { Progress } from '../../order-import/progress';
@@ -49,9 +57,9 @@ import { MAX_WORKFLOW_ID_BYTES, startShipment } from '../../order-import/start-s
 import { RECORD_LIMITS } from '../../order-import/limits';
 import { decodeUtf8 } from '../../order-import/utf8';
 import { loadShopConnectors } from '../../platforms/connectors';
-import { ConfigError, loadShipmentPriorities, parseDuration } from '../../config/settings';
+import { ConfigError, loadShipmentPriorities, PAYLOAD_ENCRYPTION_OFF } from '../../config/settings';
 import { shipmentPriorityKey, type ShipmentPriorities } from '../../domain/priority';
-import { DEFAULT_READ_DEADLINE_MS, readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
+import { readShop, shopConnector, sinceOf, type ShopInput } from './from-shop';
 
 export const DEFAULT_CONCURRENCY = 16;
 /** Workflow tasks waiting for a worker above which the import holds new starts. */
@@ -86,8 +94,11 @@ Input (- reads standard input):
                               network), with the schedule's rules (its Retry-After, else 2 s
                               doubling to 1 min; printed at the start); a refusal (401, 403, 404)
                               ends it at once. The preflight's shipping API reads wait out a 429's
-                              Retry-After (a line says so); the orders of an account held past it
-                              fail to start, the other accounts' orders are started
+                              Retry-After and back off a 5xx (1 s doubling, the workers' rule),
+                              a line on stderr saying which account and how long; the orders of
+                              an account still failing at the deadline fail to start (the summary
+                              names the account, how many and the command to run again), the
+                              other accounts' orders are started
 Options:
   --concurrency <n>           Orders preflighted/started at once (default ${DEFAULT_CONCURRENCY}, max 256)
   --max-backlog <n>           Hold new starts while more than n workflow tasks wait for a worker
@@ -120,8 +131,8 @@ ${TRACING_HELP}
 Exit codes: 0 all imported (started or already known); 1 some records rejected;
 2 usage or configuration error; 3 some orders failed to start (even if others were rejected);
 5 Temporal or the shipping API (preflight) unreachable or refused credentials, nothing started.
-A shipping account held by a Retry-After past --deadline is no exit 5: its orders count as
-failed to start (3), and the other accounts' orders are started.
+A shipping account held by a Retry-After (or answering 5xx) past --deadline is no exit 5:
+its orders count as failed to start (3), and the other accounts' orders are started.
 `;
 
 export interface ImportSummary {
@@ -132,18 +143,12 @@ export interface ImportSummary {
   dryRun: boolean;
   preflight: 'checked' | 'skipped';
   counts: ImportResult['counts'];
+  /** Per shipping account whose preflight could not be read: its orders were not started; the command to run again. */
+  notStarted: Array<AccountNotStarted & { rerun: string }>;
   rejections: Rejection[];
   failures: StartFailure[];
   durationMs: number;
   exitCode: ExitCode;
-}
-
-/** `--deadline`: a duration; the default when absent. */
-function deadlineOf(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_READ_DEADLINE_MS;
-  const ms = parseDuration(value);
-  if (ms === undefined || ms <= 0) throw usageError(`--deadline must be a duration such as 15m or 2h (got "${value}")`);
-  return ms;
 }
 
 /** Runs the import command; resolves with the exit code. */
@@ -184,7 +189,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
   const platformOf = platformShops(io.env);
   const reading = new AbortController();
   const connector = values.from === undefined ? undefined : shopConnector(io.env, values.from);
-  const deadline = began + deadlineOf(values.deadline);
+  const deadline = began + deadlineFlag(values.deadline);
   // Replaced by the progress-aware printer once it exists.
   let notify = (line: string) => println(io.stderr, line);
   const shop =
@@ -219,7 +224,8 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       });
       // The shop's account (--from), or the one shops fall back to: read before anything starts,
       // so an unreachable API or refused credentials start nothing. An account held by a
-      // Retry-After holds only its own orders: the others go on while they wait.
+      // Retry-After, or failing in passing (5xx), holds only its own orders: the others go on
+      // while they wait.
       const first = connector ? accounts!.accountOf(connector.shop) : { account: accounts!.defaultAccount };
       const account = 'account' in first ? first.account : null;
       if (account !== null) {
@@ -229,7 +235,7 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
           (err: unknown) => ({ ok: false as const, err }),
         );
         const outcome = await Promise.race([read, held]);
-        if ('held' in outcome || (!outcome.ok && outcome.err instanceof ShippingApiError && outcome.err.kind === 'rate_limited')) {
+        if ('held' in outcome || (!outcome.ok && waitedOut(outcome.err))) {
           notify(`the orders of shipping account "${account}" wait for its preflight (up to --deadline); the other accounts' go on`);
         } else if (!outcome.ok) {
           const { err } = outcome;
@@ -310,6 +316,8 @@ export async function importCommand(argv: string[], io: Io): Promise<ExitCode> {
       dryRun,
       preflight: preflight ? 'checked' : 'skipped',
       ...result,
+      // Started and known orders are skipped by the same command: it starts the rest.
+      notStarted: result.notStarted.map((held) => ({ ...held, rerun: rerunCommand(argv, io.env) })),
       durationMs: Date.now() - began,
       exitCode,
     };
@@ -488,6 +496,16 @@ function rejectLine(kind: 'rejected' | 'failed_to_start', record: SourceRecord, 
 
 // ---------------------------------------------------------------- human output
 
+/** The command line that runs this import again, quoted for a POSIX shell where needed. */
+function rerunCommand(argv: string[], env: Io['env']): string {
+  // --no-encryption reaches the command as the environment's setting (commandEnvironment).
+  const inClear = env[PAYLOAD_ENCRYPTION_OFF.variable] === PAYLOAD_ENCRYPTION_OFF.value && !argv.includes('--no-encryption');
+  const quoted = [...(inClear ? ['--no-encryption'] : []), ...argv].map((arg) =>
+    /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`,
+  );
+  return ['npm run cli -- import', ...quoted].join(' ');
+}
+
 function where(p: { line: number; index?: number }): string {
   return p.index === undefined ? `line ${p.line}` : `index ${p.index} (line ${p.line})`;
 }
@@ -513,6 +531,12 @@ function summaryText(s: ImportSummary, rejectsPath: string | undefined): string 
   lines.push(`  rejected       ${c.rejected}`);
   if (!s.dryRun || c.failed > 0) lines.push(`  failed         ${c.failed}`);
   if (rejectsPath !== undefined && (c.rejected > 0 || c.failed > 0)) lines.push(`Rejected and failed records written to ${rejectsPath}`);
+  for (const held of s.notStarted) {
+    lines.push(
+      `Shipping account "${printable(held.account)}": ${held.orders} order${held.orders === 1 ? '' : 's'} not started, its preflight could not be read: ${printable(held.reason)}`,
+      `  to start them once it can be read, run again: ${printable(held.rerun)}${s.input === '-' ? ' (with the same standard input)' : ''}`,
+    );
+  }
   if (s.exitCode === EXIT.failedToStart)
     lines.push('Some orders failed to start: fix the cause and import the same input again (started orders are skipped).');
   return lines.join('\n');
