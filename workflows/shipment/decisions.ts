@@ -21,7 +21,7 @@ export async function labelAndOrder(run: ShipmentShell): Promise<ShipmentOutcome
   run.decide({ type: 'started' });
   for (;;) {
     if (!run.commandsWaiting) await condition(() => run.commandsWaiting);
-    await deadline.cancelIfLeft(run.machine!);
+    await deadline.cancelIfLeft(run.machine);
     let tracks = false;
     for (const c of run.takeCommands()) {
       switch (c.type) {
@@ -44,7 +44,7 @@ export async function labelAndOrder(run: ShipmentShell): Promise<ShipmentOutcome
           tracks = false;
           break;
         case 'finish':
-          await deadline.cancelIfLeft(run.machine!);
+          await deadline.cancelIfLeft(run.machine);
           return finish(run, c);
         case 'fail':
           // The call's own failure, which the run turns into the shipment's (run.ts).
