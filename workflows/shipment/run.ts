@@ -165,11 +165,16 @@ export class ShipmentRun implements ShipmentShell {
 
   // ---------------------------------------------------------------- the machine
 
-  /** Feeds an event into the machine: a stop of the label call and a drop of untold events at once, the rest for the label step. */
-  decide(event: MachineEvent): void {
+  /**
+   * Feeds an event into the machine: a stop of the label call and a drop of untold events at once,
+   * the rest queued for the step that carries them out (label and order, then tracking). `own`: how
+   * many leading commands the caller carries out itself (relabel.ts), left out of the queue.
+   */
+  decide(event: MachineEvent, own?: (commands: readonly MachineCommand[]) => number): void {
     const decision = decide(this.machine, event);
     this.machine = decision.state;
-    for (const c of decision.commands) {
+    const skip = own?.(decision.commands) ?? 0;
+    for (const c of decision.commands.slice(skip)) {
       if (c.type === 'stopLabelCall') this.labelScope?.cancel();
       else if (c.type === 'dropUntold') this.delivery.dropPending();
       else this.commands.push(c);

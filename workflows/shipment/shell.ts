@@ -57,8 +57,8 @@ export interface ShipmentShell {
   correction: ResubmitLabel | null;
   /** The machine's state for the whole run (run.ts), carried across continue-as-new. */
   readonly machine: Readonly<Machine>;
-  /** Feeds an event into the machine: a stop of the label call is carried out at once, the rest queued. */
-  decide(event: MachineEvent): void;
+  /** Feeds an event into the machine: a stop of the label call is carried out at once, the rest queued (`own`: leading commands the caller carries out itself). */
+  decide(event: MachineEvent, own?: (commands: readonly MachineCommand[]) => number): void;
   /** The commands decided and not carried out yet. */
   takeCommands(): MachineCommand[];
   readonly commandsWaiting: boolean;
