@@ -66,6 +66,9 @@ export async function relabelFromShop(run: ShipmentShell, request: RelabelFromSh
   // The machine hears of the relabel as it goes (its label, its order), so tracking, decided by the
   // machine, follows the new label; the label and the read are made here (all it asks at each step).
   run.decide({ type: 'relabelRequested', modifiedAt: request.modifiedAt }, (commands) => commands.length);
+  // The validator read the workflow's state; the machine refusing it too would leave tracking on the old label.
+  if (run.machine.relabel === null)
+    log.warn('relabel from the shop: the shipment machine refused what the workflow took', { orderId: state.orderId, shop: state.shop });
   let answered = false;
   try {
     nextRevision(state);
