@@ -16,7 +16,8 @@ export type ShipmentEvent<R> =
   | { type: 'labelRejected'; revision: number; correctable: boolean; kind: string }
   /** The call stopped because the merchant's change cancelled it (an attempt out failed meanwhile). */
   | { type: 'labelCallStopped'; revision: number }
-  | { type: 'orderRead'; labelId: string; ok: boolean }
+  /** `trackingNumber`: the one the label and its order brought (tracking starts from it). */
+  | { type: 'orderRead'; labelId: string; ok: boolean; trackingNumber?: string | null }
   /** A tracking shard's word: a change of the label's tracking, or a poll that failed. */
   | { type: 'trackingNews'; labelId: string; change: TrackingChangeIn | null; failed: boolean }
   /** The reconciler found no live shard watching the shipment. */

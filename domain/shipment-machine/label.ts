@@ -72,15 +72,21 @@ export function labelCallStopped<R>(step: Step<R>, e: Ev<R, 'labelCallStopped'>)
 
 export function orderRead<R>(step: Step<R>, e: Ev<R, 'orderRead'>): void {
   const { s } = step;
-  if (s.relabel?.stage === 'reading' && e.labelId === s.relabel.labelId) return relabelOrderRead(step, e.ok);
+  if (s.relabel?.stage === 'reading' && e.labelId === s.relabel.labelId) return relabelOrderRead(step, e.ok, e.trackingNumber);
   if (s.phase !== 'reading_order' || s.relabel || e.labelId !== s.labelId) return;
   if (!e.ok) s.lastError = 'order_not_read';
+  knowsTrackingNumber(step, e.trackingNumber);
   trackingBegins(step, e.labelId);
   if (s.cancelRequested) {
     step.out.push({ type: 'unwatchTracking', labelId: e.labelId });
     s.watching = null;
     finish(step, 'cancelled_by_operator', 'cancelled by operator');
   }
+}
+
+/** Tracking starts from the number the label and its order brought (news is judged against it). */
+export function knowsTrackingNumber<R>(step: Step<R>, trackingNumber: string | null | undefined): void {
+  if (trackingNumber != null) step.s.tracking.trackingNumber = trackingNumber;
 }
 
 export function resubmitted<R>(step: Step<R>, e: Ev<R, 'resubmitted'>): void {

@@ -132,10 +132,11 @@ export function relabelCallEnded<R>(step: Step<R>, kind: string): void {
 }
 
 /** The new label's order was read: tracking moves to it. */
-export function relabelOrderRead<R>(step: Step<R>, ok: boolean): void {
+export function relabelOrderRead<R>(step: Step<R>, ok: boolean, trackingNumber?: string | null): void {
   const { s } = step;
   const relabel = s.relabel!;
   if (!ok) s.lastError = 'order_not_read';
+  if (trackingNumber != null) s.tracking.trackingNumber = trackingNumber;
   if (s.watching !== null) step.out.push({ type: 'unwatchTracking', labelId: s.watching });
   s.watching = null;
   s.relabel = null;

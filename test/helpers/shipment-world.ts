@@ -177,7 +177,10 @@ export class World {
       }
       case 'orderAnswer': {
         const read = this.reads.shift();
-        return read ? { type: 'orderRead', labelId: read, ok: b % 4 !== 0 } : this.progress();
+        // The order often brings the label's tracking number: the courier's news repeats it.
+        return read
+          ? { type: 'orderRead', labelId: read, ok: b % 4 !== 0, ...(b % 3 === 0 ? { trackingNumber: `T${read}` } : {}) }
+          : this.progress();
       }
       case 'news': {
         const labelId = this.membership;

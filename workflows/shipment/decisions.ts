@@ -21,7 +21,7 @@ export async function labelAndOrder(run: ShipmentShell): Promise<ShipmentOutcome
   run.decide({ type: 'started' });
   for (;;) {
     if (!run.commandsWaiting) await condition(() => run.commandsWaiting);
-    await deadline.cancelIfLeft(run.machine!);
+    await deadline.cancelIfLeft(run.machine);
     let tracks = false;
     for (const c of run.takeCommands()) {
       switch (c.type) {
@@ -44,7 +44,7 @@ export async function labelAndOrder(run: ShipmentShell): Promise<ShipmentOutcome
           tracks = false;
           break;
         case 'finish':
-          await deadline.cancelIfLeft(run.machine!);
+          await deadline.cancelIfLeft(run.machine);
           return finish(run, c);
         case 'fail':
           // The call's own failure, which the run turns into the shipment's (run.ts).
@@ -56,14 +56,14 @@ export async function labelAndOrder(run: ShipmentShell): Promise<ShipmentOutcome
   }
 }
 
-/** Reads the label's order: informational, a failure is recorded and tracking goes on. */
+/** Reads the label's order: informational, a failure is recorded and tracking goes on (from the tracking number known then). */
 async function readOrder(run: ShipmentShell, labelId: string): Promise<MachineEvent> {
   try {
     order.read(run, await run.callApi('readOrder', `Read order ${labelId}`, labelId, ...run.onAccount()));
-    return { type: 'orderRead', labelId, ok: true };
+    return { type: 'orderRead', labelId, ok: true, trackingNumber: run.state.trackingNumber };
   } catch (err) {
     order.notRead(run, err);
-    return { type: 'orderRead', labelId, ok: false };
+    return { type: 'orderRead', labelId, ok: false, trackingNumber: run.state.trackingNumber };
   }
 }
 

@@ -59,7 +59,7 @@ export async function sendLabel(run: ShipmentShell, c: CreateLabel, refused: Lab
 }
 
 /** The machine holds a merchant's change the label call was stopped for (it settles it before any label). */
-const stoppedByChange = (run: ShipmentShell): boolean => (run.machine?.shop?.pending.length ?? 0) > 0;
+const stoppedByChange = (run: ShipmentShell): boolean => (run.machine.shop?.pending.length ?? 0) > 0;
 
 /** A failed call as the machine's event: stopped by a change, or a rejection (correctable or not). */
 function answerOf(run: ShipmentShell, revision: number, err: unknown, refused: LabelRefused): MachineEvent {
@@ -122,7 +122,7 @@ export function tellRejected(run: ShipmentShell, refused: LabelRefused): void {
 /** The wait for corrected label data begins: shown, published and logged (the machine's deadline ends it). */
 export function correctionWaits(run: ShipmentShell): void {
   const { state } = run;
-  if (run.machine?.lastError === 'shop_change_rejected' && run.shop)
+  if (run.machine.lastError === 'shop_change_rejected' && run.shop)
     state.lastError = {
       kind: 'shop_change_rejected',
       message: 'the order as changed in the shop does not map',

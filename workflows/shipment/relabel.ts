@@ -63,6 +63,13 @@ export async function relabelFromShop(run: ShipmentShell, request: RelabelFromSh
   const replaced = { labelId: state.labelId!, revision: state.revision, trackingNumber: state.trackingNumber };
   log.info('relabel from the shop', { orderId: state.orderId, shop: state.shop, replaces: replaced.labelId, reason: request.reason });
   run.relabelling = true;
+  // The machine hears of the relabel as it goes (its label, its order), so tracking, decided by the
+  // machine, follows the new label; the label and the read are made here (all it asks at each step).
+  run.decide({ type: 'relabelRequested', modifiedAt: request.modifiedAt }, (commands) => commands.length);
+  // The validator read the workflow's state; the machine refusing it too would leave tracking on the old label.
+  if (run.machine.relabel === null)
+    log.warn('relabel from the shop: the shipment machine refused what the workflow took', { orderId: state.orderId, shop: state.shop });
+  let answered = false;
   try {
     nextRevision(state);
     const answer = { revision: state.revision, replaced: { labelId: replaced.labelId, trackingNumber: replaced.trackingNumber } };
@@ -75,6 +82,13 @@ export async function relabelFromShop(run: ShipmentShell, request: RelabelFromSh
     try {
       made = await scope.run(() => run.callApi('createLabel', `${next.summary}, from the shop's order`, next.input));
     } catch (err) {
+      answered = true;
+      // A stopped or refused call: tracking of the old label goes on (the machine says so too).
+      run.decide(
+        scope.consideredCancelled
+          ? { type: 'labelCallStopped', revision: state.revision }
+          : { type: 'labelRejected', revision: state.revision, correctable: true, kind: shippingErrorOf(err)?.kind ?? 'failed' },
+      );
       const failure = shippingErrorOf(err);
       // The merchant's cancel stopped the call: it ends cancelled or with the failure of the attempt that was out.
       if (scope.consideredCancelled && isWithdrawn(shopOrder.facts.status))
@@ -89,6 +103,11 @@ export async function relabelFromShop(run: ShipmentShell, request: RelabelFromSh
     } finally {
       run.relabelScope = null;
     }
+    answered = true;
+    // The machine reads the order of a label it follows (done below); one left to void goes no further.
+    run.decide({ type: 'labelCreated', revision: state.revision, labelId: made.labelId }, (commands) =>
+      commands[0]?.type === 'readOrder' ? 1 : 0,
+    );
     // What the label does now is the shipment machine's decision (domain/shipment-machine/relabel.ts).
     const back = relabelLabelBack({
       status: shopOrder.facts.status,
@@ -122,11 +141,18 @@ export async function relabelFromShop(run: ShipmentShell, request: RelabelFromSh
       if (shopOrder.changeMark) shopOrder.changeMark = null;
     }
     if (back.clearsMark) markAttention(shopOrder, null);
+    let read = true;
     try {
       order.read(run, await run.callApi('readOrder', `Read order ${made.labelId}`, made.labelId, ...run.onAccount()));
     } catch (err) {
+      read = false;
       order.notRead(run, err);
     }
+    // Tracking moves to the new label: the moves are made below; what the machine held back meanwhile (an operator's stop) is queued for tracking.
+    run.decide(
+      { type: 'orderRead', labelId: made.labelId, ok: read, trackingNumber: state.trackingNumber },
+      (commands) => commands.findIndex((c) => c.type === 'startDeadline') + 1,
+    );
     // Tracking moves over: the old label's membership ends, the new label's begins (a shard of today's count).
     await unwatch(run);
     state.trackingPoller = undefined;
@@ -143,6 +169,8 @@ export async function relabelFromShop(run: ShipmentShell, request: RelabelFromSh
       error: null,
     };
   } finally {
+    // A call that ended in a failure the update throws: the relabel is over for the machine too.
+    if (!answered) run.decide({ type: 'labelRejected', revision: state.revision, correctable: true, kind: 'failed' });
     run.relabelling = false;
   }
 }

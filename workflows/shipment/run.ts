@@ -19,6 +19,7 @@ import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/sh
 import { correctionMismatches, describeMismatches } from '../../domain/correction';
 import { decide, initialMachineState, resubmitRefusalOf } from '../../domain/shipment-machine';
 import { callApi } from './api-call';
+import { machineOfCarried } from './carried';
 import { labelAndOrder } from './decisions';
 import { shipmentFailed } from './failures';
 import { trackingPolicy } from './proxies';
@@ -46,8 +47,8 @@ export class ShipmentRun implements ShipmentShell {
   policy!: TrackingPolicy;
   /** Corrected label data from a resubmit, until the label step sends it. */
   correction: ResubmitLabel | null = null;
-  /** The machine's state while it decides (label and order); null once tracking begins, and in a run continued as new. */
-  machine: Machine | null;
+  /** The machine's state for the whole run, carried across continue-as-new (carried.ts). */
+  machine: Machine;
   /** The label call in flight: cancelled when the machine stops it. */
   labelScope: CancellationScope | null = null;
   private commands: MachineCommand[] = [];
@@ -74,7 +75,9 @@ export class ShipmentRun implements ShipmentShell {
     this.shop = this.state.shopOrder ? new ShopChanges(this, this.state.shopOrder) : null;
     // Its config is the worker's policy, read in start() (a change taken before then reads neither).
     const config = { terminalTags: [], connector: null };
-    this.machine = carried ? null : initialMachineState({ labelRequest: input.labelRequest, config, shopOrder: input.shopOrder });
+    this.machine = carried
+      ? machineOfCarried(carried)
+      : initialMachineState({ labelRequest: input.labelRequest, config, shopOrder: input.shopOrder });
   }
 
   /** The worker's policy, the shipment's account and its shop sync, fixed at the run's start. */
@@ -84,7 +87,7 @@ export class ShipmentRun implements ShipmentShell {
     if (this.input.account !== undefined && !this.carried) this.state.account = this.input.account;
     this.policy = this.carried?.policy ?? withOrderOverrides(await trackingPolicy(this.input.shop), this.input.tracking);
     if (!this.carried) this.state.shopSync = initialShopSync(this.policy);
-    if (this.machine) this.machine.config = { terminalTags: this.policy.terminalTags, connector: this.policy.shopSync?.connector ?? null };
+    if (!this.carried) this.machine.config = { terminalTags: this.policy.terminalTags, connector: this.policy.shopSync?.connector ?? null };
   }
 
   /** Label, order, tracking: the shipment itself, until its outcome, with the shop delivery beside it. */
@@ -93,9 +96,8 @@ export class ShipmentRun implements ShipmentShell {
     this.delivery.start(this.policy.shopSync ?? null);
     try {
       // 1, 2. The label, created once per revision, and its order, as the machine decides (decisions.ts).
-      if (this.machine) {
+      if (!this.carried) {
         const ended = await labelAndOrder(this);
-        this.machine = null;
         if (ended) return ended;
       }
       const labelId = state.labelId!;
@@ -163,12 +165,16 @@ export class ShipmentRun implements ShipmentShell {
 
   // ---------------------------------------------------------------- the machine
 
-  /** Feeds an event into the machine: a stop of the label call and a drop of untold events at once, the rest for the label step. */
-  decide(event: MachineEvent): void {
-    if (!this.machine) return;
+  /**
+   * Feeds an event into the machine: a stop of the label call and a drop of untold events at once,
+   * the rest queued for the step that carries them out (label and order, then tracking). `own`: how
+   * many leading commands the caller carries out itself (relabel.ts), left out of the queue.
+   */
+  decide(event: MachineEvent, own?: (commands: readonly MachineCommand[]) => number): void {
     const decision = decide(this.machine, event);
     this.machine = decision.state;
-    for (const c of decision.commands) {
+    const skip = own?.(decision.commands) ?? 0;
+    for (const c of decision.commands.slice(skip)) {
       if (c.type === 'stopLabelCall') this.labelScope?.cancel();
       else if (c.type === 'dropUntold') this.delivery.dropPending();
       else this.commands.push(c);
@@ -253,6 +259,7 @@ export class ShipmentRun implements ShipmentShell {
       state: this.state,
       policy: this.policy,
       labelRequest: this.labelRequest,
+      machine: this.machine,
     });
   }
 }

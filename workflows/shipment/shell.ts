@@ -22,6 +22,8 @@ export interface CarriedState {
   state: ShipmentState;
   policy: TrackingPolicy;
   labelRequest: LabelRequestWithoutKey;
+  /** The shipment machine's state (carried.ts): absent in a run continued from a build before 1.1, which dropped it once tracking began. */
+  machine?: Machine;
 }
 
 /** The shipment workflow's signature (workflow.ts): a run continues as new into it, an order starts its parcels with it. */
@@ -53,10 +55,10 @@ export interface ShipmentShell {
   readonly policy: TrackingPolicy;
   /** Corrected label data from a resubmit, until the label step sends it. */
   correction: ResubmitLabel | null;
-  /** The machine's state while it decides (label and order: run.ts); null once tracking begins. */
-  readonly machine: Readonly<Machine> | null;
-  /** Feeds an event into the machine: a stop of the label call is carried out at once, the rest queued. */
-  decide(event: MachineEvent): void;
+  /** The machine's state for the whole run (run.ts), carried across continue-as-new. */
+  readonly machine: Readonly<Machine>;
+  /** Feeds an event into the machine: a stop of the label call is carried out at once, the rest queued (`own`: leading commands the caller carries out itself). */
+  decide(event: MachineEvent, own?: (commands: readonly MachineCommand[]) => number): void;
   /** The commands decided and not carried out yet. */
   takeCommands(): MachineCommand[];
   readonly commandsWaiting: boolean;

@@ -117,7 +117,7 @@ export class ShopChanges implements ShopShell {
 
   /** Before the label: the machine decides (it stops the call in flight, or settles it now); this says what it did. */
   private beforeLabel(change: ShopOrderChange, kinds: ShopChangeKind[]): string {
-    const m = this.run.machine!;
+    const m = this.run.machine;
     const status = change.facts.status;
     // The machine's own reading of it (domain/shipment-machine/shop.ts), for the record's words.
     const taken = changeBeforeLabel(
@@ -265,7 +265,7 @@ export class ShopChanges implements ShopShell {
     }
     this.apply(change);
     this.order.changes.at(-1)!.action += ' (found checking with the shop before the label)';
-    return (this.run.machine?.shop?.pending.length ?? 0) > 0;
+    return (this.run.machine.shop?.pending.length ?? 0) > 0;
   }
 
   /** Nothing in it that this shipment does not know: the same reading, or an older one. */
@@ -277,7 +277,7 @@ export class ShopChanges implements ShopShell {
 
   /** A label made although a change came while its call ran: the change is recorded as after the label (the machine marks it so too). */
   settleAfterLabel(): void {
-    const pending = this.run.machine?.shop;
+    const pending = this.run.machine.shop;
     if (!pending || pending.pending.length === 0) return;
     const change: ShopOrderChange = {
       facts: this.order.facts,

@@ -10,8 +10,7 @@
 import { CancellationScope, condition, isCancellation, setHandler, sleep } from '@temporalio/workflow';
 import type { TrackingChange } from '../../activities/shipping-api';
 import { type ShipmentOutcome } from '../../workflow-definitions/shipment';
-import { outcomeOfTag, type TrackingPolicy } from '../../domain/shipment';
-import { endsTracking, takesNews } from '../../domain/shipment-machine/tracking';
+import { type TrackingPolicy } from '../../domain/shipment';
 import {
   rejoinTrackingSignal,
   trackingNewsSignal,
@@ -20,7 +19,7 @@ import {
 } from '../../workflow-definitions/tracking-poller';
 import { recordError } from './failures';
 import { trackingPoller } from './proxies';
-import type { ShipmentShell } from './shell';
+import type { Machine, ShipmentShell } from './shell';
 import { applyTrackingChange, lastCheckpointOf, snapshotOf } from './state';
 
 export async function followTracking(run: ShipmentShell, labelId: string, deadline: number): Promise<ShipmentOutcome> {
@@ -34,7 +33,7 @@ export async function followTracking(run: ShipmentShell, labelId: string, deadli
   state.trackingPoller ??= (await join(run, labelId, deadline)).poller;
 
   let until = deadline;
-  let clock = startClock(deadline);
+  let clock = startClock(deadline, run.machine.wait);
   try {
     for (;;) {
       // An operator's relabel (relabel.ts) moved the shipment to a new label and shard: its own deadline, only its news.
@@ -42,21 +41,30 @@ export async function followTracking(run: ShipmentShell, labelId: string, deadli
         labelId = state.labelId;
         clock.cancel();
         until = Date.parse(state.trackingStartedAt!) + policy.maxTrackingMs;
-        clock = startClock(until);
+        clock = startClock(until, run.machine.wait);
         inbox.splice(0, inbox.length, ...inbox.filter((news) => news.labelId === labelId));
       }
-      if (run.cancelRequest) return await leave(run, () => run.cancelledByOperator());
-      if (clock.outOfTime) return await leave(run, () => run.trackingTimedOut());
+      // What the machine decided meanwhile: an operator's stop, or what a relabel held back.
+      let ended = await carryOut(run, labelId, until);
+      if (ended) return ended;
+      if (clock.outOfTime && !clock.told) {
+        clock.told = true;
+        run.decide({ type: 'deadlinePassed', deadline: 'tracking', wait: clock.wait });
+        ended = await carryOut(run, labelId, until);
+        if (ended) return ended;
+        continue;
+      }
       if (rejoinAsked && !run.relabelling) {
         rejoinAsked = false;
-        await rejoin(run, labelId, until);
+        run.decide({ type: 'trackingLost' });
+        ended = await carryOut(run, labelId, until);
+        if (ended) return ended;
         continue;
       }
       const news = inbox.shift();
       if (news) {
-        // The shard leaves a terminal label by itself.
-        if (applyNews(run, news) && endsTracking(state.tag, policy.terminalTags))
-          return run.finish(outcomeOfTag(state.tag), undefined, toldAt(run, news.change!));
+        ended = await takeNews(run, news, labelId, until);
+        if (ended) return ended;
         continue;
       }
       run.publish();
@@ -65,7 +73,7 @@ export async function followTracking(run: ShipmentShell, labelId: string, deadli
       await condition(
         () =>
           !run.relabelling &&
-          (inbox.length > 0 || run.cancelRequest !== null || clock.outOfTime || state.labelId !== labelId || rejoinAsked),
+          (inbox.length > 0 || run.commandsWaiting || (clock.outOfTime && !clock.told) || state.labelId !== labelId || rejoinAsked),
       );
     }
   } catch (err) {
@@ -77,10 +85,85 @@ export async function followTracking(run: ShipmentShell, labelId: string, deadli
   }
 }
 
+/**
+ * What a shard told, decided by the machine: news of the label followed is applied once (a
+ * terminal answer whatever its checkpoint count), and a terminal tag ends the shipment. A failed
+ * poll is recorded.
+ */
+async function takeNews(run: ShipmentShell, news: TrackingNews, labelId: string, until: number): Promise<ShipmentOutcome | undefined> {
+  const { state } = run;
+  if (news.failure) state.lastError = recordError(news.failure);
+  const change = news.change ?? null;
+  const before = run.machine.tracking;
+  run.decide({
+    type: 'trackingNews',
+    labelId: news.labelId ?? labelId,
+    change: change && {
+      tag: change.tag,
+      subtag: change.subtag,
+      subtagMessage: change.subtagMessage,
+      trackingNumber: change.trackingNumber,
+      checkpoints: change.checkpoints,
+      lastCheckpointTime: change.lastCheckpointTime,
+    },
+    failed: news.failure !== undefined && news.failure !== null,
+  });
+  // Taken: the machine's tracking moved on, and the workflow's follows (polls, checkpoint, time).
+  if (change && !sameTracking(before, run.machine.tracking)) applyTrackingChange(state, change);
+  return carryOut(run, labelId, until, change ?? undefined);
+}
+
+const sameTracking = (a: Machine['tracking'], b: Machine['tracking']): boolean =>
+  a.tag === b.tag &&
+  a.subtag === b.subtag &&
+  a.subtagMessage === b.subtagMessage &&
+  a.trackingNumber === b.trackingNumber &&
+  a.checkpoints === b.checkpoints &&
+  a.lastCheckpointTime === b.lastCheckpointTime;
+
+/**
+ * Carries out the machine's tracking commands in their order: leave or join the shard, tell the
+ * shop, finish (returns the outcome). A relabel's own commands are carried out by relabel.ts, and
+ * the deadline is this loop's clock.
+ */
+async function carryOut(run: ShipmentShell, labelId: string, until: number, change?: TrackingChange): Promise<ShipmentOutcome | undefined> {
+  for (const c of run.takeCommands()) {
+    switch (c.type) {
+      case 'unwatchTracking':
+        await unwatch(run);
+        break;
+      case 'watchTracking':
+        await rejoin(run, labelId, until);
+        break;
+      case 'tellShop':
+        // `shipment.completed` is told by the finish that follows it.
+        if (c.event.type === 'tracking.updated') tellTracking(run, change);
+        break;
+      case 'finish':
+        if (c.outcome === 'cancelled_by_operator') return run.cancelledByOperator();
+        if (c.outcome === 'tracking_timed_out') return run.trackingTimedOut();
+        // The shard leaves a terminal label by itself.
+        return run.finish(c.outcome, undefined, change && toldAt(run, change));
+      default:
+        break;
+    }
+  }
+  return undefined;
+}
+
+interface Clock {
+  /** The machine's wait it ends (a deadline of an older wait is stale). */
+  wait: number;
+  outOfTime: boolean;
+  /** Its end was fed to the machine. */
+  told: boolean;
+  cancel(): void;
+}
+
 /** The tracking deadline as one timer of the run; `outOfTime` once it fired. */
-function startClock(deadline: number): { outOfTime: boolean; cancel(): void } {
+function startClock(deadline: number, wait: number): Clock {
   const scope = new CancellationScope();
-  const clock = { outOfTime: false, cancel: () => scope.cancel() };
+  const clock: Clock = { wait, outOfTime: false, told: false, cancel: () => scope.cancel() };
   scope
     .run(() => sleep(Math.max(1, deadline - Date.now())))
     .then(
@@ -112,27 +195,6 @@ async function rejoin(run: ShipmentShell, labelId: string, deadline: number): Pr
   if (before && before !== run.state.trackingPoller) await trackingPoller('Leave the tracking pollers').unwatchTracking({ poller: before });
 }
 
-/** Applies what the poller told, when it is news; true when the tracking changed. */
-function applyNews(run: ShipmentShell, news: TrackingNews): boolean {
-  if (news.failure) {
-    run.state.lastError = recordError(news.failure);
-    return false;
-  }
-  // News of a label the shipment no longer follows (replaced by a relabel) changes nothing.
-  if (news.labelId !== undefined && news.labelId !== run.state.labelId) return false;
-  if (!news.change) return false;
-  const known = snapshotOf(run.state);
-  // The shipment machine decides what is taken (a terminal answer whatever its checkpoint count).
-  if (!takesNews(known, news.change, run.policy.terminalTags)) return false;
-  applyChange(run, news.change);
-  return true;
-}
-
-async function leave(run: ShipmentShell, finish: () => ShipmentOutcome): Promise<ShipmentOutcome> {
-  await unwatch(run);
-  return finish();
-}
-
 /** Best effort: a shard that misses it drops the label when telling it fails, or at its deadline. */
 export async function unwatch(run: ShipmentShell): Promise<void> {
   const poller = run.state.trackingPoller;
@@ -151,13 +213,9 @@ export function toldAt(run: ShipmentShell, change: TrackingChange): string | und
   return run.delivery.sync ? change.polledAt : undefined;
 }
 
-/** Applies a change; the shop hears of a new tag, subtag or a first tracking number. */
-export function applyChange(run: ShipmentShell, change: TrackingChange): void {
+/** The shop hears of a new tag, subtag or a first tracking number (the machine decides when). */
+function tellTracking(run: ShipmentShell, change: TrackingChange | undefined): void {
   const { state } = run;
-  const before = { tag: state.tag, subtag: state.subtag, trackingNumber: state.trackingNumber };
-  applyTrackingChange(state, change);
-  if (state.tag === before.tag && state.subtag === before.subtag && !(before.trackingNumber === null && state.trackingNumber !== null))
-    return;
   run.emit(
     {
       type: 'tracking.updated',
@@ -169,6 +227,6 @@ export function applyChange(run: ShipmentShell, change: TrackingChange): void {
         lastCheckpoint: lastCheckpointOf(state),
       },
     },
-    toldAt(run, change),
+    change && toldAt(run, change),
   );
 }

@@ -1,0 +1,61 @@
+/**
+ * The shipment machine's state in a run continued as new. A run of this build carries it in its
+ * continue-as-new input (`CarriedState.machine`): the machine holds what the workflow's state does
+ * not (its wait and shop-event counters, the offer's sequence, the reading a mark was resolved
+ * for), so rebuilding it would lose them. A run continued from a build before it (1.0, which
+ * dropped the machine once tracking began) carries none: the machine is rebuilt from the
+ * workflow's state, which is all that build kept once tracking began.
+ */
+import type { ShipmentState } from '../../workflow-definitions/shipment';
+import type { TrackingPolicy } from '../../domain/shipment';
+import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
+import type { CarriedState, Machine } from './shell';
+import { snapshotOf } from './state';
+
+export function machineOfCarried(carried: CarriedState): Machine {
+  return carried.machine ?? rebuiltMachine(carried.state, carried.policy, carried.labelRequest);
+}
+
+/** The machine as a run that carried none left it: tracking its label (or ended), its marks as the state shows them. */
+export function rebuiltMachine(state: ShipmentState, policy: TrackingPolicy, labelRequest: LabelRequestWithoutKey): Machine {
+  const order = state.shopOrder;
+  const resolved = order?.resolutions?.at(-1);
+  return {
+    config: { terminalTags: policy.terminalTags, connector: policy.shopSync?.connector ?? null },
+    phase: state.phase === 'parcels' ? 'completed' : state.phase,
+    outcome: state.outcome,
+    revision: state.revision,
+    labelRequest,
+    labelRequests: state.attempts.labelRequests,
+    labelId: state.labelId,
+    labelCall: null,
+    lastError: state.lastError?.kind ?? null,
+    cancelRequested: false,
+    tracking: { ...snapshotOf(state), subtagMessage: state.subtagMessage },
+    watching: state.trackingPoller !== undefined ? state.labelId : null,
+    wait: 0,
+    shop: order
+      ? {
+          facts: { ...order.facts },
+          modifiedAt: order.modifiedAt,
+          ...(order.readAt !== undefined ? { readAt: order.readAt } : {}),
+          attention: order.attention,
+          resolved: resolved ? { attention: resolved.attention, modifiedAt: resolved.modifiedAt } : null,
+          offer: order.offer,
+          changeMark: order.changeMark ?? null,
+          offerSeq: 0,
+          pending: [],
+          request: null,
+          problems: false,
+          requestFacts: { address: order.facts.address, lines: order.facts.lines },
+          holdMayBeOurs: false,
+          heldSince: false,
+        }
+      : null,
+    relabel: null,
+    deferred: { news: [], deadline: null, lost: false },
+    replacedLabels: (state.replacedLabels ?? []).map((r) => r.labelId),
+    labelsToVoid: (order?.labelsToVoid ?? []).map((l) => l.labelId),
+    told: state.shopSync?.emitted ?? 0,
+  };
+}
