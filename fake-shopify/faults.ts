@@ -27,6 +27,11 @@ const FailNextEntry = z.strictObject({
   kind: z.enum(FAIL_KINDS),
   /** 'slow' only: how long the answer waits (default 30 s). */
   delayMs: Millis.optional(),
+  /**
+   * Only a request whose string variables (a search: `updated_at:>=…` of a pull from a cursor,
+   * `id:…` of named orders) have / lack this text: two reads of one root field told apart.
+   */
+  search: z.strictObject({ has: z.string().min(1).max(200).optional(), lacks: z.string().min(1).max(200).optional() }).optional(),
 });
 export type FailNextEntry = z.infer<typeof FailNextEntry>;
 
@@ -134,9 +139,17 @@ export class FaultInjector {
     return this.faults.down;
   }
 
-  /** Takes the first queued entry for one of these root fields (or for any). */
-  takeQueued(rootFields: string[]): FailNextEntry | null {
-    const i = this.faults.failNext.findIndex((e) => e.operation === undefined || rootFields.includes(e.operation));
+  /** Takes the first queued entry for one of these root fields (or for any) and this request's search. */
+  takeQueued(rootFields: string[], variables: Record<string, unknown> = {}): FailNextEntry | null {
+    const search = Object.values(variables)
+      .filter((v): v is string => typeof v === 'string')
+      .join('\n');
+    const i = this.faults.failNext.findIndex(
+      (e) =>
+        (e.operation === undefined || rootFields.includes(e.operation)) &&
+        (e.search?.has === undefined || search.includes(e.search.has)) &&
+        (e.search?.lacks === undefined || !search.includes(e.search.lacks)),
+    );
     return i < 0 ? null : this.faults.failNext.splice(i, 1)[0]!;
   }
 

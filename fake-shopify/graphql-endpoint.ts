@@ -84,7 +84,7 @@ function sendThrottled(server: ShopifyServer, res: ServerResponse, requested: nu
 
 async function run(server: ShopifyServer, res: ServerResponse, prepared: Ready): Promise<void> {
   const { state, send } = server;
-  const queued = state.faults.takeQueued(prepared.rootFields);
+  const queued = state.faults.takeQueued(prepared.rootFields, prepared.rawVariables);
   const before = state.faults.before(queued);
   if (before.kind === 'drop') {
     state.stats.droppedBeforeCommit++;

@@ -59,10 +59,15 @@ export class WooFaultInjector {
     return hostPage(status, seconds === null ? undefined : { 'retry-after': String(seconds) });
   }
 
-  /** Before the route runs; `route` is null for a path no route matches. */
-  before(route: RouteKey | null, isWrite = false): BeforeFate {
+  /** Before the route runs; `route` is null for a path no route matches; `params` is the URL's query string. */
+  before(route: RouteKey | null, isWrite = false, params = ''): BeforeFate {
     const f = this.faults;
-    const at = f.failNext.findIndex((e) => e.route === undefined || e.route === route);
+    const at = f.failNext.findIndex(
+      (e) =>
+        (e.route === undefined || e.route === route) &&
+        (e.params?.has === undefined || params.includes(e.params.has)) &&
+        (e.params?.lacks === undefined || !params.includes(e.params.lacks)),
+    );
     if (at >= 0) {
       const entry = f.failNext.splice(at, 1)[0]!;
       switch (entry.kind) {

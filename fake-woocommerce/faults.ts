@@ -28,6 +28,8 @@ export interface FailNextEntry {
   retryAfterSeconds?: number | null;
   /** slow: how long the answer waits after the write applied; queued: how long the request waits before it runs (ms, default 30 000). */
   delayMs?: number;
+  /** Only a request whose query string has / lacks this text (e.g. `include=` of named orders): two reads of one route told apart. */
+  params?: { has?: string; lacks?: string };
 }
 
 export interface WooFaults {
@@ -109,6 +111,7 @@ export const WooFaultsPatchSchema = z
         kind: z.enum(FAIL_NEXT_KINDS),
         retryAfterSeconds: Seconds.nullable().optional(),
         delayMs: z.number().int().min(0).max(600_000).optional(),
+        params: z.strictObject({ has: z.string().min(1).max(200).optional(), lacks: z.string().min(1).max(200).optional() }).optional(),
       }),
     ),
     webhookDropRate: Rate,
@@ -130,5 +133,5 @@ export function patchFaults(current: WooFaults, patch: unknown): WooFaults {
   const parsed = WooFaultsPatchSchema.safeParse(patch);
   if (!parsed.success) throw new InvalidWooFaultsError(fieldProblems(parsed.error));
   const next: WooFaults = { ...current, ...parsed.data };
-  return { ...next, failNext: next.failNext.map((e) => ({ ...e })), lateWriteMs: { ...next.lateWriteMs } };
+  return { ...next, failNext: next.failNext.map((e) => ({ ...e, ...(e.params && { params: { ...e.params } }) })), lateWriteMs: { ...next.lateWriteMs } };
 }

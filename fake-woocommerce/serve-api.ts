@@ -109,7 +109,7 @@ export async function serveApi(
   const raw = await readBody(req, DEFAULTS.maxBodyBytes);
   if (raw === null) return reply(hostPage(413));
   const isWrite = route !== null && WRITE_ROUTES.has(route.key);
-  const before = state.faults.before(route?.key ?? null, isWrite);
+  const before = state.faults.before(route?.key ?? null, isWrite, url.search);
   if (before.kind === 'drop') return cutOff();
   if (before.kind === 'reply') {
     traffic.bump(before.counter);

@@ -391,6 +391,19 @@ describe('fake Shopify: faults', () => {
     expect(retry.body.data.fulfillmentCreate.userErrors[0].message).toMatch(/unfulfillable status= closed/);
   });
 
+  it("a failNext entry's search waits for a request whose variables have (or lack) its text", async () => {
+    const { shop } = await fresh();
+    shop.createOrder(oneLine());
+    const search = 'query($q: String) { orders(first: 10, query: $q) { nodes { name } } }';
+    shop.setFaults({ failNext: [{ operation: 'orders', search: { lacks: 'id:' }, kind: '500' }] });
+    expect((await gql(shop, search, { q: 'id:1 OR id:2' })).status).toBe(200); // named ids: not this entry's
+    expect((await gql(shop, search, { q: "updated_at:>='2026-01-01'" })).status).toBe(500);
+    shop.setFaults({ failNext: [{ operation: 'orders', search: { has: 'status:open' }, kind: '500' }] });
+    expect((await gql(shop, search, { q: 'status:closed' })).status).toBe(200);
+    expect((await gql(shop, search, { q: 'status:open' })).status).toBe(500);
+    expect(() => shop.setFaults({ failNext: [{ kind: '500', search: { has: '' } }] })).toThrow(/failNext\.0\.search\.has/);
+  });
+
   it('drop-before-commit, 500, 503 and down answer nothing or an error and apply nothing', async () => {
     const { shop } = await fresh();
     const order = shop.createOrder(oneLine());

@@ -395,6 +395,18 @@ describe('faults', () => {
     expect(fake.order(id)!.notes).toHaveLength(2);
   });
 
+  it("a failNext entry's params wait for a request whose query string has (or lacks) their text", async () => {
+    const fake = await start();
+    const { id } = fake.createOrder({ lineItems: [LINE] });
+    fake.setFaults({ failNext: [{ route: 'GET orders', params: { lacks: 'include=' }, kind: '500' }] });
+    expect((await call(fake, 'GET', `wc/v3/orders?include=${id}`)).status).toBe(200); // named ids: not this entry's
+    expect((await call(fake, 'GET', 'wc/v3/orders?status=processing')).status).toBe(500);
+    fake.setFaults({ failNext: [{ route: 'GET orders', params: { has: 'modified_after=' }, kind: '500' }] });
+    expect((await call(fake, 'GET', 'wc/v3/orders')).status).toBe(200);
+    expect((await call(fake, 'GET', 'wc/v3/orders?modified_after=2026-01-01T00:00:00')).status).toBe(500);
+    expect(() => fake.setFaults({ failNext: [{ kind: '500', params: { lacks: '' } }] })).toThrow(/params/);
+  });
+
   it('drop-before-commit and down change nothing; failNext waits for its route', async () => {
     const fake = await start();
     const { id } = fake.createOrder({ lineItems: [LINE] });
