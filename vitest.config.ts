@@ -11,8 +11,9 @@ export default defineConfig({
       forks: { minForks: 1, maxForks: 2 },
     },
     // Finds/builds the Temporal CLI once and exports TEMPORAL_CLI_PATH for the forks; bundles the
-    // workflow code once for every fork and worker process (TEST_WORKFLOW_BUNDLE_PATH).
-    globalSetup: ['test/global-setup.ts', 'test/global-setup-bundle.ts'],
+    // workflow code once for every fork and worker process (TEST_WORKFLOW_BUNDLE_PATH) and compiles
+    // the sources the CLI and worker processes run from (TEST_DIST_DIR).
+    globalSetup: ['test/global-setup.ts', 'test/global-setup-builds.ts'],
     testTimeout: 60_000,
     // beforeAll hooks start dev servers and bundle workflows.
     hookTimeout: 120_000,

@@ -1,12 +1,13 @@
 /**
- * Running the operator CLI in tests: as a real child process (`node --import tsx client/cli.ts ...`,
- * the CLI an operator runs, for exit codes and output), or in-process with captured streams
- * (fast, for many small cases).
+ * Running the operator CLI in tests: as a real child process (`client/cli.ts` compiled as
+ * `npm run build` does, or through tsx: helpers/compiled.ts; the CLI an operator runs, for exit
+ * codes and output), or in-process with captured streams (fast, for many small cases).
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import type { Io } from '../../client/cli-support';
+import { nodeArgsFor } from './compiled';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
@@ -33,10 +34,9 @@ export function keylessUnlessGiven<E extends Record<string, string | undefined>>
 }
 
 /**
- * Runs `node --import tsx client/cli.ts <args>` with only the given configuration variables (the
- * test process's own TEMPORAL_* / SHIPPING_API_* are removed, so a test states everything it
- * relies on). Not through tsx's launcher: that is a second node process per command, half a
- * second of CPU each, hundreds of times a run.
+ * Runs the CLI (`client/cli.ts <args>`) with only the given configuration variables (the test
+ * process's own TEMPORAL_* / SHIPPING_API_* are removed, so a test states everything it relies on).
+ * One node process, compiled JavaScript when the run has it: hundreds of commands a run.
  */
 export function runCli(args: string[], opts: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {}): Promise<CliRun> {
   const env: Record<string, string> = {};
@@ -45,7 +45,7 @@ export function runCli(args: string[], opts: { env?: Record<string, string>; std
   }
   Object.assign(env, keylessUnlessGiven(opts.env ?? {}), { NO_COLOR: '1' });
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'client/cli.ts', ...args], {
+    const child = spawn(process.execPath, [...nodeArgsFor('client/cli.ts'), ...args], {
       cwd: REPO_ROOT,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { REPO_ROOT } from './cli';
+import { nodeArgsFor } from './compiled';
 import { TEST_CREDENTIALS } from './harness';
 import { sharedBundlePath } from './workflow-bundle';
 
@@ -33,14 +34,16 @@ const started: ChildProcess[] = [];
  * Starts the worker with only PATH and `env` (nothing else of the test's environment). A worker
  * refuses to start without payload keys; tests that give none run it in clear on purpose unless
  * they set PAYLOAD_ENCRYPTION themselves (to '' to see the refusal). It runs the run's shared
- * workflow bundle (WORKFLOW_BUNDLE_PATH, the production start path) unless `env` names one; a test
- * of bundling at start sets WORKFLOW_BUNDLE_PATH to undefined.
+ * workflow bundle (WORKFLOW_BUNDLE_PATH, the production start path) from the compiled sources
+ * (helpers/compiled.ts) unless `env` names one; a test of bundling at start sets
+ * WORKFLOW_BUNDLE_PATH to undefined, and runs the sources through tsx, as `npm run worker` does.
  */
 export function spawnWorkerProcess(env: Record<string, string | undefined>): WorkerProcess {
   const shared = sharedBundlePath();
   const bundle = 'WORKFLOW_BUNDLE_PATH' in env || !shared ? {} : { WORKFLOW_BUNDLE_PATH: shared };
   const keyed = 'PAYLOAD_ENCRYPTION_KEYS' in env || 'PAYLOAD_ENCRYPTION_KEYS_FILE' in env || 'PAYLOAD_ENCRYPTION' in env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+  const bundlesAtStart = 'WORKFLOW_BUNDLE_PATH' in env && !env.WORKFLOW_BUNDLE_PATH;
+  const child = spawn(process.execPath, bundlesAtStart ? ['--import', 'tsx', 'worker/main.ts'] : nodeArgsFor('worker/main.ts'), {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH, ...(keyed ? {} : { PAYLOAD_ENCRYPTION: 'off' }), ...bundle, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
