@@ -7,6 +7,8 @@
  * TEST_DIST_DIR; without it (a file run outside that setup) the sources run through tsx.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -17,9 +19,16 @@ export const TEST_DIST_ENV = 'TEST_DIST_DIR';
 const ROOT = path.resolve(__dirname, '../..');
 const CACHE = path.join(ROOT, '.tools', 'cache', 'dist');
 
+/** The sources' hash, and what else shapes the output: the compiler's settings and package.json (read by the code). */
+function buildHash(): string {
+  const hash = createHash('sha256').update(sourcesHash());
+  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package.json']) hash.update(readFileSync(path.join(ROOT, file)));
+  return hash.digest('hex').slice(0, 16);
+}
+
 /** The compiled sources of today in the cache, compiled now if they are not there. */
 export async function cachedDist(): Promise<string> {
-  const dir = path.join(CACHE, sourcesHash());
+  const dir = path.join(CACHE, buildHash());
   if (
     await stat(path.join(dir, 'client', 'cli.js')).then(
       () => true,
