@@ -52,6 +52,7 @@ export class ShipmentRun implements ShipmentShell {
   /** The label call in flight: cancelled when the machine stops it. */
   labelScope: CancellationScope | null = null;
   private commands: MachineCommand[] = [];
+  private relabelCommands: MachineCommand[] = [];
   cancelRequest: CancelShipment | null = null;
   /** An operator's relabel from the shop's data is being made (relabel.ts): tracking holds the old label's news. */
   relabelling = false;
@@ -166,19 +167,27 @@ export class ShipmentRun implements ShipmentShell {
   // ---------------------------------------------------------------- the machine
 
   /**
-   * Feeds an event into the machine: a stop of the label call and a drop of untold events at once,
-   * the rest queued for the step that carries them out (label and order, then tracking). `own`: how
-   * many leading commands the caller carries out itself (relabel.ts), left out of the queue.
+   * Feeds an event into the machine: a stop of a label call and a drop of untold events at once,
+   * the rest queued for the step that carries them out: an operator's relabel takes its own, up to
+   * the machine's end of it (relabel.ts); label and order, then tracking, take the others.
    */
-  decide(event: MachineEvent, own?: (commands: readonly MachineCommand[]) => number): void {
-    const decision = decide(this.machine, event);
+  decide(event: MachineEvent): void {
+    const before = this.machine;
+    const decision = decide(before, event);
     this.machine = decision.state;
-    const skip = own?.(decision.commands) ?? 0;
-    for (const c of decision.commands.slice(skip)) {
-      if (c.type === 'stopLabelCall') this.labelScope?.cancel();
+    let relabels = before.relabel !== null || decision.state.relabel !== null;
+    for (const c of decision.commands) {
+      if (c.type === 'stopLabelCall') (c.revision === before.relabel?.revision ? this.relabelScope : this.labelScope)?.cancel();
       else if (c.type === 'dropUntold') this.delivery.dropPending();
-      else this.commands.push(c);
+      else if (relabels) {
+        this.relabelCommands.push(c);
+        if (c.type === 'relabelEnded') relabels = false;
+      } else this.commands.push(c);
     }
+  }
+
+  takeRelabelCommands(): MachineCommand[] {
+    return this.relabelCommands.splice(0);
   }
 
   takeCommands(): MachineCommand[] {

@@ -39,6 +39,7 @@ import {
 } from '../../domain/shop-order';
 import { changeBeforeLabel, changeMarkAfterResolve, leaveMarksAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
 import { resolveRefusalOf } from '../../domain/shipment-machine';
+import { markAttention } from '../../domain/shipment-machine/transitions';
 import type { ShipmentState } from '../../workflow-definitions/shipment';
 import type { ShipmentShell, ShopShell } from './shell';
 
@@ -181,6 +182,14 @@ export class ShopChanges implements ShopShell {
   /** The marks the change leaves: decided by the shipment machine (domain/shipment-machine/shop.ts). */
   private mark(kinds: ShopChangeKind[], status: ShopOrderStatus): void {
     leaveMarksAfterLabel(this.order, kinds, status);
+  }
+
+  /** The marks as the machine decided them: the state an operator reads shows them. */
+  marksDecided(): void {
+    const m = this.run.machine.shop!;
+    markAttention(this.order, m.attention);
+    // A state that never had a change mark gets one only once a change sets it.
+    if (m.changeMark !== null || this.order.changeMark !== undefined) this.order.changeMark = m.changeMark;
   }
 
   /** Nothing is written to an order the merchant cancelled or refunded after its label. */
