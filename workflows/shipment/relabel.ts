@@ -175,13 +175,11 @@ async function makeLabel(run: ShipmentShell, c: Extract<MachineCommand, { type: 
 /** The machine follows the new label (it asks for its order): the workflow's state does too. */
 function followed(run: ShipmentShell, relabel: Relabel): void {
   const { state } = run;
-  const shopOrder = state.shopOrder!;
   forgetTracking(run);
   state.replacedLabels = [...(state.replacedLabels ?? []), { ...relabel.replaced, replacedAt: new Date().toISOString() }];
   applyLabel(state, relabel.made!);
   run.labelRequest = run.machine.labelRequest;
   // Taken: unless the merchant changed the order again meanwhile (a newer offer, and its mark, stay for the operator).
-  if (run.machine.shop!.offer === null) shopOrder.offer = null;
   run.shop!.marksDecided();
 }
 

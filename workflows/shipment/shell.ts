@@ -9,7 +9,7 @@ import type { ShipmentActivities } from '../../activities/shipping-api';
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import type { CancelShipment, RecordedError, ResubmitLabel, ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
-import type { KnownReading, ShopOrderChange } from '../../domain/shop-order';
+import type { KnownReading, ShopChangeKind, ShopOrderChange } from '../../domain/shop-order';
 import type { MachineState, ShipmentCommand, ShipmentEvent } from '../../domain/shipment-machine';
 import type { ShopDelivery, ShopEventInput } from './shop-delivery';
 
@@ -40,8 +40,8 @@ export interface ShopShell {
   knownReading(): KnownReading | undefined;
   /** Takes a change the label's check found; true when the machine holds it to settle. */
   takeFoundBeforeLabel(found: ShopOrderChange): boolean;
-  /** A label made while a change was pending: the workflow's record and marks of it (before the machine hears of the label). */
-  settleAfterLabel(): void;
+  /** A label made while a change was pending (`kinds`): the workflow's record and marks of it, once the machine judged it as after the label. */
+  settleAfterLabel(kinds: readonly ShopChangeKind[]): void;
   /** The order's marks (and a taken offer) as the machine decided them: the workflow's state shows them. */
   marksDecided(): void;
   /** Why the changed order does not map, for the state an operator reads. */
