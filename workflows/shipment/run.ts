@@ -41,6 +41,23 @@ import type {
 } from './shell';
 import { ends } from '../../domain/shipment-machine/transitions';
 
+/** An event of the relabel in flight (or the one that starts it): its commands are the relabel's, up to its end. */
+function relabelsOwn(before: Machine, event: MachineEvent): boolean {
+  const r = before.relabel;
+  switch (event.type) {
+    case 'relabelRequested':
+      return r === null;
+    case 'labelCreated':
+    case 'labelRejected':
+    case 'labelCallStopped':
+      return r?.stage === 'labelling' && event.revision === r.revision;
+    case 'orderRead':
+      return r?.stage === 'reading' && event.labelId === r.labelId;
+    default:
+      return false;
+  }
+}
+
 export class ShipmentRun implements ShipmentShell {
   readonly state: ShipmentState;
   labelRequest: LabelRequestWithoutKey;
@@ -175,7 +192,7 @@ export class ShipmentRun implements ShipmentShell {
     const before = this.machine;
     const decision = decide(before, event);
     this.machine = decision.state;
-    let relabels = before.relabel !== null || decision.state.relabel !== null;
+    let relabels = relabelsOwn(before, event);
     for (const c of decision.commands) {
       if (c.type === 'stopLabelCall') (c.revision === before.relabel?.revision ? this.relabelScope : this.labelScope)?.cancel();
       else if (c.type === 'dropUntold') this.delivery.dropPending();
