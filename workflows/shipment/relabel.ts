@@ -80,7 +80,7 @@ interface Relabel {
   /** Tracking of the new label began (the shop is told, unless the order was cancelled there). */
   begun: boolean;
   /** The order read failed with something other than the shipping API's error: thrown once tracking moved over. */
-  readThrew: unknown;
+  readThrew: { err: unknown } | null;
 }
 
 /**
@@ -97,7 +97,7 @@ export async function relabelFromShop(run: ShipmentShell, request: RelabelFromSh
     replaced,
     made: null,
     failed: undefined,
-    readThrew: undefined,
+    readThrew: null,
     begun: false,
   };
   try {
@@ -192,7 +192,7 @@ async function readOrder(run: ShipmentShell, labelId: string, relabel: Relabel):
   } catch (err) {
     // Not the API's error: thrown once tracking moved over, so the machine is not left mid-relabel.
     if (shippingErrorOf(err)) order.notRead(run, err);
-    else relabel.readThrew = err;
+    else relabel.readThrew = { err };
     return { type: 'orderRead', labelId, ok: false, trackingNumber: state.trackingNumber };
   }
 }
@@ -213,7 +213,7 @@ function tracked(run: ShipmentShell, relabel: Relabel): RelabelResult {
   const { state } = run;
   const made = relabel.made!;
   run.publish();
-  if (relabel.readThrew !== undefined) throw relabel.readThrew;
+  if (relabel.readThrew) throw relabel.readThrew.err;
   return {
     ...answerOf(run, relabel),
     labelCreated: true,

@@ -19,7 +19,7 @@ import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/sh
 import { correctionMismatches, describeMismatches } from '../../domain/correction';
 import { decide, initialMachineState, resubmitRefusalOf } from '../../domain/shipment-machine';
 import { callApi } from './api-call';
-import { machineOfCarried } from './carried';
+import { startOfCarried } from './carried';
 import { labelAndOrder } from './decisions';
 import { shipmentFailed } from './failures';
 import { trackingPolicy } from './proxies';
@@ -93,9 +93,9 @@ export class ShipmentRun implements ShipmentShell {
     this.shop = this.state.shopOrder ? new ShopChanges(this, this.state.shopOrder) : null;
     // Its config is the worker's policy, read in start() (a change taken before then reads neither).
     const config = { terminalTags: [], connector: null };
-    this.machine = carried
-      ? machineOfCarried(carried)
-      : initialMachineState({ labelRequest: input.labelRequest, config, shopOrder: input.shopOrder });
+    this.machine =
+      carried?.machine ??
+      initialMachineState((carried && startOfCarried(carried)) ?? { labelRequest: input.labelRequest, config, shopOrder: input.shopOrder });
   }
 
   /** The worker's policy, the shipment's account and its shop sync, fixed at the run's start. */
