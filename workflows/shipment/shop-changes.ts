@@ -139,7 +139,7 @@ export class ShopChanges implements ShopShell {
     return action || `${kinds.join(' and ')} noted: taken when the order is released`;
   }
 
-  /** Feeds the change to the machine while it decides (label and order). */
+  /** Feeds the change to the machine: it decides, before the label and after it. */
   private decide(change: ShopOrderChange): void {
     this.run.decide({
       type: 'shopChanged',
