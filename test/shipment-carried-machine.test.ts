@@ -3,10 +3,10 @@
  * state (workflows/shipment/carried.ts), and tracking goes on deciding from it.
  */
 import { describe, expect, it } from 'vitest';
-import { decide } from '../domain/shipment-machine';
+import { decide, initialMachineState, type MachineState } from '../domain/shipment-machine';
 import { DEFAULT_TRACKING_POLICY } from '../domain/shipment';
 import { initialState } from '../workflows/shipment/state';
-import { machineOfCarried } from '../workflows/shipment/carried';
+import { startOfCarried } from '../workflows/shipment/carried';
 import { labelRequest } from './helpers/orders';
 import type { CarriedState } from '../workflows/shipment/shell';
 
@@ -24,6 +24,12 @@ function carriedFrom10(): CarriedState {
   });
   return { state, policy: { ...DEFAULT_TRACKING_POLICY, terminalTags: ['Delivered'] }, labelRequest: request };
 }
+
+import type { LabelRequestWithoutKey } from '../shipping-api/contract';
+
+/** As run.ts builds it: the carried machine, or the one rebuilt from the workflow's state. */
+const machineOfCarried = (carried: CarriedState): MachineState<LabelRequestWithoutKey> =>
+  carried.machine ?? initialMachineState(startOfCarried(carried)!);
 
 describe('the machine of a run continued as new', () => {
   it('is the carried one when the run carried it', () => {

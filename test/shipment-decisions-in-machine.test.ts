@@ -82,21 +82,18 @@ describe("the workflow's use of the machine", () => {
   it('takes the label step, the order read and tracking from `decide`: it calls no decision of theirs itself', () => {
     // The label step and the order read mirror the machine's phase only (labelAsked, correctionAwaited,
     // heldInShop, labelMade, tracks, ends as each command is carried out); tracking (news, its deadline,
-    // a lost shard) carries out the machine's commands. The relabel and a change after the label still
-    // decide with the machine's helpers. This list only shrinks.
+    // a lost shard), the relabel, a change after the label and a resolve carry out the machine's
+    // commands. What is left: validators' refusal texts (relabelRefusalOf, resolveRefusalOf,
+    // shopChangeRefusalOf, resubmitRefusalOf), the words of a change before the label
+    // (changeBeforeLabel), and markAttention, with which the order's marks mirror the machine's.
+    // This list only shrinks.
     expect(machineImports(workflowSources())).toEqual({
       'workflows/shipment/decisions.ts': ['heldInShop'],
       'workflows/shipment/label.ts': ['correctionAwaited', 'labelAsked'],
       'workflows/shipment/order.ts': ['tracks'],
-      'workflows/shipment/relabel.ts': ['markAttention', 'nextRevision', 'relabelLabelBack', 'relabelRefusalOf', 'tracks'],
+      'workflows/shipment/relabel.ts': ['relabelRefusalOf'],
       'workflows/shipment/run.ts': ['decide', 'ends', 'initialMachineState', 'resubmitRefusalOf'],
-      'workflows/shipment/shop-changes.ts': [
-        'changeBeforeLabel',
-        'changeMarkAfterResolve',
-        'leaveMarksAfterLabel',
-        'resolveRefusalOf',
-        'shopChangeRefusalOf',
-      ],
+      'workflows/shipment/shop-changes.ts': ['changeBeforeLabel', 'markAttention', 'resolveRefusalOf', 'shopChangeRefusalOf'],
       'workflows/shipment/split-order.ts': ['ends'],
       'workflows/shipment/state.ts': ['labelMade'],
     });

@@ -30,6 +30,8 @@ export type ShipmentCommand<R> =
   | { type: 'startDeadline'; deadline: Deadline; wait: number }
   | { type: 'finish'; outcome: OutcomeKind; reason: string }
   /** A failure an operator cannot fix by data: the workflow fails (reset it after fixing the cause). */
-  | { type: 'fail'; kind: string };
+  | { type: 'fail'; kind: string }
+  /** An operator's relabel is over (its label tracked, or none made): the commands after it are tracking's again. */
+  | { type: 'relabelEnded'; made: boolean };
 
 export type CommandType = ShipmentCommand<unknown>['type'];

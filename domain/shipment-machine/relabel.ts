@@ -141,6 +141,7 @@ export function relabelOrderRead<R>(step: Step<R>, ok: boolean, trackingNumber?:
   s.watching = null;
   s.relabel = null;
   trackingBegins(step, relabel.labelId!, relabel.replaces);
+  step.out.push({ type: 'relabelEnded', made: true });
   afterRelabel(step);
 }
 
@@ -150,6 +151,7 @@ function notMade<R>(step: Step<R>, error: string): void {
   s.lastError = error;
   tracks(s);
   s.relabel = null;
+  step.out.push({ type: 'relabelEnded', made: false });
   afterRelabel(step);
 }
 

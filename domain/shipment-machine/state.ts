@@ -105,13 +105,34 @@ export interface MachineState<R> {
 export interface ShipmentStart<R> {
   labelRequest: R;
   config: ShipmentConfig;
-  /** The order as the shop pull read it, for shipments a pull started. */
+  /** The order as the shop pull read it, for shipments a pull started (for one rebuilt: as its state knew it last). */
   shopOrder?: { facts: ShopOrderFacts; modifiedAt: string; readAt?: string };
+  /** A run continued from a build that carried no machine (1.0): what its state knew (workflows/shipment/carried.ts). */
+  knew?: KnownProgress<R>;
 }
 
+/** What a run that carried no machine state kept of the shipment: the machine is rebuilt from it. */
+export interface KnownProgress<R> {
+  phase: Phase;
+  outcome: OutcomeKind | null;
+  revision: number;
+  labelRequests: number;
+  labelId: string | null;
+  lastError: string | null;
+  tracking: MachineState<R>['tracking'];
+  watching: string | null;
+  /** The order's marks and offer (shipments a shop pull started). */
+  marks: Pick<ShopOrderKnown<R>, 'attention' | 'resolved' | 'offer' | 'changeMark'> | null;
+  replacedLabels: string[];
+  labelsToVoid: string[];
+  told: number;
+}
+
+/** The machine's state of a new shipment, or of one rebuilt from what a run that carried none knew (`knew`). */
 export function initialMachineState<R>(start: ShipmentStart<R>): MachineState<R> {
   const seen = start.shopOrder;
-  return {
+  const knew = start.knew;
+  const fresh: MachineState<R> = {
     config: start.config,
     phase: 'creating_label',
     outcome: null,
@@ -125,29 +146,38 @@ export function initialMachineState<R>(start: ShipmentStart<R>): MachineState<R>
     tracking: { tag: null, subtag: null, subtagMessage: null, trackingNumber: null, checkpoints: 0, lastCheckpointTime: null },
     watching: null,
     wait: 0,
-    shop: seen
-      ? {
-          facts: { ...seen.facts },
-          modifiedAt: seen.modifiedAt,
-          ...(seen.readAt !== undefined ? { readAt: seen.readAt } : {}),
-          attention: null,
-          resolved: null,
-          offer: null,
-          changeMark: null,
-          offerSeq: 0,
-          pending: [],
-          request: null,
-          problems: false,
-          requestFacts: { address: seen.facts.address, lines: seen.facts.lines },
-          holdMayBeOurs: false,
-          heldSince: false,
-        }
-      : null,
+    shop: seen ? shopOrderKnown(seen, knew?.marks ?? null) : null,
     relabel: null,
     deferred: { news: [], deadline: null, lost: false },
     replacedLabels: [],
     labelsToVoid: [],
     told: 0,
+  };
+  if (!knew) return fresh;
+  const { marks: _marks, ...progress } = knew;
+  return { ...fresh, ...progress };
+}
+
+/** The merchant's order as the shipment knows a reading of it: with no mark, offer or change pending unless `marks` says. */
+function shopOrderKnown<R>(
+  seen: { facts: ShopOrderFacts; modifiedAt: string; readAt?: string },
+  marks: KnownProgress<R>['marks'],
+): ShopOrderKnown<R> {
+  return {
+    facts: { ...seen.facts },
+    modifiedAt: seen.modifiedAt,
+    ...(seen.readAt !== undefined ? { readAt: seen.readAt } : {}),
+    attention: marks?.attention ?? null,
+    resolved: marks?.resolved ?? null,
+    offer: marks?.offer ?? null,
+    changeMark: marks?.changeMark ?? null,
+    offerSeq: 0,
+    pending: [],
+    request: null,
+    problems: false,
+    requestFacts: { address: seen.facts.address, lines: seen.facts.lines },
+    holdMayBeOurs: false,
+    heldSince: false,
   };
 }
 

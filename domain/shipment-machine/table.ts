@@ -131,6 +131,8 @@ function describeCommand(c: ShipmentCommand<R>): string {
       return `finish ${c.outcome}`;
     case 'fail':
       return 'fail';
+    case 'relabelEnded':
+      return c.made ? 'relabel made' : 'relabel not made';
   }
 }
 

@@ -383,6 +383,13 @@ export class World {
     // A person who resolved the change has seen it; otherwise the shop's changed order stays marked.
     if (s.shop?.offer != null && s.shop.attention === null && s.phase !== 'completed' && !this.changeResolved)
       fail("an operator's action never erases a merchant's later change", "the shop's changed order waits for an operator, unmarked");
+    // The workflow's relabel answers at the machine's end of it: exactly once, when the relabel in flight is over.
+    const ends = commands.filter((c) => c.type === 'relabelEnded').length;
+    if (ends !== (before.relabel && !s.relabel ? 1 : 0))
+      fail(
+        "a relabel's end is said once",
+        `${ends} relabelEnded, relabel ${before.relabel ? 'was' : 'was not'} in flight, ${s.relabel ? 'is' : 'is not'} now`,
+      );
     if (before.relabel && !s.relabel) {
       if (this.changedDuringRelabel && s.shop!.attention === null)
         fail("an operator's action never erases a merchant's later change", 'the relabel cleared the mark of a change made while it ran');

@@ -8,54 +8,53 @@
  */
 import type { ShipmentState } from '../../workflow-definitions/shipment';
 import type { TrackingPolicy } from '../../domain/shipment';
+import type { ShipmentStart } from '../../domain/shipment-machine';
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
-import type { CarriedState, Machine } from './shell';
+import type { CarriedState } from './shell';
 import { snapshotOf } from './state';
 
-export function machineOfCarried(carried: CarriedState): Machine {
-  return carried.machine ?? rebuiltMachine(carried.state, carried.policy, carried.labelRequest);
+/**
+ * The machine's start for a run continued as new, when it carried no machine (the machine's own
+ * constructor, `initialMachineState`, builds it: run.ts); null when it carried one.
+ */
+export function startOfCarried(carried: CarriedState): ShipmentStart<LabelRequestWithoutKey> | null {
+  return carried.machine ? null : rebuiltStart(carried.state, carried.policy, carried.labelRequest);
 }
 
 /** The machine as a run that carried none left it: tracking its label (or ended), its marks as the state shows them. */
-export function rebuiltMachine(state: ShipmentState, policy: TrackingPolicy, labelRequest: LabelRequestWithoutKey): Machine {
+export function rebuiltStart(
+  state: ShipmentState,
+  policy: TrackingPolicy,
+  labelRequest: LabelRequestWithoutKey,
+): ShipmentStart<LabelRequestWithoutKey> {
   const order = state.shopOrder;
   const resolved = order?.resolutions?.at(-1);
   return {
-    config: { terminalTags: policy.terminalTags, connector: policy.shopSync?.connector ?? null },
-    phase: state.phase === 'parcels' ? 'completed' : state.phase,
-    outcome: state.outcome,
-    revision: state.revision,
     labelRequest,
-    labelRequests: state.attempts.labelRequests,
-    labelId: state.labelId,
-    labelCall: null,
-    lastError: state.lastError?.kind ?? null,
-    cancelRequested: false,
-    tracking: { ...snapshotOf(state), subtagMessage: state.subtagMessage },
-    watching: state.trackingPoller !== undefined ? state.labelId : null,
-    wait: 0,
-    shop: order
-      ? {
-          facts: { ...order.facts },
-          modifiedAt: order.modifiedAt,
-          ...(order.readAt !== undefined ? { readAt: order.readAt } : {}),
-          attention: order.attention,
-          resolved: resolved ? { attention: resolved.attention, modifiedAt: resolved.modifiedAt } : null,
-          offer: order.offer,
-          changeMark: order.changeMark ?? null,
-          offerSeq: 0,
-          pending: [],
-          request: null,
-          problems: false,
-          requestFacts: { address: order.facts.address, lines: order.facts.lines },
-          holdMayBeOurs: false,
-          heldSince: false,
-        }
-      : null,
-    relabel: null,
-    deferred: { news: [], deadline: null, lost: false },
-    replacedLabels: (state.replacedLabels ?? []).map((r) => r.labelId),
-    labelsToVoid: (order?.labelsToVoid ?? []).map((l) => l.labelId),
-    told: state.shopSync?.emitted ?? 0,
+    config: { terminalTags: policy.terminalTags, connector: policy.shopSync?.connector ?? null },
+    ...(order
+      ? { shopOrder: { facts: order.facts, modifiedAt: order.modifiedAt, ...(order.readAt !== undefined ? { readAt: order.readAt } : {}) } }
+      : {}),
+    knew: {
+      phase: state.phase === 'parcels' ? 'completed' : state.phase,
+      outcome: state.outcome,
+      revision: state.revision,
+      labelRequests: state.attempts.labelRequests,
+      labelId: state.labelId,
+      lastError: state.lastError?.kind ?? null,
+      tracking: { ...snapshotOf(state), subtagMessage: state.subtagMessage },
+      watching: state.trackingPoller !== undefined ? state.labelId : null,
+      marks: order
+        ? {
+            attention: order.attention,
+            resolved: resolved ? { attention: resolved.attention, modifiedAt: resolved.modifiedAt } : null,
+            offer: order.offer,
+            changeMark: order.changeMark ?? null,
+          }
+        : null,
+      replacedLabels: (state.replacedLabels ?? []).map((r) => r.labelId),
+      labelsToVoid: (order?.labelsToVoid ?? []).map((l) => l.labelId),
+      told: state.shopSync?.emitted ?? 0,
+    },
   };
 }

@@ -7,7 +7,7 @@ import { CancellationScope, condition, log, sleep } from '@temporalio/workflow';
 import type { ShipmentOutcome } from '../../workflow-definitions/shipment';
 import type { Deadline, ShopEventDecision } from '../../domain/shipment-machine';
 import { formatDuration } from '../../domain/duration';
-import { correctionWaits, sendLabel, tellRejected, type LabelRefused } from './label';
+import { correctionWaits, labelAnswered, sendLabel, tellRejected, type LabelRefused } from './label';
 import * as order from './order';
 import type { Machine, MachineCommand, MachineEvent, ShipmentShell } from './shell';
 import { heldInShop } from '../../domain/shipment-machine/transitions';
@@ -26,7 +26,7 @@ export async function labelAndOrder(run: ShipmentShell): Promise<ShipmentOutcome
     for (const c of run.takeCommands()) {
       switch (c.type) {
         case 'createLabel':
-          run.decide(await sendLabel(run, c, refused));
+          labelAnswered(run, await sendLabel(run, c, refused));
           break;
         case 'readOrder':
           run.decide(await readOrder(run, c.labelId));

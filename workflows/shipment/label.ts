@@ -39,8 +39,6 @@ export async function sendLabel(run: ShipmentShell, c: CreateLabel, refused: Lab
     try {
       const label = await scope.run(() => run.callApi('createLabel', request.summary, request.input));
       applyLabel(run.state, label);
-      // A change that came meanwhile: the workflow's record of it, before the machine judges it as after the label.
-      shop?.settleAfterLabel();
       return { type: 'labelCreated', revision: c.revision, labelId: label.labelId };
     } catch (err) {
       const found = shopChangeOf(err);
@@ -60,6 +58,16 @@ export async function sendLabel(run: ShipmentShell, c: CreateLabel, refused: Lab
 
 /** The machine holds a merchant's change the label call was stopped for (it settles it before any label). */
 const stoppedByChange = (run: ShipmentShell): boolean => (run.machine.shop?.pending.length ?? 0) > 0;
+
+/**
+ * The label's answer to the machine; a change that came while its call was out is judged as after
+ * the label (by the machine), and the workflow records it so.
+ */
+export function labelAnswered(run: ShipmentShell, answer: MachineEvent): void {
+  const pending = run.machine.shop?.pending ?? [];
+  run.decide(answer);
+  if (answer.type === 'labelCreated' && pending.length > 0 && run.machine.labelId === answer.labelId) run.shop?.settleAfterLabel(pending);
+}
 
 /** A failed call as the machine's event: stopped by a change, or a rejection (correctable or not). */
 function answerOf(run: ShipmentShell, revision: number, err: unknown, refused: LabelRefused): MachineEvent {

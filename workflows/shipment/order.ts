@@ -21,6 +21,11 @@ export function notRead(run: ShipmentShell, err: unknown): void {
   run.state.lastError = recordError(failure);
 }
 
+/** A relabel made no new label: the old one is still tracked. */
+export function stillTracks(run: ShipmentShell): void {
+  tracks(run.state);
+}
+
 /**
  * Tracking starts now; the shop hears of the label, after the read that brings its tracking
  * number and document link (and, for a relabel from the shop's data, which label it replaces).

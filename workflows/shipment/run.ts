@@ -19,7 +19,7 @@ import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/sh
 import { correctionMismatches, describeMismatches } from '../../domain/correction';
 import { decide, initialMachineState, resubmitRefusalOf } from '../../domain/shipment-machine';
 import { callApi } from './api-call';
-import { machineOfCarried } from './carried';
+import { startOfCarried } from './carried';
 import { labelAndOrder } from './decisions';
 import { shipmentFailed } from './failures';
 import { trackingPolicy } from './proxies';
@@ -41,6 +41,23 @@ import type {
 } from './shell';
 import { ends } from '../../domain/shipment-machine/transitions';
 
+/** An event of the relabel in flight (or the one that starts it): its commands are the relabel's, up to its end. */
+function relabelsOwn(before: Machine, event: MachineEvent): boolean {
+  const r = before.relabel;
+  switch (event.type) {
+    case 'relabelRequested':
+      return r === null;
+    case 'labelCreated':
+    case 'labelRejected':
+    case 'labelCallStopped':
+      return r?.stage === 'labelling' && event.revision === r.revision;
+    case 'orderRead':
+      return r?.stage === 'reading' && event.labelId === r.labelId;
+    default:
+      return false;
+  }
+}
+
 export class ShipmentRun implements ShipmentShell {
   readonly state: ShipmentState;
   labelRequest: LabelRequestWithoutKey;
@@ -52,6 +69,7 @@ export class ShipmentRun implements ShipmentShell {
   /** The label call in flight: cancelled when the machine stops it. */
   labelScope: CancellationScope | null = null;
   private commands: MachineCommand[] = [];
+  private relabelCommands: MachineCommand[] = [];
   cancelRequest: CancelShipment | null = null;
   /** An operator's relabel from the shop's data is being made (relabel.ts): tracking holds the old label's news. */
   relabelling = false;
@@ -75,9 +93,9 @@ export class ShipmentRun implements ShipmentShell {
     this.shop = this.state.shopOrder ? new ShopChanges(this, this.state.shopOrder) : null;
     // Its config is the worker's policy, read in start() (a change taken before then reads neither).
     const config = { terminalTags: [], connector: null };
-    this.machine = carried
-      ? machineOfCarried(carried)
-      : initialMachineState({ labelRequest: input.labelRequest, config, shopOrder: input.shopOrder });
+    this.machine =
+      carried?.machine ??
+      initialMachineState((carried && startOfCarried(carried)) ?? { labelRequest: input.labelRequest, config, shopOrder: input.shopOrder });
   }
 
   /** The worker's policy, the shipment's account and its shop sync, fixed at the run's start. */
@@ -166,19 +184,27 @@ export class ShipmentRun implements ShipmentShell {
   // ---------------------------------------------------------------- the machine
 
   /**
-   * Feeds an event into the machine: a stop of the label call and a drop of untold events at once,
-   * the rest queued for the step that carries them out (label and order, then tracking). `own`: how
-   * many leading commands the caller carries out itself (relabel.ts), left out of the queue.
+   * Feeds an event into the machine: a stop of a label call and a drop of untold events at once,
+   * the rest queued for the step that carries them out: an operator's relabel takes its own, up to
+   * the machine's end of it (relabel.ts); label and order, then tracking, take the others.
    */
-  decide(event: MachineEvent, own?: (commands: readonly MachineCommand[]) => number): void {
-    const decision = decide(this.machine, event);
+  decide(event: MachineEvent): void {
+    const before = this.machine;
+    const decision = decide(before, event);
     this.machine = decision.state;
-    const skip = own?.(decision.commands) ?? 0;
-    for (const c of decision.commands.slice(skip)) {
-      if (c.type === 'stopLabelCall') this.labelScope?.cancel();
+    let relabels = relabelsOwn(before, event);
+    for (const c of decision.commands) {
+      if (c.type === 'stopLabelCall') (c.revision === before.relabel?.revision ? this.relabelScope : this.labelScope)?.cancel();
       else if (c.type === 'dropUntold') this.delivery.dropPending();
-      else this.commands.push(c);
+      else if (relabels) {
+        this.relabelCommands.push(c);
+        if (c.type === 'relabelEnded') relabels = false;
+      } else this.commands.push(c);
     }
+  }
+
+  takeRelabelCommands(): MachineCommand[] {
+    return this.relabelCommands.splice(0);
   }
 
   takeCommands(): MachineCommand[] {

@@ -9,7 +9,7 @@ import type { ShipmentActivities } from '../../activities/shipping-api';
 import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import type { CancelShipment, RecordedError, ResubmitLabel, ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
-import type { KnownReading, ShopOrderChange } from '../../domain/shop-order';
+import type { KnownReading, ShopChangeKind, ShopOrderChange } from '../../domain/shop-order';
 import type { MachineState, ShipmentCommand, ShipmentEvent } from '../../domain/shipment-machine';
 import type { ShopDelivery, ShopEventInput } from './shop-delivery';
 
@@ -40,8 +40,10 @@ export interface ShopShell {
   knownReading(): KnownReading | undefined;
   /** Takes a change the label's check found; true when the machine holds it to settle. */
   takeFoundBeforeLabel(found: ShopOrderChange): boolean;
-  /** A label made while a change was pending: the workflow's record and marks of it (before the machine hears of the label). */
-  settleAfterLabel(): void;
+  /** A label made while a change was pending (`kinds`): the workflow's record and marks of it, once the machine judged it as after the label. */
+  settleAfterLabel(kinds: readonly ShopChangeKind[]): void;
+  /** The order's marks (and a taken offer) as the machine decided them: the workflow's state shows them. */
+  marksDecided(): void;
   /** Why the changed order does not map, for the state an operator reads. */
   readonly problems: RecordedError['fields'];
   /** The hold's start, as `status` shows it. */
@@ -57,10 +59,12 @@ export interface ShipmentShell {
   correction: ResubmitLabel | null;
   /** The machine's state for the whole run (run.ts), carried across continue-as-new. */
   readonly machine: Readonly<Machine>;
-  /** Feeds an event into the machine: a stop of the label call is carried out at once, the rest queued (`own`: leading commands the caller carries out itself). */
-  decide(event: MachineEvent, own?: (commands: readonly MachineCommand[]) => number): void;
-  /** The commands decided and not carried out yet. */
+  /** Feeds an event into the machine: a stop of a label call is carried out at once, the rest queued (a relabel's apart). */
+  decide(event: MachineEvent): void;
+  /** The commands decided and not carried out yet (label and order, tracking). */
   takeCommands(): MachineCommand[];
+  /** The relabel's commands decided and not carried out yet, up to the machine's `relabelEnded`. */
+  takeRelabelCommands(): MachineCommand[];
   readonly commandsWaiting: boolean;
   /** The label call in flight: cancelled when the machine stops it. */
   labelScope: CancellationScope | null;

@@ -43,6 +43,8 @@ import {
 interface Script {
   /** Answers createLabel for a revision (attempt counts from 1 per revision); throw to fail. */
   label?: (input: CreateLabelInput, attempt: number) => CreatedLabel | Promise<CreatedLabel>;
+  /** Answers readOrder for a label; throw to fail. Default: the order as the API gives it. */
+  readOrder?: (labelId: string) => void;
   /** Tracking changes told one after the other (by the scripted poller, or one per wait of the older path). */
   changes?: Array<Partial<TrackingChange>>;
   /** Answers a delivery call (attempt counts from 1 overall); default: everything acknowledged. */
@@ -80,6 +82,7 @@ const activities = {
     return created(input);
   },
   async readOrder(labelId: string) {
+    scripts.get(orderOf(labelId).replace(/-r\d+$/, ''))?.readOrder?.(labelId);
     return {
       order: { courier: 'gls', courierOrderNumber: `CO-${orderOf(labelId)}`, courierTrackingNumber: `TN-${orderOf(labelId)}` },
       carrierDetails: { orderNumbers: { trackingNumber: null }, courierOptions: { labelUrl: null } },
@@ -623,6 +626,42 @@ describe("the merchant's changes (activities mocked)", () => {
     await handle.result();
     expect(told('M-9').filter((e) => e.endsWith(':label.created'))).toHaveLength(1);
     await saveFixture(handle, 'relabel-label-bought-while-cancelled');
+  });
+
+  it("a relabel whose order read fails with something other than the API's error still moves tracking to the new label", async () => {
+    // The update fails with that error; the machine is not left mid-relabel (it would hold every later news, cancel and deadline).
+    const handle = await start(
+      'M-15',
+      {
+        label: (input) => (input.revision === 1 ? created(input) : { ...created(input), labelId: 'label-M-15-r2' }),
+        readOrder: (labelId) => {
+          if (labelId === 'label-M-15-r2') throw ApplicationFailure.nonRetryable('the read broke unexpectedly', 'NotTheApi');
+        },
+      },
+      seen,
+    );
+    await waitFor(async () => ((await handle.query(stateQuery)).trackingPoller !== undefined ? true : undefined), { what: 'tracking' });
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [
+        {
+          facts: { ...facts, address: 'c'.repeat(32) },
+          modifiedAt: '2026-11-20T10:01:00Z',
+          labelRequest: labelRequest('M-15', { postalCode: '99999' }),
+        },
+      ],
+    });
+    // The new label's shard tells it delivered once the shipment joins it.
+    scripts.set('M-15-r2', { changes: [delivered] });
+    const failed = await handle.executeUpdate(relabelFromShopUpdate, { args: [{ modifiedAt: '2026-11-20T10:01:00Z' }] }).catch((e) => e);
+    expect(failed).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(failed.cause?.cause?.message)).toMatch(/the read broke unexpectedly/);
+    // It fails once tracking moved over: the new label is followed (or already delivered).
+    const state = await handle.query(stateQuery);
+    expect(state.labelId).toBe('label-M-15-r2');
+    expect(['tracking', 'completed']).toContain(state.phase);
+    const outcome = await handle.result();
+    expect(outcome).toMatchObject({ outcome: 'delivered', labelId: 'label-M-15-r2' });
+    expect(told('M-15').filter((e) => e.endsWith(':label.created'))).toHaveLength(2);
   });
 
   it('a hold after the label marks held_in_shop; the release in the shop ends the mark (ShipmentShopChange resolved)', async () => {

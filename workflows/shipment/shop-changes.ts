@@ -37,8 +37,9 @@ import {
   type ShopOrderSeen,
   type ShopOrderStatus,
 } from '../../domain/shop-order';
-import { changeBeforeLabel, changeMarkAfterResolve, leaveMarksAfterLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
+import { changeBeforeLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
 import { resolveRefusalOf } from '../../domain/shipment-machine';
+import { markAttention } from '../../domain/shipment-machine/transitions';
 import type { ShipmentState } from '../../workflow-definitions/shipment';
 import type { ShipmentShell, ShopShell } from './shell';
 
@@ -99,8 +100,6 @@ export class ShopChanges implements ShopShell {
     if (change.facts.status === 'open' && state.parcel) this.linesLeft = change.linesLeft === true;
     const beforeLabel = state.labelId === null;
     const action = beforeLabel ? this.beforeLabel(change, kinds) : this.afterLabel(change, kinds);
-    // While its order is read, the machine hears of it too (its marks say what the shop is told).
-    if (!beforeLabel) this.decide(change);
     const record: ShopChangeRecord = {
       kinds,
       status: change.facts.status,
@@ -140,7 +139,7 @@ export class ShopChanges implements ShopShell {
     return action || `${kinds.join(' and ')} noted: taken when the order is released`;
   }
 
-  /** Feeds the change to the machine while it decides (label and order). */
+  /** Feeds the change to the machine: it decides, before the label and after it. */
   private decide(change: ShopOrderChange): void {
     this.run.decide({
       type: 'shopChanged',
@@ -153,24 +152,22 @@ export class ShopChanges implements ShopShell {
     });
   }
 
-  /** After the label: an operator decides; nothing more is written to a cancelled order. */
+  /** After the label: the machine decides (the marks, the offer, a relabel in flight stopped, nothing more written to a cancelled order); this says what it did. */
   private afterLabel(change: ShopOrderChange, kinds: ShopChangeKind[]): string {
-    const status = change.facts.status;
-    if (kinds.includes('address') || kinds.includes('lines')) this.order.offer = change.labelRequest ?? null;
-    // No second label for lines that left: the shop offers none for this parcel's location any more.
-    if (this.linesLeft) this.order.offer = null;
+    const relabelOut = this.run.machine.relabel?.stage === 'labelling';
+    this.decide(change);
+    this.marksDecided();
+    return this.afterLabelAction(kinds, change.facts.status, change.linesLeft === true, relabelOut);
+  }
+
+  /** What a change after the label did, in words (the record an operator reads). */
+  private afterLabelAction(kinds: ShopChangeKind[], status: ShopOrderStatus, linesLeft: boolean, relabelOut: boolean): string {
     if (isWithdrawn(status)) {
-      this.mark(kinds, status);
-      this.run.delivery.dropPending();
-      // An operator's relabel in flight yields: its label is not bought when the call can still be stopped.
-      if (this.run.relabelScope) {
-        this.run.relabelScope.cancel();
+      if (relabelOut)
         return `${status} in the shop after the label, while a relabel was being made: the relabel is stopped; nothing voided, nothing more written to the order; tracking goes on`;
-      }
       return `${status} in the shop after the label: nothing voided, nothing more written to the order; tracking goes on`;
     }
-    this.mark(kinds, status);
-    if (change.linesLeft === true)
+    if (linesLeft)
       return `${kinds.join(' and ')} changed after the label: its lines moved to another location in the shop (that location's parcel ships them); marked for an operator, no second label`;
     const offer = this.order.offer
       ? `; a new label to the shop's data: ${relabelCommand(this.run.state.shop, this.run.state.orderId, this.run.state.parcel?.location)}`
@@ -178,9 +175,13 @@ export class ShopChanges implements ShopShell {
     return `${kinds.join(' and ')} changed after the label: marked for an operator${offer}`;
   }
 
-  /** The marks the change leaves: decided by the shipment machine (domain/shipment-machine/shop.ts). */
-  private mark(kinds: ShopChangeKind[], status: ShopOrderStatus): void {
-    leaveMarksAfterLabel(this.order, kinds, status);
+  /** The marks and the offer as the machine decided them: the state an operator reads shows them. */
+  marksDecided(): void {
+    const m = this.run.machine.shop!;
+    this.order.offer = m.offer;
+    markAttention(this.order, m.attention);
+    // A state that never had a change mark gets one only once a change sets it.
+    if (m.changeMark !== null || this.order.changeMark !== undefined) this.order.changeMark = m.changeMark;
   }
 
   /** Nothing is written to an order the merchant cancelled or refunded after its label. */
@@ -214,7 +215,8 @@ export class ShopChanges implements ShopShell {
       note: request.note,
     };
     this.order.resolutions = [...(this.order.resolutions ?? []), resolution].slice(-SHOP_CHANGES_KEPT);
-    if (this.order.changeMark) this.order.changeMark = changeMarkAfterResolve(this.order);
+    this.run.decide({ type: 'attentionResolved' });
+    this.marksDecided();
     log.info('attention resolved by a person', {
       orderId: this.run.state.orderId,
       shop: this.run.state.shop,
@@ -275,16 +277,10 @@ export class ShopChanges implements ShopShell {
     return readBefore(change, this.order) || differences(this.order.facts, change.facts).length === 0;
   }
 
-  /** A label made although a change came while its call ran: the change is recorded as after the label (the machine marks it so too). */
-  settleAfterLabel(): void {
-    const pending = this.run.machine.shop;
-    if (!pending || pending.pending.length === 0) return;
-    const change: ShopOrderChange = {
-      facts: this.order.facts,
-      modifiedAt: this.order.modifiedAt,
-      ...(pending.request ? { labelRequest: pending.request } : {}),
-    };
-    const action = this.afterLabel(change, [...pending.pending]);
+  /** A label made although a change came while its call ran: the machine judged the change as after the label; this records it so. */
+  settleAfterLabel(kinds: readonly ShopChangeKind[]): void {
+    this.marksDecided();
+    const action = this.afterLabelAction([...kinds], this.order.facts.status, false, false);
     this.order.changes.at(-1)!.action += ` (the label was made meanwhile: ${action})`;
   }
 
