@@ -47,6 +47,8 @@ interface Script {
   readOrder?: (labelId: string) => void;
   /** Tracking changes told one after the other (by the scripted poller, or one per wait of the older path). */
   changes?: Array<Partial<TrackingChange>>;
+  /** Each change told only once the shipment took the one before (its checkpoints show it): one workflow task each, however slow the machine. */
+  oneAtATime?: boolean;
   /** Answers a delivery call (attempt counts from 1 overall); default: everything acknowledged. */
   deliver?: (events: ShopEventDraft[], attempt: number) => ShopDeliveryResult | Promise<ShopDeliveryResult>;
   /** Policy overrides for this order (the shop is always `sync`, with a webhook connector). */
@@ -91,7 +93,8 @@ const activities = {
   /** The fleet's poller, scripted: tells the script's changes one after the other, each as news. */
   async watchTracking({ labelId, known }: Omit<WatchRequest, 'workflowId'>): Promise<{ poller: string }> {
     const shipment = env.client.workflow.getHandle(Context.current().info.workflowExecution!.workflowId);
-    const changes = scripts.get(orderOf(labelId))?.changes ?? [];
+    const script = scripts.get(orderOf(labelId));
+    const changes = script?.changes ?? [];
     void (async () => {
       let seen = known;
       for (const next of changes.splice(0)) {
@@ -99,6 +102,15 @@ const activities = {
         const change = scriptedChange(seen, next);
         seen = change;
         await shipment.signal(trackingNewsSignal, { change });
+        if (script?.oneAtATime)
+          await waitFor(
+            async () => ((await shipment.query(stateQuery).catch(() => null))?.checkpoints === change.checkpoints ? true : undefined),
+            {
+              what: `the shipment taking checkpoint ${change.checkpoints}`,
+              timeoutMs: 30_000,
+              intervalMs: 50,
+            },
+          );
       }
     })().catch(() => undefined); // the shipment ended first
     return { poller: 'scripted-poller' };
@@ -344,6 +356,9 @@ describe('shipment decisions (activities mocked)', () => {
         { tag: 'OutForDelivery' },
         delivered,
       ],
+      // Each change in a task of its own, so the loop waits between them and looks at its history
+      // (told 30 ms apart, a loaded machine's slow tasks once took all five at once: no continue-as-new).
+      oneAtATime: true,
       // The shop is busy on every other call: events are still pending when history reaches the bound.
       deliver: (events, attempt) =>
         attempt % 2 === 1
