@@ -177,7 +177,8 @@ export class FleetPace {
     if (accepted >= this.good.rate || now - this.good.at > KNOWN_GOOD_MS) this.good = { rate: accepted, at: now };
     if (this.rate <= KNOWN_GOOD_SHARE * this.good.rate) this.noise = pool(this.noise, sample);
     // Noise that stopped: the fleet's last answers hold no more 429s than a limit's strays.
-    if (this.noise.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all)) this.noise = { answers: 0, limited: 0 };
+    if (this.noise.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all))
+      this.noise = { answers: 0, limited: 0 };
     if (!knownBefore && this.noiseFloor().share > 0) {
       // The noise made cuts no limit asked for: search for the limit again from here.
       this.slowStart = true;
