@@ -352,7 +352,7 @@ const WorkerEnv = ShippingEnv.extend({
   ),
   /**
    * worker (default): each worker finds its own share; fleet: one rate per account for the whole
-   * fleet, shared by demand (opt-in: under 429s the pace did not cause it collapses, docs/retries-and-pacing.md).
+   * fleet, shared by demand (opt-in: under 429s the pace did not cause it learns their share only once they cut its rate far down, docs/retries-and-pacing.md).
    */
   SHIPPING_API_PACE_SHARES: z
     .enum(['fleet', 'worker'], { error: 'must be fleet or worker' })

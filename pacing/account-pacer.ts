@@ -128,10 +128,17 @@ export interface AccountPacerOptions {
    * decided once for the fleet and this worker paces at its share; without it, or while it does
    * not answer for LEASE_MS, this worker finds its own pace (AIMD) as if it were the fleet.
    */
-  share?: (report: Omit<PaceReport, 'worker' | 'maxRate'>) => Promise<{ rate: number; phase: number } | null>;
+  share?: (report: Omit<PaceReport, 'worker' | 'maxRate'>) => Promise<FleetShare | null>;
   now?: () => number;
   /** Draws the phase of this worker's first call after a hold (default Math.random). */
   random?: () => number;
+}
+
+/** This worker's share of the fleet's rate, its phase, and the fleet's noise floor (fleet-pace.ts, PaceGrant). */
+export interface FleetShare {
+  rate: number;
+  phase: number;
+  noise?: { share: number; answers: number };
 }
 
 /** A call's turn: whether it went out right after a hold (its answer teaches the noise floor). */
@@ -187,6 +194,8 @@ export class AccountPacer {
   /** The last 429 (own or relayed); a long quiet spell since means the limit left room. */
   private lastRateLimitedAt = 0;
   private readonly successes: number[] = [];
+  /** When this worker's 429s of the last LEASE_MS came, but a long hold's (the API holding the account is no noise). */
+  private readonly limitedTimes: number[] = [];
   private readonly retryAfters: number[] = [];
   private readonly tally = new AnswerTally(FLOOR_CHECK_MS + 5_000);
   private readonly floor = new NoiseFloor();
@@ -257,6 +266,8 @@ export class AccountPacer {
     const report = {
       want: this.sentTimes.length / span + this.waiting(),
       accepted: this.successes.filter((s) => s >= t - span * 1000).length / span,
+      // Every 429, noise or not: the fleet learns its noise floor from them.
+      limited: this.limitedTimes.filter((l) => l >= t - span * 1000).length / span,
     };
     this.asking = true;
     void this.share(report)
@@ -264,6 +275,12 @@ export class AccountPacer {
       .then((grant) => {
         this.asking = false;
         if (grant === null) return;
+        // The fleet's floor, pooled from every worker's answers: a worker alone sees too few
+        // fresh calls under its share to learn it, and each noise 429 it relays cuts the rate.
+        if (this.learnNoise) {
+          this.floor.setFleetFloor(grant.noise);
+          this.noiseKnownOrNot();
+        }
         this.setShare(grant.rate, grant.phase);
       });
     this.reportLater();
@@ -410,6 +427,8 @@ export class AccountPacer {
     this.lastLimitedAt = t;
     this.noteAnswer(t, true, retryAfterMs > LONG_HOLD_MS ? undefined : turn);
     this.retryAfters.push(retryAfterMs);
+    if (retryAfterMs <= LONG_HOLD_MS) this.limitedTimes.push(t);
+    while (this.limitedTimes.length > 0 && this.limitedTimes[0]! < t - LEASE_MS) this.limitedTimes.shift();
     if (this.retryAfters.length > RETRY_AFTERS_KEPT) this.retryAfters.shift();
     // The API holding the account is never noise (noise names a few seconds): whatever the floor
     // says, the fleet holds, and the calls meanwhile stay unsent instead of each meeting its 429.

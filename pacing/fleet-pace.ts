@@ -17,10 +17,20 @@
  *   next report, within REPORT_MS, and the worker whose share grows takes it at its own).
  * - **A ceiling** (`maxRequestsPerSecond`) is the account's: the lowest any worker reports caps
  *   the rate, whatever the number of workers.
+ * - **429s no pace causes** (a quota shared with other clients, a flaky proxy): the workers report
+ *   their 429s beside their accepted calls, and the answers reported while the rate is under
+ *   KNOWN_GOOD_SHARE of what the API lately accepted of the fleet are pooled: no limit that did
+ *   not fall to under that share refuses them, while noise refuses its
+ *   share of any call. Their 429 share is the fleet's noise floor, handed out with every share; a
+ *   worker takes a 429 within it as noise (that call waits its Retry-After, nothing is relayed)
+ *   and the rate, which the noise cut before it was known, searches for the limit again (slow
+ *   start). Under the old per-worker floor alone, 10 % noise cut the fleet's rate to 0.07-0.3 of
+ *   the clean account's (bench `pacing`).
  *
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
 import type { PaceGrant, PaceReport } from '../workflow-definitions/account';
+import { floorOf, onlyStrays, type Answers } from './noise-floor';
 
 export type { PaceGrant, PaceReport };
 
@@ -43,6 +53,21 @@ const GENTLE_BELOW = 10;
 const SETTLE_GROWTH = 1.02;
 /** A hold longer than this is the API holding the account, not the pace's doing. */
 const LONG_HOLD_MS = 10_000;
+/**
+ * Answers count toward the noise floor while the rate is at most this share of the known-good
+ * pace. Low enough that a limit's own overshoots (a tenth over, then cut, or a limit's burst
+ * counted in what it accepted) and a limit that halves are never under it: only a rate that
+ * 429s unrelated to the pace cut again and again (at 0.5 an account of 2 a second shared by 4
+ * workers taught a floor, in the simulation; at 0.9 most small accounts did).
+ */
+const KNOWN_GOOD_SHARE = 0.45;
+/** The known-good pace (the most the fleet's reports showed accepted) is replaced by the next report's after this long. */
+const KNOWN_GOOD_MS = 300_000;
+/** The pools keep the proportion of this many answers at most: they follow noise that changes. */
+const NOISE_POOL_ANSWERS = 300;
+/** A floor rests on at least this many pooled answers and 429s among them. */
+const MIN_NOISE_ANSWERS = 20;
+const MIN_NOISE_LIMITED = 3;
 
 /** What is carried over a continue-as-new. */
 export interface FleetPaceState {
@@ -51,11 +76,15 @@ export interface FleetPaceState {
   lastCutAt: number;
   cutFor: number;
   settling?: boolean;
+  /** The answers the noise floor is learned from, and every answer lately (to forget noise that stopped). */
+  noise?: Answers;
+  all?: Answers;
 }
 
 interface Lease {
   want: number;
   accepted: number;
+  limited: number;
   rate: number;
   until: number;
   maxRate: number;
@@ -77,8 +106,14 @@ export class FleetPace {
   /** The account is held until then: calls wait for the hold, not for the rate. */
   private heldUntil = 0;
   private readonly leases = new Map<string, Lease>();
+  private noise: Answers;
+  private all: Answers;
+  /** The most the fleet's reports showed the API accepting lately (calls a second), and when. */
+  private good = { rate: 0, at: 0 };
 
   constructor(state?: Partial<FleetPaceState>) {
+    this.noise = answersOf(state?.noise);
+    this.all = answersOf(state?.all);
     this.rate = positive(state?.rate) ?? INITIAL_RATE;
     this.slowStart = state?.slowStart ?? true;
     this.settling = state?.settling ?? false;
@@ -87,25 +122,68 @@ export class FleetPace {
   }
 
   state(): FleetPaceState {
-    return { rate: this.rate, slowStart: this.slowStart, lastCutAt: this.lastCutAt, cutFor: this.cutFor, settling: this.settling };
+    return {
+      rate: this.rate,
+      slowStart: this.slowStart,
+      lastCutAt: this.lastCutAt,
+      cutFor: this.cutFor,
+      settling: this.settling,
+      noise: this.noise,
+      all: this.all,
+    };
+  }
+
+  /** The share of 429s no pace causes (0: none known), and how many answers it rests on. */
+  noiseFloor(): { share: number; answers: number } {
+    const share = floorOf(this.noise, MIN_NOISE_ANSWERS, MIN_NOISE_LIMITED);
+    return { share, answers: share > 0 ? this.noise.answers : 0 };
   }
 
   /** A worker's report: its share until its next one. */
   report(report: PaceReport, now: number): PaceGrant {
     this.expire(now);
     const ceiling = positive(report.maxRate) ?? Number.POSITIVE_INFINITY;
-    const lease: Lease = this.leases.get(report.worker) ?? { want: 0, accepted: 0, rate: 0, until: 0, maxRate: ceiling };
+    const lease: Lease = this.leases.get(report.worker) ?? { want: 0, accepted: 0, limited: 0, rate: 0, until: 0, maxRate: ceiling };
     lease.want = nonNegative(report.want);
     lease.accepted = nonNegative(report.accepted);
+    lease.limited = nonNegative(report.limited);
     lease.maxRate = ceiling;
     lease.until = now + LEASE_MS;
     this.leases.set(report.worker, lease);
+    this.learnNoise(lease, now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.ceiling());
     const others = [...this.leases].filter(([id]) => id !== report.worker).reduce((n, [, l]) => n + l.rate, 0);
     lease.rate = Math.max(0, Math.min(this.fairShare(report.worker), this.rate - others));
     const ids = [...this.leases.keys()].sort();
-    return { rate: lease.rate, phase: ids.indexOf(report.worker) / ids.length, accountRate: this.rate, slowStart: this.slowStart };
+    return {
+      rate: lease.rate,
+      phase: ids.indexOf(report.worker) / ids.length,
+      accountRate: this.rate,
+      slowStart: this.slowStart,
+      noise: this.noiseFloor(),
+    };
+  }
+
+  /** Pools a report's answers (see the head comment); a floor just learned restarts the search for the limit. */
+  private learnNoise(lease: Lease, now: number): void {
+    // A report's counts are a second's worth of its period's rates.
+    const sample = { answers: ((lease.accepted + lease.limited) * REPORT_MS) / 1000, limited: (lease.limited * REPORT_MS) / 1000 };
+    if (sample.answers <= 0) return;
+    const knownBefore = this.noiseFloor().share > 0;
+    this.all = pool(this.all, sample);
+    // What the API accepted of the whole fleet: the limit allowed at least that (give or take its burst).
+    const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0);
+    if (accepted >= this.good.rate || now - this.good.at > KNOWN_GOOD_MS) this.good = { rate: accepted, at: now };
+    if (this.rate <= KNOWN_GOOD_SHARE * this.good.rate) this.noise = pool(this.noise, sample);
+    // Noise that stopped: the fleet's last answers hold no more 429s than a limit's strays.
+    if (this.noise.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all))
+      this.noise = { answers: 0, limited: 0 };
+    if (!knownBefore && this.noiseFloor().share > 0) {
+      // The noise made cuts no limit asked for: search for the limit again from here.
+      this.slowStart = true;
+      this.settling = false;
+    }
   }
 
   /**
@@ -119,7 +197,8 @@ export class FleetPace {
     this.lastCutAt = now;
     this.lastIncreaseAt = now;
     this.expire(now);
-    const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0);
+    // Calls refused as noise did not use the limit.
+    const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0) / (1 - this.noiseFloor().share);
     if (this.slowStart && accepted >= 2) {
       this.slowStart = false;
       this.settling = true;
@@ -182,6 +261,19 @@ export class FleetPace {
 
 function positive(n: unknown): number | undefined {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/** Adds a sample to a pool, scaled down to NOISE_POOL_ANSWERS answers at most. */
+function pool(into: Answers, sample: Answers): Answers {
+  const sum = { answers: into.answers + sample.answers, limited: into.limited + sample.limited };
+  const scale = Math.min(1, NOISE_POOL_ANSWERS / sum.answers);
+  return { answers: sum.answers * scale, limited: sum.limited * scale };
+}
+
+/** A carried pool, or an empty one if it is not one. */
+function answersOf(a: Partial<Answers> | undefined): Answers {
+  const answers = nonNegative(a?.answers);
+  return { answers, limited: Math.min(answers, nonNegative(a?.limited)) };
 }
 
 function nonNegative(n: unknown): number {

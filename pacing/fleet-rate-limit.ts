@@ -21,6 +21,7 @@ import {
 } from '../workflow-definitions/account';
 import { boundHold } from '../shipping-api/retry-after';
 import type { PaceReport } from './fleet-pace';
+import type { FleetShare } from './account-pacer';
 
 export interface FleetRateLimits {
   /** Tells the fleet: no call before `until` (fire and forget). */
@@ -40,7 +41,7 @@ export interface FleetRateLimits {
    */
   watchFresh(wanted: () => boolean, adopt: (answers: Answers) => void): void;
   /** This worker's report to the account's one pace (fleet-pace.ts): its share, or null if the workflow did not answer. */
-  pace(report: Omit<PaceReport, 'worker'>): Promise<{ rate: number; phase: number } | null>;
+  pace(report: Omit<PaceReport, 'worker'>): Promise<FleetShare | null>;
   close(): Promise<void>;
 }
 
@@ -219,7 +220,7 @@ export function fleetRateLimits(options: {
         const grant = await client.withAbortSignal(AbortSignal.any([stop.signal, AbortSignal.timeout(2000)]), () =>
           account.executeUpdate(accountPaceUpdate, { args: [{ ...report, worker }] }),
         );
-        return { rate: grant.rate, phase: grant.phase };
+        return { rate: grant.rate, phase: grant.phase, ...(grant.noise ? { noise: grant.noise } : {}) };
       } catch (err) {
         // The run continued as new, or an older build runs it: the next report finds it again; meanwhile the worker paces alone.
         started = null;

@@ -49,6 +49,13 @@ export class NoiseFloor {
   private freshLimited = 0;
   /** The last minute's answers at every pace: the floor is no higher than their share. */
   private lately: Answers = { answers: 0, limited: 0 };
+  /** The fleet's floor (pacing/fleet-pace.ts), used while this worker knows none of its own. */
+  private fleet: { share: number; answers: number } | null = null;
+
+  /** The floor the fleet learned from every worker's answers (share 0 or null: none). */
+  setFleetFloor(floor: { share: number; answers: number } | null | undefined): void {
+    this.fleet = floor && floor.share > 0 && floor.answers > 0 ? { share: floor.share, answers: floor.answers } : null;
+  }
 
   /** How many fresh answers the floor rests on now. */
   get freshCount(): number {
@@ -110,9 +117,10 @@ export class NoiseFloor {
   /** The floor, and how many answers it rests on (the fewer, the less sure it is). */
   private estimate(): { share: number; from: number } {
     const pooled: Answers = { answers: this.fresh.length, limited: this.freshLimited };
-    if (pooled.answers < MIN_FRESH || pooled.limited < MIN_FRESH_LIMITED || !above(pooled, STRAY)) return { share: 0, from: 0 };
+    const fleet = this.fleet ? { share: this.fleet.share, from: this.fleet.answers } : { share: 0, from: 0 };
+    if (pooled.answers < MIN_FRESH || pooled.limited < MIN_FRESH_LIMITED || !above(pooled, STRAY)) return fleet;
     const share = pooled.limited / pooled.answers;
-    if (share >= NOISE_CAP) return { share: 0, from: 0 };
+    if (share >= NOISE_CAP) return fleet;
     // The last minute's share at every pace bounds it (noise that dropped).
     const ceiling = this.lately.answers >= CEILING_ANSWERS ? upperBound(this.lately) : 1;
     return ceiling < share ? { share: ceiling, from: this.lately.answers } : { share, from: pooled.answers };
@@ -128,4 +136,19 @@ function above({ answers: n, limited: k }: Answers, p: number, z = Z): boolean {
 function upperBound(a: Answers): number {
   const p = a.limited / a.answers;
   return p + 2 * Math.sqrt(Math.max(p * (1 - p), 1 / a.answers) / a.answers);
+}
+
+/**
+ * The floor these pooled answers show (0: none): enough answers and 429s not to be a limit's
+ * strays, clearly above them, and below a share only a limit far below the pace causes.
+ */
+export function floorOf(pool: Answers, minAnswers: number, minLimited: number): number {
+  if (pool.answers < minAnswers || pool.limited < minLimited || !above(pool, STRAY)) return 0;
+  const share = pool.limited / pool.answers;
+  return share < NOISE_CAP ? share : 0;
+}
+
+/** Whether these answers hold no more 429s than a limit's strays. */
+export function onlyStrays(pool: Answers): boolean {
+  return !above(pool, STRAY);
 }

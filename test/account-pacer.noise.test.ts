@@ -233,6 +233,29 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
   );
 });
 
+describe("the fleet's one rate and 429s no pace causes (simulated)", () => {
+  it.each(SEEDS)(
+    'with 10 %% of 429s beside a limit of 20 (2 workers), the fleet learns the floor from its pooled answers and spends at least 0.8 of what the clean account does (seed %i)',
+    async (seed) => {
+      // Each noise 429 was relayed as an overshoot and cut the fleet's rate: it ran at 0.07 of the
+      // clean account's, too slowly for any worker to learn the floor from its own fresh calls.
+      const options = {
+        seconds: 180,
+        limit: () => 20,
+        noiseRetryAfterS: [1, 3] as [number, number],
+        demand: { clients: 30, thinkMs: 1000 },
+        workers: 2,
+        seed,
+        shares: 'fleet' as const,
+      };
+      const clean = await simulate(options);
+      const noisy = await simulate({ ...options, noise: () => 0.1 });
+      expect(learnedAt(noisy)).not.toBeNull();
+      expect(noisy.acceptedPerSecond(120, 180)).toBeGreaterThanOrEqual(0.8 * clean.acceptedPerSecond(120, 180));
+    },
+  );
+});
+
 describe("the fleet's one rate and the limit's own 429s (simulated)", () => {
   // Accounts of 2 to 50 calls a second, 1 to 4 workers, polls due beyond the limit spread evenly,
   // with one worker idle, or all on one worker; a limiter that charges a refused call or not:

@@ -33,6 +33,8 @@ export interface PaceReport {
   want: number;
   /** Calls a second the API accepted of this worker over its last period (any answer but 429). */
   accepted: number;
+  /** 429s a second this worker got over the same period, noise or not (the fleet's noise floor is learned from them). */
+  limited?: number;
   /** The worker's configured ceiling for the account, calls a second (the account's, not the worker's). */
   maxRate?: number;
 }
@@ -48,6 +50,12 @@ export interface PaceGrant {
   phase: number;
   accountRate: number;
   slowStart: boolean;
+  /**
+   * The share of 429s no pace causes, learned by the fleet from its pooled answers (0: none
+   * known), and how many answers it rests on: a worker takes a 429 within it as noise, holding
+   * only that call, and does not relay it as an overshoot.
+   */
+  noise?: { share: number; answers: number };
 }
 
 /**
