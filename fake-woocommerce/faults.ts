@@ -133,5 +133,9 @@ export function patchFaults(current: WooFaults, patch: unknown): WooFaults {
   const parsed = WooFaultsPatchSchema.safeParse(patch);
   if (!parsed.success) throw new InvalidWooFaultsError(fieldProblems(parsed.error));
   const next: WooFaults = { ...current, ...parsed.data };
-  return { ...next, failNext: next.failNext.map((e) => ({ ...e, ...(e.params && { params: { ...e.params } }) })), lateWriteMs: { ...next.lateWriteMs } };
+  return {
+    ...next,
+    failNext: next.failNext.map((e) => ({ ...e, ...(e.params && { params: { ...e.params } }) })),
+    lateWriteMs: { ...next.lateWriteMs },
+  };
 }
