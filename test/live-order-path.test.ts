@@ -203,4 +203,5 @@ it("a live order's first task runs while backlog shipments hold every slot of th
     await api.close();
     await store.close();
   }
-});
+  // Its own waits add up past the default 60 s (20 s, 30 s, then tracking to delivered): a loaded CI machine once took them.
+}, 150_000);
