@@ -92,7 +92,7 @@ describe("the workflow's use of the machine", () => {
       'workflows/shipment/label.ts': ['correctionAwaited', 'labelAsked'],
       'workflows/shipment/order.ts': ['tracks'],
       'workflows/shipment/relabel.ts': ['relabelRefusalOf'],
-      'workflows/shipment/run.ts': ['decide', 'ends', 'initialMachineState', 'resubmitRefusalOf'],
+      'workflows/shipment/run.ts': ['decide', 'ends', 'initialMachineState', 'refusal', 'resubmitRefusalOf'],
       'workflows/shipment/shop-changes.ts': ['changeBeforeLabel', 'markAttention', 'resolveRefusalOf', 'shopChangeRefusalOf'],
       'workflows/shipment/split-order.ts': ['ends'],
       'workflows/shipment/state.ts': ['labelMade'],

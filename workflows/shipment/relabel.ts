@@ -50,23 +50,7 @@ export function validateRelabel(run: ShipmentShell, request: RelabelFromShop): v
   );
   if (why !== null) throw refused(why);
   // The machine makes the relabel: one it would refuse would leave tracking on the old label.
-  const m = run.machine;
-  const machineWhy = relabelRefusalOf(
-    {
-      phase: m.phase,
-      outcome: m.outcome,
-      labelId: m.labelId,
-      relabelling: m.relabel !== null,
-      watched: m.watching !== null,
-      shop: m.shop && {
-        attention: m.shop.attention,
-        status: m.shop.facts.status,
-        offered: m.shop.offer !== null,
-        modifiedAt: m.shop.modifiedAt,
-      },
-    },
-    request.modifiedAt,
-  );
+  const machineWhy = run.refusal({ type: 'relabelRequested', modifiedAt: request.modifiedAt });
   if (machineWhy !== null) throw refused(machineWhy);
 }
 

@@ -17,7 +17,7 @@ import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import type { CancelShipment, ResubmitLabel, ResubmitResult, ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
 import { correctionMismatches, describeMismatches } from '../../domain/correction';
-import { decide, initialMachineState, resubmitRefusalOf } from '../../domain/shipment-machine';
+import { decide, initialMachineState, refusal, resubmitRefusalOf } from '../../domain/shipment-machine';
 import { callApi } from './api-call';
 import { startOfCarried } from './carried';
 import { labelAndOrder } from './decisions';
@@ -201,6 +201,10 @@ export class ShipmentRun implements ShipmentShell {
         if (c.type === 'relabelEnded') relabels = false;
       } else this.commands.push(c);
     }
+  }
+
+  refusal(event: MachineEvent): string | null {
+    return refusal(this.machine, event);
   }
 
   takeRelabelCommands(): MachineCommand[] {

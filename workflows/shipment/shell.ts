@@ -65,6 +65,8 @@ export interface ShipmentShell {
   takeCommands(): MachineCommand[];
   /** The relabel's commands decided and not carried out yet, up to the machine's `relabelEnded`. */
   takeRelabelCommands(): MachineCommand[];
+  /** Why the machine would refuse `event` now (an update's validator asks it; null: it takes it). */
+  refusal(event: MachineEvent): string | null;
   readonly commandsWaiting: boolean;
   /** The label call in flight: cancelled when the machine stops it. */
   labelScope: CancellationScope | null;
