@@ -168,8 +168,6 @@ export function startWorkerProcess(dir: string, env: Record<string, string>, log
         ? localServerEnv(process.env)
         : inClear(localServerEnv(process.env))),
       LOG_LEVEL: file ? (process.env.BENCH_WORKER_LOG_LEVEL ?? 'info') : 'warn',
-      // As `npm run worker` and `npm start` default it (package.json): glibc's arenas, two.
-      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX || '2',
       ...env,
     },
     'worker',

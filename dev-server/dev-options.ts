@@ -240,12 +240,7 @@ export interface Launch {
   /** What the user would type, for messages. */
   display: string;
   signalGroupOnStop: boolean;
-  /** Variables the script defaults (`NAME=${NAME:-value}`) and the process gets unless the environment sets them. */
-  defaults?: Record<string, string>;
 }
-
-/** `NAME=${NAME:-value}` before a script's command: its default for a variable the environment leaves unset. */
-const DEFAULTED = /^([A-Z_][A-Z0-9_]*)=\$\{\1:-([\w./:@-]*)\}$/;
 
 /**
  * How to run npm script `name` with `extraArgs`. A plain `tsx <file> [args]` script runs as
@@ -256,20 +251,14 @@ const DEFAULTED = /^([A-Z_][A-Z0-9_]*)=\$\{\1:-([\w./:@-]*)\}$/;
  * `npm run` and is stopped by signalling its whole process group.
  */
 export function launchScript(scripts: Record<string, string>, name: string, extraArgs: string[]): Launch {
-  const tokens = (scripts[name] ?? '').trim().split(/\s+/);
-  const defaults: Record<string, string> = {};
-  for (let m = DEFAULTED.exec(tokens[0] ?? ''); m; m = DEFAULTED.exec(tokens[0] ?? '')) {
-    defaults[m[1]!] = m[2]!;
-    tokens.shift();
-  }
-  const script = tokens.join(' ');
+  const script = (scripts[name] ?? '').trim();
+  const tokens = script.split(/\s+/);
   if (/^[\w./=:@-]+(\s+[\w./=:@-]+)*$/.test(script) && tokens[0] === 'tsx' && /\.[cm]?[tj]s$/.test(tokens[1] ?? '')) {
     return {
       command: process.execPath,
       args: ['--import', 'tsx', ...tokens.slice(1), ...extraArgs],
       display: `npm run ${name}${extraArgs.length ? ` -- ${extraArgs.join(' ')}` : ''} (as node --import tsx ${tokens.slice(1).join(' ')})`,
       signalGroupOnStop: false,
-      defaults,
     };
   }
   return {
@@ -277,6 +266,5 @@ export function launchScript(scripts: Record<string, string>, name: string, extr
     args: ['run', '--silent', name, ...(extraArgs.length ? ['--', ...extraArgs] : [])],
     display: `npm run ${name}${extraArgs.length ? ` -- ${extraArgs.join(' ')}` : ''}`,
     signalGroupOnStop: true,
-    defaults: {}, // the script's shell applies them
   };
 }

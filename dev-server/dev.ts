@@ -135,8 +135,7 @@ function startChild(name: string, launch: Launch, env: NodeJS.ProcessEnv): Child
     name,
     command: launch.command,
     args: launch.args,
-    // As the script's shell would: its defaults where the environment sets nothing.
-    env: { ...env, ...Object.fromEntries(Object.entries(launch.defaults ?? {}).filter(([k]) => !env[k])) },
+    env,
     cwd: REPO_ROOT,
     detached: true,
     output: (line, stderr) => {

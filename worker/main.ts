@@ -240,8 +240,6 @@ async function main(): Promise<number> {
       pacing: settings.pacing,
       shopsWithConnector: shopConnectors.shops,
       cache: settings.maxCachedWorkflows,
-      // glibc's allocator arenas: `npm run worker`, `npm start` and the image set 2 (docs/configuration.md).
-      mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? 'unset',
       prebuiltBundle: Boolean(settings.workflowBundlePath),
       deployment: version ?? 'unversioned',
       // The key id only: key material is never logged.
