@@ -441,6 +441,19 @@ describe('shipment decisions (activities mocked)', () => {
 describe("the merchant's changes (activities mocked)", () => {
   const facts = { status: 'open' as const, address: 'a'.repeat(32), lines: 'b'.repeat(32) };
   const seen = { facts, modifiedAt: '2026-11-20T10:00:00Z' };
+  /** Once the shipment tracks its label, the merchant moves the address: a relabel is offered. */
+  async function addressMovedWhileTracked(handle: WorkflowHandle, orderId: string): Promise<void> {
+    await waitFor(async () => ((await handle.query(stateQuery)).trackingPoller !== undefined ? true : undefined), { what: 'tracking' });
+    await handle.executeUpdate(shopOrderChangedUpdate, {
+      args: [
+        {
+          facts: { ...facts, address: 'c'.repeat(32) },
+          modifiedAt: '2026-11-20T10:01:00Z',
+          labelRequest: labelRequest(orderId, { postalCode: '99999' }),
+        },
+      ],
+    });
+  }
   const rejectedForever = {
     label: () => {
       throw apiFailure('courier_error', 'postcode unknown');
@@ -603,16 +616,7 @@ describe("the merchant's changes (activities mocked)", () => {
       },
       seen,
     );
-    await waitFor(async () => ((await handle.query(stateQuery)).trackingPoller !== undefined ? true : undefined), { what: 'tracking' });
-    await handle.executeUpdate(shopOrderChangedUpdate, {
-      args: [
-        {
-          facts: { ...facts, address: 'c'.repeat(32) },
-          modifiedAt: '2026-11-20T10:01:00Z',
-          labelRequest: labelRequest('M-9', { postalCode: '99999' }),
-        },
-      ],
-    });
+    await addressMovedWhileTracked(handle, 'M-9');
     const relabel = handle.executeUpdate(relabelFromShopUpdate, { args: [{ modifiedAt: '2026-11-20T10:01:00Z' }] });
     await waitFor(() => (callsOf('M-9').labels.filter((l) => l.revision === 2).length >= 2 ? true : undefined), {
       what: "the relabel's regular attempt out",
@@ -655,16 +659,7 @@ describe("the merchant's changes (activities mocked)", () => {
       },
       seen,
     );
-    await waitFor(async () => ((await handle.query(stateQuery)).trackingPoller !== undefined ? true : undefined), { what: 'tracking' });
-    await handle.executeUpdate(shopOrderChangedUpdate, {
-      args: [
-        {
-          facts: { ...facts, address: 'c'.repeat(32) },
-          modifiedAt: '2026-11-20T10:01:00Z',
-          labelRequest: labelRequest('M-15', { postalCode: '99999' }),
-        },
-      ],
-    });
+    await addressMovedWhileTracked(handle, 'M-15');
     // The new label's shard tells it delivered once the shipment joins it.
     scripts.set('M-15-r2', { changes: [delivered] });
     const failed = await handle.executeUpdate(relabelFromShopUpdate, { args: [{ modifiedAt: '2026-11-20T10:01:00Z' }] }).catch((e) => e);
