@@ -102,7 +102,9 @@ Options:
   --baseline-shipments <n>     shipments of the baseline's scale run (default --shipments for
                                per-shipment, 2500 for timer-loop; 0 skips it)
   --worker-env <list>          settings for the scale runs' workers, e.g.
-                               "WORKER_MAX_CACHED_WORKFLOWS=500,WORKER_MAX_CONCURRENT_WORKFLOW_TASKS=20"
+                               "WORKER_MAX_CACHED_WORKFLOWS=500,WORKER_MAX_CONCURRENT_WORKFLOW_TASKS=20";
+                               this tree's worker preloads jemalloc where installed, as
+                               npm start does: "LD_PRELOAD=" measures glibc's allocator
   --poll-interval <duration>   tracking poll interval in the scale runs (default 300s)
   --window <seconds>           measurement window once all are in tracking (default 60)
   --import-flags <flags>       extra flags for the import CLI, e.g. "--max-backlog 0" (default none)
@@ -723,6 +725,7 @@ function printScaleTables(rows: ScaleRow[]): void {
     "What holds the worker's memory (end of the window)",
     [
       'path',
+      'allocator',
       'RSS MB',
       'main thread heap MB',
       'workflow thread heap MB',
@@ -736,6 +739,7 @@ function printScaleTables(rows: ScaleRow[]): void {
       const h = s.heap!;
       return [
         s.path,
+        s.allocator,
         h.rssMb,
         h.mainHeapMb,
         h.workflowHeapMb,

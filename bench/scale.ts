@@ -6,13 +6,14 @@
  * fresh dev server, so server figures are its own.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { parseDuration } from '../config/settings';
+import { allocatorInMaps, JEMALLOC_PATHS, type Allocator } from '../worker/allocator';
 import { baselineDir, PER_SHIPMENT_TRACKING_COMMIT } from './baseline';
 import { cachedWorkflows, heapProfileNodeOptions, profileHeap, type HeapProfile } from './heap-profile';
 import { benchOrder } from './orders';
@@ -50,6 +51,8 @@ export interface ScaleRow {
   /** CPU from the first import to the last shipment in tracking, per shipment. */
   workerCpuMsPerShipment: number;
   serverCpuMsPerShipment: number;
+  /** The C allocator the measured worker ran on (its memory map). */
+  allocator: Allocator;
   /** What holds the worker's memory at the end of the window (before the SIGKILL). */
   heap?: HeapProfile;
 }
@@ -85,8 +88,14 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
   // second polls needs it). The baselines' older trees run as they were always measured: in clear,
   // at warn, with a prebuilt bundle.
   const defaults = o.path === 'fleet pollers';
+  // jemalloc preloaded where installed, as `npm start` and the Dockerfile run the worker.
+  const jemalloc = JEMALLOC_PATHS.find((p) => existsSync(p));
   const asDeployed: Record<string, string> = defaults
-    ? { PAYLOAD_ENCRYPTION_KEYS: `bench=${randomBytes(32).toString('base64')}`, LOG_LEVEL: 'info' }
+    ? {
+        PAYLOAD_ENCRYPTION_KEYS: `bench=${randomBytes(32).toString('base64')}`,
+        LOG_LEVEL: 'info',
+        ...(jemalloc && process.env.LD_PRELOAD === undefined ? { LD_PRELOAD: jemalloc } : {}),
+      }
     : { WORKFLOW_BUNDLE_PATH: bundlePath };
   const env = { ...benchProcessEnv(server, taskQueue, fake.baseUrl), ...(defaults ? asDeployed : {}) };
   const workerEnv = { ...env, ...asDeployed, TRACKING_POLL_INTERVAL: o.pollInterval };
@@ -154,6 +163,7 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
     const workerCpu = cpuMs(worker.pid) - before.worker;
     const serverCpu = cpuMs(server.pid) - before.server;
     const w = rssMb(worker.pid);
+    const allocator = allocatorInMaps(readFileSync(`/proc/${worker.pid}/maps`, 'utf8'));
     const s = rssMb(server.pid);
     // The kernel's high-water mark, before the heap profile (a snapshot takes memory of its own).
     const peak = Math.max(workerPeak, w.rss, w.peak);
@@ -194,6 +204,7 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
       restartedWorkerRssMb: Math.round(restartRss),
       workerCpuMsPerShipment: round(importCpu.worker / Math.max(1, tracked.size)),
       serverCpuMsPerShipment: round(importCpu.server / Math.max(1, tracked.size)),
+      allocator,
       ...(heap ? { heap } : {}),
     };
     o.log(`scale: ${o.path}: ${JSON.stringify(row)}`);

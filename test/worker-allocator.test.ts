@@ -1,0 +1,51 @@
+/**
+ * The worker tells which C allocator serves it ("worker started": `allocator`), because most of a
+ * busy worker's memory is outside the V8 heaps and jemalloc, which the Dockerfile and `npm start`
+ * preload where it is installed, holds far less of it after an import's peak (docs/configuration.md).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { allocatorInMaps, JEMALLOC_PATHS } from '../worker/allocator';
+
+const ROOT = path.resolve(__dirname, '..');
+const jemalloc = JEMALLOC_PATHS.find((p) => existsSync(p));
+
+const LIBC = '7f1c2a000000-7f1c2a028000 r--p 00000000 08:01 1234 /usr/lib/x86_64-linux-gnu/libc.so.6\n';
+
+describe('allocatorInMaps', () => {
+  it('names the allocator a memory map shows loaded, and the system one otherwise', () => {
+    expect(allocatorInMaps(LIBC)).toBe('system');
+    expect(allocatorInMaps(`${LIBC}7f1c2b000000-7f1c2b100000 r-xp 00000000 08:01 99 /usr/lib/x86_64-linux-gnu/libjemalloc.so.2\n`)).toBe(
+      'jemalloc',
+    );
+    expect(allocatorInMaps(`${LIBC}7f00-7f01 r-xp 0 08:01 7 /usr/local/lib/libtcmalloc_minimal.so.4\n`)).toBe('tcmalloc');
+    // A file that only mentions the name is not the library.
+    expect(allocatorInMaps(`${LIBC}7f00-7f01 r--p 0 08:01 7 /srv/notes/jemalloc-howto.txt\n`)).toBe('system');
+  });
+});
+
+/** What a fresh Node process with `env` reports as its allocator. */
+async function allocatorOfProcess(env: Record<string, string>): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', '-e', "import('./worker/allocator.ts').then((m) => console.log(m.default.currentAllocator()))"],
+    { cwd: ROOT, env: { PATH: process.env.PATH, ...env } },
+  );
+  return stdout.trim();
+}
+
+it('a process without a preloaded allocator reports the system one', async () => {
+  expect(await allocatorOfProcess({})).toBe('system');
+}, 30_000);
+
+// .ci/run installs Debian's libjemalloc2 when it is missing, as the Dockerfile does.
+it.runIf(jemalloc)(
+  'a process started with jemalloc preloaded (as the Dockerfile starts the worker) reports it',
+  async () => {
+    expect(await allocatorOfProcess({ LD_PRELOAD: jemalloc! })).toBe('jemalloc');
+  },
+  30_000,
+);

@@ -1,0 +1,29 @@
+/**
+ * Which C allocator serves this process: most of a busy worker's memory is outside the V8 heaps
+ * (the SDK's Rust core, gRPC buffers), and with glibc's allocator it stays after an import's
+ * peak; with jemalloc (the Dockerfile preloads it) the same worker holds far less
+ * (docs/configuration.md, "Worker memory"). The worker says which in its "worker started" line.
+ */
+import { readFileSync } from 'node:fs';
+
+export type Allocator = 'jemalloc' | 'tcmalloc' | 'mimalloc' | 'system';
+
+/** Where Debian's libjemalloc2 puts it, per architecture (`npm start` and the Dockerfile preload it). */
+export const JEMALLOC_PATHS = ['/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'];
+
+/** The allocator a process's memory map (the text of /proc/<pid>/maps) shows loaded. */
+export function allocatorInMaps(maps: string): Allocator {
+  for (const name of ['jemalloc', 'tcmalloc', 'mimalloc'] as const) {
+    if (new RegExp(`/lib${name}[^/\\s]*\\.so`).test(maps)) return name;
+  }
+  return 'system';
+}
+
+/** This process's allocator; "system" where /proc is not there to tell (not Linux). */
+export function currentAllocator(): Allocator {
+  try {
+    return allocatorInMaps(readFileSync('/proc/self/maps', 'utf8'));
+  } catch {
+    return 'system';
+  }
+}
