@@ -6,14 +6,14 @@
  * fresh dev server, so server figures are its own.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { parseDuration } from '../config/settings';
-import { allocatorInMaps, JEMALLOC_PATHS, type Allocator } from '../worker/allocator';
+import { allocatorInMaps, jemallocPreload, type Allocator } from '../worker/allocator';
 import { baselineDir, PER_SHIPMENT_TRACKING_COMMIT } from './baseline';
 import { cachedWorkflows, heapProfileNodeOptions, profileHeap, type HeapProfile } from './heap-profile';
 import { benchOrder } from './orders';
@@ -89,12 +89,11 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
   // at warn, with a prebuilt bundle.
   const defaults = o.path === 'fleet pollers';
   // jemalloc preloaded where installed, as `npm start` and the Dockerfile run the worker.
-  const jemalloc = JEMALLOC_PATHS.find((p) => existsSync(p));
   const asDeployed: Record<string, string> = defaults
     ? {
         PAYLOAD_ENCRYPTION_KEYS: `bench=${randomBytes(32).toString('base64')}`,
         LOG_LEVEL: 'info',
-        ...(jemalloc && process.env.LD_PRELOAD === undefined ? { LD_PRELOAD: jemalloc } : {}),
+        ...jemallocPreload(process.env),
       }
     : { WORKFLOW_BUNDLE_PATH: bundlePath };
   const env = { ...benchProcessEnv(server, taskQueue, fake.baseUrl), ...(defaults ? asDeployed : {}) };

@@ -26,6 +26,7 @@ import { printDevBanner } from './dev-banner';
 import { isHarmlessServerWarning } from './server-warnings';
 import { ensureDevKeyFile } from './dev-key';
 import { DEV_CONNECTORS_FILE, writeDevFile, writeDevSession } from './dev-session';
+import { jemallocPreload } from '../worker/allocator';
 import { HELP, launchScript, parseDevOptions, readPackageScripts, scriptProblems, type DevOptions, type Launch } from './dev-options';
 import { ensureDevAccounts, type DevAccounts } from './dev-accounts';
 import { exampleShops } from './example-shops';
@@ -339,6 +340,7 @@ async function startWorker(
   out.say('Starting the worker');
   const worker = startChild('worker', launchScript(scripts, 'worker', []), {
     ...env,
+    ...jemallocPreload(env),
     ...(shopConnectorsFile ? { SHOP_CONNECTORS_FILE: shopConnectorsFile } : {}),
     ...(triggerPort ? { SHOP_TRIGGER_PORT: String(triggerPort) } : {}),
   });

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { allocatorInMaps, JEMALLOC_PATHS } from '../worker/allocator';
+import { allocatorInMaps, JEMALLOC_PATHS, jemallocPreload } from '../worker/allocator';
 
 const ROOT = path.resolve(__dirname, '..');
 const jemalloc = JEMALLOC_PATHS.find((p) => existsSync(p));
@@ -49,3 +49,9 @@ it.runIf(jemalloc)(
   },
   30_000,
 );
+
+it('npm run dev and the bench preload jemalloc where installed, never over a preload the environment names', () => {
+  expect(jemallocPreload({ LD_PRELOAD: '/opt/other.so' })).toEqual({});
+  expect(jemallocPreload({ LD_PRELOAD: '' })).toEqual({});
+  expect(jemallocPreload({})).toEqual(jemalloc ? { LD_PRELOAD: jemalloc } : {});
+});

@@ -4,12 +4,18 @@
  * peak; with jemalloc (the Dockerfile preloads it) the same worker holds far less
  * (docs/configuration.md, "Worker memory"). The worker says which in its "worker started" line.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 export type Allocator = 'jemalloc' | 'tcmalloc' | 'mimalloc' | 'system';
 
 /** Where Debian's libjemalloc2 puts it, per architecture (`npm start` and the Dockerfile preload it). */
 export const JEMALLOC_PATHS = ['/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'];
+
+/** LD_PRELOAD for a worker process started from Node (`npm run dev`, the scale bench): jemalloc where installed, unless the environment names a preload already. */
+export function jemallocPreload(env: NodeJS.ProcessEnv): { LD_PRELOAD?: string } {
+  const installed = JEMALLOC_PATHS.find((p) => existsSync(p));
+  return installed && env.LD_PRELOAD === undefined ? { LD_PRELOAD: installed } : {};
+}
 
 /** The allocator a process's memory map (the text of /proc/<pid>/maps) shows loaded. */
 export function allocatorInMaps(maps: string): Allocator {
