@@ -93,10 +93,6 @@ const MIN_PROBE = 0.005;
 const GENTLE_BELOW = 10;
 /** Once a second, the last minute's answers check that the floor still holds. */
 const FLOOR_CHECK_MS = 60_000;
-/** Slot k is the worker's whose span of the fleet's rate holds the fractional part of k times this (spread evenly for any span). */
-const GOLDEN = (Math.sqrt(5) - 1) / 2;
-/** A slot missed by more than this (the worker was idle) is not taken late: the next one is. */
-const SLOT_LATE_MS = 20;
 
 export interface AccountPacerOptions {
   /**
@@ -141,12 +137,7 @@ export interface AccountPacerOptions {
 /** This worker's share of the fleet's rate, its phase, and the fleet's noise floor (fleet-pace.ts, PaceGrant). */
 export interface FleetShare {
   rate: number;
-  /** Where this worker's span of the grid's slots starts (0 to 1); its span is rate ÷ grid.rate. */
   phase: number;
-  /** The fleet's slots (PaceGrant.grid); without it (an older account workflow), this worker's calls are spaced at its share. */
-  grid?: { rate: number; origin: number };
-  /** The fleet's rate is still searching for the limit (slow start): it may be far over it, so no call is fresh. */
-  slowStart?: boolean;
   noise?: { share: number; answers: number };
 }
 
@@ -233,17 +224,13 @@ export class AccountPacer {
   private asking = false;
   /** When this worker began reporting (its first counts span less than a lease). */
   private reportingSince = 0;
-  /** Fresh answers since the last report (the fleet pools them: PaceReport.fresh). */
-  private freshSinceReport = { answers: 0, limited: 0 };
   /** When its calls of the last LEASE_MS went out. */
   private readonly sentTimes: number[] = [];
   private lastSentAt = 0;
   /** Since when this worker waits for its first share (the fleet is asked before it calls). */
   private askedFirstAt = 0;
-  /** The fleet's phase for this worker's calls (fleet-pace.ts, PaceGrant), and the account's rate. */
+  /** The fleet's phase for this worker's calls (fleet-pace.ts, PaceGrant). */
   private phase = 0;
-  private grid: { rate: number; origin: number } | null = null;
-  private fleetSlowStart = false;
 
   constructor(options: AccountPacerOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -281,9 +268,7 @@ export class AccountPacer {
       accepted: this.successes.filter((s) => s >= t - span * 1000).length / span,
       // Every 429, noise or not: the fleet learns its noise floor from them.
       limited: this.limitedTimes.filter((l) => l >= t - span * 1000).length / span,
-      ...(this.freshSinceReport.answers > 0 ? { fresh: this.freshSinceReport } : {}),
     };
-    this.freshSinceReport = { answers: 0, limited: 0 };
     this.asking = true;
     void this.share(report)
       .catch(() => null)
@@ -296,8 +281,7 @@ export class AccountPacer {
           this.floor.setFleetFloor(grant.noise);
           this.noiseKnownOrNot();
         }
-        this.fleetSlowStart = grant.slowStart === true;
-        this.setShare(grant.rate, grant.phase, grant.grid);
+        this.setShare(grant.rate, grant.phase);
       });
     this.reportLater();
   }
@@ -318,50 +302,34 @@ export class AccountPacer {
   }
 
   /** The fleet granted this worker `rate` calls a second of the account's rate. */
-  private setShare(rate: number, phase: number, grid?: { rate: number; origin: number }): void {
+  private setShare(rate: number, phase: number): void {
     const t = this.now();
     this.phase = phase;
-    this.grid = grid && grid.rate > 0 && Number.isFinite(grid.origin) ? grid : null;
     this.shareUntil = t + LEASE_MS;
     this.askedFirstAt = 0;
     const was = this.rate;
     this.rate = Math.max(0, Math.min(rate, this.maxRate));
-    // The next call at this worker's first slot of the fleet's grid after its last one (without
-    // a grid, one interval of the new share after it: a share that grew lets it out sooner).
+    // The next call one interval of the new share after the last one (a share that grew lets it
+    // out sooner); a first share starts at a random phase, as after a hold.
     if (this.rate > 0) {
-      if (this.grid) this.nextSlotAt = this.onGrid(Math.max(this.notBefore, this.lastSentAt + this.slotMs() / 2, was > 0 ? 0 : t));
-      else if (was > 0 && this.lastSentAt > 0) this.nextSlotAt = Math.min(this.nextSlotAt, this.lastSentAt + 1000 / this.rate);
+      this.nextSlotAt =
+        was > 0 && this.lastSentAt > 0
+          ? Math.min(this.nextSlotAt, this.lastSentAt + 1000 / this.rate)
+          : this.onGrid(Math.max(this.nextSlotAt, t));
     }
     this.pump();
   }
 
-  /** The interval of the fleet's slots (sharing its rate), or of this worker's calls. */
-  private slotMs(): number {
-    return 1000 / Math.max(this.rate, this.grid?.rate ?? 0);
-  }
-
   /**
-   * Sharing the fleet's rate: the first of this worker's slots of the fleet's grid from `t` on:
-   * the slots of the grid whose golden-ratio position falls in this worker's span
-   * [phase, phase + share ÷ grid rate). The spans do not overlap, so the fleet's calls come one
-   * a slot, evenly spaced, never several at once, whatever the shares. (On each worker's own
-   * grid, its interval from 1970 at a phase, a share a tenth of a percent off another's put
-   * their calls anywhere against each other: four workers on an account of 2 a second met three
-   * calls at once, over the limit's burst of two, and the cuts left the fleet at 0.75 of it.)
-   * The grid stays put while the rate probes: one that moved under a schedule let calls out early.
+   * Sharing the fleet's rate: the first time from `t` on the wall clock's grid of this worker's
+   * interval at its phase (or the nearest one, for the next call: on average one interval
+   * apart), so the fleet's calls interleave (workers of the same share, at phases spread evenly,
+   * send in turn).
    */
-  private onGrid(t: number): number {
-    if (!this.shared(this.now()) || this.rate <= 0 || !this.grid) return t;
-    const slot = this.slotMs();
-    const span = Math.min(1, this.rate / Math.max(this.rate, this.grid.rate));
-    const origin = this.grid.origin;
-    const first = Math.ceil((t - origin) / slot - 1e-9);
-    // Slots are spread over the spans evenly: one of this worker's comes within a few over 1 ÷ span.
-    for (let k = first; k < first + 10 / span + 10; k++) {
-      const at = (((k * GOLDEN) % 1) - this.phase + 1) % 1;
-      if (at < span) return origin + k * slot;
-    }
-    return t + 1000 / this.rate;
+  private onGrid(t: number, to: (n: number) => number = (n) => Math.ceil(n - 1e-9)): number {
+    if (!this.shared(this.now()) || this.rate <= 0) return t;
+    const interval = 1000 / this.rate;
+    return (to(t / interval - this.phase) + this.phase) * interval;
   }
 
   /** Stops reporting to the fleet (the worker is closing). */
@@ -414,14 +382,13 @@ export class AccountPacer {
       this.freshRate = this.shared(t) ? 0.9 * Math.min(this.rate, budget) : budget;
     }
     this.notBefore = until;
-    // Each worker's first call after the hold at its slot of the fleet's grid, or a random phase
-    // of its interval: all at the hold's end, four workers sharing an account of 2 a second sent
-    // twice its burst at once, met 429s, and held again (half the calls 429, in the simulation).
+    // Each worker's first call after the hold at a random phase of its interval: all at the
+    // hold's end, four workers sharing an account of 2 a second sent twice its burst at once,
+    // met 429s, and held again (half the calls 429, in the simulation).
     if (this.share && this.rate > 0) {
-      this.nextSlotAt =
-        this.shared(t) && this.grid
-          ? Math.max(this.nextSlotAt, this.onGrid(until))
-          : Math.max(this.nextSlotAt, until + (this.random() * 1000) / this.rate);
+      this.nextSlotAt = this.shared(t)
+        ? Math.max(this.nextSlotAt, this.onGrid(until))
+        : Math.max(this.nextSlotAt, until + (this.random() * 1000) / this.rate);
     }
     this.sentSinceHold = 0;
     this.holdRelayed = false;
@@ -534,8 +501,6 @@ export class AccountPacer {
     if (turn?.fresh && this.learnNoise) {
       this.floor.noteFresh(limited);
       this.onFresh(limited);
-      if (this.share)
-        this.freshSinceReport = { answers: this.freshSinceReport.answers + 1, limited: this.freshSinceReport.limited + (limited ? 1 : 0) };
     }
     if (t - this.floorCheckedAt < 1000 && !turn?.fresh) return;
     this.floorCheckedAt = t;
@@ -663,8 +628,6 @@ export class AccountPacer {
       if (this.askedFirstAt > 0) this.askedFirstAt = 0;
       // A share of none that lapsed (the fleet stopped answering): pace alone from the slowest pace.
       if (!this.shared(t) && this.rate < this.minRate) this.rate = this.minRate;
-      // A slot of the fleet's grid missed while idle is not taken late: the call waits for the next.
-      if (this.shared(t) && this.grid && t - Math.max(this.notBefore, this.nextSlotAt) > SLOT_LATE_MS) this.nextSlotAt = this.onGrid(t);
       const gate = Math.max(this.notBefore, this.nextSlotAt);
       if (t < gate) {
         this.timer = setTimeout(() => this.pump(), Math.ceil(gate - t));
@@ -678,13 +641,15 @@ export class AccountPacer {
       const since = t - this.notBefore;
       const fresh =
         (this.holdRelayed || !this.fleetRelays) &&
-        !(this.shared(t) && this.fleetSlowStart) &&
         this.notBefore - this.heldSince >= FRESH_HOLD_MS &&
         since < FRESH_MS &&
         this.sentSinceHold <= this.freshRate * (1 + (since - this.relayLag) / 1000);
-      // No saved-up credit after an idle spell: the next call is one interval after this one
-      // (sharing the fleet's rate, this worker's next slot).
-      this.nextSlotAt = this.shared(t) && this.grid ? this.onGrid(t + this.slotMs() / 2) : Math.max(t, this.nextSlotAt) + 1000 / this.rate;
+      // No saved-up credit after an idle spell: the next call is one interval after this one.
+      // Backlogged (on time, give or take a timer's lateness), the nearest slot of the grid: on
+      // average an interval apart. After an idle spell, the next one: never sooner than an interval.
+      const interval = 1000 / this.rate;
+      const backlogged = t - this.nextSlotAt < interval / 2;
+      this.nextSlotAt = this.onGrid(Math.max(t, this.nextSlotAt) + interval, backlogged ? Math.round : undefined);
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
       waiter.resolve({ fresh });
       // Calls are waiting for the rate, not for the API: this worker could go faster.

@@ -30,7 +30,7 @@
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
 import type { PaceGrant, PaceReport } from '../workflow-definitions/account';
-import { beyondFloor, floorOf, onlyStrays, type Answers } from './noise-floor';
+import { floorOf, onlyStrays, type Answers } from './noise-floor';
 
 export type { PaceGrant, PaceReport };
 
@@ -51,9 +51,6 @@ const MIN_PROBE = 0.005;
 /** Under this rate the probe is gentler (an overshoot's one 429 is a larger share of a small account's calls). */
 const GENTLE_BELOW = 10;
 const SETTLE_GROWTH = 1.02;
-const SETTLED_CUT = 0.8;
-/** A cut of a tenth is won back over at least this many calls (75 s at 2 a second): one 429 an overshoot stays under 1 %. */
-const REGROWTH_CALLS = 100;
 /** A hold longer than this is the API holding the account, not the pace's doing. */
 const LONG_HOLD_MS = 10_000;
 /**
@@ -66,16 +63,11 @@ const LONG_HOLD_MS = 10_000;
 const KNOWN_GOOD_SHARE = 0.45;
 /** The known-good pace (the most the fleet's reports showed accepted) is replaced by the next report's after this long. */
 const KNOWN_GOOD_MS = 300_000;
-/** Over a known floor, the fleet's answers of this long tell an overshoot. */
-const RECENT_MS = 5000;
 /** The pools keep the proportion of this many answers at most: they follow noise that changes. */
 const NOISE_POOL_ANSWERS = 300;
 /** A floor rests on at least this many pooled answers and 429s among them. */
-const MIN_NOISE_ANSWERS = 15;
-const MIN_NOISE_LIMITED = 2;
-
-/** The fleet's grid of slots is this much over the rate (so the shares fit), and moves when the rate is this much under it again. */
-const GRID_ROOM = 1.02;
+const MIN_NOISE_ANSWERS = 20;
+const MIN_NOISE_LIMITED = 3;
 
 /** What is carried over a continue-as-new. */
 export interface FleetPaceState {
@@ -107,12 +99,6 @@ export class FleetPace {
    * by SETTLE_GROWTH a second until the next overshoot, then probes gently.
    */
   private settling: boolean;
-  /** The reports' answers of the last RECENT_MS (a second's worth each). */
-  private recent: Array<Answers & { at: number }> = [];
-  /** The rate settling began at. */
-  private settledFrom = 0;
-  /** Overshoots met in this slow start. */
-  private slowStartCuts = 0;
   private lastIncreaseAt = 0;
   private lastCutAt: number;
   /** The end of the hold of the overshoot last cut for. */
@@ -124,8 +110,6 @@ export class FleetPace {
   private all: Answers;
   /** The most the fleet's reports showed the API accepting lately (calls a second), and when. */
   private good = { rate: 0, at: 0 };
-  /** The grid of the fleet's slots (PaceGrant.grid): moved only when the rate leaves [rate, rate × GRID_ROOM²]. */
-  private grid = { rate: 0, origin: 0 };
 
   constructor(state?: Partial<FleetPaceState>) {
     this.noise = answersOf(state?.noise);
@@ -164,70 +148,21 @@ export class FleetPace {
     lease.accepted = nonNegative(report.accepted);
     lease.limited = nonNegative(report.limited);
     lease.maxRate = ceiling;
-    this.learnFresh(report.fresh);
     lease.until = now + LEASE_MS;
     this.leases.set(report.worker, lease);
     this.learnNoise(lease, now);
-    this.overFloor(now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.ceiling());
     const others = [...this.leases].filter(([id]) => id !== report.worker).reduce((n, [, l]) => n + l.rate, 0);
     lease.rate = Math.max(0, Math.min(this.fairShare(report.worker), this.rate - others));
-    // The grid stays put while the rate probes (a grid that moved under the workers' schedules
-    // let their calls out early), and has room for the rate: the workers' spans never overlap.
-    if (this.rate > this.grid.rate || this.rate * GRID_ROOM * GRID_ROOM < this.grid.rate)
-      this.grid = { rate: this.rate * GRID_ROOM, origin: now };
-    // This worker's span of the grid's slots starts where the shares of the workers before it end.
-    const before = [...this.leases].filter(([id]) => id < report.worker).reduce((n, [, l]) => n + l.rate, 0);
+    const ids = [...this.leases.keys()].sort();
     return {
       rate: lease.rate,
-      phase: (before / this.grid.rate) % 1,
-      grid: { ...this.grid },
+      phase: ids.indexOf(report.worker) / ids.length,
       accountRate: this.rate,
       slowStart: this.slowStart,
       noise: this.noiseFloor(),
     };
-  }
-
-  /**
-   * The answers to a worker's fresh calls (right after a hold of the fleet, within what the limit
-   * refilled while it held: pacing/noise-floor.ts) are pooled whatever the rate: a limit refuses
-   * none of them, noise its share. Pooled only from the rate's slowly falling to under
-   * KNOWN_GOOD_SHARE of what the API accepted, 10 % noise was learned 60-80 s into a run.
-   */
-  private learnFresh(fresh: PaceReport['fresh']): void {
-    const answers = nonNegative(fresh?.answers);
-    if (answers <= 0) return;
-    const knownBefore = this.noiseFloor().share > 0;
-    this.noise = pool(this.noise, { answers, limited: Math.min(answers, nonNegative(fresh?.limited)) });
-    if (!knownBefore && this.noiseFloor().share > 0) this.searchAgain();
-  }
-
-  /**
-   * Over a known floor the workers take a 429 within it as noise; but a worker's few answers
-   * leave a wide margin, in which the limit's own 429s hid (9-29 % of the answers, after the
-   * floor was learned). The fleet's answers of the last RECENT_MS, every worker's, clearly over
-   * the floor are an overshoot.
-   */
-  private overFloor(now: number): void {
-    const floor = this.noiseFloor().share;
-    this.recent = this.recent.filter((r) => r.at > now - RECENT_MS);
-    if (floor <= 0) return;
-    const recent = this.recent.reduce((n, r) => ({ answers: n.answers + r.answers, limited: n.limited + r.limited }), {
-      answers: 0,
-      limited: 0,
-    });
-    if (beyondFloor(recent, floor)) {
-      this.recent = [];
-      this.overshoot(now + 1000, now);
-    }
-  }
-
-  /** The noise made cuts no limit asked for: search for the limit again from here. */
-  private searchAgain(): void {
-    this.slowStart = true;
-    this.slowStartCuts = 0;
-    this.settling = false;
   }
 
   /** Pools a report's answers (see the head comment); a floor just learned restarts the search for the limit. */
@@ -235,7 +170,6 @@ export class FleetPace {
     // A report's counts are a second's worth of its period's rates.
     const sample = { answers: ((lease.accepted + lease.limited) * REPORT_MS) / 1000, limited: (lease.limited * REPORT_MS) / 1000 };
     if (sample.answers <= 0) return;
-    this.recent.push({ ...sample, at: now });
     const knownBefore = this.noiseFloor().share > 0;
     this.all = pool(this.all, sample);
     // What the API accepted of the whole fleet: the limit allowed at least that (give or take its burst).
@@ -245,7 +179,11 @@ export class FleetPace {
     // Noise that stopped: the fleet's last answers hold no more 429s than a limit's strays.
     if (this.noise.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all))
       this.noise = { answers: 0, limited: 0 };
-    if (!knownBefore && this.noiseFloor().share > 0) this.searchAgain();
+    if (!knownBefore && this.noiseFloor().share > 0) {
+      // The noise made cuts no limit asked for: search for the limit again from here.
+      this.slowStart = true;
+      this.settling = false;
+    }
   }
 
   /**
@@ -261,27 +199,17 @@ export class FleetPace {
     this.expire(now);
     // Calls refused as noise did not use the limit.
     const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0) / (1 - this.noiseFloor().share);
-    const again = this.slowStart && this.slowStartCuts++ > 0;
-    if (this.slowStart && (accepted >= 2 || again)) {
-      // Too few calls accepted to tell (a 429 on the first calls) halves and searches on, once:
-      // an account of 2 a second accepts under 2 in a report's count, and halved at each
-      // overshoot, its rate never left slow start (0.5 of the limit, a third of the calls 429).
+    if (this.slowStart && accepted >= 2) {
       this.slowStart = false;
       this.settling = true;
-      this.rate = Math.max(MIN_RATE, 0.9 * (accepted >= 2 ? Math.min(this.rate, accepted) : Math.min(this.rate * 0.5, 2)));
-      this.settledFrom = this.rate;
+      this.rate = Math.max(MIN_RATE, Math.min(this.rate, accepted) * 0.9);
     } else if (this.slowStart) {
       this.rate = Math.max(MIN_RATE, this.rate * 0.5);
     } else {
       // (Not to what the API accepted: over a window with holds in it, that is far below the
       // limit, and 429s no pace causes cut the rate to nothing before they were learned.)
-      // Settling grows the rate by SETTLE_GROWTH a second until the limit's burst (a second's
-      // worth) runs dry, by then up to a fifth over the limit whatever it is: a cut of a tenth left
-      // it over, and a second overshoot followed within seconds (an account of 2 a second: 2 %
-      // 429s). Back to where settling began at most, though: no more than it grew.
-      const cut = this.settling ? Math.max(SETTLED_CUT, Math.min(0.9, this.settledFrom / this.rate)) : 0.9;
-      this.rate = Math.max(MIN_RATE, this.rate * cut);
       this.settling = false;
+      this.rate = Math.max(MIN_RATE, this.rate * 0.9);
     }
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     const scale =
@@ -300,14 +228,9 @@ export class FleetPace {
     if (want <= this.rate) return;
     this.lastIncreaseAt = now;
     // A hold is no room found: the quiet spell counts from its end.
-    // (Twice the time a cut is won back in at least: else an account of 2 a second, its cut won back
-    // in 75 s, grew by a tenth a second a minute after it, into a storm of 429s.)
-    const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= Math.max(QUIET_MS, (2 * 1000 * REGROWTH_CALLS) / this.rate);
+    const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= QUIET_MS;
     const gentle = Math.min(1, Math.max(0.5, this.rate / GENTLE_BELOW));
-    // An overshoot costs about one 429 whatever the rate: a cut of a tenth is won back in at least
-    // REGROWTH_CALLS calls, so one overshoot is no more than a tenth of a percent of them... of 2 a second: 75 s.
-    const probe =
-      this.rate + Math.min(Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle), (0.1 * this.rate * this.rate) / REGROWTH_CALLS);
+    const probe = this.rate + Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
     this.rate = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : this.settling ? this.rate * SETTLE_GROWTH : probe;
   }
 

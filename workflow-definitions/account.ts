@@ -35,11 +35,6 @@ export interface PaceReport {
   accepted: number;
   /** 429s a second this worker got over the same period, noise or not (the fleet's noise floor is learned from them). */
   limited?: number;
-  /**
-   * The answers to this worker's fresh calls since its last report, and the 429s among them
-   * (pacing/noise-floor.ts): calls right after a hold of the fleet, which a limit cannot refuse.
-   */
-  fresh?: { answers: number; limited: number };
   /** The worker's configured ceiling for the account, calls a second (the account's, not the worker's). */
   maxRate?: number;
 }
@@ -48,13 +43,11 @@ export interface PaceReport {
 export interface PaceGrant {
   rate: number;
   /**
-   * Where this worker's span of the grid's slots starts, 0 to 1 (its span: rate ÷ grid.rate):
-   * each slot of the grid is one worker's, so the fleet's calls come evenly spaced and never
-   * several at once (four workers sharing an account of 2 a second met an empty burst).
+   * Where in its interval this worker's calls go, 0 to 1, on the wall clock's grid of its
+   * interval: the workers' phases spread evenly, so the fleet's calls come evenly spaced and
+   * not several at once (four workers sharing an account of 2 a second met an empty burst).
    */
   phase: number;
-  /** The fleet's slots: `rate` a second from `origin` (epoch ms), at least the account's rate (pacing/account-pacer.ts). */
-  grid?: { rate: number; origin: number };
   accountRate: number;
   slowStart: boolean;
   /**
