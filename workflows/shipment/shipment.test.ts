@@ -672,6 +672,7 @@ describe("the merchant's changes (activities mocked)", () => {
     const outcome = await handle.result();
     expect(outcome).toMatchObject({ outcome: 'delivered', labelId: 'label-M-15-r2' });
     expect(told('M-15').filter((e) => e.endsWith(':label.created'))).toHaveLength(2);
+    await saveFixture(handle, 'relabel-order-read-failed-not-api');
   });
 
   it('a hold after the label marks held_in_shop; the release in the shop ends the mark (ShipmentShopChange resolved)', async () => {
