@@ -12,7 +12,7 @@
 import { CancellationScope, log } from '@temporalio/workflow';
 import type { CreatedLabel } from '../../activities/shipping-api';
 import { type RecordedError, type RelabelFromShop, type RelabelResult } from '../../workflow-definitions/shipment';
-import { relabelRefusalOf } from '../../domain/shipment-machine/relabel';
+import { RELABEL_IN_FLIGHT } from '../../domain/shipment-machine/relabel';
 import { recordError, shippingErrorOf } from './failures';
 import * as label from './label';
 import * as order from './order';
@@ -28,30 +28,11 @@ export function validateRelabel(run: ShipmentShell, request: RelabelFromShop): v
     throw new Error('invalid relabel: modifiedAt: must be a date');
   if (request.reason !== undefined && (typeof request.reason !== 'string' || request.reason.length > 500))
     throw new Error('invalid relabel: reason: must be a string of at most 500 characters');
-  const { state } = run;
-  const shopOrder = state.shopOrder;
-  const why = relabelRefusalOf(
-    {
-      phase: state.phase,
-      outcome: state.outcome,
-      labelId: state.labelId,
-      relabelling: run.relabelling,
-      watched: state.trackingPoller !== undefined,
-      shop: shopOrder
-        ? {
-            attention: shopOrder.attention,
-            status: shopOrder.facts.status,
-            offered: shopOrder.offer !== null,
-            modifiedAt: shopOrder.modifiedAt,
-          }
-        : null,
-    },
-    request.modifiedAt,
-  );
+  // The machine makes the relabel and refuses from its own state: one it took is one it can make.
+  const why = run.refusal({ type: 'relabelRequested', modifiedAt: request.modifiedAt });
   if (why !== null) throw refused(why);
-  // The machine makes the relabel: one it would refuse would leave tracking on the old label.
-  const machineWhy = run.refusal({ type: 'relabelRequested', modifiedAt: request.modifiedAt });
-  if (machineWhy !== null) throw refused(machineWhy);
+  // Its relabel ended, the handler still moves tracking over: one relabel at a time (in the machine's words).
+  if (run.relabelling) throw refused(RELABEL_IN_FLIGHT);
 }
 
 /** What the handler learnt carrying out the relabel's commands: the answer it gives. */

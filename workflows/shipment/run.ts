@@ -17,7 +17,7 @@ import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import type { CancelShipment, ResubmitLabel, ResubmitResult, ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
 import { correctionMismatches, describeMismatches } from '../../domain/correction';
-import { decide, initialMachineState, refusal, resubmitRefusalOf } from '../../domain/shipment-machine';
+import { decide, initialMachineState, refusal } from '../../domain/shipment-machine';
 import { callApi } from './api-call';
 import { startOfCarried } from './carried';
 import { labelAndOrder } from './decisions';
@@ -93,9 +93,20 @@ export class ShipmentRun implements ShipmentShell {
     this.shop = this.state.shopOrder ? new ShopChanges(this, this.state.shopOrder) : null;
     // Its config is the worker's policy, read in start() (a change taken before then reads neither).
     const config = { terminalTags: [], connector: null };
-    this.machine =
+    const platformOrderId = input.platformOrderId !== undefined ? { platformOrderId: input.platformOrderId } : {};
+    const machine =
       carried?.machine ??
-      initialMachineState((carried && startOfCarried(carried)) ?? { labelRequest: input.labelRequest, config, shopOrder: input.shopOrder });
+      initialMachineState(
+        (carried && startOfCarried(carried)) ?? {
+          labelRequest: input.labelRequest,
+          config,
+          shopOrder: input.shopOrder,
+          ...platformOrderId,
+        },
+      );
+    // A machine carried from a build whose machine did not know the platform order: the input names it (its validator refuses another's).
+    this.machine =
+      machine.shop && machine.shop.platformOrderId === undefined ? { ...machine, shop: { ...machine.shop, ...platformOrderId } } : machine;
   }
 
   /** The worker's policy, the shipment's account and its shop sync, fixed at the run's start. */
@@ -156,9 +167,11 @@ export class ShipmentRun implements ShipmentShell {
   }
 
   validateResubmit(request: ResubmitLabel): void {
-    const why = resubmitRefusalOf(this.state.phase);
+    const why = this.refusal({ type: 'resubmitted', labelRequest: request.labelRequest });
+    // The machine asked for the label as it took the first: until the label step sends it, say so (unless the shipment ended).
+    if (this.correction !== null && this.machine.phase !== 'completed')
+      throw new Error('cannot resubmit: a resubmission is already being processed');
     if (why !== null) throw new Error(why);
-    if (this.correction !== null) throw new Error('cannot resubmit: a resubmission is already being processed');
     // Validators do not run on replay: refusing more here changes no recorded history.
     const mismatches = correctionMismatches(this.state, this.labelRequest, request.labelRequest, request.namedOrder);
     if (mismatches.length > 0 && request.acceptMismatch !== true) throw new Error(`cannot resubmit: ${describeMismatches(mismatches)}`);
@@ -255,6 +268,8 @@ export class ShipmentRun implements ShipmentShell {
   /** `at`: the poll that saw a terminal tag, when the outcome is that tag's (tracking.ts, `toldAt`). */
   finish(outcome: OutcomeKind, reason?: string, at?: string): ShipmentOutcome {
     const state = this.state;
+    // Ended by the machine already, except on a Temporal cancellation: then it learns here, so its validators refuse as the state shows.
+    this.decide({ type: 'runEnded', outcome });
     ends(state, outcome);
     this.emit(
       {

@@ -15,7 +15,6 @@ import type { FieldProblem } from '../../shipping-api/contract';
 import {
   CANCELLED_MARKS,
   hasControlCharacters,
-  openAttention,
   relabelCommand,
   RESOLVE_LIMITS,
   SHOP_CHANGES_KEPT,
@@ -37,13 +36,25 @@ import {
   type ShopOrderSeen,
   type ShopOrderStatus,
 } from '../../domain/shop-order';
-import { changeBeforeLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
-import { resolveRefusalOf } from '../../domain/shipment-machine';
+import { changeBeforeLabel } from '../../domain/shipment-machine/shop';
 import { markAttention } from '../../domain/shipment-machine/transitions';
-import type { ShipmentState } from '../../workflow-definitions/shipment';
-import type { ShipmentShell, ShopShell } from './shell';
+import type { MachineEvent, ShipmentShell, ShopShell } from './shell';
 
 const joined = (a: string, b: string) => (a ? `${a}; ${b}` : b);
+
+/** The machine's event for a reading of the order. */
+function shopChangedOf(change: ShopOrderChange): MachineEvent {
+  return {
+    type: 'shopChanged',
+    facts: change.facts,
+    modifiedAt: change.modifiedAt,
+    ...(change.readAt !== undefined ? { readAt: change.readAt } : {}),
+    ...(change.platformOrderId !== undefined ? { platformOrderId: change.platformOrderId } : {}),
+    ...(change.linesLeft === true ? { linesLeft: true } : {}),
+    ...(change.labelRequest != null ? { labelRequest: change.labelRequest } : {}),
+    problems: change.problems != null,
+  };
+}
 
 export function initialShopOrder(seen: ShopOrderSeen): ShopOrderState {
   return {
@@ -55,20 +66,6 @@ export function initialShopOrder(seen: ShopOrderSeen): ShopOrderState {
     heldSince: null,
     offer: null,
   };
-}
-
-/** Throws why a reading is not taken: the shipment machine decides (domain/shipment-machine/shop.ts). */
-export function refuseChange(state: ShipmentState, known: ShopOrderSeen, change: ShopOrderChange): void {
-  // Only the validator decides this, and a rejected update writes nothing, so no history changes.
-  const why = shopChangeRefusalOf(
-    {
-      ended: state.phase === 'completed',
-      ...(state.platformOrderId !== undefined ? { platformOrderId: state.platformOrderId } : {}),
-      known,
-    },
-    change,
-  );
-  if (why !== null) throw new Error(why);
 }
 
 export class ShopChanges implements ShopShell {
@@ -86,8 +83,11 @@ export class ShopChanges implements ShopShell {
 
   // ---------------------------------------------------------------- the update
 
+  /** Throws why a reading is not taken: the machine refuses it from its own state (domain/shipment-machine/shop.ts). */
   validate(change: ShopOrderChange): void {
-    refuseChange(this.run.state, this.order, change);
+    // A rejected update writes nothing; a parcel's signal and the label's check refuse what the update would.
+    const why = this.run.refusal(shopChangedOf(change));
+    if (why !== null) throw new Error(why);
   }
 
   apply(change: ShopOrderChange): ShopChangeAnswer {
@@ -141,15 +141,7 @@ export class ShopChanges implements ShopShell {
 
   /** Feeds the change to the machine: it decides, before the label and after it. */
   private decide(change: ShopOrderChange): void {
-    this.run.decide({
-      type: 'shopChanged',
-      facts: change.facts,
-      modifiedAt: change.modifiedAt,
-      ...(change.readAt !== undefined ? { readAt: change.readAt } : {}),
-      ...(change.linesLeft === true ? { linesLeft: true } : {}),
-      ...(change.labelRequest != null ? { labelRequest: change.labelRequest } : {}),
-      problems: change.problems != null,
-    });
+    this.run.decide(shopChangedOf(change));
   }
 
   /** After the label: the machine decides (the marks, the offer, a relabel in flight stopped, nothing more written to a cancelled order); this says what it did. */
@@ -198,10 +190,8 @@ export class ShopChanges implements ShopShell {
       if (typeof value !== 'string' || value.trim() === '' || value.length > RESOLVE_LIMITS[field] || hasControlCharacters(value))
         throw new Error(`invalid resolve: ${field}: must be 1 to ${RESOLVE_LIMITS[field]} characters, without control characters`);
     }
-    const why = resolveRefusalOf({
-      ended: this.run.state.phase === 'completed',
-      shop: { attention: this.order.attention, open: openAttention(this.order) },
-    });
+    // The machine refuses from its own marks (nothing open, resolved already, ended).
+    const why = this.run.refusal({ type: 'attentionResolved' });
     if (why !== null) throw new Error(why);
   }
 
