@@ -23,7 +23,7 @@ import { join, unwatch } from './tracking';
 const refused = (why: string) => new Error(`cannot relabel from the shop: ${why}`);
 
 /** The update's validator: refuses (writing nothing to the history) unless a relabel can be made now, as the workflow and its machine know the shipment. */
-export function validateRelabel(run: ShipmentShell, request: RelabelFromShop): void {
+export function validateRelabel(run: Pick<ShipmentShell, 'refusal' | 'relabelling'>, request: RelabelFromShop): void {
   if (typeof request?.modifiedAt !== 'string' || request.modifiedAt.length > 40)
     throw new Error('invalid relabel: modifiedAt: must be a date');
   if (request.reason !== undefined && (typeof request.reason !== 'string' || request.reason.length > 500))

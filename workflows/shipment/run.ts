@@ -41,6 +41,22 @@ import type {
 } from './shell';
 import { ends } from '../../domain/shipment-machine/transitions';
 
+/** The resubmit's validator: the machine refuses from its phase; the run, a resubmit not sent yet and data of another order. */
+export function validateResubmit(
+  run: Pick<ShipmentRun, 'refusal' | 'correction' | 'machine' | 'state' | 'labelRequest'>,
+  request: ResubmitLabel,
+): void {
+  const why = run.refusal({ type: 'resubmitted', labelRequest: request.labelRequest });
+  // The machine asked for the label as it took the first: until the label step sends it, say so (unless the shipment ended).
+  if (run.correction !== null && run.machine.phase !== 'completed')
+    throw new Error('cannot resubmit: a resubmission is already being processed');
+  if (why !== null) throw new Error(why);
+  // Validators do not run on replay: refusing more here changes no recorded history.
+  if (request.acceptMismatch === true) return;
+  const mismatches = correctionMismatches(run.state, run.labelRequest, request.labelRequest, request.namedOrder);
+  if (mismatches.length > 0) throw new Error(`cannot resubmit: ${describeMismatches(mismatches)}`);
+}
+
 /** An event of the relabel in flight (or the one that starts it): its commands are the relabel's, up to its end. */
 function relabelsOwn(before: Machine, event: MachineEvent): boolean {
   const r = before.relabel;
@@ -167,14 +183,7 @@ export class ShipmentRun implements ShipmentShell {
   }
 
   validateResubmit(request: ResubmitLabel): void {
-    const why = this.refusal({ type: 'resubmitted', labelRequest: request.labelRequest });
-    // The machine asked for the label as it took the first: until the label step sends it, say so (unless the shipment ended).
-    if (this.correction !== null && this.machine.phase !== 'completed')
-      throw new Error('cannot resubmit: a resubmission is already being processed');
-    if (why !== null) throw new Error(why);
-    // Validators do not run on replay: refusing more here changes no recorded history.
-    const mismatches = correctionMismatches(this.state, this.labelRequest, request.labelRequest, request.namedOrder);
-    if (mismatches.length > 0 && request.acceptMismatch !== true) throw new Error(`cannot resubmit: ${describeMismatches(mismatches)}`);
+    validateResubmit(this, request);
   }
 
   /** Answers once the corrected label data was sent (or the shipment ended first). */

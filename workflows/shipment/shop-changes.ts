@@ -68,6 +68,24 @@ export function initialShopOrder(seen: ShopOrderSeen): ShopOrderState {
   };
 }
 
+/** Throws why a reading is not taken: the machine refuses it from its own state (domain/shipment-machine/shop.ts). */
+export function validateChange(run: Pick<ShipmentShell, 'refusal'>, change: ShopOrderChange): void {
+  // A rejected update writes nothing; a parcel's signal and the label's check refuse what the update would.
+  const why = run.refusal(shopChangedOf(change));
+  if (why !== null) throw new Error(why);
+}
+
+/** The resolve's validator: its fields, then the machine refuses from its own marks (nothing open, resolved already, ended). */
+export function validateResolve(run: Pick<ShipmentShell, 'refusal'>, request: ResolveAttention): void {
+  for (const field of ['by', 'note'] as const) {
+    const value: unknown = request?.[field];
+    if (typeof value !== 'string' || value.trim() === '' || value.length > RESOLVE_LIMITS[field] || hasControlCharacters(value))
+      throw new Error(`invalid resolve: ${field}: must be 1 to ${RESOLVE_LIMITS[field]} characters, without control characters`);
+  }
+  const why = run.refusal({ type: 'attentionResolved' });
+  if (why !== null) throw new Error(why);
+}
+
 export class ShopChanges implements ShopShell {
   /** Why the changed order does not map (the machine decides it waits for an operator; this is what they read). */
   problems: FieldProblem[] = [];
@@ -85,9 +103,7 @@ export class ShopChanges implements ShopShell {
 
   /** Throws why a reading is not taken: the machine refuses it from its own state (domain/shipment-machine/shop.ts). */
   validate(change: ShopOrderChange): void {
-    // A rejected update writes nothing; a parcel's signal and the label's check refuse what the update would.
-    const why = this.run.refusal(shopChangedOf(change));
-    if (why !== null) throw new Error(why);
+    validateChange(this.run, change);
   }
 
   apply(change: ShopOrderChange): ShopChangeAnswer {
@@ -185,14 +201,7 @@ export class ShopChanges implements ShopShell {
 
   /** The update's validator: refuses (writing nothing to the history) unless a mark is open. */
   validateResolve(request: ResolveAttention): void {
-    for (const field of ['by', 'note'] as const) {
-      const value: unknown = request?.[field];
-      if (typeof value !== 'string' || value.trim() === '' || value.length > RESOLVE_LIMITS[field] || hasControlCharacters(value))
-        throw new Error(`invalid resolve: ${field}: must be 1 to ${RESOLVE_LIMITS[field]} characters, without control characters`);
-    }
-    // The machine refuses from its own marks (nothing open, resolved already, ended).
-    const why = this.run.refusal({ type: 'attentionResolved' });
-    if (why !== null) throw new Error(why);
+    validateResolve(this.run, request);
   }
 
   /** Closes the open mark; the update's history event holds who and the note, the state keeps them for `status`. */
