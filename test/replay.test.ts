@@ -86,6 +86,8 @@ const PATHS = [
   'relabel-label-bought-while-cancelled',
   'relabel-shopify-attention-closes',
   'relabel-woocommerce-attention-closes',
+  // A relabel whose new label's order read fails with another error than the API's: the update fails, tracking moves (shipment.test.ts).
+  'relabel-order-read-failed-not-api',
   'resolve-woocommerce-cancelled-after-label',
   // A person's resolve of an ended shipment: its own workflow (resolve-ended.test.ts).
   'attention-resolution-exception',

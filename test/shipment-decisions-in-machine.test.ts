@@ -83,18 +83,20 @@ describe("the workflow's use of the machine", () => {
     // The label step and the order read mirror the machine's phase only (labelAsked, correctionAwaited,
     // heldInShop, labelMade, tracks, ends as each command is carried out); tracking (news, its deadline,
     // a lost shard), the relabel, a change after the label and a resolve carry out the machine's
-    // commands. What is left: validators' refusal texts (relabelRefusalOf, resolveRefusalOf,
-    // shopChangeRefusalOf, resubmitRefusalOf), the words of a change before the label
-    // (changeBeforeLabel), and markAttention, with which the order's marks mirror the machine's.
-    // This list only shrinks.
+    // commands. The update validators ask the machine (`refusal`, through the run) from its own
+    // state. What is left: the words of a change before the label (changeBeforeLabel);
+    // markAttention, with which the order's marks mirror the machine's; the relabel's words for a
+    // relabel whose handler still moves tracking after the machine ended it (RELABEL_IN_FLIGHT);
+    // and the split order's workflow, which has no machine, reading the machine's rule for a reading
+    // of the order (shopChangeRefusalOf). This list only shrinks.
     expect(machineImports(workflowSources())).toEqual({
       'workflows/shipment/decisions.ts': ['heldInShop'],
       'workflows/shipment/label.ts': ['correctionAwaited', 'labelAsked'],
       'workflows/shipment/order.ts': ['tracks'],
-      'workflows/shipment/relabel.ts': ['relabelRefusalOf'],
-      'workflows/shipment/run.ts': ['decide', 'ends', 'initialMachineState', 'refusal', 'resubmitRefusalOf'],
-      'workflows/shipment/shop-changes.ts': ['changeBeforeLabel', 'markAttention', 'resolveRefusalOf', 'shopChangeRefusalOf'],
-      'workflows/shipment/split-order.ts': ['ends'],
+      'workflows/shipment/relabel.ts': ['RELABEL_IN_FLIGHT'],
+      'workflows/shipment/run.ts': ['decide', 'ends', 'initialMachineState', 'refusal'],
+      'workflows/shipment/shop-changes.ts': ['changeBeforeLabel', 'markAttention'],
+      'workflows/shipment/split-order.ts': ['ends', 'shopChangeRefusalOf'],
       'workflows/shipment/state.ts': ['labelMade'],
     });
   });

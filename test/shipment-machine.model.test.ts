@@ -9,7 +9,11 @@
  */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { shipmentMachine, type ShipmentMachine } from '../domain/shipment-machine';
+import { shipmentMachine, type MachineState, type ShipmentEvent, type ShipmentMachine } from '../domain/shipment-machine';
+import type { ShopOrderChange } from '../domain/shop-order';
+import { validateRelabel } from '../workflows/shipment/relabel';
+import { validateResubmit } from '../workflows/shipment/run';
+import { validateChange, validateResolve } from '../workflows/shipment/shop-changes';
 import { machineBefore, type Defect } from './helpers/shipment-rules-before-fixes';
 import { ACTIONS, InvariantBroken, startOf, World, type ActionKind, type Choice, type Req } from './helpers/shipment-world';
 
@@ -83,6 +87,50 @@ const DEFECTS: Array<{ defect: Defect; seed: number; broken: RegExp }> = [
 const RUNS = 2_000;
 const SEED = 1;
 
+/**
+ * What the workflow's validator of an update answers for `e` on a shipment whose machine is in
+ * `s` (null: taken; undefined: `e` is no update). Its run as in the usual case: no resubmit on its
+ * way to the label step, a relabel's handler running while the machine relabels.
+ */
+function validatorAnswer(s: MachineState<Req>, e: ShipmentEvent<Req>): string | null | undefined {
+  const machine = shipmentMachine<Req>();
+  const run = {
+    refusal: (event: ShipmentEvent<Req>) => machine.refusal(s, event),
+    relabelling: s.relabel !== null,
+    correction: null,
+    machine: s,
+  } as unknown as Parameters<typeof validateResubmit>[0] & Parameters<typeof validateRelabel>[0];
+  const answer = (validate: () => void): string | null => {
+    try {
+      validate();
+      return null;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  switch (e.type) {
+    case 'shopChanged': {
+      const change = {
+        facts: e.facts,
+        modifiedAt: e.modifiedAt,
+        ...(e.readAt !== undefined ? { readAt: e.readAt } : {}),
+        ...(e.labelRequest !== undefined ? { labelRequest: e.labelRequest } : {}),
+        ...(e.problems === true ? { problems: [{ field: 'shipTo.address', message: 'required' }] } : {}),
+        ...(e.linesLeft === true ? { linesLeft: true } : {}),
+      } as unknown as ShopOrderChange;
+      return answer(() => validateChange(run, change));
+    }
+    case 'resubmitted':
+      return answer(() => validateResubmit(run, { labelRequest: e.labelRequest as never, acceptMismatch: true }));
+    case 'relabelRequested':
+      return answer(() => validateRelabel(run, { modifiedAt: e.modifiedAt }));
+    case 'attentionResolved':
+      return answer(() => validateResolve(run, { by: 'anna', note: 'checked' }));
+    default:
+      return undefined;
+  }
+}
+
 describe('the shipment machine over random interleavings', () => {
   test.prop([sequences], { numRuns: RUNS, seed: SEED })(
     `keeps every invariant over ${RUNS} random event sequences`,
@@ -90,6 +138,28 @@ describe('the shipment machine over random interleavings', () => {
       play(shipmentMachine<Req>(), connector, choices);
     },
   );
+
+  it("the workflow's update validators take and refuse what the machine does, in its words", () => {
+    const machine = shipmentMachine<Req>();
+    const met = new Set<string>();
+    const agree = fc.property(sequences, ([connector, choices]) => {
+      const world = new World(machine, startOf(connector));
+      world.offered = (s, e) => {
+        const validator = validatorAnswer(s, e);
+        if (validator === undefined) return;
+        const why = machine.refusal(s, e);
+        met.add(`${e.type} ${why === null ? 'taken' : 'refused'}`);
+        if (why === null) expect(validator, `${e.type} in ${s.phase}`).toBeNull();
+        else expect(validator, `${e.type} in ${s.phase}`).toContain(why);
+      };
+      for (const c of choices) world.play(c);
+    });
+    fc.assert(agree, { numRuns: RUNS / 2, seed: SEED });
+    // Each update was both taken and refused over the runs.
+    expect([...met].sort()).toEqual(
+      ['attentionResolved', 'relabelRequested', 'resubmitted', 'shopChanged'].flatMap((t) => [`${t} refused`, `${t} taken`]),
+    );
+  });
 
   it.each(DEFECTS)(`finds "$defect" on the rules before its fix, within the test's ${RUNS} runs`, ({ defect, seed, broken }) => {
     const result = fc.check(property(machineBefore<Req>([defect])), { numRuns: RUNS, seed });

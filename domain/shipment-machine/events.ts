@@ -3,6 +3,7 @@
  * merchant's changes, the operator's commands and its deadlines. The workflow turns each
  * activity result, signal, update and timer into one of these.
  */
+import type { OutcomeKind } from '../shipment';
 import type { ShopOrderFacts } from '../shop-order';
 import type { TrackingChangeIn } from './state';
 
@@ -28,6 +29,8 @@ export type ShipmentEvent<R> =
       modifiedAt: string;
       /** When the reading was taken (domain/shop-order.ts `readAt`): orders readings within one second. */
       readAt?: string;
+      /** The platform order it was read from, when the reading says (another order's is refused). */
+      platformOrderId?: string;
       /** The order mapped again; absent when it does not map (then `problems`). */
       labelRequest?: R;
       problems?: boolean;
@@ -40,7 +43,9 @@ export type ShipmentEvent<R> =
   | { type: 'redeliverRequested' }
   | { type: 'attentionResolved' }
   /** A wait's deadline passed; `wait` names the wait (a deadline of an older one is stale). */
-  | { type: 'deadlinePassed'; deadline: Deadline; wait: number };
+  | { type: 'deadlinePassed'; deadline: Deadline; wait: number }
+  /** The run ended without the machine's word (a Temporal cancellation request): it decides nothing more. */
+  | { type: 'runEnded'; outcome: OutcomeKind };
 
 export type EventType = ShipmentEvent<unknown>['type'];
 
@@ -59,4 +64,5 @@ export const EVENT_TYPES: readonly EventType[] = [
   'redeliverRequested',
   'attentionResolved',
   'deadlinePassed',
+  'runEnded',
 ];

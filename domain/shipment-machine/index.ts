@@ -13,6 +13,7 @@ import { attentionResolved, shopChanged, shopChangeRefusal } from './shop';
 import { copyOf, openAttention, type MachineState } from './state';
 import type { Step } from './step';
 import * as tracking from './tracking';
+import { ends } from './transitions';
 
 export * from './commands';
 export * from './events';
@@ -51,6 +52,12 @@ export function handlers<R>(): Handlers<R> {
       if (e.deadline === 'correction' && step.s.phase === 'awaiting_correction') return label.correctionTimedOut(step);
       if (e.deadline === 'hold' && step.s.phase === 'held_in_shop') return label.holdTimedOut(step);
       if (e.deadline === 'tracking') tracking.trackingTimedOut(step, e.wait);
+    },
+    // The run ended without the machine's word (a Temporal cancellation): nothing more is taken or told.
+    runEnded: (step, e) => {
+      if (step.s.phase === 'completed') return;
+      ends(step.s, e.outcome);
+      step.s.labelCall = null;
     },
   };
 }

@@ -43,6 +43,8 @@ export function relabelRefusal<R>(s: MachineState<R>, e: Relabel): string | null
   );
 }
 
+export const RELABEL_IN_FLIGHT = 'a relabel is already being made';
+
 /** Why a relabel from the shop's reading as of `modifiedAt` cannot be made now (null: it can). */
 export function relabelRefusalOf(s: RelabelView, modifiedAt: string): string | null {
   const shop = s.shop;
@@ -52,7 +54,7 @@ export function relabelRefusalOf(s: RelabelView, modifiedAt: string): string | n
     return `the order was ${isWithdrawn(shop.status) ? shop.status : 'cancelled'} in the shop`;
   if (s.labelId === null)
     return `the shipment has no label yet (${s.phase}): a change in the shop before the label is taken into it by itself`;
-  if (s.relabelling) return 'a relabel is already being made';
+  if (s.relabelling) return RELABEL_IN_FLIGHT;
   if (s.phase !== 'tracking' || !s.watched) return `the shipment is ${s.phase}; try again in a moment`;
   if (!shop.offered) return "the shop offers no other label request: the order's address and lines are the label's";
   if (modifiedAt !== shop.modifiedAt)

@@ -13,10 +13,14 @@ import { markAttention } from './transitions';
 
 type ShopChanged<R> = Extract<ShipmentEvent<R>, { type: 'shopChanged' }>;
 
-/** Why a reading is not taken (null: taken): the shipment ended, stale, or nothing that matters differs. */
+/** Why a reading is not taken (null: taken): the shipment ended, another order's, stale, or nothing that matters differs. */
 export function shopChangeRefusal<R>(s: Step<R>['s'], e: ShopChanged<R>): string | null {
   if (!s.shop) return 'this shipment was not started by a shop pull: it has no order facts to compare';
-  return shopChangeRefusalOf({ ended: s.phase === 'completed', known: s.shop }, e);
+  const mine = s.shop.platformOrderId;
+  return shopChangeRefusalOf(
+    { ended: s.phase === 'completed', ...(mine !== undefined ? { platformOrderId: mine } : {}), known: s.shop },
+    e,
+  );
 }
 
 /**

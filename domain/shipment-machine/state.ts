@@ -22,6 +22,8 @@ export interface ShopOrderKnown<R> {
   modifiedAt: string;
   /** When the reading known was taken (domain/shop-order.ts `readAt`); absent when no reading said. */
   readAt?: string;
+  /** The platform order this shipment is (absent for one started without it): a reading of another is refused. */
+  platformOrderId?: string;
   attention: Attention | null;
   /** The mark a person closed, and the reading it was closed for (a later change opens it again). */
   resolved: { attention: Attention; modifiedAt: string } | null;
@@ -107,6 +109,8 @@ export interface ShipmentStart<R> {
   config: ShipmentConfig;
   /** The order as the shop pull read it, for shipments a pull started (for one rebuilt: as its state knew it last). */
   shopOrder?: { facts: ShopOrderFacts; modifiedAt: string; readAt?: string };
+  /** The platform order the shipment was started for, when its input names one. */
+  platformOrderId?: string;
   /** A run continued from a build that carried no machine (1.0): what its state knew (workflows/shipment/carried.ts). */
   knew?: KnownProgress<R>;
 }
@@ -146,7 +150,7 @@ export function initialMachineState<R>(start: ShipmentStart<R>): MachineState<R>
     tracking: { tag: null, subtag: null, subtagMessage: null, trackingNumber: null, checkpoints: 0, lastCheckpointTime: null },
     watching: null,
     wait: 0,
-    shop: seen ? shopOrderKnown(seen, knew?.marks ?? null) : null,
+    shop: seen ? shopOrderKnown(seen, knew?.marks ?? null, start.platformOrderId) : null,
     relabel: null,
     deferred: { news: [], deadline: null, lost: false },
     replacedLabels: [],
@@ -162,11 +166,13 @@ export function initialMachineState<R>(start: ShipmentStart<R>): MachineState<R>
 function shopOrderKnown<R>(
   seen: { facts: ShopOrderFacts; modifiedAt: string; readAt?: string },
   marks: KnownProgress<R>['marks'],
+  platformOrderId: string | undefined,
 ): ShopOrderKnown<R> {
   return {
     facts: { ...seen.facts },
     modifiedAt: seen.modifiedAt,
     ...(seen.readAt !== undefined ? { readAt: seen.readAt } : {}),
+    ...(platformOrderId !== undefined ? { platformOrderId } : {}),
     attention: marks?.attention ?? null,
     resolved: marks?.resolved ?? null,
     offer: marks?.offer ?? null,

@@ -78,6 +78,8 @@ const stamp = (t: number) => `2026-12-01T00:${String(Math.floor(t / 60)).padStar
 export class World {
   s: MachineState<Req>;
   readonly log: ShipmentEvent<Req>[] = [];
+  /** Told each event a choice offers the shipment, before the machine takes or refuses it (a test asks its validators too). */
+  offered: ((s: MachineState<Req>, event: ShipmentEvent<Req>) => void) | null = null;
   readonly commands: ShipmentCommand<Req>[] = [];
   private calls: Array<{ revision: number; stop: boolean }> = [];
   private reads: string[] = [];
@@ -114,6 +116,7 @@ export class World {
     if (this.s.phase === 'completed') return;
     const event = this.eventFor(choice);
     if (choice.kind === 'lostWorker') return;
+    if (event) this.offered?.(this.s, event);
     // Nothing to do, or refused: time passes, and what the shipment waits for answers.
     const next = event && this.machine.refusal(this.s, event) === null ? event : this.progress();
     if (next) this.deliver(next);

@@ -35,6 +35,7 @@ export function rebuiltStart(
     ...(order
       ? { shopOrder: { facts: order.facts, modifiedAt: order.modifiedAt, ...(order.readAt !== undefined ? { readAt: order.readAt } : {}) } }
       : {}),
+    ...(state.platformOrderId !== undefined ? { platformOrderId: state.platformOrderId } : {}),
     knew: {
       phase: state.phase === 'parcels' ? 'completed' : state.phase,
       outcome: state.outcome,

@@ -12,7 +12,7 @@
 import { CancellationScope, log } from '@temporalio/workflow';
 import type { CreatedLabel } from '../../activities/shipping-api';
 import { type RecordedError, type RelabelFromShop, type RelabelResult } from '../../workflow-definitions/shipment';
-import { relabelRefusalOf } from '../../domain/shipment-machine/relabel';
+import { RELABEL_IN_FLIGHT } from '../../domain/shipment-machine/relabel';
 import { recordError, shippingErrorOf } from './failures';
 import * as label from './label';
 import * as order from './order';
@@ -23,35 +23,16 @@ import { join, unwatch } from './tracking';
 const refused = (why: string) => new Error(`cannot relabel from the shop: ${why}`);
 
 /** The update's validator: refuses (writing nothing to the history) unless a relabel can be made now, as the workflow and its machine know the shipment. */
-export function validateRelabel(run: ShipmentShell, request: RelabelFromShop): void {
+export function validateRelabel(run: Pick<ShipmentShell, 'refusal' | 'relabelling'>, request: RelabelFromShop): void {
   if (typeof request?.modifiedAt !== 'string' || request.modifiedAt.length > 40)
     throw new Error('invalid relabel: modifiedAt: must be a date');
   if (request.reason !== undefined && (typeof request.reason !== 'string' || request.reason.length > 500))
     throw new Error('invalid relabel: reason: must be a string of at most 500 characters');
-  const { state } = run;
-  const shopOrder = state.shopOrder;
-  const why = relabelRefusalOf(
-    {
-      phase: state.phase,
-      outcome: state.outcome,
-      labelId: state.labelId,
-      relabelling: run.relabelling,
-      watched: state.trackingPoller !== undefined,
-      shop: shopOrder
-        ? {
-            attention: shopOrder.attention,
-            status: shopOrder.facts.status,
-            offered: shopOrder.offer !== null,
-            modifiedAt: shopOrder.modifiedAt,
-          }
-        : null,
-    },
-    request.modifiedAt,
-  );
+  // The machine makes the relabel and refuses from its own state: one it took is one it can make.
+  const why = run.refusal({ type: 'relabelRequested', modifiedAt: request.modifiedAt });
   if (why !== null) throw refused(why);
-  // The machine makes the relabel: one it would refuse would leave tracking on the old label.
-  const machineWhy = run.refusal({ type: 'relabelRequested', modifiedAt: request.modifiedAt });
-  if (machineWhy !== null) throw refused(machineWhy);
+  // Its relabel ended, the handler still moves tracking over: one relabel at a time (in the machine's words).
+  if (run.relabelling) throw refused(RELABEL_IN_FLIGHT);
 }
 
 /** What the handler learnt carrying out the relabel's commands: the answer it gives. */

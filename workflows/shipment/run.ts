@@ -17,7 +17,7 @@ import type { LabelRequestWithoutKey } from '../../shipping-api/contract';
 import type { CancelShipment, ResubmitLabel, ResubmitResult, ShipmentOutcome, ShipmentState } from '../../workflow-definitions/shipment';
 import type { OutcomeKind, ShipmentInput, TrackingPolicy } from '../../domain/shipment';
 import { correctionMismatches, describeMismatches } from '../../domain/correction';
-import { decide, initialMachineState, refusal, resubmitRefusalOf } from '../../domain/shipment-machine';
+import { decide, initialMachineState, refusal } from '../../domain/shipment-machine';
 import { callApi } from './api-call';
 import { startOfCarried } from './carried';
 import { labelAndOrder } from './decisions';
@@ -40,6 +40,22 @@ import type {
   ShipmentWorkflowFn,
 } from './shell';
 import { ends } from '../../domain/shipment-machine/transitions';
+
+/** The resubmit's validator: the machine refuses from its phase; the run, a resubmit not sent yet and data of another order. */
+export function validateResubmit(
+  run: Pick<ShipmentRun, 'refusal' | 'correction' | 'machine' | 'state' | 'labelRequest'>,
+  request: ResubmitLabel,
+): void {
+  const why = run.refusal({ type: 'resubmitted', labelRequest: request.labelRequest });
+  // The machine asked for the label as it took the first: until the label step sends it, say so (unless the shipment ended).
+  if (run.correction !== null && run.machine.phase !== 'completed')
+    throw new Error('cannot resubmit: a resubmission is already being processed');
+  if (why !== null) throw new Error(why);
+  // Validators do not run on replay: refusing more here changes no recorded history.
+  if (request.acceptMismatch === true) return;
+  const mismatches = correctionMismatches(run.state, run.labelRequest, request.labelRequest, request.namedOrder);
+  if (mismatches.length > 0) throw new Error(`cannot resubmit: ${describeMismatches(mismatches)}`);
+}
 
 /** An event of the relabel in flight (or the one that starts it): its commands are the relabel's, up to its end. */
 function relabelsOwn(before: Machine, event: MachineEvent): boolean {
@@ -93,9 +109,20 @@ export class ShipmentRun implements ShipmentShell {
     this.shop = this.state.shopOrder ? new ShopChanges(this, this.state.shopOrder) : null;
     // Its config is the worker's policy, read in start() (a change taken before then reads neither).
     const config = { terminalTags: [], connector: null };
-    this.machine =
+    const platformOrderId = input.platformOrderId !== undefined ? { platformOrderId: input.platformOrderId } : {};
+    const machine =
       carried?.machine ??
-      initialMachineState((carried && startOfCarried(carried)) ?? { labelRequest: input.labelRequest, config, shopOrder: input.shopOrder });
+      initialMachineState(
+        (carried && startOfCarried(carried)) ?? {
+          labelRequest: input.labelRequest,
+          config,
+          shopOrder: input.shopOrder,
+          ...platformOrderId,
+        },
+      );
+    // A machine carried from a build whose machine did not know the platform order: the input names it (its validator refuses another's).
+    this.machine =
+      machine.shop && machine.shop.platformOrderId === undefined ? { ...machine, shop: { ...machine.shop, ...platformOrderId } } : machine;
   }
 
   /** The worker's policy, the shipment's account and its shop sync, fixed at the run's start. */
@@ -156,12 +183,7 @@ export class ShipmentRun implements ShipmentShell {
   }
 
   validateResubmit(request: ResubmitLabel): void {
-    const why = resubmitRefusalOf(this.state.phase);
-    if (why !== null) throw new Error(why);
-    if (this.correction !== null) throw new Error('cannot resubmit: a resubmission is already being processed');
-    // Validators do not run on replay: refusing more here changes no recorded history.
-    const mismatches = correctionMismatches(this.state, this.labelRequest, request.labelRequest, request.namedOrder);
-    if (mismatches.length > 0 && request.acceptMismatch !== true) throw new Error(`cannot resubmit: ${describeMismatches(mismatches)}`);
+    validateResubmit(this, request);
   }
 
   /** Answers once the corrected label data was sent (or the shipment ended first). */
@@ -255,6 +277,8 @@ export class ShipmentRun implements ShipmentShell {
   /** `at`: the poll that saw a terminal tag, when the outcome is that tag's (tracking.ts, `toldAt`). */
   finish(outcome: OutcomeKind, reason?: string, at?: string): ShipmentOutcome {
     const state = this.state;
+    // Ended by the machine already, except on a Temporal cancellation: then it learns here, so its validators refuse as the state shows.
+    this.decide({ type: 'runEnded', outcome });
     ends(state, outcome);
     this.emit(
       {

@@ -672,6 +672,39 @@ describe("the merchant's changes (activities mocked)", () => {
     const outcome = await handle.result();
     expect(outcome).toMatchObject({ outcome: 'delivered', labelId: 'label-M-15-r2' });
     expect(told('M-15').filter((e) => e.endsWith(':label.created'))).toHaveLength(2);
+    await saveFixture(handle, 'relabel-order-read-failed-not-api');
+  });
+
+  it('a change while a Temporal-cancelled shipment hands the shop its last event is refused: the shipment has ended', async () => {
+    // The run ends without the machine's word on a Temporal cancellation: the validator asks the machine, so it must learn it.
+    let release!: () => void;
+    let handingOver = false;
+    const lastEventHeld = new Promise<void>((resolve) => (release = resolve));
+    const handle = await start(
+      'M-16',
+      {
+        deliver: async (events) => {
+          if (events.some((e) => e.type === 'shipment.completed')) {
+            handingOver = true;
+            await lastEventHeld;
+          }
+          return { delivered: events.length, stopped: null, retry: null };
+        },
+      },
+      seen,
+    );
+    await waitFor(async () => ((await handle.query(stateQuery)).trackingPoller !== undefined ? true : undefined), { what: 'tracking' });
+    await waitFor(() => (told('M-16').length === 1 ? true : undefined), { what: 'label.created at the shop', timeoutMs: 10_000 });
+    await handle.cancel();
+    await waitFor(() => (handingOver ? true : undefined), { what: 'shipment.completed on its way to the shop', timeoutMs: 10_000 });
+    const change = { facts: { ...facts, status: 'cancelled' as const }, modifiedAt: '2026-11-20T10:01:00Z' };
+    const refused = await handle.executeUpdate(shopOrderChangedUpdate, { args: [change] }).catch((e) => e);
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(refused.cause?.message)).toBe('the shipment has ended');
+    release();
+    expect(await handle.result()).toMatchObject({ outcome: 'cancelled_by_operator', shopSync: { status: 'up_to_date', delivered: 2 } });
+    expect(told('M-16')).toEqual(['1:label.created', '2:shipment.completed']);
+    expect((await handle.query(stateQuery)).shopOrder!.changes).toEqual([]);
   });
 
   it('a hold after the label marks held_in_shop; the release in the shop ends the mark (ShipmentShopChange resolved)', async () => {

@@ -15,7 +15,6 @@ import type { FieldProblem } from '../../shipping-api/contract';
 import {
   CANCELLED_MARKS,
   hasControlCharacters,
-  openAttention,
   relabelCommand,
   RESOLVE_LIMITS,
   SHOP_CHANGES_KEPT,
@@ -37,13 +36,25 @@ import {
   type ShopOrderSeen,
   type ShopOrderStatus,
 } from '../../domain/shop-order';
-import { changeBeforeLabel, shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
-import { resolveRefusalOf } from '../../domain/shipment-machine';
+import { changeBeforeLabel } from '../../domain/shipment-machine/shop';
 import { markAttention } from '../../domain/shipment-machine/transitions';
-import type { ShipmentState } from '../../workflow-definitions/shipment';
-import type { ShipmentShell, ShopShell } from './shell';
+import type { MachineEvent, ShipmentShell, ShopShell } from './shell';
 
 const joined = (a: string, b: string) => (a ? `${a}; ${b}` : b);
+
+/** The machine's event for a reading of the order. */
+function shopChangedOf(change: ShopOrderChange): MachineEvent {
+  return {
+    type: 'shopChanged',
+    facts: change.facts,
+    modifiedAt: change.modifiedAt,
+    ...(change.readAt !== undefined ? { readAt: change.readAt } : {}),
+    ...(change.platformOrderId !== undefined ? { platformOrderId: change.platformOrderId } : {}),
+    ...(change.linesLeft === true ? { linesLeft: true } : {}),
+    ...(change.labelRequest != null ? { labelRequest: change.labelRequest } : {}),
+    problems: change.problems != null,
+  };
+}
 
 export function initialShopOrder(seen: ShopOrderSeen): ShopOrderState {
   return {
@@ -57,17 +68,21 @@ export function initialShopOrder(seen: ShopOrderSeen): ShopOrderState {
   };
 }
 
-/** Throws why a reading is not taken: the shipment machine decides (domain/shipment-machine/shop.ts). */
-export function refuseChange(state: ShipmentState, known: ShopOrderSeen, change: ShopOrderChange): void {
-  // Only the validator decides this, and a rejected update writes nothing, so no history changes.
-  const why = shopChangeRefusalOf(
-    {
-      ended: state.phase === 'completed',
-      ...(state.platformOrderId !== undefined ? { platformOrderId: state.platformOrderId } : {}),
-      known,
-    },
-    change,
-  );
+/** Throws why a reading is not taken: the machine refuses it from its own state (domain/shipment-machine/shop.ts). */
+export function validateChange(run: Pick<ShipmentShell, 'refusal'>, change: ShopOrderChange): void {
+  // A rejected update writes nothing; a parcel's signal and the label's check refuse what the update would.
+  const why = run.refusal(shopChangedOf(change));
+  if (why !== null) throw new Error(why);
+}
+
+/** The resolve's validator: its fields, then the machine refuses from its own marks (nothing open, resolved already, ended). */
+export function validateResolve(run: Pick<ShipmentShell, 'refusal'>, request: ResolveAttention): void {
+  for (const field of ['by', 'note'] as const) {
+    const value: unknown = request?.[field];
+    if (typeof value !== 'string' || value.trim() === '' || value.length > RESOLVE_LIMITS[field] || hasControlCharacters(value))
+      throw new Error(`invalid resolve: ${field}: must be 1 to ${RESOLVE_LIMITS[field]} characters, without control characters`);
+  }
+  const why = run.refusal({ type: 'attentionResolved' });
   if (why !== null) throw new Error(why);
 }
 
@@ -86,8 +101,9 @@ export class ShopChanges implements ShopShell {
 
   // ---------------------------------------------------------------- the update
 
+  /** Throws why a reading is not taken: the machine refuses it from its own state (domain/shipment-machine/shop.ts). */
   validate(change: ShopOrderChange): void {
-    refuseChange(this.run.state, this.order, change);
+    validateChange(this.run, change);
   }
 
   apply(change: ShopOrderChange): ShopChangeAnswer {
@@ -141,15 +157,7 @@ export class ShopChanges implements ShopShell {
 
   /** Feeds the change to the machine: it decides, before the label and after it. */
   private decide(change: ShopOrderChange): void {
-    this.run.decide({
-      type: 'shopChanged',
-      facts: change.facts,
-      modifiedAt: change.modifiedAt,
-      ...(change.readAt !== undefined ? { readAt: change.readAt } : {}),
-      ...(change.linesLeft === true ? { linesLeft: true } : {}),
-      ...(change.labelRequest != null ? { labelRequest: change.labelRequest } : {}),
-      problems: change.problems != null,
-    });
+    this.run.decide(shopChangedOf(change));
   }
 
   /** After the label: the machine decides (the marks, the offer, a relabel in flight stopped, nothing more written to a cancelled order); this says what it did. */
@@ -193,16 +201,7 @@ export class ShopChanges implements ShopShell {
 
   /** The update's validator: refuses (writing nothing to the history) unless a mark is open. */
   validateResolve(request: ResolveAttention): void {
-    for (const field of ['by', 'note'] as const) {
-      const value: unknown = request?.[field];
-      if (typeof value !== 'string' || value.trim() === '' || value.length > RESOLVE_LIMITS[field] || hasControlCharacters(value))
-        throw new Error(`invalid resolve: ${field}: must be 1 to ${RESOLVE_LIMITS[field]} characters, without control characters`);
-    }
-    const why = resolveRefusalOf({
-      ended: this.run.state.phase === 'completed',
-      shop: { attention: this.order.attention, open: openAttention(this.order) },
-    });
-    if (why !== null) throw new Error(why);
+    validateResolve(this.run, request);
   }
 
   /** Closes the open mark; the update's history event holds who and the note, the state keeps them for `status`. */

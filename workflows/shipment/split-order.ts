@@ -45,10 +45,28 @@ import { parcelWorkflowId, shipmentWorkflowId, type ParcelRef, type ShipmentInpu
 import { changeForParcel, checkChangeShape, differences, type ShopOrderChange, type ShopOrderSeen } from '../../domain/shop-order';
 import { followLines, type ParcelPlan } from '../../domain/split-parcels';
 import { parcelsDetails } from './details';
-import { initialShopOrder, refuseChange } from './shop-changes';
+import { initialShopOrder } from './shop-changes';
 import { initialState, outcomeOf } from './state';
 import type { ShipmentWorkflowFn } from './shell';
 import { ends } from '../../domain/shipment-machine/transitions';
+import { shopChangeRefusalOf } from '../../domain/shipment-machine/shop';
+
+/**
+ * Throws why the order's workflow does not take a reading (it has no machine of its own: each
+ * parcel's machine decides for the parcel): the machine's rule for a reading, on the order's facts.
+ */
+function refuseChange(state: ShipmentState, known: ShopOrderSeen, change: ShopOrderChange): void {
+  // Only the validator decides this, and a rejected update writes nothing, so no history changes.
+  const why = shopChangeRefusalOf(
+    {
+      ended: state.phase === 'completed',
+      ...(state.platformOrderId !== undefined ? { platformOrderId: state.platformOrderId } : {}),
+      known,
+    },
+    change,
+  );
+  if (why !== null) throw new Error(why);
+}
 
 type Parcel = NonNullable<ShipmentInput['parcels']>[number];
 
