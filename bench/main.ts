@@ -105,6 +105,10 @@ Options:
                                "WORKER_MAX_CACHED_WORKFLOWS=500,WORKER_MAX_CONCURRENT_WORKFLOW_TASKS=20";
                                this tree's worker preloads jemalloc where installed, as
                                npm start does: "LD_PRELOAD=" measures glibc's allocator
+  --worker-start <how>         how the scale run starts this tree's worker: npm-start (compiled,
+                               its workflow bundle built beforehand: what the Dockerfile and
+                               \`npm start\` run; default) or npm-run-worker (the sources through tsx,
+                               the bundle made at start: the development command)
   --poll-interval <duration>   tracking poll interval in the scale runs (default 300s)
   --window <seconds>           measurement window once all are in tracking (default 60)
   --import-flags <flags>       extra flags for the import CLI, e.g. "--max-backlog 0" (default none)
@@ -165,7 +169,8 @@ const SCALE_BASELINES: Record<string, ScalePath> = { 'per-shipment': 'per-shipme
 /** `NAME=value,NAME=value` (settings for a worker process). */
 function settingsList(name: string, text: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const item of text.split(',').filter(Boolean)) {
+  // A comma starts a new item only before NAME=: a value may hold commas (MALLOC_CONF=a:1,b:2).
+  for (const item of text.split(/,(?=\s*[A-Z][A-Z0-9_]*=)/).filter(Boolean)) {
     const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(item.trim());
     if (!match) throw new Error(`--${name}: each item must be NAME=value (got "${item}")`);
     out[match[1]!] = match[2]!;
@@ -219,6 +224,7 @@ async function main(): Promise<number> {
       'baseline-shipments': { type: 'string' },
       'scale-baseline': { type: 'string', default: 'per-shipment' },
       'worker-env': { type: 'string', default: '' },
+      'worker-start': { type: 'string', default: 'npm-start' },
       'poll-interval': { type: 'string', default: '300s' },
       window: { type: 'string' },
       'import-flags': { type: 'string', default: '' },
@@ -275,6 +281,7 @@ async function main(): Promise<number> {
     0,
   );
   const workerEnv = settingsList('worker-env', values['worker-env']);
+  const workerStart = oneOf('worker-start', values['worker-start'], ['npm-start', 'npm-run-worker'] as const);
   const windowSeconds = positiveInt('window', values.window, 60);
   const importFlags = values['import-flags'].split(' ').filter(Boolean);
   if (!hasBaselineCommit()) throw new Error(`the baseline commit ${TIMER_LOOP_COMMIT} is not in this clone (git fetch --unshallow)`);
@@ -295,7 +302,7 @@ async function main(): Promise<number> {
     }
   }
   if (scenarios.includes('scale')) {
-    const common = { pollInterval: values['poll-interval'], windowSeconds, importFlags, workerEnv, log };
+    const common = { pollInterval: values['poll-interval'], windowSeconds, importFlags, workerEnv, workerStart, log };
     results.scale = [await scaleScenario({ ...common, path: 'fleet pollers', shipments })];
     if (baselineShipments > 0) results.scale.push(await scaleScenario({ ...common, path: scaleBaseline, shipments: baselineShipments }));
   }
@@ -725,6 +732,7 @@ function printScaleTables(rows: ScaleRow[]): void {
     "What holds the worker's memory (end of the window)",
     [
       'path',
+      'started as',
       'allocator',
       'RSS MB',
       'main thread heap MB',
@@ -739,6 +747,7 @@ function printScaleTables(rows: ScaleRow[]): void {
       const h = s.heap!;
       return [
         s.path,
+        s.started,
         s.allocator,
         h.rssMb,
         h.mainHeapMb,

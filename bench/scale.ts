@@ -5,14 +5,17 @@
  * measure worker and server memory and the CPU each tracking poll costs. Each path gets its own
  * fresh dev server, so server figures are its own.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { startFakeShippingApi } from '../fake-shipping-api/server';
 import { parseDuration } from '../config/settings';
+import { cachedDist } from '../test/helpers/compiled';
 import { allocatorInMaps, jemallocPreload, type Allocator } from '../worker/allocator';
 import { baselineDir, PER_SHIPMENT_TRACKING_COMMIT } from './baseline';
 import { cachedWorkflows, heapProfileNodeOptions, profileHeap, type HeapProfile } from './heap-profile';
@@ -53,6 +56,8 @@ export interface ScaleRow {
   serverCpuMsPerShipment: number;
   /** The C allocator the measured worker ran on (its memory map). */
   allocator: Allocator;
+  /** How the measured worker started: as \`npm start\` runs it, as \`npm run worker\` does, or the baseline's tree through tsx. */
+  started: 'npm start' | 'npm run worker' | 'baseline';
   /** What holds the worker's memory at the end of the window (before the SIGKILL). */
   heap?: HeapProfile;
 }
@@ -66,6 +71,8 @@ export interface ScaleOptions {
   importFlags: string[];
   /** Extra settings for the worker (e.g. WORKER_MAX_CACHED_WORKFLOWS). */
   workerEnv: Record<string, string>;
+  /** This tree's worker as `npm start` runs it (compiled, bundle prebuilt) or as `npm run worker` does (tsx, bundle at start). */
+  workerStart: 'npm-start' | 'npm-run-worker';
   log: (m: string) => void;
 }
 
@@ -83,16 +90,18 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
   const bundle = await bundleWorkflowCode({ workflowsPath: path.join(sourceDir, 'workflows'), logger: new DefaultLogger('WARN') });
   writeFileSync(bundlePath, bundle.code);
   const taskQueue = `bench-scale-${Date.now()}`;
-  // This tree's worker with its defaults, as `npm run worker` runs (encrypted payloads, logs at
-  // info, the workflow bundle built at start): only the poll interval is the bench's (a window of
-  // second polls needs it). The baselines' older trees run as they were always measured: in clear,
-  // at warn, with a prebuilt bundle.
+  // This tree's worker with its defaults, as `npm start` runs it (compiled, its workflow bundle
+  // built beforehand) or as `npm run worker` does (tsx, the bundle made at start); jemalloc
+  // preloaded where installed, encrypted payloads, logs at info: only the poll interval is the
+  // bench's (a window of second polls needs it). The baselines' older trees run as they were
+  // always measured: through tsx, in clear, at warn, with a prebuilt bundle.
   const defaults = o.path === 'fleet pollers';
-  // jemalloc preloaded where installed, as `npm start` and the Dockerfile run the worker.
+  const compiled = defaults && o.workerStart === 'npm-start' ? await compiledWorker(tmp) : undefined;
   const asDeployed: Record<string, string> = defaults
     ? {
         PAYLOAD_ENCRYPTION_KEYS: `bench=${randomBytes(32).toString('base64')}`,
         LOG_LEVEL: 'info',
+        ...(compiled ? { WORKFLOW_BUNDLE_PATH: compiled.bundlePath } : {}),
         ...jemallocPreload(process.env),
       }
     : { WORKFLOW_BUNDLE_PATH: bundlePath };
@@ -101,12 +110,17 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
   // The first worker answers the heap profile's signals and serves the SDK's metrics (its cache size).
   const diagnostics = path.join(tmp, 'diagnostics');
   const metricsAddress = `127.0.0.1:${await freePort()}`;
-  let worker = startWorkerProcess(sourceDir, {
-    ...workerEnv,
-    ...o.workerEnv,
-    NODE_OPTIONS: heapProfileNodeOptions(diagnostics),
-    METRICS_BIND_ADDRESS: metricsAddress,
-  });
+  let worker = startWorkerProcess(
+    sourceDir,
+    {
+      ...workerEnv,
+      ...o.workerEnv,
+      NODE_OPTIONS: [heapProfileNodeOptions(diagnostics), o.workerEnv.NODE_OPTIONS].filter(Boolean).join(' '),
+      METRICS_BIND_ADDRESS: metricsAddress,
+    },
+    undefined,
+    compiled?.nodeArgs,
+  );
   let workerPeak = 0;
   const sampler = setInterval(() => {
     try {
@@ -175,7 +189,7 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
     // A crash and a fresh worker with every shipment waiting: it must not replay them all.
     worker.child.kill('SIGKILL');
     await worker.stop();
-    worker = startWorkerProcess(sourceDir, { ...workerEnv, ...o.workerEnv });
+    worker = startWorkerProcess(sourceDir, { ...workerEnv, ...o.workerEnv }, undefined, compiled?.nodeArgs);
     await sleep(5_000); // start-up (loading the bundle) is not what this measures
     const restartBefore = { cpu: cpuMs(worker.pid), requests: fake.requestLog().length };
     await sleep(30_000);
@@ -204,6 +218,7 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
       workerCpuMsPerShipment: round(importCpu.worker / Math.max(1, tracked.size)),
       serverCpuMsPerShipment: round(importCpu.server / Math.max(1, tracked.size)),
       allocator,
+      started: !defaults ? 'baseline' : compiled ? 'npm start' : 'npm run worker',
       ...(heap ? { heap } : {}),
     };
     o.log(`scale: ${o.path}: ${JSON.stringify(row)}`);
@@ -226,3 +241,11 @@ async function freePort(): Promise<number> {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/** This tree compiled as `npm run build` compiles it, and its workflow bundle made by the compiled build script. */
+async function compiledWorker(tmp: string): Promise<{ nodeArgs: string[]; bundlePath: string }> {
+  const dist = await cachedDist();
+  const bundlePath = path.join(tmp, 'tree-workflow-bundle.js');
+  await promisify(execFile)(process.execPath, [path.join(dist, 'worker', 'build-bundle.js'), bundlePath], { cwd: ROOT });
+  return { nodeArgs: [path.join(dist, 'worker', 'main.js')], bundlePath };
+}

@@ -151,17 +151,23 @@ export async function startDevServer({ priority = true }: { priority?: boolean }
 let workerLogs = 0;
 
 /**
- * `npm run worker` as a process (tsx as a loader, so one process to measure), from `dir`.
+ * `npm run worker` as a process (tsx as a loader, so one process to measure), from `dir`; or
+ * `nodeArgs` (e.g. the compiled worker, as `npm start` runs it).
  * `logFile`: its log goes there (at LOG_LEVEL from `env`, else info), for a scenario that reads it.
  */
-export function startWorkerProcess(dir: string, env: Record<string, string>, logFile?: string): Proc {
+export function startWorkerProcess(
+  dir: string,
+  env: Record<string, string>,
+  logFile?: string,
+  nodeArgs: string[] = ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')],
+): Proc {
   // BENCH_WORKER_LOGS=<dir>: each worker's log (at info, or BENCH_WORKER_LOG_LEVEL) in a file of its own there, to read what the pacer did.
   const logs = process.env.BENCH_WORKER_LOGS;
   const file = logFile ?? (logs ? path.join(logs, `worker-${Date.now()}-${workerLogs++}.log`) : undefined);
   const stdout = file ? openSync(file, 'a') : 'ignore';
   const proc = startProcess(
     process.execPath,
-    ['--import', 'tsx', path.join(dir, 'worker', 'main.ts')],
+    nodeArgs,
     // In clear unless the scenario gives keys: the benches' clients send in clear (a tree without this setting ignores it).
     {
       ...(env.PAYLOAD_ENCRYPTION_KEYS || env.PAYLOAD_ENCRYPTION_KEYS_FILE
