@@ -84,8 +84,8 @@ describe("the workflow's use of the machine", () => {
     // heldInShop, labelMade, tracks, ends as each command is carried out); tracking (news, its deadline,
     // a lost shard), the relabel, a change after the label and a resolve carry out the machine's
     // commands. The update validators ask the machine (`refusal`, through the run) from its own
-    // state. What is left: the words of a change before the label (changeBeforeLabel);
-    // markAttention, with which the order's marks mirror the machine's; the relabel's words for a
+    // state, and a change before the label is worded from how the machine took it (`shop.taken`).
+    // What is left: markAttention, with which the order's marks mirror the machine's; the relabel's words for a
     // relabel whose handler still moves tracking after the machine ended it (RELABEL_IN_FLIGHT);
     // and the split order's workflow, which has no machine, reading the machine's rule for a reading
     // of the order (shopChangeRefusalOf). This list only shrinks.
@@ -95,7 +95,7 @@ describe("the workflow's use of the machine", () => {
       'workflows/shipment/order.ts': ['tracks'],
       'workflows/shipment/relabel.ts': ['RELABEL_IN_FLIGHT'],
       'workflows/shipment/run.ts': ['decide', 'ends', 'initialMachineState', 'refusal'],
-      'workflows/shipment/shop-changes.ts': ['changeBeforeLabel', 'markAttention'],
+      'workflows/shipment/shop-changes.ts': ['markAttention'],
       'workflows/shipment/split-order.ts': ['ends', 'shopChangeRefusalOf'],
       'workflows/shipment/state.ts': ['labelMade'],
     });

@@ -52,6 +52,28 @@ describe('a run that ended without the machine (a Temporal cancellation request)
     );
   });
 
+  it("ends an operator's relabel in flight without taking the shipment back: its late answer asks for nothing", () => {
+    // Found by the model test: the relabel's answer after the run's end went on as if the run were alive.
+    const steps: Array<ShipmentEvent<R> | ((s: MachineState<R>) => ShipmentEvent<R>)> = [
+      { type: 'labelCreated', revision: 1, labelId: 'L1' },
+      { type: 'orderRead', labelId: 'L1', ok: true },
+      (s) => ({ ...moved(), modifiedAt: '2026-01-01T00:00:02Z', facts: { ...s.shop!.facts, address: 'c' } }),
+      (s) => ({ type: 'relabelRequested', modifiedAt: s.shop!.modifiedAt }),
+    ];
+    const relabelling = steps.reduce((s, e) => decide(s, typeof e === 'function' ? e(s) : e).state, started());
+    expect(relabelling).toMatchObject({ phase: 'creating_label', relabel: { revision: 2, stage: 'labelling' } });
+    const ended = decide(relabelling, { type: 'runEnded', outcome: 'cancelled_by_operator' });
+    expect(ended.commands).toEqual([]);
+    // The call the cancellation cancelled answers stopped: the relabel ends (its update's answer), nothing else.
+    const stopped = decide(ended.state, { type: 'labelCallStopped', revision: 2 });
+    expect(stopped.commands).toEqual([{ type: 'relabelEnded', made: false }]);
+    expect(stopped.state).toMatchObject({ phase: 'completed', outcome: 'cancelled_by_operator', relabel: null, told: ended.state.told });
+    // A label it bought all the same is left to void, never followed nor told.
+    const bought = decide(ended.state, { type: 'labelCreated', revision: 2, labelId: 'L2' });
+    expect(bought.commands).toEqual([{ type: 'relabelEnded', made: false }]);
+    expect(bought.state).toMatchObject({ phase: 'completed', labelId: 'L1', labelsToVoid: ['L2'], told: ended.state.told });
+  });
+
   it('changes nothing once the machine ended the shipment itself', () => {
     const cancelled = decide(decide(started(), { type: 'labelRejected', revision: 1, correctable: true, kind: 'courier_error' }).state, {
       type: 'operatorCancelled',

@@ -28,6 +28,7 @@ export function labelCreated<R>(step: Step<R>, e: Ev<R, 'labelCreated'>): void {
   labelMade(s);
   // A change that came while the call was out is judged as after the label.
   const shop = s.shop;
+  if (shop) delete shop.taken;
   if (shop && shop.pending.length > 0) {
     const kinds = shop.pending;
     const request = shop.request;

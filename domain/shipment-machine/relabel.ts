@@ -100,6 +100,11 @@ export function relabelMade<R>(step: Step<R>, labelId: string): void {
   const { s } = step;
   const relabel = s.relabel!;
   const shop = s.shop!;
+  // The run ended meanwhile (a Temporal cancellation): nothing follows the label; it is left to void.
+  if (s.phase === 'completed') {
+    s.labelsToVoid.push(labelId);
+    return endedWithRun(step, false);
+  }
   const back = relabelLabelBack({
     status: shop.facts.status,
     offerUnchanged: shop.offerSeq === relabel.offerSeq,
@@ -127,10 +132,13 @@ export function relabelMade<R>(step: Step<R>, labelId: string): void {
   step.out.push({ type: 'readOrder', labelId });
 }
 
-/** The relabel's call ended without a label (refused, or stopped by the merchant's cancel). */
+/** The relabel's call ended without a label (refused, or stopped by the merchant's cancel or the run's end). */
 export function relabelCallEnded<R>(step: Step<R>, kind: string): void {
   const cancelled = step.s.relabel!.stopped && isWithdrawn(step.s.shop!.facts.status);
-  notMade(step, cancelled ? 'cancelled_in_shop' : kind);
+  const error = cancelled ? 'cancelled_in_shop' : kind;
+  if (step.s.phase !== 'completed') return notMade(step, error);
+  step.s.lastError = error;
+  endedWithRun(step, false);
 }
 
 /** The new label's order was read: tracking moves to it. */
@@ -139,12 +147,25 @@ export function relabelOrderRead<R>(step: Step<R>, ok: boolean, trackingNumber?:
   const relabel = s.relabel!;
   if (!ok) s.lastError = 'order_not_read';
   if (trackingNumber != null) s.tracking.trackingNumber = trackingNumber;
+  // The run ended meanwhile: the label stays the shipment's, tracking does not move to it and the shop hears nothing.
+  if (s.phase === 'completed') return endedWithRun(step, true);
   if (s.watching !== null) step.out.push({ type: 'unwatchTracking', labelId: s.watching });
   s.watching = null;
   s.relabel = null;
   trackingBegins(step, relabel.labelId!, relabel.replaces);
   step.out.push({ type: 'relabelEnded', made: true });
   afterRelabel(step);
+}
+
+/**
+ * The relabel's answer came after its run ended (a Temporal cancellation, `runEnded`): the
+ * relabel ends (its update gets its answer), and nothing else is decided: the shipment stays
+ * ended, joins no tracking, tells the shop nothing, and what tracking held back is dropped.
+ */
+function endedWithRun<R>(step: Step<R>, made: boolean): void {
+  step.s.relabel = null;
+  step.s.deferred = { news: [], deadline: null, lost: false };
+  step.out.push({ type: 'relabelEnded', made });
 }
 
 /** No new label tracked: the old one still is (the revision is used up either way). */

@@ -7,7 +7,7 @@
 import { canonicalPlatformOrderId } from '../platform-order-id';
 import { differences, isWithdrawn, readBefore, type ShopChangeKind, type ShopOrderSeen, type ShopOrderStatus } from '../shop-order';
 import type { ShipmentEvent } from './events';
-import { CANCELLED_MARKS, type Attention } from './state';
+import { CANCELLED_MARKS, type Attention, type ChangeTaken } from './state';
 import { settleBeforeLabel, type Step } from './step';
 import { markAttention } from './transitions';
 
@@ -78,6 +78,7 @@ function beforeLabel<R>(step: Step<R>, e: ShopChanged<R>, kinds: ShopChangeKind[
     { facts: e.facts, kinds, mapped: e.labelRequest !== undefined, problems: e.problems === true },
   );
   shop.holdMayBeOurs = taken.holdMayBeOurs;
+  shop.taken = taken;
   if (taken.ignored) return;
   if (taken.request === 'take') {
     shop.request = e.labelRequest!;
@@ -108,7 +109,7 @@ export function changeBeforeLabel(
     mapped: boolean;
     problems: boolean;
   },
-): { holdMayBeOurs: boolean; ignored: boolean; request: 'take' | 'does_not_map' | null } {
+): ChangeTaken {
   const { facts, kinds } = change;
   const holdMayBeOurs = facts.status === 'on_hold' && shipment.connector === 'woocommerce' && shipment.phase === 'awaiting_correction';
   const edited = kinds.includes('address') || kinds.includes('lines');

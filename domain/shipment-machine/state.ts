@@ -46,6 +46,18 @@ export interface ShopOrderKnown<R> {
   /** A parcel of a split order whose lines all left its location (the last reading to ship said so). */
   linesLeft?: boolean;
   heldSince: boolean;
+  /** Before the label: how the last change was taken (the workflow words its record from it); none once the label is made. */
+  taken?: ChangeTaken;
+}
+
+/** How a change before the label is taken (shop.ts, `changeBeforeLabel`). */
+export interface ChangeTaken {
+  /** WooCommerce's `on-hold` read while a rejected label awaits correction is most likely our own write. */
+  holdMayBeOurs: boolean;
+  /** It holds nothing: such an `on-hold`, with no address or lines change. */
+  ignored: boolean;
+  /** The changed order becomes the next request (`take`), or waits for an operator (`does_not_map`). */
+  request: 'take' | 'does_not_map' | null;
 }
 
 /** An operator's relabel from the shop's offer, while its label is made and its order read. */

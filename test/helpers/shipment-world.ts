@@ -31,6 +31,7 @@ export const ACTIONS = [
   'deadline',
   'repeat',
   'lostWorker',
+  'runEnded',
 ] as const;
 export type ActionKind = (typeof ACTIONS)[number];
 export interface Choice {
@@ -52,6 +53,20 @@ const REPEATABLE: ReadonlyArray<ShipmentEvent<Req>['type']> = [
   'attentionResolved',
   'redeliverRequested',
 ];
+
+/** The updates (messages with a validator) and the machine's words for each once the shipment ended. */
+export const ENDED_REFUSALS: Partial<Record<ShipmentEvent<Req>['type'], (outcome: string | null) => string>> = {
+  shopChanged: () => 'the shipment has ended',
+  resubmitted: () => 'cannot resubmit: the shipment is completed, not awaiting corrected label data',
+  relabelRequested: (outcome) => `the shipment has ended (${outcome})`,
+  attentionResolved: () => 'nothing to resolve: the shipment has ended',
+};
+
+/**
+ * What a run a Temporal cancellation ended may still be told to do: an operator's redeliver (of
+ * the events told before), and the end of a relabel that was in flight (its update's answer).
+ */
+const AFTER_THE_END: ReadonlyArray<ShipmentCommand<Req>['type']> = ['redeliver', 'relabelEnded'];
 
 export class InvariantBroken extends Error {
   constructor(
@@ -103,6 +118,17 @@ export class World {
   private changedDuringRelabel = false;
   /** A person resolved the mark of the merchant's last address or lines change after the label. */
   private changeResolved = false;
+  /**
+   * A Temporal cancellation ended the run (`runEnded`): what the machine had decided by then. The
+   * run still takes messages while it hands the shop its last events; its calls out and timers
+   * were cancelled with it.
+   */
+  private ended: { outcome: string | null; told: number } | null = null;
+
+  /** A Temporal cancellation ended the run (the machine had not). */
+  get endedByRun(): boolean {
+    return this.ended !== null;
+  }
 
   constructor(
     private readonly machine: ShipmentMachine<Req>,
@@ -113,10 +139,17 @@ export class World {
   }
 
   play(choice: Choice): void {
-    if (this.s.phase === 'completed') return;
+    if (this.s.phase === 'completed' && this.ended === null) return;
     const event = this.eventFor(choice);
     if (choice.kind === 'lostWorker') return;
     if (event) this.offered?.(this.s, event);
+    const words = event && this.ended ? ENDED_REFUSALS[event.type] : undefined;
+    if (event && words) {
+      // A run a Temporal cancellation ended takes no update: each is refused as by an ended shipment.
+      const why = this.machine.refusal(this.s, event);
+      if (why !== words(this.ended!.outcome))
+        throw new InvariantBroken('a run that ended refuses every update', `${event.type}: ${why ?? 'taken'}`);
+    }
     // Nothing to do, or refused: time passes, and what the shipment waits for answers.
     const next = event && this.machine.refusal(this.s, event) === null ? event : this.progress();
     if (next) this.deliver(next);
@@ -175,11 +208,15 @@ export class World {
         const call = this.calls[a % Math.max(1, this.calls.length)];
         if (!call) return this.progress();
         this.calls = this.calls.filter((c) => c !== call);
+        // The run's cancellation cancelled the call: its scope says stopped, whatever the API did.
+        if (this.ended) return { type: 'labelCallStopped', revision: call.revision };
         if (call.stop && b % 2 === 0) return { type: 'labelCallStopped', revision: call.revision };
         return this.answer(call.revision, b % 8 === 1);
       }
       case 'orderAnswer': {
         const read = this.reads.shift();
+        // A read the run's cancellation cancelled fails.
+        if (read && this.ended) return { type: 'orderRead', labelId: read, ok: false };
         // The order often brings the label's tracking number: the courier's news repeats it.
         return read
           ? { type: 'orderRead', labelId: read, ok: b % 4 !== 0, ...(b % 3 === 0 ? { trackingNumber: `T${read}` } : {}) }
@@ -230,15 +267,18 @@ export class World {
       case 'lostWorker':
         this.replay();
         return null;
+      case 'runEnded':
+        // A Temporal cancellation request (the Web UI): the workflow ends the run with an operator's stop.
+        return { type: 'runEnded', outcome: 'cancelled_by_operator' };
     }
   }
 
   /** The next thing the shipment waits for. */
   private progress(): ShipmentEvent<Req> | null {
     const call = this.calls.shift();
-    if (call) return call.stop ? { type: 'labelCallStopped', revision: call.revision } : this.answer(call.revision);
+    if (call) return call.stop || this.ended ? { type: 'labelCallStopped', revision: call.revision } : this.answer(call.revision);
     const read = this.reads.shift();
-    if (read) return { type: 'orderRead', labelId: read, ok: true };
+    if (read) return { type: 'orderRead', labelId: read, ok: this.ended === null };
     return null;
   }
 
@@ -284,6 +324,11 @@ export class World {
     )
       this.changedDuringRelabel = true;
     for (const command of commands) this.carryOut(command);
+    if (event.type === 'runEnded' && this.ended === null && before.phase !== 'completed') {
+      // Its timers were cancelled with the run: no deadline passes any more.
+      this.deadlines = [];
+      this.ended = { outcome: this.s.outcome, told: this.s.told };
+    }
     if (event.type === 'shopChanged' && event.readAt !== undefined) {
       // A reading taken earlier is never applied after one taken later (same second or not).
       if (this.takenReadAt !== null && event.readAt < this.takenReadAt)
@@ -326,6 +371,22 @@ export class World {
     const fail = (invariant: string, detail: string) => {
       throw new InvariantBroken(invariant, `${detail} (after ${event.type})`);
     };
+    if (event.type === 'runEnded') {
+      // The run's end decides nothing: no command; a shipment the machine ended already stays as it was.
+      if (commands.length > 0) fail('a run that ended decides nothing more', `runEnded gave ${commands.map((c) => c.type).join(', ')}`);
+      if (before.phase === 'completed' && JSON.stringify(before) !== JSON.stringify(s))
+        fail('a run that ended decides nothing more', 'runEnded changed a shipment the machine had ended');
+      if (before.phase !== 'completed' && (s.phase !== 'completed' || s.outcome !== event.outcome))
+        fail('a run that ended decides nothing more', `runEnded left it ${s.phase} (${s.outcome})`);
+    } else if (this.ended) {
+      // After it: no label asked, nothing more told to the shop (what the machine told before is
+      // all the shell hands over), no tracking joined, no wait begun; the shipment stays ended.
+      const asked = commands.filter((c) => !AFTER_THE_END.includes(c.type));
+      if (asked.length > 0) fail('a run that ended decides nothing more', `${asked.map((c) => c.type).join(', ')} after the run ended`);
+      if (s.told !== this.ended.told) fail('a run that ended decides nothing more', `told ${s.told} events, ${this.ended.told} at the end`);
+      if (s.phase !== 'completed' || s.outcome !== this.ended.outcome)
+        fail('a run that ended decides nothing more', `${s.phase} (${s.outcome}) after the run ended ${this.ended.outcome}`);
+    }
     const withdrawn = s.shop !== null && isWithdrawn(s.shop.facts.status);
     for (const c of commands) {
       if (c.type === 'createLabel') {

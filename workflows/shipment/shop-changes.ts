@@ -36,7 +36,6 @@ import {
   type ShopOrderSeen,
   type ShopOrderStatus,
 } from '../../domain/shop-order';
-import { changeBeforeLabel } from '../../domain/shipment-machine/shop';
 import { markAttention } from '../../domain/shipment-machine/transitions';
 import type { MachineEvent, ShipmentShell, ShopShell } from './shell';
 
@@ -132,14 +131,10 @@ export class ShopChanges implements ShopShell {
 
   /** Before the label: the machine decides (it stops the call in flight, or settles it now); this says what it did. */
   private beforeLabel(change: ShopOrderChange, kinds: ShopChangeKind[]): string {
-    const m = this.run.machine;
     const status = change.facts.status;
-    // The machine's own reading of it (domain/shipment-machine/shop.ts), for the record's words.
-    const taken = changeBeforeLabel(
-      { connector: m.config.connector, phase: m.phase, madeFrom: m.shop!.requestFacts },
-      { facts: change.facts, kinds, mapped: change.labelRequest != null, problems: change.problems != null },
-    );
     this.decide(change);
+    // How the machine took it (domain/shipment-machine/shop.ts, `changeBeforeLabel`), for the record's words.
+    const taken = this.run.machine.shop!.taken!;
     if (taken.ignored) return 'on hold while the rejected label awaits correction (the connector sets it too): nothing to do';
     let action: string;
     if (isWithdrawn(status)) action = `${status} in the shop: stops without a label`;

@@ -6,6 +6,7 @@
 import type { ShipmentOutcome } from '../../workflow-definitions/shipment';
 import type { ShipmentInput } from '../../domain/shipment';
 import { registerHandlers } from './handlers';
+import { consultShieldingFlag } from './sdk-flags';
 import { ShipmentRun } from './run';
 import type { CarriedState, ShipmentWorkflowFn } from './shell';
 import { shipSplitOrder } from './split-order';
@@ -13,6 +14,8 @@ import { shipSplitOrder } from './split-order';
 export async function shipmentWorkflow(input: ShipmentInput, carried?: CarriedState): Promise<ShipmentOutcome> {
   // An order shipping from several locations: one parcel workflow each (a pull sets `parcels`).
   if (input.parcels) return await shipSplitOrder({ ...input, parcels: input.parcels });
+  // Before anything a query could interleave with: a cancellation's hand-over replays as it ran (sdk-flags.ts).
+  consultShieldingFlag();
   const run = new ShipmentRun(input, carried);
   registerHandlers(run);
   try {
