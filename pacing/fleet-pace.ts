@@ -30,7 +30,7 @@
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
 import type { PaceGrant, PaceReport } from '../workflow-definitions/account';
-import { beyondFloor, floorOf, onlyStrays, type Answers } from './noise-floor';
+import { floorOf, onlyStrays, type Answers } from './noise-floor';
 
 export type { PaceGrant, PaceReport };
 
@@ -68,14 +68,6 @@ const NOISE_POOL_ANSWERS = 300;
 /** A floor rests on at least this many pooled answers and 429s among them. */
 const MIN_NOISE_ANSWERS = 20;
 const MIN_NOISE_LIMITED = 3;
-/** Over a known floor, the fleet's answers of this long tell an overshoot. */
-const RECENT_MS = 5000;
-/**
- * The fleet's grid of slots runs this much over the rate (so the shares' spans fit in it), and
- * moves only when the rate leaves [grid ÷ GRID_ROOM², grid]: a grid that moved at every grant,
- * under the workers' schedules, let one worker's calls out faster than its share.
- */
-const GRID_ROOM = 1.02;
 
 /** What is carried over a continue-as-new. */
 export interface FleetPaceState {
@@ -107,10 +99,6 @@ export class FleetPace {
    * by SETTLE_GROWTH a second until the next overshoot, then probes gently.
    */
   private settling: boolean;
-  /** The reports' answers of the last RECENT_MS (a second's worth each). */
-  private recent: Array<Answers & { at: number }> = [];
-  /** Overshoots met in this slow start. */
-  private slowStartCuts = 0;
   private lastIncreaseAt = 0;
   private lastCutAt: number;
   /** The end of the hold of the overshoot last cut for. */
@@ -122,8 +110,6 @@ export class FleetPace {
   private all: Answers;
   /** The most the fleet's reports showed the API accepting lately (calls a second), and when. */
   private good = { rate: 0, at: 0 };
-  /** The fleet's slots (PaceGrant.grid); not carried over a continue-as-new (the next run's first report sets it). */
-  private grid = { rate: 0, origin: 0 };
 
   constructor(state?: Partial<FleetPaceState>) {
     this.noise = answersOf(state?.noise);
@@ -165,20 +151,14 @@ export class FleetPace {
     lease.until = now + LEASE_MS;
     this.leases.set(report.worker, lease);
     this.learnNoise(lease, now);
-    this.overFloor(now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.ceiling());
     const others = [...this.leases].filter(([id]) => id !== report.worker).reduce((n, [, l]) => n + l.rate, 0);
     lease.rate = Math.max(0, Math.min(this.fairShare(report.worker), this.rate - others));
-    if (this.rate > this.grid.rate || this.rate * GRID_ROOM * GRID_ROOM < this.grid.rate)
-      this.grid = { rate: this.rate * GRID_ROOM, origin: now };
-    // This worker's span of the grid's slots starts where the shares of the workers before it end:
-    // the spans add up to the rate, under the grid's, so no slot is two workers'.
-    const before = [...this.leases].filter(([id]) => id < report.worker).reduce((n, [, l]) => n + l.rate, 0);
+    const ids = [...this.leases.keys()].sort();
     return {
       rate: lease.rate,
-      phase: (before / this.grid.rate) % 1,
-      grid: { ...this.grid },
+      phase: ids.indexOf(report.worker) / ids.length,
       accountRate: this.rate,
       slowStart: this.slowStart,
       noise: this.noiseFloor(),
@@ -190,7 +170,6 @@ export class FleetPace {
     // A report's counts are a second's worth of its period's rates.
     const sample = { answers: ((lease.accepted + lease.limited) * REPORT_MS) / 1000, limited: (lease.limited * REPORT_MS) / 1000 };
     if (sample.answers <= 0) return;
-    this.recent.push({ ...sample, at: now });
     const knownBefore = this.noiseFloor().share > 0;
     this.all = pool(this.all, sample);
     // What the API accepted of the whole fleet: the limit allowed at least that (give or take its burst).
@@ -203,28 +182,7 @@ export class FleetPace {
     if (!knownBefore && this.noiseFloor().share > 0) {
       // The noise made cuts no limit asked for: search for the limit again from here.
       this.slowStart = true;
-      this.slowStartCuts = 0;
       this.settling = false;
-    }
-  }
-
-  /**
-   * Over a known floor a worker takes a 429 within it as noise, and a floor resting on few answers
-   * leaves a wide margin, in which a limit's own 429s hid (a floor of 0.18 beside a limit of 40:
-   * 40 % of the answers 429, the rate growing on). The fleet's answers of the last RECENT_MS,
-   * every worker's, clearly over the floor are an overshoot: the rate is cut.
-   */
-  private overFloor(now: number): void {
-    this.recent = this.recent.filter((r) => r.at > now - RECENT_MS);
-    const floor = this.noiseFloor().share;
-    if (floor <= 0) return;
-    const recent = this.recent.reduce((n, r) => ({ answers: n.answers + r.answers, limited: n.limited + r.limited }), {
-      answers: 0,
-      limited: 0,
-    });
-    if (beyondFloor(recent, floor)) {
-      this.recent = [];
-      this.overshoot(now + 1000, now);
     }
   }
 
@@ -241,20 +199,10 @@ export class FleetPace {
     this.expire(now);
     // Calls refused as noise did not use the limit.
     const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0) / (1 - this.noiseFloor().share);
-    // Too few calls accepted to tell (a 429 on the first calls) halves and searches on; but at
-    // the third overshoot of a slow start, a call a second accepted is a limit found: an account
-    // of 2 a second accepts under 2 a second, and halved at each overshoot its rate never left
-    // slow start (two workers on one grid of slots: 0.63 of the limit, 37 % 429s). (Ending it at
-    // the second overshoot whatever was accepted pinned a rate that noise cut at its first calls
-    // near 1 a second, too low for the noise ever to be learned.)
-    const limited = [...this.leases.values()].reduce((n, l) => n + l.limited, 0);
-    const found = accepted >= 2 || (this.slowStartCuts >= 2 && accepted >= 1 && limited >= (accepted + limited) / 3);
-    if (this.slowStart) this.slowStartCuts++;
-    if (this.slowStart && found) {
+    if (this.slowStart && accepted >= 2) {
       this.slowStart = false;
       this.settling = true;
-      // No lower than halving would have set it.
-      this.rate = Math.max(MIN_RATE, 0.9 * Math.min(this.rate, Math.max(accepted, accepted >= 2 ? 0 : this.rate / 2)));
+      this.rate = Math.max(MIN_RATE, Math.min(this.rate, accepted) * 0.9);
     } else if (this.slowStart) {
       this.rate = Math.max(MIN_RATE, this.rate * 0.5);
     } else {

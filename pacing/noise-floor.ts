@@ -148,11 +148,6 @@ export function floorOf(pool: Answers, minAnswers: number, minLimited: number): 
   return share < NOISE_CAP ? share : 0;
 }
 
-/** Whether these answers hold clearly more 429s than a share p of noise explains (3 standard deviations). */
-export function beyondFloor(a: Answers, p: number): boolean {
-  return a.answers >= MIN_RECENT_ANSWERS && above(a, p);
-}
-
 /** Whether these answers hold no more 429s than a limit's strays. */
 export function onlyStrays(pool: Answers): boolean {
   return !above(pool, STRAY);
