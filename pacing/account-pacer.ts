@@ -138,6 +138,8 @@ export interface AccountPacerOptions {
 export interface FleetShare {
   rate: number;
   phase: number;
+  /** The fleet's rate is still searching for the limit (slow start): it may be far over it, so no call is fresh. */
+  slowStart?: boolean;
   noise?: { share: number; answers: number };
 }
 
@@ -231,6 +233,7 @@ export class AccountPacer {
   private askedFirstAt = 0;
   /** The fleet's phase for this worker's calls (fleet-pace.ts, PaceGrant). */
   private phase = 0;
+  private fleetSlowStart = false;
 
   constructor(options: AccountPacerOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -281,6 +284,7 @@ export class AccountPacer {
           this.floor.setFleetFloor(grant.noise);
           this.noiseKnownOrNot();
         }
+        this.fleetSlowStart = grant.slowStart === true;
         this.setShare(grant.rate, grant.phase);
       });
     this.reportLater();
@@ -641,6 +645,7 @@ export class AccountPacer {
       const since = t - this.notBefore;
       const fresh =
         (this.holdRelayed || !this.fleetRelays) &&
+        !(this.shared(t) && this.fleetSlowStart) &&
         this.notBefore - this.heldSince >= FRESH_HOLD_MS &&
         since < FRESH_MS &&
         this.sentSinceHold <= this.freshRate * (1 + (since - this.relayLag) / 1000);

@@ -281,6 +281,25 @@ describe('AccountPacer', () => {
       return pacer;
     }
 
+    it("sharing the fleet's rate, marks no call fresh while the fleet's rate is in slow start: it may be far over the limit", async () => {
+      // An account of 2 a second on one worker: slow start overshot to 3.75 a second, and the
+      // calls after a hold, within what the API accepted of it, met a limit that had not refilled;
+      // two such 429s taught it a floor of 0.13, and a third of its calls 429 (bench pacing).
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+      try {
+        for (const slowStart of [true, false]) {
+          const pacer = new AccountPacer({ share: async () => ({ rate: 5, phase: 0, slowStart }) });
+          for (let i = 0; i < 25; i++) pacer.recordAccepted(await granted(pacer.acquire('tracking')));
+          pacer.recordRateLimited(1000);
+          const after = await turns(pacer, 5);
+          expect(after.some((c) => c.fresh)).toBe(!slowStart);
+          pacer.close();
+        }
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
     it('marks the calls of the 3 s after a hold of a second fresh, while they stay within what the API accepted before', async () => {
       try {
         const pacer = await busyPacer();

@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWorkflowId, fleetRateLimits } from '../pacing/fleet-rate-limit';
-import { REPORT_MS } from '../pacing/fleet-pace';
+import { FleetPace, REPORT_MS } from '../pacing/fleet-pace';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
 
@@ -101,4 +101,29 @@ it("maxRequestsPerSecond is the account's: two workers reporting a ceiling of 8 
   } finally {
     await fleet.stop();
   }
+});
+
+describe('FleetPace on its own (pure)', () => {
+  /** One worker reporting `accepted` and `limited` calls a second with plenty waiting, once a second from `at`, for `seconds`. */
+  function reports(pace: FleetPace, at: number, seconds: number, accepted: number, limited: number): number {
+    for (let s = 0; s < seconds; s++) pace.report({ worker: 'a', want: 100, accepted, limited }, at + s * 1000);
+    return at + seconds * 1000;
+  }
+
+  it("slow start ends at an account of 2 a second, whose overshoots' answers are a third 429s or more, and not under 10 % noise", () => {
+    // Calls evenly spaced never show 2 accepted a second at such an account: halved at every
+    // overshoot, the rate searched for good (two workers: 0.63 of the limit, 37 % 429s).
+    for (const [limited, ends] of [
+      [1, true],
+      [0.15, false],
+    ] as const) {
+      const pace = new FleetPace();
+      let t = 1_000_000;
+      for (let cut = 0; cut < 3; cut++) {
+        t = reports(pace, t, 3, 1.5, limited);
+        pace.overshoot(t + 1000, t);
+      }
+      expect(pace.state().slowStart).toBe(!ends);
+    }
+  });
 });
