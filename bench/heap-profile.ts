@@ -50,14 +50,32 @@ export function heapProfileNodeOptions(dir: string): string {
     .trim();
 }
 
-/** The sticky cache's size as the SDK's Prometheus endpoint reports it (NaN when it does not). */
-export async function cachedWorkflows(metricsAddress: string): Promise<number> {
+/** The SDK's workflow cache in a worker's metrics, summed over its task queues and workflow types. */
+export interface WorkflowCacheStats {
+  /** Workflows cached now. */
+  size: number;
+  /** Tasks of a workflow not in the cache: each replays its history. */
+  misses: number;
+  /** Workflows evicted to make room. */
+  forcedEvictions: number;
+}
+
+/** The workflow cache's figures from the SDK's Prometheus metrics at `metricsAddress` (NaN when it does not answer). */
+export async function workflowCache(metricsAddress: string): Promise<WorkflowCacheStats> {
   try {
     const text = await (await fetch(`http://${metricsAddress}/metrics`)).text();
-    const line = text.split('\n').find((l) => /^temporal_sticky_cache_size(\{|\s)/.test(l));
-    return line ? Number(line.trim().split(/\s+/).at(-1)) : NaN;
+    const sum = (name: string) =>
+      text
+        .split('\n')
+        .filter((l) => new RegExp(`^${name}(\\{|\\s)`).test(l))
+        .reduce((total, l) => total + Number(l.trim().split(/\s+/).at(-1)), 0);
+    return {
+      size: sum('temporal_sticky_cache_size'),
+      misses: sum('temporal_sticky_cache_miss'),
+      forcedEvictions: sum('temporal_sticky_cache_total_forced_eviction'),
+    };
   } catch {
-    return NaN;
+    return { size: NaN, misses: NaN, forcedEvictions: NaN };
   }
 }
 

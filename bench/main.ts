@@ -741,6 +741,8 @@ function printScaleTables(rows: ScaleRow[]): void {
       'of the RSS, file-backed MB',
       'cached workflows',
       'KB per cached workflow',
+      'cache misses (replays)',
+      'forced evictions',
       'restarted worker RSS MB (cache empty)',
     ],
     profiled.map((s) => {
@@ -756,6 +758,8 @@ function printScaleTables(rows: ScaleRow[]): void {
         h.fileBackedMb,
         h.cachedWorkflows,
         h.kbPerCachedWorkflow,
+        s.cacheMisses,
+        s.forcedEvictions,
         s.restartedWorkerRssMb,
       ];
     }),

@@ -18,7 +18,7 @@ import { parseDuration } from '../config/settings';
 import { cachedDist } from '../test/helpers/compiled';
 import { allocatorInMaps, jemallocPreload, type Allocator } from '../worker/allocator';
 import { baselineDir, PER_SHIPMENT_TRACKING_COMMIT } from './baseline';
-import { cachedWorkflows, heapProfileNodeOptions, profileHeap, type HeapProfile } from './heap-profile';
+import { heapProfileNodeOptions, profileHeap, workflowCache, type HeapProfile } from './heap-profile';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, benchProcessEnv, cpuMs, ROOT, rssMb, runImport, sleep, startDevServer, startWorkerProcess } from './stack';
 
@@ -58,6 +58,9 @@ export interface ScaleRow {
   allocator: Allocator;
   /** How the measured worker started: as \`npm start\` runs it, as \`npm run worker\` does, or the baseline's tree through tsx. */
   started: 'npm start' | 'npm run worker' | 'baseline';
+  /** The first worker's workflow cache over the import and the window: tasks that replayed (not cached), evictions to make room. */
+  cacheMisses: number;
+  forcedEvictions: number;
   /** What holds the worker's memory at the end of the window (before the SIGKILL). */
   heap?: HeapProfile;
 }
@@ -181,7 +184,8 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
     // The kernel's high-water mark, before the heap profile (a snapshot takes memory of its own).
     const peak = Math.max(workerPeak, w.rss, w.peak);
     clearInterval(sampler);
-    const heap = await profileHeap(worker.pid, diagnostics, await cachedWorkflows(metricsAddress)).catch((err: unknown) => {
+    const cache = await workflowCache(metricsAddress);
+    const heap = await profileHeap(worker.pid, diagnostics, cache.size).catch((err: unknown) => {
       o.log(`scale: ${o.path}: no heap profile: ${String(err)}`);
       return undefined;
     });
@@ -219,6 +223,8 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
       serverCpuMsPerShipment: round(importCpu.server / Math.max(1, tracked.size)),
       allocator,
       started: !defaults ? 'baseline' : compiled ? 'npm start' : 'npm run worker',
+      cacheMisses: cache.misses,
+      forcedEvictions: cache.forcedEvictions,
       ...(heap ? { heap } : {}),
     };
     o.log(`scale: ${o.path}: ${JSON.stringify(row)}`);
