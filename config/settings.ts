@@ -109,23 +109,27 @@ const stageIntervals = (fallback: Record<string, number>) =>
       return out;
     });
 
-/** Sized for a 2 GB worker: see docs/configuration.md, "Worker memory and concurrency". */
 /**
  * What one cached shipment holds in the workflow thread's heap, measured (`npm run bench --
- * --scenario scale`: 88 MB used with 500 cached, 29 MB with none): docs/configuration.md, "Worker
- * memory and concurrency".
+ * --scenario scale`: 88 MB used with 500 cached, 29 MB with none): bounds what may be set
+ * (`maxCachedWorkflowsForHeap`). docs/configuration.md, "Worker memory and concurrency".
  */
 export const CACHED_WORKFLOW_BYTES = 120 * 1024;
 /**
- * The workflow cache's share of a default worker's memory goal (500 MB settled, 700 MB at the
- * peak of an import, with 10,000 shipments in tracking): enough for the shipments an import keeps
- * in flight (its gate holds 200 waiting tasks, a few hundred between label and shard). A smaller
- * cache made no smaller worker: at 204 places 3,383 forced evictions (each a replay later) in the
- * first 3,000 shipments, and the same 814 MB peak as at 512 (docs/configuration.md).
+ * What one cache place costs the worker's RSS in all: the workflow thread's heap, the SDK core's
+ * state for the run, and what the allocator keeps for them. Measured with jemalloc, as `npm
+ * start` runs: 3,000 brought to tracking, back to back on a quiet machine, 369 MB settled with 512
+ * places and 246 MB with 256, about 480 KB a place (docs/benchmarks.md).
  */
-export const WORKFLOW_CACHE_BUDGET_BYTES = 60 * 2 ** 20;
+export const CACHED_WORKFLOW_RSS_BYTES = 480 * 1024;
+/**
+ * The workflow cache's share of a default worker's memory goal (500 MB settled, 700 MB at the
+ * peak of an import, with 10,000 shipments in tracking). 256 places hold what an import keeps in
+ * flight: 10,000 imported at 14 a second made no cache miss (no replay) with 256.
+ */
+export const WORKFLOW_CACHE_BUDGET_BYTES = 120 * 2 ** 20;
 /** The default cache: as many places as the budget holds at the measured cost of one. */
-export function defaultMaxCachedWorkflows(budgetBytes = WORKFLOW_CACHE_BUDGET_BYTES, bytesPerWorkflow = CACHED_WORKFLOW_BYTES): number {
+export function defaultMaxCachedWorkflows(budgetBytes = WORKFLOW_CACHE_BUDGET_BYTES, bytesPerWorkflow = CACHED_WORKFLOW_RSS_BYTES): number {
   return Math.floor(budgetBytes / bytesPerWorkflow);
 }
 export const WORKER_DEFAULTS = {
@@ -149,7 +153,7 @@ export const TRACKING_POLLER_SPAN_BOUNDS: DurationBounds = { minMs: 1000, maxMs:
 /**
  * The live shipments' worker (worker/create-worker.ts `createShipmentWorkers`): the configured
  * slots, its own cache. A live shipment is cached while its label is made; waiting for tracking
- * it needs no place, so 100 keeps a burst's labels cached at a fifth of the shipments' cache.
+ * it needs no place, so 100 keeps a burst's labels cached at two fifths of the shipments' cache.
  */
 export const LIVE_WORKER_DEFAULTS = { maxCachedWorkflows: 100 } as const;
 /**
@@ -315,7 +319,7 @@ const WorkerEnv = ShippingEnv.extend({
         });
       }
     })
-    .describe(`Workflows kept in memory between their tasks (about ${CACHED_WORKFLOW_BYTES / 1024} KB each)`),
+    .describe(`Workflows kept in memory between their tasks (about ${CACHED_WORKFLOW_RSS_BYTES / 1024} KB of the worker's memory each)`),
   // Each task replays a workflow at once: beyond a few hundred they only compete for the CPU.
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: positiveInt(
     WORKER_DEFAULTS.maxConcurrentWorkflowTaskExecutions,
