@@ -56,7 +56,7 @@ export interface ScaleRow {
   serverCpuMsPerShipment: number;
   /** The C allocator the measured worker ran on (its memory map). */
   allocator: Allocator;
-  /** How the measured worker started: as \`npm start\` runs it, as \`npm run worker\` does, or the baseline's tree through tsx. */
+  /** How the measured worker started: as `npm start` runs it, as `npm run worker` does, or the baseline's tree through tsx. */
   started: 'npm start' | 'npm run worker' | 'baseline';
   /** The first worker's workflow cache over the import and the window: tasks that replayed (not cached), evictions to make room. */
   cacheMisses: number;
@@ -89,9 +89,6 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
     requestLogSize: 4 * o.shipments + 200_000,
   });
   const sourceDir = SOURCE[o.path]();
-  const bundlePath = path.join(tmp, 'workflow-bundle.js');
-  const bundle = await bundleWorkflowCode({ workflowsPath: path.join(sourceDir, 'workflows'), logger: new DefaultLogger('WARN') });
-  writeFileSync(bundlePath, bundle.code);
   const taskQueue = `bench-scale-${Date.now()}`;
   // This tree's worker with its defaults, as `npm start` runs it (compiled, its workflow bundle
   // built beforehand) or as `npm run worker` does (tsx, the bundle made at start); jemalloc
@@ -107,7 +104,7 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
         ...(compiled ? { WORKFLOW_BUNDLE_PATH: compiled.bundlePath } : {}),
         ...jemallocPreload(process.env),
       }
-    : { WORKFLOW_BUNDLE_PATH: bundlePath };
+    : { WORKFLOW_BUNDLE_PATH: await baselineBundle(sourceDir, tmp) };
   const env = { ...benchProcessEnv(server, taskQueue, fake.baseUrl), ...(defaults ? asDeployed : {}) };
   const workerEnv = { ...env, ...asDeployed, TRACKING_POLL_INTERVAL: o.pollInterval };
   // The first worker answers the heap profile's signals and serves the SDK's metrics (its cache size).
@@ -171,7 +168,13 @@ export async function scaleScenario(o: ScaleOptions): Promise<ScaleRow> {
     // The measurement window: every shipment is waiting, and second polls have begun (one poll
     // interval after the first shipment entered tracking), so both paths are measured polling.
     const secondPollsFrom = (firstTrackedAt ?? Date.now()) + (parseDuration(o.pollInterval) ?? 0);
-    if (secondPollsFrom > Date.now()) await sleep(secondPollsFrom - Date.now());
+    if (secondPollsFrom > Date.now()) {
+      // A small run reaches tracking long before its first shipments are polled again.
+      o.log(
+        `scale: ${o.path}: ${tracked.size}/${o.shipments} in tracking; waiting ${Math.round((secondPollsFrom - Date.now()) / 1000)} s for second polls (one --poll-interval)`,
+      );
+      await sleep(secondPollsFrom - Date.now());
+    }
     const before = { worker: cpuMs(worker.pid), server: cpuMs(server.pid), requests: fake.requestLog().length };
     await sleep(o.windowSeconds * 1000);
     const window = fake.requestLog().slice(before.requests);
@@ -254,4 +257,12 @@ async function compiledWorker(tmp: string): Promise<{ nodeArgs: string[]; bundle
   const bundlePath = path.join(tmp, 'tree-workflow-bundle.js');
   await promisify(execFile)(process.execPath, [path.join(dist, 'worker', 'build-bundle.js'), bundlePath], { cwd: ROOT });
   return { nodeArgs: [path.join(dist, 'worker', 'main.js')], bundlePath };
+}
+
+/** A baseline's older tree, bundled here: it predates a build script of its own. */
+async function baselineBundle(sourceDir: string, tmp: string): Promise<string> {
+  const bundlePath = path.join(tmp, 'workflow-bundle.js');
+  const bundle = await bundleWorkflowCode({ workflowsPath: path.join(sourceDir, 'workflows'), logger: new DefaultLogger('WARN') });
+  writeFileSync(bundlePath, bundle.code);
+  return bundlePath;
 }

@@ -18,6 +18,7 @@ export const TEST_DIST_ENV = 'TEST_DIST_DIR';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CACHE = path.join(ROOT, '.tools', 'cache', 'dist');
+const KEEP_OLDER_BUILDS = 4;
 
 /** The sources' hash, and what else shapes the output: the compiler's settings and package.json (read by the code). */
 function buildHash(): string {
@@ -43,9 +44,15 @@ export async function cachedDist(): Promise<string> {
   await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', partial], { cwd: ROOT });
   await rm(dir, { recursive: true, force: true });
   await rename(partial, dir);
-  // Older sources' builds are of no further use.
-  for (const old of await readdir(CACHE))
-    if (path.join(CACHE, old) !== dir && !old.endsWith('.partial')) await rm(path.join(CACHE, old), { recursive: true, force: true });
+  // Older sources' builds go, but for the newest few: a bench's worker (the scale bench runs one
+  // for 20 minutes) may still be starting from one while sources change (3.6 MB each).
+  const older = await Promise.all(
+    (await readdir(CACHE))
+      .filter((name) => path.join(CACHE, name) !== dir && !name.endsWith('.partial'))
+      .map(async (name) => ({ name, at: (await stat(path.join(CACHE, name))).mtimeMs })),
+  );
+  older.sort((a, b) => b.at - a.at);
+  for (const { name } of older.slice(KEEP_OLDER_BUILDS)) await rm(path.join(CACHE, name), { recursive: true, force: true });
   return dir;
 }
 
