@@ -1,10 +1,10 @@
 /**
  * The worker tells which C allocator serves it ("worker started": `allocator`), because most of a
- * busy worker's memory is outside the V8 heaps and jemalloc, which the Dockerfile and `npm start`
- * preload where it is installed, holds far less of it after an import's peak (docs/configuration.md).
+ * busy worker's memory is outside the V8 heaps and jemalloc, which the Dockerfile, `npm start` and
+ * `npm run worker` preload where it is installed, holds far less of it after an import's peak (docs/configuration.md).
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -48,6 +48,24 @@ it.runIf(jemalloc)(
     expect(await allocatorOfProcess({ LD_PRELOAD: jemalloc! })).toBe('jemalloc');
   },
   30_000,
+);
+
+// The README's `npm run worker` and production's `npm start` both: a worker started either way
+// must not hold the import's churn that glibc's allocator keeps.
+it.runIf(jemalloc).each(['start', 'worker'])(
+  'npm run %s preloads jemalloc where installed, and keeps a preload the environment names',
+  async (script) => {
+    const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const preload = /^(LD_PRELOAD=\$\{LD_PRELOAD-\$\([^)]*\)\}) /.exec(scripts[script]!)?.[1];
+    expect(preload, `package.json scripts.${script}: ${scripts[script]}`).toBeDefined();
+    const ld = async (env: Record<string, string>) =>
+      (
+        await promisify(execFile)('sh', ['-c', `${preload} sh -c 'echo "$LD_PRELOAD"'`], { env: { PATH: process.env.PATH, ...env } })
+      ).stdout.trim();
+    expect(await ld({})).toBe(jemalloc);
+    expect(await ld({ LD_PRELOAD: '/opt/other.so' })).toBe('/opt/other.so');
+    expect(await ld({ LD_PRELOAD: '' })).toBe('');
+  },
 );
 
 it('npm run dev and the bench preload jemalloc where installed, never over a preload the environment names', () => {
