@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { allocatorInMaps, JEMALLOC_PATHS, jemallocPreload } from '../worker/allocator';
+import { allocatorInMaps, allocatorWarning, JEMALLOC_PATHS, jemallocPreload } from '../worker/allocator';
 
 const ROOT = path.resolve(__dirname, '..');
 const jemalloc = JEMALLOC_PATHS.find((p) => existsSync(p));
@@ -72,4 +72,11 @@ it('npm run dev and the bench preload jemalloc where installed, never over a pre
   expect(jemallocPreload({ LD_PRELOAD: '/opt/other.so' })).toEqual({});
   expect(jemallocPreload({ LD_PRELOAD: '' })).toEqual({});
   expect(jemallocPreload({})).toEqual(jemalloc ? { LD_PRELOAD: jemalloc } : {});
+});
+
+it("a worker on glibc's allocator is told how to get jemalloc; on any other, or off Linux, nothing", () => {
+  expect(allocatorWarning('system', 'linux')).toMatch(/apt-get install libjemalloc2.*npm start and npm run worker preload it/);
+  expect(allocatorWarning('jemalloc', 'linux')).toBeUndefined();
+  expect(allocatorWarning('tcmalloc', 'linux')).toBeUndefined();
+  expect(allocatorWarning('system', 'darwin')).toBeUndefined();
 });

@@ -36,7 +36,7 @@ import { startHealthServer, WorkerReadiness, type HealthServer } from '../metric
 import { loadTracingSettings, startTracingFromEnv, TRACING_HELP } from '../config/tracing';
 import { deploymentSettingsHelp, loadDeploymentSettings } from '../config/deployment';
 import { becomeCurrent, workflowCodeAndVersion } from './deployment-version';
-import { currentAllocator } from './allocator';
+import { allocatorWarning, currentAllocator } from './allocator';
 
 /** The courier read for the metric label waits its turn under the account's pace, but not forever. */
 const COURIER_READ_TIMEOUT_MS = 30_000;
@@ -241,7 +241,7 @@ async function main(): Promise<number> {
       pacing: settings.pacing,
       shopsWithConnector: shopConnectors.shops,
       cache: settings.maxCachedWorkflows,
-      // jemalloc (the Dockerfile's and `npm start`'s when installed) holds far less after a peak.
+      // jemalloc (the Dockerfile's, `npm start`'s and `npm run worker`'s when installed) holds far less after a peak.
       allocator: currentAllocator(),
       prebuiltBundle: Boolean(settings.workflowBundlePath),
       deployment: version ?? 'unversioned',
@@ -252,6 +252,8 @@ async function main(): Promise<number> {
     },
     'worker started',
   );
+  const allocatorAdvice = allocatorWarning(currentAllocator(), process.platform);
+  if (allocatorAdvice) logger.warn({ allocator: 'system' }, allocatorAdvice);
   const stopping = new AbortController();
   try {
     // Both resolve after a graceful shutdown (the Runtime handles the signals for every worker).
