@@ -68,6 +68,12 @@ const NOISE_POOL_ANSWERS = 300;
 /** A floor rests on at least this many pooled answers and 429s among them. */
 const MIN_NOISE_ANSWERS = 20;
 const MIN_NOISE_LIMITED = 3;
+/**
+ * The fleet's grid of slots runs this much over the rate (so the shares' spans fit in it), and
+ * moves only when the rate leaves [grid ÷ GRID_ROOM², grid]: a grid that moved at every grant,
+ * under the workers' schedules, let one worker's calls out faster than its share.
+ */
+const GRID_ROOM = 1.02;
 
 /** A report's counts span LEASE_MS: its answers were all made at a rate set this long before (a report, its relay, a lease). */
 const SAMPLE_SETTLE_MS = LEASE_MS + REPORT_MS + 500;
@@ -130,6 +136,8 @@ export class FleetPace {
   private check: { rate: number; from: number; until: number } | null = null;
   private checkAt = 0;
   private checked: Answers = { answers: 0, limited: 0 };
+  /** The fleet's slots (PaceGrant.grid); not carried over a continue-as-new (the next run's first report sets it). */
+  private grid = { rate: 0, origin: 0 };
 
   constructor(state?: Partial<FleetPaceState>) {
     this.noise = answersOf(state?.noise);
@@ -176,10 +184,15 @@ export class FleetPace {
     const rate = this.check ? Math.min(this.rate, this.check.rate) : this.rate;
     const others = [...this.leases].filter(([id]) => id !== report.worker).reduce((n, [, l]) => n + l.rate, 0);
     lease.rate = Math.max(0, Math.min(this.fairShare(report.worker, rate), rate - others));
-    const ids = [...this.leases.keys()].sort();
+    if (this.rate > this.grid.rate || this.rate * GRID_ROOM * GRID_ROOM < this.grid.rate)
+      this.grid = { rate: this.rate * GRID_ROOM, origin: now };
+    // This worker's span of the grid's slots starts where the shares of the workers before it end:
+    // the spans add up to the rate, under the grid's, so no slot is two workers'.
+    const before = [...this.leases].filter(([id]) => id < report.worker).reduce((n, [, l]) => n + l.rate, 0);
     return {
       rate: lease.rate,
-      phase: ids.indexOf(report.worker) / ids.length,
+      phase: (before / this.grid.rate) % 1,
+      grid: { ...this.grid },
       accountRate: this.rate,
       slowStart: this.slowStart,
       noise: this.noiseFloor(),
