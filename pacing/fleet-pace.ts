@@ -91,6 +91,8 @@ export interface FleetPaceState {
   lastCutAt: number;
   cutFor: number;
   settling?: boolean;
+  /** Overshoots met in this slow start (from the third, a limit of 2 a second is found). */
+  slowStartCuts?: number;
   /** The answers the noise floor is learned from, and every answer lately (to forget noise that stopped). */
   noise?: Answers;
   all?: Answers;
@@ -145,6 +147,7 @@ export class FleetPace {
     this.rate = positive(state?.rate) ?? INITIAL_RATE;
     this.slowStart = state?.slowStart ?? true;
     this.settling = state?.settling ?? false;
+    this.slowStartCuts = Math.min(100, Math.floor(nonNegative(state?.slowStartCuts)));
     this.lastCutAt = state?.lastCutAt ?? 0;
     this.cutFor = state?.cutFor ?? 0;
   }
@@ -156,6 +159,7 @@ export class FleetPace {
       lastCutAt: this.lastCutAt,
       cutFor: this.cutFor,
       settling: this.settling,
+      slowStartCuts: this.slowStartCuts,
       noise: this.noise,
       all: this.all,
     };

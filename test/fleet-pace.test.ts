@@ -8,7 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWorkflowId, fleetRateLimits } from '../pacing/fleet-rate-limit';
-import { FleetPace, REPORT_MS } from '../pacing/fleet-pace';
+import { FleetPace, REPORT_MS, type FleetPaceState } from '../pacing/fleet-pace';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
 
@@ -125,6 +125,19 @@ describe('FleetPace on its own (pure)', () => {
       }
       expect(pace.state().slowStart).toBe(!ends);
     }
+  });
+
+  it("slow start's overshoots are carried over a continue-as-new: the third ends it on an account of 2 a second", () => {
+    // Counted from 0 in each run, a run continued between the second and third overshoot halved
+    // the rate again instead of ending slow start.
+    let pace = new FleetPace();
+    let t = 1_000_000;
+    for (let cut = 0; cut < 3; cut++) {
+      if (cut === 2) pace = new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState);
+      t = reports(pace, t, 3, 1.5, 1);
+      pace.overshoot(t + 1000, t);
+    }
+    expect(pace.state().slowStart).toBe(false);
   });
 
   it('a rate just cut low does not teach the floor the 429s a report still counts from before the cut', () => {
