@@ -30,7 +30,7 @@
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
 import type { PaceGrant, PaceReport } from '../workflow-definitions/account';
-import { floorOf, onlyStrays, type Answers } from './noise-floor';
+import { below, floorOf, onlyStrays, type Answers } from './noise-floor';
 
 export type { PaceGrant, PaceReport };
 
@@ -68,6 +68,21 @@ const NOISE_POOL_ANSWERS = 300;
 /** A floor rests on at least this many pooled answers and 429s among them. */
 const MIN_NOISE_ANSWERS = 20;
 const MIN_NOISE_LIMITED = 3;
+/**
+ * The fleet's grid of slots runs this much over the rate (so the shares' spans fit in it), and
+ * moves only when the rate leaves [grid ÷ GRID_ROOM², grid]: a grid that moved at every grant,
+ * under the workers' schedules, let one worker's calls out faster than its share.
+ */
+const GRID_ROOM = 1.02;
+
+/** A report's counts span LEASE_MS: its answers were all made at a rate set this long before (a report, its relay, a lease). */
+const SAMPLE_SETTLE_MS = LEASE_MS + REPORT_MS + 500;
+/** While a floor is known and the fleet is beside a limit, the floor is checked this often ... */
+const CHECK_EVERY_MS = 30_000;
+/** ... at this share of what the fleet's reports show the API accepting now, ... */
+const CHECK_SHARE = 0.9;
+/** ... for this long (SAMPLE_SETTLE_MS, then a lease's worth of counts). */
+const CHECK_MS = SAMPLE_SETTLE_MS + LEASE_MS;
 
 /** What is carried over a continue-as-new. */
 export interface FleetPaceState {
@@ -76,6 +91,8 @@ export interface FleetPaceState {
   lastCutAt: number;
   cutFor: number;
   settling?: boolean;
+  /** Overshoots met in this slow start (from the third, a limit of 2 a second is found). */
+  slowStartCuts?: number;
   /** The answers the noise floor is learned from, and every answer lately (to forget noise that stopped). */
   noise?: Answers;
   all?: Answers;
@@ -112,6 +129,17 @@ export class FleetPace {
   private all: Answers;
   /** The most the fleet's reports showed the API accepting lately (calls a second), and when. */
   private good = { rate: 0, at: 0 };
+  /** Since when the rate is under KNOWN_GOOD_SHARE of the known-good pace (infinity: it is not). */
+  private lowSince = Number.POSITIVE_INFINITY;
+  /**
+   * The floor's check beside a limit (see checkFloor): shares are held under `rate` until `until`,
+   * and the answers counted wholly under it pool in `answers`, over as many checks as it takes.
+   */
+  private check: { rate: number; from: number; until: number } | null = null;
+  private checkAt = 0;
+  private checked: Answers = { answers: 0, limited: 0 };
+  /** The fleet's slots (PaceGrant.grid); not carried over a continue-as-new (the next run's first report sets it). */
+  private grid = { rate: 0, origin: 0 };
 
   constructor(state?: Partial<FleetPaceState>) {
     this.noise = answersOf(state?.noise);
@@ -119,6 +147,7 @@ export class FleetPace {
     this.rate = positive(state?.rate) ?? INITIAL_RATE;
     this.slowStart = state?.slowStart ?? true;
     this.settling = state?.settling ?? false;
+    this.slowStartCuts = Math.min(100, Math.floor(nonNegative(state?.slowStartCuts)));
     this.lastCutAt = state?.lastCutAt ?? 0;
     this.cutFor = state?.cutFor ?? 0;
   }
@@ -130,6 +159,7 @@ export class FleetPace {
       lastCutAt: this.lastCutAt,
       cutFor: this.cutFor,
       settling: this.settling,
+      slowStartCuts: this.slowStartCuts,
       noise: this.noise,
       all: this.all,
     };
@@ -155,12 +185,18 @@ export class FleetPace {
     this.learnNoise(lease, now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.ceiling());
+    const rate = this.check ? Math.min(this.rate, this.check.rate) : this.rate;
     const others = [...this.leases].filter(([id]) => id !== report.worker).reduce((n, [, l]) => n + l.rate, 0);
-    lease.rate = Math.max(0, Math.min(this.fairShare(report.worker), this.rate - others));
-    const ids = [...this.leases.keys()].sort();
+    lease.rate = Math.max(0, Math.min(this.fairShare(report.worker, rate), rate - others));
+    if (this.rate > this.grid.rate || this.rate * GRID_ROOM * GRID_ROOM < this.grid.rate)
+      this.grid = { rate: this.rate * GRID_ROOM, origin: now };
+    // This worker's span of the grid's slots starts where the shares of the workers before it end:
+    // the spans add up to the rate, under the grid's, so no slot is two workers'.
+    const before = [...this.leases].filter(([id]) => id < report.worker).reduce((n, [, l]) => n + l.rate, 0);
     return {
       rate: lease.rate,
-      phase: ids.indexOf(report.worker) / ids.length,
+      phase: (before / this.grid.rate) % 1,
+      grid: { ...this.grid },
       accountRate: this.rate,
       slowStart: this.slowStart,
       noise: this.noiseFloor(),
@@ -177,15 +213,54 @@ export class FleetPace {
     // What the API accepted of the whole fleet: the limit allowed at least that (give or take its burst).
     const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0);
     if (accepted >= this.good.rate || now - this.good.at > KNOWN_GOOD_MS) this.good = { rate: accepted, at: now };
-    if (this.rate <= KNOWN_GOOD_SHARE * this.good.rate) this.noise = pool(this.noise, sample);
+    // Only counts made wholly at such a rate: a report counts the worker's answers of the last
+    // LEASE_MS, and a rate just halved by slow start still counts the overshoot's 429s.
+    if (this.rate > KNOWN_GOOD_SHARE * this.good.rate) this.lowSince = Number.POSITIVE_INFINITY;
+    else if (this.lowSince === Number.POSITIVE_INFINITY) this.lowSince = now;
+    if (now - this.lowSince >= SAMPLE_SETTLE_MS) this.noise = pool(this.noise, sample);
     // Noise that stopped: the fleet's last answers hold no more 429s than a limit's strays.
     if (this.noise.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all))
       this.noise = { answers: 0, limited: 0 };
+    this.checkFloor(sample, now);
     if (!knownBefore && this.noiseFloor().share > 0) {
       // The noise made cuts no limit asked for: search for the limit again from here.
       this.slowStart = true;
       this.slowStartCuts = 0;
       this.settling = false;
+    }
+  }
+
+  /**
+   * A floor learned while the rate was low is checked while the fleet sits beside a limit, where
+   * the workers take 429s within it as noise: every CHECK_EVERY_MS the shares are held, for
+   * CHECK_MS, under what the API accepts of the fleet now (under the limit). A limit's 429s only
+   * add to noise's, so answers there with clearly fewer 429s than the floor show noise that fell
+   * or stopped: the floor is learned again from them (forgotten if they hold only strays).
+   * Without it a floor of 0.15-0.2 (10 % noise, then none) hid a limit's 429s of 3-45 % for good.
+   */
+  private checkFloor(sample: Answers, now: number): void {
+    const floor = this.noiseFloor().share;
+    if (floor <= 0) {
+      this.check = null;
+      this.checked = { answers: 0, limited: 0 };
+      return;
+    }
+    if (this.check && now >= this.check.from + SAMPLE_SETTLE_MS) {
+      this.checked = { answers: this.checked.answers + sample.answers, limited: this.checked.limited + sample.limited };
+      if (below(this.checked, floor)) {
+        this.noise = pool({ answers: 0, limited: 0 }, this.checked);
+        this.checked = { answers: 0, limited: 0 };
+      } else if (this.checked.answers >= NOISE_POOL_ANSWERS) {
+        // As many answers as the floor rests on, and none clearly under it: it holds.
+        this.checked = { answers: 0, limited: 0 };
+      }
+    }
+    if (this.check && now >= this.check.until) this.check = null;
+    const want = [...this.leases.values()].reduce((n, l) => n + l.want, 0);
+    const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0);
+    if (!this.check && !this.slowStart && now >= this.checkAt && now >= this.heldUntil && want > this.rate && accepted > 0) {
+      this.check = { rate: CHECK_SHARE * accepted, from: now, until: now + CHECK_MS };
+      this.checkAt = now + CHECK_EVERY_MS;
     }
   }
 
@@ -249,9 +324,9 @@ export class FleetPace {
   }
 
   /** Water-filling by demand: the workers that need less than an equal share get it; the rest share what is left evenly. */
-  private fairShare(worker: string): number {
+  private fairShare(worker: string, rate: number): number {
     const wants = [...this.leases].sort(([, a], [, b]) => a.want - b.want);
-    let left = this.rate;
+    let left = rate;
     let count = wants.length;
     const shares = new Map<string, number>();
     for (const [id, lease] of wants) {

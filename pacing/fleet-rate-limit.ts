@@ -220,7 +220,13 @@ export function fleetRateLimits(options: {
         const grant = await client.withAbortSignal(AbortSignal.any([stop.signal, AbortSignal.timeout(2000)]), () =>
           account.executeUpdate(accountPaceUpdate, { args: [{ ...report, worker }] }),
         );
-        return { rate: grant.rate, phase: grant.phase, slowStart: grant.slowStart, ...(grant.noise ? { noise: grant.noise } : {}) };
+        return {
+          rate: grant.rate,
+          phase: grant.phase,
+          slowStart: grant.slowStart,
+          ...(grant.grid ? { grid: grant.grid } : {}),
+          ...(grant.noise ? { noise: grant.noise } : {}),
+        };
       } catch (err) {
         // The run continued as new, or an older build runs it: the next report finds it again; meanwhile the worker paces alone.
         started = null;

@@ -38,6 +38,8 @@ const MIN_FRESH = 15;
 const MIN_FRESH_LIMITED = 2;
 /** ... and on the last this many (it follows noise that changes). */
 const FRESH_KEPT = 300;
+/** The newest fresh answers are weighed against all kept in steps of this many. */
+const RELEARN_STEP = 25;
 /** Over a floor, a 429 is judged by at least this many recent answers. */
 const MIN_RECENT_ANSWERS = 20;
 /** The last minute's answers bound the floor once there are this many. */
@@ -67,6 +69,26 @@ export class NoiseFloor {
     this.fresh.push(limited);
     if (limited) this.freshLimited++;
     if (this.fresh.length > FRESH_KEPT && this.fresh.shift()) this.freshLimited--;
+    this.followFresh();
+  }
+
+  /**
+   * The newest fresh answers (the last RELEARN_STEP, 2 x RELEARN_STEP, ...) clearly under the
+   * share of the older ones kept: the noise fell, and the older answers are dropped (else the 300 kept
+   * answers of 10 % noise that stopped were a floor of 0.02-0.1 for minutes).
+   */
+  private followFresh(): void {
+    if (this.freshLimited === 0 || this.fresh.length < 2 * RELEARN_STEP) return;
+    let limited = 0;
+    for (let n = 1; n < this.fresh.length; n++) {
+      if (this.fresh[this.fresh.length - n]) limited++;
+      const older = (this.freshLimited - limited) / (this.fresh.length - n);
+      if (n % RELEARN_STEP === 0 && below({ answers: n, limited }, older)) {
+        this.fresh.splice(0, this.fresh.length - n);
+        this.freshLimited = limited;
+        return;
+      }
+    }
   }
 
   /**
@@ -117,13 +139,20 @@ export class NoiseFloor {
   /** The floor, and how many answers it rests on (the fewer, the less sure it is). */
   private estimate(): { share: number; from: number } {
     const pooled: Answers = { answers: this.fresh.length, limited: this.freshLimited };
-    const fleet = this.fleet ? { share: this.fleet.share, from: this.fleet.answers } : { share: 0, from: 0 };
+    // The last minute's share at every pace bounds any floor (noise that dropped): a limit's 429s
+    // only add to noise's.
+    const ceiling = this.lately.answers >= CEILING_ANSWERS ? upperBound(this.lately) : 1;
+    const bounded = ({ share, from }: { share: number; from: number }) =>
+      ceiling < share ? { share: ceiling, from: this.lately.answers } : { share, from };
+    let fleet = this.fleet ? bounded({ share: this.fleet.share, from: this.fleet.answers }) : { share: 0, from: 0 };
+    // This worker's own fresh answers, clearly under the fleet's floor, show noise that fell
+    // since the fleet learned it: a floor they do not show is not used (else a worker whose
+    // fresh answers came clean took the fleet's old floor again, and hid the limit's 429s in it).
+    if (fleet.share > 0 && pooled.answers >= MIN_FRESH && below(pooled, fleet.share)) fleet = { share: 0, from: 0 };
     if (pooled.answers < MIN_FRESH || pooled.limited < MIN_FRESH_LIMITED || !above(pooled, STRAY)) return fleet;
     const share = pooled.limited / pooled.answers;
     if (share >= NOISE_CAP) return fleet;
-    // The last minute's share at every pace bounds it (noise that dropped).
-    const ceiling = this.lately.answers >= CEILING_ANSWERS ? upperBound(this.lately) : 1;
-    return ceiling < share ? { share: ceiling, from: this.lately.answers } : { share, from: pooled.answers };
+    return bounded({ share, from: pooled.answers });
   }
 }
 
@@ -146,6 +175,15 @@ export function floorOf(pool: Answers, minAnswers: number, minLimited: number): 
   if (pool.answers < minAnswers || pool.limited < minLimited || !above(pool, STRAY)) return 0;
   const share = pool.limited / pool.answers;
   return share < NOISE_CAP ? share : 0;
+}
+
+/**
+ * Whether these answers hold clearly fewer 429s than a share p of noise explains (Z standard
+ * deviations of the count, and half a call, below): the noise is less than p. A limit's 429s only
+ * add to noise's, so this holds at any pace.
+ */
+export function below({ answers: n, limited: k }: Answers, p: number): boolean {
+  return k < n * p - Z * Math.sqrt(n * p * (1 - p)) - 0.5;
 }
 
 /** Whether these answers hold no more 429s than a limit's strays. */

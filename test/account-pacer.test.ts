@@ -5,6 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { AccountHeld, AccountPacer, PaceWaitExceeded, pacedCalls, type CallClass, type Turn } from '../pacing/account-pacer';
+import { FleetPace } from '../pacing/fleet-pace';
 import { MAX_HOLD_MS } from '../shipping-api/retry-after';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -180,6 +181,52 @@ describe('AccountPacer', () => {
     for (let i = 0; i < 11; i++) await pacer.acquire('tracking');
     // 10 intervals of at least 50 ms after the first call.
     expect(Date.now() - started).toBeGreaterThanOrEqual(490);
+  });
+
+  it("sharing the fleet's rate, no two workers' calls come closer than the fleet's slot, and the fleet sends no more than its rate", async () => {
+    // Four workers share an account capped at 2 calls a second (maxRequestsPerSecond): one has a
+    // call every 3 s, so the shares differ and move at every report. On a grid of its own
+    // interval from 1970 each, shares apart put the workers' calls anywhere against each other:
+    // three at once, over a limit's burst of two (issue 44).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+    try {
+      const start = Date.now();
+      const fleet = new FleetPace();
+      const sent: Array<{ at: number; worker: number }> = [];
+      const pacers = Array.from(
+        { length: 4 },
+        (_, worker) =>
+          new AccountPacer({
+            maxRate: 2,
+            share: (report) =>
+              new Promise((resolve) =>
+                setTimeout(() => resolve(fleet.report({ ...report, worker: String(worker), maxRate: 2 }, Date.now())), 50),
+              ),
+          }),
+      );
+      let stop = false;
+      const loop = async (worker: number, thinkMs: number) => {
+        while (!stop) {
+          await pacers[worker]!.acquire('tracking');
+          sent.push({ at: Date.now() - start, worker });
+          pacers[worker]!.recordAccepted();
+          if (thinkMs > 0) await sleep(thinkMs);
+        }
+      };
+      const loops = [loop(0, 3000), ...[1, 2, 3].flatMap((w) => Array.from({ length: 4 }, () => loop(w, 0)))];
+      await vi.advanceTimersByTimeAsync(80_000);
+      stop = true;
+      for (const pacer of pacers) pacer.close();
+      void Promise.allSettled(loops);
+      const measured = sent.filter((s) => s.at >= 20_000 && s.at < 80_000);
+      const gaps = measured.slice(1).map((s, i) => s.at - measured[i]!.at);
+      // The grid's slot: a little over the rate (2 × 1.02² a second at most).
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000 / (2 * 1.02 * 1.02) - 1);
+      expect(measured.length).toBeLessThanOrEqual(2 * 60 + 1);
+      expect(new Set(measured.map((s) => s.worker)).size).toBe(4);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a cancelled wait leaves the queue and rejects with the reason', async () => {

@@ -8,7 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWorkflowId, fleetRateLimits } from '../pacing/fleet-rate-limit';
-import { FleetPace, REPORT_MS } from '../pacing/fleet-pace';
+import { FleetPace, REPORT_MS, type FleetPaceState } from '../pacing/fleet-pace';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
 
@@ -125,5 +125,74 @@ describe('FleetPace on its own (pure)', () => {
       }
       expect(pace.state().slowStart).toBe(!ends);
     }
+  });
+
+  it("slow start's overshoots are carried over a continue-as-new: the third ends it on an account of 2 a second", () => {
+    // Counted from 0 in each run, a run continued between the second and third overshoot halved
+    // the rate again instead of ending slow start.
+    let pace = new FleetPace();
+    let t = 1_000_000;
+    for (let cut = 0; cut < 3; cut++) {
+      if (cut === 2) pace = new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState);
+      t = reports(pace, t, 3, 1.5, 1);
+      pace.overshoot(t + 1000, t);
+    }
+    expect(pace.state().slowStart).toBe(false);
+  });
+
+  it('a rate just cut low does not teach the floor the 429s a report still counts from before the cut', () => {
+    // A report counts its worker's answers of the last 3 s: right after cuts took the rate under
+    // 0.45 of the known-good pace, they are the overshoot's. Pooled, they taught floors of
+    // 0.14-0.2 where the noise was 0.1 (and were never forgotten beside a limit).
+    const pace = new FleetPace({ rate: 50, slowStart: false });
+    let t = reports(pace, 1_000_000, 3, 40, 0);
+    for (let cut = 0; cut < 14; cut++, t += 2100) pace.overshoot(t + 1000, t);
+    expect(pace.state().rate).toBeLessThan(0.45 * 40);
+    t = reports(pace, t, 3, 30, 6);
+    expect(pace.noiseFloor().share).toBe(0);
+    // Answers counted wholly at the low rate do teach it.
+    reports(pace, t + 5000, 10, 9, 1);
+    expect(pace.noiseFloor().share).toBeCloseTo(0.1, 2);
+  });
+
+  /**
+   * One worker beside a limit of 40 a second, noise `noise` of the calls the limit let through:
+   * it sends its share, takes every 429 within the fleet's floor as noise (none is relayed), and
+   * reports its answers of the last 3 s. The fleet's floor (a pool of 300 answers, 10 % 429s) was
+   * learned while the rate was low. Returns the floor each second.
+   */
+  function besideLimit(noise: number, seconds: number): { floors: number[]; rates: number[] } {
+    const pace = new FleetPace({ rate: 50, slowStart: false, noise: { answers: 300, limited: 30 }, all: { answers: 300, limited: 30 } });
+    const granted: number[] = [];
+    const floors: number[] = [];
+    const rates: number[] = [];
+    let share = 50;
+    for (let s = 0; s < seconds; s++) {
+      granted.push(share);
+      const last = granted.slice(-3);
+      const sent = last.reduce((n, g) => n + g, 0) / last.length;
+      const through = Math.min(sent, 40);
+      const grant = pace.report(
+        { worker: 'a', want: 100, accepted: through * (1 - noise), limited: sent - through + through * noise },
+        1_000_000 + s * 1000,
+      );
+      share = grant.rate;
+      floors.push(grant.noise?.share ?? 0);
+      rates.push(grant.rate);
+    }
+    return { floors, rates };
+  }
+
+  it('a floor learned at a low rate is checked beside the limit: forgotten when the noise stopped, kept while it lasts', () => {
+    // The workers take the limit's 429s within the floor as noise: before the check the fleet
+    // never saw answers under the limit again, and a floor of 0.15-0.2 hid 3-45 % 429s for good.
+    const stopped = besideLimit(0, 180);
+    expect(stopped.floors[0]).toBeCloseTo(0.1, 2);
+    expect(stopped.floors.slice(120)).toEqual(new Array(60).fill(0));
+    // The check holds the share under what the API accepts now (under the limit) a while.
+    expect(Math.min(...stopped.rates.slice(0, 60))).toBeLessThan(40);
+
+    const lasting = besideLimit(0.1, 300);
+    expect(lasting.floors.every((f) => f > 0.09)).toBe(true);
   });
 });

@@ -70,6 +70,33 @@ describe('NoiseFloor', () => {
     expect(floor.share).toBeCloseTo(0.1, 5);
   });
 
+  it("the fleet's floor is bounded by the last minute, and not used once this worker's fresh answers clearly show less", () => {
+    // A worker whose own fresh answers came clean took the fleet's old floor again, and hid the
+    // limit's 429s in its margin (noise that stopped beside a limit: 3-7 % 429s).
+    const floor = new NoiseFloor();
+    floor.setFleetFloor({ share: 0.1, answers: 300 });
+    expect(floor.share).toBeCloseTo(0.1, 5);
+    floor.check({ answers: 600, limited: 12 }); // 2 % lately, at every pace
+    expect(floor.share).toBeGreaterThan(0.02);
+    expect(floor.share).toBeLessThan(0.04);
+    const clean = new NoiseFloor();
+    clean.setFleetFloor({ share: 0.1, answers: 300 });
+    fresh(clean, 100, 0);
+    expect(clean.share).toBe(0);
+  });
+
+  it('drops older fresh answers when the newest hold clearly fewer 429s: noise that stopped ends the floor in 150 answers, not 300', () => {
+    const floor = new NoiseFloor();
+    fresh(floor, 150, 10);
+    fresh(floor, 150, 0);
+    expect(floor.share).toBe(0);
+    // Noise that goes on, unevenly spread, is kept.
+    const lasting = new NoiseFloor();
+    fresh(lasting, 150, 10);
+    fresh(lasting, 150, 12);
+    expect(lasting.share).toBeGreaterThan(0.08);
+  });
+
   it('follows the last 300 fresh answers: noise that stops among them ends the floor', () => {
     const floor = new NoiseFloor();
     fresh(floor, 100, 10);

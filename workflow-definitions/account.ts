@@ -43,11 +43,16 @@ export interface PaceReport {
 export interface PaceGrant {
   rate: number;
   /**
-   * Where in its interval this worker's calls go, 0 to 1, on the wall clock's grid of its
-   * interval: the workers' phases spread evenly, so the fleet's calls come evenly spaced and
-   * not several at once (four workers sharing an account of 2 a second met an empty burst).
+   * Where this worker's span of the grid's slots starts, 0 to 1 (its span: rate ÷ grid.rate):
+   * each slot of the grid is one worker's, so the fleet's calls come evenly spaced and never
+   * several at once (four workers sharing an account of 2 a second met an empty burst).
    */
   phase: number;
+  /**
+   * The fleet's slots: `rate` a second from `origin` (epoch ms, the workflow's clock), a little over
+   * the account's rate (pacing/account-pacer.ts). Absent from an account workflow of an older build.
+   */
+  grid?: { rate: number; origin: number };
   accountRate: number;
   slowStart: boolean;
   /**

@@ -70,6 +70,8 @@ export interface SimSecond {
   noiseShare: number | null;
   /** Every worker's pace and noise, for tracing. */
   workers: Array<{ rate: number; noiseShare: number | null }>;
+  /** The fleet's rate and noise floor (0: none) at the end of the second (shares 'fleet'). */
+  fleet?: { rate: number; noise: number };
 }
 
 export interface SimRun {
@@ -233,6 +235,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
         s.rate = snap.rate;
         s.noiseShare = snap.noiseShare;
         s.workers = pacers.map((p) => ({ rate: p.snapshot().rate, noiseShare: p.snapshot().noiseShare }));
+        if (fleet) s.fleet = { rate: fleet.state().rate, noise: fleet.noiseFloor().share };
       }
     }
     const left = backlog;
