@@ -139,7 +139,13 @@ describe('Shopify: a parcel of a split order whose fulfillment answer was lost',
     ['the other location still open', false],
     ['the other location fulfilled without tracking too', true],
   ])('is adopted by the next attempt (%s): its tracking and events reach it, no second fulfillment', async (_case, otherFirst) => {
-    const order = shopify.createOrder({ lineItems: [{ sku: 'A', quantity: 1 }, { sku: 'B', quantity: 1 }], splitLocations: true });
+    const order = shopify.createOrder({
+      lineItems: [
+        { sku: 'A', quantity: 1 },
+        { sku: 'B', quantity: 1 },
+      ],
+      splitLocations: true,
+    });
     const id = order.legacyResourceId;
     const other: PlatformRefs = {};
     if (otherFirst) expect(await deliver('shopify-shop', id, other, untrackedLabel(), '2')).toMatchObject({ kind: 'delivered' });

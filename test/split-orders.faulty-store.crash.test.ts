@@ -134,180 +134,176 @@ function expectReadingsInOrder(workflowId: string, state: ShipmentState): void {
   }
 }
 
-it(
-  'a slow, throttling, failing store and a worker killed mid-write: every location ends with exactly the labels its lines need, one fulfillment each, events once and in order; the address moved after an import --from reaches its shipment',
-  async () => {
-    const taskQueue = `faulty-store-${randomUUID()}`;
-    // Every answer of the store late; the imported order's write and the pulls' first reads fail once.
-    shopify.setFaults({
-      latencyMs: 150,
-      failNext: [
-        { operation: 'fulfillmentCreate', kind: '503' },
-        { operation: 'orders', kind: 'throttled' },
-      ],
-    });
-    let worker = await startWorker(taskQueue);
+it('a slow, throttling, failing store and a worker killed mid-write: every location ends with exactly the labels its lines need, one fulfillment each, events once and in order; the address moved after an import --from reaches its shipment', async () => {
+  const taskQueue = `faulty-store-${randomUUID()}`;
+  // Every answer of the store late; the imported order's write and the pulls' first reads fail once.
+  shopify.setFaults({
+    latencyMs: 150,
+    failNext: [
+      { operation: 'fulfillmentCreate', kind: '503' },
+      { operation: 'orders', kind: 'throttled' },
+    ],
+  });
+  let worker = await startWorker(taskQueue);
 
-    // ---- deliverable 6: started by `import --from` and fulfilled before the shop's first pull
-    const releaseTracking = holdTrackingBack(api); // the imported shipment stays running until its address moved
-    const imported = shopify.createOrder({ lineItems: [{ sku: 'TENT-2', quantity: 1, grams: 2400 }] });
-    const run = await runCli(['import', '--from', SHOP, '--since', '2h', '--skip-preflight', '--max-backlog', '0', '--json'], {
-      env: {
-        TEMPORAL_ADDRESS: env.address,
-        TEMPORAL_NAMESPACE: 'default',
-        TEMPORAL_TASK_QUEUE: taskQueue,
-        SHOP_CONNECTORS: JSON.stringify(config),
-        SHIPPING_API_BASE_URL: api.baseUrl,
-        SHIPPING_API_KEY: TEST_CREDENTIALS.apiKey,
-        SHIPPING_API_TOKEN: TEST_CREDENTIALS.apiToken,
-      },
-      timeoutMs: 120_000,
-    });
-    expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
-    const importedId = shipmentWorkflowId({ shop: SHOP, orderId: orderIdOf(imported) });
-    await waitFor(async () => ((await query(importedId))?.shopSync?.delivered ?? 0) >= 1 || undefined, {
-      what: 'the imported order labelled and fulfilled in the shop',
-      timeoutMs: 60_000,
-      intervalMs: 200,
-    });
-    expect(shopify.order(imported.legacyResourceId)!.fulfillments).toHaveLength(1);
-    const first = await pullNow(env.client, SHOP);
-    expect(first.counts.read).toBe(0); // fulfilled: a pull without a cursor leaves it out ...
-    expect(cursorOf(await env.client.schedule.getHandle(shopPullScheduleId(SHOP)).describe()).since).not.toBeNull(); // ... yet sets one
-    // The merchant moves the address after the label: the next pull reads the fulfilled order and tells its shipment.
-    shopify.editOrder(imported.legacyResourceId, { shippingAddress: { address2: 'Floor 3', zip: '20095' } });
-    expect((await pullNow(env.client, SHOP)).counts.changed).toBe(1);
-    expect((await handle(importedId).query(stateQuery)).shopOrder!.attention).toBe('address_changed');
-    releaseTracking();
+  // ---- deliverable 6: started by `import --from` and fulfilled before the shop's first pull
+  const releaseTracking = holdTrackingBack(api); // the imported shipment stays running until its address moved
+  const imported = shopify.createOrder({ lineItems: [{ sku: 'TENT-2', quantity: 1, grams: 2400 }] });
+  const run = await runCli(['import', '--from', SHOP, '--since', '2h', '--skip-preflight', '--max-backlog', '0', '--json'], {
+    env: {
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SHOP_CONNECTORS: JSON.stringify(config),
+      SHIPPING_API_BASE_URL: api.baseUrl,
+      SHIPPING_API_KEY: TEST_CREDENTIALS.apiKey,
+      SHIPPING_API_TOKEN: TEST_CREDENTIALS.apiToken,
+    },
+    timeoutMs: 120_000,
+  });
+  expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
+  const importedId = shipmentWorkflowId({ shop: SHOP, orderId: orderIdOf(imported) });
+  await waitFor(async () => ((await query(importedId))?.shopSync?.delivered ?? 0) >= 1 || undefined, {
+    what: 'the imported order labelled and fulfilled in the shop',
+    timeoutMs: 60_000,
+    intervalMs: 200,
+  });
+  expect(shopify.order(imported.legacyResourceId)!.fulfillments).toHaveLength(1);
+  const first = await pullNow(env.client, SHOP);
+  expect(first.counts.read).toBe(0); // fulfilled: a pull without a cursor leaves it out ...
+  expect(cursorOf(await env.client.schedule.getHandle(shopPullScheduleId(SHOP)).describe()).since).not.toBeNull(); // ... yet sets one
+  // The merchant moves the address after the label: the next pull reads the fulfilled order and tells its shipment.
+  shopify.editOrder(imported.legacyResourceId, { shippingAddress: { address2: 'Floor 3', zip: '20095' } });
+  expect((await pullNow(env.client, SHOP)).counts.changed).toBe(1);
+  expect((await handle(importedId).query(stateQuery)).shopOrder!.attention).toBe('address_changed');
+  releaseTracking();
 
-    // ---- deliverable 5: a split order whose lines move while both labels are held back
-    const releaseLabels = holdLabelsBack(api);
-    const split = shopify.createOrder({ lineItems: lines(4), splitLocations: true }); // PART-0, 1 at location 1; PART-2, 3 at 2
-    const splitId = shipmentWorkflowId({ shop: SHOP, orderId: orderIdOf(split) });
-    const key = (location: number, revision: number) => `${SHOP}:${orderIdOf(split)}@${location}:r${revision}`;
-    expect((await pullNow(env.client, SHOP)).counts.started).toBe(1);
-    await waitFor(() => (heldKeys(split.name).has(key(1, 1)) && heldKeys(split.name).has(key(2, 1)) ? true : undefined), {
-      what: 'both parcels’ labels held back',
-      timeoutMs: 60_000,
-      intervalMs: 100,
-    });
-    const [atOne, atTwo] = shopify.order(split.legacyResourceId)!.fulfillmentOrders;
-    shopify.moveFulfillmentOrder(atTwo!.id, LOCATION(3)); // location 2 loses every line: removed
-    shopify.moveFulfillmentOrder(atOne!.id, LOCATION(3), [{ id: atOne!.lineItems[1]!.id, quantity: 1 }]); // location 3 added
-    expect((await pullNow(env.client, SHOP)).counts.changed).toBe(1);
-    // The relabel of location 1 (its lines changed) and location 3's first label are on the wire, held.
-    await waitFor(() => (heldKeys(split.name).has(key(1, 2)) && heldKeys(split.name).has(key(3, 1)) ? true : undefined), {
-      what: 'the labels of location 1 (next revision) and location 3 asked for',
-      timeoutMs: 60_000,
-      intervalMs: 100,
-    });
-    releaseLabels();
+  // ---- deliverable 5: a split order whose lines move while both labels are held back
+  const releaseLabels = holdLabelsBack(api);
+  const split = shopify.createOrder({ lineItems: lines(4), splitLocations: true }); // PART-0, 1 at location 1; PART-2, 3 at 2
+  const splitId = shipmentWorkflowId({ shop: SHOP, orderId: orderIdOf(split) });
+  const key = (location: number, revision: number) => `${SHOP}:${orderIdOf(split)}@${location}:r${revision}`;
+  expect((await pullNow(env.client, SHOP)).counts.started).toBe(1);
+  await waitFor(() => (heldKeys(split.name).has(key(1, 1)) && heldKeys(split.name).has(key(2, 1)) ? true : undefined), {
+    what: 'both parcels’ labels held back',
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
+  const [atOne, atTwo] = shopify.order(split.legacyResourceId)!.fulfillmentOrders;
+  shopify.moveFulfillmentOrder(atTwo!.id, LOCATION(3)); // location 2 loses every line: removed
+  shopify.moveFulfillmentOrder(atOne!.id, LOCATION(3), [{ id: atOne!.lineItems[1]!.id, quantity: 1 }]); // location 3 added
+  expect((await pullNow(env.client, SHOP)).counts.changed).toBe(1);
+  // The relabel of location 1 (its lines changed) and location 3's first label are on the wire, held.
+  await waitFor(() => (heldKeys(split.name).has(key(1, 2)) && heldKeys(split.name).has(key(3, 1)) ? true : undefined), {
+    what: 'the labels of location 1 (next revision) and location 3 asked for',
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
+  releaseLabels();
 
-    // ---- the store fails writes; the worker dies while a fulfillment write is on the wire
-    shopify.resetStats();
-    shopify.setFaults({
-      failNext: [
-        // Applied at once, answered 20 s later: the kill loses the answer.
-        { operation: 'fulfillmentCreate', kind: 'slow', delayMs: 20_000 },
-        { operation: 'fulfillmentCreate', kind: 'throttled' },
-        { operation: 'fulfillmentCreate', kind: '503' },
-        // Applied, then the connection cut: a resend must find the event, not write it twice.
-        { operation: 'fulfillmentEventCreate', kind: 'commit-then-drop' },
-        { operation: 'fulfillmentEventCreate', kind: '500' },
-        { operation: 'fulfillmentEventCreate', kind: 'throttled' },
-        { operation: 'fulfillmentTrackingInfoUpdate', kind: '503' },
-        { operation: 'order', kind: 'throttled' },
-        { operation: 'order', kind: '503' },
-      ],
-    });
-    // No tracking number on either parcel's fulfillment until both are written (the carrier gives it later).
-    await waitFor(() => (Object.keys(labelsByKey(split.name)).length === 2 ? true : undefined), {
-      what: 'both labels made',
-      timeoutMs: 60_000,
-      intervalMs: 20,
-    });
-    const releaseSplitTracking = holdTrackingBack429();
-    await waitFor(() => (shopify.order(split.legacyResourceId)!.fulfillments.length > 0 ? true : undefined), {
-      what: 'a parcel’s fulfillment applied by the store',
-      timeoutMs: 60_000,
-      intervalMs: 20,
-    });
-    worker.child.kill('SIGKILL');
-    expect(await worker.exited).toBeNull();
-    worker = await startWorker(taskQueue);
-    await waitFor(() => (shopify.order(split.legacyResourceId)!.fulfillments.length >= 2 ? true : undefined), {
-      what: 'both parcels’ fulfillments',
-      timeoutMs: 90_000,
-      intervalMs: 100,
-    });
-    releaseSplitTracking();
+  // ---- the store fails writes; the worker dies while a fulfillment write is on the wire
+  shopify.resetStats();
+  shopify.setFaults({
+    failNext: [
+      // Applied at once, answered 20 s later: the kill loses the answer.
+      { operation: 'fulfillmentCreate', kind: 'slow', delayMs: 20_000 },
+      { operation: 'fulfillmentCreate', kind: 'throttled' },
+      { operation: 'fulfillmentCreate', kind: '503' },
+      // Applied, then the connection cut: a resend must find the event, not write it twice.
+      { operation: 'fulfillmentEventCreate', kind: 'commit-then-drop' },
+      { operation: 'fulfillmentEventCreate', kind: '500' },
+      { operation: 'fulfillmentEventCreate', kind: 'throttled' },
+      { operation: 'fulfillmentTrackingInfoUpdate', kind: '503' },
+      { operation: 'order', kind: 'throttled' },
+      { operation: 'order', kind: '503' },
+    ],
+  });
+  // No tracking number on either parcel's fulfillment until both are written (the carrier gives it later).
+  await waitFor(() => (Object.keys(labelsByKey(split.name)).length === 2 ? true : undefined), {
+    what: 'both labels made',
+    timeoutMs: 60_000,
+    intervalMs: 20,
+  });
+  const releaseSplitTracking = holdTrackingBack429();
+  await waitFor(() => (shopify.order(split.legacyResourceId)!.fulfillments.length > 0 ? true : undefined), {
+    what: 'a parcel’s fulfillment applied by the store',
+    timeoutMs: 60_000,
+    intervalMs: 20,
+  });
+  worker.child.kill('SIGKILL');
+  expect(await worker.exited).toBeNull();
+  worker = await startWorker(taskQueue);
+  await waitFor(() => (shopify.order(split.legacyResourceId)!.fulfillments.length >= 2 ? true : undefined), {
+    what: 'both parcels’ fulfillments',
+    timeoutMs: 90_000,
+    intervalMs: 100,
+  });
+  releaseSplitTracking();
 
-    const outcome = (await handle(splitId).result()) as ShipmentOutcome;
-    expect(outcome.parcels!.map((p) => [p.location, p.outcome, p.labelId === null ? 'no label' : 'label'])).toEqual([
-      ['1', 'delivered', 'label'],
-      ['2', 'cancelled_in_shop', 'no label'],
-      ['3', 'delivered', 'label'],
-    ]);
-    expect(outcome.outcome).toBe('delivered');
-    // Exactly the labels the lines need: location 1's next revision, location 3's first; none for location 2, whose lines left.
-    expect(labelsByKey(split.name)).toEqual({ [key(1, 2)]: 1, [key(3, 1)]: 1 });
-    expect(Object.keys(labelsByKey(split.name, 'any')).filter((k) => k.includes('@2:'))).toEqual([]);
+  const outcome = (await handle(splitId).result()) as ShipmentOutcome;
+  expect(outcome.parcels!.map((p) => [p.location, p.outcome, p.labelId === null ? 'no label' : 'label'])).toEqual([
+    ['1', 'delivered', 'label'],
+    ['2', 'cancelled_in_shop', 'no label'],
+    ['3', 'delivered', 'label'],
+  ]);
+  expect(outcome.outcome).toBe('delivered');
+  // Exactly the labels the lines need: location 1's next revision, location 3's first; none for location 2, whose lines left.
+  expect(labelsByKey(split.name)).toEqual({ [key(1, 2)]: 1, [key(3, 1)]: 1 });
+  expect(Object.keys(labelsByKey(split.name, 'any')).filter((k) => k.includes('@2:'))).toEqual([]);
 
-    // The store: one fulfillment per parcel with lines, each its parcel's tracking number, events once and in order.
-    const view = await waitFor(
-      () => {
-        const v = shopify.order(split.legacyResourceId)!;
-        return v.fulfillments.every((f) => f.events.at(-1)?.status === 'DELIVERED') ? v : undefined;
-      },
-      { what: 'both fulfillments delivered in the shop', timeoutMs: 30_000, intervalMs: 100 },
-    ).catch(async (err: Error) => {
-      // Say what each parcel's fulfillment holds and what its shipment thinks it wrote.
-      const syncs = await Promise.all(['1', '3'].map(async (l) => (await query(parcelWorkflowId(splitId, l)))?.shopSync));
-      const shop = shopify
-        .order(split.legacyResourceId)!
-        .fulfillments.map((f) => ({ location: f.locationId, tracking: f.trackingInfo, events: f.events.map((e) => e.status) }));
-      throw new Error(`${err.message}: shop ${JSON.stringify(shop)}; parcels' shop sync ${JSON.stringify(syncs)}`);
-    });
-    expect(view.fulfillments.map((f) => [f.locationId, f.trackingInfo.map((t) => t.number)]).sort()).toEqual(
-      [
-        [LOCATION(1), [outcome.parcels![0]!.trackingNumber]],
-        [LOCATION(3), [outcome.parcels![2]!.trackingNumber]],
-      ].sort(),
-    );
-    expect(shopify.stats().mutationsApplied.fulfillmentCreate).toBe(2);
-    for (const f of view.fulfillments) expectEventsOnceInOrder(f);
-    expect(view.fulfillmentOrders.map((fo) => fo.status)).toEqual(['CLOSED', 'CLOSED', 'CLOSED']);
-    // The faults were met: every queued failure consumed, the kill's write answered late or never.
-    expect(shopify.setFaults({}).failNext).toEqual([]);
-    expect(shopify.stats().throttled + shopify.stats().http429).toBeGreaterThan(0);
+  // The store: one fulfillment per parcel with lines, each its parcel's tracking number, events once and in order.
+  const view = await waitFor(
+    () => {
+      const v = shopify.order(split.legacyResourceId)!;
+      return v.fulfillments.every((f) => f.events.at(-1)?.status === 'DELIVERED') ? v : undefined;
+    },
+    { what: 'both fulfillments delivered in the shop', timeoutMs: 30_000, intervalMs: 100 },
+  ).catch(async (err: Error) => {
+    // Say what each parcel's fulfillment holds and what its shipment thinks it wrote.
+    const syncs = await Promise.all(['1', '3'].map(async (l) => (await query(parcelWorkflowId(splitId, l)))?.shopSync));
+    const shop = shopify
+      .order(split.legacyResourceId)!
+      .fulfillments.map((f) => ({ location: f.locationId, tracking: f.trackingInfo, events: f.events.map((e) => e.status) }));
+    throw new Error(`${err.message}: shop ${JSON.stringify(shop)}; parcels' shop sync ${JSON.stringify(syncs)}`);
+  });
+  expect(view.fulfillments.map((f) => [f.locationId, f.trackingInfo.map((t) => t.number)]).sort()).toEqual(
+    [
+      [LOCATION(1), [outcome.parcels![0]!.trackingNumber]],
+      [LOCATION(3), [outcome.parcels![2]!.trackingNumber]],
+    ].sort(),
+  );
+  expect(shopify.stats().mutationsApplied.fulfillmentCreate).toBe(2);
+  for (const f of view.fulfillments) expectEventsOnceInOrder(f);
+  expect(view.fulfillmentOrders.map((fo) => fo.status)).toEqual(['CLOSED', 'CLOSED', 'CLOSED']);
+  // The faults were met: every queued failure consumed, the kill's write answered late or never.
+  expect(shopify.setFaults({}).failNext).toEqual([]);
+  expect(shopify.stats().throttled + shopify.stats().http429).toBeGreaterThan(0);
 
-    // The imported shipment: delivered, its one fulfillment's events once and in order, its address change recorded.
-    const importedOutcome = (await handle(importedId).result()) as ShipmentOutcome;
-    expect(importedOutcome.outcome).toBe('delivered');
-    const importedView = await waitFor(
-      () => {
-        const v = shopify.order(imported.legacyResourceId)!;
-        return v.fulfillments[0]?.events.at(-1)?.status === 'DELIVERED' ? v : undefined;
-      },
-      { what: 'the imported order delivered in the shop', timeoutMs: 30_000, intervalMs: 100 },
-    );
-    expect(importedView.fulfillments).toHaveLength(1);
-    expectEventsOnceInOrder(importedView.fulfillments[0]!);
-    const importedState = (await handle(importedId).query(stateQuery)) as ShipmentState;
-    expect(importedState.shopOrder!.changes.at(-1)!.kinds).toContain('address');
-    expect(labelsByKey(imported.name)).toEqual({ [`${SHOP}:${orderIdOf(imported)}:r1`]: 1 });
+  // The imported shipment: delivered, its one fulfillment's events once and in order, its address change recorded.
+  const importedOutcome = (await handle(importedId).result()) as ShipmentOutcome;
+  expect(importedOutcome.outcome).toBe('delivered');
+  const importedView = await waitFor(
+    () => {
+      const v = shopify.order(imported.legacyResourceId)!;
+      return v.fulfillments[0]?.events.at(-1)?.status === 'DELIVERED' ? v : undefined;
+    },
+    { what: 'the imported order delivered in the shop', timeoutMs: 30_000, intervalMs: 100 },
+  );
+  expect(importedView.fulfillments).toHaveLength(1);
+  expectEventsOnceInOrder(importedView.fulfillments[0]!);
+  const importedState = (await handle(importedId).query(stateQuery)) as ShipmentState;
+  expect(importedState.shopOrder!.changes.at(-1)!.kinds).toContain('address');
+  expect(labelsByKey(imported.name)).toEqual({ [`${SHOP}:${orderIdOf(imported)}:r1`]: 1 });
 
-    // Readings in order on every shipment of the test (the order, its parcels, the imported one).
-    for (const id of [splitId, importedId, ...['1', '2', '3'].map((l) => parcelWorkflowId(splitId, l))])
-      expectReadingsInOrder(id, (await handle(id).query(stateQuery)) as ShipmentState);
-    // Every shipment of the shop is accounted for: no second workflow for either order.
-    const ids: string[] = [];
-    for await (const w of env.client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE}' AND ShipmentShop = '${SHOP}'` }))
-      ids.push(w.workflowId);
-    expect(ids.sort()).toEqual([splitId, importedId, ...['1', '2', '3'].map((l) => parcelWorkflowId(splitId, l))].sort());
+  // Readings in order on every shipment of the test (the order, its parcels, the imported one).
+  for (const id of [splitId, importedId, ...['1', '2', '3'].map((l) => parcelWorkflowId(splitId, l))])
+    expectReadingsInOrder(id, (await handle(id).query(stateQuery)) as ShipmentState);
+  // Every shipment of the shop is accounted for: no second workflow for either order.
+  const ids: string[] = [];
+  for await (const w of env.client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPE}' AND ShipmentShop = '${SHOP}'` }))
+    ids.push(w.workflowId);
+  expect(ids.sort()).toEqual([splitId, importedId, ...['1', '2', '3'].map((l) => parcelWorkflowId(splitId, l))].sort());
 
-    worker.child.kill('SIGTERM');
-    await worker.exited;
-  },
-  240_000,
-);
+  worker.child.kill('SIGTERM');
+  await worker.exited;
+}, 420_000);
