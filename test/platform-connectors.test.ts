@@ -45,7 +45,13 @@ const FAR_ZONE =
 const at = (ms: number) => new Date(ms).toISOString();
 
 /** Delivers one event of order `orderId` through the shop's connector, keeping the refs it learns. */
-async function deliver(shop: string, platformOrderId: string, refs: PlatformRefs, event: Omit<ShipmentEventInput, 'shop' | 'orderId'>) {
+async function deliver(
+  shop: string,
+  platformOrderId: string,
+  refs: PlatformRefs,
+  event: Omit<ShipmentEventInput, 'shop' | 'orderId'>,
+  location?: string,
+) {
   const connector = connectors.connectorFor(shop) as ShopifyConnector | WooCommerceConnector;
   const full = makeShipmentEvent({ ...event, shop, orderId: `O-${platformOrderId}` } as ShipmentEventInput);
   return platforms.for(connector).deliver({
@@ -53,6 +59,7 @@ async function deliver(shop: string, platformOrderId: string, refs: PlatformRefs
     platformOrderId,
     courier: 'dhl-express',
     refs,
+    ...(location !== undefined ? { location } : {}),
     signal: new AbortController().signal,
     maxWaitMs: 5_000,
   });
@@ -121,6 +128,43 @@ describe('Shopify', () => {
     // A scan older than a real one is still late.
     await deliver('shopify-shop', id, refs, trackingUpdated(4, at(t0 + 7 * MINUTE), 'InTransit', 'InTransit_002', at(t0 + MINUTE), number));
     expect(shopify.order(id)!.fulfillments[0]!.events).toHaveLength(2);
+  });
+});
+
+describe('Shopify: a parcel of a split order whose fulfillment answer was lost', () => {
+  // The label has no tracking number yet (the carrier gives it later): the fulfillment goes without one.
+  const untrackedLabel = () => labelCreated(1, at(Date.now()), null as unknown as string);
+
+  it.each([
+    ['the other location still open', false],
+    ['the other location fulfilled without tracking too', true],
+  ])('is adopted by the next attempt (%s): its tracking and events reach it, no second fulfillment', async (_case, otherFirst) => {
+    const order = shopify.createOrder({
+      lineItems: [
+        { sku: 'A', quantity: 1 },
+        { sku: 'B', quantity: 1 },
+      ],
+      splitLocations: true,
+    });
+    const id = order.legacyResourceId;
+    const other: PlatformRefs = {};
+    if (otherFirst) expect(await deliver('shopify-shop', id, other, untrackedLabel(), '2')).toMatchObject({ kind: 'delivered' });
+    shopify.setFaults({ failNext: [{ operation: 'fulfillmentCreate', kind: 'commit-then-drop' }] });
+    const refs: PlatformRefs = {};
+    // Applied by the store, the answer lost: the attempt ends unsure, the next one reads what the store has.
+    expect(await deliver('shopify-shop', id, refs, untrackedLabel(), '1')).not.toMatchObject({ kind: 'delivered' });
+    expect(await deliver('shopify-shop', id, refs, untrackedLabel(), '1')).toMatchObject({ kind: 'delivered' });
+    const view = shopify.order(id)!;
+    const atOne = view.fulfillments.filter((f) => f.locationId === 'gid://shopify/Location/1');
+    expect(atOne).toHaveLength(1);
+    expect(refs.fulfillmentId).toBe(atOne[0]!.id);
+    // The carrier's number comes with the first scan: written to this parcel's fulfillment, not lost.
+    const number = `JD-SPLIT-${Date.now()}`;
+    await deliver('shopify-shop', id, refs, trackingUpdated(2, at(Date.now()), 'InTransit', 'InTransit_001', at(Date.now()), number), '1');
+    const after = shopify.order(id)!.fulfillments.find((f) => f.id === atOne[0]!.id)!;
+    expect(after.trackingInfo.map((t) => t.number)).toEqual([number]);
+    expect(after.events.map((e) => e.status)).toEqual(['CARRIER_PICKED_UP']);
+    expect(shopify.order(id)!.fulfillments).toHaveLength(otherFirst ? 2 : 1);
   });
 });
 

@@ -82,6 +82,29 @@ export const readFulfillmentOrders: Operation<{ order: null | { fulfillmentOrder
   data: z.object({ order: z.object({ fulfillmentOrders: FulfillmentOrderPage }).nullable() }),
 };
 
+/**
+ * Where the order's fulfillments were made (13 points): read only to tell a split order's parcels'
+ * fulfillments apart when neither carries a tracking number (write-back.ts findOurs).
+ */
+export const readFulfillmentLocations: Operation<{
+  order: null | { fulfillments: Array<{ id: string; location: { id: string } | null }> };
+}> = {
+  name: 'orderFulfillmentLocations',
+  estimatedCost: 13,
+  document: `query ShipmentFulfillmentLocations($id: ID!) {
+  order(id: $id) {
+    fulfillments(first: 5) { id location { id } }
+  }
+}`,
+  data: z.object({
+    order: z
+      .object({
+        fulfillments: z.array(z.object({ id: z.string(), location: z.object({ id: z.string() }).nullable() })).max(250),
+      })
+      .nullable(),
+  }),
+};
+
 const FulfillmentEvent = z.object({ status: z.string(), happenedAt: z.string().nullable() });
 export type FulfillmentEvent = z.infer<typeof FulfillmentEvent>;
 

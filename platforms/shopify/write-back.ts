@@ -42,8 +42,8 @@ export class ShopifyConnection implements PlatformConnection {
     const order = await this.readOrder(d);
     // A relabel's fulfillment is the replaced label's: its tracking becomes the new label's.
     const ours =
-      this.findOurs(order.fulfillments, label.trackingNumber, order) ??
-      (label.replaces ? this.findOurs(order.fulfillments, label.replaces.trackingNumber, order) : null);
+      (await this.findOurs(d, order.fulfillments, label.trackingNumber, order)) ??
+      (label.replaces ? await this.findOurs(d, order.fulfillments, label.replaces.trackingNumber, order) : null);
     if (ours) {
       d.refs.fulfillmentId = ours.id;
       return this.ensureTracking(d, ours.id, tracking);
@@ -74,7 +74,7 @@ export class ShopifyConnection implements PlatformConnection {
     }
     // "unfulfillable status= closed" or a quantity error: another attempt's write may have landed meanwhile.
     const again = await this.readOrder(d);
-    const adopted = this.findOurs(again.fulfillments, label.trackingNumber, again);
+    const adopted = await this.findOurs(d, again.fulfillments, label.trackingNumber, again);
     if (adopted) {
       d.refs.fulfillmentId = adopted.id;
       return;
@@ -84,18 +84,30 @@ export class ShopifyConnection implements PlatformConnection {
 
   /**
    * Our fulfillment among the order's: the one with our tracking number; without a number, the
-   * only one without tracking once no fulfillment order is left open (our earlier write's answer was lost).
+   * only one without tracking once no fulfillment order is left open (our earlier write's answer
+   * was lost). A parcel of a split order looks at its own location only: another location may
+   * still be open, or fulfilled without tracking too (a label has no number until the carrier
+   * gives one), and neither says anything of this parcel's write.
    */
-  private findOurs(
+  private async findOurs(
+    d: PlatformDelivery,
     fulfillments: op.FulfillmentSummary[],
     number: string | null,
     order: { fulfillmentOrders: { nodes: op.FulfillmentOrder[] } },
-  ) {
+  ): Promise<op.FulfillmentSummary | null> {
     const live = fulfillments.filter((f) => f.status !== 'CANCELLED');
     if (number !== null) return live.find((f) => f.trackingInfo.some((t) => t.number === number)) ?? null;
-    const stillOpen = order.fulfillmentOrders.nodes.some((fo) => FULFILLABLE.has(fo.status));
-    const untracked = live.filter((f) => f.trackingInfo.every((t) => !t.number));
-    return !stillOpen && untracked.length === 1 ? untracked[0]! : null;
+    const mine = (fo: op.FulfillmentOrder) => d.location === undefined || locationOf(fo) === d.location;
+    const stillOpen = order.fulfillmentOrders.nodes.some((fo) => FULFILLABLE.has(fo.status) && mine(fo));
+    let untracked = live.filter((f) => f.trackingInfo.every((t) => !t.number));
+    if (stillOpen || untracked.length === 0) return null;
+    if (d.location !== undefined) {
+      // Read only here (a lost answer of a label without a number): the order's read stays within a development store's bucket.
+      const { order: located } = await this.call(op.readFulfillmentLocations, { id: orderGid(d.platformOrderId) }, d);
+      const at = new Map((located?.fulfillments ?? []).map((f) => [f.id, gidTail(f.location?.id)]));
+      untracked = untracked.filter((f) => at.get(f.id) === d.location);
+    }
+    return untracked.length === 1 ? untracked[0]! : null;
   }
 
   /** Every fulfillment order is closed by someone else, or held: say which, write nothing. */
@@ -169,7 +181,7 @@ export class ShopifyConnection implements PlatformConnection {
 
   private async adoptForTracking(d: PlatformDelivery, number: string | null): Promise<string | null> {
     const order = await this.readOrder(d);
-    const ours = this.findOurs(order.fulfillments, number, order);
+    const ours = await this.findOurs(d, order.fulfillments, number, order);
     if (ours) d.refs.fulfillmentId = ours.id;
     return ours?.id ?? null;
   }
@@ -282,7 +294,10 @@ function wholeSeconds(iso: string): string {
 
 /** A fulfillment order's location as parcels name it: the numeric id of its gid. */
 function locationOf(fo: op.FulfillmentOrder): string | null {
-  const gid = fo.assignedLocation.location?.id;
+  return gidTail(fo.assignedLocation.location?.id);
+}
+
+function gidTail(gid: string | undefined): string | null {
   return gid ? gid.slice(gid.lastIndexOf('/') + 1) : null;
 }
 
