@@ -211,7 +211,7 @@ export class FleetPace {
     const knownBefore = this.noiseFloor().share > 0;
     this.all = pool(this.all, sample);
     // What the API accepted of the whole fleet: the limit allowed at least that (give or take its burst).
-    const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0);
+    const accepted = this.total('accepted');
     if (accepted >= this.good.rate || now - this.good.at > KNOWN_GOOD_MS) this.good = { rate: accepted, at: now };
     // Only counts made wholly at such a rate: a report counts the worker's answers of the last
     // LEASE_MS, and a rate just halved by slow start still counts the overshoot's 429s.
@@ -256,8 +256,8 @@ export class FleetPace {
       }
     }
     if (this.check && now >= this.check.until) this.check = null;
-    const want = [...this.leases.values()].reduce((n, l) => n + l.want, 0);
-    const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0);
+    const want = this.total('want');
+    const accepted = this.total('accepted');
     if (!this.check && !this.slowStart && now >= this.checkAt && now >= this.heldUntil && want > this.rate && accepted > 0) {
       this.check = { rate: CHECK_SHARE * accepted, from: now, until: now + CHECK_MS };
       this.checkAt = now + CHECK_EVERY_MS;
@@ -276,7 +276,7 @@ export class FleetPace {
     this.lastIncreaseAt = now;
     this.expire(now);
     // Calls refused as noise did not use the limit.
-    const accepted = [...this.leases.values()].reduce((n, l) => n + l.accepted, 0) / (1 - this.noiseFloor().share);
+    const accepted = this.total('accepted') / (1 - this.noiseFloor().share);
     // Too few calls accepted to tell (a 429 on the first calls) halves and searches on; but from
     // the third overshoot of a slow start on, a call a second accepted with a third of the answers
     // 429 (more than noise may be: NOISE_CAP) is a limit found. An account of 2 a second accepts
@@ -284,7 +284,7 @@ export class FleetPace {
     // 4.6-5.4 % 429s; 37 % with their calls evenly spaced). Ending slow start at the second
     // overshoot whatever was accepted pinned a rate that 10 % noise cut at its first calls near
     // 1-2 a second, too low for the floor ever to be learned.
-    const limited = [...this.leases.values()].reduce((n, l) => n + l.limited, 0);
+    const limited = this.total('limited');
     const found = accepted >= 2 || (this.slowStartCuts >= 2 && accepted >= 1 && limited >= (accepted + limited) / 3);
     if (this.slowStart) this.slowStartCuts++;
     if (this.slowStart && found) {
@@ -301,19 +301,14 @@ export class FleetPace {
       this.rate = Math.max(MIN_RATE, this.rate * 0.9);
     }
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
-    const scale =
-      this.rate /
-      Math.max(
-        this.rate,
-        [...this.leases.values()].reduce((n, l) => n + l.rate, 0),
-      );
+    const scale = this.rate / Math.max(this.rate, this.total('rate'));
     for (const lease of this.leases.values()) lease.rate *= scale;
   }
 
   /** While the fleet wants more than the rate, it grows (once a second). */
   private grow(now: number): void {
     if (now - this.lastIncreaseAt < REPORT_MS || now < this.heldUntil) return;
-    const want = [...this.leases.values()].reduce((n, l) => n + l.want, 0);
+    const want = this.total('want');
     if (want <= this.rate) return;
     this.lastIncreaseAt = now;
     // A hold is no room found: the quiet spell counts from its end.
@@ -321,6 +316,13 @@ export class FleetPace {
     const gentle = Math.min(1, Math.max(0.5, this.rate / GENTLE_BELOW));
     const probe = this.rate + Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
     this.rate = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : this.settling ? this.rate * SETTLE_GROWTH : probe;
+  }
+
+  /** The fleet's leases summed: rates granted, calls wanted, accepted or refused a second. */
+  private total(of: 'rate' | 'want' | 'accepted' | 'limited'): number {
+    let sum = 0;
+    for (const lease of this.leases.values()) sum += lease[of];
+    return sum;
   }
 
   /** Water-filling by demand: the workers that need less than an equal share get it; the rest share what is left evenly. */
