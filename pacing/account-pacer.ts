@@ -184,6 +184,8 @@ export class AccountPacer {
   private heldSince = 0;
   /** What the API accepted of this worker a second before the hold began, and the calls sent since the hold was last set. */
   private freshRate = 0;
+  /** Fresh answers since the last report to the fleet's pace. */
+  private freshSinceReport = { answers: 0, limited: 0 };
   private sentSinceHold = 0;
   /**
    * How long the fleet channel took to bring the hold back to the worker whose 429 set it: the
@@ -277,7 +279,9 @@ export class AccountPacer {
       accepted: this.successes.filter((s) => s >= t - span * 1000).length / span,
       // Every 429, noise or not: the fleet learns its noise floor from them.
       limited: this.limitedTimes.filter((l) => l >= t - span * 1000).length / span,
+      ...(this.freshSinceReport.answers > 0 ? { fresh: this.freshSinceReport } : {}),
     };
+    this.freshSinceReport = { answers: 0, limited: 0 };
     this.asking = true;
     void this.share(report)
       .catch(() => null)
@@ -532,6 +536,7 @@ export class AccountPacer {
     if (turn?.fresh && this.learnNoise) {
       this.floor.noteFresh(limited);
       this.onFresh(limited);
+      if (this.share) this.freshSinceReport = { answers: this.freshSinceReport.answers + 1, limited: this.freshSinceReport.limited + (limited ? 1 : 0) };
     }
     if (t - this.floorCheckedAt < 1000 && !turn?.fresh) return;
     this.floorCheckedAt = t;

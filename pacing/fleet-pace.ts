@@ -30,7 +30,7 @@
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
 import type { PaceGrant, PaceReport } from '../workflow-definitions/account';
-import { below, floorOf, onlyStrays, type Answers } from './noise-floor';
+import { below, floorOf, onlyStrays, overFloor, type Answers } from './noise-floor';
 
 export type { PaceGrant, PaceReport };
 
@@ -68,6 +68,9 @@ const NOISE_POOL_ANSWERS = 300;
 /** A floor rests on at least this many pooled answers and 429s among them. */
 const MIN_NOISE_ANSWERS = 20;
 const MIN_NOISE_LIMITED = 3;
+/** Fresh answers are surer: as few as a worker learns its own floor from (pacing/noise-floor.ts). */
+const MIN_FRESH_ANSWERS = 15;
+const MIN_FRESH_LIMITED = 2;
 /**
  * The fleet's grid of slots runs this much over the rate (so the shares' spans fit in it), and
  * moves only when the rate leaves [grid ÷ GRID_ROOM², grid]: a grid that moved at every grant,
@@ -96,6 +99,8 @@ export interface FleetPaceState {
   /** The answers the noise floor is learned from, and every answer lately (to forget noise that stopped). */
   noise?: Answers;
   all?: Answers;
+  /** The workers' fresh answers (PaceReport.fresh), pooled. */
+  fresh?: Answers;
 }
 
 interface Lease {
@@ -127,6 +132,7 @@ export class FleetPace {
   private readonly leases = new Map<string, Lease>();
   private noise: Answers;
   private all: Answers;
+  private fresh: Answers;
   /** The most the fleet's reports showed the API accepting lately (calls a second), and when. */
   private good = { rate: 0, at: 0 };
   /** Since when the rate is under KNOWN_GOOD_SHARE of the known-good pace (infinity: it is not). */
@@ -144,6 +150,7 @@ export class FleetPace {
   constructor(state?: Partial<FleetPaceState>) {
     this.noise = answersOf(state?.noise);
     this.all = answersOf(state?.all);
+    this.fresh = answersOf(state?.fresh);
     this.rate = positive(state?.rate) ?? INITIAL_RATE;
     this.slowStart = state?.slowStart ?? true;
     this.settling = state?.settling ?? false;
@@ -162,13 +169,22 @@ export class FleetPace {
       slowStartCuts: this.slowStartCuts,
       noise: this.noise,
       all: this.all,
+      fresh: this.fresh,
     };
   }
 
   /** The share of 429s no pace causes (0: none known), and how many answers it rests on. */
   noiseFloor(): { share: number; answers: number } {
     const share = floorOf(this.noise, MIN_NOISE_ANSWERS, MIN_NOISE_LIMITED);
-    return { share, answers: share > 0 ? this.noise.answers : 0 };
+    if (share > 0) return { share, answers: this.noise.answers };
+    const fresh = floorOf(this.fresh, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
+    return { share: fresh, answers: fresh > 0 ? this.fresh.answers : 0 };
+  }
+
+  /** Both pools start over (noise that stopped, or a floor the check found too high). */
+  private forget(noise: Answers = { answers: 0, limited: 0 }): void {
+    this.noise = noise;
+    this.fresh = { answers: 0, limited: 0 };
   }
 
   /** A worker's report: its share until its next one. */
@@ -182,7 +198,8 @@ export class FleetPace {
     lease.maxRate = ceiling;
     lease.until = now + LEASE_MS;
     this.leases.set(report.worker, lease);
-    this.learnNoise(lease, now);
+    this.learnNoise(lease, freshOf(report.fresh), now);
+    this.limitInNoise(now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.ceiling());
     const rate = this.check ? Math.min(this.rate, this.check.rate) : this.rate;
@@ -204,11 +221,13 @@ export class FleetPace {
   }
 
   /** Pools a report's answers (see the head comment); a floor just learned restarts the search for the limit. */
-  private learnNoise(lease: Lease, now: number): void {
+  private learnNoise(lease: Lease, fresh: Answers, now: number): void {
     // A report's counts are a second's worth of its period's rates.
     const sample = { answers: ((lease.accepted + lease.limited) * REPORT_MS) / 1000, limited: (lease.limited * REPORT_MS) / 1000 };
-    if (sample.answers <= 0) return;
     const knownBefore = this.noiseFloor().share > 0;
+    // Fresh answers: no limit refused them, whatever the rate.
+    if (fresh.answers > 0) this.fresh = pool(this.fresh, fresh);
+    if (sample.answers <= 0) return this.restartIfLearned(knownBefore);
     this.all = pool(this.all, sample);
     // What the API accepted of the whole fleet: the limit allowed at least that (give or take its burst).
     const accepted = this.total('accepted');
@@ -219,15 +238,17 @@ export class FleetPace {
     else if (this.lowSince === Number.POSITIVE_INFINITY) this.lowSince = now;
     if (now - this.lowSince >= SAMPLE_SETTLE_MS) this.noise = pool(this.noise, sample);
     // Noise that stopped: the fleet's last answers hold no more 429s than a limit's strays.
-    if (this.noise.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all))
-      this.noise = { answers: 0, limited: 0 };
+    if (this.noise.answers + this.fresh.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all)) this.forget();
     this.checkFloor(sample, now);
-    if (!knownBefore && this.noiseFloor().share > 0) {
-      // The noise made cuts no limit asked for: search for the limit again from here.
-      this.slowStart = true;
-      this.slowStartCuts = 0;
-      this.settling = false;
-    }
+    this.restartIfLearned(knownBefore);
+  }
+
+  /** A floor just learned: the noise made cuts no limit asked for, so the limit is searched for again from here. */
+  private restartIfLearned(knownBefore: boolean): void {
+    if (knownBefore || this.noiseFloor().share <= 0) return;
+    this.slowStart = true;
+    this.slowStartCuts = 0;
+    this.settling = false;
   }
 
   /**
@@ -248,7 +269,7 @@ export class FleetPace {
     if (this.check && now >= this.check.from + SAMPLE_SETTLE_MS) {
       this.checked = { answers: this.checked.answers + sample.answers, limited: this.checked.limited + sample.limited };
       if (below(this.checked, floor)) {
-        this.noise = pool({ answers: 0, limited: 0 }, this.checked);
+        this.forget(pool({ answers: 0, limited: 0 }, this.checked));
         this.checked = { answers: 0, limited: 0 };
       } else if (this.checked.answers >= NOISE_POOL_ANSWERS) {
         // As many answers as the floor rests on, and none clearly under it: it holds.
@@ -305,6 +326,21 @@ export class FleetPace {
     for (const lease of this.leases.values()) lease.rate *= scale;
   }
 
+  /**
+   * A limit beside a known floor: the workers take 429s within the floor's margin as noise and
+   * relay none, and a young floor's margin is wide (15 answers: a limit's 429s of 40 % hid in it
+   * for 30 s while slow start went on to 2.5 times the limit). The fleet's answers, every
+   * worker's, show the limit first: clearly more 429s than the floor explains are an overshoot.
+   * Judged only on counts made wholly since the last cut (a report counts LEASE_MS).
+   */
+  private limitInNoise(now: number): void {
+    const floor = this.noiseFloor();
+    if (floor.share <= 0 || now - this.lastCutAt < SAMPLE_SETTLE_MS) return;
+    const seconds = LEASE_MS / 1000;
+    const answers = { answers: (this.total('accepted') + this.total('limited')) * seconds, limited: this.total('limited') * seconds };
+    if (overFloor(answers, floor.share, floor.answers)) this.overshoot(now + REPORT_MS, now);
+  }
+
   /** While the fleet wants more than the rate, it grows (once a second). */
   private grow(now: number): void {
     if (now - this.lastIncreaseAt < REPORT_MS || now < this.heldUntil) return;
@@ -359,6 +395,13 @@ function pool(into: Answers, sample: Answers): Answers {
   const sum = { answers: into.answers + sample.answers, limited: into.limited + sample.limited };
   const scale = Math.min(1, NOISE_POOL_ANSWERS / sum.answers);
   return { answers: sum.answers * scale, limited: sum.limited * scale };
+}
+
+/** A report's fresh answers, or none if they are not counts. */
+function freshOf(fresh: Partial<Answers> | undefined): Answers {
+  const answers = Math.min(1000, nonNegative(fresh?.answers));
+  const limited = nonNegative(fresh?.limited);
+  return limited <= answers ? { answers, limited } : { answers: 0, limited: 0 };
 }
 
 /** A carried pool, or an empty one if it is not one. */

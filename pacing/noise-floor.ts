@@ -117,11 +117,7 @@ export class NoiseFloor {
   exceeded(recent: Answers): boolean {
     const { share, from } = this.estimate();
     if (share === 0) return recent.limited > 0;
-    if (recent.answers < MIN_RECENT_ANSWERS) return false;
-    // A floor from few 429s may be well below the noise (2 of 54 answers for 10 %): judged
-    // against two standard deviations above it, so a young floor does not call noise "too fast".
-    const sd = Math.sqrt(Math.max(share * (1 - share), 1 / from) / from);
-    return above(recent, share + 2 * sd, Z_EXCEEDED);
+    return overFloor(recent, share, from);
   }
 
   /**
@@ -154,6 +150,18 @@ export class NoiseFloor {
     if (share >= NOISE_CAP) return fleet;
     return bounded({ share, from: pooled.answers });
   }
+}
+
+/**
+ * Whether these recent answers hold more 429s than a floor of `share`, learned from `from`
+ * answers, explains: the pace is over a limit. A floor from few 429s may be well below the noise
+ * (2 of 54 answers for 10 %): judged against two standard deviations above it, so a young floor
+ * does not call noise "too fast".
+ */
+export function overFloor(recent: Answers, share: number, from: number): boolean {
+  if (recent.answers < MIN_RECENT_ANSWERS) return false;
+  const sd = Math.sqrt(Math.max(share * (1 - share), 1 / from) / from);
+  return above(recent, share + 2 * sd, Z_EXCEEDED);
 }
 
 /** k 429s of n answers are more than a share p explains, by z standard deviations of the count, plus half a call. */

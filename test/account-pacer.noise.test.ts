@@ -167,7 +167,9 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
     const learned = learnedAt(noisy);
     expect(learned).not.toBeNull();
     expect(learned!).toBeLessThanOrEqual(150);
-    expect(noisy.seconds[239]!.noiseShare).toBeGreaterThan(0.05);
+    // A floor, not a limit's strays (0.002): learned from as few as 2 of 40 fresh answers (0.05
+    // for 10 %), and once known the noise holds nothing, so no fresh calls come to refine it.
+    expect(noisy.seconds[239]!.noiseShare).toBeGreaterThanOrEqual(0.05);
     // Once known, noise costs only its own retries: the backlog of the learning goes, and new
     // calls no longer wait for the pace.
     expect(noisy.acceptedPerSecond(150, 240)).toBeGreaterThanOrEqual(0.8 * clean.acceptedPerSecond(150, 240));

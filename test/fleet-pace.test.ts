@@ -155,6 +155,44 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.noiseFloor().share).toBeCloseTo(0.1, 2);
   });
 
+  it("the workers' fresh answers teach the fleet its floor at their next report, and the rate the noise cut searches for the limit again", () => {
+    // 10 % noise ended slow start at its first 429 and cut the rate at each one after; the fleet
+    // learned its floor only from answers at under 0.45 of the best it had seen, which it barely
+    // reached: 0.1-0.5 of the clean account's calls for the bench's 75 s, with the workers
+    // knowing the floor from the same fresh answers since second 30-40.
+    const pace = new FleetPace({ rate: 3.6, slowStart: false });
+    let t = reports(pace, 1_000_000, 3, 3, 0.3);
+    pace.report({ worker: 'a', want: 100, accepted: 3, limited: 0.3, fresh: { answers: 14, limited: 1 } }, t);
+    expect(pace.noiseFloor().share).toBe(0);
+    t += 1000;
+    // Not counts: ignored.
+    pace.report({ worker: 'a', want: 100, accepted: 3, limited: 0.3, fresh: { answers: 2, limited: 5 } }, t);
+    expect(pace.noiseFloor().share).toBe(0);
+    t += 1000;
+    const grant = pace.report({ worker: 'a', want: 100, accepted: 3, limited: 0.3, fresh: { answers: 6, limited: 1 } }, t);
+    expect(grant.noise?.share).toBeCloseTo(0.1, 2);
+    expect(grant.slowStart).toBe(true);
+    // Carried over a continue-as-new.
+    expect(new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState).noiseFloor().share).toBeCloseTo(0.1, 2);
+  });
+
+  it("beside a young floor, the fleet's answers with clearly more 429s than it explains are an overshoot: slow start ends", () => {
+    // The workers relay no 429 within a floor's margin, and a floor of 2 in 20 has a wide one:
+    // slow start went on to 2.5 times an account of 5 a second, whose 429s (40 %) hid in it for 30 s.
+    const young = () => new FleetPace({ rate: 4, slowStart: true, fresh: { answers: 20, limited: 2 } });
+    const over = young();
+    let t = reports(over, 1_000_000, 6, 5, 0.5);
+    expect(over.state().slowStart).toBe(true);
+    // Twice the limit: half the answers 429s.
+    t = reports(over, t, 3, 5, 5);
+    expect(over.state().slowStart).toBe(false);
+    expect(over.state().rate).toBeLessThan(6);
+    // Noise alone at the floor's share does not end it.
+    const noise = young();
+    reports(noise, 1_000_000, 20, 9, 1);
+    expect(noise.state().slowStart).toBe(true);
+  });
+
   /**
    * One worker beside a limit of 40 a second, noise `noise` of the calls the limit let through:
    * it sends its share, takes every 429 within the fleet's floor as noise (none is relayed), and

@@ -35,6 +35,12 @@ export interface PaceReport {
   accepted: number;
   /** 429s a second this worker got over the same period, noise or not (the fleet's noise floor is learned from them). */
   limited?: number;
+  /**
+   * Fresh answers (calls right after a hold, which no limit refuses: pacing/noise-floor.ts) this
+   * worker counted since its last report, and the 429s among them: the fleet's noise floor is
+   * learned from them within a report, not at the next pool read ten seconds later.
+   */
+  fresh?: { answers: number; limited: number };
   /** The worker's configured ceiling for the account, calls a second (the account's, not the worker's). */
   maxRate?: number;
 }
