@@ -181,10 +181,10 @@ describe('FleetPace on its own (pure)', () => {
     // slow start went on to 2.5 times an account of 5 a second, whose 429s (40 %) hid in it for 30 s.
     const young = () => new FleetPace({ rate: 4, slowStart: true, fresh: { answers: 20, limited: 2 } });
     const over = young();
-    let t = reports(over, 1_000_000, 6, 5, 0.5);
+    const t = reports(over, 1_000_000, 6, 5, 0.5);
     expect(over.state().slowStart).toBe(true);
     // Twice the limit: half the answers 429s.
-    t = reports(over, t, 3, 5, 5);
+    reports(over, t, 3, 5, 5);
     expect(over.state().slowStart).toBe(false);
     expect(over.state().rate).toBeLessThan(6);
     // Noise alone at the floor's share does not end it.
