@@ -30,7 +30,7 @@
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
 import type { PaceGrant, PaceReport } from '../workflow-definitions/account';
-import { below, floorOf, onlyStrays, overFloor, type Answers } from './noise-floor';
+import { below, floorOf, moreThan, onlyStrays, overFloor, type Answers } from './noise-floor';
 
 export type { PaceGrant, PaceReport };
 
@@ -239,8 +239,9 @@ export class FleetPace {
     if (now - this.lowSince >= SAMPLE_SETTLE_MS) this.noise = pool(this.noise, sample);
     // Noise that stopped: the fleet's last answers hold no more 429s than a limit's strays.
     if (this.noise.answers + this.fresh.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all)) this.forget();
-    this.checkFloor(sample, now);
+    // Before the check: a floor just learned is not checked at once (the rate the noise cut is no limit's).
     this.restartIfLearned(knownBefore);
+    this.checkFloor(sample, now);
   }
 
   /** A floor just learned: the noise made cuts no limit asked for, so the limit is searched for again from here. */
@@ -328,17 +329,29 @@ export class FleetPace {
 
   /**
    * A limit beside a known floor: the workers take 429s within the floor's margin as noise and
-   * relay none, and a young floor's margin is wide (15 answers: a limit's 429s of 40 % hid in it
-   * for 30 s while slow start went on to 2.5 times the limit). The fleet's answers, every
+   * relay none, and a young floor's margin is wide (2 429s of 15 answers: a limit's 429s of 40 %
+   * hid in it while slow start went on to 2.5 times the limit). The fleet's answers, every
    * worker's, show the limit first: clearly more 429s than the floor explains are an overshoot.
-   * Judged only on counts made wholly since the last cut (a report counts LEASE_MS).
+   * While the rate searches (slow start, then settling) they are weighed against the floor itself:
+   * that ends the search, after which the rate grows on gently. Probing, with the floor's margin
+   * (a young floor can be half the noise: cut at each such "overshoot", a fleet with no limit in
+   * reach went from 68 calls a second to 24). Only counts made wholly since the last cut.
    */
   private limitInNoise(now: number): void {
+    if (now - this.lastCutAt < SAMPLE_SETTLE_MS) return;
     const floor = this.noiseFloor();
-    if (floor.share <= 0 || now - this.lastCutAt < SAMPLE_SETTLE_MS) return;
     const seconds = LEASE_MS / 1000;
     const answers = { answers: (this.total('accepted') + this.total('limited')) * seconds, limited: this.total('limited') * seconds };
-    if (overFloor(answers, floor.share, floor.answers)) this.overshoot(now + REPORT_MS, now);
+    if (answers.answers < MIN_NOISE_ANSWERS) return;
+    // No floor of the fleet's (never learned, or forgotten): a worker may still hold one of its
+    // own, from fresh answers of noise that has since stopped.
+    const over =
+      floor.share <= 0
+        ? !onlyStrays(answers)
+        : this.slowStart || this.settling
+          ? moreThan(answers, floor.share)
+          : overFloor(answers, floor.share, floor.answers);
+    if (over) this.overshoot(now + REPORT_MS, now);
   }
 
   /** While the fleet wants more than the rate, it grows (once a second). */

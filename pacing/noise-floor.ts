@@ -194,6 +194,11 @@ export function below({ answers: n, limited: k }: Answers, p: number): boolean {
   return k < n * p - Z * Math.sqrt(n * p * (1 - p)) - 0.5;
 }
 
+/** Whether these answers hold clearly more 429s (Z standard deviations) than a share p explains. */
+export function moreThan(answers: Answers, p: number): boolean {
+  return above(answers, p);
+}
+
 /** Whether these answers hold no more 429s than a limit's strays. */
 export function onlyStrays(pool: Answers): boolean {
   return !above(pool, STRAY);

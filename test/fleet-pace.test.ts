@@ -193,6 +193,32 @@ describe('FleetPace on its own (pure)', () => {
     expect(noise.state().slowStart).toBe(true);
   });
 
+  it('after slow start, the search (settling) ends at answers clearly over a young floor; probing keeps its margin', () => {
+    // Settling grows 2 % a second until an overshoot, and the workers relay none within the
+    // floor's margin: an account of 5 a second was taken to 8.4 with a fifth of its calls 429s.
+    const settling = () => new FleetPace({ rate: 5, slowStart: false, settling: true, fresh: { answers: 20, limited: 2 } });
+    const over = settling();
+    reports(over, 1_000_000, 3, 5, 3);
+    expect(over.state().settling).toBe(false);
+    expect(over.state().rate).toBeLessThan(5);
+    // The same answers while probing stay within the young floor's margin: no cut.
+    const probing = new FleetPace({ rate: 5, slowStart: false, settling: false, fresh: { answers: 20, limited: 2 } });
+    reports(probing, 1_000_000, 3, 5, 3);
+    expect(probing.state().rate).toBeGreaterThan(5);
+  });
+
+  it('with no floor of its own, the fleet cuts at answers clearly over strays that no worker relayed', () => {
+    // A worker's own floor, from fresh answers of noise that had stopped, hid a limit of 40's
+    // 429s (10-20 % of the calls) for a minute and more after the fleet had forgotten its floor.
+    const pace = new FleetPace({ rate: 50, slowStart: false });
+    reports(pace, 1_000_000, 6, 40, 6);
+    expect(pace.state().rate).toBeLessThan(50);
+    // Clean answers: no cut, the rate probes on.
+    const clean = new FleetPace({ rate: 50, slowStart: false });
+    reports(clean, 1_000_000, 6, 40, 0);
+    expect(clean.state().rate).toBeGreaterThan(50);
+  });
+
   /**
    * One worker beside a limit of 40 a second, noise `noise` of the calls the limit let through:
    * it sends its share, takes every 429 within the fleet's floor as noise (none is relayed), and
