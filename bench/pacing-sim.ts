@@ -60,30 +60,37 @@ it('pacing: fleet vs worker shares', async () => {
 
 // The issue's row: 10 % of the calls refused by 429s the pace did not cause (a quota shared with
 // other clients), beside the same account without them; target: accepted ≥ 0.8 × the clean row's.
+// Noise is luck: one seed learned it at second 29 and another at 90, so the row is the median
+// over NOISE_SEEDS, with the lowest and highest beside it.
+const NOISE_SEEDS = [1, 2, 3, 4, 5, 6, 7];
 it('pacing: 10 % unrelated 429s beside a clean account', async () => {
-  const rows = ['limit/s workers | fleet: noisy ÷ clean | worker (today): noisy ÷ clean'];
+  const rows = ['limit/s workers | fleet: noisy ÷ clean, median (min-max) | worker (today): noisy ÷ clean, median (min-max)'];
   for (const limit of [5, 20]) {
-    const ratios = [];
+    const cells = [];
     for (const shares of ['fleet', 'worker'] as const) {
-      const accepted = async (noise: number) => {
-        const run = await simulate({
-          seconds: SECONDS,
-          limit: () => limit,
-          noise: () => noise,
-          noiseRetryAfterS: [1, 3],
-          demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
-          workers: 2,
-          workerOf: workerOf('even', 2),
-          shares,
-          seed: limit * 100 + 2,
-        });
-        return run.acceptedPerSecond(MEASURE_FROM, SECONDS);
-      };
-      ratios.push((await accepted(0.1)) / (await accepted(0)));
+      const ratios: number[] = [];
+      for (const seed of NOISE_SEEDS) {
+        const accepted = async (noise: number) => {
+          const run = await simulate({
+            seconds: SECONDS,
+            limit: () => limit,
+            noise: () => noise,
+            noiseRetryAfterS: [1, 3],
+            demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
+            workers: 2,
+            workerOf: workerOf('even', 2),
+            shares,
+            seed,
+          });
+          return run.acceptedPerSecond(MEASURE_FROM, SECONDS);
+        };
+        ratios.push((await accepted(0.1)) / (await accepted(0)));
+      }
+      ratios.sort((a, b) => a - b);
+      const median = ratios[Math.floor(ratios.length / 2)]!;
+      cells.push(`${median.toFixed(3)} (${ratios[0]!.toFixed(2)}-${ratios.at(-1)!.toFixed(2)})`);
     }
-    rows.push(
-      `${String(limit).padStart(7)} ${'2'.padStart(7)} | ${ratios[0]!.toFixed(3).padStart(20)} | ${ratios[1]!.toFixed(3).padStart(20)}`,
-    );
+    rows.push(`${String(limit).padStart(7)} ${'2'.padStart(7)} | ${cells[0]!.padStart(36)} | ${cells[1]!.padStart(46)}`);
   }
-  console.log(`\nseconds ${MEASURE_FROM}-${SECONDS} of each run, 2 workers, work spread evenly\n${rows.join('\n')}`);
+  console.log(`\nseconds ${MEASURE_FROM}-${SECONDS} of each run, 2 workers, work spread evenly, seeds ${NOISE_SEEDS.join(', ')}\n${rows.join('\n')}`);
 }, 3_600_000);

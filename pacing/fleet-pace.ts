@@ -335,10 +335,11 @@ export class FleetPace {
    * While the rate searches (slow start, then settling) they are weighed against the floor itself:
    * that ends the search, after which the rate grows on gently. Probing, with the floor's margin
    * (a young floor can be half the noise: cut at each such "overshoot", a fleet with no limit in
-   * reach went from 68 calls a second to 24). Only counts made wholly since the last cut.
+   * reach went from 68 calls a second to 24).
    */
   private limitInNoise(now: number): void {
-    if (now - this.lastCutAt < SAMPLE_SETTLE_MS) return;
+    // Counts wholly since the last cut, and with no hold relayed among them (those 429s were told).
+    if (now - Math.max(this.lastCutAt, this.heldUntil) < SAMPLE_SETTLE_MS) return;
     const floor = this.noiseFloor();
     const seconds = LEASE_MS / 1000;
     const answers = { answers: (this.total('accepted') + this.total('limited')) * seconds, limited: this.total('limited') * seconds };
