@@ -62,6 +62,7 @@ describe('worker settings with bounds', () => {
     ['SHIPPING_API_MAX_RESPONSE_BYTES', '1073741824', /^SHIPPING_API_MAX_RESPONSE_BYTES: must be at most 268435456 \(256 MiB\)$/],
     ['SHIPPING_API_MAX_RESPONSE_BYTES', '1000', /^SHIPPING_API_MAX_RESPONSE_BYTES: must be at least 65536 \(64 KiB\)$/],
     ['SHIPPING_API_429_NOISE', 'maybe', /^SHIPPING_API_429_NOISE: must be learn or off/],
+    ['SHIPPING_API_PACE_SHARES', 'account', /^SHIPPING_API_PACE_SHARES: must be fleet or worker/],
   ])('%s=%s is a configuration error naming it', (variable, value, message) => {
     expect(problems(() => loadWorkerSettings({ ...BASE, [variable]: value }))).toEqual([expect.stringMatching(message)]);
   });
@@ -80,6 +81,9 @@ describe('worker settings with bounds', () => {
     expect(settings.health).toEqual({ host: '127.0.0.1', port: 8080 });
     expect(settings.pacing.noise).toBe('learn');
     expect(loadWorkerSettings({ ...BASE, SHIPPING_API_429_NOISE: 'off' }).pacing.noise).toBe('off');
+    // One rate per account for the fleet by default: maxRequestsPerSecond is the account's.
+    expect(settings.pacing.shares).toBe('fleet');
+    expect(loadWorkerSettings({ ...BASE, SHIPPING_API_PACE_SHARES: 'worker' }).pacing.shares).toBe('worker');
   });
 
   it('sizes the default workflow cache from its memory budget at the measured cost of a place, not from the heap', () => {
