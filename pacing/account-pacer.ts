@@ -287,7 +287,11 @@ export class AccountPacer {
       .catch(() => null)
       .then((grant) => {
         this.asking = false;
-        if (grant === null) return;
+        if (grant === null) {
+          // The fleet's pace does not answer: this worker paces alone, on its own floor too.
+          if (this.learnNoise) this.floor.setFleetFloor(null, false);
+          return;
+        }
         // The fleet's floor, pooled from every worker's answers: a worker alone sees too few
         // fresh calls under its share to learn it, and each noise 429 it relays cuts the rate.
         if (this.learnNoise) {

@@ -18,14 +18,14 @@
  * - **A ceiling** (`maxRequestsPerSecond`) is the account's: the lowest any worker reports caps
  *   the rate, whatever the number of workers.
  * - **429s no pace causes** (a quota shared with other clients, a flaky proxy): the workers report
- *   their 429s beside their accepted calls, and the answers reported while the rate is under
- *   KNOWN_GOOD_SHARE of what the API lately accepted of the fleet are pooled: no limit that did
- *   not fall to under that share refuses them, while noise refuses its
- *   share of any call. Their 429 share is the fleet's noise floor, handed out with every share; a
- *   worker takes a 429 within it as noise (that call waits its Retry-After, nothing is relayed)
- *   and the rate, which the noise cut before it was known, searches for the limit again (slow
- *   start). Under the old per-worker floor alone, 10 % noise cut the fleet's rate to 0.07-0.3 of
- *   the clean account's (bench `pacing`).
+ *   their 429s beside their accepted calls, and their fresh answers (right after a hold: no limit
+ *   refuses them). Those, and the answers reported while the rate is under KNOWN_GOOD_SHARE of
+ *   what the API lately accepted of the fleet (no limit that did not fall that far refuses them),
+ *   are pooled: noise refuses its share of any call. Their 429 share is the fleet's noise floor,
+ *   handed out with every share; a worker takes a 429 within it as noise (that call waits its
+ *   Retry-After, nothing is relayed) and the rate, which the noise cut before it was known,
+ *   searches for the limit again (slow start), where the fleet's own answers show the limit
+ *   (limitInNoise).
  *
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
@@ -144,6 +144,8 @@ export class FleetPace {
   private check: { rate: number; from: number; until: number } | null = null;
   private checkAt = 0;
   private checked: Answers = { answers: 0, limited: 0 };
+  /** The fleet's answers counted wholly since the last cut, relayed hold or check (limitInNoise). */
+  private sinceCut: Answers = { answers: 0, limited: 0 };
   /** The fleet's slots (PaceGrant.grid); not carried over a continue-as-new (the next run's first report sets it). */
   private grid = { rate: 0, origin: 0 };
 
@@ -175,10 +177,15 @@ export class FleetPace {
 
   /** The share of 429s no pace causes (0: none known), and how many answers it rests on. */
   noiseFloor(): { share: number; answers: number } {
-    const share = floorOf(this.noise, MIN_NOISE_ANSWERS, MIN_NOISE_LIMITED);
-    if (share > 0) return { share, answers: this.noise.answers };
+    // Every answer no limit refused (fresh, at a low rate, in a check), pooled: a floor learned
+    // young from a few fresh answers matures, and falls when the noise does.
+    const all = { answers: this.noise.answers + this.fresh.answers, limited: this.noise.limited + this.fresh.limited };
+    const share = floorOf(all, MIN_NOISE_ANSWERS, MIN_NOISE_LIMITED);
+    if (share > 0) return { share, answers: all.answers };
+    // A few fresh answers are enough to learn a floor from, unless the pool clearly shows less.
     const fresh = floorOf(this.fresh, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
-    return { share: fresh, answers: fresh > 0 ? this.fresh.answers : 0 };
+    if (fresh <= 0 || (all.answers >= MIN_NOISE_ANSWERS && below(all, fresh))) return { share: 0, answers: 0 };
+    return { share: fresh, answers: this.fresh.answers };
   }
 
   /** Both pools start over (noise that stopped, or a floor the check found too high). */
@@ -199,7 +206,7 @@ export class FleetPace {
     lease.until = now + LEASE_MS;
     this.leases.set(report.worker, lease);
     this.learnNoise(lease, freshOf(report.fresh), now);
-    this.limitInNoise(now);
+    this.limitInNoise(sampleOf(lease), now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.ceiling());
     const rate = this.check ? Math.min(this.rate, this.check.rate) : this.rate;
@@ -222,8 +229,7 @@ export class FleetPace {
 
   /** Pools a report's answers (see the head comment); a floor just learned restarts the search for the limit. */
   private learnNoise(lease: Lease, fresh: Answers, now: number): void {
-    // A report's counts are a second's worth of its period's rates.
-    const sample = { answers: ((lease.accepted + lease.limited) * REPORT_MS) / 1000, limited: (lease.limited * REPORT_MS) / 1000 };
+    const sample = sampleOf(lease);
     const knownBefore = this.noiseFloor().share > 0;
     // Fresh answers: no limit refused them, whatever the rate.
     if (fresh.answers > 0) this.fresh = pool(this.fresh, fresh);
@@ -268,6 +274,8 @@ export class FleetPace {
       return;
     }
     if (this.check && now >= this.check.from + SAMPLE_SETTLE_MS) {
+      // Under the limit: answers only noise refuses, the floor's own kind.
+      this.noise = pool(this.noise, sample);
       this.checked = { answers: this.checked.answers + sample.answers, limited: this.checked.limited + sample.limited };
       if (below(this.checked, floor)) {
         this.forget(pool({ answers: 0, limited: 0 }, this.checked));
@@ -280,7 +288,13 @@ export class FleetPace {
     if (this.check && now >= this.check.until) this.check = null;
     const want = this.total('want');
     const accepted = this.total('accepted');
-    if (!this.check && !this.slowStart && now >= this.checkAt && now >= this.heldUntil && want > this.rate && accepted > 0) {
+    // Calls waiting for the rate, or clearly more 429s than the floor (a rate over the limit whose
+    // 429s hide in the floor's margin sends what is asked of it: waiting for nothing, it was never
+    // checked, and 10-30 % of the calls of accounts of 5 and 20 a second were 429s for minutes
+    // after the noise stopped).
+    const pressed = want > this.rate || (this.sinceCut.answers >= MIN_NOISE_ANSWERS && moreThan(this.sinceCut, floor));
+    const searching = this.slowStart || this.settling;
+    if (!this.check && !searching && now >= this.checkAt && now >= this.heldUntil && pressed && accepted > 0) {
       this.check = { rate: CHECK_SHARE * accepted, from: now, until: now + CHECK_MS };
       this.checkAt = now + CHECK_EVERY_MS;
     }
@@ -290,8 +304,9 @@ export class FleetPace {
    * The fleet was told to hold until `holdEnd` (a 429 a worker took as the limit's): the rate is
    * over the limit. Once per overshoot; a long hold is the API holding the account, not the pace.
    */
-  overshoot(holdEnd: number, now: number): void {
+  overshoot(holdEnd: number, now: number, ceiling = Number.POSITIVE_INFINITY): void {
     this.heldUntil = Math.max(this.heldUntil, holdEnd);
+    this.sinceCut = { answers: 0, limited: 0 };
     if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
     this.cutFor = holdEnd;
     this.lastCutAt = now;
@@ -320,7 +335,7 @@ export class FleetPace {
       // (Not to what the API accepted: over a window with holds in it, that is far below the
       // limit, and 429s no pace causes cut the rate to nothing before they were learned.)
       this.settling = false;
-      this.rate = Math.max(MIN_RATE, this.rate * 0.9);
+      this.rate = Math.max(MIN_RATE, Math.min(this.rate * 0.9, ceiling));
     }
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     const scale = this.rate / Math.max(this.rate, this.total('rate'));
@@ -337,22 +352,29 @@ export class FleetPace {
    * (a young floor can be half the noise: cut at each such "overshoot", a fleet with no limit in
    * reach went from 68 calls a second to 24).
    */
-  private limitInNoise(now: number): void {
-    // Counts wholly since the last cut, and with no hold relayed among them (those 429s were told).
-    if (now - Math.max(this.lastCutAt, this.heldUntil) < SAMPLE_SETTLE_MS) return;
+  private limitInNoise(sample: Answers, now: number): void {
+    // Counts wholly since the last cut, and with no hold relayed among them (those 429s were
+    // told), nor a check (held under the limit).
+    if (now - Math.max(this.lastCutAt, this.heldUntil, this.check?.from ?? 0) < SAMPLE_SETTLE_MS) return;
+    if (this.check) return;
+    this.sinceCut = pool(this.sinceCut, sample);
     const floor = this.noiseFloor();
     const seconds = LEASE_MS / 1000;
-    const answers = { answers: (this.total('accepted') + this.total('limited')) * seconds, limited: this.total('limited') * seconds };
-    if (answers.answers < MIN_NOISE_ANSWERS) return;
-    // No floor of the fleet's (never learned, or forgotten): a worker may still hold one of its
-    // own, from fresh answers of noise that has since stopped.
-    const over =
-      floor.share <= 0
-        ? !onlyStrays(answers)
-        : this.slowStart || this.settling
-          ? moreThan(answers, floor.share)
-          : overFloor(answers, floor.share, floor.answers);
-    if (over) this.overshoot(now + REPORT_MS, now);
+    const lately = { answers: (this.total('accepted') + this.total('limited')) * seconds, limited: this.total('limited') * seconds };
+    let over: boolean;
+    if (this.slowStart || this.settling) {
+      over = floor.share > 0 && lately.answers >= MIN_NOISE_ANSWERS && moreThan(lately, floor.share);
+    } else {
+      // Probing, over every answer since the cut: a small account's few seconds hold too few to
+      // tell (an account of 5 a second at twice its limit, a quarter of its calls 429s, hid in a
+      // floor of 0.1 for minutes after the noise stopped).
+      // No floor of the fleet's (never learned, or forgotten): a worker may still hold one of its own.
+      over =
+        this.sinceCut.answers >= MIN_NOISE_ANSWERS &&
+        (floor.share <= 0 ? !onlyStrays(this.sinceCut) : overFloor(this.sinceCut, floor.share, floor.answers));
+    }
+    // No hold in these counts: what the API accepted of the fleet is what the limit lets through.
+    if (over) this.overshoot(now + REPORT_MS, now, this.total('accepted') / (1 - floor.share));
   }
 
   /** While the fleet wants more than the rate, it grows (once a second). */
@@ -409,6 +431,11 @@ function pool(into: Answers, sample: Answers): Answers {
   const sum = { answers: into.answers + sample.answers, limited: into.limited + sample.limited };
   const scale = Math.min(1, NOISE_POOL_ANSWERS / sum.answers);
   return { answers: sum.answers * scale, limited: sum.limited * scale };
+}
+
+/** A report's counts, a second's worth of its period's rates. */
+function sampleOf(lease: Lease): Answers {
+  return { answers: ((lease.accepted + lease.limited) * REPORT_MS) / 1000, limited: (lease.limited * REPORT_MS) / 1000 };
 }
 
 /** A report's fresh answers, or none if they are not counts. */

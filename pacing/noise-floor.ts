@@ -51,12 +51,20 @@ export class NoiseFloor {
   private freshLimited = 0;
   /** The last minute's answers at every pace: the floor is no higher than their share. */
   private lately: Answers = { answers: 0, limited: 0 };
-  /** The fleet's floor (pacing/fleet-pace.ts), used while this worker knows none of its own. */
+  /** The fleet's floor (pacing/fleet-pace.ts). */
   private fleet: { share: number; answers: number } | null = null;
+  /**
+   * Whether the fleet's pace answers this worker: its floor rests on every worker's fresh answers,
+   * this one's among them, and is checked beside the limit, so this worker's own floor is not used.
+   * (It was, above the fleet's: after noise stopped, a worker's own floor of 0.1-0.2, from fresh
+   * answers no later hold renewed, hid a limit's 429s of 8-31 % for minutes.)
+   */
+  private fleetLed = false;
 
-  /** The floor the fleet learned from every worker's answers (share 0 or null: none). */
-  setFleetFloor(floor: { share: number; answers: number } | null | undefined): void {
+  /** The floor the fleet learned from every worker's answers (share 0 or null: none); null when the fleet's pace no longer answers. */
+  setFleetFloor(floor: { share: number; answers: number } | null | undefined, led = true): void {
     this.fleet = floor && floor.share > 0 && floor.answers > 0 ? { share: floor.share, answers: floor.answers } : null;
+    this.fleetLed = led;
   }
 
   /** How many fresh answers the floor rests on now. */
@@ -145,6 +153,7 @@ export class NoiseFloor {
     // since the fleet learned it: a floor they do not show is not used (else a worker whose
     // fresh answers came clean took the fleet's old floor again, and hid the limit's 429s in it).
     if (fleet.share > 0 && pooled.answers >= MIN_FRESH && below(pooled, fleet.share)) fleet = { share: 0, from: 0 };
+    if (this.fleetLed) return fleet;
     if (pooled.answers < MIN_FRESH || pooled.limited < MIN_FRESH_LIMITED || !above(pooled, STRAY)) return fleet;
     const share = pooled.limited / pooled.answers;
     if (share >= NOISE_CAP) return fleet;

@@ -219,6 +219,27 @@ describe('FleetPace on its own (pure)', () => {
     expect(clean.state().rate).toBeGreaterThan(50);
   });
 
+  it('a young floor matures from the answers of its checks, and a rate whose 429s hide in its margin is checked though nothing waits', () => {
+    // A floor from 2 of 19 fresh answers has a margin of 0.25: a limit's 429s of 10-25 % hid in it
+    // for minutes after the noise stopped, and the check ran only while calls waited for the rate.
+    const pace = new FleetPace({ rate: 10, slowStart: false, fresh: { answers: 19, limited: 2 } });
+    expect(pace.noiseFloor()).toEqual({ share: 2 / 19, answers: 19 });
+    let t = 1_000_000;
+    // The noise stopped; sending what is asked (want under the rate), a fifth of the answers are
+    // the limit's 429s, none while a check holds the share under what the API accepts.
+    let share = 10;
+    let checks = 0;
+    for (let s = 0; s < 150; s++, t += 1000) {
+      const checking = share < 5;
+      const grant = pace.report({ worker: 'a', want: 6, accepted: checking ? 4.5 : 5, limited: checking ? 0 : 1.25 }, t);
+      if (grant.rate < 5 && share >= 5) checks++;
+      share = grant.rate;
+    }
+    expect(checks).toBeGreaterThan(0);
+    // The checks' answers are the floor's kind: it falls with them.
+    expect(pace.noiseFloor().share).toBeLessThan(0.05);
+  });
+
   /**
    * One worker beside a limit of 40 a second, noise `noise` of the calls the limit let through:
    * it sends its share, takes every 429 within the fleet's floor as noise (none is relayed), and

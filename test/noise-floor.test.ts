@@ -85,6 +85,20 @@ describe('NoiseFloor', () => {
     expect(clean.share).toBe(0);
   });
 
+  it("led by the fleet's pace, a worker uses the fleet's floor, not its own fresh answers' above it; paced alone, its own", () => {
+    // After noise stopped, a worker's own floor of 0.1-0.2 (fresh answers no later hold renewed)
+    // hid a limit's 429s of 8-31 % for minutes though the fleet had forgotten its floor.
+    const led = new NoiseFloor();
+    fresh(led, 40, 10);
+    led.setFleetFloor({ share: 0, answers: 0 });
+    expect(led.share).toBe(0);
+    led.setFleetFloor({ share: 0.05, answers: 300 });
+    expect(led.share).toBeCloseTo(0.05, 5);
+    // The fleet's pace stopped answering: this worker's own floor again.
+    led.setFleetFloor(null, false);
+    expect(led.share).toBeCloseTo(0.1, 5);
+  });
+
   it('drops older fresh answers when the newest hold clearly fewer 429s: noise that stopped ends the floor in 150 answers, not 300', () => {
     const floor = new NoiseFloor();
     fresh(floor, 150, 10);
