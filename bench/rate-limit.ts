@@ -21,7 +21,7 @@ const HOUR_MS = 3_600_000;
 
 export interface RateLimitSetting {
   /** Short key for --rate-settings. */
-  key: 'adaptive' | 'off' | 'cap' | 'charged' | 'noise';
+  key: 'adaptive' | 'off' | 'cap' | 'charged' | 'noise' | 'worker' | 'worker-charged' | 'worker-noise';
   name: string;
   env: Record<string, string>;
   /** Faults of the fake beside the limit. */
@@ -30,7 +30,7 @@ export interface RateLimitSetting {
 
 /** The settings compared; `keys` picks some (default all, in this order). */
 export function rateLimitSettings(limit: number, keys?: readonly string[]): RateLimitSetting[] {
-  const all: RateLimitSetting[] = [
+  const fleet: RateLimitSetting[] = [
     { key: 'adaptive', name: 'adaptive pacing (default)', env: {} },
     { key: 'off', name: 'no cap (pacing off)', env: { SHIPPING_API_PACING: 'off' } },
     {
@@ -53,6 +53,18 @@ export function rateLimitSettings(limit: number, keys?: readonly string[]): Rate
       faults: { rateLimitedRate: 0.1, rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 5 } },
     },
   ];
+  // Each worker finding its own pace (SHIPPING_API_PACE_SHARES=worker, the default before 1.1),
+  // beside the fleet's one rate in the same run: the same three limiters.
+  const perWorker = (['worker', 'worker-charged', 'worker-noise'] as const).map((key): RateLimitSetting => {
+    const like = fleet.find((s) => s.key === (key === 'worker' ? 'adaptive' : key.slice('worker-'.length)))!;
+    return {
+      key,
+      name: `${like.name.replace(' (default)', '')}, each worker its own pace`,
+      env: { ...like.env, SHIPPING_API_PACE_SHARES: 'worker' },
+      ...(like.faults ? { faults: like.faults } : {}),
+    };
+  });
+  const all = [...fleet, ...perWorker];
   if (keys === undefined) return all;
   for (const key of keys)
     if (!all.some((s) => s.key === key)) throw new Error(`--rate-settings: unknown setting "${key}" (${all.map((s) => s.key).join(', ')})`);
