@@ -92,5 +92,7 @@ it('pacing: 10 % unrelated 429s beside a clean account', async () => {
     }
     rows.push(`${String(limit).padStart(7)} ${'2'.padStart(7)} | ${cells[0]!.padStart(36)} | ${cells[1]!.padStart(46)}`);
   }
-  console.log(`\nseconds ${MEASURE_FROM}-${SECONDS} of each run, 2 workers, work spread evenly, seeds ${NOISE_SEEDS.join(', ')}\n${rows.join('\n')}`);
+  console.log(
+    `\nseconds ${MEASURE_FROM}-${SECONDS} of each run, 2 workers, work spread evenly, seeds ${NOISE_SEEDS.join(', ')}\n${rows.join('\n')}`,
+  );
 }, 3_600_000);

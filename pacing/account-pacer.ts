@@ -540,7 +540,8 @@ export class AccountPacer {
     if (turn?.fresh && this.learnNoise) {
       this.floor.noteFresh(limited);
       this.onFresh(limited);
-      if (this.share) this.freshSinceReport = { answers: this.freshSinceReport.answers + 1, limited: this.freshSinceReport.limited + (limited ? 1 : 0) };
+      if (this.share)
+        this.freshSinceReport = { answers: this.freshSinceReport.answers + 1, limited: this.freshSinceReport.limited + (limited ? 1 : 0) };
     }
     if (t - this.floorCheckedAt < 1000 && !turn?.fresh) return;
     this.floorCheckedAt = t;

@@ -119,7 +119,7 @@ it("SHIPPING_API_MAX_REQUESTS_PER_SECOND is the account's ceiling: two workers s
   expect(perSecond).toBeGreaterThanOrEqual(4 * 0.7);
 }, 240_000);
 
-it("an account of 5 a second shared by two workers, polls due beyond it: the limit spent, none of its 429s taken for noise", async () => {
+it('an account of 5 a second shared by two workers, polls due beyond it: the limit spent, none of its 429s taken for noise', async () => {
   // Each worker finding its own pace (the default before 1.1), an independent check saw both
   // workers log "429s no pace causes" in 2 of 4 runs on such an account, and 25 % of its calls
   // 429 (here each worker's own pace passed too: 4.85 a second, 0.6 % 429s, against the fleet's
