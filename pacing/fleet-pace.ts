@@ -9,8 +9,8 @@
  *   by half a percent a second (down to a quarter for an account under 10 calls a second) and
  *   shrinks by a tenth at each overshoot (AIMD for one flow: the fleet). An account under 10 a
  *   second grows no further than just under where it last overshot (PLATEAU_SHARE). After a
- *   minute without an overshoot while calls wait (up to two under 10 a second) it grows by a
- *   tenth a second again, so a limit that rises is found.
+ *   minute without an overshoot while calls wait (a minute and a half under 10 a second) it grows
+ *   by a tenth a second again, so a limit that rises is found.
  * - **Shares** go by demand (water-filling): each worker reports the calls a second it would send
  *   (those it sent over its last report's period and those waiting now; under a call a second per
  *   worker, the higher of its last two reports' counts); a worker that needs less
@@ -49,6 +49,12 @@ export const LEASE_MS = 3000;
 const SAME_OVERSHOOT_MS = 2000;
 /** No overshoot for this long while calls wait: the rate grows faster again. */
 const QUIET_MS = 60_000;
+/**
+ * A small account's (under GENTLE_BELOW) quiet spell: each of its quiet spell's overshoots is a
+ * large share of its calls (at 60 s, 2-4 % 429s at 2 a second); at 120 s, a slow start's end that
+ * counted far less than the limit (relays of 3 s) left it at 0.67 of it for two minutes.
+ */
+const SMALL_QUIET_MS = 90_000;
 const PROBE_SHARE = 0.005;
 const MIN_PROBE = 0.005;
 /** Under this rate the probe is gentler (an overshoot's one 429 is a larger share of a small account's calls). */
@@ -402,8 +408,8 @@ export class FleetPace {
     if (want <= this.rate) return;
     this.lastIncreaseAt = now;
     const gentle = Math.min(1, Math.max(0.5, this.rate / GENTLE_BELOW));
-    // A hold is no room found: the quiet spell counts from its end (a small account's is longer).
-    const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= QUIET_MS / gentle;
+    // A hold is no room found: the quiet spell counts from its end.
+    const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= (this.rate < GENTLE_BELOW ? SMALL_QUIET_MS : QUIET_MS);
     const probe = this.rate + Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
     // A small account probes up to just under its last overshoot, and no further before the quiet spell.
     const plateau = this.peak > 0 && this.rate < GENTLE_BELOW ? PLATEAU_SHARE * this.peak : Number.POSITIVE_INFINITY;

@@ -209,7 +209,7 @@ describe('FleetPace on its own (pure)', () => {
     const probing = new FleetPace(older);
     reports(probing, t, 30, 1.95, 0);
     expect(probing.state().rate).toBeGreaterThan(2.1);
-    // After the quiet spell (two minutes for a small account) it grows again: a limit that rose is found.
+    // After the quiet spell (90 s for a small account) it grows again: a limit that rose is found.
     reports(carried, t, 70, 1.95, 0);
     expect(carried.state().rate).toBeGreaterThan(2.1);
   });
