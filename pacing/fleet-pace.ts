@@ -7,10 +7,13 @@
  *   waiting for it (slow start); the first overshoot (a 429 the fleet is told of) sets it to 90 %
  *   of what the API accepted of the whole fleet over the last reports, and from then on it grows
  *   by half a percent a second (down to a quarter for an account under 10 calls a second) and
- *   shrinks by a tenth at each overshoot (AIMD for one flow: the fleet). After a minute without an
- *   overshoot while calls wait it grows by a tenth a second again, so a limit that rises is found.
+ *   shrinks by a tenth at each overshoot (AIMD for one flow: the fleet). An account under 10 a
+ *   second grows no further than just under where it last overshot (PLATEAU_SHARE). After a
+ *   minute without an overshoot while calls wait (a minute and a half under 10 a second) it grows
+ *   by a tenth a second again, so a limit that rises is found.
  * - **Shares** go by demand (water-filling): each worker reports the calls a second it would send
- *   (those it sent over its last report's period and those waiting now); a worker that needs less
+ *   (those it sent over its last report's period and those waiting now; under a call a second per
+ *   worker, the higher of its last two reports' counts); a worker that needs less
  *   than an equal share gets what it needs, the rest is split among the others. A share is a lease
  *   of LEASE_MS: a worker that stops reporting leaves its share to the others, and a new grant
  *   never makes the leases out exceed the rate (a worker whose share shrinks gives it up at its
@@ -46,11 +49,30 @@ export const LEASE_MS = 3000;
 const SAME_OVERSHOOT_MS = 2000;
 /** No overshoot for this long while calls wait: the rate grows faster again. */
 const QUIET_MS = 60_000;
+/**
+ * A small account's (under GENTLE_BELOW) quiet spell: each of its quiet spell's overshoots is a
+ * large share of its calls (at 60 s, 2-4 % 429s at 2 a second); at 120 s, a slow start's end that
+ * counted far less than the limit (relays of 3 s) left it at 0.67 of it for two minutes.
+ */
+const SMALL_QUIET_MS = 90_000;
 const PROBE_SHARE = 0.005;
 const MIN_PROBE = 0.005;
 /** Under this rate the probe is gentler (an overshoot's one 429 is a larger share of a small account's calls). */
 const GENTLE_BELOW = 10;
 const SETTLE_GROWTH = 1.02;
+/**
+ * A small account (under GENTLE_BELOW) grows back to this share of where it last overshot and
+ * waits there for the quiet spell: each of its overshoots' 429s is a large share of its calls
+ * (probing on, an account of 2 a second met its limit every 20-40 s: 2 % 429s).
+ */
+const PLATEAU_SHARE = 0.98;
+/**
+ * While the rate per worker is under this (calls a second), a worker's shares go by the higher of
+ * its last two wants: a call waiting or not at its report swings its want by more than its share,
+ * and shares that moved at every report left part of the rate to nobody until the others' next
+ * reports (an account of 2 a second, 4 workers: 0.89 of it spent).
+ */
+const STEADY_BELOW = 1;
 /** A hold longer than this is the API holding the account, not the pace's doing. */
 const LONG_HOLD_MS = 10_000;
 /**
@@ -96,6 +118,8 @@ export interface FleetPaceState {
   settling?: boolean;
   /** Overshoots met in this slow start (from the third, a limit of 2 a second is found). */
   slowStartCuts?: number;
+  /** Where a small account last overshot (0 or absent: not since slow start). */
+  peak?: number;
   /** The answers the noise floor is learned from, and every answer lately (to forget noise that stopped). */
   noise?: Answers;
   all?: Answers;
@@ -105,6 +129,8 @@ export interface FleetPaceState {
 
 interface Lease {
   want: number;
+  /** What its shares go by: its want, or the higher of its last two (STEADY_BELOW). */
+  demand: number;
   accepted: number;
   limited: number;
   rate: number;
@@ -118,7 +144,7 @@ export class FleetPace {
   /**
    * Between slow start's end and the next overshoot: the fleet's first counts of what the API
    * accepted are short and uneven, so the rate may have been set well under the limit; it grows
-   * by SETTLE_GROWTH a second until the next overshoot, then probes gently.
+   * by SETTLE_GROWTH a second until the next overshoot (a small account's to its plateau), then probes gently.
    */
   private settling: boolean;
   /** Overshoots met in this slow start. */
@@ -146,6 +172,8 @@ export class FleetPace {
   private checked: Answers = { answers: 0, limited: 0 };
   /** The fleet's answers counted wholly since the last cut, relayed hold or check (limitInNoise). */
   private sinceCut: Answers = { answers: 0, limited: 0 };
+  /** Where a small account last overshot (calls a second; 0: not since slow start), see PLATEAU_SHARE. */
+  private peak: number;
   /** The fleet's slots (PaceGrant.grid); not carried over a continue-as-new (the next run's first report sets it). */
   private grid = { rate: 0, origin: 0 };
 
@@ -159,6 +187,7 @@ export class FleetPace {
     this.slowStartCuts = Math.min(100, Math.floor(nonNegative(state?.slowStartCuts)));
     this.lastCutAt = state?.lastCutAt ?? 0;
     this.cutFor = state?.cutFor ?? 0;
+    this.peak = nonNegative(state?.peak);
   }
 
   state(): FleetPaceState {
@@ -169,6 +198,7 @@ export class FleetPace {
       cutFor: this.cutFor,
       settling: this.settling,
       slowStartCuts: this.slowStartCuts,
+      peak: this.peak,
       noise: this.noise,
       all: this.all,
       fresh: this.fresh,
@@ -198,8 +228,19 @@ export class FleetPace {
   report(report: PaceReport, now: number): PaceGrant {
     this.expire(now);
     const ceiling = positive(report.maxRate) ?? Number.POSITIVE_INFINITY;
-    const lease: Lease = this.leases.get(report.worker) ?? { want: 0, accepted: 0, limited: 0, rate: 0, until: 0, maxRate: ceiling };
-    lease.want = nonNegative(report.want);
+    const lease: Lease = this.leases.get(report.worker) ?? {
+      want: 0,
+      demand: 0,
+      accepted: 0,
+      limited: 0,
+      rate: 0,
+      until: 0,
+      maxRate: ceiling,
+    };
+    const want = nonNegative(report.want);
+    const steady = this.leases.has(report.worker) && this.rate < STEADY_BELOW * (this.leases.size || 1);
+    lease.demand = steady ? Math.max(want, lease.want) : want;
+    lease.want = want;
     lease.accepted = nonNegative(report.accepted);
     lease.limited = nonNegative(report.limited);
     lease.maxRate = ceiling;
@@ -256,6 +297,7 @@ export class FleetPace {
     this.slowStart = true;
     this.slowStartCuts = 0;
     this.settling = false;
+    this.peak = 0;
   }
 
   /**
@@ -312,6 +354,7 @@ export class FleetPace {
     this.lastCutAt = now;
     this.lastIncreaseAt = now;
     this.expire(now);
+    const before = this.rate;
     // Calls refused as noise did not use the limit.
     const accepted = this.total('accepted') / (1 - this.noiseFloor().share);
     // Too few calls accepted to tell (a 429 on the first calls) halves and searches on; but from
@@ -337,6 +380,7 @@ export class FleetPace {
       this.settling = false;
       this.rate = Math.max(MIN_RATE, Math.min(this.rate * 0.9, ceiling));
     }
+    if (!this.slowStart) this.notePeak(before, accepted);
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     const scale = this.rate / Math.max(this.rate, this.total('rate'));
     for (const lease of this.leases.values()) lease.rate *= scale;
@@ -367,14 +411,27 @@ export class FleetPace {
     } else {
       // Probing, over every answer since the cut: a small account's few seconds hold too few to
       // tell (an account of 5 a second at twice its limit, a quarter of its calls 429s, hid in a
-      // floor of 0.1 for minutes after the noise stopped).
-      // No floor of the fleet's (never learned, or forgotten): a worker may still hold one of its own.
-      over =
-        this.sinceCut.answers >= MIN_NOISE_ANSWERS &&
-        (floor.share <= 0 ? !onlyStrays(this.sinceCut) : overFloor(this.sinceCut, floor.share, floor.answers));
+      // floor of 0.1 for minutes after the noise stopped). Without a floor every 429 is relayed.
+      over = floor.share > 0 && this.sinceCut.answers >= MIN_NOISE_ANSWERS && overFloor(this.sinceCut, floor.share, floor.answers);
     }
     // No hold in these counts: what the API accepted of the fleet is what the limit lets through.
     if (over) this.overshoot(now + REPORT_MS, now, this.total('accepted') / (1 - floor.share));
+  }
+
+  /**
+   * A small account's overshoot (outside slow start) sets where it waits (PLATEAU_SHARE): no
+   * higher than the API accepted (settling ran 10 s past an account of 2 a second, within its
+   * burst). Only an overshoot that shows the limit: slow start's end, growth past the last one,
+   * or a rate the API accepted nearly all of (under 429s no pace causes, holds leave far less
+   * accepted, and a plateau under that ratcheted the rate down: bench noise row 0.71 -> 0.57).
+   * Growth past the last overshoot (the quiet spell's, a tenth a second) is cut to under what
+   * the API accepted: cut by a tenth at a time, it met the limit five times over (2 a second).
+   */
+  private notePeak(before: number, accepted: number): void {
+    const grewPast = this.peak > 0 && before > this.peak;
+    const limits = this.settling || grewPast || accepted >= 0.95 * before;
+    this.peak = before < GENTLE_BELOW && limits ? Math.min(before, accepted) : 0;
+    if (grewPast && this.peak > 0) this.rate = Math.max(MIN_RATE, Math.min(this.rate, 0.9 * this.peak));
   }
 
   /** While the fleet wants more than the rate, it grows (once a second). */
@@ -383,11 +440,15 @@ export class FleetPace {
     const want = this.total('want');
     if (want <= this.rate) return;
     this.lastIncreaseAt = now;
-    // A hold is no room found: the quiet spell counts from its end.
-    const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= QUIET_MS;
     const gentle = Math.min(1, Math.max(0.5, this.rate / GENTLE_BELOW));
+    // A hold is no room found: the quiet spell counts from its end.
+    const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= (this.rate < GENTLE_BELOW ? SMALL_QUIET_MS : QUIET_MS);
     const probe = this.rate + Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
-    this.rate = this.slowStart ? this.rate * 1.5 : quiet ? this.rate * 1.1 : this.settling ? this.rate * SETTLE_GROWTH : probe;
+    // A small account probes up to just under its last overshoot, and no further before the quiet spell.
+    const plateau = this.peak > 0 && this.rate < GENTLE_BELOW ? PLATEAU_SHARE * this.peak : Number.POSITIVE_INFINITY;
+    if (this.slowStart) this.rate *= 1.5;
+    else if (quiet) this.rate *= 1.1;
+    else this.rate = Math.max(this.rate, Math.min(this.settling ? this.rate * SETTLE_GROWTH : probe, plateau));
   }
 
   /** The fleet's leases summed: rates granted, calls wanted, accepted or refused a second. */
@@ -399,12 +460,12 @@ export class FleetPace {
 
   /** Water-filling by demand: the workers that need less than an equal share get it; the rest share what is left evenly. */
   private fairShare(worker: string, rate: number): number {
-    const wants = [...this.leases].sort(([, a], [, b]) => a.want - b.want);
+    const wants = [...this.leases].sort(([, a], [, b]) => a.demand - b.demand);
     let left = rate;
     let count = wants.length;
     const shares = new Map<string, number>();
     for (const [id, lease] of wants) {
-      const share = Math.min(lease.want, left / count);
+      const share = Math.min(lease.demand, left / count);
       shares.set(id, share);
       left -= share;
       count--;

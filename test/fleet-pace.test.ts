@@ -207,18 +207,6 @@ describe('FleetPace on its own (pure)', () => {
     expect(probing.state().rate).toBeGreaterThan(5);
   });
 
-  it('with no floor of its own, the fleet cuts at answers clearly over strays that no worker relayed', () => {
-    // A worker's own floor, from fresh answers of noise that had stopped, hid a limit of 40's
-    // 429s (10-20 % of the calls) for a minute and more after the fleet had forgotten its floor.
-    const pace = new FleetPace({ rate: 50, slowStart: false });
-    reports(pace, 1_000_000, 6, 40, 6);
-    expect(pace.state().rate).toBeLessThan(50);
-    // Clean answers: no cut, the rate probes on.
-    const clean = new FleetPace({ rate: 50, slowStart: false });
-    reports(clean, 1_000_000, 6, 40, 0);
-    expect(clean.state().rate).toBeGreaterThan(50);
-  });
-
   it('a young floor matures from the answers of its checks, and a rate whose 429s hide in its margin is checked though nothing waits', () => {
     // A floor from 2 of 19 fresh answers has a margin of 0.25: a limit's 429s of 10-25 % hid in it
     // for minutes after the noise stopped, and the check ran only while calls waited for the rate.
@@ -238,6 +226,66 @@ describe('FleetPace on its own (pure)', () => {
     expect(checks).toBeGreaterThan(0);
     // The checks' answers are the floor's kind: it falls with them.
     expect(pace.noiseFloor().share).toBeLessThan(0.05);
+  });
+
+  it('a small account probes up to just under where it last overshot, and waits there for the quiet spell', () => {
+    // Probing on, an account of 2 a second met its limit every 20-40 s, and each overshoot's 429
+    // was 0.7 % of its calls (the bench: 2 % 429s). Carried over a continue-as-new; a state
+    // without it (an older run's) probes as before.
+    const pace = new FleetPace({ rate: 2.1, slowStart: false, lastCutAt: 1_000_000 });
+    let t = reports(pace, 1_000_000, 3, 2.05, 0);
+    pace.overshoot(t + 1000, t);
+    expect(pace.state().rate).toBeLessThan(1.95);
+    t = reports(pace, t + 1000, 30, 1.9, 0);
+    const carried = new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState);
+    t = reports(carried, t, 30, 1.95, 0);
+    expect(carried.state().rate).toBeCloseTo(0.98 * 2.05, 5);
+    const { peak: _, ...older } = carried.state();
+    const probing = new FleetPace(older);
+    reports(probing, t, 30, 1.95, 0);
+    expect(probing.state().rate).toBeGreaterThan(2.1);
+    // After the quiet spell (90 s for a small account) it grows again: a limit that rose is found.
+    reports(carried, t, 70, 1.95, 0);
+    expect(carried.state().rate).toBeGreaterThan(2.1);
+  });
+
+  it("a small account's growth past its last overshoot is cut to under what the API accepted, once", () => {
+    // The quiet spell grows the rate by a tenth a second, to 1.6 times an account of 2 a second
+    // before its first 429; cut by a tenth at each overshoot it met the limit five times more.
+    const pace = new FleetPace({ rate: 2.1, slowStart: false, peak: 2.05, lastCutAt: 1_000_000 - 200_000 });
+    const t = reports(pace, 1_000_000, 5, 2.05, 0);
+    expect(pace.state().rate).toBeGreaterThan(3);
+    pace.overshoot(t + 1000, t);
+    expect(pace.state().rate).toBeLessThanOrEqual(0.9 * 2.05 + 1e-9);
+    // An overshoot at a rate the API accepted far less of (429s no pace causes hold the account)
+    // sets no plateau: the rate probes on, as before.
+    const noisy = new FleetPace({ rate: 3, slowStart: false });
+    const u = reports(noisy, 1_000_000, 3, 2, 0.3);
+    noisy.overshoot(u + 1000, u);
+    reports(noisy, u + 1000, 60, 2, 0.3);
+    expect(noisy.state().rate).toBeGreaterThan(0.9 * 3 + 0.2);
+  });
+
+  it('four workers on an account of 2 a second: wants that swing with a call waiting or not leave none of the rate to nobody', () => {
+    // A worker with one loop wants 0.33 or 1.33 a second, as its call waits at its report or
+    // not; shares that followed each report moved every second, a share given up was taken only
+    // at the others' next reports, and the fleet spent 0.89 of the account (the bench).
+    const pace = new FleetPace({ rate: 2, slowStart: false });
+    const granted = new Map<string, number>();
+    const sums: number[] = [];
+    for (let s = 0; s < 40; s++) {
+      for (const [w, want] of [
+        ['a', 2.7],
+        ['b', 2.7],
+        ['c', s % 3 === 0 ? 0.33 : 1.33],
+        ['d', s % 3 === 1 ? 0.33 : 1.33],
+      ] as const) {
+        const grant = pace.report({ worker: w, want, accepted: granted.get(w) ?? 0, maxRate: 2 }, 1_000_000 + s * 1000 + w.charCodeAt(0));
+        granted.set(w, grant.rate);
+      }
+      if (s >= 10) sums.push([...granted.values()].reduce((n, r) => n + r, 0));
+    }
+    expect(Math.min(...sums)).toBeGreaterThanOrEqual(0.97 * 2);
   });
 
   /**
