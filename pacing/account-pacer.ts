@@ -146,6 +146,8 @@ export interface FleetShare {
   /** The fleet's rate is still searching for the limit (slow start): it may be far over it, so no call is fresh. */
   slowStart?: boolean;
   noise?: { share: number; answers: number };
+  /** The share of this worker's rate its calls after a hold may go at and still be fresh (PaceGrant.freshShare). */
+  freshShare?: number;
 }
 
 /** A call's turn: whether it went out right after a hold (its answer teaches the noise floor). */
@@ -242,6 +244,8 @@ export class AccountPacer {
   private phase = 0;
   private grid: { rate: number; origin: number } | null = null;
   private fleetSlowStart = false;
+  /** PaceGrant.freshShare: the fleet's bound on fresh calls, as a share of this worker's. */
+  private fleetFreshShare = 0;
 
   constructor(options: AccountPacerOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -299,6 +303,7 @@ export class AccountPacer {
           this.noiseKnownOrNot();
         }
         this.fleetSlowStart = grant.slowStart === true;
+        this.fleetFreshShare = Number.isFinite(grant.freshShare) ? Math.min(1, Math.max(0, grant.freshShare!)) : 0;
         this.setShare(grant.rate, grant.phase, grant.grid);
       });
     this.reportLater();
@@ -416,7 +421,8 @@ export class AccountPacer {
       // Sharing the fleet's rate, no more than this worker's share after the cut: the shares add
       // up to the account's rate, so the fleet's fresh calls stay within what the limit refilled
       // while it held, however many workers share it and whichever of them its calls go to.
-      const budget = Math.max(accepted, FRESH_PACE_SHARE * this.rate);
+      const fleetBound = this.shared(t) ? this.fleetFreshShare * this.rate : 0;
+      const budget = Math.max(accepted, FRESH_PACE_SHARE * this.rate, fleetBound);
       this.freshRate = this.shared(t) ? 0.9 * Math.min(this.rate, budget) : budget;
     }
     this.notBefore = until;

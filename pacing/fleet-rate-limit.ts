@@ -226,6 +226,7 @@ export function fleetRateLimits(options: {
           slowStart: grant.slowStart,
           ...(grant.grid ? { grid: grant.grid } : {}),
           ...(grant.noise ? { noise: grant.noise } : {}),
+          ...(grant.freshShare !== undefined ? { freshShare: grant.freshShare } : {}),
         };
       } catch (err) {
         // The run continued as new, or an older build runs it: the next report finds it again; meanwhile the worker paces alone.

@@ -109,8 +109,15 @@ export class NoiseFloor {
     for (let i = 0; i < n; i++) this.noteFresh(Math.floor(((i + 1) * k) / n) > Math.floor((i * k) / n));
   }
 
-  /** The fleet's pool (which holds this worker's reported answers too) in place of this worker's own. */
+  /**
+   * The fleet's pool (which holds this worker's reported answers too) in place of this worker's
+   * own; not while the last minute holds no more 429s than a limit's strays. The pool keeps its
+   * last 300 answers, and beside a limit few holds bring new ones: read every 10 s after a
+   * limit's 429, the noise that stopped minutes before came back each time check() forgot it
+   * (floors of 0.005-0.008 flickering at second 260-299 of "when the noise stops").
+   */
   replaceFresh(answers: Answers): void {
+    if (this.noiseStopped()) return;
     this.fresh.length = 0;
     this.freshLimited = 0;
     this.noteFreshCounts(answers);
@@ -134,10 +141,15 @@ export class NoiseFloor {
    */
   check(lately: Answers): void {
     this.lately = lately;
-    if (this.fresh.length > 0 && lately.answers >= CEILING_ANSWERS && !above(lately, STRAY)) {
+    if (this.fresh.length > 0 && this.noiseStopped()) {
       this.fresh.length = 0;
       this.freshLimited = 0;
     }
+  }
+
+  /** The last minute's answers, enough of them, hold no more 429s than a limit's strays. */
+  private noiseStopped(): boolean {
+    return this.lately.answers >= CEILING_ANSWERS && !above(this.lately, STRAY);
   }
 
   /** The floor, and how many answers it rests on (the fewer, the less sure it is). */

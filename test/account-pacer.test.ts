@@ -347,6 +347,33 @@ describe('AccountPacer', () => {
       }
     });
 
+    it("sharing the fleet's rate, marks the calls after a hold fresh up to the fleet's freshShare of its share, if more than its own bound", async () => {
+      // Before the floor is known the noise cuts the fleet's rate to 1-3 calls a second, where the
+      // worker's own bound (half its share, or what the API accepted of it, holds counted) left
+      // 1-2 fresh calls a hold; the fleet knows when its rate is under what the API accepted of
+      // it lately (fleet-pace.ts, freshShare).
+      async function freshAfterHold(freshShare: number): Promise<boolean[]> {
+        vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+        const pacer = new AccountPacer({ share: async () => ({ rate: 4, phase: 0, slowStart: false, freshShare }) });
+        try {
+          // The API accepted 2 a second of it (every other second held, say).
+          for (let i = 0; i < 10; i++) {
+            pacer.recordAccepted(await granted(pacer.acquire('tracking')));
+            await vi.advanceTimersByTimeAsync(490);
+          }
+          pacer.holdUntil(Date.now() + 1000);
+          return (await turns(pacer, 12)).map((c) => c.fresh);
+        } finally {
+          pacer.close();
+          vi.useRealTimers();
+        }
+      }
+      // Its own bound: 90 % of 2 at once and 2 more a second, while calls go out at 4 a second.
+      expect(await freshAfterHold(0)).toEqual([true, true, ...Array(10).fill(false)]);
+      // The fleet's: 90 % of its share of 4, at once and every second: the 3 s of calls at 4 a second.
+      expect(await freshAfterHold(1)).toEqual(Array(12).fill(true));
+    });
+
     it('marks the calls of the 3 s after a hold of a second fresh, while they stay within what the API accepted before', async () => {
       try {
         const pacer = await busyPacer();

@@ -176,6 +176,32 @@ describe('FleetPace on its own (pure)', () => {
     expect(new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState).noiseFloor().share).toBeCloseTo(0.1, 2);
   });
 
+  it('lets the calls after a hold count as fresh up to KNOWN_GOOD_SHARE of the best the API accepted, however far the noise cut the rate', () => {
+    // Before the floor was known, the noise cut the rate to 1-3 calls a second, and the workers'
+    // own bound (half their rate, or what the API accepted of them, holds counted) left 1-2 fresh
+    // calls a hold: 14-18 fresh answers in 80 s, and a floor learned at second 60-90 or never.
+    const pace = new FleetPace({ rate: 10, slowStart: false });
+    let t = reports(pace, 1_000_000, 3, 8, 0);
+    // Beside the best it accepted: under the workers' own bound (half their rate).
+    const near = pace.report({ worker: 'a', want: 100, accepted: 8, limited: 0 }, t).freshShare;
+    expect(near).toBeCloseTo((0.45 * 8) / pace.state().rate, 5);
+    expect(near).toBeLessThan(0.5);
+    // Cut to between: the share of the rate that stays under 0.45 of it.
+    for (let cut = 0; cut < 8; cut++, t += 2100) pace.overshoot(t + 1000, t);
+    const between = pace.report({ worker: 'a', want: 100, accepted: 5, limited: 0.5 }, t).freshShare;
+    expect(pace.state().rate).toBeGreaterThan(0.45 * 8);
+    expect(between).toBeCloseTo((0.45 * 8) / pace.state().rate, 5);
+    expect(between).toBeGreaterThan(0.5);
+    // Cut to under it: no limit that did not fall that far refuses the whole rate.
+    for (let cut = 0; cut < 8; cut++, t += 2100) pace.overshoot(t + 1000, t);
+    expect(pace.state().rate).toBeLessThan(0.45 * 8);
+    expect(pace.report({ worker: 'a', want: 100, accepted: 2.5, limited: 0.3 }, t).freshShare).toBe(1);
+    // In slow start the rate may be far over any limit: none.
+    const starting = new FleetPace();
+    reports(starting, 1_000_000, 1, 4, 0);
+    expect(starting.report({ worker: 'a', want: 100, accepted: 4, limited: 0 }, 1_001_000).freshShare).toBe(0);
+  });
+
   it("beside a young floor, the fleet's answers with clearly more 429s than it explains are an overshoot: slow start ends", () => {
     // The workers relay no 429 within a floor's margin, and a floor of 2 in 20 has a wide one:
     // slow start went on to 2.5 times an account of 5 a second, whose 429s (40 %) hid in it for 30 s.

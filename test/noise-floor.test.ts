@@ -70,6 +70,23 @@ describe('NoiseFloor', () => {
     expect(floor.share).toBeCloseTo(0.1, 5);
   });
 
+  it("does not take the fleet's pool of fresh answers back while the last minute holds only a limit's strays", () => {
+    // The pool keeps its last 300 answers, and beside a limit few holds bring new ones: a worker
+    // that read it every 10 s after a limit's 429 took the noise that had stopped minutes before
+    // back each time, and check() forgot it again (floors of 0.005-0.008 flickering to the end).
+    const floor = new NoiseFloor();
+    fresh(floor, 100, 10);
+    floor.check({ answers: 2400, limited: 1 });
+    expect(floor.share).toBe(0);
+    floor.replaceFresh({ answers: 300, limited: 30 });
+    expect(floor.share).toBe(0);
+    expect(floor.freshCount).toBe(0);
+    // While the last minute holds more 429s than strays, the pool is taken as before.
+    floor.check({ answers: 2400, limited: 60 });
+    floor.replaceFresh({ answers: 300, limited: 30 });
+    expect(floor.share).toBeGreaterThan(0.02);
+  });
+
   it("the fleet's floor is bounded by the last minute, and not used once this worker's fresh answers clearly show less", () => {
     // A worker whose own fresh answers came clean took the fleet's old floor again, and hid the
     // limit's 429s in its margin (noise that stopped beside a limit: 3-7 % 429s).

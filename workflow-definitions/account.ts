@@ -67,6 +67,12 @@ export interface PaceGrant {
    * only that call, and does not relay it as an overshoot.
    */
   noise?: { share: number; answers: number };
+  /**
+   * The share of its rate (0 to 1) at which this worker's calls after a hold may still count as
+   * fresh: the fleet's rate is that far under what the API lately accepted of it (pacing/fleet-pace.ts).
+   * Absent from an account workflow of an older build.
+   */
+  freshShare?: number;
 }
 
 /**
