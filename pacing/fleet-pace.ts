@@ -423,7 +423,10 @@ export class FleetPace {
     const lately = { answers: (this.total('accepted') + this.total('limited')) * seconds, limited: this.total('limited') * seconds };
     let over: boolean;
     if (this.slowStart || this.settling) {
-      over = floor.share > 0 && lately.answers >= MIN_NOISE_ANSWERS && moreThan(lately, floor.share);
+      // One standard deviation of a young floor over it: at the floor itself, 10 % noise over a
+      // floor of 2 in 32 (0.063) ended the slow start of a fleet with no limit in reach at 60 a
+      // second of the 100 due, and its backlog waited 27 s.
+      over = floor.share > 0 && [lately, this.sinceCut].some((a) => overFloor(a, floor.share, floor.answers, 1));
     } else {
       // Probing, over every answer since the cut: a small account's few seconds hold too few to
       // tell (an account of 5 a second at twice its limit, a quarter of its calls 429s, hid in a

@@ -177,12 +177,12 @@ export class NoiseFloor {
  * Whether these recent answers hold more 429s than a floor of `share`, learned from `from`
  * answers, explains: the pace is over a limit. A floor from few 429s may be well below the noise
  * (2 of 54 answers for 10 %): judged against two standard deviations above it, so a young floor
- * does not call noise "too fast".
+ * does not call noise "too fast". (`sds` lower where a false "too fast" costs little.)
  */
-export function overFloor(recent: Answers, share: number, from: number): boolean {
+export function overFloor(recent: Answers, share: number, from: number, sds = 2): boolean {
   if (recent.answers < MIN_RECENT_ANSWERS) return false;
   const sd = Math.sqrt(Math.max(share * (1 - share), 1 / from) / from);
-  return above(recent, share + 2 * sd, Z_EXCEEDED);
+  return above(recent, share + sds * sd, Z_EXCEEDED);
 }
 
 /** k 429s of n answers are more than a share p explains, by z standard deviations of the count, plus half a call. */
