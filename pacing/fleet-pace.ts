@@ -320,9 +320,10 @@ export class FleetPace {
    * A floor learned while the rate was low is checked while the fleet sits beside a limit, where
    * the workers take 429s within it as noise: every CHECK_EVERY_MS the shares are held, for
    * CHECK_MS, under what the API accepts of the fleet now (under the limit). A limit's 429s only
-   * add to noise's, so answers there with clearly fewer 429s than the floor show noise that fell
-   * or stopped: the floor is learned again from them (forgotten if they hold only strays).
-   * Without it a floor of 0.15-0.2 (10 % noise, then none) hid a limit's 429s of 3-45 % for good.
+   * add to noise's, so answers there are the floor's own kind: they pool into it (a young floor
+   * matures), and clearly fewer 429s than the floor show noise that fell or stopped: the floor is
+   * learned again from them (forgotten if they hold only strays). Without it a floor of 0.15-0.2
+   * (10 % noise, then none) hid a limit's 429s of 3-45 % for good.
    */
   private checkFloor(sample: Answers, now: number): void {
     const floor = this.noiseFloor().share;
