@@ -131,6 +131,12 @@ it('readiness follows start-up; the project counters count a 429, a rejection, l
   expect(sample(before.body, 'shop_deliveries_total', { shop: 'other', result: 'delivered' })).toBe(0);
   expect(sample(before.body, 'shipping_labels_created_total', { courier: 'dhl-express' })).toBeUndefined();
 
+  // The courier label is from the account's GET /couriers, which the worker reads at start under
+  // the account's pace (the fleet's first share can take a second or two): labels created before
+  // it answers count as `other`.
+  await waitFor(() => (fake.stats().requests['GET /couriers']?.['200'] ? true : undefined), { timeoutMs: 20_000, what: 'GET /couriers' });
+  await new Promise((resolve) => setTimeout(resolve, 100)); // the answer reaches the worker
+
   // One 429 on the first label request, one on a tracking poll.
   fake.setFaults({
     failNext: [
