@@ -50,8 +50,8 @@ Scenarios (default: all):
   rate-limit two worker processes against the API limited to --rate-limit calls/s per account:
             --rate-orders orders, then a wave of --rate-wave shipments polling every second,
             then --rate-orders more; accepted/s ÷ limit, share of 429s, label p50/p95 without
-            and with the wave, duplicates, calls during a Retry-After; adaptive pacing (each
-            worker's own, and the fleet's one rate) vs pacing off uncapped vs pacing off with
+            and with the wave, duplicates, calls during a Retry-After; adaptive pacing (the
+            fleet's one rate, and each worker's own) vs pacing off uncapped vs pacing off with
             TASK_QUEUE_MAX_ACTIVITIES_PER_SECOND=0.9×limit
   import    orders pulled from the Shopify and WooCommerce fakes by the shops' schedules:
             --import-orders per store with 10 % created or changed mid-pull (WooCommerce at
@@ -120,11 +120,11 @@ Options:
   --rate-limit <n>             the API's limit, calls/s per account (default 20)
   --rate-orders <n>            new orders per phase (default 200)
   --rate-wave <n>              shipments in the tracking wave (default 150)
-  --rate-settings <list>       which of adaptive,off,cap,charged,noise,fleet,fleet-charged,
-                               fleet-noise to run (default all); charged is adaptive pacing against
+  --rate-settings <list>       which of adaptive,off,cap,charged,noise,worker,worker-charged,
+                               worker-noise to run (default all); charged is adaptive pacing against
                                a limiter that counts refused calls too, noise is adaptive pacing with
-                               10 % unrelated 429s beside the limit; fleet* are the same with the
-                               fleet's one rate (SHIPPING_API_PACE_SHARES=fleet)
+                               10 % unrelated 429s beside the limit; worker* are the same with each
+                               worker finding its own pace (SHIPPING_API_PACE_SHARES=worker)
   --import-orders <n>          generated orders per store for the import scenario (default 5000:
                                about 9 minutes here, the whole scenario)
   --import-outage <seconds>    how long each store is down mid-pull (default 10)

@@ -21,7 +21,7 @@ const HOUR_MS = 3_600_000;
 
 export interface RateLimitSetting {
   /** Short key for --rate-settings. */
-  key: 'adaptive' | 'off' | 'cap' | 'charged' | 'noise' | 'fleet' | 'fleet-charged' | 'fleet-noise';
+  key: 'adaptive' | 'off' | 'cap' | 'charged' | 'noise' | 'worker' | 'worker-charged' | 'worker-noise';
   name: string;
   env: Record<string, string>;
   /** Faults of the fake beside the limit. */
@@ -53,14 +53,14 @@ export function rateLimitSettings(limit: number, keys?: readonly string[]): Rate
       faults: { rateLimitedRate: 0.1, rateLimitedRetryAfter: { minSeconds: 1, maxSeconds: 5 } },
     },
   ];
-  // The fleet's one rate (SHIPPING_API_PACE_SHARES=fleet, opt-in) beside each worker's own pace
-  // (the default) in the same run: the same three limiters.
-  const perWorker = (['fleet', 'fleet-charged', 'fleet-noise'] as const).map((key): RateLimitSetting => {
-    const like = fleet.find((s) => s.key === (key === 'fleet' ? 'adaptive' : key.slice('fleet-'.length)))!;
+  // Each worker finding its own pace (SHIPPING_API_PACE_SHARES=worker, the default before 1.1),
+  // beside the fleet's one rate in the same run: the same three limiters.
+  const perWorker = (['worker', 'worker-charged', 'worker-noise'] as const).map((key): RateLimitSetting => {
+    const like = fleet.find((s) => s.key === (key === 'worker' ? 'adaptive' : key.slice('worker-'.length)))!;
     return {
       key,
-      name: `${like.name.replace(' (default)', '')}, the fleet's one rate`,
-      env: { ...like.env, SHIPPING_API_PACE_SHARES: 'fleet' },
+      name: `${like.name.replace(' (default)', '')}, each worker its own pace`,
+      env: { ...like.env, SHIPPING_API_PACE_SHARES: 'worker' },
       ...(like.faults ? { faults: like.faults } : {}),
     };
   });

@@ -352,17 +352,17 @@ const WorkerEnv = ShippingEnv.extend({
     .describe('learn: tell 429s no pace causes from a limit and let them cost only their retry; off: every 429 holds the fleet and slows'),
   /** Optional ceiling of the adaptive pace, in calls per second for the account, fleet-wide. */
   SHIPPING_API_MAX_REQUESTS_PER_SECOND: optionalRate(10_000).describe(
-    "Ceiling of the adaptive pace, calls per second: each worker's, or the account's whatever the number of workers with SHIPPING_API_PACE_SHARES=fleet",
+    "Ceiling of the adaptive pace, calls per second: the account's whatever the number of workers (each worker's with SHIPPING_API_PACE_SHARES=worker)",
   ),
   /**
-   * worker (default): each worker finds its own share; fleet: one rate per account for the whole
-   * fleet, shared by demand (opt-in: made the default, a worker process's label counter missed a
-   * label in test/health-metrics.test.ts, not understood yet; docs/retries-and-pacing.md).
+   * fleet (default): one rate per account for the whole fleet, shared by demand; worker: each
+   * worker finds its own share (the pace of 1.0: a small account shared by several workers
+   * met 429s by the third, docs/retries-and-pacing.md).
    */
   SHIPPING_API_PACE_SHARES: z
     .enum(['fleet', 'worker'], { error: 'must be fleet or worker' })
-    .default('worker')
-    .describe("worker: each worker finds its own pace; fleet: the account's one rate, kept by the fleet and shared by demand"),
+    .default('fleet')
+    .describe("fleet: the account's one rate, kept by the fleet and shared by demand; worker: each worker finds its own pace"),
   /** Orders pulled this soon after they were placed or changed go ahead of a backlog (domain/priority.ts). */
   LIVE_ORDER_MAX_AGE: livePriority().describe(
     "A pulled order changed at most this long before its shipment starts is live: its shipment and label go ahead of a backlog's (Temporal task priority); off: all alike",
@@ -550,7 +550,7 @@ export interface PacingSettings {
   mode: 'adaptive' | 'off';
   /** Ceiling of the account's pace, calls per second, fleet-wide (one worker alone: its own); unset: whatever the account accepts. */
   maxRequestsPerSecond?: number;
-  /** worker (the worker's default): each worker paces alone (AIMD shares); fleet: one rate per account for the whole fleet (also when unset here, with a fleet channel). */
+  /** fleet (the default, also when unset): one rate per account for the whole fleet; worker: each worker paces alone (AIMD shares). */
   shares?: 'fleet' | 'worker';
   /** Whether 429s no pace causes are learned (default) or each 429 holds and slows. */
   noise?: 'learn' | 'off';

@@ -1,5 +1,5 @@
 /**
- * The account's one rate for the fleet (`SHIPPING_API_PACE_SHARES=fleet`), through two real worker processes (`npm
+ * The account's one rate for the fleet (the default), through two real worker processes (`npm
  * run worker`) on a real Temporal dev server and the fake API over loopback: the fleet spends a
  * token bucket's limit it is not told, and `SHIPPING_API_MAX_REQUESTS_PER_SECOND` is the
  * account's ceiling, fleet-wide, not each worker's.
@@ -37,7 +37,7 @@ async function burst(shipments: number, extraEnv: Record<string, string>, pollin
     ...workerEnv(env.address, taskQueue, fake.baseUrl),
     TRACKING_POLL_INTERVAL: '60s',
     LOG_LEVEL: 'info',
-    SHIPPING_API_PACE_SHARES: 'fleet', // opt-in (the default is each worker's own pace)
+    // Nothing about the pace set: one rate per account for the fleet is the default.
     ...extraEnv,
   };
   const workers = await Promise.all([startWorkerProcess(env2, 'RUNNING'), startWorkerProcess(env2, 'RUNNING')]);

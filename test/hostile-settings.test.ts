@@ -81,8 +81,9 @@ describe('worker settings with bounds', () => {
     expect(settings.health).toEqual({ host: '127.0.0.1', port: 8080 });
     expect(settings.pacing.noise).toBe('learn');
     expect(loadWorkerSettings({ ...BASE, SHIPPING_API_429_NOISE: 'off' }).pacing.noise).toBe('off');
-    expect(settings.pacing.shares).toBe('worker');
-    expect(loadWorkerSettings({ ...BASE, SHIPPING_API_PACE_SHARES: 'fleet' }).pacing.shares).toBe('fleet');
+    // One rate per account for the fleet by default: maxRequestsPerSecond is the account's.
+    expect(settings.pacing.shares).toBe('fleet');
+    expect(loadWorkerSettings({ ...BASE, SHIPPING_API_PACE_SHARES: 'worker' }).pacing.shares).toBe('worker');
   });
 
   it('sizes the default workflow cache from its memory budget at the measured cost of a place, not from the heap', () => {
