@@ -21,30 +21,25 @@
  * - **A ceiling** (`maxRequestsPerSecond`) is the account's: the lowest any worker reports caps
  *   the rate, whatever the number of workers.
  * - **429s no pace causes** (a quota shared with other clients, a flaky proxy): the workers report
- *   their 429s beside their accepted calls, and their fresh answers (right after a hold: no limit
- *   refuses them). Those, and the answers reported while the rate is under KNOWN_GOOD_SHARE of
- *   what the API lately accepted of the fleet (no limit that did not fall that far refuses them),
- *   are pooled: noise refuses its share of any call. Their 429 share is the fleet's noise floor,
- *   handed out with every share; a worker takes a 429 within it as noise (that call waits its
- *   Retry-After, nothing is relayed) and the rate, which the noise cut before it was known,
- *   searches for the limit again (slow start), where the fleet's own answers show the limit
- *   (limitInNoise).
+ *   their 429s beside their accepted calls, and their fresh answers; the fleet's noise floor is
+ *   learned from them (fleet-noise-floor.ts) and handed out with every share. A worker takes a
+ *   429 within it as noise (that call waits its Retry-After, nothing is relayed); the rate, which
+ *   the noise cut before it was known, searches for the limit again (slow start), where the
+ *   fleet's own answers show the limit (FleetNoiseFloor.limitInNoise).
  *
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
-import type { PaceGrant, PaceReport } from '../workflow-definitions/account';
-import { below, floorOf, moreThan, onlyStrays, overFloor, type Answers } from './noise-floor';
+import { LEASE_MS, REPORT_MS, type PaceGrant, type PaceReport } from '../workflow-definitions/account';
+import { FleetNoiseFloor, type FleetNoiseState, type FleetView } from './fleet-noise-floor';
+import type { Answers } from './noise-floor';
 
+export { LEASE_MS, REPORT_MS };
 export type { PaceGrant, PaceReport };
 
 /** The account's rate before anything is known (the whole fleet's, calls a second). */
 export const INITIAL_RATE = 5;
 /** The slowest the account is paced. */
 export const MIN_RATE = 0.25;
-/** Each worker reports this often while it has calls to make. */
-export const REPORT_MS = 1000;
-/** A share lasts this long without a new report. */
-export const LEASE_MS = 3000;
 /** Holds ending within this of each other answer one overshoot (a Retry-After is whole seconds). */
 const SAME_OVERSHOOT_MS = 2000;
 /** No overshoot for this long while calls wait: the rate grows faster again. */
@@ -76,41 +71,14 @@ const STEADY_BELOW = 1;
 /** A hold longer than this is the API holding the account, not the pace's doing. */
 const LONG_HOLD_MS = 10_000;
 /**
- * Answers count toward the noise floor while the rate is at most this share of the known-good
- * pace. Low enough that a limit's own overshoots (a tenth over, then cut, or a limit's burst
- * counted in what it accepted) and a limit that halves are never under it: only a rate that
- * 429s unrelated to the pace cut again and again (at 0.5 an account of 2 a second shared by 4
- * workers taught a floor, in the simulation; at 0.9 most small accounts did).
- */
-const KNOWN_GOOD_SHARE = 0.45;
-/** The known-good pace (the most the fleet's reports showed accepted) is replaced by the next report's after this long. */
-const KNOWN_GOOD_MS = 300_000;
-/** The pools keep the proportion of this many answers at most: they follow noise that changes. */
-const NOISE_POOL_ANSWERS = 300;
-/** A floor rests on at least this many pooled answers and 429s among them. */
-const MIN_NOISE_ANSWERS = 20;
-const MIN_NOISE_LIMITED = 3;
-/** Fresh answers are surer: as few as a worker learns its own floor from (pacing/noise-floor.ts). */
-const MIN_FRESH_ANSWERS = 15;
-const MIN_FRESH_LIMITED = 2;
-/**
  * The fleet's grid of slots runs this much over the rate (so the shares' spans fit in it), and
  * moves only when the rate leaves [grid ÷ GRID_ROOM², grid]: a grid that moved at every grant,
  * under the workers' schedules, let one worker's calls out faster than its share.
  */
 const GRID_ROOM = 1.02;
 
-/** A report's counts span LEASE_MS: its answers were all made at a rate set this long before (a report, its relay, a lease). */
-const SAMPLE_SETTLE_MS = LEASE_MS + REPORT_MS + 500;
-/** While a floor is known and the fleet is beside a limit, the floor is checked this often ... */
-const CHECK_EVERY_MS = 30_000;
-/** ... at this share of what the fleet's reports show the API accepting now, ... */
-const CHECK_SHARE = 0.9;
-/** ... for this long (SAMPLE_SETTLE_MS, then a lease's worth of counts). */
-const CHECK_MS = SAMPLE_SETTLE_MS + LEASE_MS;
-
 /** What is carried over a continue-as-new. */
-export interface FleetPaceState {
+export interface FleetPaceState extends FleetNoiseState {
   rate: number;
   slowStart: boolean;
   lastCutAt: number;
@@ -120,11 +88,6 @@ export interface FleetPaceState {
   slowStartCuts?: number;
   /** Where a small account last overshot (0 or absent: not since slow start). */
   peak?: number;
-  /** The answers the noise floor is learned from, and every answer lately (to forget noise that stopped). */
-  noise?: Answers;
-  all?: Answers;
-  /** The workers' fresh answers (PaceReport.fresh), pooled. */
-  fresh?: Answers;
 }
 
 interface Lease {
@@ -156,31 +119,14 @@ export class FleetPace {
   /** The account is held until then: calls wait for the hold, not for the rate. */
   private heldUntil = 0;
   private readonly leases = new Map<string, Lease>();
-  private noise: Answers;
-  private all: Answers;
-  private fresh: Answers;
-  /** The most the fleet's reports showed the API accepting lately (calls a second), and when. */
-  private good = { rate: 0, at: 0 };
-  /** Since when the rate is under KNOWN_GOOD_SHARE of the known-good pace (infinity: it is not). */
-  private lowSince = Number.POSITIVE_INFINITY;
-  /**
-   * The floor's check beside a limit (see checkFloor): shares are held under `rate` until `until`,
-   * and the answers counted wholly under it pool in `answers`, over as many checks as it takes.
-   */
-  private check: { rate: number; from: number; until: number } | null = null;
-  private checkAt = 0;
-  private checked: Answers = { answers: 0, limited: 0 };
-  /** The fleet's answers counted wholly since the last cut, relayed hold or check (limitInNoise). */
-  private sinceCut: Answers = { answers: 0, limited: 0 };
+  private readonly noise: FleetNoiseFloor;
   /** Where a small account last overshot (calls a second; 0: not since slow start), see PLATEAU_SHARE. */
   private peak: number;
   /** The fleet's slots (PaceGrant.grid); not carried over a continue-as-new (the next run's first report sets it). */
   private grid = { rate: 0, origin: 0 };
 
   constructor(state?: Partial<FleetPaceState>) {
-    this.noise = answersOf(state?.noise);
-    this.all = answersOf(state?.all);
-    this.fresh = answersOf(state?.fresh);
+    this.noise = new FleetNoiseFloor(state);
     this.rate = positive(state?.rate) ?? INITIAL_RATE;
     this.slowStart = state?.slowStart ?? true;
     this.settling = state?.settling ?? false;
@@ -199,29 +145,13 @@ export class FleetPace {
       settling: this.settling,
       slowStartCuts: this.slowStartCuts,
       peak: this.peak,
-      noise: this.noise,
-      all: this.all,
-      fresh: this.fresh,
+      ...this.noise.state(),
     };
   }
 
   /** The share of 429s no pace causes (0: none known), and how many answers it rests on. */
   noiseFloor(): { share: number; answers: number } {
-    // Every answer no limit refused (fresh, at a low rate, in a check), pooled: a floor learned
-    // young from a few fresh answers matures, and falls when the noise does.
-    const all = { answers: this.noise.answers + this.fresh.answers, limited: this.noise.limited + this.fresh.limited };
-    const share = floorOf(all, MIN_NOISE_ANSWERS, MIN_NOISE_LIMITED);
-    if (share > 0) return { share, answers: all.answers };
-    // A few fresh answers are enough to learn a floor from, unless the pool clearly shows less.
-    const fresh = floorOf(this.fresh, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
-    if (fresh <= 0 || (all.answers >= MIN_NOISE_ANSWERS && below(all, fresh))) return { share: 0, answers: 0 };
-    return { share: fresh, answers: this.fresh.answers };
-  }
-
-  /** Both pools start over (noise that stopped, or a floor the check found too high). */
-  private forget(noise: Answers = { answers: 0, limited: 0 }): void {
-    this.noise = noise;
-    this.fresh = { answers: 0, limited: 0 };
+    return this.noise.floor();
   }
 
   /** A worker's report: its share until its next one. */
@@ -246,11 +176,10 @@ export class FleetPace {
     lease.maxRate = ceiling;
     lease.until = now + LEASE_MS;
     this.leases.set(report.worker, lease);
-    this.learnNoise(lease, freshOf(report.fresh), now);
-    this.limitInNoise(sampleOf(lease), now);
+    this.learnNoise(sampleOf(lease), freshOf(report.fresh), now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.ceiling());
-    const rate = this.check ? Math.min(this.rate, this.check.rate) : this.rate;
+    const rate = Math.min(this.rate, this.noise.checkRate() ?? Number.POSITIVE_INFINITY);
     const others = [...this.leases].filter(([id]) => id !== report.worker).reduce((n, [, l]) => n + l.rate, 0);
     lease.rate = Math.max(0, Math.min(this.fairShare(report.worker, rate), rate - others));
     if (this.rate > this.grid.rate || this.rate * GRID_ROOM * GRID_ROOM < this.grid.rate)
@@ -264,99 +193,42 @@ export class FleetPace {
       grid: { ...this.grid },
       accountRate: this.rate,
       slowStart: this.slowStart,
-      noise: this.noiseFloor(),
-      freshShare: this.freshShare(),
+      noise: this.noise.floor(),
+      freshShare: this.noise.freshShare(this.rate, this.slowStart),
     };
   }
 
   /**
-   * The share of its rate at which a worker's calls after a hold may count as fresh (0: the
-   * worker's own bound alone): the share that keeps the fleet's rate under KNOWN_GOOD_SHARE of
-   * the known-good pace, where no limit that did not fall that far refuses a call (the noise pool
-   * trusts every answer there), let alone right after a hold. Before the floor is known the noise
-   * cuts the rate to 1-3 calls a second, where the worker's own bound (half its rate, or what the
-   * API accepted of it with the holds counted) left 1-2 fresh calls a hold: 14-18 fresh answers
-   * in 80 s (bench `pacing`). (All or nothing, once the whole rate was under it: 0.55 and 0.48 of
-   * the clean account over 15 seeds, instead of 0.61 and 0.55.)
+   * A report's answers to the noise floor: a floor just learned restarts the search for the
+   * limit, and a limit the fleet's answers show in the floor's margin is an overshoot.
    */
-  private freshShare(): number {
-    if (this.slowStart || this.good.rate <= 0) return 0;
-    return Math.min(1, (KNOWN_GOOD_SHARE * this.good.rate) / this.rate);
+  private learnNoise(sample: Answers, fresh: Answers, now: number): void {
+    if (this.noise.learn(sample, fresh, this.view(now))) this.restartSearch();
+    // After the restart: a floor just learned is not checked at once (the rate the noise cut is no limit's).
+    if (sample.answers > 0) this.noise.checkFloor(sample, this.view(now));
+    const ceiling = this.noise.limitInNoise(sample, this.view(now));
+    if (ceiling !== undefined) this.overshoot(now + REPORT_MS, now, ceiling);
   }
 
-  /** Pools a report's answers (see the head comment); a floor just learned restarts the search for the limit. */
-  private learnNoise(lease: Lease, fresh: Answers, now: number): void {
-    const sample = sampleOf(lease);
-    const knownBefore = this.noiseFloor().share > 0;
-    // Fresh answers: no limit refused them, whatever the rate.
-    if (fresh.answers > 0) this.fresh = pool(this.fresh, fresh);
-    if (sample.answers <= 0) return this.restartIfLearned(knownBefore);
-    this.all = pool(this.all, sample);
-    // What the API accepted of the whole fleet: the limit allowed at least that (give or take its burst).
-    const accepted = this.total('accepted');
-    if (accepted >= this.good.rate || now - this.good.at > KNOWN_GOOD_MS) this.good = { rate: accepted, at: now };
-    // Only counts made wholly at such a rate: a report counts the worker's answers of the last
-    // LEASE_MS, and a rate just halved by slow start still counts the overshoot's 429s.
-    if (this.rate > KNOWN_GOOD_SHARE * this.good.rate) this.lowSince = Number.POSITIVE_INFINITY;
-    else if (this.lowSince === Number.POSITIVE_INFINITY) this.lowSince = now;
-    if (now - this.lowSince >= SAMPLE_SETTLE_MS) this.noise = pool(this.noise, sample);
-    // Noise that stopped: the fleet's last answers hold no more 429s than a limit's strays.
-    if (this.noise.answers + this.fresh.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all)) this.forget();
-    // Before the check: a floor just learned is not checked at once (the rate the noise cut is no limit's).
-    this.restartIfLearned(knownBefore);
-    this.checkFloor(sample, now);
+  private view(now: number): FleetView {
+    return {
+      now,
+      rate: this.rate,
+      want: this.total('want'),
+      accepted: this.total('accepted'),
+      limited: this.total('limited'),
+      searching: this.slowStart || this.settling,
+      heldUntil: this.heldUntil,
+      lastCutAt: this.lastCutAt,
+    };
   }
 
   /** A floor just learned: the noise made cuts no limit asked for, so the limit is searched for again from here. */
-  private restartIfLearned(knownBefore: boolean): void {
-    if (knownBefore || this.noiseFloor().share <= 0) return;
+  private restartSearch(): void {
     this.slowStart = true;
     this.slowStartCuts = 0;
     this.settling = false;
     this.peak = 0;
-  }
-
-  /**
-   * A floor learned while the rate was low is checked while the fleet sits beside a limit, where
-   * the workers take 429s within it as noise: every CHECK_EVERY_MS the shares are held, for
-   * CHECK_MS, under what the API accepts of the fleet now (under the limit). A limit's 429s only
-   * add to noise's, so answers there are the floor's own kind: they pool into it (a young floor
-   * matures), and clearly fewer 429s than the floor show noise that fell or stopped: the floor is
-   * learned again from them (forgotten if they hold only strays). Without it a floor of 0.15-0.2
-   * (10 % noise, then none) hid a limit's 429s of 3-45 % for good.
-   */
-  private checkFloor(sample: Answers, now: number): void {
-    const floor = this.noiseFloor().share;
-    if (floor <= 0) {
-      this.check = null;
-      this.checked = { answers: 0, limited: 0 };
-      return;
-    }
-    if (this.check && now >= this.check.from + SAMPLE_SETTLE_MS) {
-      // Under the limit: answers only noise refuses, the floor's own kind.
-      this.noise = pool(this.noise, sample);
-      this.checked = { answers: this.checked.answers + sample.answers, limited: this.checked.limited + sample.limited };
-      if (below(this.checked, floor)) {
-        this.forget(pool({ answers: 0, limited: 0 }, this.checked));
-        this.checked = { answers: 0, limited: 0 };
-      } else if (this.checked.answers >= NOISE_POOL_ANSWERS) {
-        // As many answers as the floor rests on, and none clearly under it: it holds.
-        this.checked = { answers: 0, limited: 0 };
-      }
-    }
-    if (this.check && now >= this.check.until) this.check = null;
-    const want = this.total('want');
-    const accepted = this.total('accepted');
-    // Calls waiting for the rate, or clearly more 429s than the floor (a rate over the limit whose
-    // 429s hide in the floor's margin sends what is asked of it: waiting for nothing, it was never
-    // checked, and 10-30 % of the calls of accounts of 5 and 20 a second were 429s for minutes
-    // after the noise stopped).
-    const pressed = want > this.rate || (this.sinceCut.answers >= MIN_NOISE_ANSWERS && moreThan(this.sinceCut, floor));
-    const searching = this.slowStart || this.settling;
-    if (!this.check && !searching && now >= this.checkAt && now >= this.heldUntil && pressed && accepted > 0) {
-      this.check = { rate: CHECK_SHARE * accepted, from: now, until: now + CHECK_MS };
-      this.checkAt = now + CHECK_EVERY_MS;
-    }
   }
 
   /**
@@ -365,7 +237,7 @@ export class FleetPace {
    */
   overshoot(holdEnd: number, now: number, ceiling = Number.POSITIVE_INFINITY): void {
     this.heldUntil = Math.max(this.heldUntil, holdEnd);
-    this.sinceCut = { answers: 0, limited: 0 };
+    this.noise.held();
     if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
     this.cutFor = holdEnd;
     this.lastCutAt = now;
@@ -373,7 +245,7 @@ export class FleetPace {
     this.expire(now);
     const before = this.rate;
     // Calls refused as noise did not use the limit.
-    const accepted = this.total('accepted') / (1 - this.noiseFloor().share);
+    const accepted = this.total('accepted') / (1 - this.noise.floor().share);
     // Too few calls accepted to tell (a 429 on the first calls) halves and searches on; but from
     // the third overshoot of a slow start on, a call a second accepted with a third of the answers
     // 429 (more than noise may be: NOISE_CAP) is a limit found. An account of 2 a second accepts
@@ -401,41 +273,6 @@ export class FleetPace {
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     const scale = this.rate / Math.max(this.rate, this.total('rate'));
     for (const lease of this.leases.values()) lease.rate *= scale;
-  }
-
-  /**
-   * A limit beside a known floor: the workers take 429s within the floor's margin as noise and
-   * relay none, and a young floor's margin is wide (2 429s of 15 answers: a limit's 429s of 40 %
-   * hid in it while slow start went on to 2.5 times the limit). The fleet's answers, every
-   * worker's, show the limit first: clearly more 429s than the floor explains are an overshoot.
-   * While the rate searches (slow start, then settling) they are weighed against the floor itself:
-   * that ends the search, after which the rate grows on gently. Probing, with the floor's margin
-   * (a young floor can be half the noise: cut at each such "overshoot", a fleet with no limit in
-   * reach went from 68 calls a second to 24).
-   */
-  private limitInNoise(sample: Answers, now: number): void {
-    // Counts wholly since the last cut, and with no hold relayed among them (those 429s were
-    // told), nor a check (held under the limit).
-    if (now - Math.max(this.lastCutAt, this.heldUntil, this.check?.from ?? 0) < SAMPLE_SETTLE_MS) return;
-    if (this.check) return;
-    this.sinceCut = pool(this.sinceCut, sample);
-    const floor = this.noiseFloor();
-    const seconds = LEASE_MS / 1000;
-    const lately = { answers: (this.total('accepted') + this.total('limited')) * seconds, limited: this.total('limited') * seconds };
-    let over: boolean;
-    if (this.slowStart || this.settling) {
-      // One standard deviation of a young floor over it: at the floor itself, 10 % noise over a
-      // floor of 2 in 32 (0.063) ended the slow start of a fleet with no limit in reach at 60 a
-      // second of the 100 due, and its backlog waited 27 s.
-      over = floor.share > 0 && [lately, this.sinceCut].some((a) => overFloor(a, floor.share, floor.answers, 1));
-    } else {
-      // Probing, over every answer since the cut: a small account's few seconds hold too few to
-      // tell (an account of 5 a second at twice its limit, a quarter of its calls 429s, hid in a
-      // floor of 0.1 for minutes after the noise stopped). Without a floor every 429 is relayed.
-      over = floor.share > 0 && this.sinceCut.answers >= MIN_NOISE_ANSWERS && overFloor(this.sinceCut, floor.share, floor.answers);
-    }
-    // No hold in these counts: what the API accepted of the fleet is what the limit lets through.
-    if (over) this.overshoot(now + REPORT_MS, now, this.total('accepted') / (1 - floor.share));
   }
 
   /**
@@ -507,13 +344,6 @@ function positive(n: unknown): number | undefined {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
-/** Adds a sample to a pool, scaled down to NOISE_POOL_ANSWERS answers at most. */
-function pool(into: Answers, sample: Answers): Answers {
-  const sum = { answers: into.answers + sample.answers, limited: into.limited + sample.limited };
-  const scale = Math.min(1, NOISE_POOL_ANSWERS / sum.answers);
-  return { answers: sum.answers * scale, limited: sum.limited * scale };
-}
-
 /** A report's counts, a second's worth of its period's rates. */
 function sampleOf(lease: Lease): Answers {
   return { answers: ((lease.accepted + lease.limited) * REPORT_MS) / 1000, limited: (lease.limited * REPORT_MS) / 1000 };
@@ -524,12 +354,6 @@ function freshOf(fresh: Partial<Answers> | undefined): Answers {
   const answers = Math.min(1000, nonNegative(fresh?.answers));
   const limited = nonNegative(fresh?.limited);
   return limited <= answers ? { answers, limited } : { answers: 0, limited: 0 };
-}
-
-/** A carried pool, or an empty one if it is not one. */
-function answersOf(a: Partial<Answers> | undefined): Answers {
-  const answers = nonNegative(a?.answers);
-  return { answers, limited: Math.min(answers, nonNegative(a?.limited)) };
 }
 
 function nonNegative(n: unknown): number {

@@ -51,7 +51,7 @@ export class NoiseFloor {
   private freshLimited = 0;
   /** The last minute's answers at every pace: the floor is no higher than their share. */
   private lately: Answers = { answers: 0, limited: 0 };
-  /** The fleet's floor (pacing/fleet-pace.ts). */
+  /** The fleet's floor (pacing/fleet-noise-floor.ts). */
   private fleet: { share: number; answers: number } | null = null;
   /**
    * Whether the fleet's pace answers this worker: its floor rests on every worker's fresh answers,

@@ -25,6 +25,11 @@ export const accountPaceUpdate = defineUpdate<PaceGrant, [PaceReport]>('pace');
 
 export const ACCOUNT_WORKFLOW_TYPE = 'shippingAccountWorkflow';
 
+/** Each worker reports this often while it has calls to make. */
+export const REPORT_MS = 1000;
+/** A share lasts this long without a new report; a report's counts span it. */
+export const LEASE_MS = 3000;
+
 /** What a worker tells the fleet's pace, once a REPORT_MS while it has calls to make. */
 export interface PaceReport {
   /** A stable id of the worker process (for its lease). */

@@ -1,0 +1,260 @@
+/**
+ * The fleet's noise floor (429s no pace causes: a quota shared with other clients, a flaky
+ * proxy), kept beside the account's one rate (fleet-pace.ts) in the account workflow.
+ *
+ * - **Learned** from answers no limit refused: the workers' fresh answers (right after a hold),
+ *   and the fleet's answers reported while its rate is under KNOWN_GOOD_SHARE of what the API
+ *   lately accepted of it. Noise refuses its share of any call; their 429 share is the floor,
+ *   handed out with every share.
+ * - **Checked** beside a limit: while a floor is known, the shares are now and then held under
+ *   what the API accepts of the fleet (checkFloor); answers there pool into the floor, and
+ *   clearly fewer 429s than it show noise that fell or stopped.
+ * - **A limit in it**: the workers take 429s within the floor's margin as noise and relay none;
+ *   the fleet's own answers show a limit there first (limitInNoise).
+ *
+ * Pure and deterministic, like FleetPace: every method is told the time and the fleet's state.
+ */
+import { LEASE_MS, REPORT_MS } from '../workflow-definitions/account';
+import { below, floorOf, moreThan, onlyStrays, overFloor, type Answers } from './noise-floor';
+
+/** What the floor is told of the fleet's pace at each report. */
+export interface FleetView {
+  now: number;
+  /** The account's rate, and the fleet's leases summed: calls wanted, accepted and refused a second. */
+  rate: number;
+  want: number;
+  accepted: number;
+  limited: number;
+  /** The rate searches for the limit (slow start, then settling). */
+  searching: boolean;
+  /** The account is held until then. */
+  heldUntil: number;
+  lastCutAt: number;
+}
+
+/** A report's counts span LEASE_MS: its answers were all made at a rate set this long before (a report, its relay, a lease). */
+const SAMPLE_SETTLE_MS = LEASE_MS + REPORT_MS + 500;
+/**
+ * Answers count toward the noise floor while the rate is at most this share of the known-good
+ * pace. Low enough that a limit's own overshoots (a tenth over, then cut, or a limit's burst
+ * counted in what it accepted) and a limit that halves are never under it: only a rate that
+ * 429s unrelated to the pace cut again and again (at 0.5 an account of 2 a second shared by 4
+ * workers taught a floor, in the simulation; at 0.9 most small accounts did).
+ */
+const KNOWN_GOOD_SHARE = 0.45;
+/** The known-good pace (the most the fleet's reports showed accepted) is replaced by the next report's after this long. */
+const KNOWN_GOOD_MS = 300_000;
+/** The pools keep the proportion of this many answers at most: they follow noise that changes. */
+const NOISE_POOL_ANSWERS = 300;
+/** A floor rests on at least this many pooled answers and 429s among them. */
+const MIN_NOISE_ANSWERS = 20;
+const MIN_NOISE_LIMITED = 3;
+/** Fresh answers are surer: as few as a worker learns its own floor from (pacing/noise-floor.ts). */
+const MIN_FRESH_ANSWERS = 15;
+const MIN_FRESH_LIMITED = 2;
+/** While a floor is known and the fleet is beside a limit, the floor is checked this often ... */
+const CHECK_EVERY_MS = 30_000;
+/** ... at this share of what the fleet's reports show the API accepting now, ... */
+const CHECK_SHARE = 0.9;
+/** ... for this long (SAMPLE_SETTLE_MS, then a lease's worth of counts). */
+const CHECK_MS = SAMPLE_SETTLE_MS + LEASE_MS;
+
+/** What is carried over a continue-as-new. */
+export interface FleetNoiseState {
+  /** The answers the noise floor is learned from, and every answer lately (to forget noise that stopped). */
+  noise?: Answers;
+  all?: Answers;
+  /** The workers' fresh answers (PaceReport.fresh), pooled. */
+  fresh?: Answers;
+}
+
+const NONE: Answers = { answers: 0, limited: 0 };
+
+export class FleetNoiseFloor {
+  private noise: Answers;
+  private all: Answers;
+  private fresh: Answers;
+  /** The most the fleet's reports showed the API accepting lately (calls a second), and when. */
+  private good = { rate: 0, at: 0 };
+  /** Since when the rate is under KNOWN_GOOD_SHARE of the known-good pace (infinity: it is not). */
+  private lowSince = Number.POSITIVE_INFINITY;
+  /**
+   * The floor's check beside a limit (see checkFloor): shares are held under `rate` until `until`,
+   * and the answers counted wholly under it pool in `checked`, over as many checks as it takes.
+   */
+  private check: { rate: number; from: number; until: number } | null = null;
+  private checkAt = 0;
+  private checked: Answers = NONE;
+  /** The fleet's answers counted wholly since the last cut, relayed hold or check (limitInNoise). */
+  private sinceCut: Answers = NONE;
+
+  constructor(state?: FleetNoiseState) {
+    this.noise = answersOf(state?.noise);
+    this.all = answersOf(state?.all);
+    this.fresh = answersOf(state?.fresh);
+  }
+
+  state(): Required<FleetNoiseState> {
+    return { noise: this.noise, all: this.all, fresh: this.fresh };
+  }
+
+  /** The share of 429s no pace causes (0: none known), and how many answers it rests on. */
+  floor(): { share: number; answers: number } {
+    // Every answer no limit refused (fresh, at a low rate, in a check), pooled: a floor learned
+    // young from a few fresh answers matures, and falls when the noise does.
+    const all = { answers: this.noise.answers + this.fresh.answers, limited: this.noise.limited + this.fresh.limited };
+    const share = floorOf(all, MIN_NOISE_ANSWERS, MIN_NOISE_LIMITED);
+    if (share > 0) return { share, answers: all.answers };
+    // A few fresh answers are enough to learn a floor from, unless the pool clearly shows less.
+    const fresh = floorOf(this.fresh, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
+    if (fresh <= 0 || (all.answers >= MIN_NOISE_ANSWERS && below(all, fresh))) return { share: 0, answers: 0 };
+    return { share: fresh, answers: this.fresh.answers };
+  }
+
+  /** The rate the shares are held under while the floor is checked (none: no check). */
+  checkRate(): number | undefined {
+    return this.check?.rate;
+  }
+
+  /**
+   * The share of its rate at which a worker's calls after a hold may count as fresh (0: the
+   * worker's own bound alone): the share that keeps the fleet's rate under KNOWN_GOOD_SHARE of
+   * the known-good pace, where no limit that did not fall that far refuses a call (the noise pool
+   * trusts every answer there), let alone right after a hold. Before the floor is known the noise
+   * cuts the rate to 1-3 calls a second, where the worker's own bound (half its rate, or what the
+   * API accepted of it with the holds counted) left 1-2 fresh calls a hold: 14-18 fresh answers
+   * in 80 s (bench `pacing`). (All or nothing, once the whole rate was under it: 0.55 and 0.48 of
+   * the clean account over 15 seeds, instead of 0.61 and 0.55.)
+   */
+  freshShare(rate: number, slowStart: boolean): number {
+    if (slowStart || this.good.rate <= 0) return 0;
+    return Math.min(1, (KNOWN_GOOD_SHARE * this.good.rate) / rate);
+  }
+
+  /**
+   * Pools a report's answers (see the head comment). Returns whether a floor was just learned:
+   * the noise made cuts no limit asked for, so the rate searches for the limit again.
+   */
+  learn(sample: Answers, fresh: Answers, fleet: FleetView): boolean {
+    const knownBefore = this.floor().share > 0;
+    // Fresh answers: no limit refused them, whatever the rate.
+    if (fresh.answers > 0) this.fresh = pool(this.fresh, fresh);
+    if (sample.answers > 0) {
+      this.all = pool(this.all, sample);
+      // What the API accepted of the whole fleet: the limit allowed at least that (give or take its burst).
+      if (fleet.accepted >= this.good.rate || fleet.now - this.good.at > KNOWN_GOOD_MS) this.good = { rate: fleet.accepted, at: fleet.now };
+      // Only counts made wholly at such a rate: a report counts the worker's answers of the last
+      // LEASE_MS, and a rate just halved by slow start still counts the overshoot's 429s.
+      if (fleet.rate > KNOWN_GOOD_SHARE * this.good.rate) this.lowSince = Number.POSITIVE_INFINITY;
+      else if (this.lowSince === Number.POSITIVE_INFINITY) this.lowSince = fleet.now;
+      if (fleet.now - this.lowSince >= SAMPLE_SETTLE_MS) this.noise = pool(this.noise, sample);
+      // Noise that stopped: the fleet's last answers hold no more 429s than a limit's strays.
+      if (this.noise.answers + this.fresh.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all)) this.forget();
+    }
+    return !knownBefore && this.floor().share > 0;
+  }
+
+  /**
+   * A floor learned while the rate was low is checked while the fleet sits beside a limit, where
+   * the workers take 429s within it as noise: every CHECK_EVERY_MS the shares are held, for
+   * CHECK_MS, under what the API accepts of the fleet now (under the limit). A limit's 429s only
+   * add to noise's, so answers there are the floor's own kind: they pool into it (a young floor
+   * matures), and clearly fewer 429s than the floor show noise that fell or stopped: the floor is
+   * learned again from them (forgotten if they hold only strays). Without it a floor of 0.15-0.2
+   * (10 % noise, then none) hid a limit's 429s of 3-45 % for good. Not at once after a floor is
+   * learned: the rate searches then (the rate the noise cut is no limit's).
+   */
+  checkFloor(sample: Answers, fleet: FleetView): void {
+    const { now } = fleet;
+    const floor = this.floor().share;
+    if (floor <= 0) {
+      this.check = null;
+      this.checked = NONE;
+      return;
+    }
+    if (this.check && now >= this.check.from + SAMPLE_SETTLE_MS) {
+      // Under the limit: answers only noise refuses, the floor's own kind.
+      this.noise = pool(this.noise, sample);
+      this.checked = { answers: this.checked.answers + sample.answers, limited: this.checked.limited + sample.limited };
+      if (below(this.checked, floor)) {
+        this.forget(pool(NONE, this.checked));
+        this.checked = NONE;
+      } else if (this.checked.answers >= NOISE_POOL_ANSWERS) {
+        // As many answers as the floor rests on, and none clearly under it: it holds.
+        this.checked = NONE;
+      }
+    }
+    if (this.check && now >= this.check.until) this.check = null;
+    // Calls waiting for the rate, or clearly more 429s than the floor (a rate over the limit whose
+    // 429s hide in the floor's margin sends what is asked of it: waiting for nothing, it was never
+    // checked, and 10-30 % of the calls of accounts of 5 and 20 a second were 429s for minutes
+    // after the noise stopped).
+    const pressed = fleet.want > fleet.rate || (this.sinceCut.answers >= MIN_NOISE_ANSWERS && moreThan(this.sinceCut, floor));
+    if (!this.check && !fleet.searching && now >= this.checkAt && now >= fleet.heldUntil && pressed && fleet.accepted > 0) {
+      this.check = { rate: CHECK_SHARE * fleet.accepted, from: now, until: now + CHECK_MS };
+      this.checkAt = now + CHECK_EVERY_MS;
+    }
+  }
+
+  /** A hold the fleet was told of, or a cut: the answers since count anew. */
+  held(): void {
+    this.sinceCut = NONE;
+  }
+
+  /**
+   * A limit beside a known floor: the workers take 429s within the floor's margin as noise and
+   * relay none, and a young floor's margin is wide (2 429s of 15 answers: a limit's 429s of 40 %
+   * hid in it while slow start went on to 2.5 times the limit). The fleet's answers, every
+   * worker's, show the limit first: clearly more 429s than the floor explains are an overshoot.
+   * While the rate searches (slow start, then settling) they are weighed against the floor itself:
+   * that ends the search, after which the rate grows on gently. Probing, with the floor's margin
+   * (a young floor can be half the noise: cut at each such "overshoot", a fleet with no limit in
+   * reach went from 68 calls a second to 24). Returns the rate the API let through (the cut's
+   * ceiling) when the answers show an overshoot.
+   */
+  limitInNoise(sample: Answers, fleet: FleetView): number | undefined {
+    // Counts wholly since the last cut, and with no hold relayed among them (those 429s were
+    // told), nor a check (held under the limit).
+    if (fleet.now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.check?.from ?? 0) < SAMPLE_SETTLE_MS) return undefined;
+    if (this.check) return undefined;
+    this.sinceCut = pool(this.sinceCut, sample);
+    const floor = this.floor();
+    if (floor.share <= 0) return undefined;
+    const seconds = LEASE_MS / 1000;
+    const lately = { answers: (fleet.accepted + fleet.limited) * seconds, limited: fleet.limited * seconds };
+    const over = fleet.searching
+      ? // One standard deviation of a young floor over it: at the floor itself, 10 % noise over a
+        // floor of 2 in 32 (0.063) ended the slow start of a fleet with no limit in reach at 60 a
+        // second of the 100 due, and its backlog waited 27 s.
+        [lately, this.sinceCut].some((a) => overFloor(a, floor.share, floor.answers, 1))
+      : // Probing, over every answer since the cut: a small account's few seconds hold too few to
+        // tell (an account of 5 a second at twice its limit, a quarter of its calls 429s, hid in a
+        // floor of 0.1 for minutes after the noise stopped). Without a floor every 429 is relayed.
+        this.sinceCut.answers >= MIN_NOISE_ANSWERS && overFloor(this.sinceCut, floor.share, floor.answers);
+    // No hold in these counts: what the API accepted of the fleet is what the limit lets through.
+    return over ? fleet.accepted / (1 - floor.share) : undefined;
+  }
+
+  /** Both pools start over (noise that stopped, or a floor the check found too high). */
+  private forget(noise: Answers = NONE): void {
+    this.noise = noise;
+    this.fresh = NONE;
+  }
+}
+
+/** Adds a sample to a pool, scaled down to NOISE_POOL_ANSWERS answers at most. */
+function pool(into: Answers, sample: Answers): Answers {
+  const sum = { answers: into.answers + sample.answers, limited: into.limited + sample.limited };
+  const scale = Math.min(1, NOISE_POOL_ANSWERS / sum.answers);
+  return { answers: sum.answers * scale, limited: sum.limited * scale };
+}
+
+/** A carried pool, or an empty one if it is not one. */
+function answersOf(a: Partial<Answers> | undefined): Answers {
+  const answers = nonNegative(a?.answers);
+  return { answers, limited: Math.min(answers, nonNegative(a?.limited)) };
+}
+
+function nonNegative(n: unknown): number {
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(n, 1e6) : 0;
+}
