@@ -6,8 +6,9 @@
  * - **The rate** starts at INITIAL_RATE and grows by half each second while the fleet has calls
  *   waiting for it (slow start); the first overshoot (a 429 the fleet is told of) sets it to 90 %
  *   of what the API accepted of the whole fleet over the last reports, and from then on it grows
- *   by half a percent a second (down to a quarter for an account under 10 calls a second) and
- *   shrinks by a tenth at each overshoot (AIMD for one flow: the fleet). An account under 10 a
+ *   by half a percent a second (less for an account under 20 calls a second: PROBE_CALLS) and
+ *   shrinks by a tenth at each overshoot, from what the API accepted when that is most of the
+ *   rate (AIMD for one flow: the fleet). An account under 10 a
  *   second grows no further than just under where it last overshot (PLATEAU_SHARE). After a
  *   minute without an overshoot while calls wait (a minute and a half under 10 a second) it grows
  *   by a tenth a second again, so a limit that rises is found.
@@ -52,8 +53,25 @@ const QUIET_MS = 60_000;
 const SMALL_QUIET_MS = 90_000;
 const PROBE_SHARE = 0.005;
 const MIN_PROBE = 0.005;
-/** Under this rate the probe is gentler (an overshoot's one 429 is a larger share of a small account's calls). */
+/**
+ * The probe grows a rate cut by a tenth back to the limit in no fewer calls than this: each
+ * overshoot costs about two 429s (the first, and another worker's call before the hold reaches
+ * it; more where a refused call is charged), a larger share of a small account's calls. At half
+ * a percent a second (a quarter under 10 a second) accounts of 5-12 a second with a limiter that
+ * charges refused calls met their limit every 20-30 s: 1.2-2 % 429s on 4 workers. (At 400, a
+ * loaded machine's relays of 3 s left an account of 5 a second at 0.94 of its limit.)
+ */
+const PROBE_CALLS = 250;
+/** A small account: its probe waits at a plateau, and its quiet spell is longer. */
 const GENTLE_BELOW = 10;
+/**
+ * An overshoot while probing cuts from what the API accepted of the fleet when that is at least
+ * this share of the rate (no hold among the counts): a limit's burst lets the rate run about a
+ * tenth over it before the first 429, and a tenth off the rate left it over the limit (an
+ * account of 10 a second on 4 workers: an overshoot every 20 s, 2 % 429s). Less accepted is
+ * holds (429s no pace causes, before they are known), far under the limit: the rate is cut.
+ */
+const ACCEPTED_SHARE = 0.85;
 const SETTLE_GROWTH = 1.02;
 /**
  * A small account (under GENTLE_BELOW) grows back to this share of where it last overshot and
@@ -264,10 +282,11 @@ export class FleetPace {
     } else if (this.slowStart) {
       this.rate = Math.max(MIN_RATE, this.rate * 0.5);
     } else {
-      // (Not to what the API accepted: over a window with holds in it, that is far below the
+      // (Not from what the API accepted over a window with holds in it: that is far below the
       // limit, and 429s no pace causes cut the rate to nothing before they were learned.)
       this.settling = false;
-      this.rate = Math.max(MIN_RATE, Math.min(this.rate * 0.9, ceiling));
+      const from = accepted >= ACCEPTED_SHARE * before ? Math.min(this.rate, accepted) : this.rate;
+      this.rate = Math.max(MIN_RATE, Math.min(from * 0.9, ceiling));
     }
     if (!this.slowStart) this.notePeak(before, accepted);
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
@@ -297,7 +316,7 @@ export class FleetPace {
     const want = this.total('want');
     if (want <= this.rate) return;
     this.lastIncreaseAt = now;
-    const gentle = Math.min(1, Math.max(0.5, this.rate / GENTLE_BELOW));
+    const gentle = Math.min(1, (0.1 * this.rate) / (PROBE_CALLS * PROBE_SHARE));
     // A hold is no room found: the quiet spell counts from its end.
     const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= (this.rate < GENTLE_BELOW ? SMALL_QUIET_MS : QUIET_MS);
     const probe = this.rate + Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);

@@ -254,6 +254,41 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.noiseFloor().share).toBeLessThan(0.05);
   });
 
+  it('an overshoot while probing cuts a tenth off what the API accepted, when that is most of the rate', () => {
+    // A limit's burst lets the rate run a tenth over it before the first 429: a tenth off the rate
+    // left it over the limit (10 a second on 4 workers: an overshoot every 20 s, 2 % 429s).
+    const pace = new FleetPace({ rate: 11.3, slowStart: false, lastCutAt: 1_000_000 });
+    let t = reports(pace, 1_000_000, 3, 10.2, 0);
+    const before = pace.state().rate;
+    pace.overshoot(t + 1000, t);
+    expect(pace.state().rate).toBeCloseTo(0.9 * 10.2, 5);
+    expect(0.9 * before).toBeGreaterThan(10);
+    // Far less accepted than the rate is holds (429s no pace causes, not yet known): a tenth off the rate.
+    const held = new FleetPace({ rate: 11.3, slowStart: false, lastCutAt: 1_000_000 });
+    t = reports(held, 1_000_000, 3, 6, 0.5);
+    const rate = held.state().rate;
+    held.overshoot(t + 1000, t);
+    expect(held.state().rate).toBeCloseTo(0.9 * rate, 5);
+  });
+
+  it('a rate cut by a tenth probes back to the limit in no fewer than about 250 calls, at 5 a second as at 50', () => {
+    // Each overshoot costs about two 429s: probing half a percent a second (a quarter under 10 a
+    // second), accounts of 5-12 a second met their limit every 20-30 s (1.2-2 % 429s, 4 workers,
+    // a limiter charging refused calls).
+    for (const limit of [5, 8, 50]) {
+      const pace = new FleetPace({ rate: 0.9 * limit, slowStart: false, lastCutAt: 1_000_000 });
+      let calls = 0;
+      let t = 1_000_000;
+      while (pace.state().rate < limit && t < 1_000_000 + 600_000) {
+        calls += pace.state().rate;
+        t = reports(pace, t, 1, pace.state().rate, 0);
+      }
+      expect(pace.state().rate).toBeGreaterThanOrEqual(limit);
+      if (limit < 20) expect(calls).toBeGreaterThan(240);
+      else expect(calls).toBeLessThan(1200); // a large account probes half a percent a second, as before
+    }
+  });
+
   it('a small account probes up to just under where it last overshot, and waits there for the quiet spell', () => {
     // Probing on, an account of 2 a second met its limit every 20-40 s, and each overshoot's 429
     // was 0.7 % of its calls (the bench: 2 % 429s). Carried over a continue-as-new; a state
