@@ -5,7 +5,8 @@
  * a second; 1, 2 and 4 workers; tracking polls due every second beyond the limit, spread evenly,
  * with one worker's shards empty, or all on one worker; a limiter that does not charge a refused
  * call, and one that does. Printed per row: accepted ÷ limit over the seconds from MEASURE_FROM
- * (work is due throughout), and 429s; then the 10 % unrelated-429s row beside the clean one.
+ * (work is due throughout), and 429s; then the 10 % unrelated-429s row beside the clean one,
+ * noise that stops, and the fleet alone at the limits between the main rows (3-30 a second).
  * Run: `npm run bench:pacing` (about half a minute).
  */
 import { it } from 'vitest';
@@ -125,4 +126,34 @@ it('pacing: noise that stops beside a limit', async () => {
     }
   }
   console.log(`\nseconds 200-300 of each run (the noise stopped at 120), work spread evenly\n${rows.join('\n')}`);
+}, 3_600_000);
+
+// Between the main table's limits: the fleet's pace alone (the main table compares it with each
+// worker's own), at accounts of 3-30 calls a second, the same demand and seed rule.
+it('pacing: the fleet at limits between the main rows', async () => {
+  const rows = ['limit/s workers spread             | not charged: accepted/limit 429s | charged: accepted/limit 429s'];
+  for (const limit of [3, 4, 6, 8, 10, 12, 15, 30]) {
+    for (const workers of [2, 4]) {
+      for (const spread of ['even', 'one worker idle'] as const) {
+        const cells = [];
+        for (const charged of [false, true]) {
+          const run = await simulate({
+            seconds: SECONDS,
+            limit: () => limit,
+            demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
+            workers,
+            workerOf: workerOf(spread, workers),
+            refusedTakesToken: charged,
+            shares: 'fleet',
+            seed: limit * 100 + workers,
+          });
+          cells.push(
+            `${(run.acceptedPerSecond(MEASURE_FROM, SECONDS) / limit).toFixed(3).padStart(6)} ${(run.share429(MEASURE_FROM, SECONDS) * 100).toFixed(2).padStart(5)} %`,
+          );
+        }
+        rows.push(`${String(limit).padStart(7)} ${String(workers).padStart(7)} ${spread.padEnd(18)} | ${cells[0]!.padEnd(32)} | ${cells[1]}`);
+      }
+    }
+  }
+  console.log(`\nseconds ${MEASURE_FROM}-${SECONDS} of each run, the fleet's one rate\n${rows.join('\n')}`);
 }, 3_600_000);
