@@ -151,7 +151,9 @@ it('pacing: the fleet at limits between the main rows', async () => {
             `${(run.acceptedPerSecond(MEASURE_FROM, SECONDS) / limit).toFixed(3).padStart(6)} ${(run.share429(MEASURE_FROM, SECONDS) * 100).toFixed(2).padStart(5)} %`,
           );
         }
-        rows.push(`${String(limit).padStart(7)} ${String(workers).padStart(7)} ${spread.padEnd(18)} | ${cells[0]!.padEnd(32)} | ${cells[1]}`);
+        rows.push(
+          `${String(limit).padStart(7)} ${String(workers).padStart(7)} ${spread.padEnd(18)} | ${cells[0]!.padEnd(32)} | ${cells[1]}`,
+        );
       }
     }
   }
