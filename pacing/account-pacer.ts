@@ -246,8 +246,6 @@ export class AccountPacer {
   private fleetSlowStart = false;
   /** PaceGrant.freshShare: the fleet's bound on fresh calls, as a share of this worker's. */
   private fleetFreshShare = 0;
-  /** The calls a second after the hold that may be fresh while the fleet's rate is in slow start: the fleet's bound alone. */
-  private freshRateSlowStart = 0;
 
   constructor(options: AccountPacerOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -426,10 +424,6 @@ export class AccountPacer {
       const fleetBound = this.shared(t) ? this.fleetFreshShare * this.rate : 0;
       const budget = Math.max(accepted, FRESH_PACE_SHARE * this.rate, fleetBound);
       this.freshRate = this.shared(t) ? 0.9 * Math.min(this.rate, budget) : budget;
-      // In slow start the rate, and half of it, may be far over the limit: only the fleet's bound
-      // (none from an account workflow of an older build). Chosen when the call goes out: the
-      // hold that ends slow start is told before the grant that says so.
-      this.freshRateSlowStart = this.shared(t) ? 0.9 * Math.min(this.rate, fleetBound) : 0;
     }
     this.notBefore = until;
     // Each worker's first call after the hold at its slot of the fleet's grid, or a random phase
@@ -505,13 +499,7 @@ export class AccountPacer {
   recordFleetRateLimited(until: number): void {
     const t = this.now();
     if (until > t) {
-      const heldBefore = this.notBefore > t;
       this.holdUntil(until);
-      // A hold this relay starts began at the 429, whose Retry-After is a whole second or more:
-      // at least FRESH_HOLD_MS before its end, and the relay's lag counts against the calls after
-      // it, as for the worker whose 429 it was. (From the relay on, a Retry-After of 1 s left the
-      // other workers 0.7 s and no fresh call.)
-      if (!heldBefore && this.notBefore === until && this.shared(t)) this.heldSince = Math.min(t, until - FRESH_HOLD_MS);
       // Back before the hold ends: the channel is quick enough for the fleet to have held with it.
       if (until >= this.notBefore) {
         this.holdRelayed = true;
@@ -700,10 +688,10 @@ export class AccountPacer {
       const since = t - this.notBefore;
       const fresh =
         (this.holdRelayed || !this.fleetRelays) &&
+        !(this.shared(t) && this.fleetSlowStart) &&
         this.notBefore - this.heldSince >= FRESH_HOLD_MS &&
         since < FRESH_MS &&
-        this.sentSinceHold <=
-          (this.shared(t) && this.fleetSlowStart ? this.freshRateSlowStart : this.freshRate) * (1 + (since - this.relayLag) / 1000);
+        this.sentSinceHold <= this.freshRate * (1 + (since - this.relayLag) / 1000);
       // No saved-up credit after an idle spell: the next call is one interval after this one
       // (sharing the fleet's rate: this worker's next slot of its grid).
       this.nextSlotAt = this.shared(t) && this.grid ? this.onGrid(t + this.slotMs() / 2) : Math.max(t, this.nextSlotAt) + 1000 / this.rate;

@@ -111,11 +111,6 @@ export class FleetNoiseFloor {
     return { share: fresh, answers: this.fresh.answers };
   }
 
-  /** The most the fleet's reports lately showed the API accepting (calls a second; 0: none yet). */
-  knownGood(): number {
-    return this.good.rate;
-  }
-
   /** The rate the shares are held under while the floor is checked (none: no check). */
   checkRate(): number | undefined {
     return this.check?.rate;
@@ -129,13 +124,10 @@ export class FleetNoiseFloor {
    * cuts the rate to 1-3 calls a second, where the worker's own bound (half its rate, or what the
    * API accepted of it with the holds counted) left 1-2 fresh calls a hold: 14-18 fresh answers
    * in 80 s (bench `pacing`). (All or nothing, once the whole rate was under it: 0.55 and 0.48 of
-   * the clean account over 15 seeds, instead of 0.61 and 0.55.) In slow start too, where the
-   * workers' calls after a hold go by this bound alone (the rate may be far over the limit, and
-   * half of it too): before the floor is known, each noise 429 halves a slow start whose first
-   * overshoots accepted too little to end it, and it went on for 10-20 s without a fresh call.
+   * the clean account over 15 seeds, instead of 0.61 and 0.55.)
    */
-  freshShare(rate: number): number {
-    if (this.good.rate <= 0) return 0;
+  freshShare(rate: number, slowStart: boolean): number {
+    if (slowStart || this.good.rate <= 0) return 0;
     return Math.min(1, (KNOWN_GOOD_SHARE * this.good.rate) / rate);
   }
 
