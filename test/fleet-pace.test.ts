@@ -176,6 +176,16 @@ describe('FleetPace on its own (pure)', () => {
     expect(new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState).noiseFloor().share).toBeCloseTo(0.1, 2);
   });
 
+  it('ten fresh answers with two 429s are enough to learn the floor from: until then each noise 429 holds the fleet', () => {
+    const pace = new FleetPace({ rate: 3.6, slowStart: false });
+    const t = reports(pace, 1_000_000, 3, 3, 0.3);
+    pace.report({ worker: 'a', want: 100, accepted: 3, limited: 0.3, fresh: { answers: 9, limited: 2 } }, t);
+    expect(pace.noiseFloor().share).toBe(0);
+    const grant = pace.report({ worker: 'b', want: 100, accepted: 3, limited: 0.3, fresh: { answers: 1, limited: 0 } }, t + 100);
+    expect(grant.noise).toEqual({ share: 0.2, answers: 10 });
+    expect(grant.slowStart).toBe(true);
+  });
+
   it('a hold relayed in the seconds after the floor is learned holds but does not cut: its worker had not heard of the floor yet', () => {
     // A worker learns the floor at its next grant, a report and its relay later, and relays its
     // noise 429s until then: one such hold ended the restarted slow start at 2 a second on an
