@@ -156,7 +156,8 @@ export class FleetNoiseFloor {
       else if (this.lowSince === Number.POSITIVE_INFINITY) this.lowSince = fleet.now;
       if (fleet.now - this.lowSince >= SAMPLE_SETTLE_MS) this.noise = pool(this.noise, sample);
       // Noise that stopped: the fleet's last answers hold no more 429s than a limit's strays.
-      if (this.noise.answers + this.fresh.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all)) this.forget();
+      if (this.noise.answers + this.fresh.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all))
+        this.forget();
     }
     return !knownBefore && this.floor().share > 0;
   }
