@@ -499,7 +499,15 @@ export class AccountPacer {
   recordFleetRateLimited(until: number): void {
     const t = this.now();
     if (until > t) {
+      const heldBefore = this.notBefore > t;
       this.holdUntil(until);
+      // Sharing the fleet's rate, a hold this relay starts began at the 429, whose Retry-After is
+      // a whole second or more: at least FRESH_HOLD_MS before its end, the relay's lag counted
+      // against the calls after it as for the worker whose 429 it was. (Counted from the relay, a
+      // Retry-After of 1 s left the other workers 0.7 s and no fresh call.) Not pacing alone: each
+      // worker's own pace overruns a small account between relays (bench pacing, worker column:
+      // 5 a second, 4 workers, a charging limiter, 0.435 -> 0.077 of it).
+      if (!heldBefore && this.notBefore === until && this.shared(t)) this.heldSince = Math.min(t, until - FRESH_HOLD_MS);
       // Back before the hold ends: the channel is quick enough for the fleet to have held with it.
       if (until >= this.notBefore) {
         this.holdRelayed = true;

@@ -89,6 +89,13 @@ const STEADY_BELOW = 1;
 /** A hold longer than this is the API holding the account, not the pace's doing. */
 const LONG_HOLD_MS = 10_000;
 /**
+ * For this long after the floor is learned, a relayed hold holds but does not cut: a worker
+ * learns the floor at its next grant (a report and its relay later) and relays its noise 429s
+ * until then. One such hold ended the restarted slow start at 2 a second on an account of 20,
+ * whose small-account plateau then held it there (simulated, 10 % noise: 0.10 of the clean account).
+ */
+const LEARNED_MS = LEASE_MS;
+/**
  * The fleet's grid of slots runs this much over the rate (so the shares' spans fit in it), and
  * moves only when the rate leaves [grid ÷ GRID_ROOM², grid]: a grid that moved at every grant,
  * under the workers' schedules, let one worker's calls out faster than its share.
@@ -136,6 +143,8 @@ export class FleetPace {
   private cutFor: number;
   /** The account is held until then: calls wait for the hold, not for the rate. */
   private heldUntil = 0;
+  /** When the floor was last learned (not carried over a continue-as-new: it matters for LEARNED_MS). */
+  private learnedAt = Number.NEGATIVE_INFINITY;
   private readonly leases = new Map<string, Lease>();
   private readonly noise: FleetNoiseFloor;
   /** Where a small account last overshot (calls a second; 0: not since slow start), see PLATEAU_SHARE. */
@@ -221,7 +230,10 @@ export class FleetPace {
    * limit, and a limit the fleet's answers show in the floor's margin is an overshoot.
    */
   private learnNoise(sample: Answers, fresh: Answers, now: number): void {
-    if (this.noise.learn(sample, fresh, this.view(now))) this.restartSearch();
+    if (this.noise.learn(sample, fresh, this.view(now))) {
+      this.learnedAt = now;
+      this.restartSearch();
+    }
     // After the restart: a floor just learned is not checked at once (the rate the noise cut is no limit's).
     if (sample.answers > 0) this.noise.checkFloor(sample, this.view(now));
     const ceiling = this.noise.limitInNoise(sample, this.view(now));
@@ -257,6 +269,7 @@ export class FleetPace {
     this.heldUntil = Math.max(this.heldUntil, holdEnd);
     this.noise.held();
     if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
+    if (now - this.learnedAt < LEARNED_MS) return;
     this.cutFor = holdEnd;
     this.lastCutAt = now;
     this.lastIncreaseAt = now;

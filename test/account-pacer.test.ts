@@ -416,6 +416,25 @@ describe('AccountPacer', () => {
       }
     });
 
+    it("sharing the fleet's rate, a hold another worker relays counts from a second before its end: the calls after a Retry-After of 1 s relayed late are fresh", async () => {
+      // Counted from the relay, a Retry-After of 1 s relayed in 300 ms held this worker 0.7 s,
+      // under FRESH_HOLD_MS: a third of the noise 429s left the other workers no fresh call.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+      const pacer = new AccountPacer({ fleetRelays: true, share: async () => ({ rate: 4, phase: 0, slowStart: false, freshShare: 1 }) });
+      try {
+        for (let i = 0; i < 20; i++) pacer.recordAccepted(await granted(pacer.acquire('tracking')));
+        pacer.recordFleetRateLimited(Date.now() + 700);
+        const after = await turns(pacer, 6);
+        expect(after.filter((c) => c.fresh).length).toBeGreaterThanOrEqual(3);
+        // A hold shorter than its Retry-After's second from the start is no hold of a second.
+        pacer.recordRateLimited(500);
+        expect((await turns(pacer, 3)).some((c) => c.fresh)).toBe(false);
+      } finally {
+        pacer.close();
+        vi.useRealTimers();
+      }
+    });
+
     it('marks no more calls fresh than what the API accepted before, or half the pace, allows', async () => {
       /** The calls after a hold of a second that are fresh, when the API accepted 2 a second before it at `pace`. */
       async function freshAfterHold(pace: number): Promise<boolean[]> {

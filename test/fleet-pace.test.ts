@@ -176,6 +176,41 @@ describe('FleetPace on its own (pure)', () => {
     expect(new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState).noiseFloor().share).toBeCloseTo(0.1, 2);
   });
 
+  it('ten fresh answers with two 429s are enough to learn the floor from: until then each noise 429 holds the fleet', () => {
+    const pace = new FleetPace({ rate: 3.6, slowStart: false });
+    const t = reports(pace, 1_000_000, 3, 3, 0.3);
+    pace.report({ worker: 'a', want: 100, accepted: 3, limited: 0.3, fresh: { answers: 9, limited: 2 } }, t);
+    expect(pace.noiseFloor().share).toBe(0);
+    const grant = pace.report({ worker: 'b', want: 100, accepted: 3, limited: 0.3, fresh: { answers: 1, limited: 0 } }, t + 100);
+    expect(grant.noise).toEqual({ share: 0.2, answers: 10 });
+    expect(grant.slowStart).toBe(true);
+  });
+
+  it('a hold relayed in the seconds after the floor is learned holds but does not cut: its worker had not heard of the floor yet', () => {
+    // A worker learns the floor at its next grant, a report and its relay later, and relays its
+    // noise 429s until then: one such hold ended the restarted slow start at 2 a second on an
+    // account of 20, whose plateau held it there (simulated, 10 % noise: 0.10 of the clean account).
+    const pace = new FleetPace({ rate: 3.6, slowStart: false });
+    let t = reports(pace, 1_000_000, 3, 3, 0.3);
+    const grant = pace.report({ worker: 'a', want: 100, accepted: 3, limited: 0.3, fresh: { answers: 20, limited: 2 } }, t);
+    expect(grant.noise?.share).toBeCloseTo(0.1, 2);
+    expect(grant.slowStart).toBe(true);
+    const rate = pace.state().rate;
+    pace.overshoot(t + 1300, t + 300);
+    expect(pace.state()).toMatchObject({ rate, slowStart: true });
+    // The hold holds: the rate grows only after it.
+    t += 1000;
+    pace.report({ worker: 'a', want: 100, accepted: 3, limited: 0.3 }, t);
+    expect(pace.state().rate).toBe(rate);
+    // From LEASE_MS on, a relayed hold is an overshoot again.
+    t += 3000;
+    pace.report({ worker: 'a', want: 100, accepted: 3, limited: 0.3 }, t);
+    const grown = pace.state().rate;
+    expect(grown).toBeGreaterThan(rate);
+    pace.overshoot(t + 1000, t);
+    expect(pace.state().rate).toBeLessThan(grown);
+  });
+
   it('lets the calls after a hold count as fresh up to KNOWN_GOOD_SHARE of the best the API accepted, however far the noise cut the rate', () => {
     // Before the floor was known, the noise cut the rate to 1-3 calls a second, and the workers'
     // own bound (half their rate, or what the API accepted of them, holds counted) left 1-2 fresh
