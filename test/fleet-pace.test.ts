@@ -354,4 +354,20 @@ describe('FleetPace on its own (pure)', () => {
     const lasting = besideLimit(0.1, 300);
     expect(lasting.floors.every((f) => f > 0.09)).toBe(true);
   });
+
+  it("a floor from a few fresh answers gives way to the pool's lower share, and to none when the pool holds only strays", () => {
+    // 2 fresh 429s of 22, taken while the noise lasted, stayed the floor (0.091) beside 0.3 429s
+    // in 105 answers of its checks: an account of 5 a second hid its limit's 429s in its margin.
+    const lower = new FleetPace({ rate: 5, slowStart: false, fresh: { answers: 22, limited: 2 }, noise: { answers: 105, limited: 0.3 } });
+    expect(lower.noiseFloor().share).toBeCloseTo(2.3 / 127, 4);
+    expect(lower.noiseFloor().answers).toBeCloseTo(127, 6);
+    const strays = new FleetPace({ rate: 5, slowStart: false, fresh: { answers: 22, limited: 2 }, noise: { answers: 105, limited: 0 } });
+    expect(strays.noiseFloor()).toEqual({ share: 0, answers: 0 });
+    // Fresh answers alone, or a pool that shows as much noise, keep their floor.
+    expect(new FleetPace({ fresh: { answers: 22, limited: 2 } }).noiseFloor()).toEqual({ share: 2 / 22, answers: 22 });
+    expect(new FleetPace({ fresh: { answers: 22, limited: 2 }, noise: { answers: 10, limited: 1 } }).noiseFloor().share).toBeCloseTo(
+      3 / 32,
+      6,
+    );
+  });
 });
