@@ -58,6 +58,21 @@ const CHECK_EVERY_MS = 30_000;
 const CHECK_SHARE = 0.9;
 /** ... for this long (SAMPLE_SETTLE_MS, then a lease's worth of counts). */
 const CHECK_MS = SAMPLE_SETTLE_MS + LEASE_MS;
+/**
+ * ... and while the rate searches (slow start, settling), once it has gone this long without a
+ * cut or a hold since the floor was learned: a young floor (2 of 15 fresh answers) hid a limit's
+ * 429s of 26-30 % from a search that, sending all that was asked, neither met its end nor was
+ * checked, for 200 s (two workers on accounts of 20 and 40 a second, 29-30 % 429s after the noise
+ * stopped). Not sooner: a check costs a tenth of the calls for CHECK_MS, and at 60 s one at
+ * second 87 of the noisy bench's 90 lowered its median (0.723 to 0.713).
+ */
+const STALLED_MS = 70_000;
+/**
+ * ... and the answers since the last cut hold more 429s than the floor by this many standard
+ * deviations of their count: a fleet with no limit in reach stalls too, at its floor (checked
+ * every 30 s, its calls waited 1.3-1.5 s for the pace).
+ */
+const STALLED_Z = 2;
 
 /** What is carried over a continue-as-new. */
 export interface FleetNoiseState {
@@ -85,6 +100,8 @@ export class FleetNoiseFloor {
   private check: { rate: number; from: number; until: number } | null = null;
   private checkAt = 0;
   private checked: Answers = NONE;
+  /** When the floor was last learned (the search restarts then), or this run's first report (a floor carried over). */
+  private learnedAt = 0;
   /** The fleet's answers counted wholly since the last cut, relayed hold or check (limitInNoise). */
   private sinceCut: Answers = NONE;
 
@@ -158,7 +175,9 @@ export class FleetNoiseFloor {
       if (this.noise.answers + this.fresh.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all))
         this.forget();
     }
-    return !knownBefore && this.floor().share > 0;
+    const learned = !knownBefore && this.floor().share > 0;
+    if (learned || this.learnedAt === 0) this.learnedAt = fleet.now;
+    return learned;
   }
 
   /**
@@ -167,9 +186,9 @@ export class FleetNoiseFloor {
    * CHECK_MS, under what the API accepts of the fleet now (under the limit). A limit's 429s only
    * add to noise's, so answers there are the floor's own kind: they pool into it (a young floor
    * matures), and clearly fewer 429s than the floor show noise that fell or stopped: the floor is
-   * learned again from them (forgotten if they hold only strays). Without it a floor of 0.15-0.2
-   * (10 % noise, then none) hid a limit's 429s of 3-45 % for good. Not at once after a floor is
-   * learned: the rate searches then (the rate the noise cut is no limit's).
+   * learned again from them (forgotten if they hold only strays).
+   * Without it a floor of 0.15-0.2 (10 % noise, then none) hid a limit's 429s of 3-45 % for good.
+   * Not while the rate searches (the rate the noise cut is no limit's), unless it stalled.
    */
   checkFloor(sample: Answers, fleet: FleetView): void {
     const { now } = fleet;
@@ -197,7 +216,19 @@ export class FleetNoiseFloor {
     // checked, and 10-30 % of the calls of accounts of 5 and 20 a second were 429s for minutes
     // after the noise stopped).
     const pressed = fleet.want > fleet.rate || (this.sinceCut.answers >= MIN_NOISE_ANSWERS && moreThan(this.sinceCut, floor));
-    if (!this.check && !fleet.searching && now >= this.checkAt && now >= fleet.heldUntil && pressed && fleet.accepted > 0) {
+    // While the rate searches, only once it stalled (STALLED_MS) over the floor (STALLED_Z).
+    const stalled =
+      now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.learnedAt) >= STALLED_MS &&
+      this.sinceCut.answers >= MIN_NOISE_ANSWERS &&
+      moreThan(this.sinceCut, floor, STALLED_Z);
+    if (
+      !this.check &&
+      (!fleet.searching || stalled) &&
+      now >= this.checkAt &&
+      now >= fleet.heldUntil &&
+      (pressed || stalled) &&
+      fleet.accepted > 0
+    ) {
       this.check = { rate: CHECK_SHARE * fleet.accepted, from: now, until: now + CHECK_MS };
       this.checkAt = now + CHECK_EVERY_MS;
     }

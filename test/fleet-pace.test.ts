@@ -370,4 +370,27 @@ describe('FleetPace on its own (pure)', () => {
       6,
     );
   });
+
+  it('a search that stalls beside a young floor is checked: the limit hidden in its margin is found', () => {
+    // Slow start sending all that was asked (want under the rate) never grows to an overshoot,
+    // and a floor of 2 in 15 hid the limit's 429s (26-30 %) from it: two workers on accounts of
+    // 20 and 40 a second, 29-30 % 429s for 200 s after the noise stopped, and no check (it searched).
+    const pace = new FleetPace({ rate: 33, slowStart: true, lastCutAt: 1_000_000, fresh: { answers: 15, limited: 2 } });
+    let t = 1_000_000;
+    let share = 33;
+    let checkedAt = 0;
+    for (let s = 0; s < 120; s++, t += 1000) {
+      // A limit of 20 a second: a check holds the share under it, where the noise that stopped refuses nothing.
+      const checking = share < 20;
+      const grant = pace.report({ worker: 'a', want: 29, accepted: checking ? 18 : 20, limited: checking ? 0 : 7 }, t);
+      if (grant.rate < 20 && !checkedAt) checkedAt = t - 1_000_000;
+      share = grant.rate;
+    }
+    // Not before 70 s without a cut (a check costs the calls a tenth for 7.5 s).
+    expect(checkedAt).toBeGreaterThanOrEqual(70_000);
+    expect(checkedAt).toBeLessThan(80_000);
+    // Its answers showed the floor too high, and the limit's 429s over what is left of it cut the rate.
+    expect(pace.noiseFloor().share).toBeLessThan(0.05);
+    expect(pace.state().rate).toBeLessThan(25);
+  });
 });
