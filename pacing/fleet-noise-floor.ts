@@ -73,6 +73,13 @@ const STALLED_MS = 70_000;
  * every 30 s, its calls waited 1.3-1.5 s for the pace).
  */
 const STALLED_Z = 2;
+/**
+ * The checks' answers, this many of them, are the floor: a low floor is never clearly above what
+ * they show (0.02 needs 400 answers with no 429), and answers of noise that stopped stayed in the
+ * pools (one worker on an account of 20 a second: a floor of 0.011-0.03 for 180 s after the noise
+ * stopped, and the limit's 429s in its margin, 2.3 %).
+ */
+const RELEARN_ANSWERS = 100;
 
 /** What is carried over a continue-as-new. */
 export interface FleetNoiseState {
@@ -185,8 +192,8 @@ export class FleetNoiseFloor {
    * the workers take 429s within it as noise: every CHECK_EVERY_MS the shares are held, for
    * CHECK_MS, under what the API accepts of the fleet now (under the limit). A limit's 429s only
    * add to noise's, so answers there are the floor's own kind: they pool into it (a young floor
-   * matures), and clearly fewer 429s than the floor show noise that fell or stopped: the floor is
-   * learned again from them (forgotten if they hold only strays).
+   * matures), and clearly fewer 429s than the floor (or RELEARN_ANSWERS of them) show noise that
+   * fell or stopped: the floor is learned again from them (forgotten if they hold only strays).
    * Without it a floor of 0.15-0.2 (10 % noise, then none) hid a limit's 429s of 3-45 % for good.
    * Not while the rate searches (the rate the noise cut is no limit's), unless it stalled.
    */
@@ -202,11 +209,9 @@ export class FleetNoiseFloor {
       // Under the limit: answers only noise refuses, the floor's own kind.
       this.noise = pool(this.noise, sample);
       this.checked = { answers: this.checked.answers + sample.answers, limited: this.checked.limited + sample.limited };
-      if (below(this.checked, floor)) {
+      // Clearly under the floor, or enough of them to be the floor on their own (RELEARN_ANSWERS).
+      if (below(this.checked, floor) || this.checked.answers >= RELEARN_ANSWERS) {
         this.forget(pool(NONE, this.checked));
-        this.checked = NONE;
-      } else if (this.checked.answers >= NOISE_POOL_ANSWERS) {
-        // As many answers as the floor rests on, and none clearly under it: it holds.
         this.checked = NONE;
       }
     }

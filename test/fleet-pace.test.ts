@@ -393,4 +393,35 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.noiseFloor().share).toBeLessThan(0.05);
     expect(pace.state().rate).toBeLessThan(25);
   });
+
+  it("a low floor the checks' answers cannot show clearly too high is learned again from a hundred of them", () => {
+    // 0.02 is clearly too high only after 400 answers with no 429 (eight checks at 20 a second):
+    // the noise's answers stayed in the pools, and one worker on an account of 20 a second kept a
+    // floor of 0.011-0.03 for 180 s after the noise stopped, with the limit's 429s in its margin (2.3 %).
+    const pace = new FleetPace({
+      rate: 20,
+      slowStart: false,
+      lastCutAt: 1_000_000,
+      noise: { answers: 300, limited: 6 },
+      all: { answers: 300, limited: 6 },
+    });
+    const granted: number[] = [];
+    const floors: number[] = [];
+    let share = 20;
+    for (let s = 0; s < 60; s++) {
+      // The noise stopped; a limit of 19.5 a second refuses what the share sends over it.
+      granted.push(share);
+      const last = granted.slice(-3);
+      const sent = last.reduce((n, g) => n + g, 0) / last.length;
+      const grant = pace.report(
+        { worker: 'a', want: 100, accepted: Math.min(sent, 19.5), limited: Math.max(0, sent - 19.5) },
+        1_000_000 + s * 1000,
+      );
+      share = grant.rate;
+      floors.push(grant.noise?.share ?? 0);
+    }
+    expect(floors[0]).toBeCloseTo(0.02, 3);
+    // Two checks' answers (about 110, no 429 among them) are the floor: none.
+    expect(floors.slice(45)).toEqual(new Array(15).fill(0));
+  });
 });
