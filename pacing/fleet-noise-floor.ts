@@ -65,6 +65,28 @@ const CHECK_EVERY_MS = 30_000;
 const CHECK_SHARE = 0.9;
 /** ... for this long (SAMPLE_SETTLE_MS, then a lease's worth of counts). */
 const CHECK_MS = SAMPLE_SETTLE_MS + LEASE_MS;
+/**
+ * ... and while the rate searches (slow start, settling), once it has gone this long without a
+ * cut or a hold since the floor was learned: a young floor (2 of 15 fresh answers) hid a limit's
+ * 429s of 26-30 % from a search that, sending all that was asked, neither met its end nor was
+ * checked, for 200 s (two workers on accounts of 20 and 40 a second, 29-30 % 429s after the noise
+ * stopped). Not sooner: a check costs a tenth of the calls for CHECK_MS, and at 60 s one at
+ * second 87 of the noisy bench's 90 lowered its median (0.723 to 0.713).
+ */
+const STALLED_MS = 70_000;
+/**
+ * ... and the answers since the last cut hold more 429s than the floor by this many standard
+ * deviations of their count: a fleet with no limit in reach stalls too, at its floor (checked
+ * every 30 s, its calls waited 1.3-1.5 s for the pace).
+ */
+const STALLED_Z = 2;
+/**
+ * The checks' answers, this many of them, are the floor: a low floor is never clearly above what
+ * they show (0.02 needs 400 answers with no 429), and answers of noise that stopped stayed in the
+ * pools (one worker on an account of 20 a second: a floor of 0.011-0.03 for 180 s after the noise
+ * stopped, and the limit's 429s in its margin, 2.3 %).
+ */
+const RELEARN_ANSWERS = 100;
 
 /** What is carried over a continue-as-new. */
 export interface FleetNoiseState {
@@ -92,6 +114,8 @@ export class FleetNoiseFloor {
   private check: { rate: number; from: number; until: number } | null = null;
   private checkAt = 0;
   private checked: Answers = NONE;
+  /** When the floor was last learned (the search restarts then), or this run's first report (a floor carried over). */
+  private learnedAt = 0;
   /** The fleet's answers counted wholly since the last cut, relayed hold or check (limitInNoise). */
   private sinceCut: Answers = NONE;
 
@@ -115,6 +139,12 @@ export class FleetNoiseFloor {
     // A few fresh answers are enough to learn a floor from, unless the pool clearly shows less.
     const fresh = floorOf(this.fresh, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
     if (fresh <= 0 || (all.answers >= MIN_NOISE_ANSWERS && below(all, fresh))) return { share: 0, answers: 0 };
+    // The pool holds them and more (the checks', those at a low rate): a lower share there is the
+    // better floor, and only strays in it are noise that stopped (2 fresh 429s of 22 stayed the
+    // floor, 0.091, beside 0.3 429s in 105 checked answers).
+    const pooled = floorOf(all, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
+    if (pooled > 0 && pooled < fresh) return { share: pooled, answers: all.answers };
+    if (pooled <= 0 && onlyStrays(all)) return { share: 0, answers: 0 };
     return { share: fresh, answers: this.fresh.answers };
   }
 
@@ -159,7 +189,9 @@ export class FleetNoiseFloor {
       if (this.noise.answers + this.fresh.answers > 0 && this.all.answers >= 0.9 * NOISE_POOL_ANSWERS && onlyStrays(this.all))
         this.forget();
     }
-    return !knownBefore && this.floor().share > 0;
+    const learned = !knownBefore && this.floor().share > 0;
+    if (learned || this.learnedAt === 0) this.learnedAt = fleet.now;
+    return learned;
   }
 
   /**
@@ -167,10 +199,10 @@ export class FleetNoiseFloor {
    * the workers take 429s within it as noise: every CHECK_EVERY_MS the shares are held, for
    * CHECK_MS, under what the API accepts of the fleet now (under the limit). A limit's 429s only
    * add to noise's, so answers there are the floor's own kind: they pool into it (a young floor
-   * matures), and clearly fewer 429s than the floor show noise that fell or stopped: the floor is
-   * learned again from them (forgotten if they hold only strays). Without it a floor of 0.15-0.2
-   * (10 % noise, then none) hid a limit's 429s of 3-45 % for good. Not at once after a floor is
-   * learned: the rate searches then (the rate the noise cut is no limit's).
+   * matures), and clearly fewer 429s than the floor (or RELEARN_ANSWERS of them) show noise that
+   * fell or stopped: the floor is learned again from them (forgotten if they hold only strays).
+   * Without it a floor of 0.15-0.2 (10 % noise, then none) hid a limit's 429s of 3-45 % for good.
+   * Not while the rate searches (the rate the noise cut is no limit's), unless it stalled.
    */
   checkFloor(sample: Answers, fleet: FleetView): void {
     const { now } = fleet;
@@ -184,11 +216,9 @@ export class FleetNoiseFloor {
       // Under the limit: answers only noise refuses, the floor's own kind.
       this.noise = pool(this.noise, sample);
       this.checked = { answers: this.checked.answers + sample.answers, limited: this.checked.limited + sample.limited };
-      if (below(this.checked, floor)) {
+      // Clearly under the floor, or enough of them to be the floor on their own (RELEARN_ANSWERS).
+      if (below(this.checked, floor) || this.checked.answers >= RELEARN_ANSWERS) {
         this.forget(pool(NONE, this.checked));
-        this.checked = NONE;
-      } else if (this.checked.answers >= NOISE_POOL_ANSWERS) {
-        // As many answers as the floor rests on, and none clearly under it: it holds.
         this.checked = NONE;
       }
     }
@@ -198,7 +228,19 @@ export class FleetNoiseFloor {
     // checked, and 10-30 % of the calls of accounts of 5 and 20 a second were 429s for minutes
     // after the noise stopped).
     const pressed = fleet.want > fleet.rate || (this.sinceCut.answers >= MIN_NOISE_ANSWERS && moreThan(this.sinceCut, floor));
-    if (!this.check && !fleet.searching && now >= this.checkAt && now >= fleet.heldUntil && pressed && fleet.accepted > 0) {
+    // While the rate searches, only once it stalled (STALLED_MS) over the floor (STALLED_Z).
+    const stalled =
+      now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.learnedAt) >= STALLED_MS &&
+      this.sinceCut.answers >= MIN_NOISE_ANSWERS &&
+      moreThan(this.sinceCut, floor, STALLED_Z);
+    if (
+      !this.check &&
+      (!fleet.searching || stalled) &&
+      now >= this.checkAt &&
+      now >= fleet.heldUntil &&
+      (pressed || stalled) &&
+      fleet.accepted > 0
+    ) {
       this.check = { rate: CHECK_SHARE * fleet.accepted, from: now, until: now + CHECK_MS };
       this.checkAt = now + CHECK_EVERY_MS;
     }

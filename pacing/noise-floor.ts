@@ -216,8 +216,8 @@ export function below({ answers: n, limited: k }: Answers, p: number): boolean {
 }
 
 /** Whether these answers hold clearly more 429s (Z standard deviations) than a share p explains. */
-export function moreThan(answers: Answers, p: number): boolean {
-  return above(answers, p);
+export function moreThan(answers: Answers, p: number, z = Z): boolean {
+  return above(answers, p, z);
 }
 
 /** Whether these answers hold no more 429s than a limit's strays. */

@@ -424,4 +424,74 @@ describe('FleetPace on its own (pure)', () => {
     const lasting = besideLimit(0.1, 300);
     expect(lasting.floors.every((f) => f > 0.09)).toBe(true);
   });
+
+  it("a floor from a few fresh answers gives way to the pool's lower share, and to none when the pool holds only strays", () => {
+    // 2 fresh 429s of 22, taken while the noise lasted, stayed the floor (0.091) beside 0.3 429s
+    // in 105 answers of its checks: an account of 5 a second hid its limit's 429s in its margin.
+    const lower = new FleetPace({ rate: 5, slowStart: false, fresh: { answers: 22, limited: 2 }, noise: { answers: 105, limited: 0.3 } });
+    expect(lower.noiseFloor().share).toBeCloseTo(2.3 / 127, 4);
+    expect(lower.noiseFloor().answers).toBeCloseTo(127, 6);
+    const strays = new FleetPace({ rate: 5, slowStart: false, fresh: { answers: 22, limited: 2 }, noise: { answers: 105, limited: 0 } });
+    expect(strays.noiseFloor()).toEqual({ share: 0, answers: 0 });
+    // Fresh answers alone, or a pool that shows as much noise, keep their floor.
+    expect(new FleetPace({ fresh: { answers: 22, limited: 2 } }).noiseFloor()).toEqual({ share: 2 / 22, answers: 22 });
+    expect(new FleetPace({ fresh: { answers: 22, limited: 2 }, noise: { answers: 10, limited: 1 } }).noiseFloor().share).toBeCloseTo(
+      3 / 32,
+      6,
+    );
+  });
+
+  it('a search that stalls beside a young floor is checked: the limit hidden in its margin is found', () => {
+    // Slow start sending all that was asked (want under the rate) never grows to an overshoot,
+    // and a floor of 2 in 15 hid the limit's 429s (26-30 %) from it: two workers on accounts of
+    // 20 and 40 a second, 29-30 % 429s for 200 s after the noise stopped, and no check (it searched).
+    const pace = new FleetPace({ rate: 33, slowStart: true, lastCutAt: 1_000_000, fresh: { answers: 15, limited: 2 } });
+    let t = 1_000_000;
+    let share = 33;
+    let checkedAt = 0;
+    for (let s = 0; s < 120; s++, t += 1000) {
+      // A limit of 20 a second: a check holds the share under it, where the noise that stopped refuses nothing.
+      const checking = share < 20;
+      const grant = pace.report({ worker: 'a', want: 29, accepted: checking ? 18 : 20, limited: checking ? 0 : 7 }, t);
+      if (grant.rate < 20 && !checkedAt) checkedAt = t - 1_000_000;
+      share = grant.rate;
+    }
+    // Not before 70 s without a cut (a check costs the calls a tenth for 7.5 s).
+    expect(checkedAt).toBeGreaterThanOrEqual(70_000);
+    expect(checkedAt).toBeLessThan(80_000);
+    // Its answers showed the floor too high, and the limit's 429s over what is left of it cut the rate.
+    expect(pace.noiseFloor().share).toBeLessThan(0.05);
+    expect(pace.state().rate).toBeLessThan(25);
+  });
+
+  it("a low floor the checks' answers cannot show clearly too high is learned again from a hundred of them", () => {
+    // 0.02 is clearly too high only after 400 answers with no 429 (eight checks at 20 a second):
+    // the noise's answers stayed in the pools, and one worker on an account of 20 a second kept a
+    // floor of 0.011-0.03 for 180 s after the noise stopped, with the limit's 429s in its margin (2.3 %).
+    const pace = new FleetPace({
+      rate: 20,
+      slowStart: false,
+      lastCutAt: 1_000_000,
+      noise: { answers: 300, limited: 6 },
+      all: { answers: 300, limited: 6 },
+    });
+    const granted: number[] = [];
+    const floors: number[] = [];
+    let share = 20;
+    for (let s = 0; s < 60; s++) {
+      // The noise stopped; a limit of 19.5 a second refuses what the share sends over it.
+      granted.push(share);
+      const last = granted.slice(-3);
+      const sent = last.reduce((n, g) => n + g, 0) / last.length;
+      const grant = pace.report(
+        { worker: 'a', want: 100, accepted: Math.min(sent, 19.5), limited: Math.max(0, sent - 19.5) },
+        1_000_000 + s * 1000,
+      );
+      share = grant.rate;
+      floors.push(grant.noise?.share ?? 0);
+    }
+    expect(floors[0]).toBeCloseTo(0.02, 3);
+    // Two checks' answers (about 110, no 429 among them) are the floor: none.
+    expect(floors.slice(45)).toEqual(new Array(15).fill(0));
+  });
 });
