@@ -59,6 +59,13 @@ const MIN_NOISE_LIMITED = 3;
  */
 const MIN_FRESH_ANSWERS = 10;
 const MIN_FRESH_LIMITED = 2;
+/**
+ * A floor from so few answers is at most this share: 3 429s in 10 are as likely a limit's as
+ * noise's, and a floor of 0.3 from them hid the limit's own 30 % 429s for good once noise stopped
+ * (an account of 40 a second on two workers, bench pacing: the rate stood still at 1.7 times the
+ * limit, its 429s within the floor's margin, and nothing waited to start a check).
+ */
+const YOUNG_FLOOR_CAP = 0.25;
 /** While a floor is known and the fleet is beside a limit, the floor is checked this often ... */
 const CHECK_EVERY_MS = 30_000;
 /** ... at this share of what the fleet's reports show the API accepting now, ... */
@@ -143,9 +150,9 @@ export class FleetNoiseFloor {
     // better floor, and only strays in it are noise that stopped (2 fresh 429s of 22 stayed the
     // floor, 0.091, beside 0.3 429s in 105 checked answers).
     const pooled = floorOf(all, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
-    if (pooled > 0 && pooled < fresh) return { share: pooled, answers: all.answers };
+    if (pooled > 0 && pooled < fresh) return { share: Math.min(pooled, YOUNG_FLOOR_CAP), answers: all.answers };
     if (pooled <= 0 && onlyStrays(all)) return { share: 0, answers: 0 };
-    return { share: fresh, answers: this.fresh.answers };
+    return { share: Math.min(fresh, YOUNG_FLOOR_CAP), answers: this.fresh.answers };
   }
 
   /** The rate the shares are held under while the floor is checked (none: no check). */

@@ -324,6 +324,17 @@ describe('FleetPace on its own (pure)', () => {
     }
   });
 
+  it('a floor from a few fresh answers is at most a quarter, until the pool holds enough answers', () => {
+    // 3 429s in 10 fresh answers are as likely a limit's as noise's: a floor of 0.3 from them hid
+    // an account's own 30 % 429s for good once the noise stopped (40 a second, two workers).
+    const pace = new FleetPace();
+    pace.report({ worker: 'a', want: 10, accepted: 0, fresh: { answers: 10, limited: 3 } }, 1_000_000);
+    expect(pace.noiseFloor()).toEqual({ share: 0.25, answers: 10 });
+    const lower = new FleetPace();
+    lower.report({ worker: 'a', want: 10, accepted: 0, fresh: { answers: 10, limited: 2 } }, 1_000_000);
+    expect(lower.noiseFloor()).toEqual({ share: 0.2, answers: 10 });
+  });
+
   it('a small account probes up to just under where it last overshot, and waits there for the quiet spell', () => {
     // Probing on, an account of 2 a second met its limit every 20-40 s, and each overshoot's 429
     // was 0.7 % of its calls (the bench: 2 % 429s). Carried over a continue-as-new; a state
