@@ -26,6 +26,20 @@ function workerOf(spread: Spread, workers: number): (loop: number) => number {
   return () => 0;
 }
 
+/** One run of the main table's kind: polls due every second at 1.5 times the limit, never fewer than 6 loops. */
+function mainRun(limit: number, workers: number, spread: Spread, charged: boolean, shares: 'fleet' | 'worker') {
+  return simulate({
+    seconds: SECONDS,
+    limit: () => limit,
+    demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
+    workers,
+    workerOf: workerOf(spread, workers),
+    refusedTakesToken: charged,
+    shares,
+    seed: limit * 100 + workers,
+  });
+}
+
 it('pacing: fleet vs worker shares', async () => {
   const rows: string[] = [];
   const fmt = (a: number, s: number) => `${a.toFixed(3).padStart(6)} ${(s * 100).toFixed(2).padStart(5)} %`;
@@ -36,17 +50,7 @@ it('pacing: fleet vs worker shares', async () => {
         for (const charged of [false, true]) {
           const results = [];
           for (const shares of ['fleet', 'worker'] as const) {
-            const run = await simulate({
-              seconds: SECONDS,
-              limit: () => limit,
-              // Polls due every second: 1.5 times the limit, and never fewer than 6 loops.
-              demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
-              workers,
-              workerOf: workerOf(spread, workers),
-              refusedTakesToken: charged,
-              shares,
-              seed: limit * 100 + workers,
-            });
+            const run = await mainRun(limit, workers, spread, charged, shares);
             results.push(fmt(run.acceptedPerSecond(MEASURE_FROM, SECONDS) / limit, run.share429(MEASURE_FROM, SECONDS)));
           }
           rows.push(
@@ -137,16 +141,7 @@ it('pacing: the fleet at limits between the main rows', async () => {
       for (const spread of ['even', 'one worker idle'] as const) {
         const cells = [];
         for (const charged of [false, true]) {
-          const run = await simulate({
-            seconds: SECONDS,
-            limit: () => limit,
-            demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
-            workers,
-            workerOf: workerOf(spread, workers),
-            refusedTakesToken: charged,
-            shares: 'fleet',
-            seed: limit * 100 + workers,
-          });
+          const run = await mainRun(limit, workers, spread, charged, 'fleet');
           cells.push(
             `${(run.acceptedPerSecond(MEASURE_FROM, SECONDS) / limit).toFixed(3).padStart(6)} ${(run.share429(MEASURE_FROM, SECONDS) * 100).toFixed(2).padStart(5)} %`,
           );
