@@ -73,6 +73,13 @@ const CHECK_SHARE = 0.9;
 /** ... for this long (SAMPLE_SETTLE_MS, then a lease's worth of counts). */
 const CHECK_MS = SAMPLE_SETTLE_MS + LEASE_MS;
 /**
+ * ... or, at a small account, until it has counted about this many answers: a lease's worth at 5
+ * a second is some 13, too few to show a floor of 0.1 left by noise that stopped too high, and
+ * its margin hid the limit's 429s for minutes (bench pacing, noise that stops: 4-12 % 429s at 5
+ * a second in seconds 200-300; 0.2-1.0 % at 70 answers, with no other row moved).
+ */
+const CHECK_ANSWERS = 70;
+/**
  * ... and while the rate searches (slow start, settling), once it has gone this long without a
  * cut or a hold since the floor was learned: a young floor (2 of 15 fresh answers) hid a limit's
  * 429s of 26-30 % from a search that, sending all that was asked, neither met its end nor was
@@ -248,7 +255,8 @@ export class FleetNoiseFloor {
       (pressed || stalled) &&
       fleet.accepted > 0
     ) {
-      this.check = { rate: CHECK_SHARE * fleet.accepted, from: now, until: now + CHECK_MS };
+      const counting = (1000 * CHECK_ANSWERS) / (CHECK_SHARE * fleet.accepted);
+      this.check = { rate: CHECK_SHARE * fleet.accepted, from: now, until: now + Math.max(CHECK_MS, SAMPLE_SETTLE_MS + counting) };
       this.checkAt = now + CHECK_EVERY_MS;
     }
   }

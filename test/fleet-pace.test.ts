@@ -289,6 +289,25 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.noiseFloor().share).toBeLessThan(0.05);
   });
 
+  it("a check at a small account lasts until it has counted some 70 answers; a larger account's lasts 7.5 s", () => {
+    // At 5 a second a 7.5 s check counted some 13 answers: a floor of 0.1 left by noise that
+    // stopped stood for minutes, its margin hiding the limit's 429s (4-12 %).
+    for (const [accepted, atLeast, atMost] of [
+      [5, 19, 22],
+      [40, 7, 9],
+    ] as const) {
+      const pace = new FleetPace({ rate: 1.1 * accepted, slowStart: false, fresh: { answers: 19, limited: 2 } });
+      let t = 1_000_000;
+      let held = 0;
+      for (let s = 0; s < 28; s++, t += 1000) {
+        const grant = pace.report({ worker: 'a', want: 2 * accepted, accepted, limited: 0.1 * accepted }, t);
+        if (grant.rate < accepted) held++;
+      }
+      expect(held).toBeGreaterThanOrEqual(atLeast);
+      expect(held).toBeLessThanOrEqual(atMost);
+    }
+  });
+
   it('an overshoot while probing cuts a tenth off what the API accepted, when that is most of the rate', () => {
     // A limit's burst lets the rate run a tenth over it before the first 429: a tenth off the rate
     // left it over the limit (10 a second on 4 workers: an overshoot every 20 s, 2 % 429s).
@@ -466,11 +485,14 @@ describe('FleetPace on its own (pure)', () => {
       const grant = pace.report({ worker: 'a', want: 29, accepted: checking ? 18 : 20, limited: checking ? 0 : 7 }, t);
       if (grant.rate < 20 && !checkedAt) checkedAt = t - 1_000_000;
       share = grant.rate;
+      // With no floor left, the workers relay the limit's 429s: each hold is an overshoot.
+      if (!checking && checkedAt && pace.noiseFloor().share === 0 && s % 2 === 0) pace.overshoot(t + 1000, t);
     }
     // Not before 70 s without a cut (a check costs the calls a tenth for 7.5 s).
     expect(checkedAt).toBeGreaterThanOrEqual(70_000);
     expect(checkedAt).toBeLessThan(80_000);
-    // Its answers showed the floor too high, and the limit's 429s over what is left of it cut the rate.
+    // Its answers showed the floor too high, and the limit's 429s (over what is left of it, or
+    // relayed once none is) cut the rate.
     expect(pace.noiseFloor().share).toBeLessThan(0.05);
     expect(pace.state().rate).toBeLessThan(25);
   });
