@@ -124,6 +124,8 @@ interface Lease {
   rate: number;
   until: number;
   maxRate: number;
+  /** Its first report: its counts span less than LEASE_MS before LEASE_MS after it. */
+  since: number;
 }
 
 export class FleetPace {
@@ -193,6 +195,7 @@ export class FleetPace {
       rate: 0,
       until: 0,
       maxRate: ceiling,
+      since: now,
     };
     const want = nonNegative(report.want);
     const steady = this.leases.has(report.worker) && this.rate < STEADY_BELOW * (this.leases.size || 1);
@@ -287,7 +290,8 @@ export class FleetPace {
     const limited = this.total('limited');
     const found = accepted >= 2 || (this.slowStartCuts >= 2 && accepted >= 1 && limited >= (accepted + limited) / 3);
     if (this.slowStart) this.slowStartCuts++;
-    if (this.slowStart && found) {
+    const endsSlowStart = this.slowStart && found;
+    if (endsSlowStart) {
       this.slowStart = false;
       this.settling = true;
       // No lower than halving would have set it.
@@ -301,7 +305,8 @@ export class FleetPace {
       const from = accepted >= ACCEPTED_SHARE * before ? Math.min(this.rate, accepted) : this.rate;
       this.rate = Math.max(MIN_RATE, Math.min(from * 0.9, ceiling));
     }
-    if (!this.slowStart) this.notePeak(before, accepted);
+    if (!this.slowStart && (!endsSlowStart || this.countedFully(now))) this.notePeak(before, accepted);
+    else this.peak = 0;
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     const scale = this.rate / Math.max(this.rate, this.total('rate'));
     for (const lease of this.leases.values()) lease.rate *= scale;
@@ -361,6 +366,12 @@ export class FleetPace {
     }
     // What nobody asked for goes evenly, as headroom for demand that grows before the next report.
     return shares.get(worker)! + left / wants.length;
+  }
+
+  /** Every worker's counts span a whole lease. */
+  private countedFully(now: number): boolean {
+    for (const lease of this.leases.values()) if (now - lease.since < LEASE_MS) return false;
+    return true;
   }
 
   private ceiling(): number {

@@ -375,6 +375,31 @@ describe('FleetPace on its own (pure)', () => {
     expect(carried.state().rate).toBeGreaterThan(2.1);
   });
 
+  it("slow start's end sets no plateau from counts shorter than a lease: the rate settles on past them", () => {
+    // Four workers' first reports count a second each: at an account of 3 a second, one worker
+    // idle, slow start ended at its first overshoot with 2 a second counted, and the plateau
+    // held the rate at 1.96 for the 90 s quiet spell (0.65 of the account spent).
+    const early = new FleetPace();
+    let t = 1_000_000;
+    for (const worker of ['a', 'b', 'c']) early.report({ worker, want: 2, accepted: 0.7, limited: 0 }, t);
+    t += 1000;
+    for (const worker of ['a', 'b', 'c']) early.report({ worker, want: 2, accepted: 0.7, limited: 0 }, t);
+    early.overshoot(t + 1000, t);
+    expect(early.state()).toMatchObject({ slowStart: false, peak: 0 });
+    for (let s = 0; s < 40; s++, t += 1000)
+      for (const worker of ['a', 'b', 'c']) early.report({ worker, want: 2, accepted: early.state().rate / 3, limited: 0 }, t);
+    expect(early.state().rate).toBeGreaterThan(2.5);
+    // Counted over whole leases (an account of 2 a second: slow start ends at its third overshoot), the plateau stands.
+    const counted = new FleetPace();
+    t = 1_000_000;
+    for (let cut = 0; cut < 3; cut++) {
+      t = reports(counted, t, 3, 2.05, 1);
+      counted.overshoot(t + 1000, t);
+    }
+    expect(counted.state()).toMatchObject({ slowStart: false });
+    expect(counted.state().peak).toBeGreaterThan(1.5);
+  });
+
   it("a small account's growth past its last overshoot is cut to under what the API accepted, once", () => {
     // The quiet spell grows the rate by a tenth a second, to 1.6 times an account of 2 a second
     // before its first 429; cut by a tenth at each overshoot it met the limit five times more.
