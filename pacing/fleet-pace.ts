@@ -62,6 +62,17 @@ const MIN_PROBE = 0.005;
  * loaded machine's relays of 3 s left an account of 5 a second at 0.94 of its limit.)
  */
 const PROBE_CALLS = 250;
+/**
+ * The share of the fleet's answers the limit's 429s may take while probing: at each overshoot the
+ * probe's speed is scaled by this over the share the last cycle (cut to cut) had, between
+ * MIN_PROBE_SCALE and 1 (not beside a noise floor). Each overshoot costs a 429 per worker whose call
+ * went out before the hold reached it (more where a refused call is charged): 4 workers on an
+ * account of 20 a second met the limit every 20 s at half a percent a second, 1 % 429s.
+ */
+const PROBE_BUDGET = 0.005;
+const MIN_PROBE_SCALE = 0.125;
+/** Fewer answers than this in a cycle tell too little to scale the probe by. */
+const PROBE_CYCLE_ANSWERS = 50;
 /** A small account: its probe waits at a plateau, and its quiet spell is longer. */
 const GENTLE_BELOW = 10;
 /**
@@ -113,6 +124,8 @@ export interface FleetPaceState extends FleetNoiseState {
   slowStartCuts?: number;
   /** Where a small account last overshot (0 or absent: not since slow start). */
   peak?: number;
+  /** The probe's speed, scaled to PROBE_BUDGET (absent: 1). */
+  probeScale?: number;
 }
 
 interface Lease {
@@ -151,6 +164,9 @@ export class FleetPace {
   private readonly noise: FleetNoiseFloor;
   /** Where a small account last overshot (calls a second; 0: not since slow start), see PLATEAU_SHARE. */
   private peak: number;
+  /** The probe's speed (PROBE_BUDGET), and the fleet's answers since the last cut. */
+  private probeScale: number;
+  private cycle: Answers = { answers: 0, limited: 0 };
   /** The fleet's slots (PaceGrant.grid); not carried over a continue-as-new (the next run's first report sets it). */
   private grid = { rate: 0, origin: 0 };
 
@@ -163,6 +179,7 @@ export class FleetPace {
     this.lastCutAt = state?.lastCutAt ?? 0;
     this.cutFor = state?.cutFor ?? 0;
     this.peak = nonNegative(state?.peak);
+    this.probeScale = Math.min(1, Math.max(MIN_PROBE_SCALE, positive(state?.probeScale) ?? 1));
   }
 
   state(): FleetPaceState {
@@ -174,6 +191,7 @@ export class FleetPace {
       settling: this.settling,
       slowStartCuts: this.slowStartCuts,
       peak: this.peak,
+      probeScale: this.probeScale,
       ...this.noise.state(),
     };
   }
@@ -206,7 +224,9 @@ export class FleetPace {
     lease.maxRate = ceiling;
     lease.until = now + LEASE_MS;
     this.leases.set(report.worker, lease);
-    this.learnNoise(sampleOf(lease), freshOf(report.fresh), now);
+    const sample = sampleOf(lease);
+    this.cycle = { answers: this.cycle.answers + sample.answers, limited: this.cycle.limited + sample.limited };
+    this.learnNoise(sample, freshOf(report.fresh), now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.ceiling());
     const rate = Math.min(this.rate, this.noise.checkRate() ?? Number.POSITIVE_INFINITY);
@@ -262,6 +282,8 @@ export class FleetPace {
     this.slowStartCuts = 0;
     this.settling = false;
     this.peak = 0;
+    // The noise's 429s slowed the probe too.
+    this.probeScale = 1;
   }
 
   /**
@@ -301,15 +323,30 @@ export class FleetPace {
     } else {
       // (Not from what the API accepted over a window with holds in it: that is far below the
       // limit, and 429s no pace causes cut the rate to nothing before they were learned.)
+      if (!this.settling && before >= GENTLE_BELOW) this.scaleProbe();
       this.settling = false;
       const from = accepted >= ACCEPTED_SHARE * before ? Math.min(this.rate, accepted) : this.rate;
       this.rate = Math.max(MIN_RATE, Math.min(from * 0.9, ceiling));
     }
+    this.cycle = { answers: 0, limited: 0 };
     if (!this.slowStart && (!endsSlowStart || this.countedFully(now))) this.notePeak(before, accepted);
     else this.peak = 0;
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     const scale = this.rate / Math.max(this.rate, this.total('rate'));
     for (const lease of this.leases.values()) lease.rate *= scale;
+  }
+
+  /**
+   * A probing cycle's 429s, over PROBE_BUDGET, slow the next one's probe
+   * (fewer speed it up). Not a small account's: its probe is gentle already (PROBE_CALLS) and
+   * waits at its plateau, and slower it was further under the limit (2-5 a second, 4 workers: 0.93-0.95).
+   */
+  private scaleProbe(): void {
+    // Beside 429s no pace causes, the limit's hide among them: the floor's own margin rules (limitInNoise).
+    if (this.cycle.answers < PROBE_CYCLE_ANSWERS || this.noise.floor().share > 0) return;
+    const share = this.cycle.limited / this.cycle.answers;
+    const ratio = Math.min(2, Math.max(0.5, PROBE_BUDGET / Math.max(share, PROBE_BUDGET / 2)));
+    this.probeScale = Math.min(1, Math.max(MIN_PROBE_SCALE, this.probeScale * ratio));
   }
 
   /**
@@ -337,7 +374,8 @@ export class FleetPace {
     const gentle = Math.min(1, (0.1 * this.rate) / (PROBE_CALLS * PROBE_SHARE));
     // A hold is no room found: the quiet spell counts from its end.
     const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= (this.rate < GENTLE_BELOW ? SMALL_QUIET_MS : QUIET_MS);
-    const probe = this.rate + Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
+    const scale = this.rate < GENTLE_BELOW ? 1 : this.probeScale;
+    const probe = this.rate + scale * Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
     // A small account probes up to just under its last overshoot, and no further before the quiet spell.
     const plateau = this.peak > 0 && this.rate < GENTLE_BELOW ? PLATEAU_SHARE * this.peak : Number.POSITIVE_INFINITY;
     if (this.slowStart) this.rate *= 1.5;

@@ -343,6 +343,34 @@ describe('FleetPace on its own (pure)', () => {
     }
   });
 
+  it("a probing cycle's 429s over half a percent of its answers slow the next probe; fewer leave it at full speed", () => {
+    // Each overshoot costs a 429 per worker whose call went out before the hold reached it: 4
+    // workers on an account of 20 a second met the limit every 20 s, 1 % 429s (a limiter charging refused calls).
+    const growth = (limited: number, cycles: number) => {
+      const pace = new FleetPace({ rate: 40, slowStart: false, lastCutAt: 1_000_000 });
+      let t = 1_000_000;
+      for (let cycle = 0; cycle < cycles; cycle++) {
+        t = reports(pace, t, 20, pace.state().rate, limited * pace.state().rate);
+        pace.overshoot(t + 1000, t);
+      }
+      const cut = pace.state().rate;
+      reports(pace, t + 1000, 10, cut, 0);
+      return pace.state().rate / cut - 1;
+    };
+    // Half a percent a second at full speed.
+    const full = growth(0.0005, 1);
+    expect(full).toBeGreaterThan(0.045);
+    expect(growth(0.01, 1)).toBeLessThan(0.6 * full);
+    expect(growth(0.01, 1)).toBeGreaterThan(0.4 * full);
+    // Down to an eighth, however many costly cycles.
+    expect(growth(0.05, 6) / full).toBeCloseTo(1 / 8, 2);
+    // Under 10 a second the probe is already gentle (PROBE_CALLS) and waits at a plateau: not scaled.
+    const small = new FleetPace({ rate: 8, slowStart: false, lastCutAt: 1_000_000 });
+    const u = reports(small, 1_000_000, 20, 8, 0.4);
+    small.overshoot(u + 1000, u);
+    expect(small.state().probeScale).toBe(1);
+  });
+
   it('a floor from a few fresh answers is at most a quarter, until the pool holds enough answers', () => {
     // 3 429s in 10 fresh answers are as likely a limit's as noise's: a floor of 0.3 from them hid
     // an account's own 30 % 429s for good once the noise stopped (40 a second, two workers).
