@@ -128,8 +128,10 @@ export class FleetNoiseFloor {
   private check: { rate: number; from: number; until: number } | null = null;
   private checkAt = 0;
   private checked: Answers = NONE;
-  /** When the floor was last learned (the search restarts then), or this run's first report (a floor carried over). */
-  private learnedAt = 0;
+  /** When the floor was last learned (the search restarts then). */
+  private learned = Number.NEGATIVE_INFINITY;
+  /** This run's first report: a floor carried over a continue-as-new counts its stall from there. */
+  private firstReportAt = 0;
   /** The fleet's answers counted wholly since the last cut, relayed hold or check (limitInNoise). */
   private sinceCut: Answers = NONE;
 
@@ -160,6 +162,11 @@ export class FleetNoiseFloor {
     if (pooled > 0 && pooled < fresh) return { share: Math.min(pooled, YOUNG_FLOOR_CAP), answers: all.answers };
     if (pooled <= 0 && onlyStrays(all)) return { share: 0, answers: 0 };
     return { share: Math.min(fresh, YOUNG_FLOOR_CAP), answers: this.fresh.answers };
+  }
+
+  /** When the floor was last learned (−∞: not in this run). */
+  get learnedAt(): number {
+    return this.learned;
   }
 
   /** The rate the shares are held under while the floor is checked (none: no check). */
@@ -204,7 +211,8 @@ export class FleetNoiseFloor {
         this.forget();
     }
     const learned = !knownBefore && this.floor().share > 0;
-    if (learned || this.learnedAt === 0) this.learnedAt = fleet.now;
+    if (learned) this.learned = fleet.now;
+    if (this.firstReportAt === 0) this.firstReportAt = fleet.now;
     return learned;
   }
 
@@ -244,7 +252,7 @@ export class FleetNoiseFloor {
     const pressed = fleet.want > fleet.rate || (this.sinceCut.answers >= MIN_NOISE_ANSWERS && moreThan(this.sinceCut, floor));
     // While the rate searches, only once it stalled (STALLED_MS) over the floor (STALLED_Z).
     const stalled =
-      now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.learnedAt) >= STALLED_MS &&
+      now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.learned, this.firstReportAt) >= STALLED_MS &&
       this.sinceCut.answers >= MIN_NOISE_ANSWERS &&
       moreThan(this.sinceCut, floor, STALLED_Z);
     if (
@@ -320,6 +328,7 @@ function answersOf(a: Partial<Answers> | undefined): Answers {
   return { answers, limited: Math.min(answers, nonNegative(a?.limited)) };
 }
 
-function nonNegative(n: unknown): number {
+/** A count from outside (a report, a carried state): finite, at least 0, at most 1e6. */
+export function nonNegative(n: unknown): number {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(n, 1e6) : 0;
 }

@@ -31,7 +31,7 @@
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
 import { LEASE_MS, REPORT_MS, type PaceGrant, type PaceReport } from '../workflow-definitions/account';
-import { FleetNoiseFloor, type FleetNoiseState, type FleetView } from './fleet-noise-floor';
+import { FleetNoiseFloor, nonNegative, type FleetNoiseState, type FleetView } from './fleet-noise-floor';
 import type { Answers } from './noise-floor';
 
 export { LEASE_MS, REPORT_MS };
@@ -158,8 +158,6 @@ export class FleetPace {
   private cutFor: number;
   /** The account is held until then: calls wait for the hold, not for the rate. */
   private heldUntil = 0;
-  /** When the floor was last learned (not carried over a continue-as-new: it matters for LEARNED_MS). */
-  private learnedAt = Number.NEGATIVE_INFINITY;
   private readonly leases = new Map<string, Lease>();
   private readonly noise: FleetNoiseFloor;
   /** Where a small account last overshot (calls a second; 0: not since slow start), see PLATEAU_SHARE. */
@@ -253,10 +251,7 @@ export class FleetPace {
    * limit, and a limit the fleet's answers show in the floor's margin is an overshoot.
    */
   private learnNoise(sample: Answers, fresh: Answers, now: number): void {
-    if (this.noise.learn(sample, fresh, this.view(now))) {
-      this.learnedAt = now;
-      this.restartSearch();
-    }
+    if (this.noise.learn(sample, fresh, this.view(now))) this.restartSearch();
     // After the restart: a floor just learned is not checked at once (the rate the noise cut is no limit's).
     if (sample.answers > 0) this.noise.checkFloor(sample, this.view(now));
     const ceiling = this.noise.limitInNoise(sample, this.view(now));
@@ -294,7 +289,7 @@ export class FleetPace {
     this.heldUntil = Math.max(this.heldUntil, holdEnd);
     this.noise.held();
     if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
-    if (now - this.learnedAt < LEARNED_MS) return;
+    if (now - this.noise.learnedAt < LEARNED_MS) return;
     this.cutFor = holdEnd;
     this.lastCutAt = now;
     this.lastIncreaseAt = now;
@@ -435,8 +430,4 @@ function freshOf(fresh: Partial<Answers> | undefined): Answers {
   const answers = Math.min(1000, nonNegative(fresh?.answers));
   const limited = nonNegative(fresh?.limited);
   return limited <= answers ? { answers, limited } : { answers: 0, limited: 0 };
-}
-
-function nonNegative(n: unknown): number {
-  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(n, 1e6) : 0;
 }

@@ -468,22 +468,21 @@ describe('FleetPace on its own (pure)', () => {
   });
 
   /**
-   * One worker beside a limit of 40 a second, noise `noise` of the calls the limit let through:
-   * it sends its share, takes every 429 within the fleet's floor as noise (none is relayed), and
-   * reports its answers of the last 3 s. The fleet's floor (a pool of 300 answers, 10 % 429s) was
-   * learned while the rate was low. Returns the floor each second.
+   * One worker at a limit of `limit` a second, `noise` of the calls the limit let through refused
+   * too: each second it sends the mean of its last three shares, takes every 429 within the fleet's
+   * floor as noise (none is relayed), and reports its answers. Returns the floor and share each second.
    */
-  function besideLimit(noise: number, seconds: number): { floors: number[]; rates: number[] } {
-    const pace = new FleetPace({ rate: 50, slowStart: false, noise: { answers: 300, limited: 30 }, all: { answers: 300, limited: 30 } });
+  function atLimit(pace: FleetPace, o: { limit: number; noise?: number; seconds: number; share: number }) {
+    const { limit, noise = 0, seconds } = o;
     const granted: number[] = [];
     const floors: number[] = [];
     const rates: number[] = [];
-    let share = 50;
+    let share = o.share;
     for (let s = 0; s < seconds; s++) {
       granted.push(share);
       const last = granted.slice(-3);
       const sent = last.reduce((n, g) => n + g, 0) / last.length;
-      const through = Math.min(sent, 40);
+      const through = Math.min(sent, limit);
       const grant = pace.report(
         { worker: 'a', want: 100, accepted: through * (1 - noise), limited: sent - through + through * noise },
         1_000_000 + s * 1000,
@@ -493,6 +492,12 @@ describe('FleetPace on its own (pure)', () => {
       rates.push(grant.rate);
     }
     return { floors, rates };
+  }
+
+  /** Beside a limit of 40 a second, with a floor (a pool of 300 answers, 10 % 429s) learned while the rate was low. */
+  function besideLimit(noise: number, seconds: number): { floors: number[]; rates: number[] } {
+    const pace = new FleetPace({ rate: 50, slowStart: false, noise: { answers: 300, limited: 30 }, all: { answers: 300, limited: 30 } });
+    return atLimit(pace, { limit: 40, noise, seconds, share: 50 });
   }
 
   it('a floor learned at a low rate is checked beside the limit: forgotten when the noise stopped, kept while it lasts', () => {
@@ -561,21 +566,8 @@ describe('FleetPace on its own (pure)', () => {
       noise: { answers: 300, limited: 6 },
       all: { answers: 300, limited: 6 },
     });
-    const granted: number[] = [];
-    const floors: number[] = [];
-    let share = 20;
-    for (let s = 0; s < 60; s++) {
-      // The noise stopped; a limit of 19.5 a second refuses what the share sends over it.
-      granted.push(share);
-      const last = granted.slice(-3);
-      const sent = last.reduce((n, g) => n + g, 0) / last.length;
-      const grant = pace.report(
-        { worker: 'a', want: 100, accepted: Math.min(sent, 19.5), limited: Math.max(0, sent - 19.5) },
-        1_000_000 + s * 1000,
-      );
-      share = grant.rate;
-      floors.push(grant.noise?.share ?? 0);
-    }
+    // The noise stopped; a limit of 19.5 a second refuses what the share sends over it.
+    const { floors } = atLimit(pace, { limit: 19.5, seconds: 60, share: 20 });
     expect(floors[0]).toBeCloseTo(0.02, 3);
     // Two checks' answers (about 110, no 429 among them) are the floor: none.
     expect(floors.slice(45)).toEqual(new Array(15).fill(0));
