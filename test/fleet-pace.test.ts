@@ -436,6 +436,11 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.state().rate).toBeGreaterThan(3);
     pace.overshoot(t + 1000, t);
     expect(pace.state().rate).toBeLessThanOrEqual(0.9 * 2.05 + 1e-9);
+    // A rate a few percent over the limit, which the API accepted 0.92 of, shows the limit too.
+    const over = new FleetPace({ rate: 5.3, slowStart: false, lastCutAt: 1_000_000 });
+    const v = reports(over, 1_000_000, 3, 4.9, 0);
+    over.overshoot(v + 1000, v);
+    expect(over.state().peak).toBeCloseTo(4.9, 5);
     // An overshoot at a rate the API accepted far less of (429s no pace causes hold the account)
     // sets no plateau: the rate probes on, as before.
     const noisy = new FleetPace({ rate: 3, slowStart: false });
