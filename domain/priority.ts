@@ -17,6 +17,12 @@ import type { ShipmentInput } from './shipment';
 export const LIVE_PRIORITY_KEY = 1;
 export const DEFAULT_PRIORITY_KEY = 3;
 export const BACKLOG_PRIORITY_KEY = 5;
+/**
+ * A shipping account's workflow (workflows/account.ts) goes first: it relays the account's holds
+ * and hands out its pace, and every moment its task waits behind shipments' tasks is calls the
+ * other workers send into a Retry-After. The server keeps it over a continue-as-new.
+ */
+export const ACCOUNT_PRIORITY_KEY = 1;
 export const DEFAULT_LIVE_ORDER_MAX_AGE_MS = 15 * 60_000;
 /** The header that carries a shipment's priority key to its local activities, which have no task of their own. */
 export const PRIORITY_HEADER = 'shipment-priority';

@@ -20,6 +20,7 @@ import {
   type FreshAnswers,
 } from '../workflow-definitions/account';
 import { boundHold } from '../shipping-api/retry-after';
+import { ACCOUNT_PRIORITY_KEY } from '../domain/priority';
 import type { PaceReport } from './fleet-pace';
 import type { FleetShare } from './account-pacer';
 
@@ -103,7 +104,13 @@ export function fleetRateLimits(options: {
 
   const handle = (): Promise<WorkflowHandle> => {
     started ??= client.workflow
-      .start(ACCOUNT_WORKFLOW_TYPE, { taskQueue, workflowId, args: [], workflowIdConflictPolicy: 'USE_EXISTING' })
+      .start(ACCOUNT_WORKFLOW_TYPE, {
+        taskQueue,
+        workflowId,
+        args: [],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        priority: { priorityKey: ACCOUNT_PRIORITY_KEY },
+      })
       .catch((err: unknown) => {
         started = null;
         throw err;

@@ -9,6 +9,7 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWorkflowId, fleetRateLimits } from '../pacing/fleet-rate-limit';
 import { FleetPace, REPORT_MS, type FleetPaceState } from '../pacing/fleet-pace';
+import { ACCOUNT_PRIORITY_KEY } from '../domain/priority';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
 
@@ -61,6 +62,8 @@ it('a worker whose calls run dry leaves its share to the other within two report
       await sleep(REPORT_MS);
     }
     rate = a + b;
+    // The account workflow's tasks go before the shipments' (its grants and relays pace the fleet).
+    expect((await fleet.handle.describe()).priority?.priorityKey).toBe(ACCOUNT_PRIORITY_KEY);
     expect(a).toBeGreaterThan(0);
     expect(Math.abs(a - b)).toBeLessThan(0.1 * rate);
     // B's shards run dry: within two reports A holds all but what B still sends.
