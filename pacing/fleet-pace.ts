@@ -6,10 +6,11 @@
  * - **The rate** starts at INITIAL_RATE and grows by half each second while the fleet has calls
  *   waiting for it (slow start); the first overshoot (a 429 the fleet is told of) sets it to 90 %
  *   of what the API accepted of the whole fleet over the last reports, and from then on it grows
- *   by half a percent a second (less for an account under 20 calls a second: PROBE_CALLS) and
- *   shrinks by a tenth at each overshoot, from what the API accepted when that is most of the
- *   rate (AIMD for one flow: the fleet). An account under 10 a
- *   second grows no further than just under where it last overshot (PLATEAU_SHARE). After a
+ *   by half a percent a second (less for an account under 20 calls a second: PROBE_CALLS; slower
+ *   where its overshoots cost more than PROBE_BUDGET of the answers) and shrinks by a tenth at
+ *   each overshoot, from what the API accepted when that is most of the rate (AIMD for one flow:
+ *   the fleet). An account under 10 a second grows no further than just under where it last
+ *   overshot (PLATEAU_SHARE). After a
  *   minute without an overshoot while calls wait (a minute and a half under 10 a second) it grows
  *   by a tenth a second again, so a limit that rises is found.
  * - **Shares** go by demand (water-filling): each worker reports the calls a second it would send
