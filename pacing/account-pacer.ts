@@ -32,6 +32,7 @@ import { boundHold } from '../shipping-api/retry-after';
 import { AnswerTally } from './answer-tally';
 import { NoiseFloor, type Answers } from './noise-floor';
 import { LEASE_MS, REPORT_MS, type PaceReport } from './fleet-pace';
+import { FleetSlots, type Grid } from './fleet-slots';
 
 export type CallClass = 'label' | 'order' | 'tracking';
 const INITIAL_RATE = 5;
@@ -93,9 +94,6 @@ const MIN_PROBE = 0.005;
 const GENTLE_BELOW = 10;
 /** Once a second, the last minute's answers check that the floor still holds. */
 const FLOOR_CHECK_MS = 60_000;
-/** Slot k of the fleet's grid is the worker's whose span holds the fractional part of k times this: spread evenly for any span. */
-const GOLDEN = (Math.sqrt(5) - 1) / 2;
-
 export interface AccountPacerOptions {
   /**
    * Calls per second at start; slow start grows it until the first 429. Default 5 (a worker
@@ -142,7 +140,7 @@ export interface FleetShare {
   /** Where this worker's span of the grid's slots starts (0 to 1); its span is rate ÷ grid.rate. */
   phase: number;
   /** The fleet's slots (PaceGrant.grid); without it (an account workflow of an older build), this worker's calls are spaced at its share. */
-  grid?: { rate: number; origin: number };
+  grid?: Grid;
   /** The fleet's rate is still searching for the limit (slow start): it may be far over it, so no call is fresh. */
   slowStart?: boolean;
   noise?: { share: number; answers: number };
@@ -240,9 +238,8 @@ export class AccountPacer {
   private lastSentAt = 0;
   /** Since when this worker waits for its first share (the fleet is asked before it calls). */
   private askedFirstAt = 0;
-  /** This worker's span of the fleet's slots starts here (fleet-pace.ts, PaceGrant). */
-  private phase = 0;
-  private grid: { rate: number; origin: number } | null = null;
+  /** This worker's span of the fleet's slots. */
+  private readonly slots = new FleetSlots();
   private fleetSlowStart = false;
   /** PaceGrant.freshShare: the fleet's bound on fresh calls, as a share of this worker's. */
   private fleetFreshShare = 0;
@@ -325,10 +322,9 @@ export class AccountPacer {
   }
 
   /** The fleet granted this worker `rate` calls a second of the account's rate. */
-  private setShare(rate: number, phase: number, grid?: { rate: number; origin: number }): void {
+  private setShare(rate: number, phase: number, grid?: Grid): void {
     const t = this.now();
-    this.phase = Number.isFinite(phase) ? phase : 0;
-    this.grid = grid && grid.rate > 0 && Number.isFinite(grid.rate) && Number.isFinite(grid.origin) ? grid : null;
+    this.slots.set(phase, grid);
     this.shareUntil = t + LEASE_MS;
     this.askedFirstAt = 0;
     const was = this.rate;
@@ -338,7 +334,7 @@ export class AccountPacer {
       // end (the same slot again while the grid and the span stay put). Not one already passed: a
       // span that moved makes another worker's past slot this one's, and sending it now is off the grid.
       // Without a grid: one interval of the new share after the last call (a share that grew lets it out sooner).
-      if (this.grid) this.nextSlotAt = this.onGrid(Math.max(this.notBefore, this.lastSentAt + this.slotMs() / 2, t));
+      if (this.slots.known) this.nextSlotAt = this.onGrid(Math.max(this.notBefore, this.lastSentAt + this.slotMs() / 2, t));
       else if (was > 0 && this.lastSentAt > 0) this.nextSlotAt = Math.min(this.nextSlotAt, this.lastSentAt + 1000 / this.rate);
     }
     this.pump();
@@ -346,29 +342,13 @@ export class AccountPacer {
 
   /** The interval of the fleet's slots, or of this worker's calls without a grid. */
   private slotMs(): number {
-    return 1000 / Math.max(this.rate, this.grid?.rate ?? 0);
+    return this.slots.interval(this.rate);
   }
 
-  /**
-   * Sharing the fleet's rate: the first of this worker's slots of the fleet's grid from `t` on,
-   * the slots whose golden-ratio position falls in this worker's span [phase, phase + share ÷
-   * grid rate). The spans do not overlap, so the fleet's calls come one a slot, evenly spaced,
-   * never several at once, whatever the shares. (On a grid of its own interval from 1970 at its
-   * phase, each worker's calls met the others' anywhere once shares differed by a tenth of a
-   * percent: four workers sharing an account of 2 a second sent three calls at once, over the
-   * limit's burst of two, and the cuts left the fleet at 0.75 of the limit.)
-   */
+  /** Sharing the fleet's rate: the first of this worker's slots of the fleet's grid from `t` on (fleet-slots.ts). */
   private onGrid(t: number): number {
-    if (!this.shared(this.now()) || this.rate <= 0 || !this.grid) return t;
-    const slot = this.slotMs();
-    const span = Math.min(1, this.rate / Math.max(this.rate, this.grid.rate));
-    const { origin } = this.grid;
-    const first = Math.ceil((t - origin) / slot - 1e-9);
-    // A span's slots come within a few times 1 ÷ span of each other (the three-gap theorem).
-    for (let k = first; k < first + 10 / span + 10; k++) {
-      if ((((k * GOLDEN) % 1) - this.phase + 1) % 1 < span) return origin + k * slot;
-    }
-    return t + 1000 / this.rate;
+    if (!this.shared(this.now()) || this.rate <= 0) return t;
+    return this.slots.next(t, this.rate);
   }
 
   /** Stops reporting to the fleet (the worker is closing). */
@@ -398,7 +378,7 @@ export class AccountPacer {
       }
       // Idle past its slot of the fleet's grid: the call waits for the next one, not off the grid
       // (where another worker's may be). A backlog's late slot (a late timer) is still taken.
-      if (this.waiting() === 0 && this.grid && this.nextSlotAt < this.now() && this.shared(this.now()))
+      if (this.waiting() === 0 && this.slots.known && this.nextSlotAt < this.now() && this.shared(this.now()))
         this.nextSlotAt = this.onGrid(this.now());
       enqueue(this.queues[cls], waiter);
       if (this.share && !this.reporting) {
@@ -431,7 +411,7 @@ export class AccountPacer {
     // twice its burst at once, met 429s, and held again (half the calls 429, in the simulation).
     if (this.share && this.rate > 0) {
       this.nextSlotAt =
-        this.shared(t) && this.grid
+        this.shared(t) && this.slots.known
           ? Math.max(this.nextSlotAt, this.onGrid(until))
           : Math.max(this.nextSlotAt, until + (this.random() * 1000) / this.rate);
     }
@@ -702,7 +682,8 @@ export class AccountPacer {
         this.sentSinceHold <= this.freshRate * (1 + (since - this.relayLag) / 1000);
       // No saved-up credit after an idle spell: the next call is one interval after this one
       // (sharing the fleet's rate: this worker's next slot of its grid).
-      this.nextSlotAt = this.shared(t) && this.grid ? this.onGrid(t + this.slotMs() / 2) : Math.max(t, this.nextSlotAt) + 1000 / this.rate;
+      this.nextSlotAt =
+        this.shared(t) && this.slots.known ? this.onGrid(t + this.slotMs() / 2) : Math.max(t, this.nextSlotAt) + 1000 / this.rate;
       if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
       waiter.resolve({ fresh });
       // Calls are waiting for the rate, not for the API: this worker could go faster.
