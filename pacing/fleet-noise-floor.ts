@@ -111,7 +111,8 @@ export interface FleetNoiseState {
   fresh?: Answers;
 }
 
-const NONE: Answers = { answers: 0, limited: 0 };
+/** No answers (a pool, a count, that starts over). */
+export const NONE: Answers = { answers: 0, limited: 0 };
 
 export class FleetNoiseFloor {
   private noise: Answers;

@@ -10,9 +10,8 @@
  *   where its overshoots cost more than PROBE_BUDGET of the answers) and shrinks by a tenth at
  *   each overshoot, from what the API accepted when that is most of the rate (AIMD for one flow:
  *   the fleet). An account under 10 a second grows no further than just under where it last
- *   overshot (PLATEAU_SHARE). After a
- *   minute without an overshoot while calls wait (a minute and a half under 10 a second) it grows
- *   by a tenth a second again, so a limit that rises is found.
+ *   overshot (PLATEAU_SHARE). After a minute without an overshoot while calls wait (a minute and
+ *   a half under 10 a second) it grows by a tenth a second again, so a limit that rises is found.
  * - **Shares** go by demand (water-filling): each worker reports the calls a second it would send
  *   (those it sent over its last report's period and those waiting now; under a call a second per
  *   worker, the higher of its last two reports' counts); a worker that needs less
@@ -32,7 +31,7 @@
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
 import { LEASE_MS, REPORT_MS, type PaceGrant, type PaceReport } from '../workflow-definitions/account';
-import { FleetNoiseFloor, nonNegative, type FleetNoiseState, type FleetView } from './fleet-noise-floor';
+import { FleetNoiseFloor, NONE, nonNegative, type FleetNoiseState, type FleetView } from './fleet-noise-floor';
 import type { Answers } from './noise-floor';
 
 export { LEASE_MS, REPORT_MS };
@@ -91,6 +90,8 @@ const SETTLE_GROWTH = 1.02;
  * (probing on, an account of 2 a second met its limit every 20-40 s: 2 % 429s).
  */
 const PLATEAU_SHARE = 0.98;
+/** An overshoot at a rate the API accepted at least this share of shows the limit (notePeak). */
+const PEAK_ACCEPTED_SHARE = 0.9;
 /**
  * While the rate per worker is under this (calls a second), a worker's shares go by the higher of
  * its last two wants: a call waiting or not at its report swings its want by more than its share,
@@ -165,7 +166,7 @@ export class FleetPace {
   private peak: number;
   /** The probe's speed (PROBE_BUDGET), and the fleet's answers since the last cut. */
   private probeScale: number;
-  private cycle: Answers = { answers: 0, limited: 0 };
+  private cycle: Answers = NONE;
   /** The fleet's slots (PaceGrant.grid); not carried over a continue-as-new (the next run's first report sets it). */
   private grid = { rate: 0, origin: 0 };
 
@@ -319,12 +320,12 @@ export class FleetPace {
     } else {
       // (Not from what the API accepted over a window with holds in it: that is far below the
       // limit, and 429s no pace causes cut the rate to nothing before they were learned.)
-      if (!this.settling && before >= GENTLE_BELOW) this.scaleProbe();
+      if (!this.settling) this.scaleProbe(before);
       this.settling = false;
       const from = accepted >= ACCEPTED_SHARE * before ? Math.min(this.rate, accepted) : this.rate;
       this.rate = Math.max(MIN_RATE, Math.min(from * 0.9, ceiling));
     }
-    this.cycle = { answers: 0, limited: 0 };
+    this.cycle = NONE;
     if (!this.slowStart && (!endsSlowStart || this.countedFully(now))) this.notePeak(before, accepted);
     else this.peak = 0;
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
@@ -337,9 +338,9 @@ export class FleetPace {
    * (fewer speed it up). Not a small account's: its probe is gentle already (PROBE_CALLS) and
    * waits at its plateau, and slower it was further under the limit (2-5 a second, 4 workers: 0.93-0.95).
    */
-  private scaleProbe(): void {
+  private scaleProbe(before: number): void {
     // Beside 429s no pace causes, the limit's hide among them: the floor's own margin rules (limitInNoise).
-    if (this.cycle.answers < PROBE_CYCLE_ANSWERS || this.noise.floor().share > 0) return;
+    if (before < GENTLE_BELOW || this.cycle.answers < PROBE_CYCLE_ANSWERS || this.noise.floor().share > 0) return;
     const share = this.cycle.limited / this.cycle.answers;
     const ratio = Math.min(2, Math.max(0.5, PROBE_BUDGET / Math.max(share, PROBE_BUDGET / 2)));
     this.probeScale = Math.min(1, Math.max(MIN_PROBE_SCALE, this.probeScale * ratio));
@@ -348,17 +349,18 @@ export class FleetPace {
   /**
    * A small account's overshoot (outside slow start) sets where it waits (PLATEAU_SHARE): no
    * higher than the API accepted (settling ran 10 s past an account of 2 a second, within its
-   * burst). Only an overshoot that shows the limit: slow start's end, growth past the last one,
-   * or a rate the API accepted nearly all of, 0.9 (under 429s no pace causes, holds leave far less
-   * accepted, and a plateau under that ratcheted the rate down: bench noise row 0.71 -> 0.57; a
-   * rate a few percent over a small limit runs for many seconds on its burst, the API accepting
-   * 0.94 of it, and at 0.95 four workers on an account of 2 a second probed past it: 0.68 % 429s).
+   * burst). Only an overshoot that shows the limit: slow start's end (from whole leases' counts),
+   * growth past the last one, or a rate the API accepted nearly all of, PEAK_ACCEPTED_SHARE (under
+   * 429s no pace causes, holds leave far less accepted, and a plateau under that ratcheted the
+   * rate down: bench noise row 0.71 -> 0.57; a rate a few percent over a small limit runs for many
+   * seconds on its burst, the API accepting 0.94 of it, and at 0.95 four workers on an account of
+   * 2 a second probed past it: 0.68 % 429s).
    * Growth past the last overshoot (the quiet spell's, a tenth a second) is cut to under what
    * the API accepted: cut by a tenth at a time, it met the limit five times over (2 a second).
    */
   private notePeak(before: number, accepted: number): void {
     const grewPast = this.peak > 0 && before > this.peak;
-    const limits = this.settling || grewPast || accepted >= 0.9 * before;
+    const limits = this.settling || grewPast || accepted >= PEAK_ACCEPTED_SHARE * before;
     this.peak = before < GENTLE_BELOW && limits ? Math.min(before, accepted) : 0;
     if (grewPast && this.peak > 0) this.rate = Math.max(MIN_RATE, Math.min(this.rate, 0.9 * this.peak));
   }
