@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { startShipment } from '../order-import/start-shipment';
 import { startFakeShippingApi, type FakeShippingApi, type Faults } from '../fake-shipping-api/server';
+import type { FakeRequest } from '../fake-shipping-api/types';
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
 import { benchOrder } from './orders';
 import { BENCH_ACCOUNTS, benchProcessEnv, ROOT, sleep, startWorkerProcess, type DevServer, type Proc } from './stack';
@@ -96,6 +97,24 @@ export interface RateLimitRow {
   seconds: number;
 }
 
+/** A call already on the wire when a 429 was answered may still arrive this long after it. */
+export const ON_THE_WIRE_MS = 200;
+
+/**
+ * The calls that reached the API while a Retry-After it had answered was still running, each
+ * with how long after that 429 it arrived: by arrival, not answer (a call sent before the 429
+ * and answered after it broke no hold), from ON_THE_WIRE_MS after the 429.
+ */
+export function callsDuringRetryAfter(
+  requests: ReadonlyArray<Pick<FakeRequest, 'at' | 'receivedAt' | 'status' | 'retryAfter'>>,
+): Array<{ afterMs: number; limited: boolean }> {
+  const holds = requests.filter((r) => r.status === 429).map((r) => ({ at: r.at, to: r.at + Number(r.retryAfter ?? 1) * 1000 }));
+  return requests.flatMap((r) => {
+    const hold = holds.find((h) => r.receivedAt > h.at + ON_THE_WIRE_MS && r.receivedAt < h.to);
+    return hold ? [{ afterMs: r.receivedAt - hold.at, limited: r.status === 429 }] : [];
+  });
+}
+
 export async function rateLimitScenario(
   server: DevServer,
   opts: { limit: number; orders: number; wave: number; settings: RateLimitSetting[] },
@@ -129,8 +148,13 @@ export async function rateLimitScenario(
       const requests = fake.requestLog();
       const inWave = requests.filter((r) => r.at >= waveFrom && r.at <= waveTo);
       const limited = requests.filter((r) => r.status === 429);
-      const windows = limited.map((r) => ({ from: r.at + 200, to: r.at + Number(r.retryAfter ?? 1) * 1000 }));
-      const during = requests.filter((r) => windows.some((w) => r.at > w.from && r.at < w.to)).length;
+      const early = callsDuringRetryAfter(requests);
+      // Where they fall tells a relay's lag (the first few hundred ms) from a worker that did not hold at all.
+      if (early.length > 0) {
+        const list = early.map((e) => `${e.afterMs}${e.limited ? ' (429)' : ''}`).join(', ');
+        log(`rate-limit, ${setting.name}: calls during a Retry-After, ms after its 429: ${list}`);
+      }
+      const during = early.length;
       const perOrder = new Map<string, number>();
       for (const label of fake.labels()) perOrder.set(label.customerOrderNumber, (perOrder.get(label.customerOrderNumber) ?? 0) + 1);
       const row: RateLimitRow = {
