@@ -54,6 +54,15 @@ export const FRESH_MAX_AGE_MS = 10 * 60_000;
 export const FRESH_READ_MS = 10_000;
 
 /**
+ * How long the relay waits before asking again after its `failures`-th failed wait in a row: a
+ * continue-as-new aborts every waiting update, and a second's wait then was a second in which a
+ * hold relayed to the next run reached no worker (calls into a Retry-After). Up to a second.
+ */
+export function listenRetryMs(failures: number): number {
+  return Math.min(1000, 50 * 2 ** Math.max(0, failures - 1));
+}
+
+/**
  * The account's workflow id: a digest of the account's name, the API's address and the task
  * queue, so the workers of one fleet (one task queue) meet per account. Not of its credentials:
  * a rotated key keeps the account's pacer, and no credential reaches Temporal. (The workflow
@@ -119,6 +128,7 @@ export function fleetRateLimits(options: {
   };
 
   async function listen(): Promise<void> {
+    let failures = 0;
     while (!stop.signal.aborted) {
       try {
         const account = await handle();
@@ -126,6 +136,7 @@ export function fleetRateLimits(options: {
           await client.withAbortSignal(stop.signal, () => account.executeUpdate(awaitAccountRateLimitUpdate, { args: [known] })),
           Date.now(),
         );
+        failures = 0;
         if (until > known) {
           known = until;
           for (const listener of listeners) listener(until);
@@ -134,10 +145,11 @@ export function fleetRateLimits(options: {
         }
       } catch (err) {
         if (stop.signal.aborted) return;
-        // The run continued as new, or was terminated: start (or find) it again.
+        // The run continued as new (its waiting updates are aborted), or was terminated: start (or
+        // find) it again at once, a hold relayed meanwhile is the next run's; backing off only while it fails.
         started = null;
         if (!(err instanceof WorkflowUpdateFailedError)) log.debug('fleet rate-limit relay: retrying', { error: String(err) });
-        await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+        await new Promise((resolve) => setTimeout(resolve, listenRetryMs(++failures)).unref());
       }
     }
   }
