@@ -88,7 +88,8 @@ function spent(log: FakeRequest[], skipS: number): { perSecond: number; best5s: 
     best5s,
     share429: window.filter((r) => r.status === 429).length / Math.max(1, window.length),
   };
-  console.info('fleet-pace measured', result, { calls: window.length, seconds: (last - first) / 1000 });
+  // Each second's count too: a failed run then tells a pace held low from a machine that stalled.
+  console.info('fleet-pace measured', result, { calls: window.length, seconds: (last - first) / 1000, perWholeSecond: perWholeSecond.join(' ') });
   return result;
 }
 
@@ -130,11 +131,15 @@ it('an account of 5 a second shared by two workers, polls due beyond it: the lim
     // 20 shipments polling every second: four times the limit.
     const log = await burst(20, { TRACKING_POLL_INTERVAL: '1s' }, 30_000, outputs);
     // From 10 s in (the labels and order reads take 8 s of the limit, after slow start).
-    const { perSecond, share429 } = spent(log, 10);
+    const { perSecond, best5s, share429 } = spent(log, 10);
     expect(outputs.filter((o) => o.includes('429s no pace causes'))).toEqual([]);
     expect(share429).toBeLessThanOrEqual(0.05);
-    // Loose, as above: a loaded machine slows the workers themselves.
-    expect(perSecond).toBeGreaterThanOrEqual(0.7 * 5);
+    // As above: the limit reached at its best five seconds (a pace held low by 429s taken for
+    // noise stays under 4), and a loose floor over the whole run, since a loaded machine slows the
+    // workers themselves (alone here 4.16-4.36 a second; one clean CI run measured 2.92 while
+    // other tests ran beside it).
+    expect(best5s).toBeGreaterThanOrEqual(0.8 * 5);
+    expect(perSecond).toBeGreaterThanOrEqual(0.5 * 5);
   } finally {
     fake.setFaults({ rateLimit: null });
   }
