@@ -1,13 +1,14 @@
 /**
  * Relays the shipping API account's Retry-After between the workers of a fleet through the
  * account's workflow (workflows/account.ts): a 429 one worker gets holds every worker's calls.
- * Costs history only when a 429 is relayed: a signal, and one update per listening worker.
+ * A relayed 429 costs one signal; every worker reads it from the workflow's history as it is written.
  *
  * It also reports the fresh answers this worker counted (at most one signal per
  * FRESH_REPORT_MS, only when there are some), and reads the fleet's pool of them at start.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { Answers } from './noise-floor';
 import {
@@ -15,7 +16,6 @@ import {
   accountPaceUpdate,
   accountRateLimitedSignal,
   ACCOUNT_WORKFLOW_TYPE,
-  awaitAccountRateLimitUpdate,
   poolFresh,
   type FreshAnswers,
 } from '../workflow-definitions/account';
@@ -54,9 +54,9 @@ export const FRESH_MAX_AGE_MS = 10 * 60_000;
 export const FRESH_READ_MS = 10_000;
 
 /**
- * How long the relay waits before asking again after its `failures`-th failed wait in a row: a
- * continue-as-new aborts every waiting update, and a second's wait then was a second in which a
- * hold relayed to the next run reached no worker (calls into a Retry-After). Up to a second.
+ * How long the relay waits before reading the account workflow's history again after its
+ * `failures`-th failed read in a row: a hold relayed meanwhile reaches no worker (calls into a
+ * Retry-After), so at once at first, backing off to a second while reading keeps failing.
  */
 export function listenRetryMs(failures: number): number {
   return Math.min(1000, 50 * 2 ** Math.max(0, failures - 1));
@@ -127,28 +127,63 @@ export function fleetRateLimits(options: {
     return started;
   };
 
+  /** What one event of the account workflow's history says: a hold, a fresh-answers report, or a run's input (both carried). */
+  async function readEvent(
+    event: temporal.api.history.v1.IHistoryEvent,
+  ): Promise<{ hold?: number; fresh?: FreshAnswers; carriedFresh?: FreshAnswers }> {
+    const signaled = event.workflowExecutionSignaledEventAttributes;
+    const payloads = signaled ? signaled.input?.payloads : event.workflowExecutionStartedEventAttributes?.input?.payloads;
+    if (!payloads || payloads.length === 0) return {};
+    const value = await decodeFromPayloadsAtIndex<unknown>(client.options.loadedDataConverter, 0, payloads);
+    if (signaled?.signalName === accountFreshAnswersSignal.name) return { fresh: value as FreshAnswers };
+    if (signaled) return signaled.signalName === accountRateLimitedSignal.name && typeof value === 'number' ? { hold: value } : {};
+    // The run's input: the hold and the pool carried over a continue-as-new.
+    const carried = value as { notBefore?: unknown; fresh?: FreshAnswers } | undefined;
+    return {
+      ...(typeof carried?.notBefore === 'number' ? { hold: carried.notBefore } : {}),
+      ...(carried?.fresh ? { carriedFresh: carried.fresh } : {}),
+    };
+  }
+
+  /** A hold read from the account's history: passed on to the listeners if it is later than any known and not over. */
+  function hear(hold: number | undefined): void {
+    if (hold === undefined) return;
+    const until = boundHold(hold, Date.now());
+    if (until <= known || until <= Date.now()) return;
+    known = until;
+    for (const listener of listeners) listener(until);
+    // One line per relayed 429 and worker: when this worker learned of the hold.
+    log.info('account held by the fleet', { until: new Date(until).toISOString() });
+  }
+
+  /**
+   * Follows the account workflow's history as the server writes it (a long poll, as a tracking
+   * span follows its shard's): a hold any worker signals reaches this one as soon as the server
+   * has it, not once a worker has run the workflow's task for it, a task that waits behind every
+   * shipment's under a burst (the update earlier builds waited on reached the workers 0.5-2.9 s
+   * late). At a continue-as-new it reads the next run from its start (the hold it carries); it
+   * backs off only while reading fails.
+   */
   async function listen(): Promise<void> {
+    const namespace = client.options.namespace;
     let failures = 0;
+    let nextPageToken: Uint8Array | undefined;
     while (!stop.signal.aborted) {
       try {
-        const account = await handle();
-        const until = boundHold(
-          await client.withAbortSignal(stop.signal, () => account.executeUpdate(awaitAccountRateLimitUpdate, { args: [known] })),
-          Date.now(),
+        if (!nextPageToken) await handle(); // the run to read exists: started, or found running
+        const page = await client.connection.withAbortSignal(stop.signal, () =>
+          client.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId }, nextPageToken, waitNewEvent: true }),
         );
         failures = 0;
-        if (until > known) {
-          known = until;
-          for (const listener of listeners) listener(until);
-          // One line per relayed 429 and worker: when this worker learned of the hold.
-          log.info('account held by the fleet', { until: new Date(until).toISOString() });
-        }
+        for (const event of page.history?.events ?? []) hear((await readEvent(event)).hold);
+        nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+        // The run closed (continued as new, or ended): find the next, read it from its start.
+        if (!nextPageToken) started = null;
       } catch (err) {
         if (stop.signal.aborted) return;
-        // The run continued as new (its waiting updates are aborted), or was terminated: start (or
-        // find) it again at once, a hold relayed meanwhile is the next run's; backing off only while it fails.
         started = null;
-        if (!(err instanceof WorkflowUpdateFailedError)) log.debug('fleet rate-limit relay: retrying', { error: String(err) });
+        nextPageToken = undefined;
+        log.debug('fleet rate-limit relay: retrying', { error: String(err) });
         await new Promise((resolve) => setTimeout(resolve, listenRetryMs(++failures)).unref());
       }
     }
@@ -163,27 +198,15 @@ export function fleetRateLimits(options: {
   async function readAccountHistory(): Promise<number> {
     try {
       const history = await client.workflow.getHandle(workflowId).fetchHistory();
-      const converter = client.options.loadedDataConverter;
       const recent = (fresh: FreshAnswers | undefined) => (fresh && fresh.at >= Date.now() - FRESH_MAX_AGE_MS ? fresh : null);
       let until = 0;
       pool = null;
       for (const event of history.events ?? []) {
-        const signaled = event.workflowExecutionSignaledEventAttributes;
-        const payloads = signaled ? signaled.input?.payloads : event.workflowExecutionStartedEventAttributes?.input?.payloads;
-        if (!payloads || payloads.length === 0) continue;
-        const value = await decodeFromPayloadsAtIndex<unknown>(converter, 0, payloads);
-        if (signaled?.signalName === accountFreshAnswersSignal.name) {
-          const fresh = recent(value as FreshAnswers);
-          if (fresh) pool = poolFresh(pool, fresh);
-          continue;
-        }
-        if (signaled && signaled.signalName !== accountRateLimitedSignal.name) continue;
-        // The run's input: the hold and the pool carried over a continue-as-new.
-        const carried = value as { notBefore?: unknown; fresh?: FreshAnswers } | undefined;
-        const time = typeof value === 'number' ? value : carried?.notBefore;
-        if (typeof time === 'number' && time > until) until = time;
-        const fresh = signaled ? null : recent(carried?.fresh);
-        if (fresh) pool = poolFresh(null, fresh);
+        const { hold, fresh, carriedFresh } = await readEvent(event);
+        if (hold !== undefined && hold > until) until = hold;
+        if (event.workflowExecutionStartedEventAttributes) pool = recent(carriedFresh) ? poolFresh(null, carriedFresh!) : null;
+        const reported = recent(fresh);
+        if (reported) pool = poolFresh(pool, reported);
       }
       return boundHold(until, Date.now());
     } catch (err) {
@@ -261,7 +284,7 @@ export function fleetRateLimits(options: {
         if (unreported.answers > 0) report();
       }
       stop.abort();
-      // A waiting update may not end with the abort on every connection type: do not wait for it.
+      // A waiting read may not end with the abort on every connection type: do not wait for it.
       await Promise.race([listening, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     },
   };

@@ -81,6 +81,26 @@ it('relays a hold to a listening worker and records it for a worker started late
   await first.stop();
 }, 30_000);
 
+it("relays a hold within a second though no worker runs the account workflow's task: the relay does not wait behind it", async () => {
+  // No worker polls this queue: the workflow's tasks wait for good, as they wait behind every
+  // shipment's on a busy fleet. The relay reads the signal from the history the server writes.
+  const taskQueue = `account-unpolled-${randomUUID()}`;
+  const workflowId = accountWorkflowId({ name: 'default', baseUrl: 'http://127.0.0.1:1' }, taskQueue);
+  const publisher = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
+  const listener = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
+  const heard: number[] = [];
+  await publisher.subscribe(() => undefined);
+  await listener.subscribe((until) => heard.push(until));
+  await new Promise((r) => setTimeout(r, 500)); // both reading the history
+  const until = Date.now() + 60_000;
+  const publishedAt = Date.now();
+  publisher.publish(until);
+  await waitFor(() => (heard.includes(until) ? true : undefined), { timeoutMs: 5_000, intervalMs: 10 });
+  expect(Date.now() - publishedAt).toBeLessThan(1000);
+  await Promise.all([publisher.close(), listener.close()]);
+  await env.client.workflow.getHandle(workflowId).terminate('test over');
+}, 30_000);
+
 it('pools the fresh answers workers report, and a worker started later knows the noise before its first call', async () => {
   const taskQueue = `account-${randomUUID()}`;
   const first = await account(taskQueue);

@@ -1,64 +1,99 @@
 /**
- * The fleet's relay of a hold (pacing/fleet-rate-limit.ts) when its wait on the account workflow
- * fails, as every waiting update does when the workflow continues as new: it asks the next run at
- * once, and backs off only while asking keeps failing. (Through a real server: test/fleet-noise.test.ts.)
+ * The fleet's relay of a hold (pacing/fleet-rate-limit.ts) reads the account workflow's history as
+ * the server writes it: it reads the next run from its start when one continues as new, and backs
+ * off only while reading fails. (Through a real server: test/fleet-noise.test.ts.)
  */
 import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fleetRateLimits, listenRetryMs } from '../pacing/fleet-rate-limit';
+import { accountRateLimitedSignal } from '../workflow-definitions/account';
 
 const silentLog = { warn: () => undefined, info: () => undefined, debug: () => undefined };
 
-/** A client whose account workflow answers the relay's waits with `answers`, in turn (an Error: that wait fails). */
-function clientAnswering(answers: Array<number | Error>) {
-  const waits: number[] = [];
-  const handle = {
-    executeUpdate: vi.fn(() => {
-      waits.push(Date.now());
-      const next = answers.shift();
-      if (next === undefined) return new Promise<number>(() => undefined); // waits for good
-      return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
-    }),
-  };
+type Event = temporal.api.history.v1.IHistoryEvent;
+const payloads = (value: unknown) => ({ payloads: [defaultPayloadConverter.toPayload(value)] });
+const runStarted = (notBefore: number): Event => ({ workflowExecutionStartedEventAttributes: { input: payloads({ notBefore }) } });
+const held = (until: number): Event => ({
+  workflowExecutionSignaledEventAttributes: { signalName: accountRateLimitedSignal.name, input: payloads(until) },
+});
+const continuedAsNew: Event = { workflowExecutionContinuedAsNewEventAttributes: { newExecutionRunId: 'next' } };
+
+/** A page of the history (`token` null: the run has closed), or a failed read. */
+type Page = { events: Event[]; token: string | null } | Error;
+
+/** A client whose account workflow's history is read as `pages`, in turn; the requests' page tokens are kept. */
+function clientReading(pages: Page[]) {
+  const reads: Array<{ at: number; token: string | undefined }> = [];
   const client = {
-    workflow: {
-      start: vi.fn(async () => handle),
-      getHandle: () => ({ fetchHistory: async () => ({ events: [] }) }),
+    workflow: { start: vi.fn(async () => ({})), getHandle: () => ({ fetchHistory: async () => ({ events: [] }) }) },
+    workflowService: {
+      getWorkflowExecutionHistory: vi.fn((request: { nextPageToken?: Uint8Array }) => {
+        reads.push({ at: Date.now(), token: request.nextPageToken ? Buffer.from(request.nextPageToken).toString() : undefined });
+        const next = pages.shift();
+        if (next === undefined) return new Promise(() => undefined); // a long poll with nothing new
+        if (next instanceof Error) return Promise.reject(next);
+        return Promise.resolve({
+          history: { events: next.events },
+          nextPageToken: next.token === null ? new Uint8Array() : Buffer.from(next.token),
+        });
+      }),
     },
-    withAbortSignal: (_signal: AbortSignal, fn: () => unknown) => fn(),
-    options: {},
+    connection: { withAbortSignal: (_signal: AbortSignal, fn: () => unknown) => fn() },
+    options: { namespace: 'default', loadedDataConverter: { payloadConverter: defaultPayloadConverter, payloadCodecs: [] } },
   } as unknown as Client;
-  return { client, waits };
+  return { client, reads };
 }
 
-describe('the relay after a failed wait', () => {
+describe('the relay reading the account workflow history', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  it('asks the next run within 50 ms after a continue-as-new aborted its wait, and hears the hold relayed meanwhile', async () => {
-    const until = Date.now() + 5000;
-    const { client, waits } = clientAnswering([new Error('workflow update was aborted'), until]);
+  it('hears a hold signalled to the run it reads, and one the next run carries or is signalled after a continue-as-new', async () => {
+    const first = Date.now() + 5000;
+    const carried = first + 1000;
+    const signalled = first + 2000;
+    const { client, reads } = clientReading([
+      { events: [runStarted(0)], token: 'a' },
+      { events: [held(first), held(first - 500)], token: 'b' },
+      { events: [continuedAsNew], token: null },
+      { events: [runStarted(carried)], token: 'c' },
+      { events: [held(signalled)], token: 'd' },
+    ]);
     const fleet = fleetRateLimits({ client, taskQueue: 'q', workflowId: 'w', log: silentLog });
     const heard: number[] = [];
     await fleet.subscribe((t) => heard.push(t));
     await vi.advanceTimersByTimeAsync(0);
-    expect(waits).toHaveLength(1);
-    await vi.advanceTimersByTimeAsync(60);
-    // Asked again 50 ms after the abort (then waits on, having heard the hold).
-    expect(waits.map((t) => t - waits[0]!)).toEqual([0, 50, 50]);
-    expect(heard).toEqual([until]);
+    // Each page asked for at once; the next run read from its start (no token), as the first was.
+    expect(reads.map((r) => r.token)).toEqual([undefined, 'a', 'b', undefined, 'c', 'd']);
+    expect(reads.every((r) => r.at === reads[0]!.at)).toBe(true);
+    // The earlier time a late 429 named is no news; the carried one is.
+    expect(heard).toEqual([first, carried, signalled]);
     void fleet.close();
     await vi.advanceTimersByTimeAsync(1000);
   });
 
-  it('backs off while the waits keep failing, to a second at most', async () => {
+  it('passes on no hold already over', async () => {
+    const { client } = clientReading([{ events: [runStarted(Date.now() - 1000), held(Date.now() - 10)], token: 'a' }]);
+    const fleet = fleetRateLimits({ client, taskQueue: 'q', workflowId: 'w', log: silentLog });
+    const heard: number[] = [];
+    await fleet.subscribe((t) => heard.push(t));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(heard).toEqual([]);
+    void fleet.close();
+    await vi.advanceTimersByTimeAsync(1000);
+  });
+
+  it('backs off while reading keeps failing, to a second at most, and reads the run from its start again', async () => {
     expect([1, 2, 3, 4, 5, 6, 10].map(listenRetryMs)).toEqual([50, 100, 200, 400, 800, 1000, 1000]);
     const failing = Array.from({ length: 4 }, () => new Error('unavailable'));
-    const { client, waits } = clientAnswering(failing);
+    const { client, reads } = clientReading([{ events: [], token: 'a' }, ...failing]);
     const fleet = fleetRateLimits({ client, taskQueue: 'q', workflowId: 'w', log: silentLog });
     await fleet.subscribe(() => undefined);
     await vi.advanceTimersByTimeAsync(50 + 100 + 200 + 400 + 10);
-    expect(waits.map((t) => t - waits[0]!)).toEqual([0, 50, 150, 350, 750]);
+    expect(reads.map((r) => r.at - reads[0]!.at)).toEqual([0, 0, 50, 150, 350, 750]);
+    expect(reads.map((r) => r.token)).toEqual([undefined, 'a', undefined, undefined, undefined, undefined]);
     void fleet.close();
     await vi.advanceTimersByTimeAsync(1000);
   });

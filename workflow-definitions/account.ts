@@ -7,7 +7,10 @@ import { defineSignal, defineUpdate } from '@temporalio/workflow';
 
 /** No call of the account before this time (epoch ms). */
 export const accountRateLimitedSignal = defineSignal<[number]>('rateLimited');
-/** Answers the account's not-before time once it is later than the caller's `known` one. */
+/**
+ * Answers the account's not-before time once it is later than the caller's `known` one. Workers
+ * of builds before 1.1 wait on it; later ones read the signals from the history instead.
+ */
 export const awaitAccountRateLimitUpdate = defineUpdate<number, [number]>('awaitRateLimit');
 
 /** Fresh answers a worker counted since its last report, and when it sent them (epoch ms). */

@@ -1,7 +1,8 @@
 /**
  * One long-lived workflow per shipping API account: the fleet's shared memory of the account's
- * Retry-After. A worker told to wait by a 429 signals the time; every worker waits on an update
- * that answers as soon as a later time is known, so the whole fleet holds its calls.
+ * Retry-After. A worker told to wait by a 429 signals the time; every worker reads the signal from
+ * this workflow's history as the server writes it (pacing/fleet-rate-limit.ts), so the whole fleet
+ * holds its calls. (Workers of earlier builds wait on an update instead, still answered here.)
  *
  * It also pools the fresh answers the workers counted (calls right after a hold, whose 429s are
  * noise: pacing/noise-floor.ts), so a worker started later knows the account's noise before
