@@ -106,12 +106,12 @@ export const ON_THE_WIRE_MS = 200;
  * and answered after it broke no hold), from ON_THE_WIRE_MS after the 429.
  */
 export function callsDuringRetryAfter(
-  requests: ReadonlyArray<Pick<FakeRequest, 'at' | 'receivedAt' | 'status' | 'retryAfter'>>,
-): Array<{ afterMs: number; limited: boolean }> {
+  requests: ReadonlyArray<Pick<FakeRequest, 'at' | 'receivedAt' | 'status' | 'retryAfter' | 'endpoint'>>,
+): Array<{ afterMs: number; limited: boolean; limitedAt: number; endpoint: string }> {
   const holds = requests.filter((r) => r.status === 429).map((r) => ({ at: r.at, to: r.at + Number(r.retryAfter ?? 1) * 1000 }));
   return requests.flatMap((r) => {
     const hold = holds.find((h) => r.receivedAt > h.at + ON_THE_WIRE_MS && r.receivedAt < h.to);
-    return hold ? [{ afterMs: r.receivedAt - hold.at, limited: r.status === 429 }] : [];
+    return hold ? [{ afterMs: r.receivedAt - hold.at, limited: r.status === 429, limitedAt: hold.at, endpoint: r.endpoint }] : [];
   });
 }
 
@@ -150,9 +150,13 @@ export async function rateLimitScenario(
       const limited = requests.filter((r) => r.status === 429);
       const early = callsDuringRetryAfter(requests);
       // Where they fall tells a relay's lag (the first few hundred ms) from a worker that did not hold at all.
-      if (early.length > 0) {
-        const list = early.map((e) => `${e.afterMs}${e.limited ? ' (429)' : ''}`).join(', ');
-        log(`rate-limit, ${setting.name}: calls during a Retry-After, ms after its 429: ${list}`);
+      // The 429's time, to find in the workers' logs whether and when each heard the hold.
+      for (const at of new Set(early.map((e) => e.limitedAt))) {
+        const list = early
+          .filter((e) => e.limitedAt === at)
+          .map((e) => `${e.afterMs} ${e.endpoint}${e.limited ? ' (429)' : ''}`)
+          .join(', ');
+        log(`rate-limit, ${setting.name}: calls during the Retry-After of the 429 at ${new Date(at).toISOString()}, ms after it: ${list}`);
       }
       const during = early.length;
       const perOrder = new Map<string, number>();

@@ -5,15 +5,21 @@
 import { describe, expect, it } from 'vitest';
 import { callsDuringRetryAfter, ON_THE_WIRE_MS } from '../bench/rate-limit';
 
-const answered = (receivedAt: number, at: number, status = 201) => ({ receivedAt, at, status, retryAfter: null });
-const limited = (at: number, retryAfter = '1') => ({ receivedAt: at - 5, at, status: 429, retryAfter });
+const answered = (receivedAt: number, at: number, status = 201) => ({
+  receivedAt,
+  at,
+  status,
+  retryAfter: null,
+  endpoint: 'GET /tracking/{id}',
+});
+const limited = (at: number, retryAfter = '1') => ({ receivedAt: at - 5, at, status: 429, retryAfter, endpoint: 'POST /labels' });
 
 describe('calls during a Retry-After', () => {
   it('counts a call that arrived inside the hold, with how long after the 429, and whether it met a 429 too', () => {
     const calls = callsDuringRetryAfter([limited(1000), answered(1300, 1310), limited(1800)]);
     expect(calls).toEqual([
-      { afterMs: 300, limited: false },
-      { afterMs: 795, limited: true },
+      { afterMs: 300, limited: false, limitedAt: 1000, endpoint: 'GET /tracking/{id}' },
+      { afterMs: 795, limited: true, limitedAt: 1000, endpoint: 'POST /labels' },
     ]);
   });
 
@@ -23,7 +29,7 @@ describe('calls during a Retry-After', () => {
 
   it('does not count a call after the Retry-After ended, and reads its seconds', () => {
     expect(callsDuringRetryAfter([limited(1000, '2'), answered(2900, 2910), answered(3000, 3010)])).toEqual([
-      { afterMs: 1900, limited: false },
+      { afterMs: 1900, limited: false, limitedAt: 1000, endpoint: 'GET /tracking/{id}' },
     ]);
   });
 });
