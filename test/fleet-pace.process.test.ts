@@ -89,7 +89,11 @@ function spent(log: FakeRequest[], skipS: number): { perSecond: number; best5s: 
     share429: window.filter((r) => r.status === 429).length / Math.max(1, window.length),
   };
   // Each second's count too: a failed run then tells a pace held low from a machine that stalled.
-  console.info('fleet-pace measured', result, { calls: window.length, seconds: (last - first) / 1000, perWholeSecond: perWholeSecond.join(' ') });
+  console.info('fleet-pace measured', result, {
+    calls: window.length,
+    seconds: (last - first) / 1000,
+    perWholeSecond: perWholeSecond.join(' '),
+  });
   return result;
 }
 
