@@ -74,6 +74,27 @@ describe('the relay reading the account workflow history', () => {
     await vi.advanceTimersByTimeAsync(1000);
   });
 
+  it('skips an event it cannot read, warning once, and hears the holds after it without reading the run again', async () => {
+    const until = Date.now() + 5000;
+    const unreadable: Event = {
+      workflowExecutionSignaledEventAttributes: {
+        signalName: accountRateLimitedSignal.name,
+        input: { payloads: [{ metadata: { encoding: Buffer.from('binary/encrypted') }, data: Buffer.from('?') }] },
+      },
+    };
+    const { client, reads } = clientReading([{ events: [runStarted(0), unreadable, held(until)], token: 'a' }]);
+    const warnings: string[] = [];
+    const fleet = fleetRateLimits({ client, taskQueue: 'q', workflowId: 'w', log: { ...silentLog, warn: (m) => warnings.push(m) } });
+    const heard: number[] = [];
+    await fleet.subscribe((t) => heard.push(t));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(heard).toEqual([until]);
+    expect(reads.map((r) => r.token)).toEqual([undefined, 'a']);
+    expect(warnings).toEqual(['fleet rate-limit relay: an event of the account workflow could not be read']);
+    void fleet.close();
+    await vi.advanceTimersByTimeAsync(1000);
+  });
+
   it('passes on no hold already over', async () => {
     const { client } = clientReading([{ events: [runStarted(Date.now() - 1000), held(Date.now() - 10)], token: 'a' }]);
     const fleet = fleetRateLimits({ client, taskQueue: 'q', workflowId: 'w', log: silentLog });
