@@ -106,10 +106,11 @@ it('two worker processes spend an account limited to 8 calls a second as one, wi
     // Never well over the limit, and the limit reached by the two as one: the best five seconds
     // near it (a worker stuck at half its share makes 4 a second, a pace that never leaves slow
     // start 5), and a loose floor over the whole run, since a loaded machine slows the workers
-    // themselves (a clean CI run measured 0.68 of the limit while other tests ran beside it; how
-    // close to the limit is the bench's to say: npm run bench:pacing).
+    // themselves (a clean CI run measured 0.68 of the limit while other tests ran beside it, and
+    // another a best five seconds of 6.4; alone 8.2-9; how close to the limit is the bench's to
+    // say: npm run bench:pacing).
     expect(share429).toBeLessThanOrEqual(0.05);
-    expect(best5s).toBeGreaterThanOrEqual(0.8 * 8);
+    expect(best5s).toBeGreaterThanOrEqual(0.75 * 8);
     expect(perSecond).toBeGreaterThanOrEqual(0.55 * 8);
   } finally {
     fake.setFaults({ rateLimit: null });
