@@ -13,6 +13,8 @@ import type { PaceGrant } from '../workflow-definitions/account';
 
 /** Slot k is the worker's whose span holds the fractional part of k times this: spread evenly for any span. */
 const GOLDEN = (Math.sqrt(5) - 1) / 2;
+/** The most slots a call's next one is looked for in: a span of 0.001 (a share of 1/1000 of the grid's) is found within it. */
+const MAX_LOOK = 10_000;
 
 /** The fleet's grid: `rate` slots a second from `origin` (epoch ms). */
 export type Grid = NonNullable<PaceGrant['grid']>;
@@ -44,8 +46,10 @@ export class FleetSlots {
     const span = Math.min(1, rate / Math.max(rate, this.grid.rate));
     const { origin } = this.grid;
     const first = Math.ceil((t - origin) / slot - 1e-9);
-    // A span's slots come within a few times 1 ÷ span of each other (the three-gap theorem).
-    for (let k = first; k < first + 10 / span + 10; k++) {
+    // A span's slots come within a few times 1 ÷ span of each other (the three-gap theorem). Not
+    // further than MAX_LOOK: a share of a float's remainder (1e-10 a second) looked through 10^11
+    // slots, the worker's event loop stopped meanwhile; it gets its mean interval instead.
+    for (let k = first; k < first + Math.min(MAX_LOOK, 10 / span + 10); k++) {
       if ((((k * GOLDEN) % 1) - this.phase + 1) % 1 < span) return origin + k * slot;
     }
     return t + 1000 / rate;

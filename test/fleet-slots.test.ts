@@ -35,6 +35,19 @@ describe('FleetSlots', () => {
     );
   });
 
+  it("a share of a float's remainder waits its mean interval, not a look through billions of slots", () => {
+    const slots = new FleetSlots();
+    slots.set(0.3, { rate: 4, origin: 0 });
+    // Before the bound, 1e-6 a second looked through 4 x 10^7 slots for a slot 16 days on, and
+    // 1e-12 a second through 4 x 10^13: the worker's event loop stopped for hours.
+    expect(slots.next(1_000_000, 1e-6)).toBe(1_000_000 + 1e9);
+    expect(slots.next(1_000_000, 1e-12)).toBe(1_000_000 + 1e15);
+    // A share of a thousandth of the grid's is still found on it.
+    const at = slots.next(1_000_000, 0.004);
+    expect(at % 250).toBe(0);
+    expect(at).not.toBe(1_000_000 + 1000 / 0.004);
+  });
+
   it('without a grid (an account workflow of an older build) a call goes when asked', () => {
     const slots = new FleetSlots();
     slots.set(Number.NaN, undefined);
