@@ -1,0 +1,61 @@
+/**
+ * The account's one rate (pacing/fleet-pace.ts) under any reports the workers may send: counts
+ * that are negative, not numbers, absurdly large or missing (JSON carries NaN as null), holds in
+ * the past or far ahead, and continue-as-new at any point (the state through JSON, as the
+ * workflow carries it). Whatever comes, each grant is a share the worker can pace by, and the
+ * state the next run starts from is numbers.
+ */
+import fc from 'fast-check';
+import { expect, it } from 'vitest';
+import { FleetPace, MIN_RATE } from '../pacing/fleet-pace';
+import type { PaceReport } from '../workflow-definitions/account';
+
+const count = fc.oneof(
+  fc.constantFrom(0, -5, 1e-12, 1e300, Number.NaN, Number.POSITIVE_INFINITY, null, undefined),
+  fc.double({ min: 0, max: 200, noNaN: true }),
+);
+/** A ceiling is a setting of at least MIN_RATE when it is one (a positive one below is honoured as given); the rest are ignored. */
+const ceiling = fc.oneof(fc.constantFrom(undefined, 0, -1, Number.NaN, null, 0.3, 4, 1e300), fc.double({ min: MIN_RATE, max: 100, noNaN: true }));
+const step = fc.oneof(
+  fc.record({
+    kind: fc.constant('report' as const),
+    worker: fc.constantFrom('a', 'b', 'c', 'd'),
+    want: count,
+    accepted: count,
+    limited: count,
+    maxRate: ceiling,
+    fresh: fc.option(fc.record({ answers: count, limited: count }), { nil: undefined }),
+    ms: fc.integer({ min: 0, max: 5000 }),
+  }),
+  fc.record({ kind: fc.constant('overshoot' as const), holdMs: fc.integer({ min: -2000, max: 20_000 }), ms: fc.integer({ min: 0, max: 3000 }) }),
+  fc.record({ kind: fc.constant('continueAsNew' as const), ms: fc.constant(0) }),
+);
+
+it('every grant is a pace a worker can keep, and the carried state is numbers, whatever the reports say', () => {
+  fc.assert(
+    fc.property(fc.array(step, { minLength: 1, maxLength: 200 }), (steps) => {
+      let pace = new FleetPace();
+      let now = Date.parse('2026-12-04T10:00:00Z');
+      for (const s of steps) {
+        now += s.ms;
+        if (s.kind === 'continueAsNew') pace = new FleetPace(JSON.parse(JSON.stringify(pace.state())));
+        else if (s.kind === 'overshoot') pace.overshoot(now + s.holdMs, now);
+        else {
+          const { kind: _kind, ms: _ms, ...report } = s;
+          const grant = pace.report(report as unknown as PaceReport, now);
+          const seen = JSON.stringify(grant);
+          expect(Number.isFinite(grant.rate) && grant.rate >= 0, `share: ${seen}`).toBe(true);
+          expect(grant.rate, `share over the account's rate: ${seen}`).toBeLessThanOrEqual(grant.accountRate * (1 + 1e-9));
+          expect(Number.isFinite(grant.phase) && grant.phase >= 0 && grant.phase < 1, `phase: ${seen}`).toBe(true);
+          expect(Number.isFinite(grant.grid!.rate) && grant.grid!.rate >= grant.accountRate, `grid: ${seen}`).toBe(true);
+          expect(Number.isFinite(grant.accountRate) && grant.accountRate > 0, `rate: ${seen}`).toBe(true);
+          expect(grant.noise === undefined || (grant.noise.share >= 0 && grant.noise.share < 1), `noise floor: ${seen}`).toBe(true);
+          expect(grant.freshShare === undefined || (grant.freshShare >= 0 && grant.freshShare <= 1), `fresh share: ${seen}`).toBe(true);
+        }
+        const carried = JSON.stringify(pace.state());
+        expect(carried, 'a carried state with null in it (NaN or Infinity through JSON)').not.toContain('null');
+      }
+    }),
+    { numRuns: 500 },
+  );
+});
