@@ -7,6 +7,7 @@
  * FRESH_REPORT_MS, only when there are some), and reads the fleet's pool of them at start.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
@@ -61,6 +62,20 @@ export const FRESH_READ_MS = 10_000;
 export function listenRetryMs(failures: number): number {
   return Math.min(1000, 50 * 2 ** Math.max(0, failures - 1));
 }
+
+const share = z.number().finite().min(0).max(1);
+/**
+ * A grant as this worker paces by it: the account workflow may be of another build, and a rate
+ * that is not a number left every waiting call unpaced (a slot at NaN is never in the future).
+ */
+const paceGrant = z.object({
+  rate: z.number().finite().min(0),
+  phase: share.default(0),
+  slowStart: z.boolean().optional(),
+  grid: z.object({ rate: z.number().finite().positive(), origin: z.number().finite() }).optional(),
+  noise: z.object({ share: share, answers: z.number().finite().min(0) }).optional(),
+  freshShare: share.optional(),
+});
 
 /**
  * The account's workflow id: a digest of the account's name, the API's address and the task
@@ -276,9 +291,16 @@ export function fleetRateLimits(options: {
     async pace(report) {
       try {
         const account = await handle();
-        const grant = await client.withAbortSignal(AbortSignal.any([stop.signal, AbortSignal.timeout(2000)]), () =>
+        const answer = await client.withAbortSignal(AbortSignal.any([stop.signal, AbortSignal.timeout(2000)]), () =>
           account.executeUpdate(accountPaceUpdate, { args: [{ ...report, worker }] }),
         );
+        const checked = paceGrant.safeParse(answer);
+        if (!checked.success) {
+          // Not a share to pace by: this worker paces alone until a grant is.
+          log.warn('fleet pace: a grant that is no pace, ignored', { issue: checked.error.issues[0]?.path.join('.') ?? '' });
+          return null;
+        }
+        const grant = checked.data;
         return {
           rate: grant.rate,
           phase: grant.phase,

@@ -119,3 +119,40 @@ describe('the relay reading the account workflow history', () => {
     await vi.advanceTimersByTimeAsync(1000);
   });
 });
+
+describe("the fleet channel's pace report", () => {
+  /** A client whose account workflow answers each pace report with `answer`. */
+  function clientAnswering(answer: unknown) {
+    const account = { executeUpdate: vi.fn(async () => answer) };
+    return {
+      workflow: { start: vi.fn(async () => account) },
+      withAbortSignal: (_signal: AbortSignal, fn: () => unknown) => fn(),
+    } as unknown as Client;
+  }
+  const grant = { rate: 2.5, phase: 0.25, grid: { rate: 10.2, origin: 1 }, accountRate: 10, slowStart: false, noise: { share: 0.1, answers: 40 }, freshShare: 0.5 };
+  const report = { want: 3, accepted: 2, limited: 0 };
+
+  it('passes a grant on as the share to pace by', async () => {
+    const fleet = fleetRateLimits({ client: clientAnswering(grant), taskQueue: 'q', workflowId: 'w', log: silentLog });
+    expect(await fleet.pace(report)).toEqual({ rate: 2.5, phase: 0.25, slowStart: false, grid: grant.grid, noise: grant.noise, freshShare: 0.5 });
+    await fleet.close();
+  });
+
+  // A rate that is not a number left every waiting call of the worker unpaced (its next slot NaN,
+  // never in the future); a floor over 1 would take every 429 as noise and hold nothing.
+  it.each([
+    ['a rate that is not a number (NaN through JSON)', { ...grant, rate: null }],
+    ['a rate below zero', { ...grant, rate: -1 }],
+    ['no rate', { phase: 0 }],
+    ['a grid of no slots', { ...grant, grid: { rate: 0, origin: 1 } }],
+    ['a noise floor over 1', { ...grant, noise: { share: 7, answers: 40 } }],
+    ['not an object', 'fast'],
+  ])('ignores %s, warning: the worker paces alone until a grant is a pace', async (_what, answer) => {
+    const warnings: string[] = [];
+    const log = { ...silentLog, warn: (message: string) => void warnings.push(message) };
+    const fleet = fleetRateLimits({ client: clientAnswering(answer), taskQueue: 'q', workflowId: 'w', log });
+    expect(await fleet.pace(report)).toBeNull();
+    expect(warnings).toEqual(['fleet pace: a grant that is no pace, ignored']);
+    await fleet.close();
+  });
+});
