@@ -15,7 +15,10 @@ const count = fc.oneof(
   fc.double({ min: 0, max: 200, noNaN: true }),
 );
 /** A ceiling is a setting of at least MIN_RATE when it is one (a positive one below is honoured as given); the rest are ignored. */
-const ceiling = fc.oneof(fc.constantFrom(undefined, 0, -1, Number.NaN, null, 0.3, 4, 1e300), fc.double({ min: MIN_RATE, max: 100, noNaN: true }));
+const ceiling = fc.oneof(
+  fc.constantFrom(undefined, 0, -1, Number.NaN, null, 0.3, 4, 1e300),
+  fc.double({ min: MIN_RATE, max: 100, noNaN: true }),
+);
 const step = fc.oneof(
   fc.record({
     kind: fc.constant('report' as const),
@@ -27,7 +30,11 @@ const step = fc.oneof(
     fresh: fc.option(fc.record({ answers: count, limited: count }), { nil: undefined }),
     ms: fc.integer({ min: 0, max: 5000 }),
   }),
-  fc.record({ kind: fc.constant('overshoot' as const), holdMs: fc.integer({ min: -2000, max: 20_000 }), ms: fc.integer({ min: 0, max: 3000 }) }),
+  fc.record({
+    kind: fc.constant('overshoot' as const),
+    holdMs: fc.integer({ min: -2000, max: 20_000 }),
+    ms: fc.integer({ min: 0, max: 3000 }),
+  }),
   fc.record({ kind: fc.constant('continueAsNew' as const), ms: fc.constant(0) }),
 );
 

@@ -129,12 +129,27 @@ describe("the fleet channel's pace report", () => {
       withAbortSignal: (_signal: AbortSignal, fn: () => unknown) => fn(),
     } as unknown as Client;
   }
-  const grant = { rate: 2.5, phase: 0.25, grid: { rate: 10.2, origin: 1 }, accountRate: 10, slowStart: false, noise: { share: 0.1, answers: 40 }, freshShare: 0.5 };
+  const grant = {
+    rate: 2.5,
+    phase: 0.25,
+    grid: { rate: 10.2, origin: 1 },
+    accountRate: 10,
+    slowStart: false,
+    noise: { share: 0.1, answers: 40 },
+    freshShare: 0.5,
+  };
   const report = { want: 3, accepted: 2, limited: 0 };
 
   it('passes a grant on as the share to pace by', async () => {
     const fleet = fleetRateLimits({ client: clientAnswering(grant), taskQueue: 'q', workflowId: 'w', log: silentLog });
-    expect(await fleet.pace(report)).toEqual({ rate: 2.5, phase: 0.25, slowStart: false, grid: grant.grid, noise: grant.noise, freshShare: 0.5 });
+    expect(await fleet.pace(report)).toEqual({
+      rate: 2.5,
+      phase: 0.25,
+      slowStart: false,
+      grid: grant.grid,
+      noise: grant.noise,
+      freshShare: 0.5,
+    });
     await fleet.close();
   });
 
