@@ -68,7 +68,7 @@ const share = z.number().finite().min(0).max(1);
  * A grant as this worker paces by it: the account workflow may be of another build, and a rate
  * that is not a number left every waiting call unpaced (a slot at NaN is never in the future).
  */
-const paceGrant = z.object({
+const paceGrant: z.ZodType<FleetShare, unknown> = z.object({
   rate: z.number().finite().min(0),
   phase: share.default(0),
   slowStart: z.boolean().optional(),
@@ -300,15 +300,8 @@ export function fleetRateLimits(options: {
           log.warn('fleet pace: a grant that is no pace, ignored', { issue: checked.error.issues[0]?.path.join('.') ?? '' });
           return null;
         }
-        const grant = checked.data;
-        return {
-          rate: grant.rate,
-          phase: grant.phase,
-          slowStart: grant.slowStart,
-          ...(grant.grid ? { grid: grant.grid } : {}),
-          ...(grant.noise ? { noise: grant.noise } : {}),
-          ...(grant.freshShare !== undefined ? { freshShare: grant.freshShare } : {}),
-        };
+        // The schema keeps only what a worker paces by (the account's own rate is dropped).
+        return checked.data;
       } catch (err) {
         // The run continued as new, or an older build runs it: the next report finds it again; meanwhile the worker paces alone.
         started = null;
