@@ -162,7 +162,7 @@ export class FleetNoiseFloor {
     const pooled = floorOf(all, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
     if (pooled > 0 && pooled < fresh) return { share: Math.min(pooled, YOUNG_FLOOR_CAP), answers: all.answers };
     if (pooled <= 0 && onlyStrays(all)) return { share: 0, answers: 0 };
-    return { share: Math.min(fresh, YOUNG_FLOOR_CAP), answers: this.fresh.answers };
+    return { share: Math.min(youngShare(this.fresh), YOUNG_FLOOR_CAP), answers: this.fresh.answers };
   }
 
   /** When the floor was last learned (−∞: not in this run). */
@@ -314,6 +314,20 @@ export class FleetNoiseFloor {
     this.noise = noise;
     this.fresh = NONE;
   }
+}
+
+/**
+ * A floor learned from a few fresh answers alone, less the 429 that made it one: it is learned at
+ * the first count whose 429s reach MIN_FRESH_LIMITED, so its share is high by that one (bench
+ * pacing, 10 % noise: learned as 0.18-0.25 in five of seven runs traced, 0.11 in two). Too high,
+ * its margin hides the limit's 429s and no hold is relayed to bring the fresh answers that would
+ * correct it (the floor stayed at 0.25 for 200 s while the fleet ran at 1.5-2.2 times the
+ * limit); too low, the noise's 429s are relayed as holds, whose fresh answers mature the floor.
+ * No lower than half the share, nor 0 (the floor is known).
+ */
+function youngShare(fresh: Answers): number {
+  const share = fresh.limited / fresh.answers;
+  return Math.max((fresh.limited - 1) / fresh.answers, share / 2);
 }
 
 /** Adds a sample to a pool, scaled down to NOISE_POOL_ANSWERS answers at most. */
