@@ -81,6 +81,8 @@ export interface RateLimitRow {
   acceptedPerLimit: number;
   /** 429 answers over all answers, whole run. */
   share429: number;
+  /** The limit's own 429s (the fake's token bucket, not its 429s no pace causes) over all answers, whole run. */
+  limitShare429: number;
   calls: number;
   labelP50NoWaveSeconds: number;
   labelP95NoWaveSeconds: number;
@@ -168,6 +170,7 @@ export async function rateLimitScenario(
         wave: opts.wave,
         acceptedPerLimit: round(inWave.filter((r) => r.status !== 429).length / ((waveTo - waveFrom) / 1000) / opts.limit),
         share429: round(limited.length / Math.max(1, requests.length)),
+        limitShare429: round(limited.filter((r) => r.fault === 'rate-limit').length / Math.max(1, requests.length)),
         calls: requests.length,
         labelP50NoWaveSeconds: round(percentile(noWave.seconds, 0.5)),
         labelP95NoWaveSeconds: round(percentile(noWave.seconds, 0.95)),
