@@ -54,6 +54,16 @@ const CLASSES: readonly CallClass[] = ['label', 'order', 'tracking'];
  */
 const FRESH_MS = 3000;
 const FRESH_HOLD_MS = 1000;
+/**
+ * Sharing the fleet's rate, for this long: the bound above is then at most 0.9 of this worker's
+ * share (the shares add up to the account's rate, which the hold's cut put under what the API
+ * accepted) or the fleet's (under 0.45 of what the API lately accepted), so a limit that did not
+ * fall refuses none of them, however long after. Before the noise is known each 429 holds the
+ * fleet 1-5 s and it sends 2-3 calls a second: in bench pacing's noise row (accounts of 5 and 20
+ * a second, two workers, seven seeds) the slowest two learned it at second 43-87 with 3 s, 29-48
+ * with 10 (the median at 20-26 either way).
+ */
+const FLEET_FRESH_MS = 10_000;
 /** What the API accepted of this worker before a hold: the calls a second over this long (holds included). */
 const FRESH_RATE_MS = 5000;
 /**
@@ -678,7 +688,7 @@ export class AccountPacer {
         (this.holdRelayed || !this.fleetRelays) &&
         !(this.shared(t) && this.fleetSlowStart) &&
         this.notBefore - this.heldSince >= FRESH_HOLD_MS &&
-        since < FRESH_MS &&
+        since < (this.shared(t) ? FLEET_FRESH_MS : FRESH_MS) &&
         this.sentSinceHold <= this.freshRate * (1 + (since - this.relayLag) / 1000);
       // No saved-up credit after an idle spell: the next call is one interval after this one
       // (sharing the fleet's rate: this worker's next slot of its grid).

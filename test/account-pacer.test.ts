@@ -392,6 +392,33 @@ describe('AccountPacer', () => {
       }
     });
 
+    it("sharing the fleet's rate, marks the calls of the 10 s after a hold fresh while they stay within the bound, not only those of the 3 s", async () => {
+      // Before the noise is known each 429 holds the fleet 1-5 s at 2-3 calls a second: a few
+      // fresh calls a hold, and the slowest runs learned 10 % noise only at second 43-87.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+      const pacer = new AccountPacer({ share: async () => ({ rate: 2, phase: 0, slowStart: false, freshShare: 1 }) });
+      try {
+        for (let i = 0; i < 10; i++) pacer.recordAccepted(await granted(pacer.acquire('tracking')));
+        const heldUntil = Date.now() + 1000;
+        pacer.holdUntil(heldUntil);
+        // Under the bound (90 % of the share of 2 at once, and every second since): a call every 0.6 s.
+        const after: Array<{ at: number; fresh: boolean }> = [];
+        while (after.length === 0 || after.at(-1)!.at < heldUntil + 12_000) {
+          const turn = await granted(pacer.acquire('tracking'));
+          after.push({ at: turn.at, fresh: turn.fresh });
+          pacer.recordAccepted(turn);
+          await vi.advanceTimersByTimeAsync(600);
+        }
+        const within = after.filter((c) => c.at >= heldUntil + 3000 && c.at < heldUntil + 10_000);
+        expect(within.length).toBeGreaterThanOrEqual(10);
+        expect(within.every((c) => c.fresh)).toBe(true);
+        expect(after.filter((c) => c.at >= heldUntil + 10_000).some((c) => c.fresh)).toBe(false);
+      } finally {
+        pacer.close();
+        vi.useRealTimers();
+      }
+    });
+
     it('in a fleet, marks the calls after a hold fresh only if the fleet channel brought the hold back before it ended', async () => {
       try {
         const pacer = await busyPacer(10, true, 10, true);
