@@ -290,6 +290,33 @@ describe("the fleet's one rate and the limit's own 429s (simulated)", () => {
   }, 300_000);
 });
 
+describe("a small account's slow start (simulated)", () => {
+  it('an account of 2 calls a second on one worker ends its slow start whatever the relays take (0.3-1 s): under 3 % 429s, at least 0.9 of it spent', async () => {
+    // Each overshoot met one 429 and a hold, so the fleet accepted 1.3-1.7 calls a second: under
+    // the 2 that ended slow start, and far from the third of its answers 429. With relays of
+    // 412 and 465 ms it searched for good, halving and growing by half: 20 % 429s, 0.72 of the limit.
+    const missed: string[] = [];
+    for (const relayMs of [300, 412, 465, 600, 1000]) {
+      for (const workers of [1, 2]) {
+        const run = await simulate({
+          seconds: 90,
+          limit: () => 2,
+          demand: { clients: 6, thinkMs: 1000 },
+          workers,
+          workerOf: () => 0,
+          relayMs,
+          roundTripMs: 38,
+        });
+        const share = run.share429(15, 90);
+        const spent = run.acceptedPerSecond(15, 90) / 2;
+        if (share > 0.03 || spent < 0.9)
+          missed.push(`relays ${relayMs} ms, ${workers} workers: ${(100 * share).toFixed(1)} % 429s, ${spent.toFixed(2)} of the limit`);
+      }
+    }
+    expect(missed).toEqual([]);
+  }, 120_000);
+});
+
 describe("the limit's own 429s beside noise (simulated)", () => {
   it("beside 10 % noise, no run sends an eighth of its calls into the limit's 429s (5 and 20 a second, two workers, 7 seeds)", async () => {
     // A floor learned from a few fresh answers was learned at the 429 that made it one: 0.18-0.25
