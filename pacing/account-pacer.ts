@@ -64,6 +64,15 @@ const FRESH_HOLD_MS = 1000;
  * with 10 (the median at 20-26 either way).
  */
 const FLEET_FRESH_MS = 10_000;
+/**
+ * ... and after FRESH_MS, only while the fleet's rate stands within this of its lowest since the
+ * hold (the probe grows it half a percent a second): each worker's bound assumes the others stay
+ * within theirs, and a rate that grew (settling after slow start, 2 % a second, from a cut that
+ * counted the limit's burst as accepted) sends their calls past it. Without it, 2 of 550 perturbed
+ * simulated runs (a limiter charging refused calls, 4 workers) took the limit's 429s, 5-7 s after
+ * such a hold, for noise: 9 % 429s.
+ */
+const FLEET_FRESH_GROWTH = 1.05;
 /** What the API accepted of this worker before a hold: the calls a second over this long (holds included). */
 const FRESH_RATE_MS = 5000;
 /**
@@ -156,6 +165,8 @@ export interface FleetShare {
   noise?: { share: number; answers: number };
   /** The share of this worker's rate its calls after a hold may go at and still be fresh (PaceGrant.freshShare). */
   freshShare?: number;
+  /** The account's rate for the whole fleet (PaceGrant.accountRate). */
+  accountRate?: number;
 }
 
 /** A call's turn: whether it went out right after a hold (its answer teaches the noise floor). */
@@ -253,6 +264,9 @@ export class AccountPacer {
   private fleetSlowStart = false;
   /** PaceGrant.freshShare: the fleet's bound on fresh calls, as a share of this worker's. */
   private fleetFreshShare = 0;
+  /** The fleet's rate (PaceGrant.accountRate; 0: not told), and its lowest since the last hold began. */
+  private accountRate = 0;
+  private accountRateSinceHold = Number.POSITIVE_INFINITY;
 
   constructor(options: AccountPacerOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -311,6 +325,10 @@ export class AccountPacer {
         }
         this.fleetSlowStart = grant.slowStart === true;
         this.fleetFreshShare = Number.isFinite(grant.freshShare) ? Math.min(1, Math.max(0, grant.freshShare!)) : 0;
+        if (Number.isFinite(grant.accountRate) && grant.accountRate! > 0) {
+          this.accountRate = grant.accountRate!;
+          this.accountRateSinceHold = Math.min(this.accountRateSinceHold, this.accountRate);
+        }
         this.setShare(grant.rate, grant.phase, grant.grid);
       });
     this.reportLater();
@@ -426,6 +444,7 @@ export class AccountPacer {
           : Math.max(this.nextSlotAt, until + (this.random() * 1000) / this.rate);
     }
     this.sentSinceHold = 0;
+    this.accountRateSinceHold = this.accountRate > 0 ? this.accountRate : Number.POSITIVE_INFINITY;
     this.holdRelayed = false;
     this.relayLag = 0;
     this.releaseWaiters(until - t);
@@ -687,6 +706,7 @@ export class AccountPacer {
       const fresh =
         (this.holdRelayed || !this.fleetRelays) &&
         !(this.shared(t) && this.fleetSlowStart) &&
+        (since < FRESH_MS || !this.shared(t) || this.accountRate <= FLEET_FRESH_GROWTH * this.accountRateSinceHold) &&
         this.notBefore - this.heldSince >= FRESH_HOLD_MS &&
         since < (this.shared(t) ? FLEET_FRESH_MS : FRESH_MS) &&
         this.sentSinceHold <= this.freshRate * (1 + (since - this.relayLag) / 1000);

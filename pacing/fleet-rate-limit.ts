@@ -75,6 +75,7 @@ const paceGrant: z.ZodType<FleetShare, unknown> = z.object({
   grid: z.object({ rate: z.number().finite().positive(), origin: z.number().finite() }).optional(),
   noise: z.object({ share: share, answers: z.number().finite().min(0) }).optional(),
   freshShare: share.optional(),
+  accountRate: z.number().finite().positive().optional(),
 });
 
 /**

@@ -419,6 +419,35 @@ describe('AccountPacer', () => {
       }
     });
 
+    it("sharing the fleet's rate, marks the calls after the first 3 s of a hold fresh only while the fleet's rate grew no more than 5 % since its lowest", async () => {
+      // Settling after slow start grew a rate cut from counts the limit's burst inflated past
+      // the limit: the other workers' calls went past their bounds, and this worker's fresh
+      // ones met the limit's 429s 5-7 s after the hold, which were learned as noise.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+      let accountRate = 8;
+      const pacer = new AccountPacer({ share: async () => ({ rate: 2, phase: 0, slowStart: false, freshShare: 1, accountRate }) });
+      try {
+        for (let i = 0; i < 10; i++) pacer.recordAccepted(await granted(pacer.acquire('tracking')));
+        const heldUntil = Date.now() + 1000;
+        pacer.holdUntil(heldUntil);
+        const after: Array<{ at: number; fresh: boolean }> = [];
+        while (after.length === 0 || after.at(-1)!.at < heldUntil + 9000) {
+          const turn = await granted(pacer.acquire('tracking'));
+          after.push({ at: turn.at, fresh: turn.fresh });
+          pacer.recordAccepted(turn);
+          // The fleet's rate, 8 until 4 s after the hold, grows 2 % a second (settling).
+          if (turn.at >= heldUntil + 4000) accountRate *= 1.02 ** 0.6;
+          await vi.advanceTimersByTimeAsync(600);
+        }
+        expect(after.filter((c) => c.at < heldUntil + 3000).every((c) => c.fresh)).toBe(true);
+        expect(after.filter((c) => c.at >= heldUntil + 3000 && c.at < heldUntil + 5000).some((c) => c.fresh)).toBe(true);
+        expect(after.filter((c) => c.at >= heldUntil + 8000).some((c) => c.fresh)).toBe(false);
+      } finally {
+        pacer.close();
+        vi.useRealTimers();
+      }
+    });
+
     it('in a fleet, marks the calls after a hold fresh only if the fleet channel brought the hold back before it ended', async () => {
       try {
         const pacer = await busyPacer(10, true, 10, true);

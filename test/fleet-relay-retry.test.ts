@@ -149,6 +149,7 @@ describe("the fleet channel's pace report", () => {
       grid: grant.grid,
       noise: grant.noise,
       freshShare: 0.5,
+      accountRate: 10,
     });
     await fleet.close();
   });
@@ -161,6 +162,7 @@ describe("the fleet channel's pace report", () => {
     ['no rate', { phase: 0 }],
     ['a grid of no slots', { ...grant, grid: { rate: 0, origin: 1 } }],
     ['a noise floor over 1', { ...grant, noise: { share: 7, answers: 40 } }],
+    ["an account's rate of none", { ...grant, accountRate: 0 }],
     ['not an object', 'fast'],
   ])('ignores %s, warning: the worker paces alone until a grant is a pace', async (_what, answer) => {
     const warnings: string[] = [];
