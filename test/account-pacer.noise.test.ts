@@ -317,7 +317,7 @@ describe('after slow start, a limit that charges refused calls (simulated)', () 
 });
 
 describe("a small account's slow start (simulated)", () => {
-  it('an account of 2 calls a second on one worker ends its slow start whatever the relays take (0.3-1 s): under 3 % 429s, at least 0.9 of it spent', async () => {
+  it('an account of 2 calls a second, all its calls on one worker of one or two, ends its slow start whatever the relays take (0.3-1 s): under 3 % 429s, at least 0.9 of it spent', async () => {
     // Each overshoot met one 429 and a hold, so the fleet accepted 1.3-1.7 calls a second: under
     // the 2 that ended slow start, and far from the third of its answers 429. With relays of
     // 412 and 465 ms it searched for good, halving and growing by half: 20 % 429s, 0.72 of the limit.
