@@ -315,6 +315,18 @@ describe('AccountPacer', () => {
       }
       return all;
     }
+    /** Accepted calls 600 ms apart until one is granted at `until` or later; `each` is told of every turn's time. */
+    async function callsEvery600ms(pacer: AccountPacer, until: number, each: (at: number) => void = () => {}) {
+      const all: Array<{ at: number; fresh: boolean }> = [];
+      while (all.length === 0 || all.at(-1)!.at < until) {
+        const turn = await granted(pacer.acquire('tracking'));
+        all.push({ at: turn.at, fresh: turn.fresh });
+        pacer.recordAccepted(turn);
+        each(turn.at);
+        await vi.advanceTimersByTimeAsync(600);
+      }
+      return all;
+    }
 
     /** A busy pacer that learned a noise floor (every tenth fresh call refused), and then sent 20 calls. */
     async function noisyPacer(): Promise<AccountPacer> {
@@ -402,13 +414,7 @@ describe('AccountPacer', () => {
         const heldUntil = Date.now() + 1000;
         pacer.holdUntil(heldUntil);
         // Under the bound (90 % of the share of 2 at once, and every second since): a call every 0.6 s.
-        const after: Array<{ at: number; fresh: boolean }> = [];
-        while (after.length === 0 || after.at(-1)!.at < heldUntil + 12_000) {
-          const turn = await granted(pacer.acquire('tracking'));
-          after.push({ at: turn.at, fresh: turn.fresh });
-          pacer.recordAccepted(turn);
-          await vi.advanceTimersByTimeAsync(600);
-        }
+        const after = await callsEvery600ms(pacer, heldUntil + 12_000);
         const within = after.filter((c) => c.at >= heldUntil + 3000 && c.at < heldUntil + 10_000);
         expect(within.length).toBeGreaterThanOrEqual(10);
         expect(within.every((c) => c.fresh)).toBe(true);
@@ -430,15 +436,10 @@ describe('AccountPacer', () => {
         for (let i = 0; i < 10; i++) pacer.recordAccepted(await granted(pacer.acquire('tracking')));
         const heldUntil = Date.now() + 1000;
         pacer.holdUntil(heldUntil);
-        const after: Array<{ at: number; fresh: boolean }> = [];
-        while (after.length === 0 || after.at(-1)!.at < heldUntil + 9000) {
-          const turn = await granted(pacer.acquire('tracking'));
-          after.push({ at: turn.at, fresh: turn.fresh });
-          pacer.recordAccepted(turn);
-          // The fleet's rate, 8 until 4 s after the hold, grows 2 % a second (settling).
-          if (turn.at >= heldUntil + 4000) accountRate *= 1.02 ** 0.6;
-          await vi.advanceTimersByTimeAsync(600);
-        }
+        // The fleet's rate, 8 until 4 s after the hold, grows 2 % a second (settling).
+        const after = await callsEvery600ms(pacer, heldUntil + 9000, (at) => {
+          if (at >= heldUntil + 4000) accountRate *= 1.02 ** 0.6;
+        });
         expect(after.filter((c) => c.at < heldUntil + 3000).every((c) => c.fresh)).toBe(true);
         expect(after.filter((c) => c.at >= heldUntil + 3000 && c.at < heldUntil + 5000).some((c) => c.fresh)).toBe(true);
         expect(after.filter((c) => c.at >= heldUntil + 8000).some((c) => c.fresh)).toBe(false);
