@@ -268,7 +268,14 @@ describe('Shopify reads fulfilled orders again', () => {
       pulledAt = updatedAt;
     } while (!delivered || !p.delivered(order.id));
     expect((await done).outcome).toBe('delivered');
-    expect(shopify.order(order.id)!.fulfillments[0]!.events.length).toBeGreaterThanOrEqual(3);
+    // Each status the shipment saw, once and in order, ending delivered. How many it saw depends on
+    // the clock (stages of 1.5 s from the label, and tracking held back through the pulls above:
+    // a loaded CI machine held it past the confirmed stage and saw two), so the count is not asserted.
+    const timeline = shopify.order(order.id)!.fulfillments[0]!.events.map((e) => e.status);
+    const stages = ['CONFIRMED', 'IN_TRANSIT', 'DELIVERED'];
+    expect(timeline.at(-1)).toBe('DELIVERED');
+    expect(timeline.map((s) => stages.indexOf(s))).toEqual([...new Set(timeline.map((s) => stages.indexOf(s)))].sort((a, b) => a - b));
+    expect(timeline.every((s) => stages.includes(s))).toBe(true);
     // The delivered event is our last write: read once more, still nothing.
     const last = shopify.order(order.id)!;
     const lastPull = await pullNow(h.env.client, p.shop);
