@@ -28,9 +28,11 @@ export interface SimOptions {
   /**
    * `clients`: that many loops always have a call to make (a backlog), each waiting its own
    * retries, and `thinkMs` after each accepted call (a tracking poller's interval).
+   * `rampMs`: the loops join evenly over this span, not all at once (shipments reaching tracking
+   * one by one after their labels).
    * `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
    */
-  demand: { clients: number; thinkMs?: number } | { perSecond: number };
+  demand: { clients: number; thinkMs?: number; rampMs?: number } | { perSecond: number };
   /** The limit counts refused calls too (its bucket goes below empty, down to a second's worth); default: only accepted ones. */
   refusedTakesToken?: boolean;
   /** Random 429s before the bucket (they then use none of the limit); default after it, as the fake. */
@@ -208,6 +210,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       for (let c = 0; c < demand.clients; c++) {
         loops.push(
           (async () => {
+            if (demand.rampMs) await sleep((c * demand.rampMs) / demand.clients);
             while (!stop) {
               await call(c);
               if (demand.thinkMs) await sleep(demand.thinkMs);
