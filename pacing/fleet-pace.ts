@@ -295,6 +295,7 @@ export class FleetPace {
    * over the limit. Once per overshoot; a long hold is the API holding the account, not the pace.
    */
   overshoot(holdEnd: number, now: number, ceiling = Number.POSITIVE_INFINITY): void {
+    const heldBefore = this.heldUntil;
     this.heldUntil = Math.max(this.heldUntil, holdEnd);
     this.noise.held();
     if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
@@ -322,6 +323,9 @@ export class FleetPace {
     const found = shown || repeated;
     if (this.slowStart) this.slowStartCuts++;
     const endsSlowStart = this.slowStart && found;
+    const wasSettling = this.settling;
+    // Every worker's counts span a whole lease and no hold: they show what the API accepted of a rate it was let run at.
+    const steady = this.countedFully(now) && now - LEASE_MS >= heldBefore;
     if (endsSlowStart) {
       this.slowStart = false;
       this.settling = true;
@@ -332,15 +336,26 @@ export class FleetPace {
     } else {
       // (Not from what the API accepted over a window with holds in it: that is far below the
       // limit, and 429s no pace causes cut the rate to nothing before they were learned.)
+      // Settling's overshoot over steady counts found the limit: cut from under the 0.85 that
+      // cuts from what was accepted (2 a second, 2 accepted at 2.38: 2.14 left met it twice more).
       if (!this.settling) this.scaleProbe(before);
       this.settling = false;
-      const from = accepted >= ACCEPTED_SHARE * before ? Math.min(this.rate, accepted) : this.rate;
+      const from =
+        accepted >= ACCEPTED_SHARE * before
+          ? Math.min(this.rate, accepted)
+          : wasSettling && steady
+            ? Math.min(this.rate, ACCEPTED_SHARE * before)
+            : this.rate;
       this.rate = Math.max(MIN_RATE, Math.min(from * 0.9, ceiling));
     }
     this.cycle = NONE;
-    // What was accepted over holds (repeated) is under the limit: no plateau from it (it held an
-    // account of 2 a second at 0.73 of its limit for 90 s).
-    if (!this.slowStart && (!endsSlowStart || (this.countedFully(now) && !repeated))) this.notePeak(before, accepted);
+    // Slow start's end takes a plateau only from steady counts: over a hold, or over holds
+    // (repeated), they are far under the limit (an account of 5 a second whose shipments reached
+    // tracking one by one counted 4.33 over the hold before, and its plateau held it at 4.25 for
+    // the 90 s quiet spell, at 3 in one CI run; 2 a second at 0.73). Settling's first overshoot
+    // over steady counts shows the limit in them.
+    const shows = endsSlowStart || (wasSettling && steady);
+    if (!this.slowStart && (!endsSlowStart || (steady && !repeated))) this.notePeak(before, accepted, shows);
     else this.peak = 0;
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     const scale = this.rate / Math.max(this.rate, this.total('rate'));
@@ -363,19 +378,23 @@ export class FleetPace {
   /**
    * A small account's overshoot (outside slow start) sets where it waits (PLATEAU_SHARE): no
    * higher than the API accepted (settling ran 10 s past an account of 2 a second, within its
-   * burst). Only an overshoot that shows the limit: slow start's end (from whole leases' counts),
-   * growth past the last one, or a rate the API accepted nearly all of, PEAK_ACCEPTED_SHARE (under
+   * burst). Only an overshoot that shows the limit: slow start's end or settling's (from steady
+   * counts, see overshoot), growth past the last one, or a rate the API accepted nearly all of, PEAK_ACCEPTED_SHARE (under
    * 429s no pace causes, holds leave far less accepted, and a plateau under that ratcheted the
    * rate down: bench noise row 0.71 -> 0.57; a rate a few percent over a small limit runs for many
    * seconds on its burst, the API accepting 0.94 of it, and at 0.95 four workers on an account of
    * 2 a second probed past it: 0.68 % 429s).
    * Growth past the last overshoot (the quiet spell's, a tenth a second) is cut to under what
    * the API accepted: cut by a tenth at a time, it met the limit five times over (2 a second).
+   * Past slow start (settling just set), an overshoot's plateau is no lower than half the rate it
+   * met, as a cut is no deeper than halving: a charging limiter's deficit let 0.33 a second of an
+   * account of 2 through, and the plateau from it held the rate at 0.30 for the quiet spell.
    */
-  private notePeak(before: number, accepted: number): void {
+  private notePeak(before: number, accepted: number, shows: boolean): void {
     const grewPast = this.peak > 0 && before > this.peak;
-    const limits = this.settling || grewPast || accepted >= PEAK_ACCEPTED_SHARE * before;
-    this.peak = before < GENTLE_BELOW && limits ? Math.min(before, accepted) : 0;
+    const limits = shows || grewPast || accepted >= PEAK_ACCEPTED_SHARE * before;
+    const floor = this.settling ? 0 : before / 2;
+    this.peak = before < GENTLE_BELOW && limits ? Math.min(before, Math.max(accepted, floor)) : 0;
     if (grewPast && this.peak > 0) this.rate = Math.max(MIN_RATE, Math.min(this.rate, 0.9 * this.peak));
   }
 

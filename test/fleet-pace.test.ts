@@ -436,6 +436,70 @@ describe('FleetPace on its own (pure)', () => {
     expect(counted.state().peak).toBeGreaterThan(1.5);
   });
 
+  it("slow start's end sets no plateau from counts with a hold in them: the rate settles on to the limit", () => {
+    // Two worker processes, an account of 5 a second, 20 shipments reaching tracking one by one
+    // (test/fleet-pace.process.test.ts under load; its reports and holds as the account workflow
+    // took them): slow start ended at 8.44 a second with 4.33 counted over the hold before it and a
+    // rate that grew half again a second, and the plateau held the account at 4.25 for the 90 s
+    // quiet spell (one CI run: at 3 a second, the test's floor missed).
+    const pace = new FleetPace();
+    const at = (s: number) => 1_000_000 + s * 1000;
+    const report = (s: number, worker: string, want: number, accepted: number, limited: number) =>
+      pace.report({ worker, want, accepted, limited }, at(s));
+    report(3.3, 'f', 1, 0, 0);
+    report(3.3, 'd', 1, 0, 0);
+    report(3.7, 'd', 1, 0, 0);
+    report(4.9, 'f', 0.33, 0.33, 0);
+    report(5.0, 'd', 1, 0, 0);
+    report(5.4, 'f', 5.33, 0.33, 0);
+    report(5.5, 'd', 11.67, 0.67, 0);
+    pace.overshoot(at(7.3), at(6.3));
+    report(6.5, 'f', 10.67, 1.67, 0);
+    report(6.5, 'd', 11.67, 1.33, 0.33);
+    report(7.3, 'f', 10.67, 1.67, 0);
+    report(7.6, 'd', 10.67, 1.33, 0.33);
+    report(8.4, 'f', 7.33, 2.33, 0);
+    report(8.6, 'd', 16.33, 2.0, 0.33);
+    pace.overshoot(at(10.1), at(9.1));
+    expect(pace.state()).toMatchObject({ slowStart: false, peak: 0 });
+    // The API takes what is let through, up to its limit of 5: settling grows on to it.
+    let s = 9.4;
+    for (let i = 0; s < 40 && pace.state().rate < 4.9; i++, s += 0.5)
+      report(s, i % 2 === 0 ? 'f' : 'd', 10, Math.min(5, pace.state().rate) / 2, 0);
+    expect(pace.state().rate).toBeGreaterThanOrEqual(4.9);
+    expect(s).toBeLessThan(25);
+  });
+
+  it("settling's overshoot sets a small account's plateau from counts with no hold in them, and cuts to under the limit at once", () => {
+    // An account of 2 a second, slow start's end set no plateau: settling grew past the limit on
+    // its burst to 2.38 with 2 a second accepted, just under the 0.85 of the rate that cuts from
+    // what was accepted, so the cut left 2.14 and no plateau: two more overshoots followed (2 %
+    // 429s over the simulation's 75 s).
+    const pace = new FleetPace({ rate: 2.38, slowStart: false, settling: true, lastCutAt: 990_000, cutFor: 991_000 });
+    const t = reports(pace, 1_000_000, 4, 2.0, 0);
+    const before = pace.state().rate;
+    pace.overshoot(t + 1000, t);
+    expect(pace.state().rate).toBeLessThanOrEqual(0.9 * 0.85 * before + 1e-9);
+    expect(pace.state().peak).toBeCloseTo(2.0, 5);
+    // And it stays under the limit, near it, with no second overshoot.
+    reports(pace, t + 1000, 60, 1.9, 0);
+    expect(pace.state().rate).toBeLessThanOrEqual(2.0);
+    expect(pace.state().rate).toBeGreaterThanOrEqual(0.95 * 2.0);
+  });
+
+  it("an overshoot's plateau is no lower than half the rate it met: counts a charging limiter's deficit emptied cut no further", () => {
+    // Four workers on an account of 2 a second whose limiter charges refused calls, demand that
+    // ramped: slow start ended at 9.49 a second with 1.33 counted, settling met the limit at 4.27
+    // while the limiter's deficit let 0.33 a second through, and the rate was cut to 0.30, there
+    // for the 90 s quiet spell (0.16 of the limit).
+    const pace = new FleetPace({ rate: 4.27, slowStart: false, settling: true, peak: 1.33, lastCutAt: 990_000, cutFor: 991_000 });
+    const t = reports(pace, 1_000_000, 4, 0.33, 1.67);
+    const before = pace.state().rate;
+    pace.overshoot(t + 1000, t);
+    expect(pace.state().peak).toBeGreaterThanOrEqual(before / 2);
+    expect(pace.state().rate).toBeGreaterThanOrEqual(0.9 * (before / 2) - 1e-9);
+  });
+
   it("a small account's growth past its last overshoot is cut to under what the API accepted, once", () => {
     // The quiet spell grows the rate by a tenth a second, to 1.6 times an account of 2 a second
     // before its first 429; cut by a tenth at each overshoot it met the limit five times more.
