@@ -10,7 +10,7 @@
  * Run: `npm run bench:pacing` (about half a minute).
  */
 import { it } from 'vitest';
-import { simulate } from '../test/helpers/pacer-sim';
+import { simulate, type SimOptions } from '../test/helpers/pacer-sim';
 
 const SECONDS = Number(process.env.PACING_BENCH_SECONDS ?? 90);
 /** Slow start is over by then, from 5 calls a second to 50 (the old pacer's per worker). */
@@ -177,25 +177,44 @@ const TIMINGS = [1, 2, 3, 4, 5].map((k) => ({
   thinkMs: 950 + ((k * 37) % 100),
 }));
 it('pacing: the fleet under varied timings', async () => {
+  const rows = await runsTable([2, 3, 5, 8, 20, 50], (limit, workers) =>
+    (['even', 'one worker idle'] as const)
+      .filter((spread) => workers > 1 || spread === 'even')
+      .map((spread) => ({ spread, demand: { clients: Math.max(6, Math.ceil(limit * 1.5)) } })),
+  );
+  console.log(
+    `\nseconds ${MEASURE_FROM}-${SECONDS} of each run, the fleet's one rate, five timings a spread and limiter\n${rows.join('\n')}`,
+  );
+}, 3_600_000);
+
+/**
+ * Each limit on 1, 2 and 4 workers, over its cases (a spread and loops of calls), both limiters
+ * and the five timings: a row each.
+ */
+async function runsTable(
+  limits: number[],
+  cases: (limit: number, workers: number) => { spread: Spread; demand: { clients: number; rampMs?: number } }[],
+): Promise<string[]> {
   const rows = ['limit/s workers runs | accepted/limit lowest median | 429s most | under 0.95 | over 1 % | noise learned'];
-  for (const limit of [2, 3, 5, 8, 20, 50]) {
+  for (const limit of limits) {
     for (const workers of [1, 2, 4]) {
       const ratios: number[] = [];
       const shares: number[] = [];
       let noise = 0;
-      for (const spread of (['even', 'one worker idle'] as const).filter((s) => workers > 1 || s === 'even')) {
+      for (const { spread, demand } of cases(limit, workers)) {
         for (const charged of [false, true]) {
           for (const timing of TIMINGS) {
-            const run = await simulate({
+            const options: SimOptions = {
               seconds: SECONDS,
               limit: () => limit,
-              demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: timing.thinkMs },
+              demand: { ...demand, thinkMs: timing.thinkMs },
               workers,
               workerOf: workerOf(spread, workers),
               refusedTakesToken: charged,
               relayMs: timing.relayMs,
               roundTripMs: timing.roundTripMs,
-            });
+            };
+            const run = await simulate(options);
             ratios.push(run.acceptedPerSecond(MEASURE_FROM, SECONDS) / limit);
             shares.push(run.share429(MEASURE_FROM, SECONDS));
             if (run.seconds.some((s) => (s.fleet?.noise ?? 0) > 0)) noise++;
@@ -205,10 +224,8 @@ it('pacing: the fleet under varied timings', async () => {
       rows.push(runsRow(limit, workers, ratios, shares, noise));
     }
   }
-  console.log(
-    `\nseconds ${MEASURE_FROM}-${SECONDS} of each run, the fleet's one rate, five timings a spread and limiter\n${rows.join('\n')}`,
-  );
-}, 3_600_000);
+  return rows;
+}
 
 /** A row of runs: the lowest and median accepted ÷ limit, the most 429s, the runs missing a target, the runs that learned noise. */
 function runsRow(limit: number, workers: number, ratios: number[], shares: number[], noise: number): string {
@@ -228,34 +245,9 @@ function runsRow(limit: number, workers: number, ratios: number[], shares: numbe
 // then ends on counts of a rate that grew half again a second through them, and a small
 // account's plateau, taken from them, can hold it far under its limit for the 90 s quiet spell.
 it('pacing: the fleet when demand ramps', async () => {
-  const rows = ['limit/s workers runs | accepted/limit lowest median | 429s most | under 0.95 | over 1 % | noise learned'];
-  for (const limit of [2, 3, 5, 8, 20]) {
-    for (const workers of [1, 2, 4]) {
-      const ratios: number[] = [];
-      const shares: number[] = [];
-      let noise = 0;
-      for (const rampMs of [2000, 4000, 8000]) {
-        for (const charged of [false, true]) {
-          for (const timing of TIMINGS) {
-            const run = await simulate({
-              seconds: SECONDS,
-              limit: () => limit,
-              demand: { clients: Math.max(8, Math.ceil(limit * 4)), thinkMs: timing.thinkMs, rampMs },
-              workers,
-              workerOf: workerOf('even', workers),
-              refusedTakesToken: charged,
-              relayMs: timing.relayMs,
-              roundTripMs: timing.roundTripMs,
-            });
-            ratios.push(run.acceptedPerSecond(MEASURE_FROM, SECONDS) / limit);
-            shares.push(run.share429(MEASURE_FROM, SECONDS));
-            if (run.seconds.some((s) => (s.fleet?.noise ?? 0) > 0)) noise++;
-          }
-        }
-      }
-      rows.push(runsRow(limit, workers, ratios, shares, noise));
-    }
-  }
+  const rows = await runsTable([2, 3, 5, 8, 20], (limit) =>
+    [2000, 4000, 8000].map((rampMs) => ({ spread: 'even' as const, demand: { clients: Math.max(8, Math.ceil(limit * 4)), rampMs } })),
+  );
   console.log(
     `\nseconds ${MEASURE_FROM}-${SECONDS} of each run, the fleet's one rate, demand joining over 2, 4 or 8 s, five timings each, both limiters\n${rows.join('\n')}`,
   );

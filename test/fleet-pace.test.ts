@@ -113,6 +113,14 @@ describe('FleetPace on its own (pure)', () => {
     return at + seconds * 1000;
   }
 
+  /** `seconds` of reports, then an overshoot with a hold of a second: when, and the rate it met. */
+  function overshootAfter(pace: FleetPace, seconds: number, accepted: number, limited: number): { t: number; before: number } {
+    const t = reports(pace, 1_000_000, seconds, accepted, limited);
+    const before = pace.state().rate;
+    pace.overshoot(t + 1000, t);
+    return { t, before };
+  }
+
   it("slow start ends at an account of 2 a second, whose overshoots' answers are a third 429s or more, and not under 10 % noise", () => {
     // Calls evenly spaced never show 2 accepted a second at such an account: halved at every
     // overshoot, the rate searched for good (two workers: 0.63 of the limit, 37 % 429s).
@@ -446,21 +454,28 @@ describe('FleetPace on its own (pure)', () => {
     const at = (s: number) => 1_000_000 + s * 1000;
     const report = (s: number, worker: string, want: number, accepted: number, limited: number) =>
       pace.report({ worker, want, accepted, limited }, at(s));
-    report(3.3, 'f', 1, 0, 0);
-    report(3.3, 'd', 1, 0, 0);
-    report(3.7, 'd', 1, 0, 0);
-    report(4.9, 'f', 0.33, 0.33, 0);
-    report(5.0, 'd', 1, 0, 0);
-    report(5.4, 'f', 5.33, 0.33, 0);
-    report(5.5, 'd', 11.67, 0.67, 0);
-    pace.overshoot(at(7.3), at(6.3));
-    report(6.5, 'f', 10.67, 1.67, 0);
-    report(6.5, 'd', 11.67, 1.33, 0.33);
-    report(7.3, 'f', 10.67, 1.67, 0);
-    report(7.6, 'd', 10.67, 1.33, 0.33);
-    report(8.4, 'f', 7.33, 2.33, 0);
-    report(8.6, 'd', 16.33, 2.0, 0.33);
-    pace.overshoot(at(10.1), at(9.1));
+    // [second, worker, want, accepted, limited]: each a report; [second, hold's end]: a relayed hold.
+    const taken: ([number, string, number, number, number] | [number, number])[] = [
+      [3.3, 'f', 1, 0, 0],
+      [3.3, 'd', 1, 0, 0],
+      [3.7, 'd', 1, 0, 0],
+      [4.9, 'f', 0.33, 0.33, 0],
+      [5.0, 'd', 1, 0, 0],
+      [5.4, 'f', 5.33, 0.33, 0],
+      [5.5, 'd', 11.67, 0.67, 0],
+      [6.3, 7.3],
+      [6.5, 'f', 10.67, 1.67, 0],
+      [6.5, 'd', 11.67, 1.33, 0.33],
+      [7.3, 'f', 10.67, 1.67, 0],
+      [7.6, 'd', 10.67, 1.33, 0.33],
+      [8.4, 'f', 7.33, 2.33, 0],
+      [8.6, 'd', 16.33, 2.0, 0.33],
+      [9.1, 10.1],
+    ];
+    for (const entry of taken) {
+      if (entry.length === 2) pace.overshoot(at(entry[1]), at(entry[0]));
+      else report(...entry);
+    }
     expect(pace.state()).toMatchObject({ slowStart: false, peak: 0 });
     // The API takes what is let through, up to its limit of 5: settling grows on to it.
     let s = 9.4;
@@ -476,9 +491,7 @@ describe('FleetPace on its own (pure)', () => {
     // what was accepted, so the cut left 2.14 and no plateau: two more overshoots followed (2 %
     // 429s over the simulation's 75 s).
     const pace = new FleetPace({ rate: 2.38, slowStart: false, settling: true, lastCutAt: 990_000, cutFor: 991_000 });
-    const t = reports(pace, 1_000_000, 4, 2.0, 0);
-    const before = pace.state().rate;
-    pace.overshoot(t + 1000, t);
+    const { t, before } = overshootAfter(pace, 4, 2.0, 0);
     expect(pace.state().rate).toBeLessThanOrEqual(0.9 * 0.85 * before + 1e-9);
     expect(pace.state().peak).toBeCloseTo(2.0, 5);
     // And it stays under the limit, near it, with no second overshoot.
@@ -493,9 +506,7 @@ describe('FleetPace on its own (pure)', () => {
     // while the limiter's deficit let 0.33 a second through, and the rate was cut to 0.30, there
     // for the 90 s quiet spell (0.16 of the limit).
     const pace = new FleetPace({ rate: 4.27, slowStart: false, settling: true, peak: 1.33, lastCutAt: 990_000, cutFor: 991_000 });
-    const t = reports(pace, 1_000_000, 4, 0.33, 1.67);
-    const before = pace.state().rate;
-    pace.overshoot(t + 1000, t);
+    const { before } = overshootAfter(pace, 4, 0.33, 1.67);
     expect(pace.state().peak).toBeGreaterThanOrEqual(before / 2);
     expect(pace.state().rate).toBeGreaterThanOrEqual(0.9 * (before / 2) - 1e-9);
   });
