@@ -324,7 +324,7 @@ export class FleetPace {
     if (this.slowStart) this.slowStartCuts++;
     const endsSlowStart = this.slowStart && found;
     const wasSettling = this.settling;
-    // Every worker's counts span a whole lease and no hold: they show what the API accepted of a rate it was let run at.
+    // Every worker's counts span a whole lease and no hold: what the API accepted of a rate let run.
     const steady = this.countedFully(now) && now - LEASE_MS >= heldBefore;
     if (endsSlowStart) {
       this.slowStart = false;
@@ -379,16 +379,16 @@ export class FleetPace {
    * A small account's overshoot (outside slow start) sets where it waits (PLATEAU_SHARE): no
    * higher than the API accepted (settling ran 10 s past an account of 2 a second, within its
    * burst). Only an overshoot that shows the limit: slow start's end or settling's (from steady
-   * counts, see overshoot), growth past the last one, or a rate the API accepted nearly all of, PEAK_ACCEPTED_SHARE (under
-   * 429s no pace causes, holds leave far less accepted, and a plateau under that ratcheted the
-   * rate down: bench noise row 0.71 -> 0.57; a rate a few percent over a small limit runs for many
-   * seconds on its burst, the API accepting 0.94 of it, and at 0.95 four workers on an account of
-   * 2 a second probed past it: 0.68 % 429s).
+   * counts, see overshoot), growth past the last one, or a rate the API accepted nearly all of,
+   * PEAK_ACCEPTED_SHARE (under 429s no pace causes, holds leave far less accepted, and a plateau
+   * under that ratcheted the rate down: bench noise row 0.71 -> 0.57; a rate a few percent over a
+   * small limit runs for many seconds on its burst, the API accepting 0.94 of it, and at 0.95 four
+   * workers on an account of 2 a second probed past it: 0.68 % 429s).
    * Growth past the last overshoot (the quiet spell's, a tenth a second) is cut to under what
    * the API accepted: cut by a tenth at a time, it met the limit five times over (2 a second).
-   * Past slow start (settling just set), an overshoot's plateau is no lower than half the rate it
-   * met, as a cut is no deeper than halving: a charging limiter's deficit let 0.33 a second of an
-   * account of 2 through, and the plateau from it held the rate at 0.30 for the quiet spell.
+   * After slow start's end (there settling was just set), an overshoot's plateau is no lower than
+   * half the rate it met, as a cut is no deeper than halving: a charging limiter's deficit let
+   * 0.33 a second of an account of 2 through, and the plateau from it held the rate at 0.30.
    */
   private notePeak(before: number, accepted: number, shows: boolean): void {
     const grewPast = this.peak > 0 && before > this.peak;
