@@ -6,11 +6,11 @@
  * with one worker's shards empty, or all on one worker; a limiter that does not charge a refused
  * call, and one that does. Printed per row: accepted ÷ limit over the seconds from MEASURE_FROM
  * (work is due throughout), and 429s; then the 10 % unrelated-429s row beside the clean one,
- * noise that stops, and the fleet alone at the limits between the main rows (3-30 a second).
- * Run: `npm run bench:pacing` (about half a minute).
+ * noise that stops, the fleet alone at the limits between the main rows (3-30 a second), under
+ * varied timings, and when demand ramps. Run: `npm run bench:pacing` (about two minutes).
  */
 import { it } from 'vitest';
-import { simulate, type SimOptions } from '../test/helpers/pacer-sim';
+import { simulate } from '../test/helpers/pacer-sim';
 
 const SECONDS = Number(process.env.PACING_BENCH_SECONDS ?? 90);
 /** Slow start is over by then, from 5 calls a second to 50 (the old pacer's per worker). */
@@ -204,7 +204,7 @@ async function runsTable(
       for (const { spread, demand } of cases(limit, workers)) {
         for (const charged of [false, true]) {
           for (const timing of TIMINGS) {
-            const options: SimOptions = {
+            const run = await simulate({
               seconds: SECONDS,
               limit: () => limit,
               demand: { ...demand, thinkMs: timing.thinkMs },
@@ -213,8 +213,7 @@ async function runsTable(
               refusedTakesToken: charged,
               relayMs: timing.relayMs,
               roundTripMs: timing.roundTripMs,
-            };
-            const run = await simulate(options);
+            });
             ratios.push(run.acceptedPerSecond(MEASURE_FROM, SECONDS) / limit);
             shares.push(run.share429(MEASURE_FROM, SECONDS));
             if (run.seconds.some((s) => (s.fleet?.noise ?? 0) > 0)) noise++;
