@@ -1,6 +1,7 @@
 /**
  * Many shipping accounts in one fleet: two worker processes with SHIPPING_ACCOUNTS_FILE against
- * the fake serving three accounts limited to 5, 20 and 50 calls a second, each account's shops
+ * the fake serving accounts limited to --account-limits (5, 20 and 50 calls a second unless
+ * told: the first is the one held), each account's shops
  * saturating it at once (a wave of shipments polling every second, then new orders per window,
  * started at a rate the fleet keeps up with). One fleet alternates windows with the first account
  * held by a long Retry-After and windows without, in pairs ordered A B, B A, A B… (so load that
@@ -497,7 +498,7 @@ export function printAccountsTables(
   table: (title: string, head: string[], rows: Array<Array<string | number>>) => void,
 ): void {
   table(
-    'Accounts: one fleet (two worker processes), three accounts saturated at once; windows held and not held in pairs A B, B A…',
+    `Accounts: one fleet (two worker processes), ${r.summary.length} accounts saturated at once; windows held and not held in pairs A B, B A…`,
     [
       'pair',
       'window',
