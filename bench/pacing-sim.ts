@@ -190,8 +190,8 @@ it('pacing: the fleet under varied timings', async () => {
 }, 3_600_000);
 
 /**
- * Each limit on 1, 2 and 4 workers, over its cases (a spread and loops of calls), both limiters
- * and the five timings: a row each.
+ * Each limit on each fleet size (1, 2 and 4 workers unless told), over its cases (a spread and
+ * loops of calls), both limiters and the five timings: a row each.
  */
 async function runsTable(
   limits: number[],
