@@ -17,6 +17,7 @@ import {
   accountPaceUpdate,
   accountRateLimitedSignal,
   ACCOUNT_WORKFLOW_TYPE,
+  LEASE_MS,
   poolFresh,
   type FreshAnswers,
 } from '../workflow-definitions/account';
@@ -64,6 +65,9 @@ export function listenRetryMs(failures: number): number {
 }
 
 const share = z.number().finite().min(0).max(1);
+/** Reports unanswered this long: the worker warns that it paces alone (once, until one is answered). */
+export const ALONE_WARN_MS = 10_000;
+
 /**
  * A grant as this worker paces by it: the account workflow may be of another build, and a rate
  * that is not a number left every waiting call unpaced (a slot at NaN is never in the future).
@@ -117,6 +121,8 @@ export function fleetRateLimits(options: {
   let readTimer: NodeJS.Timeout | null = null;
   /** This process's lease in the account's pace. */
   const worker = randomUUID();
+  /** Since when the account workflow has answered none of this worker's reports in a row (0: it answers), the last, and whether that was warned of. */
+  let alone = { since: 0, last: 0, warned: false };
 
   function report(): void {
     reportTimer = null;
@@ -306,12 +312,26 @@ export function fleetRateLimits(options: {
           log.warn('fleet pace: a grant that is no pace, ignored', { issue: checked.error.issues[0]?.path.join('.') ?? '' });
           return null;
         }
+        if (alone.warned) log.info('fleet pace: the account workflow answers again, this worker shares its rate');
+        alone = { since: 0, last: 0, warned: false };
         // The schema keeps only what a worker paces by (the account's own rate is dropped).
         return checked.data;
       } catch (err) {
         // The run continued as new, or an older build runs it: the next report finds it again; meanwhile the worker paces alone.
         started = null;
-        if (!stop.signal.aborted) log.debug('fleet pace: no share', { error: String(err) });
+        if (stop.signal.aborted) return null;
+        log.debug('fleet pace: no share', { error: String(err) });
+        // One report lost at a continue-as-new is routine; reports lost for good are the fleet's one rate lost.
+        // (Reports a lease apart are not in a row: the worker had no calls to make between them.)
+        const now = Date.now();
+        if (now - alone.last > LEASE_MS) alone.since = now;
+        alone.last = now;
+        if (!alone.warned && now - alone.since >= ALONE_WARN_MS) {
+          alone.warned = true;
+          log.warn(`fleet pace: no share from the account workflow for ${ALONE_WARN_MS / 1000} s, this worker paces alone`, {
+            error: String(err),
+          });
+        }
         return null;
       }
     },

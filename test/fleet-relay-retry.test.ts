@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fleetRateLimits, listenRetryMs } from '../pacing/fleet-rate-limit';
+import { ALONE_WARN_MS, fleetRateLimits, listenRetryMs } from '../pacing/fleet-rate-limit';
 import { accountRateLimitedSignal } from '../workflow-definitions/account';
 
 const silentLog = { warn: () => undefined, info: () => undefined, debug: () => undefined };
@@ -121,11 +121,13 @@ describe('the relay reading the account workflow history', () => {
 });
 
 describe("the fleet channel's pace report", () => {
-  /** A client whose account workflow answers each pace report with `answer`. */
+  /** A client whose account workflow answers each pace report with `answer`, or what it returns then (an Error: the update fails with it). */
   function clientAnswering(answer: unknown) {
-    const account = { executeUpdate: vi.fn(async () => answer) };
+    const now = () => (typeof answer === 'function' ? (answer as () => unknown)() : answer);
+    const account = { executeUpdate: vi.fn(async () => (now() instanceof Error ? Promise.reject(now() as Error) : now())) };
     return {
-      workflow: { start: vi.fn(async () => account) },
+      // Updates go through a handle by workflow id alone: start's names the run it found as the chain's first.
+      workflow: { start: vi.fn(async () => ({ firstExecutionRunId: 'found' })), getHandle: () => account },
       withAbortSignal: (_signal: AbortSignal, fn: () => unknown) => fn(),
     } as unknown as Client;
   }
@@ -139,6 +141,37 @@ describe("the fleet channel's pace report", () => {
     freshShare: 0.5,
   };
   const report = { want: 3, accepted: 2, limited: 0 };
+
+  it('warns once when the account workflow has answered no report for ALONE_WARN_MS, and says when it answers again', async () => {
+    vi.useFakeTimers();
+    try {
+      const lines: string[] = [];
+      const log = {
+        debug: () => undefined,
+        warn: (m: string) => void lines.push(`warn ${m}`),
+        info: (m: string) => void lines.push(`info ${m}`),
+      };
+      let answer: unknown = new Error('workflow execution not found');
+      const fleet = fleetRateLimits({ client: clientAnswering(() => answer), taskQueue: 'q', workflowId: 'w', log });
+      // Reports a lease or more apart are not in a row (the worker had no calls between them).
+      expect(await fleet.pace(report)).toBeNull();
+      await vi.advanceTimersByTimeAsync(30_000);
+      for (let s = 0; s < ALONE_WARN_MS / 1000; s++) {
+        expect(await fleet.pace(report)).toBeNull();
+        await vi.advanceTimersByTimeAsync(1000);
+      }
+      expect(lines).toEqual([]);
+      for (let s = 0; s < 5; s++) expect(await fleet.pace(report)).toBeNull();
+      expect(lines).toEqual(['warn fleet pace: no share from the account workflow for 10 s, this worker paces alone']);
+      answer = grant;
+      expect(await fleet.pace(report)).not.toBeNull();
+      expect(await fleet.pace(report)).not.toBeNull();
+      expect(lines.slice(1)).toEqual(['info fleet pace: the account workflow answers again, this worker shares its rate']);
+      await fleet.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 
   it('passes a grant on as the share to pace by', async () => {
     const fleet = fleetRateLimits({ client: clientAnswering(grant), taskQueue: 'q', workflowId: 'w', log: silentLog });
