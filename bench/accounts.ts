@@ -1,7 +1,7 @@
 /**
- * Many shipping accounts in one fleet: two worker processes with SHIPPING_ACCOUNTS_FILE against
- * the fake serving accounts limited to --account-limits (5, 20 and 50 calls a second unless
- * told: the first is the one held), each account's shops
+ * Many shipping accounts in one fleet: --account-workers worker processes (two unless told) with
+ * SHIPPING_ACCOUNTS_FILE against the fake serving accounts limited to --account-limits (5, 20 and
+ * 50 calls a second unless told: the first is the one held), each account's shops
  * saturating it at once (a wave of shipments polling every second, then new orders per window,
  * started at a rate the fleet keeps up with). One fleet alternates windows with the first account
  * held by a long Retry-After and windows without, in pairs ordered A B, B A, A B… (so load that
@@ -42,6 +42,8 @@ export interface AccountsOptions {
   orderSeconds: number;
   /** Shipments in flight when the credentials rotate (0: no rotation run). */
   rotationShipments: number;
+  /** Worker processes of the fleet whose windows are measured (the rotation run has two). */
+  workers: number;
 }
 
 export interface AccountRow {
@@ -105,6 +107,8 @@ export interface RotationRow {
 }
 
 export interface AccountsResults {
+  /** Worker processes of the windows' fleet. */
+  workers: number;
   windows: AccountRow[];
   summary: AccountSummary[];
   rotation: RotationRow | null;
@@ -117,7 +121,7 @@ export async function accountsScenario(server: DevServer, opts: AccountsOptions,
     log(`accounts, rotation with ${opts.rotationShipments} shipments in flight`);
     rotation = await rotationRun(server, opts.rotationShipments, log);
   }
-  return { windows, summary: summarize(windows), rotation };
+  return { workers: opts.workers, windows, summary: summarize(windows), rotation };
 }
 
 /** One fleet, every account saturated, windows held and not held in pairs A B, B A, A B… */
@@ -125,6 +129,7 @@ async function alternatingRun(server: DevServer, opts: AccountsOptions, log: (m:
   const fleet = await startFleet(
     server,
     opts.limits.map((limit) => ({ name: `a${limit}`, limit })),
+    opts.workers,
   );
   const held = fleet.accounts[0]!.name;
   try {
@@ -340,8 +345,8 @@ interface Fleet {
   stop(): Promise<void>;
 }
 
-/** A fake with these accounts, their settings file with credential files, and two worker processes. */
-async function startFleet(server: DevServer, accounts: Array<{ name: string; limit: number }>): Promise<Fleet> {
+/** A fake with these accounts, their settings file with credential files, and `workers` worker processes. */
+async function startFleet(server: DevServer, accounts: Array<{ name: string; limit: number }>, workers = 2): Promise<Fleet> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-accounts-'));
   const stamp = randomUUID().slice(0, 8);
   const credentials = (name: string, version: number): FakeAccount => ({
@@ -382,13 +387,13 @@ async function startFleet(server: DevServer, accounts: Array<{ name: string; lim
     TEMPORAL_TASK_QUEUE: taskQueue,
     SHIPPING_ACCOUNTS_FILE: accountsFile,
   };
-  const workers = [startWorkerProcess(ROOT, env), startWorkerProcess(ROOT, env)];
-  await sleep(8000); // both workers bundled and polling
+  const procs = Array.from({ length: workers }, () => startWorkerProcess(ROOT, env));
+  await waitForPollers(server, taskQueue, workers);
   return {
     fake,
     taskQueue,
     accounts,
-    workers,
+    workers: procs,
     order: (account, id, pollIntervalMs) => {
       const orderId = `${account}-${id}-${stamp}`;
       // The account as the import sets it from the shop (config/shipping-accounts.ts: shops).
@@ -399,7 +404,7 @@ async function startFleet(server: DevServer, accounts: Array<{ name: string; lim
       fake.rotateCredentials(account, { apiKey: credentials(account, 2).apiKey, apiToken: credentials(account, 2).apiToken });
     },
     async stop() {
-      await Promise.all(workers.map((w) => w.stop()));
+      await Promise.all(procs.map((w) => w.stop()));
       await fake.close();
       rmSync(dir, { recursive: true, force: true });
     },
@@ -451,6 +456,24 @@ async function waitForTracking(fake: FakeShippingApi): Promise<void> {
   });
 }
 
+/**
+ * Every worker bundled and polling: `count` pollers of the task queue's workflow tasks and of its
+ * activity tasks (four workers bundling at once on two cores take longer than a fixed wait).
+ */
+async function waitForPollers(server: DevServer, taskQueue: string, count: number): Promise<void> {
+  const pollers = async (taskQueueType: 1 | 2) =>
+    new Set(
+      (
+        await server.client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType })
+      ).pollers?.map((p) => p.identity),
+    ).size;
+  const deadline = Date.now() + 3 * 60_000;
+  while ((await pollers(1)) < count || (await pollers(2)) < count) {
+    if (Date.now() > deadline) throw new Error(`accounts: fewer than ${count} workers polling ${taskQueue} after 3 minutes`);
+    await sleep(500);
+  }
+}
+
 async function waitFor(what: string, done: () => boolean): Promise<void> {
   const deadline = Date.now() + 10 * 60_000;
   while (!done()) {
@@ -498,7 +521,7 @@ export function printAccountsTables(
   table: (title: string, head: string[], rows: Array<Array<string | number>>) => void,
 ): void {
   table(
-    `Accounts: one fleet (two worker processes), ${r.summary.length} accounts saturated at once; windows held and not held in pairs A B, B A…`,
+    `Accounts: one fleet (${r.workers === 1 ? 'one worker process' : `${r.workers} worker processes`}), ${r.summary.length} accounts saturated at once; windows held and not held in pairs A B, B A…`,
     [
       'pair',
       'window',

@@ -59,7 +59,7 @@ Scenarios (default: all):
             orders missed and doubled, beside a plain polling script under the same churn;
             Shopify points per imported order and share of the restore rate; placed → label
             p50/p95 with the schedule alone (every 30 s) and with webhooks (--import-latency-orders)
-  accounts  one fleet of two worker processes, three shipping accounts limited to
+  accounts  one fleet of --account-workers worker processes (2), shipping accounts limited to
             --account-limits calls/s, each saturated at once (shipments polling every second,
             then new orders per window); --account-pairs pairs of windows, the first account
             held by --account-hold s Retry-Afters in one window of each pair, in the order
@@ -137,6 +137,8 @@ Options:
                                first call after each hold until the others' labels are made
                                (default 30)
   --account-pairs <n>          pairs of windows, one held and one not (default 4)
+  --account-workers <n>        worker processes of the windows' fleet, 1 to 8 (default 2; the
+                               rotation run has two)
   --account-orders <seconds>   a window's new orders per account: this many seconds' worth of
                                its limit (default 2)
   --account-starts <n>         a window's new orders start at this many a second, the accounts'
@@ -181,10 +183,13 @@ function settingsList(name: string, text: string): Record<string, string> {
   return out;
 }
 
-function positiveInt(name: string, text: string | undefined, fallback: number, min = 1): number {
+function positiveInt(name: string, text: string | undefined, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min} (got "${text}")`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(
+      `--${name} must be an integer ${max < Number.MAX_SAFE_INTEGER ? `from ${min} to ${max}` : `>= ${min}`} (got "${text}")`,
+    );
   return n;
 }
 
@@ -206,6 +211,7 @@ async function main(): Promise<number> {
       'account-window': { type: 'string' },
       'account-hold': { type: 'string' },
       'account-pairs': { type: 'string' },
+      'account-workers': { type: 'string' },
       'account-starts': { type: 'string' },
       'account-orders': { type: 'string' },
       'rotation-shipments': { type: 'string' },
@@ -379,21 +385,20 @@ async function main(): Promise<number> {
 
   if (scenarios.includes('accounts')) {
     const limits = (values['account-limits'] ?? '5,20,50').split(',').map((l) => positiveInt('account-limits', l.trim(), 1));
+    // Checked before the server starts: a wrong option is told at once.
+    const options = {
+      limits,
+      windowSeconds: positiveInt('account-window', values['account-window'], 30),
+      holdSeconds: positiveInt('account-hold', values['account-hold'], 30),
+      pairs: positiveInt('account-pairs', values['account-pairs'], 4),
+      startsPerSecond: positiveInt('account-starts', values['account-starts'], 3),
+      orderSeconds: positiveInt('account-orders', values['account-orders'], 2),
+      rotationShipments: positiveInt('rotation-shipments', values['rotation-shipments'], 500, 0),
+      workers: positiveInt('account-workers', values['account-workers'], 2, 1, 8),
+    };
     const server = await startDevServer();
     try {
-      results.accounts = await accountsScenario(
-        server,
-        {
-          limits,
-          windowSeconds: positiveInt('account-window', values['account-window'], 30),
-          holdSeconds: positiveInt('account-hold', values['account-hold'], 30),
-          pairs: positiveInt('account-pairs', values['account-pairs'], 4),
-          startsPerSecond: positiveInt('account-starts', values['account-starts'], 3),
-          orderSeconds: positiveInt('account-orders', values['account-orders'], 2),
-          rotationShipments: positiveInt('rotation-shipments', values['rotation-shipments'], 500, 0),
-        },
-        log,
-      );
+      results.accounts = await accountsScenario(server, options, log);
     } finally {
       await server.stop();
     }
