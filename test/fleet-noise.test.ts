@@ -1,7 +1,8 @@
 /**
  * The fleet's memory of the account's 429s on a real Temporal dev server: the account workflow
  * (workflows/account.ts) keeps the hold a 429 named, and the fresh answers the workers counted
- * (pacing/noise-floor.ts), so a worker started later knows both before its first call.
+ * (pacing/noise-floor.ts), so a worker started later knows both before its first call. And its
+ * pace reaches every worker across the workflow's continue-as-new.
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -173,3 +174,36 @@ it('hands a worker that had 429s lately the pool again every 10 s, with the answ
   expect(adopted.length).toBe(count);
   await learner.stop();
 }, 60_000);
+
+// The account workflow continues as new every 2,000 events (four workers' reports fill a run in
+// about 90 s); a worker's reports must reach the run that follows, whether it was reporting
+// through the continue-as-new or started after it (through start's own handle, which names the
+// run it found as the chain's first, no update reached a later run: the worker paced alone).
+it("a worker's pace reports get shares from the run after a continue-as-new, and so do a worker's started after it", async () => {
+  const taskQueue = `account-${randomUUID()}`;
+  const first = await account(taskQueue);
+  const report = { want: 2, accepted: 1, limited: 0 };
+  const later = fleetRateLimits({ client: env.client, taskQueue, workflowId: first.handle.workflowId, log: silentLog });
+  try {
+    expect(await first.fleet.pace(report)).not.toBeNull();
+    const run = (await first.handle.describe()).runId;
+    // Fresh-answer reports until the run continues as new, a pace report among them.
+    let signals = 0;
+    while ((await first.handle.describe()).runId === run) {
+      await Promise.all(
+        Array.from({ length: 200 }, () => first.handle.signal(accountFreshAnswersSignal, { answers: 1, limited: 0, at: Date.now() })),
+      );
+      await first.fleet.pace(report);
+      signals += 200;
+      expect(signals, 'the account workflow never continued as new').toBeLessThan(5000);
+    }
+    // The reporting worker: a report may meet the run closing, the next ones the new run.
+    const after: unknown[] = [];
+    for (let i = 0; i < 5; i++) after.push(await first.fleet.pace(report));
+    expect(after.slice(-3).every((grant) => grant !== null)).toBe(true);
+    expect(await later.pace(report)).not.toBeNull();
+  } finally {
+    await later.close();
+    await first.stop();
+  }
+}, 120_000);
