@@ -9,7 +9,7 @@
  * return or throw, so the activities stay free of metrics code. Label values come from closed
  * sets (activity types, error kinds, couriers, tracking tags) to keep the series count bounded.
  */
-import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { shopLabels } from './shop-labels';
 
 export const registry = new Registry();
@@ -60,9 +60,27 @@ export const accountAnswers = new Counter({
   registers: [registry],
 });
 
+/**
+ * 1 while this worker paces an account alone because the account workflow has answered none of its
+ * pace reports for 10 s (pacing/fleet-rate-limit.ts): the fleet's one rate does not reach it.
+ */
+export const paceAlone = new Gauge({
+  name: 'shipping_api_pace_alone',
+  help: "1 while this worker paces the shipping account alone: the account workflow has answered none of its pace reports for 10 s, so the fleet's one rate does not reach it.",
+  labelNames: ['account'] as const,
+  registers: [registry],
+});
+
 /** The configured accounts (names from the worker's configuration, a closed set), their series at 0 from the start. */
 export function knownAccounts(accounts: readonly string[]): void {
-  for (const account of accounts) for (const answer of ACCOUNT_ANSWERS) accountAnswers.inc({ account, answer }, 0);
+  for (const account of accounts) {
+    for (const answer of ACCOUNT_ANSWERS) accountAnswers.inc({ account, answer }, 0);
+    paceAlone.set({ account }, 0);
+  }
+}
+
+export function recordPaceAlone(account: string, alone: boolean): void {
+  paceAlone.set({ account }, alone ? 1 : 0);
 }
 
 export function recordAccountAnswer(account: string, answer: AccountAnswer): void {

@@ -103,13 +103,15 @@ export function fleetRateLimits(options: {
   client: Client;
   taskQueue: string;
   workflowId: string;
+  /** Told true when reports have gone unanswered for ALONE_WARN_MS (the worker paces alone), false when one is answered again. */
+  onAlone?: (alone: boolean) => void;
   log: {
     warn(message: string, meta?: Record<string, unknown>): void;
     info(message: string, meta?: Record<string, unknown>): void;
     debug(message: string, meta?: Record<string, unknown>): void;
   };
 }): FleetRateLimits {
-  const { client, taskQueue, workflowId, log } = options;
+  const { client, taskQueue, workflowId, log, onAlone } = options;
   const listeners: Array<(until: number) => void> = [];
   const stop = new AbortController();
   let known = 0;
@@ -312,7 +314,10 @@ export function fleetRateLimits(options: {
           log.warn('fleet pace: a grant that is no pace, ignored', { issue: checked.error.issues[0]?.path.join('.') ?? '' });
           return null;
         }
-        if (alone.warned) log.info('fleet pace: the account workflow answers again, this worker shares its rate');
+        if (alone.warned) {
+          log.info('fleet pace: the account workflow answers again, this worker shares its rate');
+          onAlone?.(false);
+        }
         alone = { since: 0, last: 0, warned: false };
         // The schema keeps only what a worker paces by (the account's own rate is dropped).
         return checked.data;
@@ -331,6 +336,7 @@ export function fleetRateLimits(options: {
           log.warn(`fleet pace: no share from the account workflow for ${ALONE_WARN_MS / 1000} s, this worker paces alone`, {
             error: String(err),
           });
+          onAlone?.(true);
         }
         return null;
       }

@@ -142,7 +142,7 @@ describe("the fleet channel's pace report", () => {
   };
   const report = { want: 3, accepted: 2, limited: 0 };
 
-  it('warns once when the account workflow has answered no report for ALONE_WARN_MS, and says when it answers again', async () => {
+  it('warns once (and tells onAlone) when the account workflow has answered no report for ALONE_WARN_MS, and says when it answers again', async () => {
     vi.useFakeTimers();
     try {
       const lines: string[] = [];
@@ -152,7 +152,14 @@ describe("the fleet channel's pace report", () => {
         info: (m: string) => void lines.push(`info ${m}`),
       };
       let answer: unknown = new Error('workflow execution not found');
-      const fleet = fleetRateLimits({ client: clientAnswering(() => answer), taskQueue: 'q', workflowId: 'w', log });
+      const alone: boolean[] = [];
+      const fleet = fleetRateLimits({
+        client: clientAnswering(() => answer),
+        taskQueue: 'q',
+        workflowId: 'w',
+        log,
+        onAlone: (a) => void alone.push(a),
+      });
       // Reports a lease or more apart are not in a row (the worker had no calls between them).
       expect(await fleet.pace(report)).toBeNull();
       await vi.advanceTimersByTimeAsync(30_000);
@@ -161,12 +168,14 @@ describe("the fleet channel's pace report", () => {
         await vi.advanceTimersByTimeAsync(1000);
       }
       expect(lines).toEqual([]);
+      expect(alone).toEqual([]);
       for (let s = 0; s < 5; s++) expect(await fleet.pace(report)).toBeNull();
       expect(lines).toEqual(['warn fleet pace: no share from the account workflow for 10 s, this worker paces alone']);
       answer = grant;
       expect(await fleet.pace(report)).not.toBeNull();
       expect(await fleet.pace(report)).not.toBeNull();
       expect(lines.slice(1)).toEqual(['info fleet pace: the account workflow answers again, this worker shares its rate']);
+      expect(alone).toEqual([true, false]);
       await fleet.close();
     } finally {
       vi.useRealTimers();

@@ -128,6 +128,7 @@ it('readiness follows start-up; the project counters count a 429, a rejection, l
   expect(before.status).toBe(200);
   expect(sample(before.body, 'shipping_api_rate_limited_total', { activity: 'createLabel' })).toBe(0);
   expect(sample(before.body, 'shipping_api_answers_total', { account: 'default', answer: 'rate_limited' })).toBe(0);
+  expect(sample(before.body, 'shipping_api_pace_alone', { account: 'default' })).toBe(0);
   expect(sample(before.body, 'shop_deliveries_total', { shop: 'other', result: 'delivered' })).toBe(0);
   expect(sample(before.body, 'shipping_labels_created_total', { courier: 'dhl-express' })).toBeUndefined();
 
@@ -175,6 +176,8 @@ it('readiness follows start-up; the project counters count a 429, a rejection, l
   expect(sample(after, 'shipping_api_rate_limited_total', { activity: 'createLabel' })).toBe(1);
   expect(sample(after, 'shipping_api_rate_limited_total', { activity: 'pollTrackingSpan' })).toBe(1);
   expect(sample(after, 'shipping_api_rate_limited_total', { activity: 'readOrder' })).toBe(0);
+  // The account workflow answered this worker's pace reports throughout.
+  expect(sample(after, 'shipping_api_pace_alone', { account: 'default' })).toBe(0);
   // Per account and per call: every call the fake answered, each poll of the pollers' span among them.
   const answered = Object.values(stats.requests).reduce((sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
   const byAnswer = (answer: string) => sample(after, 'shipping_api_answers_total', { account: 'default', answer }) ?? 0;

@@ -8,7 +8,7 @@
 import type { Client } from '@temporalio/client';
 import type { AccountCalls, AccountDirectory } from '../shipping-accounts/directory';
 import { openAccountClient, type ShippingAccount, type ShippingAccounts } from '../config/shipping-accounts';
-import { knownAccounts, recordAccountAnswer } from '../metrics/counters';
+import { knownAccounts, recordAccountAnswer, recordPaceAlone } from '../metrics/counters';
 import type { CallPacing } from '../pacing/account-pacer';
 import type { ShippingApiClient } from '../shipping-api/client';
 import { ShippingApiError } from '../shipping-api/errors';
@@ -75,6 +75,7 @@ async function openAccount(
           client: temporal.client,
           taskQueue: temporal.taskQueue,
           workflowId: accountWorkflowId(account, temporal.taskQueue),
+          onAlone: (alone) => recordPaceAlone(account.name, alone),
           log: withAccount(log, account.name),
         })
       : undefined;
