@@ -125,6 +125,13 @@ export function fleetRateLimits(options: {
   const worker = randomUUID();
   /** Since when the account workflow has answered none of this worker's reports in a row (0: it answers), the last, and whether that was warned of. */
   let alone = { since: 0, last: 0, warned: false };
+  /** Clears a warning when the reports stop: a worker with no calls to make paces nothing, alone or not. */
+  let aloneIdle: NodeJS.Timeout | null = null;
+  function answered(): void {
+    if (aloneIdle) clearTimeout(aloneIdle);
+    aloneIdle = null;
+    alone = { since: 0, last: 0, warned: false };
+  }
 
   function report(): void {
     reportTimer = null;
@@ -318,7 +325,7 @@ export function fleetRateLimits(options: {
           log.info('fleet pace: the account workflow answers again, this worker shares its rate');
           onAlone?.(false);
         }
-        alone = { since: 0, last: 0, warned: false };
+        answered();
         // The schema keeps only what a worker paces by (the account's own rate is dropped).
         return checked.data;
       } catch (err) {
@@ -338,11 +345,21 @@ export function fleetRateLimits(options: {
           });
           onAlone?.(true);
         }
+        if (alone.warned) {
+          if (aloneIdle) clearTimeout(aloneIdle);
+          aloneIdle = setTimeout(() => {
+            log.info('fleet pace: no calls to pace for two leases, this worker no longer counts as pacing alone');
+            onAlone?.(false);
+            answered();
+          }, 2 * LEASE_MS);
+          aloneIdle.unref();
+        }
         return null;
       }
     },
     async close() {
       if (readTimer) clearInterval(readTimer);
+      if (aloneIdle) clearTimeout(aloneIdle);
       if (reportTimer) {
         clearTimeout(reportTimer);
         if (unreported.answers > 0) report();

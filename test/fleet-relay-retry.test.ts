@@ -8,7 +8,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ALONE_WARN_MS, fleetRateLimits, listenRetryMs } from '../pacing/fleet-rate-limit';
-import { accountRateLimitedSignal } from '../workflow-definitions/account';
+import { accountRateLimitedSignal, LEASE_MS } from '../workflow-definitions/account';
 
 const silentLog = { warn: () => undefined, info: () => undefined, debug: () => undefined };
 
@@ -177,6 +177,46 @@ describe("the fleet channel's pace report", () => {
       expect(lines.slice(1)).toEqual(['info fleet pace: the account workflow answers again, this worker shares its rate']);
       expect(alone).toEqual([true, false]);
       await fleet.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('stops counting a warned worker as alone once it has made no report for two leases (it has no calls to pace)', async () => {
+    vi.useFakeTimers();
+    try {
+      const lines: string[] = [];
+      const log = { debug: () => undefined, warn: (m: string) => void lines.push(`warn ${m}`), info: (m: string) => void lines.push(`info ${m}`) };
+      const alone: boolean[] = [];
+      const fleet = fleetRateLimits({
+        client: clientAnswering(new Error('workflow execution not found')),
+        taskQueue: 'q',
+        workflowId: 'w',
+        log,
+        onAlone: (a) => void alone.push(a),
+      });
+      for (let s = 0; s <= ALONE_WARN_MS / 1000; s++) {
+        expect(await fleet.pace(report)).toBeNull();
+        await vi.advanceTimersByTimeAsync(1000);
+      }
+      expect(alone).toEqual([true]);
+      // Reports a second apart keep it alone; then the worker's calls stop.
+      await vi.advanceTimersByTimeAsync(2 * LEASE_MS - 1000 - 1);
+      expect(alone).toEqual([true]);
+      await vi.advanceTimersByTimeAsync(2);
+      expect(alone).toEqual([true, false]);
+      expect(lines.at(-1)).toBe('info fleet pace: no calls to pace for two leases, this worker no longer counts as pacing alone');
+      // Calls again, still unanswered: warned again only after ALONE_WARN_MS in a row.
+      for (let s = 0; s < ALONE_WARN_MS / 1000; s++) {
+        expect(await fleet.pace(report)).toBeNull();
+        await vi.advanceTimersByTimeAsync(1000);
+      }
+      expect(alone).toEqual([true, false]);
+      expect(await fleet.pace(report)).toBeNull();
+      expect(alone).toEqual([true, false, true]);
+      await fleet.close();
+      await vi.advanceTimersByTimeAsync(3 * LEASE_MS);
+      expect(alone).toEqual([true, false, true]);
     } finally {
       vi.useRealTimers();
     }
