@@ -42,7 +42,7 @@ it("the rules and the dashboard name only metrics the worker exports (the SDK's:
   ];
   const exported = new Set([...(await registry.getMetricsAsJSON()).map((m) => m.name), ATTENTION_GAUGE]);
   const named = new Set(
-    exprs.flatMap((e) => [...e.matchAll(/\b([a-z_]+_(?:total|attention|bytes|labels|unwatched))\b/g)].map((m) => m[1]!)),
+    exprs.flatMap((e) => [...e.matchAll(/\b([a-z_]+_(?:total|attention|bytes|labels|unwatched|alone))\b/g)].map((m) => m[1]!)),
   );
   expect(named.size).toBeGreaterThan(5);
   for (const metric of named) expect(exported, metric).toContain(metric);
