@@ -44,6 +44,10 @@ export interface AccountsOptions {
   rotationShipments: number;
   /** Worker processes of the fleet whose windows are measured (the rotation run has two). */
   workers: number;
+  /** The fake's limiter also takes a token for a call it refuses (a limiter that counts refused calls). */
+  charged: boolean;
+  /** The fleet's one rate per account (the default), or each worker its own pace (SHIPPING_API_PACE_SHARES=worker). */
+  shares: 'fleet' | 'worker';
 }
 
 export interface AccountRow {
@@ -109,6 +113,8 @@ export interface RotationRow {
 export interface AccountsResults {
   /** Worker processes of the windows' fleet. */
   workers: number;
+  charged: boolean;
+  shares: 'fleet' | 'worker';
   windows: AccountRow[];
   summary: AccountSummary[];
   rotation: RotationRow | null;
@@ -121,7 +127,7 @@ export async function accountsScenario(server: DevServer, opts: AccountsOptions,
     log(`accounts, rotation with ${opts.rotationShipments} shipments in flight`);
     rotation = await rotationRun(server, opts.rotationShipments, log);
   }
-  return { workers: opts.workers, windows, summary: summarize(windows), rotation };
+  return { workers: opts.workers, charged: opts.charged, shares: opts.shares, windows, summary: summarize(windows), rotation };
 }
 
 /** One fleet, every account saturated, windows held and not held in pairs A B, B A, A B… */
@@ -130,6 +136,7 @@ async function alternatingRun(server: DevServer, opts: AccountsOptions, log: (m:
     server,
     opts.limits.map((limit) => ({ name: `a${limit}`, limit })),
     opts.workers,
+    { charged: opts.charged, shares: opts.shares },
   );
   const held = fleet.accounts[0]!.name;
   try {
@@ -346,7 +353,12 @@ interface Fleet {
 }
 
 /** A fake with these accounts, their settings file with credential files, and `workers` worker processes. */
-async function startFleet(server: DevServer, accounts: Array<{ name: string; limit: number }>, workers = 2): Promise<Fleet> {
+async function startFleet(
+  server: DevServer,
+  accounts: Array<{ name: string; limit: number }>,
+  workers = 2,
+  o: { charged?: boolean; shares?: 'fleet' | 'worker' } = {},
+): Promise<Fleet> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-accounts-'));
   const stamp = randomUUID().slice(0, 8);
   const credentials = (name: string, version: number): FakeAccount => ({
@@ -367,7 +379,10 @@ async function startFleet(server: DevServer, accounts: Array<{ name: string; lim
   const fake = await startFakeShippingApi({
     trackingStepMs: HOUR_MS, // tracking never moves: every poll is an unchanged poll
     requestLogSize: 1_000_000, // the alternating run's windows span minutes of every account's calls
-    accounts: accounts.map(({ name, limit }) => ({ ...credentials(name, 1), rateLimit: { perSecond: limit, burst: limit } })),
+    accounts: accounts.map(({ name, limit }) => ({
+      ...credentials(name, 1),
+      rateLimit: { perSecond: limit, burst: limit, ...(o.charged ? { refusedTakesToken: true } : {}) },
+    })),
   });
   for (const { name } of accounts) writeCredentials(name, 1);
   const accountsFile = path.join(dir, 'accounts.json');
@@ -386,6 +401,7 @@ async function startFleet(server: DevServer, accounts: Array<{ name: string; lim
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: taskQueue,
     SHIPPING_ACCOUNTS_FILE: accountsFile,
+    ...(o.shares === 'worker' ? { SHIPPING_API_PACE_SHARES: 'worker' } : {}),
   };
   const procs = Array.from({ length: workers }, () => startWorkerProcess(ROOT, env));
   await waitForPollers(server, taskQueue, workers);
@@ -521,7 +537,7 @@ export function printAccountsTables(
   table: (title: string, head: string[], rows: Array<Array<string | number>>) => void,
 ): void {
   table(
-    `Accounts: one fleet (${r.workers === 1 ? 'one worker process' : `${r.workers} worker processes`}), ${r.summary.length} accounts saturated at once; windows held and not held in pairs A B, B A…`,
+    `Accounts: one fleet (${r.workers === 1 ? 'one worker process' : `${r.workers} worker processes`}; ${r.shares === 'worker' ? 'each worker its own pace' : "the fleet's one rate"}; ${r.charged ? 'a limiter that counts refused calls' : 'a limiter that does not count refused calls'}), ${r.summary.length} accounts saturated at once; windows held and not held in pairs A B, B A…`,
     [
       'pair',
       'window',

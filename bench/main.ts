@@ -139,6 +139,10 @@ Options:
   --account-pairs <n>          pairs of windows, one held and one not (default 4)
   --account-workers <n>        worker processes of the windows' fleet, 1 to 8 (default 2; the
                                rotation run has two)
+  --account-limiter <plain|charged>  the fake's limiter: charged takes a token for a refused call
+                               too (default plain)
+  --account-shares <fleet|worker>  the fleet's one rate per account (default), or each worker its
+                               own pace (SHIPPING_API_PACE_SHARES=worker), to put beside it
   --account-orders <seconds>   a window's new orders per account: this many seconds' worth of
                                its limit (default 2)
   --account-starts <n>         a window's new orders start at this many a second, the accounts'
@@ -212,6 +216,8 @@ async function main(): Promise<number> {
       'account-hold': { type: 'string' },
       'account-pairs': { type: 'string' },
       'account-workers': { type: 'string' },
+      'account-limiter': { type: 'string', default: 'plain' },
+      'account-shares': { type: 'string', default: 'fleet' },
       'account-starts': { type: 'string' },
       'account-orders': { type: 'string' },
       'rotation-shipments': { type: 'string' },
@@ -395,6 +401,8 @@ async function main(): Promise<number> {
       orderSeconds: positiveInt('account-orders', values['account-orders'], 2),
       rotationShipments: positiveInt('rotation-shipments', values['rotation-shipments'], 500, 0),
       workers: positiveInt('account-workers', values['account-workers'], 2, 1, 8),
+      charged: oneOf('account-limiter', values['account-limiter'], ['plain', 'charged'] as const) === 'charged',
+      shares: oneOf('account-shares', values['account-shares'], ['fleet', 'worker'] as const),
     };
     const server = await startDevServer();
     try {
