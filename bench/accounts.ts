@@ -2,7 +2,7 @@
  * Many shipping accounts in one fleet: --account-workers worker processes (two unless told) with
  * SHIPPING_ACCOUNTS_FILE against the fake serving accounts limited to --account-limits (5, 20 and
  * 50 calls a second unless told: the first is the one held), each account's shops
- * saturating it at once (a wave of shipments polling every second, then new orders per window,
+ * saturating it at once (a wave of shipments polling every second unless told, then new orders per window,
  * started at a rate the fleet keeps up with). One fleet alternates windows with the first account
  * held by a long Retry-After and windows without, in pairs ordered A B, B A, A B… (so load that
  * drifts over the run cancels within pairs): the others' label p95 over the held windows over
@@ -48,6 +48,8 @@ export interface AccountsOptions {
   charged: boolean;
   /** The fleet's one rate per account (the default), or each worker its own pace (SHIPPING_API_PACE_SHARES=worker). */
   shares: 'fleet' | 'worker';
+  /** The wave's shipments poll every this many seconds, 2 × limit × this many of them: twice the limit whatever it is. */
+  pollSeconds: number;
 }
 
 export interface AccountRow {
@@ -115,6 +117,7 @@ export interface AccountsResults {
   workers: number;
   charged: boolean;
   shares: 'fleet' | 'worker';
+  pollSeconds: number;
   windows: AccountRow[];
   summary: AccountSummary[];
   rotation: RotationRow | null;
@@ -127,7 +130,8 @@ export async function accountsScenario(server: DevServer, opts: AccountsOptions,
     log(`accounts, rotation with ${opts.rotationShipments} shipments in flight`);
     rotation = await rotationRun(server, opts.rotationShipments, log);
   }
-  return { workers: opts.workers, charged: opts.charged, shares: opts.shares, windows, summary: summarize(windows), rotation };
+  const { workers, charged, shares, pollSeconds } = opts;
+  return { workers, charged, shares, pollSeconds, windows, summary: summarize(windows), rotation };
 }
 
 /** One fleet, every account saturated, windows held and not held in pairs A B, B A, A B… */
@@ -140,9 +144,9 @@ async function alternatingRun(server: DevServer, opts: AccountsOptions, log: (m:
   );
   const held = fleet.accounts[0]!.name;
   try {
-    // A wave of 2 × limit shipments per account polling every second: each account saturated.
+    // A wave of 2 × limit × pollSeconds shipments per account polling every pollSeconds: each account saturated.
     const wave = fleet.accounts.flatMap(({ name, limit }) =>
-      Array.from({ length: 2 * limit }, (_, i) => fleet.order(name, `W-${i}`, 1000)),
+      Array.from({ length: 2 * limit * opts.pollSeconds }, (_, i) => fleet.order(name, `W-${i}`, opts.pollSeconds * 1000)),
     );
     await startAll(server, fleet.taskQueue, wave);
     await waitForLabels(fleet.fake, wave, log);
@@ -537,7 +541,7 @@ export function printAccountsTables(
   table: (title: string, head: string[], rows: Array<Array<string | number>>) => void,
 ): void {
   table(
-    `Accounts: one fleet (${r.workers === 1 ? 'one worker process' : `${r.workers} worker processes`}; ${r.shares === 'worker' ? 'each worker its own pace' : "the fleet's one rate"}; ${r.charged ? 'a limiter that counts refused calls' : 'a limiter that does not count refused calls'}), ${r.summary.length} accounts saturated at once; windows held and not held in pairs A B, B A…`,
+    `Accounts: one fleet (${r.workers === 1 ? 'one worker process' : `${r.workers} worker processes`}; ${r.shares === 'worker' ? 'each worker its own pace' : "the fleet's one rate"}; ${r.charged ? 'a limiter that counts refused calls' : 'a limiter that does not count refused calls'}; the wave polling every ${r.pollSeconds} s), ${r.summary.length} accounts saturated at once; windows held and not held in pairs A B, B A…`,
     [
       'pair',
       'window',

@@ -143,6 +143,8 @@ Options:
                                too (default plain)
   --account-shares <fleet|worker>  the fleet's one rate per account (default), or each worker its
                                own pace (SHIPPING_API_PACE_SHARES=worker), to put beside it
+  --account-poll-every <seconds>  the wave's shipments poll every this many seconds, 1 to 10
+                               (default 1), 2 × limit × this many of them per account
   --account-orders <seconds>   a window's new orders per account: this many seconds' worth of
                                its limit (default 2)
   --account-starts <n>         a window's new orders start at this many a second, the accounts'
@@ -217,6 +219,7 @@ async function main(): Promise<number> {
       'account-pairs': { type: 'string' },
       'account-workers': { type: 'string' },
       'account-limiter': { type: 'string', default: 'plain' },
+      'account-poll-every': { type: 'string' },
       'account-shares': { type: 'string', default: 'fleet' },
       'account-starts': { type: 'string' },
       'account-orders': { type: 'string' },
@@ -403,6 +406,7 @@ async function main(): Promise<number> {
       workers: positiveInt('account-workers', values['account-workers'], 2, 1, 8),
       charged: oneOf('account-limiter', values['account-limiter'], ['plain', 'charged'] as const) === 'charged',
       shares: oneOf('account-shares', values['account-shares'], ['fleet', 'worker'] as const),
+      pollSeconds: positiveInt('account-poll-every', values['account-poll-every'], 1, 1, 10),
     };
     const server = await startDevServer();
     try {
