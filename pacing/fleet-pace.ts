@@ -135,7 +135,20 @@ export interface FleetPaceState extends FleetNoiseState {
   peak?: number;
   /** The probe's speed, scaled to PROBE_BUDGET (absent: 1). */
   probeScale?: number;
+  /**
+   * The workers' leases and the grid. A run that started without them gave its first reporter the
+   * whole rate and the others none until their next reports, on a grid of its own: four workers
+   * on an account of 5 a second met a 429 and a second of next to nothing at every continue-as-new.
+   */
+  leases?: CarriedLease[];
+  grid?: { rate: number; origin: number };
 }
+
+/** A lease as carried: its worker's id beside it (no Infinity in JSON: a ceiling of none is left out). */
+export type CarriedLease = Omit<Lease, 'maxRate'> & { worker: string; maxRate?: number };
+
+/** At most this many leases are carried (a lease lasts LEASE_MS: one per worker reporting). */
+const MAX_CARRIED_LEASES = 1000;
 
 interface Lease {
   want: number;
@@ -167,18 +180,21 @@ export class FleetPace {
   private cutFor: number;
   /** The account is held until then: calls wait for the hold, not for the rate. */
   private heldUntil = 0;
-  private readonly leases = new Map<string, Lease>();
+  private readonly leases: Map<string, Lease>;
   private readonly noise: FleetNoiseFloor;
   /** Where a small account last overshot (calls a second; 0: not since slow start), see PLATEAU_SHARE. */
   private peak: number;
   /** The probe's speed (PROBE_BUDGET), and the fleet's answers since the last cut. */
   private probeScale: number;
   private cycle: Answers = NONE;
-  /** The fleet's slots (PaceGrant.grid); not carried over a continue-as-new (the next run's first report sets it). */
+  /** The fleet's slots (PaceGrant.grid). */
   private grid = { rate: 0, origin: 0 };
 
   constructor(state?: Partial<FleetPaceState>) {
     this.noise = new FleetNoiseFloor(state);
+    this.leases = carriedLeases(state?.leases);
+    const grid = state?.grid;
+    if (positive(grid?.rate) !== undefined && Number.isFinite(grid?.origin)) this.grid = { rate: grid!.rate, origin: grid!.origin };
     this.rate = positive(state?.rate) ?? INITIAL_RATE;
     this.slowStart = state?.slowStart ?? true;
     this.settling = state?.settling ?? false;
@@ -199,6 +215,12 @@ export class FleetPace {
       slowStartCuts: this.slowStartCuts,
       peak: this.peak,
       probeScale: this.probeScale,
+      leases: [...this.leases].map(([worker, { maxRate, ...lease }]) => ({
+        worker,
+        ...lease,
+        ...(Number.isFinite(maxRate) ? { maxRate } : {}),
+      })),
+      grid: { ...this.grid },
       ...this.noise.state(),
     };
   }
@@ -452,6 +474,27 @@ export class FleetPace {
   private expire(now: number): void {
     for (const [id, lease] of this.leases) if (lease.until <= now) this.leases.delete(id);
   }
+}
+
+/** The leases a run was started with; one that is not a lease is left out (the worker's next report makes it again). */
+function carriedLeases(leases: unknown): Map<string, Lease> {
+  const carried = new Map<string, Lease>();
+  if (!Array.isArray(leases)) return carried;
+  for (const l of leases.slice(0, MAX_CARRIED_LEASES) as Array<Partial<CarriedLease> | null>) {
+    const worker = l?.worker;
+    if (typeof worker !== 'string' || worker.length === 0 || worker.length > 200 || !Number.isFinite(l?.until)) continue;
+    carried.set(worker, {
+      want: nonNegative(l!.want),
+      demand: nonNegative(l!.demand),
+      accepted: nonNegative(l!.accepted),
+      limited: nonNegative(l!.limited),
+      rate: nonNegative(l!.rate),
+      until: l!.until!,
+      maxRate: positive(l!.maxRate) ?? Number.POSITIVE_INFINITY,
+      since: Number.isFinite(l!.since) ? l!.since! : l!.until!,
+    });
+  }
+  return carried;
 }
 
 function positive(n: unknown): number | undefined {

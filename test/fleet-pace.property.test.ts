@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { FleetPace, MIN_RATE } from '../pacing/fleet-pace';
+import { FleetPace, LEASE_MS, MIN_RATE } from '../pacing/fleet-pace';
 import type { PaceReport } from '../workflow-definitions/account';
 
 const count = fc.oneof(
@@ -43,6 +43,8 @@ it('every grant is a pace a worker can keep, and the carried state is numbers, w
     fc.property(fc.array(step, { minLength: 1, maxLength: 200 }), (steps) => {
       let pace = new FleetPace();
       let now = Date.parse('2026-12-04T10:00:00Z');
+      /** Each worker's last share and until when it paces by it, as the workers see them, across runs. */
+      const live = new Map<string, { rate: number; until: number }>();
       for (const s of steps) {
         now += s.ms;
         if (s.kind === 'continueAsNew') pace = new FleetPace(JSON.parse(JSON.stringify(pace.state())));
@@ -58,6 +60,11 @@ it('every grant is a pace a worker can keep, and the carried state is numbers, w
           expect(Number.isFinite(grant.accountRate) && grant.accountRate > 0, `rate: ${seen}`).toBe(true);
           expect(grant.noise === undefined || (grant.noise.share >= 0 && grant.noise.share < 1), `noise floor: ${seen}`).toBe(true);
           expect(grant.freshShare === undefined || (grant.freshShare >= 0 && grant.freshShare <= 1), `fresh share: ${seen}`).toBe(true);
+          // No share on top of the others' still paced by, a continue-as-new in between or not (a
+          // run that forgot them gave its first reporter the whole rate beside them).
+          const others = [...live].filter(([w, l]) => w !== report.worker && l.until > now).reduce((n, [, l]) => n + l.rate, 0);
+          expect(grant.rate, `share beside others' ${others}: ${seen}`).toBeLessThanOrEqual(Math.max(0, grant.accountRate - others) * (1 + 1e-9) + 1e-9);
+          live.set(report.worker, { rate: grant.rate, until: now + LEASE_MS });
         }
         const carried = JSON.stringify(pace.state());
         expect(carried, 'a carried state with null in it (NaN or Infinity through JSON)').not.toContain('null');

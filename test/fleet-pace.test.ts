@@ -8,7 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWorkflowId, fleetRateLimits } from '../pacing/fleet-rate-limit';
-import { FleetPace, REPORT_MS, type FleetPaceState } from '../pacing/fleet-pace';
+import { FleetPace, REPORT_MS, type CarriedLease, type FleetPaceState, type PaceGrant } from '../pacing/fleet-pace';
 import { ACCOUNT_PRIORITY_KEY } from '../domain/priority';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
@@ -553,6 +553,58 @@ describe('FleetPace on its own (pure)', () => {
       if (s >= 10) sums.push([...granted.values()].reduce((n, r) => n + r, 0));
     }
     expect(Math.min(...sums)).toBeGreaterThanOrEqual(0.97 * 2);
+  });
+
+  it("a continue-as-new keeps every worker's share and the grid: the next run's first report does not get the whole rate", () => {
+    // Each run started with no lease: its first reporter got the whole rate (and sent it, beside
+    // the others' shares of the run before), the others none until their next reports, on a grid
+    // of its own. Four workers on an account of 5 a second (the accounts bench): a 429, a hold
+    // and a second of next to nothing at every continue-as-new.
+    let pace = new FleetPace({ rate: 5, slowStart: false });
+    const workers = ['a', 'b', 'c', 'd'];
+    let t = 1_000_000;
+    const shares = new Map<string, number>();
+    let grid: PaceGrant['grid'];
+    for (let s = 0; s < 10; s++) {
+      for (const [i, w] of workers.entries()) {
+        const grant = pace.report({ worker: w, want: 8, accepted: shares.get(w) ?? 0, maxRate: 5 }, t + s * 1000 + i * 200);
+        shares.set(w, grant.rate);
+        grid = grant.grid;
+      }
+    }
+    t += 10_000;
+    expect([...shares.values()].map((r) => r.toFixed(2))).toEqual(['1.25', '1.25', '1.25', '1.25']);
+    pace = new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState);
+    for (const [i, w] of workers.entries()) {
+      const grant = pace.report({ worker: w, want: 8, accepted: 1.25, maxRate: 5 }, t + i * 200);
+      expect(grant.rate).toBeCloseTo(1.25, 2);
+      expect(grant.grid).toEqual(grid);
+    }
+  });
+
+  it('a carried lease that is not one is left out, and at most a thousand are carried', () => {
+    const lease = { want: 1, demand: 1, accepted: 1, limited: 0, rate: 1, until: 2_000_000, since: 1_000_000 };
+    const pace = new FleetPace({
+      rate: 5,
+      slowStart: false,
+      leases: [
+        { worker: 'ok', ...lease, maxRate: 4 },
+        { worker: '', ...lease },
+        { worker: 'x'.repeat(201), ...lease },
+        { worker: 'no-until', ...lease, until: Number.NaN },
+        null as unknown as CarriedLease,
+        { worker: 'wild', ...lease, rate: -3, want: Number.POSITIVE_INFINITY },
+        ...Array.from({ length: 2000 }, (_, i) => ({ worker: `w${i}`, ...lease })),
+      ],
+      grid: { rate: Number.NaN, origin: 0 },
+    });
+    const carried = pace.state().leases!;
+    // The first thousand entries, less the four that are not leases.
+    expect(carried).toHaveLength(996);
+    expect(carried[0]).toEqual({ worker: 'ok', ...lease, maxRate: 4 });
+    expect(carried[1]).toMatchObject({ worker: 'wild', rate: 0, want: 0 });
+    expect(carried[1]!.maxRate).toBeUndefined();
+    expect(pace.state().grid).toEqual({ rate: 0, origin: 0 });
   });
 
   /**
