@@ -325,7 +325,11 @@ export class FleetPace {
     this.cutFor = holdEnd;
     this.lastCutAt = now;
     this.lastIncreaseAt = now;
-    this.expire(now);
+    // Not expired here: every worker's last report is what the API accepted of the fleet. Reports
+    // come each second and expire the leases that ran out; an account workflow whose task waited
+    // (four workers on two cores: 3 s) runs the holds before the reports queued behind them, and
+    // with the leases gone by its clock an account of 20 a second ended slow start at 2.4 (the one
+    // report left) and waited at that plateau for its quiet spell.
     const before = this.rate;
     // Calls refused as noise did not use the limit.
     const accepted = this.total('accepted') / (1 - this.noise.floor().share);

@@ -582,6 +582,24 @@ describe('FleetPace on its own (pure)', () => {
     }
   });
 
+  it("slow start ends on every worker's last report when the account workflow's task waited past their leases", () => {
+    // The holds of a task that waited 3 s run before the reports queued behind them: the leases
+    // had run out by the workflow's clock, and slow start ended on the one report left.
+    const pace = new FleetPace({ rate: 38, slowStart: true });
+    const t = 1_000_000;
+    for (const [w, at] of [
+      ['a', 0],
+      ['b', 0],
+      ['c', 0],
+      ['d', 1500],
+    ] as const) {
+      pace.report({ worker: w, want: 10, accepted: 5 }, t + at);
+    }
+    pace.overshoot(t + 3900 + 1000, t + 3900);
+    expect(pace.state().slowStart).toBe(false);
+    expect(pace.state().rate).toBeCloseTo(0.9 * 20, 5);
+  });
+
   it('a carried lease that is not one is left out, and at most a thousand are carried', () => {
     const lease = { want: 1, demand: 1, accepted: 1, limited: 0, rate: 1, until: 2_000_000, since: 1_000_000 };
     const pace = new FleetPace({
