@@ -63,7 +63,9 @@ it('every grant is a pace a worker can keep, and the carried state is numbers, w
           // No share on top of the others' still paced by, a continue-as-new in between or not (a
           // run that forgot them gave its first reporter the whole rate beside them).
           const others = [...live].filter(([w, l]) => w !== report.worker && l.until > now).reduce((n, [, l]) => n + l.rate, 0);
-          expect(grant.rate, `share beside others' ${others}: ${seen}`).toBeLessThanOrEqual(Math.max(0, grant.accountRate - others) * (1 + 1e-9) + 1e-9);
+          expect(grant.rate, `share beside others' ${others}: ${seen}`).toBeLessThanOrEqual(
+            Math.max(0, grant.accountRate - others) * (1 + 1e-9) + 1e-9,
+          );
           live.set(report.worker, { rate: grant.rate, until: now + LEASE_MS });
         }
         const carried = JSON.stringify(pace.state());

@@ -186,7 +186,11 @@ describe("the fleet channel's pace report", () => {
     vi.useFakeTimers();
     try {
       const lines: string[] = [];
-      const log = { debug: () => undefined, warn: (m: string) => void lines.push(`warn ${m}`), info: (m: string) => void lines.push(`info ${m}`) };
+      const log = {
+        debug: () => undefined,
+        warn: (m: string) => void lines.push(`warn ${m}`),
+        info: (m: string) => void lines.push(`info ${m}`),
+      };
       const alone: boolean[] = [];
       const fleet = fleetRateLimits({
         client: clientAnswering(new Error('workflow execution not found')),
