@@ -48,8 +48,11 @@ it('every grant is a pace a worker can keep, and the carried state is numbers, w
       for (const s of steps) {
         now += s.ms;
         if (s.kind === 'continueAsNew') pace = new FleetPace(JSON.parse(JSON.stringify(pace.state())));
-        else if (s.kind === 'overshoot') pace.overshoot(now + s.holdMs, now);
-        else {
+        else if (s.kind === 'overshoot') {
+          pace.overshoot(now + s.holdMs, now);
+          // A cut shrinks every share in the workflow's books at once; the workers slow by the hold.
+          live.clear();
+        } else {
           const { kind: _kind, ms: _ms, ...report } = s;
           const grant = pace.report(report as unknown as PaceReport, now);
           const seen = JSON.stringify(grant);
