@@ -142,24 +142,30 @@ describe("the fleet channel's pace report", () => {
   };
   const report = { want: 3, accepted: 2, limited: 0 };
 
+  /** A channel whose account workflow answers with `answer()`, its warn and info lines and what it told onAlone. */
+  function watchedChannel(answer: () => unknown) {
+    const lines: string[] = [];
+    const log = {
+      debug: () => undefined,
+      warn: (m: string) => void lines.push(`warn ${m}`),
+      info: (m: string) => void lines.push(`info ${m}`),
+    };
+    const alone: boolean[] = [];
+    const fleet = fleetRateLimits({
+      client: clientAnswering(answer),
+      taskQueue: 'q',
+      workflowId: 'w',
+      log,
+      onAlone: (a) => void alone.push(a),
+    });
+    return { fleet, lines, alone };
+  }
+
   it('warns once (and tells onAlone) when the account workflow has answered no report for ALONE_WARN_MS, and says when it answers again', async () => {
     vi.useFakeTimers();
     try {
-      const lines: string[] = [];
-      const log = {
-        debug: () => undefined,
-        warn: (m: string) => void lines.push(`warn ${m}`),
-        info: (m: string) => void lines.push(`info ${m}`),
-      };
       let answer: unknown = new Error('workflow execution not found');
-      const alone: boolean[] = [];
-      const fleet = fleetRateLimits({
-        client: clientAnswering(() => answer),
-        taskQueue: 'q',
-        workflowId: 'w',
-        log,
-        onAlone: (a) => void alone.push(a),
-      });
+      const { fleet, lines, alone } = watchedChannel(() => answer);
       // Reports a lease or more apart are not in a row (the worker had no calls between them).
       expect(await fleet.pace(report)).toBeNull();
       await vi.advanceTimersByTimeAsync(30_000);
@@ -185,20 +191,7 @@ describe("the fleet channel's pace report", () => {
   it('stops counting a warned worker as alone once it has made no report for two leases (it has no calls to pace)', async () => {
     vi.useFakeTimers();
     try {
-      const lines: string[] = [];
-      const log = {
-        debug: () => undefined,
-        warn: (m: string) => void lines.push(`warn ${m}`),
-        info: (m: string) => void lines.push(`info ${m}`),
-      };
-      const alone: boolean[] = [];
-      const fleet = fleetRateLimits({
-        client: clientAnswering(new Error('workflow execution not found')),
-        taskQueue: 'q',
-        workflowId: 'w',
-        log,
-        onAlone: (a) => void alone.push(a),
-      });
+      const { fleet, lines, alone } = watchedChannel(() => new Error('workflow execution not found'));
       for (let s = 0; s <= ALONE_WARN_MS / 1000; s++) {
         expect(await fleet.pace(report)).toBeNull();
         await vi.advanceTimersByTimeAsync(1000);
