@@ -71,6 +71,8 @@ export interface AccountRow {
   labelSeconds: number[];
   /** Calls about a label made with another account's credentials (403) or refused credentials (401). */
   foreignCalls: number;
+  /** Calls that reached the API within a tenth of the limit's interval after the one before (callsAtOnce). */
+  atOnce: number;
   seconds: number;
 }
 
@@ -83,6 +85,8 @@ export interface AccountSummary {
   /** The same over the windows where another account was held (the held account: null): throughput isolation. */
   acceptedPerLimitOthersHeld: number | null;
   share429: number;
+  /** The share of its calls (windows without a hold) that reached the API at once with the one before (callsAtOnce). */
+  shareAtOnce: number;
   foreignCalls: number;
   /** Per pair: label p95 in the held window over the window without (the held account: none). */
   p95Ratios: number[];
@@ -262,9 +266,27 @@ function rowsOf(
         (r) =>
           r.status === 401 || r.status === 403 || (r.id !== null && accountOfLabel.has(r.id) && accountOfLabel.get(r.id) !== r.account),
       ).length,
+      atOnce: callsAtOnce(
+        own.map((r) => r.receivedAt),
+        limit,
+      ),
       seconds: round((to - from) / 1000),
     };
   });
+}
+
+/**
+ * The calls among `arrivals` (epoch ms) that reached the API within a tenth of the limit's
+ * interval after the call before: the fleet's grid gives each slot to one worker, so its calls
+ * should come one at a time; two at once empty a small account's burst (2 a second: a 429 at
+ * 1.84 a second).
+ */
+export function callsAtOnce(arrivals: number[], limit: number): number {
+  const sorted = [...arrivals].sort((a, b) => a - b);
+  const within = 100 / limit;
+  let count = 0;
+  for (let i = 1; i < sorted.length; i++) if (sorted[i]! - sorted[i - 1]! < within) count++;
+  return count;
 }
 
 /** Per account: its windows without a hold pooled, and the p95 ratio of each pair. */
@@ -291,6 +313,7 @@ function summarize(windows: AccountRow[]): AccountSummary[] {
         ? round(othersHeld.reduce((sum, w) => sum + w.accepted, 0) / Math.max(0.001, heldSeconds) / own[0]!.limit)
         : null,
       share429: round(refused / Math.max(1, accepted + refused)),
+      shareAtOnce: round(free.reduce((sum, w) => sum + w.atOnce, 0) / Math.max(1, accepted + refused)),
       foreignCalls: own.reduce((sum, w) => sum + w.foreignCalls, 0),
       p95Ratios,
       pooledP95Ratio: p95Ratios.length ? round(pooledP95(own.filter((w) => w.held !== null)) / Math.max(0.001, pooledP95(free))) : null,
@@ -550,6 +573,7 @@ export function printAccountsTables(
       'seconds',
       'accepted ÷ limit',
       '429s',
+      'calls at once',
       'labels',
       'label p50 s',
       'label p95 s',
@@ -563,6 +587,7 @@ export function printAccountsTables(
       x.seconds,
       x.acceptedPerLimit,
       `${round(x.share429 * 100)} %`,
+      x.atOnce,
       x.labels,
       orDash(x.labelP50Seconds),
       orDash(x.labelP95Seconds),
@@ -576,6 +601,7 @@ export function printAccountsTables(
       'limit/s',
       'accepted ÷ limit',
       '429s',
+      'calls at once',
       'calls with another account’s or refused credentials',
       'accepted ÷ limit, another held',
       'p95 ratio, windows pooled',
@@ -590,6 +616,7 @@ export function printAccountsTables(
       x.limit,
       x.acceptedPerLimit,
       `${round(x.share429 * 100)} %`,
+      `${round(x.shareAtOnce * 100)} %`,
       x.foreignCalls,
       x.acceptedPerLimitOthersHeld ?? '-',
       x.pooledP95Ratio ?? '-',
