@@ -1,9 +1,12 @@
 /**
  * This worker's slots of the fleet's grid (fleet-pace.ts, PaceGrant): the fleet's calls go out
  * one a slot of a grid of `grid.rate` a second from `grid.origin`, slot k to the worker whose span
- * [phase, phase + share ÷ grid rate) holds the fractional part of k times the golden ratio. The
- * spans do not overlap, so the fleet's calls come one a slot, evenly spaced, never several at once,
- * whatever the shares. (On a grid of its own interval from 1970 at its phase, each worker's calls
+ * [phase, phase + share ÷ grid rate) holds the fractional part of k times the golden ratio. Spans
+ * granted together do not overlap, so the fleet's calls come one a slot, evenly spaced, whatever the
+ * shares; but each worker's span is placed at its own report, after the others' shares as they are
+ * then, so a share that changed since overlaps the next worker's span until that one reports (the
+ * accounts bench's "calls at once": 1-5 % of the calls of four workers, nearly all in a slot two
+ * granted spans held). (On a grid of its own interval from 1970 at its phase, each worker's calls
  * met the others' anywhere once shares differed by a tenth of a percent: four workers sharing an
  * account of 2 a second sent three calls at once, over the limit's burst of two, and the cuts
  * left the fleet at 0.75 of the limit.)
