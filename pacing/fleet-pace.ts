@@ -265,10 +265,9 @@ export class FleetPace {
       this.grid = { rate: this.rate * GRID_ROOM, origin: now };
     // This worker's span of the grid's slots starts where the shares of the workers before it end:
     // the spans add up to the rate, under the grid's, so no slot is two workers' among the spans of
-    // one moment. A span granted earlier stays where the shares then put it until its worker reports
-    // (fleet-slots.ts). Laid clear of every span as granted instead, the simulation did worse (the
-    // 400-run grid 87 runs off a target against 79, the ramp grid 125 / 83 against 95 / 71), it
-    // seems because the overlaps' extra calls made up for slots a worker with one caller left unused.
+    // one moment. A span granted earlier stays where the shares then put it until its worker reports,
+    // so spans overlap between reports (fleet-slots.ts); laying them clear of each other did worse in
+    // the simulation (docs/benchmarks.md, calls at once).
     const before = [...this.leases].filter(([id]) => id < report.worker).reduce((n, [, l]) => n + l.rate, 0);
     return {
       rate: lease.rate,
