@@ -7,8 +7,9 @@
  * call, and one that does. Printed per row: accepted ÷ limit over the seconds from MEASURE_FROM
  * (work is due throughout), and 429s; then the 10 % unrelated-429s row beside the clean one,
  * noise that stops, the fleet alone at the limits between the main rows (3-30 a second), under
- * varied timings, when demand ramps, and beside workers with one caller each. Run: `npm run
- * bench:pacing` (about two minutes).
+ * varied timings, when demand ramps, and beside workers with one caller each; and the runs, over
+ * every spread, that took the limit's own 429s for noise. Run: `npm run bench:pacing` (about
+ * three minutes).
  */
 import { it } from 'vitest';
 import { simulate } from '../test/helpers/pacer-sim';
@@ -270,4 +271,43 @@ it('pacing: the fleet beside workers with one caller each', async () => {
   console.log(
     `\nseconds ${MEASURE_FROM}-${SECONDS} of each run, the fleet's one rate, one caller on each worker but the first, five timings, both limiters\n${rows.join('\n')}`,
   );
+}, 3_600_000);
+
+// The limit's own 429s never taken for noise, without any setting (the issue's second
+// deliverable): accounts of 2 to 50 a second on 1 to 4 workers, every spread above (one caller on
+// each worker but the first too), both limiters, holds and grants relayed in 300 or 800 ms (the
+// latter as test/account-pacer.noise.test.ts has it). Printed per limit: the runs, and those in
+// which a worker or the fleet learned a floor (target: none), named.
+it("pacing: the limit's own 429s taken for noise", async () => {
+  const rows = ['limit/s runs | noise learned | in'];
+  for (const limit of LIMITS) {
+    const learned: string[] = [];
+    let runs = 0;
+    for (const workers of [1, 2, 3, 4]) {
+      const spreads: Spread[] = workers > 1 ? [...SPREADS, 'one caller on each other worker'] : ['even'];
+      for (const spread of spreads) {
+        for (const charged of [false, true]) {
+          for (const relayMs of [300, 800]) {
+            const run = await simulate({
+              seconds: SECONDS,
+              limit: () => limit,
+              demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
+              workers,
+              workerOf: workerOf(spread, workers),
+              refusedTakesToken: charged,
+              relayMs,
+              seed: limit * 10 + workers,
+            });
+            runs++;
+            if (run.seconds.some((s) => (s.fleet?.noise ?? 0) > 0 || s.workers.some((w) => w.noiseShare !== null)))
+              learned.push(`${workers} workers, ${spread}, ${charged ? 'charged' : 'not charged'}, ${relayMs} ms`);
+          }
+        }
+      }
+    }
+    rows.push(
+      `${String(limit).padStart(7)} ${String(runs).padStart(4)} | ${String(learned.length).padStart(13)} | ${learned.join('; ') || '-'}`,
+    );
+  }
+  console.log(`\nseconds 0-${SECONDS} of each run, the fleet's one rate, no noise\n${rows.join('\n')}`);
 }, 3_600_000);
