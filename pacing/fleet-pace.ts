@@ -5,7 +5,8 @@
  *
  * - **The rate** starts at INITIAL_RATE and grows by half each second while the fleet has calls
  *   waiting for it (slow start); the first overshoot (a 429 the fleet is told of) sets it to 90 %
- *   of what the API accepted of the whole fleet over the last reports, and from then on it grows
+ *   of what the API accepted of the whole fleet over the last reports (under FEW_ACCEPTED, see
+ *   there), and from then on it grows
  *   by half a percent a second (less for an account under 20 calls a second: PROBE_CALLS; slower
  *   where its overshoots cost more than PROBE_BUDGET of the answers) and shrinks by a tenth at
  *   each overshoot, from what the API accepted when that is most of the rate (AIMD for one flow:
@@ -97,6 +98,15 @@ const PLATEAU_SHARE = 0.98;
  * the noise 25 s later (simulated, 20 a second: 0.46 -> 0.20 of the clean account).
  */
 const SLOW_START_CUTS = 6;
+/**
+ * Fewer calls a second than this accepted of the fleet at slow start's end tell too little of the
+ * limit: the rate is then set no lower than halving would have, but no higher than 0.9 of this,
+ * as the limit may be about that low. At half a rate far over it (2.85 a second on an account of 2, one
+ * worker with one caller beside a busy one, relays of 800 ms) the calls right after the hold went
+ * over the limit, and their 429s were learned as noise (bench pacing, the limit's own 429s taken
+ * for noise: 1 run of 208).
+ */
+const FEW_ACCEPTED = 2;
 /** An overshoot at a rate the API accepted at least this share of shows the limit (notePeak). */
 const PEAK_ACCEPTED_SHARE = 0.9;
 /**
@@ -347,7 +357,7 @@ export class FleetPace {
     // met each overshoot with one 429 and a hold, accepted 1.3-1.7 a second and searched for good
     // (20 % 429s in the simulation); 10 % noise ends it sooner (bench pacing's noise row: unchanged).
     const limited = this.total('limited');
-    const shown = accepted >= 2 || (this.slowStartCuts >= 2 && accepted >= 1 && limited >= (accepted + limited) / 3);
+    const shown = accepted >= FEW_ACCEPTED || (this.slowStartCuts >= 2 && accepted >= 1 && limited >= (accepted + limited) / 3);
     const repeated = !shown && accepted >= 1 && this.slowStartCuts >= SLOW_START_CUTS - 1;
     const found = shown || repeated;
     if (this.slowStart) this.slowStartCuts++;
@@ -358,8 +368,9 @@ export class FleetPace {
     if (endsSlowStart) {
       this.slowStart = false;
       this.settling = true;
-      // No lower than halving would have set it.
-      this.rate = Math.max(MIN_RATE, 0.9 * Math.min(this.rate, Math.max(accepted, accepted >= 2 ? 0 : this.rate / 2)));
+      // Under FEW_ACCEPTED, no lower than halving would have set it, nor higher than FEW_ACCEPTED.
+      const floor = accepted >= FEW_ACCEPTED ? 0 : Math.min(this.rate / 2, FEW_ACCEPTED);
+      this.rate = Math.max(MIN_RATE, 0.9 * Math.min(this.rate, Math.max(accepted, floor)));
     } else if (this.slowStart) {
       this.rate = Math.max(MIN_RATE, this.rate * 0.5);
     } else {

@@ -260,12 +260,14 @@ describe("the fleet's one rate and 429s no pace causes (simulated)", () => {
 
 describe("the fleet's one rate and the limit's own 429s (simulated)", () => {
   // Accounts of 2 to 50 calls a second, 1 to 4 workers, polls due beyond the limit spread evenly,
-  // with one worker idle, or all on one worker; a limiter that charges a refused call or not:
-  // none of the limit's 429s is ever taken for noise, without any setting. Before the fleet's
-  // one rate, a small account shared by several workers learned floors of 0.07-0.33.
+  // with one worker idle, all on one worker, or one caller on each worker but the first; a
+  // limiter that charges a refused call or not: none of the limit's 429s is ever taken for noise,
+  // without any setting. Before the fleet's one rate, a small account shared by several workers
+  // learned floors of 0.07-0.33; before slow start's end was held to 2 a second where fewer were
+  // accepted, an account of 2 on a busy worker and one with one caller learned 0.083.
   const cases = [2, 5, 20, 50].flatMap((limit) =>
     [1, 2, 3, 4].flatMap((workers) =>
-      (['even', 'one idle', 'one'] as const)
+      (['even', 'one idle', 'one', 'one caller each'] as const)
         .filter((spread) => workers > 1 || spread === 'even')
         .flatMap((spread) => [false, true].map((charged) => ({ limit, workers, spread, charged }))),
     ),
@@ -278,7 +280,14 @@ describe("the fleet's one rate and the limit's own 429s (simulated)", () => {
         limit: () => limit,
         demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
         workers,
-        workerOf: spread === 'even' ? (l) => l % workers : spread === 'one idle' ? (l) => l % (workers - 1) : () => 0,
+        workerOf:
+          spread === 'even'
+            ? (l) => l % workers
+            : spread === 'one idle'
+              ? (l) => l % (workers - 1)
+              : spread === 'one caller each'
+                ? (l) => (l < workers - 1 ? l + 1 : 0)
+                : () => 0,
         refusedTakesToken: charged,
         relayMs: 800,
         seed: limit * 10 + workers,
