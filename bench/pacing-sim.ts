@@ -30,7 +30,14 @@ function workerOf(spread: Spread, workers: number): (loop: number) => number {
 }
 
 /** One run of the main table's kind: polls due every second at 1.5 times the limit, never fewer than 6 loops. */
-function mainRun(limit: number, workers: number, spread: Spread, charged: boolean, shares: 'fleet' | 'worker') {
+function mainRun(
+  limit: number,
+  workers: number,
+  spread: Spread,
+  charged: boolean,
+  shares: 'fleet' | 'worker',
+  timing: { relayMs?: number; seed?: number } = {},
+) {
   return simulate({
     seconds: SECONDS,
     limit: () => limit,
@@ -40,6 +47,7 @@ function mainRun(limit: number, workers: number, spread: Spread, charged: boolea
     refusedTakesToken: charged,
     shares,
     seed: limit * 100 + workers,
+    ...timing,
   });
 }
 
@@ -288,16 +296,7 @@ it("pacing: the limit's own 429s taken for noise", async () => {
       for (const spread of spreads) {
         for (const charged of [false, true]) {
           for (const relayMs of [300, 800]) {
-            const run = await simulate({
-              seconds: SECONDS,
-              limit: () => limit,
-              demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
-              workers,
-              workerOf: workerOf(spread, workers),
-              refusedTakesToken: charged,
-              relayMs,
-              seed: limit * 10 + workers,
-            });
+            const run = await mainRun(limit, workers, spread, charged, 'fleet', { relayMs, seed: limit * 10 + workers });
             runs++;
             if (run.seconds.some((s) => (s.fleet?.noise ?? 0) > 0 || s.workers.some((w) => w.noiseShare !== null)))
               learned.push(`${workers} workers, ${spread}, ${charged ? 'charged' : 'not charged'}, ${relayMs} ms`);
