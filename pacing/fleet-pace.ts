@@ -5,14 +5,14 @@
  *
  * - **The rate** starts at INITIAL_RATE and grows by half each second while the fleet has calls
  *   waiting for it (slow start); the first overshoot (a 429 the fleet is told of) sets it to 90 %
- *   of what the API accepted of the whole fleet over the last reports (under FEW_ACCEPTED, see
- *   there), and from then on it grows
- *   by half a percent a second (less for an account under 20 calls a second: PROBE_CALLS; slower
- *   where its overshoots cost more than PROBE_BUDGET of the answers) and shrinks by a tenth at
- *   each overshoot, from what the API accepted when that is most of the rate (AIMD for one flow:
- *   the fleet). An account under 10 a second grows no further than just under where it last
- *   overshot (PLATEAU_SHARE). After a minute without an overshoot while calls wait (a minute and
- *   a half under 10 a second) it grows by a tenth a second again, so a limit that rises is found.
+ *   of what the API accepted of the whole fleet over the last reports (FEW_ACCEPTED where that is
+ *   little), and from then on it grows by half a percent a second (less for an account under 20
+ *   calls a second: PROBE_CALLS; slower where its overshoots cost more than PROBE_BUDGET of the
+ *   answers) and shrinks by a tenth at each overshoot, from what the API accepted when that is
+ *   most of the rate (AIMD for one flow: the fleet). An account under 10 a second grows no
+ *   further than just under where it last overshot (PLATEAU_SHARE). After a minute without an
+ *   overshoot while calls wait (a minute and a half under 10 a second) it grows by a tenth a
+ *   second again, so a limit that rises is found.
  * - **Shares** go by demand (water-filling): each worker reports the calls a second it would send
  *   (those it sent over its last report's period and those waiting now; under a call a second per
  *   worker, the higher of its last two reports' counts); a worker that needs less
@@ -101,10 +101,10 @@ const SLOW_START_CUTS = 6;
 /**
  * Fewer calls a second than this accepted of the fleet at slow start's end tell too little of the
  * limit: the rate is then set no lower than halving would have, but no higher than 0.9 of this,
- * as the limit may be about that low. At half a rate far over it (2.85 a second on an account of 2, one
- * worker with one caller beside a busy one, relays of 800 ms) the calls right after the hold went
- * over the limit, and their 429s were learned as noise (bench pacing, the limit's own 429s taken
- * for noise: 1 run of 208).
+ * as the limit may be about that low. At half a rate far over it (2.85 a second on an account of
+ * 2, one worker with one caller beside a busy one, relays of 800 ms) the calls right after the
+ * hold went over the limit, and their 429s were learned as noise (bench pacing, the limit's own
+ * 429s taken for noise: 1 run of 208).
  */
 const FEW_ACCEPTED = 2;
 /** An overshoot at a rate the API accepted at least this share of shows the limit (notePeak). */
@@ -368,7 +368,7 @@ export class FleetPace {
     if (endsSlowStart) {
       this.slowStart = false;
       this.settling = true;
-      // Under FEW_ACCEPTED, no lower than halving would have set it, nor higher than FEW_ACCEPTED.
+      // Under FEW_ACCEPTED, no lower than halving would have set it, nor higher than 0.9 of it.
       const floor = accepted >= FEW_ACCEPTED ? 0 : Math.min(this.rate / 2, FEW_ACCEPTED);
       this.rate = Math.max(MIN_RATE, 0.9 * Math.min(this.rate, Math.max(accepted, floor)));
     } else if (this.slowStart) {

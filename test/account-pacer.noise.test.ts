@@ -263,8 +263,8 @@ describe("the fleet's one rate and the limit's own 429s (simulated)", () => {
   // with one worker idle, all on one worker, or one caller on each worker but the first; a
   // limiter that charges a refused call or not: none of the limit's 429s is ever taken for noise,
   // without any setting. Before the fleet's one rate, a small account shared by several workers
-  // learned floors of 0.07-0.33; before slow start's end was held to 2 a second where fewer were
-  // accepted, an account of 2 on a busy worker and one with one caller learned 0.083.
+  // learned floors of 0.07-0.33; before slow start's end was held to 1.8 a second where under 2
+  // were accepted, an account of 2 on a busy worker and one with one caller learned 0.083.
   const cases = [2, 5, 20, 50].flatMap((limit) =>
     [1, 2, 3, 4].flatMap((workers) =>
       (['even', 'one idle', 'one', 'one caller each'] as const)
