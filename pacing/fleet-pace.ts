@@ -92,10 +92,10 @@ const SETTLE_GROWTH = 1.02;
  */
 const PLATEAU_SHARE = 0.98;
 /**
- * At this overshoot of a slow start a call a second accepted ends it: however few 429s and
- * whatever was accepted, the limit was met that many times (see overshoot). At the fourth or fifth, 10 %
- * noise that cut the rate to 1-2 a second at its first calls ended it there, and the fleet learned
- * the noise 25 s later (simulated, 20 a second: 0.46 -> 0.20 of the clean account).
+ * This overshoot of a slow start ends it: however few 429s and whatever was accepted, the limit
+ * was met that many times (see overshoot). At the fourth or fifth, 10 % noise that cut the rate
+ * to 1-2 a second at its first calls ended it there, and the fleet learned the noise 25 s later
+ * (simulated, 20 a second: 0.46 -> 0.20 of the clean account).
  */
 const SLOW_START_CUTS = 6;
 /**
@@ -352,13 +352,14 @@ export class FleetPace {
     // under 2 a second, and halved at each overshoot its rate searched for good (two workers:
     // 4.6-5.4 % 429s; 37 % with their calls evenly spaced). Ending slow start at the second
     // overshoot whatever was accepted pinned a rate that 10 % noise cut at its first calls near
-    // 1-2 a second, too low for the floor ever to be learned. And from the sixth, a call a second
-    // accepted is one (SLOW_START_CUTS): an account of 2 a second on one worker, relays of 0.4 s,
-    // met each overshoot with one 429 and a hold, accepted 1.3-1.7 a second and searched for good
-    // (20 % 429s in the simulation); 10 % noise ends it sooner (bench pacing's noise row: unchanged).
+    // 1-2 a second, too low for the floor ever to be learned. And the sixth ends it whatever was
+    // accepted (SLOW_START_CUTS): an account of 2 a second on one worker, relays of 0.4 s, met each
+    // overshoot with one 429 and a hold, accepted 1.3-1.7 a second and searched for good (20 %
+    // 429s in the simulation); four workers and a limiter that charges a refused call accepted
+    // under one a second, each burst after a hold emptying the bucket, and searched for 38 s (26 %).
     const limited = this.total('limited');
     const shown = accepted >= FEW_ACCEPTED || (this.slowStartCuts >= 2 && accepted >= 1 && limited >= (accepted + limited) / 3);
-    const repeated = !shown && accepted >= 1 && this.slowStartCuts >= SLOW_START_CUTS - 1;
+    const repeated = !shown && this.slowStartCuts >= SLOW_START_CUTS - 1;
     const found = shown || repeated;
     if (this.slowStart) this.slowStartCuts++;
     const endsSlowStart = this.slowStart && found;

@@ -138,6 +138,21 @@ describe('FleetPace on its own (pure)', () => {
     }
   });
 
+  it('slow start ends at its sixth overshoot however few calls were accepted, under 2 a second', () => {
+    // A limiter that charges a refused call, four workers on an account of 2 a second: the 429s
+    // of each burst after a hold emptied the bucket, under a call a second was accepted, and
+    // slow start halved and grew on for 38 s (simulated: 26 % 429s over seconds 15-90).
+    const pace = new FleetPace();
+    let t = 1_000_000;
+    for (let cut = 0; cut < 6; cut++) {
+      expect(pace.state().slowStart).toBe(true);
+      t = reports(pace, t, 3, 0.5, 0.5);
+      pace.overshoot(t + 1000, t);
+    }
+    expect(pace.state().slowStart).toBe(false);
+    expect(pace.state().rate).toBeLessThanOrEqual(1.8);
+  });
+
   it("slow start's overshoots are carried over a continue-as-new: the third ends it on an account of 2 a second", () => {
     // Counted from 0 in each run, a run continued between the second and third overshoot halved
     // the rate again instead of ending slow start.
