@@ -13,9 +13,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { startFakeShippingApi, type FakeAccount, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startShipment } from '../order-import/start-shipment';
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
+import { ACCOUNT_WORKFLOW_TYPE } from '../workflow-definitions/account';
 import { benchOrder } from './orders';
 import { median, percentile, ROOT, sleep, startWorkerProcess, type DevServer, type Proc } from './stack';
 
@@ -527,7 +530,9 @@ async function waitFor(what: string, done: () => boolean): Promise<void> {
 
 /**
  * BENCH_ACCOUNTS_DUMP=<dir>: per window, its orders with their start times and histories
- * (<pair><H|N>.json), and the fake's request log (requests.json), to see where a label's time went.
+ * (<pair><H|N>.json), the fake's request log (requests.json), to see where a label's time went,
+ * and every report, grant and relayed hold of the account workflows (grants.json), to see how
+ * the fleet shared each account's rate.
  */
 const DUMP = process.env.BENCH_ACCOUNTS_DUMP;
 const dumped: Array<{
@@ -541,6 +546,7 @@ const dumped: Array<{
 async function writeDumps(server: DevServer, fleet: Fleet): Promise<void> {
   if (!DUMP) return;
   writeFileSync(path.join(DUMP, `requests.json`), JSON.stringify(fleet.fake.requestLog()));
+  writeFileSync(path.join(DUMP, `grants.json`), JSON.stringify(await accountExchanges(server)));
   for (const { tag, held, from, to, startedAt, orders } of dumped) {
     const shipments = [];
     for (const o of orders) {
@@ -552,6 +558,52 @@ async function writeDumps(server: DevServer, fleet: Fleet): Promise<void> {
     writeFileSync(path.join(DUMP, `${tag}.json`), JSON.stringify({ tag, held, from, to, shipments }));
   }
   dumped.length = 0;
+}
+
+/** Each account workflow run's `pace` updates (a worker's report and its grant, with when each was written) and signals, in order. */
+async function accountExchanges(server: DevServer): Promise<unknown[]> {
+  const decode = (payload: unknown) => {
+    try {
+      return defaultPayloadConverter.fromPayload(payload as Payload);
+    } catch {
+      return 'undecodable';
+    }
+  };
+  const millis = (e: temporal.api.history.v1.IHistoryEvent) =>
+    Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+  const out: unknown[] = [];
+  for await (const run of server.client.workflow.list({ query: `WorkflowType = '${ACCOUNT_WORKFLOW_TYPE}'` })) {
+    const events = (await server.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? [];
+    const accepted = new Map<string, { t: number; name?: string | null; args: unknown[] }>();
+    for (const e of events) {
+      const update = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+      if (update?.meta?.updateId)
+        accepted.set(update.meta.updateId, {
+          t: millis(e),
+          name: update.input?.name,
+          args: (update.input?.args?.payloads ?? []).map(decode),
+        });
+      const done = e.workflowExecutionUpdateCompletedEventAttributes;
+      if (done?.meta?.updateId)
+        out.push({
+          wf: run.workflowId,
+          run: run.runId,
+          ...accepted.get(done.meta.updateId),
+          done: millis(e),
+          result: (done.outcome?.success?.payloads ?? []).map(decode),
+        });
+      const signal = e.workflowExecutionSignaledEventAttributes;
+      if (signal)
+        out.push({
+          wf: run.workflowId,
+          run: run.runId,
+          t: millis(e),
+          signal: signal.signalName,
+          args: (signal.input?.payloads ?? []).map(decode),
+        });
+    }
+  }
+  return out;
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
