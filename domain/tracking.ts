@@ -92,10 +92,12 @@ export function pollIntervalOf(
  * interval on average, and a worker with one label polling uses the share of the pace it is
  * given); but never sooner than half an interval after the answer, so a label that fell behind
  * (a hold, a worker down) is not polled twice at once, and no more than half an interval of
- * lateness is made up.
+ * lateness is made up. A due time that is no time (progress carried from elsewhere) counts
+ * from the answer: the label is never left with a next poll that never comes.
  */
 export function nextPollDue(dueAt: number, answeredAt: number, intervalMs: number): number {
-  return Math.max(dueAt + intervalMs, answeredAt + intervalMs / 2);
+  const fromAnswer = answeredAt + intervalMs / 2;
+  return Number.isFinite(dueAt) ? Math.max(dueAt + intervalMs, fromAnswer) : fromAnswer;
 }
 
 /** One line for a snapshot, as the Web UI and logs show a poll's result. */

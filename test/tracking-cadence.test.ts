@@ -97,4 +97,9 @@ describe("a label's next poll", () => {
     // A worker down for a day: the next poll half an interval after the one that caught up, not at once.
     expect(nextPollDue(0, 24 * H, 4 * H)).toBe(26 * H);
   });
+
+  it('counts from the answer when the last due time is no time, so the label is still polled', () => {
+    expect(nextPollDue(Number.NaN, 10 * H, 2 * H)).toBe(11 * H);
+    expect(nextPollDue(undefined as unknown as number, 10 * H, 2 * H)).toBe(11 * H);
+  });
 });
