@@ -14,7 +14,6 @@ import { vi } from 'vitest';
 import { AccountPacer } from '../../pacing/account-pacer';
 import { FleetPace } from '../../pacing/fleet-pace';
 import { mulberry32 } from '../../fake-shipping-api/faults';
-import { nextPollDue } from '../../domain/tracking';
 import { FRESH_READ_MS } from '../../pacing/fleet-rate-limit';
 import { poolFresh, type FreshAnswers } from '../../workflow-definitions/account';
 
@@ -28,8 +27,7 @@ export interface SimOptions {
   noiseRetryAfterS?: [number, number];
   /**
    * `clients`: that many loops always have a call to make (a backlog), each waiting its own
-   * retries, and due again `thinkMs` after the last was due (a tracking poller's interval, by
-   * its rule: domain/tracking.ts, nextPollDue).
+   * retries, and `thinkMs` after each accepted call (a tracking poller's interval).
    * `rampMs`: the loops join evenly over this span, not all at once (shipments reaching tracking
    * one by one after their labels).
    * `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
@@ -177,20 +175,16 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       return { retryAfterMs: (min + Math.floor(random() * (max - min + 1))) * 1000, kind: 'noise' };
     }
 
-    /**
-     * One call of loop `loop` through its worker's pacer until the API accepts it (or the run
-     * stops); the time its last attempt was asked for (a retry is due when its Retry-After ends).
-     */
-    async function call(loop: number): Promise<number> {
+    /** One call of loop `loop` through its worker's pacer until the API accepts it (or the run stops). */
+    async function call(loop: number): Promise<void> {
       const pacer = pacers[options.workerOf ? options.workerOf(loop, random) : loop % workers]!;
-      let asked = Date.now();
       while (!stop) {
-        asked = Date.now();
+        const asked = Date.now();
         const turn = await pacer.acquire('tracking', stopped.signal).then(
           (granted) => granted,
           () => null, // the run is over
         );
-        if (!turn) return asked;
+        if (!turn) return;
         waits.push({ at: (asked - start) / 1000, ms: Date.now() - asked });
         await sleep(roundTripMs);
         const now = Date.now();
@@ -199,7 +193,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
         if (s) s[kind]++;
         if (kind === 'accepted') {
           pacer.recordAccepted(turn);
-          return asked;
+          return;
         }
         const until = pacer.recordRateLimited(retryAfterMs, turn);
         if (until !== null) {
@@ -209,7 +203,6 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
         }
         await sleep(retryAfterMs); // this call's own retry waits its Retry-After
       }
-      return asked;
     }
 
     const loops: Promise<void>[] = [];
@@ -219,8 +212,8 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
           (async () => {
             if (demand.rampMs) await sleep((c * demand.rampMs) / demand.clients);
             while (!stop) {
-              const due = await call(c);
-              if (demand.thinkMs) await sleep(nextPollDue(due, Date.now(), demand.thinkMs) - Date.now());
+              await call(c);
+              if (demand.thinkMs) await sleep(demand.thinkMs);
             }
           })(),
         );
