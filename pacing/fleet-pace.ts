@@ -356,7 +356,8 @@ export class FleetPace {
     // accepted (SLOW_START_CUTS): an account of 2 a second on one worker, relays of 0.4 s, met each
     // overshoot with one 429 and a hold, accepted 1.3-1.7 a second and searched for good (20 %
     // 429s in the simulation); four workers and a limiter that charges a refused call accepted
-    // under one a second, each burst after a hold emptying the bucket, and searched for 38 s (26 %).
+    // under one a second, each burst after a hold emptying the bucket, and searched for 38 s (26 %;
+    // tracking polls due by their cadence, tried 2026-12-05).
     const limited = this.total('limited');
     const shown = accepted >= FEW_ACCEPTED || (this.slowStartCuts >= 2 && accepted >= 1 && limited >= (accepted + limited) / 3);
     const repeated = !shown && this.slowStartCuts >= SLOW_START_CUTS - 1;
