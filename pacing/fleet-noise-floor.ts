@@ -66,7 +66,13 @@ const MIN_FRESH_LIMITED = 2;
  * limit, its 429s within the floor's margin, and nothing waited to start a check).
  */
 const YOUNG_FLOOR_CAP = 0.25;
-/** While a floor is known and the fleet is beside a limit, the floor is checked this often ... */
+/**
+ * While a floor is known and the fleet is beside a limit, the floor is checked this often, a
+ * check lasting no longer, and the next starting once the fleet's reports no longer count the
+ * last: each holds the shares under what the API accepted at the report before it, and back to
+ * back each took 0.9 of what the one before let through (2.1, 1.5, 1.2 a second at an account of
+ * 5, for 150 s) ...
+ */
 const CHECK_EVERY_MS = 30_000;
 /** ... at this share of what the fleet's reports show the API accepting now, ... */
 const CHECK_SHARE = 0.9;
@@ -101,6 +107,17 @@ const STALLED_Z = 2;
  * stopped, and the limit's 429s in its margin, 2.3 %).
  */
 const RELEARN_ANSWERS = 100;
+/**
+ * A floor resting on fewer than RELEARN_ANSWERS answers is young: a few fresh 429s make it
+ * (5 of 13 for 10 % noise, a floor of 0.3), and one too high hides a limit's 429s from every
+ * other rule for good: within its margin they neither end a search nor press for a check (an
+ * account of 5 a second on two workers ran at 2.4 times its limit from second 58 to the end,
+ * a quarter of its calls refused by the limit). So once the fleet has gone this long since it
+ * was learned without a cut or a hold, it is checked whatever the rate does, until the checks
+ * have counted RELEARN_ANSWERS and it is their floor. A floor too low corrects itself: its
+ * noise is relayed as holds, whose fresh answers pool into it.
+ */
+const YOUNG_CHECK_MS = 20_000;
 
 /** What is carried over a continue-as-new. */
 export interface FleetNoiseState {
@@ -256,17 +273,22 @@ export class FleetNoiseFloor {
       now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.learned, this.firstReportAt) >= STALLED_MS &&
       this.sinceCut.answers >= MIN_NOISE_ANSWERS &&
       moreThan(this.sinceCut, floor, STALLED_Z);
+    // A young floor, once the fleet went YOUNG_CHECK_MS without a cut or a hold since it was learned.
+    const young =
+      this.floor().answers < RELEARN_ANSWERS &&
+      now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.learned, this.firstReportAt) >= YOUNG_CHECK_MS;
     if (
       !this.check &&
-      (!fleet.searching || stalled) &&
+      (((!fleet.searching || stalled) && (pressed || stalled)) || young) &&
       now >= this.checkAt &&
       now >= fleet.heldUntil &&
-      (pressed || stalled) &&
       fleet.accepted > 0
     ) {
       const counting = (1000 * CHECK_ANSWERS) / (CHECK_SHARE * fleet.accepted);
-      this.check = { rate: CHECK_SHARE * fleet.accepted, from: now, until: now + Math.max(CHECK_MS, SAMPLE_SETTLE_MS + counting) };
-      this.checkAt = now + CHECK_EVERY_MS;
+      const span = Math.min(CHECK_EVERY_MS, Math.max(CHECK_MS, SAMPLE_SETTLE_MS + counting));
+      this.check = { rate: CHECK_SHARE * fleet.accepted, from: now, until: now + span };
+      // The next is told what the API accepts with the shares back at the rate, not held by this one.
+      this.checkAt = Math.max(now + CHECK_EVERY_MS, this.check.until + SAMPLE_SETTLE_MS);
     }
   }
 

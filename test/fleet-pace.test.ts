@@ -702,12 +702,16 @@ describe('FleetPace on its own (pure)', () => {
     );
   });
 
-  it('a search that stalls beside a young floor is checked: the limit hidden in its margin is found', () => {
+  it.each([
+    // A young floor is checked 20 s after it was learned, whatever the rate does (YOUNG_CHECK_MS).
+    ['young: 3 fresh 429s of 15', { fresh: { answers: 15, limited: 3 } }, 20_000, 25_000],
+    // A floor on more answers only once the search stalled 70 s over it (a check costs a tenth of the calls for 7.5 s).
+    ['on 150 answers', { noise: { answers: 150, limited: 30 } }, 70_000, 80_000],
+  ] as const)('a search that stalls beside a floor (%s) is checked: the limit hidden in its margin is found', (_, pool, from, to) => {
     // Slow start sending all that was asked (want under the rate) never grows to an overshoot,
     // and a floor of 2 in 15 hid the limit's 429s (26-30 %) from it: two workers on accounts of
     // 20 and 40 a second, 29-30 % 429s for 200 s after the noise stopped, and no check (it searched).
-    // (3 fresh 429s of 15 are that floor since youngShare; 2 of them, 1 in 15, no longer hide such a limit.)
-    const pace = new FleetPace({ rate: 33, slowStart: true, lastCutAt: 1_000_000, fresh: { answers: 15, limited: 3 } });
+    const pace = new FleetPace({ rate: 33, slowStart: true, lastCutAt: 1_000_000, ...pool });
     let t = 1_000_000;
     let share = 33;
     let checkedAt = 0;
@@ -720,13 +724,67 @@ describe('FleetPace on its own (pure)', () => {
       // With no floor left, the workers relay the limit's 429s: each hold is an overshoot.
       if (!checking && checkedAt && pace.noiseFloor().share === 0 && s % 2 === 0) pace.overshoot(t + 1000, t);
     }
-    // Not before 70 s without a cut (a check costs the calls a tenth for 7.5 s).
-    expect(checkedAt).toBeGreaterThanOrEqual(70_000);
-    expect(checkedAt).toBeLessThan(80_000);
+    expect(checkedAt).toBeGreaterThanOrEqual(from);
+    expect(checkedAt).toBeLessThan(to);
     // Its answers showed the floor too high, and the limit's 429s (over what is left of it, or
     // relayed once none is) cut the rate.
     expect(pace.noiseFloor().share).toBeLessThan(0.05);
     expect(pace.state().rate).toBeLessThan(25);
+  });
+
+  it("a young floor too high for the limit's 429s to show over it is checked within half a minute, and learned again", () => {
+    // 5 fresh 429s of 13 (10 % noise) and 1 of 7 answers at a low rate: a floor of 0.3. Slow start
+    // then stalled at 12 a second beside a limit of 5, a third of the answers 429s, never clearly
+    // over the floor's margin: no overshoot, nothing pressed for a check, and the fleet ran at 2.4
+    // times the limit to the end of the run (two workers, 240 s, a quarter of the calls the limit's 429s).
+    const pace = new FleetPace({
+      rate: 12,
+      slowStart: true,
+      lastCutAt: 1_000_000,
+      fresh: { answers: 13, limited: 5 },
+      noise: { answers: 7, limited: 1 },
+    });
+    expect(pace.noiseFloor().share).toBeCloseTo(6 / 20, 6);
+    let t = 1_000_000;
+    let share = 12;
+    let checkedAt = 0;
+    for (let s = 0; s < 120; s++, t += 1000) {
+      // Under the limit only the noise refuses (a tenth); over it, a third of the answers are 429s.
+      const checking = share < 5;
+      const grant = pace.report({ worker: 'a', want: 11, accepted: checking ? 4 : 5, limited: checking ? 0.45 : 2.5 }, t);
+      if (grant.rate < 5 && !checkedAt) checkedAt = t - 1_000_000;
+      share = grant.rate;
+    }
+    expect(checkedAt).toBeGreaterThan(0);
+    expect(checkedAt).toBeLessThan(30_000);
+    // The checks' answers are the floor: the noise's tenth, over which the limit's 429s cut the rate.
+    expect(pace.noiseFloor().share).toBeLessThan(0.15);
+    expect(pace.state().rate).toBeLessThan(8);
+  });
+
+  it("a check's rate is told by what the API accepts at the rate, not under the check before it", () => {
+    // What the API accepted of a small account with calls waiting, 1.5-2.3 a second under a rate
+    // of 3.8 (the noise's Retry-After), set a check at 2.1; the next began as it ended, at 0.9 of
+    // what that one let through, and the next under that: 2.1, 1.5, 1.2 a second, for 150 s.
+    const pace = new FleetPace({ rate: 4, slowStart: false, lastCutAt: 1_000_000, fresh: { answers: 19, limited: 3 } });
+    let t = 1_000_000;
+    let share = 4;
+    const held: number[] = [];
+    let run = 0;
+    let longest = 0;
+    for (let s = 0; s < 180; s++, t += 1000) {
+      // The API accepts 0.6 of what the share lets through, and a tenth are 429s (the floor's).
+      const grant = pace.report({ worker: 'a', want: 6, accepted: 0.6 * share, limited: 0.06 * share }, t);
+      share = grant.rate;
+      if (share < 0.9 * 4) held.push(share);
+      run = share < 0.9 * 4 ? run + 1 : 0;
+      longest = Math.max(longest, run);
+    }
+    expect(held.length).toBeGreaterThan(0);
+    // Every check holds at 0.9 of what the API accepts at the rate: 0.9 x 0.6 x 4.
+    expect(Math.min(...held)).toBeGreaterThan(0.9 * 0.6 * 4 * 0.95);
+    // None lasts longer than the 30 s between them (70 answers at 2.2 a second would be 37 s).
+    expect(longest).toBeLessThanOrEqual(30);
   });
 
   it("a low floor the checks' answers cannot show clearly too high is learned again from a hundred of them", () => {
