@@ -126,32 +126,44 @@ it('pacing: 10 % unrelated 429s beside a clean account', async () => {
 
 // Noise that stops: 10 % unrelated 429s (Retry-After 1-5 s) for the first 120 s beside a limit,
 // none after; measured over seconds 200-300, when the floor should be forgotten and the limit's
-// 429s no longer hidden in it (target: at most 1 % 429s).
+// 429s no longer hidden in it (target: at most 1 % 429s). Over STOP_SEEDS seeds a row: one run
+// is a coin toss of where its floor was learned (a row of one seed moved 0.952 to 0.908 with a
+// change that, over 20, halved the mean 429s).
+const STOP_SEEDS = 20;
 it('pacing: noise that stops beside a limit', async () => {
-  const rows = ['limit/s workers | fleet: accepted/limit 429s | worker (today): accepted/limit 429s'];
+  const rows = ['limit/s workers | fleet: accepted/limit median (lowest), 429s mean (most), runs over 1 % | worker (today): the same'];
   for (const limit of [5, 20, 40]) {
     for (const workers of [1, 2, 4]) {
       const cells = [];
       for (const shares of ['fleet', 'worker'] as const) {
-        const run = await simulate({
-          seconds: 300,
-          limit: () => limit,
-          noise: (t) => (t < 120 ? 0.1 : 0),
-          noiseRetryAfterS: [1, 5],
-          demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
-          workers,
-          workerOf: workerOf('even', workers),
-          shares,
-          seed: limit + workers,
-        });
+        const accepted: number[] = [];
+        const limited: number[] = [];
+        for (let i = 0; i < STOP_SEEDS; i++) {
+          const run = await simulate({
+            seconds: 300,
+            limit: () => limit,
+            noise: (t) => (t < 120 ? 0.1 : 0),
+            noiseRetryAfterS: [1, 5],
+            demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000 },
+            workers,
+            workerOf: workerOf('even', workers),
+            shares,
+            seed: 1000 * i + limit + workers,
+          });
+          accepted.push(run.acceptedPerSecond(200, 300) / limit);
+          limited.push(run.share429(200, 300));
+        }
+        accepted.sort((a, b) => a - b);
+        const mean = (100 * limited.reduce((a, b) => a + b, 0)) / limited.length;
+        const over = limited.filter((l) => l > 0.01).length;
         cells.push(
-          `${(run.acceptedPerSecond(200, 300) / limit).toFixed(3).padStart(6)} ${(run.share429(200, 300) * 100).toFixed(2).padStart(5)} %`,
+          `${accepted[Math.floor(accepted.length / 2)]!.toFixed(3)} (${accepted[0]!.toFixed(3)}), ${mean.toFixed(2)} % (${(100 * Math.max(...limited)).toFixed(2)} %), ${over}`,
         );
       }
-      rows.push(`${String(limit).padStart(7)} ${String(workers).padStart(7)} | ${cells[0]!.padEnd(26)} | ${cells[1]}`);
+      rows.push(`${String(limit).padStart(7)} ${String(workers).padStart(7)} | ${cells[0]!.padStart(68)} | ${cells[1]}`);
     }
   }
-  console.log(`\nseconds 200-300 of each run (the noise stopped at 120), work spread evenly\n${rows.join('\n')}`);
+  console.log(`\nseconds 200-300 of each run (the noise stopped at 120), work spread evenly, ${STOP_SEEDS} seeds\n${rows.join('\n')}`);
 }, 3_600_000);
 
 // Between the main table's limits: the fleet's pace alone (the main table compares it with each
