@@ -86,6 +86,20 @@ export function pollIntervalOf(
   return (stage.subtag !== null ? byStage[stage.subtag] : undefined) ?? byStage[stage.tag] ?? policy.pollIntervalMs;
 }
 
+/**
+ * When a label's next poll is due: an interval after this one was due, not after its answer, so a
+ * turn the account's pace made late does not stretch the label's cadence (its polls keep one an
+ * interval on average, and a worker with one label polling uses the share of the pace it is
+ * given); but never sooner than half an interval after the answer, so a label that fell behind
+ * (a hold, a worker down) is not polled twice at once, and no more than half an interval of
+ * lateness is made up. A due time that is no time (progress carried from elsewhere) counts
+ * from the answer: the label is never left with a next poll that never comes.
+ */
+export function nextPollDue(dueAt: number, answeredAt: number, intervalMs: number): number {
+  const fromAnswer = answeredAt + intervalMs / 2;
+  return Number.isFinite(dueAt) ? Math.max(dueAt + intervalMs, fromAnswer) : fromAnswer;
+}
+
 /** One line for a snapshot, as the Web UI and logs show a poll's result. */
 export function describeTracking(seen: TrackingSnapshot): string {
   if (seen.tag === null) return 'not registered by the courier yet (404)';

@@ -87,6 +87,26 @@ describe('change-driven tracking', () => {
     await saveFixture(handle, 'fleet-polled-by-count');
   });
 
+  it("keeps a label's cadence when its answers come late: the next poll is due an interval after the last was due, not after its answer", async () => {
+    byPolls.fake.setFaults({ latencyMs: 200, endpoints: ['GET /tracking'] });
+    try {
+      const handle = await start(byPolls, order('cdt', 'C-1', {}, { pollIntervalMs: 500 }));
+      const result = await handle.result();
+      expect(result.outcome).toBe('delivered');
+      const at = trackingRequests(byPolls, result.labelId).map((r) => r.receivedAt);
+      expect(at).toHaveLength(4 * POLLS_PER_STAGE + 1);
+      const gaps = at.slice(1).map((t, i) => t - at[i]!);
+      const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)]!;
+      // After each answer (200 ms late) it was 700 ms and more; never sooner than the interval on average.
+      expect(median).toBeLessThan(620);
+      expect((at.at(-1)! - at[0]!) / gaps.length).toBeGreaterThanOrEqual(490);
+      // Never sooner than half an interval after the answer before.
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(200 + 250 - 20);
+    } finally {
+      byPolls.fake.setFaults({ latencyMs: 0, endpoints: null });
+    }
+  });
+
   it('waits Retry-After after a 429 on a poll, and it leaves no error behind', async () => {
     byTime.fake.setFaults({ failNext: [{ endpoint: 'GET /tracking', status: 429, retryAfter: '3' }] });
     const handle = await start(byTime, order('cdt', 'R-1'));

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadWorkerSettings, WORKER_DEFAULTS } from '../config/settings';
 import { DEFAULT_TRACKING_POLICY, NOT_REGISTERED_STAGE, type TrackingPolicy } from '../domain/shipment';
 import { pollIntervalOf } from '../workflows/shipment';
+import { nextPollDue } from '../domain/tracking';
 
 const REQUIRED = {
   SHIPPING_API_BASE_URL: 'http://127.0.0.1:4010',
@@ -82,5 +83,23 @@ describe('the interval a shipment polls at', () => {
     const { pollIntervalsMs: _none, ...old } = policy;
     expect(pollIntervalOf(old, { tag: 'InTransit', subtag: 'InTransit_007' })).toBe(3 * H);
     expect(pollIntervalOf(old, { tag: null, subtag: null })).toBe(3 * H);
+  });
+});
+
+describe("a label's next poll", () => {
+  it('is due an interval after the last was due, not after a late answer', () => {
+    expect(nextPollDue(10 * H, 10 * H + 5_000, 3 * H)).toBe(13 * H);
+    expect(nextPollDue(0, 450, 1_000)).toBe(1_000);
+  });
+
+  it('is never sooner than half an interval after the answer: a label that fell behind is not polled twice at once', () => {
+    expect(nextPollDue(0, 800, 1_000)).toBe(1_300);
+    // A worker down for a day: the next poll half an interval after the one that caught up, not at once.
+    expect(nextPollDue(0, 24 * H, 4 * H)).toBe(26 * H);
+  });
+
+  it('counts from the answer when the last due time is no time, so the label is still polled', () => {
+    expect(nextPollDue(Number.NaN, 10 * H, 2 * H)).toBe(11 * H);
+    expect(nextPollDue(undefined as unknown as number, 10 * H, 2 * H)).toBe(11 * H);
   });
 });

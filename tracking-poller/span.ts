@@ -12,7 +12,7 @@ import type { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { decodeFromPayloadsAtIndex, encodeToPayloads } from '@temporalio/common/lib/internal-non-workflow';
-import { isChange, pollIntervalOf, snapshotOfRecord } from '../domain/tracking';
+import { isChange, nextPollDue, pollIntervalOf, snapshotOfRecord } from '../domain/tracking';
 import type { TrackingRecord } from '../shipping-api/contract';
 import { ShippingApiError } from '../shipping-api/errors';
 import {
@@ -223,6 +223,7 @@ export class TrackingSpan {
   /** One poll of one label, and what follows from it. */
   private async poll(member: WatchedLabel): Promise<void> {
     const now = Date.now();
+    const dueAt = member.nextPollAt;
     if (now >= member.deadline) return this.drop(member);
     const cadence = this.shard.cadenceOf(member);
     const calls = this.callsOf(member);
@@ -257,7 +258,7 @@ export class TrackingSpan {
         return this.drop(member);
       }
     }
-    member.nextPollAt = Date.now() + pollIntervalOf(cadence, seen);
+    member.nextPollAt = nextPollDue(dueAt, Date.now(), pollIntervalOf(cadence, seen));
   }
 
   /** The label's account's client and pacer; none (and the span ends, failing) when this worker does not know it. */

@@ -14,6 +14,7 @@ import { vi } from 'vitest';
 import { AccountPacer } from '../../pacing/account-pacer';
 import { FleetPace } from '../../pacing/fleet-pace';
 import { mulberry32 } from '../../fake-shipping-api/faults';
+import { nextPollDue } from '../../domain/tracking';
 import { FRESH_READ_MS } from '../../pacing/fleet-rate-limit';
 import { poolFresh, type FreshAnswers } from '../../workflow-definitions/account';
 
@@ -27,7 +28,8 @@ export interface SimOptions {
   noiseRetryAfterS?: [number, number];
   /**
    * `clients`: that many loops always have a call to make (a backlog), each waiting its own
-   * retries, and `thinkMs` after each accepted call (a tracking poller's interval).
+   * retries, and due again `thinkMs` after the last was due (a tracking poller's interval, by
+   * its rule: domain/tracking.ts, nextPollDue).
    * `rampMs`: the loops join evenly over this span, not all at once (shipments reaching tracking
    * one by one after their labels).
    * `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
@@ -175,16 +177,20 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       return { retryAfterMs: (min + Math.floor(random() * (max - min + 1))) * 1000, kind: 'noise' };
     }
 
-    /** One call of loop `loop` through its worker's pacer until the API accepts it (or the run stops). */
-    async function call(loop: number): Promise<void> {
+    /**
+     * One call of loop `loop` through its worker's pacer until the API accepts it (or the run
+     * stops); the time its last attempt was asked for (a retry is due when its Retry-After ends).
+     */
+    async function call(loop: number): Promise<number> {
       const pacer = pacers[options.workerOf ? options.workerOf(loop, random) : loop % workers]!;
+      let asked = Date.now();
       while (!stop) {
-        const asked = Date.now();
+        asked = Date.now();
         const turn = await pacer.acquire('tracking', stopped.signal).then(
           (granted) => granted,
           () => null, // the run is over
         );
-        if (!turn) return;
+        if (!turn) return asked;
         waits.push({ at: (asked - start) / 1000, ms: Date.now() - asked });
         await sleep(roundTripMs);
         const now = Date.now();
@@ -193,7 +199,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
         if (s) s[kind]++;
         if (kind === 'accepted') {
           pacer.recordAccepted(turn);
-          return;
+          return asked;
         }
         const until = pacer.recordRateLimited(retryAfterMs, turn);
         if (until !== null) {
@@ -203,6 +209,7 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
         }
         await sleep(retryAfterMs); // this call's own retry waits its Retry-After
       }
+      return asked;
     }
 
     const loops: Promise<void>[] = [];
@@ -212,8 +219,8 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
           (async () => {
             if (demand.rampMs) await sleep((c * demand.rampMs) / demand.clients);
             while (!stop) {
-              await call(c);
-              if (demand.thinkMs) await sleep(demand.thinkMs);
+              const due = await call(c);
+              if (demand.thinkMs) await sleep(nextPollDue(due, Date.now(), demand.thinkMs) - Date.now());
             }
           })(),
         );
