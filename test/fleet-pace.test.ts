@@ -702,6 +702,34 @@ describe('FleetPace on its own (pure)', () => {
     );
   });
 
+  /**
+   * 120 s of reports beside a limit whose 429s hide in the floor's margin: `over` while the share
+   * is at or over it, `under` while a check holds it below. When the first check came (0: none).
+   * `relay`: once no floor is left, the workers relay the limit's 429s (a hold every other second).
+   */
+  function firstCheck(
+    pace: FleetPace,
+    o: {
+      limit: number;
+      want: number;
+      over: { accepted: number; limited: number };
+      under: { accepted: number; limited: number };
+      relay?: boolean;
+    },
+  ): number {
+    let t = 1_000_000;
+    let share = pace.state().rate;
+    let checkedAt = 0;
+    for (let s = 0; s < 120; s++, t += 1000) {
+      const checking = share < o.limit;
+      const grant = pace.report({ worker: 'a', want: o.want, ...(checking ? o.under : o.over) }, t);
+      if (grant.rate < o.limit && !checkedAt) checkedAt = t - 1_000_000;
+      share = grant.rate;
+      if (o.relay && !checking && checkedAt && pace.noiseFloor().share === 0 && s % 2 === 0) pace.overshoot(t + 1000, t);
+    }
+    return checkedAt;
+  }
+
   it.each([
     // A young floor is checked 20 s after it was learned, whatever the rate does (YOUNG_CHECK_MS).
     ['young: 3 fresh 429s of 15', { fresh: { answers: 15, limited: 3 } }, 20_000, 25_000],
@@ -712,18 +740,14 @@ describe('FleetPace on its own (pure)', () => {
     // and a floor of 2 in 15 hid the limit's 429s (26-30 %) from it: two workers on accounts of
     // 20 and 40 a second, 29-30 % 429s for 200 s after the noise stopped, and no check (it searched).
     const pace = new FleetPace({ rate: 33, slowStart: true, lastCutAt: 1_000_000, ...pool });
-    let t = 1_000_000;
-    let share = 33;
-    let checkedAt = 0;
-    for (let s = 0; s < 120; s++, t += 1000) {
-      // A limit of 20 a second: a check holds the share under it, where the noise that stopped refuses nothing.
-      const checking = share < 20;
-      const grant = pace.report({ worker: 'a', want: 29, accepted: checking ? 18 : 20, limited: checking ? 0 : 7 }, t);
-      if (grant.rate < 20 && !checkedAt) checkedAt = t - 1_000_000;
-      share = grant.rate;
-      // With no floor left, the workers relay the limit's 429s: each hold is an overshoot.
-      if (!checking && checkedAt && pace.noiseFloor().share === 0 && s % 2 === 0) pace.overshoot(t + 1000, t);
-    }
+    // A limit of 20 a second: a check holds the share under it, where the noise that stopped refuses nothing.
+    const checkedAt = firstCheck(pace, {
+      limit: 20,
+      want: 29,
+      over: { accepted: 20, limited: 7 },
+      under: { accepted: 18, limited: 0 },
+      relay: true,
+    });
     expect(checkedAt).toBeGreaterThanOrEqual(from);
     expect(checkedAt).toBeLessThan(to);
     // Its answers showed the floor too high, and the limit's 429s (over what is left of it, or
@@ -745,16 +769,8 @@ describe('FleetPace on its own (pure)', () => {
       noise: { answers: 7, limited: 1 },
     });
     expect(pace.noiseFloor().share).toBeCloseTo(6 / 20, 6);
-    let t = 1_000_000;
-    let share = 12;
-    let checkedAt = 0;
-    for (let s = 0; s < 120; s++, t += 1000) {
-      // Under the limit only the noise refuses (a tenth); over it, a third of the answers are 429s.
-      const checking = share < 5;
-      const grant = pace.report({ worker: 'a', want: 11, accepted: checking ? 4 : 5, limited: checking ? 0.45 : 2.5 }, t);
-      if (grant.rate < 5 && !checkedAt) checkedAt = t - 1_000_000;
-      share = grant.rate;
-    }
+    // Under the limit only the noise refuses (a tenth); over it, a third of the answers are 429s.
+    const checkedAt = firstCheck(pace, { limit: 5, want: 11, over: { accepted: 5, limited: 2.5 }, under: { accepted: 4, limited: 0.45 } });
     expect(checkedAt).toBeGreaterThan(0);
     expect(checkedAt).toBeLessThan(30_000);
     // The checks' answers are the floor: the noise's tenth, over which the limit's 429s cut the rate.
