@@ -269,14 +269,11 @@ export class FleetNoiseFloor {
     // after the noise stopped).
     const pressed = fleet.want > fleet.rate || (this.sinceCut.answers >= MIN_NOISE_ANSWERS && moreThan(this.sinceCut, floor));
     // While the rate searches, only once it stalled (STALLED_MS) over the floor (STALLED_Z).
-    const stalled =
-      now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.learned, this.firstReportAt) >= STALLED_MS &&
-      this.sinceCut.answers >= MIN_NOISE_ANSWERS &&
-      moreThan(this.sinceCut, floor, STALLED_Z);
-    // A young floor, once the fleet went YOUNG_CHECK_MS without a cut or a hold since it was learned.
-    const young =
-      this.floor().answers < RELEARN_ANSWERS &&
-      now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.learned, this.firstReportAt) >= YOUNG_CHECK_MS;
+    // How long the fleet went without a cut or a hold since the floor was learned.
+    const quietFor = now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.learned, this.firstReportAt);
+    const stalled = quietFor >= STALLED_MS && this.sinceCut.answers >= MIN_NOISE_ANSWERS && moreThan(this.sinceCut, floor, STALLED_Z);
+    // A young floor, once that is YOUNG_CHECK_MS.
+    const young = this.floor().answers < RELEARN_ANSWERS && quietFor >= YOUNG_CHECK_MS;
     if (
       !this.check &&
       (((!fleet.searching || stalled) && (pressed || stalled)) || young) &&
