@@ -14,7 +14,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import type { temporal } from '@temporalio/proto';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { startFakeShippingApi, type FakeAccount, type FakeShippingApi } from '../fake-shipping-api/server';
 import { startShipment } from '../order-import/start-shipment';
 import { shipmentWorkflowId, type ShipmentInput } from '../domain/shipment';
@@ -569,8 +569,6 @@ async function accountExchanges(server: DevServer): Promise<unknown[]> {
       return 'undecodable';
     }
   };
-  const millis = (e: temporal.api.history.v1.IHistoryEvent) =>
-    Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
   const out: unknown[] = [];
   for await (const run of server.client.workflow.list({ query: `WorkflowType = '${ACCOUNT_WORKFLOW_TYPE}'` })) {
     const events = (await server.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory()).events ?? [];
@@ -579,7 +577,7 @@ async function accountExchanges(server: DevServer): Promise<unknown[]> {
       const update = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
       if (update?.meta?.updateId)
         accepted.set(update.meta.updateId, {
-          t: millis(e),
+          t: optionalTsToMs(e.eventTime) ?? 0,
           name: update.input?.name,
           args: (update.input?.args?.payloads ?? []).map(decode),
         });
@@ -589,7 +587,7 @@ async function accountExchanges(server: DevServer): Promise<unknown[]> {
           wf: run.workflowId,
           run: run.runId,
           ...accepted.get(done.meta.updateId),
-          done: millis(e),
+          done: optionalTsToMs(e.eventTime) ?? 0,
           result: (done.outcome?.success?.payloads ?? []).map(decode),
         });
       const signal = e.workflowExecutionSignaledEventAttributes;
@@ -597,7 +595,7 @@ async function accountExchanges(server: DevServer): Promise<unknown[]> {
         out.push({
           wf: run.workflowId,
           run: run.runId,
-          t: millis(e),
+          t: optionalTsToMs(e.eventTime) ?? 0,
           signal: signal.signalName,
           args: (signal.input?.payloads ?? []).map(decode),
         });
