@@ -10,7 +10,7 @@
  * credentials refused by the fake, while 500 shipments are in flight.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
@@ -131,6 +131,8 @@ export interface AccountsResults {
 }
 
 export async function accountsScenario(server: DevServer, opts: AccountsOptions, log: (m: string) => void): Promise<AccountsResults> {
+  // Made (or refused) before the run, not at its end: a missing directory lost six minutes' results.
+  if (DUMP) mkdirSync(DUMP, { recursive: true });
   const windows = await alternatingRun(server, opts, log);
   let rotation: RotationRow | null = null;
   if (opts.rotationShipments > 0) {
