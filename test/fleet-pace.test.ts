@@ -615,6 +615,18 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.state().rate).toBeCloseTo(0.9 * 20, 5);
   });
 
+  it("a hold is carried over a continue-as-new: a small account's quiet spell counts from its end in the next run too", () => {
+    const t = 1_000_000;
+    const pace = new FleetPace({ rate: 2, slowStart: false, lastCutAt: t });
+    // 100 s after the last cut, the API holds the account for 30 s (a long hold: no cut).
+    pace.overshoot(t + 130_000, t + 100_000);
+    const next = new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState);
+    let rate = 0;
+    for (let s = 1; s <= 5; s++) rate = next.report({ worker: 'a', want: 10, accepted: 2 }, t + 130_000 + s * 1000).accountRate;
+    // A probe's growth, not the quiet spell's tenth a second (2 × 1.1⁵ = 3.2).
+    expect(rate).toBeLessThan(2.1);
+  });
+
   it('a carried lease that is not one is left out, and at most a thousand are carried', () => {
     const lease = { want: 1, demand: 1, accepted: 1, limited: 0, rate: 1, until: 2_000_000, since: 1_000_000 };
     const pace = new FleetPace({
