@@ -160,20 +160,15 @@ export interface FleetPaceState extends FleetNoiseState {
   grid?: { rate: number; origin: number };
 }
 
-/**
- * A lease as carried: its worker's id beside it (no Infinity in JSON: a ceiling of none is left
- * out; a run of an older build carried no need).
- */
-export type CarriedLease = Omit<Lease, 'maxRate' | 'need'> & { worker: string; maxRate?: number; need?: number };
+/** A lease as carried: its worker's id beside it (no Infinity in JSON: a ceiling of none is left out). */
+export type CarriedLease = Omit<Lease, 'maxRate'> & { worker: string; maxRate?: number };
 
 /** At most this many leases are carried (a lease lasts LEASE_MS: one per worker reporting). */
 const MAX_CARRIED_LEASES = 1000;
 
 interface Lease {
   want: number;
-  /** Its last PaceReport.need. */
-  need: number;
-  /** What its shares go by: its need, or the higher of its last two (STEADY_BELOW). */
+  /** What its shares go by: its want, or the higher of its last two (STEADY_BELOW). */
   demand: number;
   accepted: number;
   limited: number;
@@ -259,7 +254,6 @@ export class FleetPace {
     const ceiling = positive(report.maxRate) ?? Number.POSITIVE_INFINITY;
     const lease: Lease = this.leases.get(report.worker) ?? {
       want: 0,
-      need: 0,
       demand: 0,
       accepted: 0,
       limited: 0,
@@ -269,11 +263,9 @@ export class FleetPace {
       since: now,
     };
     const want = nonNegative(report.want);
-    const need = report.need === undefined ? want : nonNegative(report.need);
     const steady = this.leases.has(report.worker) && this.rate < STEADY_BELOW * (this.leases.size || 1);
-    lease.demand = steady ? Math.max(need, lease.need) : need;
+    lease.demand = steady ? Math.max(want, lease.want) : want;
     lease.want = want;
-    lease.need = need;
     lease.accepted = nonNegative(report.accepted);
     lease.limited = nonNegative(report.limited);
     lease.maxRate = ceiling;
@@ -521,8 +513,6 @@ function carriedLeases(leases: unknown): Map<string, Lease> {
     if (typeof worker !== 'string' || worker.length === 0 || worker.length > 200 || !Number.isFinite(l?.until)) continue;
     carried.set(worker, {
       want: nonNegative(l!.want),
-      // A lease carried by an older build has no need: its shares went by its want.
-      need: nonNegative(l!.need ?? l!.want),
       demand: nonNegative(l!.demand),
       accepted: nonNegative(l!.accepted),
       limited: nonNegative(l!.limited),
