@@ -146,12 +146,6 @@ export interface FleetPaceState extends FleetNoiseState {
   /** The probe's speed, scaled to PROBE_BUDGET (absent: 1). */
   probeScale?: number;
   /**
-   * Until when the account is held (epoch ms). A run that started without it took the last hold
-   * for none: a small account's quiet spell, counted from a cut 100 s before, grew the rate a
-   * tenth a second from the end of a 30 s Retry-After, and the 429 that met it cut to 0.6 of the limit.
-   */
-  heldUntil?: number;
-  /**
    * The workers' leases and the grid. A run that started without them gave its first reporter the
    * whole rate and the others none until their next reports, on a grid of its own: four workers
    * on an account of 5 a second met a 429 and a second of next to nothing at every continue-as-new.
@@ -206,7 +200,13 @@ export class FleetPace {
   /** The fleet's slots (PaceGrant.grid). */
   private grid = { rate: 0, origin: 0 };
 
-  constructor(state?: Partial<FleetPaceState>) {
+  /**
+   * `heldUntil`: the account workflow's hold (epoch ms), which it carries over a continue-as-new
+   * itself. A run that started without it took the last hold for none: a small account's quiet
+   * spell, counted from a cut 100 s before, grew the rate a tenth a second from the end of a 30 s
+   * Retry-After, and the 429 that met it cut to 0.6 of the limit.
+   */
+  constructor(state?: Partial<FleetPaceState>, heldUntil = 0) {
     this.noise = new FleetNoiseFloor(state);
     this.leases = carriedLeases(state?.leases);
     const grid = state?.grid;
@@ -219,7 +219,7 @@ export class FleetPace {
     this.cutFor = state?.cutFor ?? 0;
     this.peak = nonNegative(state?.peak);
     this.probeScale = Math.min(1, Math.max(MIN_PROBE_SCALE, positive(state?.probeScale) ?? 1));
-    this.heldUntil = positive(state?.heldUntil) ?? 0;
+    this.heldUntil = positive(heldUntil) ?? 0;
   }
 
   state(): FleetPaceState {
@@ -232,7 +232,6 @@ export class FleetPace {
       slowStartCuts: this.slowStartCuts,
       peak: this.peak,
       probeScale: this.probeScale,
-      heldUntil: this.heldUntil,
       leases: [...this.leases].map(([worker, { maxRate, ...lease }]) => ({
         worker,
         ...lease,

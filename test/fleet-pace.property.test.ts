@@ -45,17 +45,24 @@ it('every grant is a pace a worker can keep, and the carried state is numbers, w
       let now = Date.parse('2026-12-04T10:00:00Z');
       /** Each worker's last share and until when it paces by it, as the workers see them, across runs. */
       const live = new Map<string, { rate: number; until: number }>();
+      /** The account workflow's hold (its notBefore), which it hands each run's pace. */
+      let held = 0;
       for (const s of steps) {
         now += s.ms;
-        if (s.kind === 'continueAsNew') pace = new FleetPace(JSON.parse(JSON.stringify(pace.state())));
+        if (s.kind === 'continueAsNew') pace = new FleetPace(JSON.parse(JSON.stringify(pace.state())), held);
         else if (s.kind === 'overshoot') {
+          held = Math.max(held, now + s.holdMs);
           pace.overshoot(now + s.holdMs, now);
           // A cut shrinks every share in the workflow's books at once; the workers slow by the hold.
           live.clear();
         } else {
           const { kind: _kind, ms: _ms, ...report } = s;
+          const before = pace.state().rate;
           const grant = pace.report(report as unknown as PaceReport, now);
           const seen = JSON.stringify(grant);
+          // A held account's rate does not grow, a continue-as-new in between or not (a run that
+          // forgot the hold grew a small account a tenth a second from a 30 s Retry-After's end).
+          if (now < held) expect(grant.accountRate, `grew while held: ${seen}`).toBeLessThanOrEqual(before * (1 + 1e-9));
           expect(Number.isFinite(grant.rate) && grant.rate >= 0, `share: ${seen}`).toBe(true);
           expect(grant.rate, `share over the account's rate: ${seen}`).toBeLessThanOrEqual(grant.accountRate * (1 + 1e-9));
           expect(Number.isFinite(grant.phase) && grant.phase >= 0 && grant.phase < 1, `phase: ${seen}`).toBe(true);

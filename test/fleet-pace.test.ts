@@ -620,7 +620,8 @@ describe('FleetPace on its own (pure)', () => {
     const pace = new FleetPace({ rate: 2, slowStart: false, lastCutAt: t });
     // 100 s after the last cut, the API holds the account for 30 s (a long hold: no cut).
     pace.overshoot(t + 130_000, t + 100_000);
-    const next = new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState);
+    // The next run, as workflows/account.ts starts it: the carried pace and the workflow's hold.
+    const next = new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState, t + 130_000);
     let rate = 0;
     for (let s = 1; s <= 5; s++) rate = next.report({ worker: 'a', want: 10, accepted: 2 }, t + 130_000 + s * 1000).accountRate;
     // A probe's growth, not the quiet spell's tenth a second (2 × 1.1⁵ = 3.2).

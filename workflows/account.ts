@@ -33,8 +33,7 @@ export async function shippingAccountWorkflow(carried?: { notBefore: number; fre
   let notBefore = boundHold(carried?.notBefore ?? 0, Date.now());
   let fresh = carried?.fresh ? poolFresh(null, carried.fresh) : null;
   let draining = false;
-  // The pace's hold is the workflow's, bounded above (a run of an older build carried none).
-  const pace = new FleetPace({ ...carried?.pace, heldUntil: notBefore });
+  const pace = new FleetPace(carried?.pace, notBefore);
   setHandler(accountPaceUpdate, (report) => pace.report(report, Date.now()), {
     validator: (report: PaceReport | undefined) => {
       const worker: unknown = report?.worker;
