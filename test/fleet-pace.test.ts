@@ -316,6 +316,25 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.noiseFloor().share).toBeLessThan(0.05);
   });
 
+  it('a check due right after a hold waits for counts with no hold in them: it holds the shares under what the API accepts, not under what a hold let through', () => {
+    // A check that began a second after a hold took its rate from a report counting the hold:
+    // 0.9 of 4 a second at an account accepting 18, for 12 s (simulated, 10 % noise beside a
+    // limit of 20: 0.79 of the clean account in that minute instead of 0.87).
+    const pace = new FleetPace({ rate: 22, slowStart: false, fresh: { answers: 19, limited: 2 } });
+    const t = 1_000_000;
+    let lowest = Number.POSITIVE_INFINITY;
+    for (let s = 0; s < 60; s++) {
+      const now = t + s * 1000;
+      // The first check runs at once, so the next is due at second 30: a hold ends just then.
+      if (s === 29) pace.overshoot(now + 1000, now);
+      // The two reports after it count the hold: little was accepted. A tenth of the answers are noise.
+      const accepted = s === 30 || s === 31 ? 4 : 18;
+      const grant = pace.report({ worker: 'a', want: 40, accepted, limited: accepted / 9 }, now);
+      if (s >= 29) lowest = Math.min(lowest, grant.rate);
+    }
+    expect(lowest).toBeGreaterThan(0.8 * 18);
+  });
+
   it("a check at a small account lasts until it has counted some 70 answers; a larger account's lasts 7.5 s", () => {
     // At 5 a second a 7.5 s check counted some 13 answers: a floor of 0.1 left by noise that
     // stopped stood for minutes, its margin hiding the limit's 429s (4-12 %).
