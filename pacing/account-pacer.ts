@@ -301,6 +301,7 @@ export class AccountPacer {
     const span = Math.min(LEASE_MS, Math.max(REPORT_MS, t - this.reportingSince)) / 1000;
     const report = {
       want: this.sentTimes.length / span + this.waiting(),
+      need: (this.sentTimes.length + this.waiting()) / span,
       accepted: this.successes.filter((s) => s >= t - span * 1000).length / span,
       // Every 429, noise or not: the fleet learns its noise floor from them.
       limited: this.limitedTimes.filter((l) => l >= t - span * 1000).length / span,

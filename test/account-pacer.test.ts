@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { AccountHeld, AccountPacer, PaceWaitExceeded, pacedCalls, type CallClass, type Turn } from '../pacing/account-pacer';
 import { FleetPace } from '../pacing/fleet-pace';
 import { MAX_HOLD_MS } from '../shipping-api/retry-after';
+import { nextPollDue } from '../domain/tracking';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -224,6 +225,48 @@ describe('AccountPacer', () => {
       expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000 / (2 * 1.02 * 1.02) - 1);
       expect(measured.length).toBeLessThanOrEqual(2 * 60 + 1);
       expect(new Set(measured.map((s) => s.worker)).size).toBe(4);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a worker whose one caller polls every second is granted what it sends, and the busy worker the rest of the fleet's rate", async () => {
+    // Its call waiting at a report once counted as a call a second on top of the one a second it
+    // sends: granted half of an account of 4 a second, it left the busy worker calls waiting
+    // beside a share it could not use (issue 44: small accounts on four workers at 0.78-0.93).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+    try {
+      const start = Date.now();
+      const fleet = new FleetPace();
+      const sent = [0, 0];
+      const pacers = [0, 1].map(
+        (worker) =>
+          new AccountPacer({
+            maxRate: 4,
+            share: (report) =>
+              new Promise((resolve) =>
+                setTimeout(() => resolve(fleet.report({ ...report, worker: String(worker), maxRate: 4 }, Date.now())), 50),
+              ),
+          }),
+      );
+      let stop = false;
+      const loop = async (worker: number, thinkMs: number) => {
+        while (!stop) {
+          const due = Date.now();
+          await pacers[worker]!.acquire('tracking');
+          if (Date.now() - start >= 20_000) sent[worker]! += 1;
+          pacers[worker]!.recordAccepted();
+          if (thinkMs > 0) await sleep(nextPollDue(due, Date.now(), thinkMs) - Date.now());
+        }
+      };
+      const loops = [loop(0, 1000), ...Array.from({ length: 4 }, () => loop(1, 0))];
+      await vi.advanceTimersByTimeAsync(60_000);
+      stop = true;
+      for (const pacer of pacers) pacer.close();
+      void Promise.allSettled(loops);
+      // Over seconds 20-60: the lone caller about a call a second, the fleet its whole rate.
+      expect(sent[0]! / 40).toBeGreaterThan(0.85);
+      expect((sent[0]! + sent[1]!) / 40).toBeGreaterThan(0.95 * 4);
     } finally {
       vi.useRealTimers();
     }

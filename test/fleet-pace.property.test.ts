@@ -24,6 +24,8 @@ const step = fc.oneof(
     kind: fc.constant('report' as const),
     worker: fc.constantFrom('a', 'b', 'c', 'd'),
     want: count,
+    // Absent from a report of an older build.
+    need: fc.option(count, { nil: undefined }),
     accepted: count,
     limited: count,
     maxRate: ceiling,

@@ -39,6 +39,12 @@ export interface PaceReport {
   worker: string;
   /** Calls a second this worker would send if let: sent over its last period plus waiting now. */
   want: number;
+  /**
+   * Calls a second this worker's work runs at: sent plus waiting over its last period, a waiting
+   * call counted once (in `want` it counts a call a second, which is what growth asks). Its share
+   * goes by it; a report of an older build lacks it, and its share goes by `want`.
+   */
+  need?: number;
   /** Calls a second the API accepted of this worker over its last period (any answer but 429). */
   accepted: number;
   /** 429s a second this worker got over the same period, noise or not (the fleet's noise floor is learned from them). */
