@@ -106,6 +106,26 @@ it("maxRequestsPerSecond is the account's: two workers reporting a ceiling of 8 
   }
 });
 
+it("a worker with one caller is granted its need through the account workflow, and the busy worker the rest of the account's rate", async () => {
+  const fleet = await fleetOfTwo();
+  try {
+    let a = 0;
+    let b = 0;
+    for (let i = 0; i < 8; i++) {
+      // A: many calls waiting. B: one caller a second, its call waiting at the report (a want of 2, a need of 4/3).
+      a = (await fleet.a.pace({ want: 100, need: 50, accepted: a, maxRate: 4 }))!.rate;
+      b = (await fleet.b.pace({ want: 2, need: 4 / 3, accepted: 1, maxRate: 4 }))!.rate;
+      await sleep(REPORT_MS / 2);
+    }
+    // By want B had half of the 4 a second: 2, a call a second it could not send.
+    expect(b).toBeCloseTo(4 / 3, 5);
+    expect(a + b).toBeCloseTo(4, 5);
+    await saveFixture(fleet.handle, 'account-shares-by-need');
+  } finally {
+    await fleet.stop();
+  }
+});
+
 describe('FleetPace on its own (pure)', () => {
   /** One worker reporting `accepted` and `limited` calls a second with plenty waiting, once a second from `at`, for `seconds`. */
   function reports(pace: FleetPace, at: number, seconds: number, accepted: number, limited: number): number {

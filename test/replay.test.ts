@@ -116,6 +116,7 @@ const PATHS = [
   'account-held',
   'account-fresh-answers',
   'account-paced',
+  'account-shares-by-need',
   // The shop pull (paged, a page retried), a webhook's pull by id, and the live order path's pull.
   'shop-pull-paged',
   'shop-pull-page-retried',
