@@ -268,7 +268,7 @@ export class FleetPace {
       since: now,
     };
     const want = nonNegative(report.want);
-    const need = report.need === undefined ? want : nonNegative(report.need);
+    const need = needOr(report.need, want);
     const steady = this.leases.has(report.worker) && this.rate < STEADY_BELOW * (this.leases.size || 1);
     lease.demand = steady ? Math.max(need, lease.need) : need;
     lease.want = want;
@@ -532,6 +532,11 @@ function waterFill(total: number, asks: Array<[string, number]>): Map<string, nu
   return got;
 }
 
+/** A report's or carried lease's need; none that is a number (an older build's, or a malformed one): its want. */
+function needOr(need: unknown, want: number): number {
+  return typeof need === 'number' && Number.isFinite(need) ? nonNegative(need) : want;
+}
+
 /** The leases a run was started with; one that is not a lease is left out (the worker's next report makes it again). */
 function carriedLeases(leases: unknown): Map<string, Lease> {
   const carried = new Map<string, Lease>();
@@ -542,7 +547,7 @@ function carriedLeases(leases: unknown): Map<string, Lease> {
     carried.set(worker, {
       want: nonNegative(l!.want),
       // A lease carried by an older build has no need: its shares went by its want.
-      need: nonNegative(l!.need ?? l!.want),
+      need: needOr(l!.need, nonNegative(l!.want)),
       demand: nonNegative(l!.demand),
       accepted: nonNegative(l!.accepted),
       limited: nonNegative(l!.limited),

@@ -699,6 +699,9 @@ describe('FleetPace on its own (pure)', () => {
     const older = grants({ want: 2 });
     expect(older.lone).toBeCloseTo(2, 5);
     expect(older.busy).toBeCloseTo(older.rate - 2, 5);
+    // A need that is no number is an older build's: the share goes by the want, not by none.
+    const malformed = grants({ want: 2, need: 'x' as unknown as number });
+    expect(malformed.lone).toBeCloseTo(2, 5);
   });
 
   it('a carried lease that is not one is left out, and at most a thousand are carried', () => {
