@@ -10,9 +10,10 @@
  *   calls a second: PROBE_CALLS; slower where its overshoots cost more than PROBE_BUDGET of the
  *   answers) and shrinks by a tenth at each overshoot, from what the API accepted when that is
  *   most of the rate (AIMD for one flow: the fleet). An account under 10 a second grows no
- *   further than just under where it last overshot (PLATEAU_SHARE). After a minute without an
- *   overshoot while calls wait (a minute and a half under 10 a second) it grows by a tenth a
- *   second again, so a limit that rises is found.
+ *   further than just under where it last overshot, as the API accepted it over the 10 s before
+ *   (PLATEAU_SHARE, PEAK_SPAN_MS). After a minute without an overshoot while calls wait (a minute
+ *   and a half under 10 a second) it grows by a tenth a second again, so a limit that rises is
+ *   found.
  * - **Shares** go by demand (water-filling): each worker reports the calls a second it would send
  *   (those it sent over its last report's period and those waiting now; under a call a second per
  *   worker, the higher of its last two reports' counts); a worker that needs less
@@ -131,6 +132,20 @@ const LEARNED_MS = LEASE_MS;
  * under the workers' schedules, let one worker's calls out faster than its share.
  */
 const GRID_ROOM = 1.02;
+/**
+ * A small account's plateau goes by what the API accepted of the fleet over the reports of this
+ * span before its overshoot, not by the last report's counts alone: a rate growing past the limit
+ * is accepted whole until the limit's burst has drained, so the last counts show the rate that
+ * met the 429, not where it passed the limit, and a plateau from them sat over the limit and met
+ * it again and again (a limiter that charges a refused call, 4-10 a second on two and four
+ * workers, 96 runs: 37 within both 0.95 of the limit and 1 % 429s; 66 from the span). Not across a
+ * hold, nor in slow start, and only the reports at a rate within PEAK_STEADY_SHARE of the one that
+ * overshot: across the quiet spell's growth (a tenth a second) the span counted far under the
+ * limit, and the plateau ratcheted down (noise that stops, 5 a second, one worker: a quarter of 60
+ * runs under 0.95 of the limit).
+ */
+const PEAK_SPAN_MS = 10_000;
+const PEAK_STEADY_SHARE = 0.85;
 
 /** What is carried over a continue-as-new. */
 export interface FleetPaceState extends FleetNoiseState {
@@ -204,6 +219,8 @@ export class FleetPace {
   private cycle: Answers = NONE;
   /** The fleet's slots (PaceGrant.grid). */
   private grid = { rate: 0, origin: 0 };
+  /** What the API accepted of the fleet at each report of the last PEAK_SPAN_MS, and the rate then (not carried over a continue-as-new). */
+  private lately: Array<{ at: number; accepted: number; rate: number }> = [];
 
   /**
    * `heldUntil`: the account workflow's hold (epoch ms), which it carries over a continue-as-new
@@ -278,6 +295,8 @@ export class FleetPace {
     lease.maxRate = ceiling;
     lease.until = now + LEASE_MS;
     this.leases.set(report.worker, lease);
+    this.lately.push({ at: now, accepted: this.total('accepted'), rate: this.rate });
+    while (this.lately[0]!.at < now - PEAK_SPAN_MS) this.lately.shift();
     const sample = sampleOf(lease);
     this.cycle = { answers: this.cycle.answers + sample.answers, limited: this.cycle.limited + sample.limited };
     this.learnNoise(sample, freshOf(report.fresh), now);
@@ -378,6 +397,7 @@ export class FleetPace {
     const repeated = !shown && this.slowStartCuts >= SLOW_START_CUTS - 1;
     const found = shown || repeated;
     if (this.slowStart) this.slowStartCuts++;
+    const wasSlowStart = this.slowStart;
     const endsSlowStart = this.slowStart && found;
     const wasSettling = this.settling;
     // Every worker's counts span a whole lease and no hold: what the API accepted of a rate let run.
@@ -412,11 +432,34 @@ export class FleetPace {
     // the 90 s quiet spell, at 3 in one CI run; 2 a second at 0.73). Settling's first overshoot
     // over steady counts shows the limit in them.
     const shows = endsSlowStart || (wasSettling && steady);
-    if (!this.slowStart && (!endsSlowStart || (steady && !repeated))) this.notePeak(before, accepted, shows);
+    const acceptedOverSpan = Math.min(
+      accepted,
+      this.acceptedOverSpan(now, before, heldBefore, wasSlowStart) / (1 - this.noise.floor().share),
+    );
+    if (!this.slowStart && (!endsSlowStart || (steady && !repeated))) this.notePeak(before, acceptedOverSpan, shows);
     else this.peak = 0;
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     const scale = this.rate / Math.max(this.rate, this.total('rate'));
     for (const lease of this.leases.values()) lease.rate *= scale;
+  }
+
+  /**
+   * What the API accepted of the fleet a second over the reports of PEAK_SPAN_MS before an
+   * overshoot at `rate`, if they were made with no hold among them, past slow start, and at a rate
+   * within PEAK_STEADY_SHARE of it; infinity if not.
+   */
+  private acceptedOverSpan(now: number, rate: number, heldBefore: number, slowStart: boolean): number {
+    if (slowStart || now - PEAK_SPAN_MS < heldBefore) return Number.POSITIVE_INFINITY;
+    let sum = 0;
+    let count = 0;
+    let from = now;
+    for (let i = this.lately.length - 1; i >= 0 && this.lately[i]!.rate >= PEAK_STEADY_SHARE * rate; i--) {
+      sum += this.lately[i]!.accepted;
+      count++;
+      from = this.lately[i]!.at;
+    }
+    // Reports come each second: the first of the span may be a report or two into it.
+    return count > 0 && now - from >= PEAK_SPAN_MS - 2 * REPORT_MS ? sum / count : Number.POSITIVE_INFINITY;
   }
 
   /**

@@ -554,6 +554,49 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.state().rate).toBeGreaterThanOrEqual(0.95 * 2.0);
   });
 
+  it("a small account's plateau goes by what the API accepted over the 10 s before its overshoot, not by a burst's last counts", () => {
+    // A rate growing past an account of 6 a second is all accepted until the limit's burst has
+    // drained: the report before the 429 counts 6.7 accepted, and a plateau from it sat over the
+    // limit and met it again and again (a limiter that charges a refused call, 4-8 a second on
+    // two and four workers: 1.2-1.6 % 429s in the simulation).
+    const growing = (pace: FleetPace, seconds: number): { t: number; counted: number[] } => {
+      const counted: number[] = [];
+      let t = 1_000_000;
+      for (let s = 0; s < seconds; s++, t += 1000) {
+        counted.push(pace.state().rate);
+        pace.report({ worker: 'a', want: 100, accepted: counted.at(-1)!, limited: 0 }, t);
+      }
+      return { t, counted };
+    };
+    const settling = () => new FleetPace({ rate: 5.4, slowStart: false, settling: true, lastCutAt: 980_000, cutFor: 981_000 });
+    const pace = settling();
+    const { t, counted } = growing(pace, 13);
+    const before = pace.state().rate;
+    pace.overshoot(t + 1000, t);
+    // Their mean over the reports at a rate within 0.85 of the one that overshot (its last 8 s).
+    const near = counted.filter((rate) => rate >= 0.85 * before);
+    expect(near.length).toBe(8);
+    expect(pace.state().peak).toBeCloseTo(near.reduce((a, b) => a + b, 0) / near.length, 5);
+    expect(pace.state().peak).toBeLessThan(0.95 * counted.at(-1)!);
+    // With a hold among those 10 s (the API holding the account for 11 s), the last report's counts, as before.
+    const held = settling();
+    const h = growing(held, 4);
+    held.overshoot(h.t + 11_000, h.t);
+    let u = h.t + 11_000;
+    let last = 0;
+    for (; u < h.t + 20_000; u += 1000) {
+      last = held.state().rate;
+      held.report({ worker: 'a', want: 100, accepted: last, limited: 0 }, u);
+    }
+    held.overshoot(u + 1000, u);
+    expect(held.state().peak).toBeCloseTo(last, 5);
+    // Nor over a growth of a tenth a second (the quiet spell's): those counts are far under the limit.
+    const quiet = new FleetPace({ rate: 2, slowStart: false, peak: 2.1, lastCutAt: 800_000 });
+    const q = growing(quiet, 13);
+    quiet.overshoot(q.t + 1000, q.t);
+    expect(quiet.state().peak).toBeCloseTo(q.counted.at(-1)!, 5);
+  });
+
   it("an overshoot's plateau is no lower than half the rate it met: counts a charging limiter's deficit emptied cut no further", () => {
     // Four workers on an account of 2 a second whose limiter charges refused calls, demand that
     // ramped: slow start ended at 9.49 a second with 1.33 counted, settling met the limit at 4.27
