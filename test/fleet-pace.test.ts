@@ -590,6 +590,17 @@ describe('FleetPace on its own (pure)', () => {
     }
     held.overshoot(u + 1000, u);
     expect(held.state().peak).toBeCloseTo(last, 5);
+    // Nor where the last counts show the fleet spending under 0.95 of its rate (a worker leaving
+    // its share unused): the span's mean is under the limit further still.
+    const unused = settling();
+    let w = 1_000_000;
+    let lastCounted = 0;
+    for (; w < 1_013_000; w += 1000) {
+      lastCounted = 0.9 * unused.state().rate;
+      unused.report({ worker: 'a', want: 100, accepted: lastCounted, limited: 0 }, w);
+    }
+    unused.overshoot(w + 1000, w);
+    expect(unused.state().peak).toBeCloseTo(lastCounted, 5);
     // Nor over a growth of a tenth a second (the quiet spell's): those counts are far under the limit.
     const quiet = new FleetPace({ rate: 2, slowStart: false, peak: 2.1, lastCutAt: 800_000 });
     const q = growing(quiet, 13);
