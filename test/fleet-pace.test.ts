@@ -601,6 +601,12 @@ describe('FleetPace on its own (pure)', () => {
     }
     unused.overshoot(w + 1000, w);
     expect(unused.state().peak).toBeCloseTo(lastCounted, 5);
+    // Nor under 3 a second: a report counts under 9 calls, and a worker's unused share takes the
+    // span's mean under the limit (through four real workers, an account of 2 a second at 0.905).
+    const small = new FleetPace({ rate: 1.8, slowStart: false, settling: true, lastCutAt: 980_000, cutFor: 981_000 });
+    const m = growing(small, 13);
+    small.overshoot(m.t + 1000, m.t);
+    expect(small.state().peak).toBeCloseTo(m.counted.at(-1)!, 5);
     // Nor over a growth of a tenth a second (the quiet spell's): those counts are far under the limit.
     const quiet = new FleetPace({ rate: 2, slowStart: false, peak: 2.1, lastCutAt: 800_000 });
     const q = growing(quiet, 13);
