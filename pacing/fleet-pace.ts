@@ -479,15 +479,17 @@ export class FleetPace {
   }
 
   /**
-   * A probing cycle's 429s, over PROBE_BUDGET, slow the next one's probe
-   * (fewer speed it up). Not a small account's: its probe is gentle already (PROBE_CALLS) and
-   * waits at its plateau, and slower it was further under the limit (2-5 a second, 4 workers: 0.93-0.95).
+   * A probing cycle's 429s, over PROBE_BUDGET, slow the next one's probe (fewer speed it up),
+   * straight to the budget: slowed by half at most a cycle, four workers with a limiter charging
+   * refused calls met 10-12 a second three times in 75 s (1-1.6 % 429s). Not a small account's:
+   * its probe is gentle already (PROBE_CALLS) and waits at its plateau, and slower it was further
+   * under the limit (2-5 a second, 4 workers: 0.93-0.95).
    */
   private scaleProbe(before: number): void {
     // Beside 429s no pace causes, the limit's hide among them: the floor's own margin rules (limitInNoise).
     if (before < GENTLE_BELOW || this.cycle.answers < PROBE_CYCLE_ANSWERS || this.noise.floor().share > 0) return;
     const share = this.cycle.limited / this.cycle.answers;
-    const ratio = Math.min(2, Math.max(0.5, PROBE_BUDGET / Math.max(share, PROBE_BUDGET / 2)));
+    const ratio = Math.min(2, PROBE_BUDGET / Math.max(share, PROBE_BUDGET / 2));
     this.probeScale = Math.min(1, Math.max(MIN_PROBE_SCALE, this.probeScale * ratio));
   }
 

@@ -428,6 +428,9 @@ describe('FleetPace on its own (pure)', () => {
     expect(full).toBeGreaterThan(0.045);
     expect(growth(0.01, 1)).toBeLessThan(0.6 * full);
     expect(growth(0.01, 1)).toBeGreaterThan(0.4 * full);
+    // Straight to the budget, not by half at most a cycle: a cycle at four times it probes at a
+    // quarter (4 workers, 10-12 a second, a limiter charging refused calls: 1-1.6 % 429s at half).
+    expect(growth(0.02, 1) / full).toBeCloseTo(0.25, 1);
     // Down to an eighth, however many costly cycles.
     expect(growth(0.05, 6) / full).toBeCloseTo(1 / 8, 2);
     // Under 10 a second the probe is already gentle (PROBE_CALLS) and waits at a plateau: not scaled.
