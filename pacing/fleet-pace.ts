@@ -164,6 +164,8 @@ export class FleetPace {
   /** The probe's speed (PROBE_BUDGET), and the fleet's answers since the last cut. */
   private probeScale: number;
   private cycle: Answers = NONE;
+  /** A noise floor was known during the cycle: its 429s are among the cycle's. */
+  private cycleNoisy = false;
   /** The fleet's slots (PaceGrant.grid). */
   private grid = { rate: 0, origin: 0 };
 
@@ -217,6 +219,7 @@ export class FleetPace {
     this.plateau.record(now, this.leases.total('accepted'), this.rate);
     const sample = sampleOf(lease);
     this.cycle = { answers: this.cycle.answers + sample.answers, limited: this.cycle.limited + sample.limited };
+    this.cycleNoisy ||= this.noise.floor().share > 0;
     this.learnNoise(sample, freshOf(report.fresh), now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.leases.ceiling());
@@ -305,6 +308,7 @@ export class FleetPace {
     if (wasSlowStart) slowStart = this.slowStartOvershoot(accepted);
     else this.cut(before, accepted, wasSettling && steady, ceiling);
     this.cycle = NONE;
+    this.cycleNoisy = false;
     // Slow start's end takes a plateau only from steady counts: over a hold, or over holds
     // (repeated), they are far under the limit (an account of 5 a second whose shipments reached
     // tracking one by one counted 4.33 over the hold before, and its plateau held it at 4.25 for
@@ -389,8 +393,9 @@ export class FleetPace {
    * under the limit (2-5 a second, 4 workers: 0.93-0.95).
    */
   private scaleProbe(before: number): void {
-    // Beside 429s no pace causes, the limit's hide among them: the floor's own margin rules (limitInNoise).
-    if (before < GENTLE_BELOW || this.cycle.answers < PROBE_CYCLE_ANSWERS || this.noise.floor().share > 0) return;
+    // Beside 429s no pace causes, the limit's hide among them: the floor's own margin rules
+    // (limitInNoise). So in a cycle that had a floor, gone by its end: its 429s counted the noise's.
+    if (before < GENTLE_BELOW || this.cycle.answers < PROBE_CYCLE_ANSWERS || this.cycleNoisy || this.noise.floor().share > 0) return;
     const share = this.cycle.limited / this.cycle.answers;
     const ratio = Math.min(2, PROBE_BUDGET / Math.max(share, PROBE_BUDGET / 2));
     this.probeScale = Math.min(1, Math.max(MIN_PROBE_SCALE, this.probeScale * ratio));

@@ -440,6 +440,24 @@ describe('FleetPace on its own (pure)', () => {
     expect(small.state().probeScale).toBe(1);
   });
 
+  it("a probing cycle that had a noise floor, gone by its end, leaves the probe's speed alone", () => {
+    // The noise's 429s are among the cycle's: counted against the budget, the probe crept at an
+    // eighth of its speed after the noise stopped (simulated, 20 and 40 a second: lowest 0.985 -> 0.964).
+    const pace = new FleetPace({
+      rate: 40,
+      slowStart: false,
+      lastCutAt: 1_000_000,
+      noise: { answers: 300, limited: 30 },
+      all: { answers: 300, limited: 30 },
+    });
+    expect(pace.noiseFloor().share).toBeGreaterThan(0);
+    let t = reports(pace, 1_000_000, 10, 36, 4);
+    t = reports(pace, t, 20, 40, 0);
+    expect(pace.noiseFloor().share).toBe(0);
+    pace.overshoot(t + 1000, t);
+    expect(pace.state().probeScale).toBe(1);
+  });
+
   it('a floor from a few fresh answers is at most a quarter, until the pool holds enough answers', () => {
     // 3 429s in 10 fresh answers are as likely a limit's as noise's: a floor of 0.3 from them hid
     // an account's own 30 % 429s for good once the noise stopped (40 a second, two workers).
