@@ -2,8 +2,8 @@
  * The account's one rate (pacing/fleet-pace.ts) under any reports the workers may send: counts
  * that are negative, not numbers, absurdly large or missing (JSON carries NaN as null), holds in
  * the past or far ahead, and continue-as-new at any point (the state through JSON, as the
- * workflow carries it). Whatever comes, each grant is a share the worker can pace by, and the
- * state the next run starts from is numbers.
+ * workflow carries it). Whatever comes, each grant is a share the worker can pace by, the
+ * state the next run starts from is numbers, and the probe's speed stays in its bounds.
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
@@ -82,8 +82,44 @@ it('every grant is a pace a worker can keep, and the carried state is numbers, w
         }
         const carried = JSON.stringify(pace.state());
         expect(carried, 'a carried state with null in it (NaN or Infinity through JSON)').not.toContain('null');
+        // The probe's speed stays between an eighth and full, however costly or noisy its cycles.
+        const { probeScale } = pace.state();
+        expect(probeScale! >= 1 / 8 && probeScale! <= 1, `probe speed ${probeScale}`).toBe(true);
       }
     }),
     { numRuns: 500 },
+  );
+});
+
+it("a probing cycle's 429s set the next probe's speed between an eighth and full: over the budget it slows, within it never", () => {
+  const cycle = fc.record({
+    reports: fc.integer({ min: 1, max: 40 }),
+    share429: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 0.3, noNaN: true })),
+  });
+  fc.assert(
+    fc.property(fc.array(cycle, { minLength: 1, maxLength: 12 }), (cycles) => {
+      const pace = new FleetPace({ rate: 40, slowStart: false, lastCutAt: 1_000_000 });
+      let now = 1_000_000;
+      for (const c of cycles) {
+        const before = pace.state().probeScale!;
+        const rate = pace.state().rate;
+        for (let i = 0; i < c.reports; i++, now += 1000)
+          pace.report({ worker: 'a', want: 2 * rate, accepted: rate * (1 - c.share429), limited: rate * c.share429 }, now);
+        pace.overshoot(now + 1000, now);
+        // Past the hold and SAME_OVERSHOOT_MS: the next overshoot is one of its own, and cuts.
+        now += 3000;
+        const after = pace.state().probeScale!;
+        expect(after >= 1 / 8 && after <= 1, `probe speed ${after}`).toBe(true);
+        // A cycle of fewer than 50 answers tells too little; one within half a percent never slows
+        // it; one over it slows it straight to the budget (by half at most, four workers with a
+        // charging limiter met 10-12 a second three times in 75 s).
+        // 429s at a rate far under what the API accepted before are learned as noise: the search
+        // for the limit starts again, at full speed.
+        if (pace.noiseFloor().share > 0) expect(after).toBe(1);
+        else if (c.share429 <= 0.005 || c.reports * rate < 50) expect(after).toBeGreaterThanOrEqual(before * (1 - 1e-9));
+        else expect(after).toBeLessThanOrEqual(Math.max(1 / 8, (before * 0.005) / c.share429) * (1 + 1e-9));
+      }
+    }),
+    { numRuns: 300 },
   );
 });
