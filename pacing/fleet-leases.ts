@@ -6,7 +6,7 @@
  * the rate. Pure and deterministic: the account workflow runs it.
  */
 import { LEASE_MS, type PaceReport } from '../workflow-definitions/account';
-import { nonNegative } from './fleet-noise-floor';
+import { nonNegative, positive } from './fleet-noise-floor';
 
 /**
  * While the rate per worker is under this (calls a second), a worker's shares go by the higher of
@@ -195,8 +195,4 @@ function carriedLeases(leases: unknown): Map<string, Lease> {
     });
   }
   return carried;
-}
-
-export function positive(n: unknown): number | undefined {
-  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined;
 }

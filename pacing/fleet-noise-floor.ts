@@ -369,3 +369,8 @@ function answersOf(a: Partial<Answers> | undefined): Answers {
 export function nonNegative(n: unknown): number {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(n, 1e6) : 0;
 }
+
+/** A count that is a positive number, or undefined (a report's or carried state's that is not). */
+export function positive(n: unknown): number | undefined {
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined;
+}

@@ -11,16 +11,15 @@
  *   answers) and shrinks by a tenth at each overshoot, from what the API accepted when that is
  *   most of the rate (AIMD for one flow: the fleet). An account under 10 a second grows no
  *   further than just under where it last overshot, as the API accepted it over the 10 s before
- *   (fleet-plateau.ts). After a minute without an overshoot while calls wait (a minute
- *   and a half under 10 a second) it grows by a tenth a second again, so a limit that rises is
- *   found.
- * - **Shares** (fleet-leases.ts) go by demand (water-filling): each worker reports the calls a second it would send
- *   (those it sent over its last report's period and those waiting now; under a call a second per
- *   worker, the higher of its last two reports' counts); a worker that needs less
- *   than an equal share gets what it needs, the rest is split among the others. A share is a lease
- *   of LEASE_MS: a worker that stops reporting leaves its share to the others, and a new grant
- *   never makes the leases out exceed the rate (a worker whose share shrinks gives it up at its
- *   next report, within REPORT_MS, and the worker whose share grows takes it at its own).
+ *   (fleet-plateau.ts). After a minute without an overshoot while calls wait (a minute and a half
+ *   under 10 a second) it grows by a tenth a second again, so a limit that rises is found.
+ * - **Shares** (fleet-leases.ts) go by demand (water-filling): each worker reports the calls a
+ *   second it would send (those it sent over its last report's period and those waiting now;
+ *   under a call a second per worker, the higher of its last two reports' counts); a worker that
+ *   needs less than an equal share gets what it needs, the rest is split among the others. A
+ *   share is a lease of LEASE_MS: a worker that stops reporting leaves its share to the others,
+ *   and a new grant never makes the leases out exceed the rate (a worker whose share shrinks gives
+ *   it up at its next report, within REPORT_MS, and the worker whose share grows takes it at its own).
  * - **A ceiling** (`maxRequestsPerSecond`) is the account's: the lowest any worker reports caps
  *   the rate, whatever the number of workers.
  * - **429s no pace causes** (a quota shared with other clients, a flaky proxy): the workers report
@@ -33,9 +32,9 @@
  * Pure and deterministic (no clock of its own, no I/O): the workflow runs it on its own time.
  */
 import { LEASE_MS, REPORT_MS, type PaceGrant, type PaceReport } from '../workflow-definitions/account';
-import { FleetLeases, positive, type CarriedLease, type Lease } from './fleet-leases';
+import { FleetLeases, type CarriedLease, type Lease } from './fleet-leases';
 import { GENTLE_BELOW, SmallAccountPlateau } from './fleet-plateau';
-import { FleetNoiseFloor, NONE, nonNegative, type FleetNoiseState, type FleetView } from './fleet-noise-floor';
+import { FleetNoiseFloor, NONE, nonNegative, positive, type FleetNoiseState, type FleetView } from './fleet-noise-floor';
 import type { Answers } from './noise-floor';
 
 export { LEASE_MS, REPORT_MS };
@@ -304,8 +303,8 @@ export class FleetPace {
     const wasSettling = this.settling;
     // Every worker's counts span a whole lease and no hold: what the API accepted of a rate let run.
     const steady = this.leases.countedFully(now) && now - LEASE_MS >= heldBefore;
-    let slowStart = { ends: false, repeated: false };
-    if (wasSlowStart) slowStart = this.slowStartOvershoot(accepted);
+    let ended = { ends: false, repeated: false };
+    if (wasSlowStart) ended = this.slowStartOvershoot(accepted);
     else this.cut(before, accepted, wasSettling && steady, ceiling);
     this.cycle = NONE;
     this.cycleNoisy = false;
@@ -314,8 +313,8 @@ export class FleetPace {
     // tracking one by one counted 4.33 over the hold before, and its plateau held it at 4.25 for
     // the 90 s quiet spell, at 3 in one CI run; 2 a second at 0.73). Settling's first overshoot
     // over steady counts shows the limit in them.
-    const shows = slowStart.ends || (wasSettling && steady);
-    if (!this.slowStart && (!slowStart.ends || (steady && !slowStart.repeated))) {
+    const shows = ended.ends || (wasSettling && steady);
+    if (!this.slowStart && (!ended.ends || (steady && !ended.repeated))) {
       const below = this.plateau.overshoot({
         now,
         rate: before,
