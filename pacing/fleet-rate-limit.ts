@@ -1,7 +1,8 @@
 /**
- * Relays the shipping API account's Retry-After between the workers of a fleet through the
- * account's workflow (workflows/account.ts): a 429 one worker gets holds every worker's calls.
- * A relayed 429 costs one signal; every worker reads it from the workflow's history as it is written.
+ * Relays the shipping API account's Retry-After between the workers of a fleet: a 429 one worker
+ * gets holds every worker's calls. A relayed 429 costs two signals, to the account's hold mailbox
+ * (which every worker reads as the server writes it) and to the account workflow
+ * (workflows/account.ts: its rate, and the hold a worker started later reads).
  *
  * It also reports the fresh answers this worker counted (at most one signal per
  * FRESH_REPORT_MS, only when there are some), and reads the fleet's pool of them at start.
@@ -16,6 +17,9 @@ import {
   accountFreshAnswersSignal,
   accountPaceUpdate,
   accountRateLimitedSignal,
+  ACCOUNT_HOLDS_RUN_MS,
+  ACCOUNT_HOLDS_TASK_QUEUE,
+  ACCOUNT_HOLDS_WORKFLOW_TYPE,
   ACCOUNT_WORKFLOW_TYPE,
   LEASE_MS,
   poolFresh,
@@ -99,6 +103,11 @@ export function accountWorkflowId(account: { name: string; baseUrl: string }, ta
   return `shipping-api-account-${digest.slice(0, 16)}`;
 }
 
+/** The account's hold mailbox (ACCOUNT_HOLDS_WORKFLOW_TYPE): beside its account workflow's id. */
+export function accountHoldsWorkflowId(accountWorkflowId: string): string {
+  return `${accountWorkflowId}-holds`;
+}
+
 export function fleetRateLimits(options: {
   client: Client;
   taskQueue: string;
@@ -163,6 +172,25 @@ export function fleetRateLimits(options: {
     return started;
   };
 
+  /** The account's hold mailbox, started if no run of it is (one that timed out is followed by a new one). */
+  const holdsId = accountHoldsWorkflowId(workflowId);
+  let mailboxStarted: Promise<unknown> | null = null;
+  const mailboxOptions = {
+    taskQueue: ACCOUNT_HOLDS_TASK_QUEUE,
+    workflowId: holdsId,
+    args: [],
+    workflowRunTimeout: ACCOUNT_HOLDS_RUN_MS,
+  };
+  const mailbox = (): Promise<unknown> => {
+    mailboxStarted ??= client.workflow
+      .start(ACCOUNT_HOLDS_WORKFLOW_TYPE, { ...mailboxOptions, workflowIdConflictPolicy: 'USE_EXISTING' })
+      .catch((err: unknown) => {
+        mailboxStarted = null;
+        throw err;
+      });
+    return mailboxStarted;
+  };
+
   /** Events already warned of as unreadable (each history is read again at every start and pool read). */
   const unreadable = new Set<string>();
   /** What one event of the account workflow's history says: a hold, a fresh-answers report, or a run's input (both carried). */
@@ -210,42 +238,54 @@ export function fleetRateLimits(options: {
   }
 
   /**
-   * Follows the account workflow's history as the server writes it (a long poll, as a tracking
-   * span follows its shard's): a hold any worker signals reaches this one as soon as the server
-   * has it, not once a worker has run the workflow's task for it, a task that waits behind every
-   * shipment's under a burst (the update earlier builds waited on reached the workers 0.5-2.9 s
-   * late). At a continue-as-new it reads the next run from its start (the hold it carries); it
-   * backs off only while reading fails.
+   * Follows a workflow's history as the server writes it (a long poll, as a tracking span follows
+   * its shard's), passing on each hold in it. At a run's close (a continue-as-new, a mailbox's
+   * timeout) it reads the next run from its start; it backs off only while reading fails.
    */
-  async function listen(): Promise<void> {
+  async function follow(id: string, ensure: () => Promise<unknown>, closed: () => void): Promise<void> {
     const namespace = client.options.namespace;
     let failures = 0;
     let nextPageToken: Uint8Array | undefined;
     while (!stop.signal.aborted) {
       try {
-        if (!nextPageToken) await handle(); // the run to read exists: started, or found running
+        if (!nextPageToken) await ensure(); // the run to read exists: started, or found running
         const page = await client.connection.withAbortSignal(stop.signal, () =>
-          client.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId }, nextPageToken, waitNewEvent: true }),
+          client.workflowService.getWorkflowExecutionHistory({
+            namespace,
+            execution: { workflowId: id },
+            nextPageToken,
+            waitNewEvent: true,
+          }),
         );
         failures = 0;
         for (const event of page.history?.events ?? []) hear((await readEvent(event)).hold);
         nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
-        // The run closed (continued as new, or ended): find the next, read it from its start.
-        if (!nextPageToken) started = null;
+        if (!nextPageToken) closed();
       } catch (err) {
         if (stop.signal.aborted) return;
-        started = null;
+        closed();
         nextPageToken = undefined;
-        log.debug('fleet rate-limit relay: retrying', { error: String(err) });
+        log.debug('fleet rate-limit relay: retrying', { workflowId: id, error: String(err) });
         await new Promise((resolve) => setTimeout(resolve, listenRetryMs(++failures)).unref());
       }
     }
   }
 
   /**
-   * The hold recorded before this worker started, read from the account workflow's history:
-   * a worker (re)started right after a 429 knows it before its first call, even when no worker
-   * has run the account workflow's task for that signal yet. Sets `pool` from the same history:
+   * Hears every hold as soon as the server has it: from the account's hold mailbox, whose signals
+   * no workflow task holds back (ACCOUNT_HOLDS_WORKFLOW_TYPE), and from the account workflow's
+   * history too, where workers of builds before the mailbox relay theirs.
+   */
+  function listen(): Promise<void> {
+    return Promise.all([follow(holdsId, mailbox, () => (mailboxStarted = null)), follow(workflowId, handle, () => (started = null))]).then(
+      () => undefined,
+    );
+  }
+
+  /**
+   * The hold recorded before this worker started, read from the account workflow's history (and
+   * the mailbox's, readMailboxHold): a worker (re)started right after a 429 knows it before its
+   * first call. Sets `pool` from the same history:
    * the fresh answers of the last FRESH_MAX_AGE_MS, carried and reported.
    */
   async function readAccountHistory(): Promise<number> {
@@ -268,19 +308,39 @@ export function fleetRateLimits(options: {
     }
   }
 
+  /** The latest hold the mailbox's history holds (its running run, or its last): 0 if none. */
+  async function readMailboxHold(): Promise<number> {
+    try {
+      const history = await client.workflow.getHandle(holdsId).fetchHistory();
+      let until = 0;
+      for (const event of history.events ?? []) until = Math.max(until, (await readEvent(event)).hold ?? 0);
+      return boundHold(until, Date.now());
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError))
+        log.debug('fleet rate-limit relay: no hold read from the mailbox', { error: String(err) });
+      return 0;
+    }
+  }
+
   let listening: Promise<void> | null = null;
   return {
     publish(until) {
       // Calls in flight when the 429 came get 429s too: relay a new time, not each of them.
       if (until <= Math.max(known, published) + 100) return;
       published = until;
+      // The mailbox reaches the other workers at once; the account workflow cuts the rate from it,
+      // and a worker started later reads the hold recorded there.
+      void client.workflow
+        .signalWithStart(ACCOUNT_HOLDS_WORKFLOW_TYPE, { ...mailboxOptions, signal: accountRateLimitedSignal, signalArgs: [until] })
+        .catch((err: unknown) => log.warn('fleet rate-limit relay: could not tell the fleet', { error: String(err) }));
       void handle()
         .then((account) => account.signal(accountRateLimitedSignal, until))
-        .catch((err: unknown) => log.warn('fleet rate-limit relay: could not tell the fleet', { error: String(err) }));
+        .catch((err: unknown) => log.warn('fleet rate-limit relay: could not tell the account workflow', { error: String(err) }));
     },
     async subscribe(listener) {
       listeners.push(listener);
-      const recorded = await readAccountHistory();
+      // The mailbox has a hold first; the account workflow's history has it once its task let it in.
+      const recorded = Math.max(...(await Promise.all([readAccountHistory(), readMailboxHold()])));
       if (recorded > Date.now()) {
         known = Math.max(known, recorded);
         listener(recorded);

@@ -10,7 +10,14 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { callPacing } from '../worker/create-worker';
-import { accountWorkflowId, FRESH_MAX_AGE_MS, FRESH_READ_MS, FRESH_REPORT_MS, fleetRateLimits } from '../pacing/fleet-rate-limit';
+import {
+  accountHoldsWorkflowId,
+  accountWorkflowId,
+  FRESH_MAX_AGE_MS,
+  FRESH_READ_MS,
+  FRESH_REPORT_MS,
+  fleetRateLimits,
+} from '../pacing/fleet-rate-limit';
 import { accountFreshAnswersSignal, ACCOUNT_WORKFLOW_TYPE, poolFresh } from '../workflow-definitions/account';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
@@ -99,6 +106,39 @@ it("relays a hold though no worker runs the account workflow's task: the relay d
   await waitFor(() => (heard.includes(until) ? true : undefined), { timeoutMs: 10_000, intervalMs: 10 });
   await Promise.all([publisher.close(), listener.close()]);
   await env.client.workflow.getHandle(workflowId).terminate('test over');
+}, 30_000);
+
+it("relays a hold while a task of the account workflow runs: the mailbox has it at once, the account workflow's history after the task", async () => {
+  const taskQueue = `account-busy-${randomUUID()}`;
+  const workflowId = accountWorkflowId({ name: 'default', baseUrl: 'http://127.0.0.1:1' }, taskQueue);
+  const publisher = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
+  const listener = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
+  const heard: number[] = [];
+  await publisher.subscribe(() => undefined);
+  await listener.subscribe((until) => heard.push(until));
+  // A worker takes the account workflow's task and is slow with it (a replay, a loaded event
+  // loop): a signal that comes meanwhile is written to that history only when the task ends.
+  const task = await env.client.connection.withDeadline(Date.now() + 10_000, () =>
+    env.client.workflowService.pollWorkflowTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      identity: 'a worker slow with its task',
+    }),
+  );
+  expect(task.taskToken?.length).toBeGreaterThan(0);
+  await new Promise((r) => setTimeout(r, 300)); // the listener reading both histories
+  const until = Date.now() + 60_000;
+  const sent = Date.now();
+  publisher.publish(until);
+  await waitFor(() => (heard.includes(until) ? true : undefined), { timeoutMs: 3000, intervalMs: 5 });
+  const lag = Date.now() - sent;
+  const account = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const signaled = (account.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'rateLimited');
+  expect(signaled).toHaveLength(0); // still behind the task (10 s): the hold came from the mailbox
+  expect(lag).toBeLessThan(1000);
+  await Promise.all([publisher.close(), listener.close()]);
+  await env.client.workflow.getHandle(workflowId).terminate('test over');
+  await env.client.workflow.getHandle(accountHoldsWorkflowId(workflowId)).terminate('test over');
 }, 30_000);
 
 it('pools the fresh answers workers report, and a worker started later knows the noise before its first call', async () => {

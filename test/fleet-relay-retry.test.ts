@@ -7,8 +7,14 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ALONE_WARN_MS, fleetRateLimits, listenRetryMs } from '../pacing/fleet-rate-limit';
-import { accountRateLimitedSignal, LEASE_MS } from '../workflow-definitions/account';
+import { accountHoldsWorkflowId, ALONE_WARN_MS, fleetRateLimits, listenRetryMs } from '../pacing/fleet-rate-limit';
+import {
+  accountRateLimitedSignal,
+  ACCOUNT_HOLDS_RUN_MS,
+  ACCOUNT_HOLDS_TASK_QUEUE,
+  ACCOUNT_HOLDS_WORKFLOW_TYPE,
+  LEASE_MS,
+} from '../workflow-definitions/account';
 
 const silentLog = { warn: () => undefined, info: () => undefined, debug: () => undefined };
 
@@ -23,15 +29,29 @@ const continuedAsNew: Event = { workflowExecutionContinuedAsNewEventAttributes: 
 /** A page of the history (`token` null: the run has closed), or a failed read. */
 type Page = { events: Event[]; token: string | null } | Error;
 
-/** A client whose account workflow's history is read as `pages`, in turn; the requests' page tokens are kept. */
-function clientReading(pages: Page[]) {
+/**
+ * A client whose account workflow's history ('w') is read as `pages`, in turn, and its hold
+ * mailbox's ('w-holds') as `mailboxPages` (then a long poll with nothing new); the account
+ * workflow's requests' page tokens are kept in `reads`, the mailbox's in `mailboxReads`.
+ */
+function clientReading(pages: Page[], mailboxPages: Page[] = []) {
   const reads: Array<{ at: number; token: string | undefined }> = [];
+  const mailboxReads: Array<{ at: number; token: string | undefined }> = [];
+  const signal = vi.fn(async () => undefined);
   const client = {
-    workflow: { start: vi.fn(async () => ({})), getHandle: () => ({ fetchHistory: async () => ({ events: [] }) }) },
+    workflow: {
+      start: vi.fn(async () => ({})),
+      signalWithStart: vi.fn(async () => ({})),
+      getHandle: () => ({ fetchHistory: async () => ({ events: [] }), signal }),
+    },
     workflowService: {
-      getWorkflowExecutionHistory: vi.fn((request: { nextPageToken?: Uint8Array }) => {
-        reads.push({ at: Date.now(), token: request.nextPageToken ? Buffer.from(request.nextPageToken).toString() : undefined });
-        const next = pages.shift();
+      getWorkflowExecutionHistory: vi.fn((request: { execution: { workflowId: string }; nextPageToken?: Uint8Array }) => {
+        const mailbox = request.execution.workflowId === accountHoldsWorkflowId('w');
+        (mailbox ? mailboxReads : reads).push({
+          at: Date.now(),
+          token: request.nextPageToken ? Buffer.from(request.nextPageToken).toString() : undefined,
+        });
+        const next = (mailbox ? mailboxPages : pages).shift();
         if (next === undefined) return new Promise(() => undefined); // a long poll with nothing new
         if (next instanceof Error) return Promise.reject(next);
         return Promise.resolve({
@@ -43,7 +63,7 @@ function clientReading(pages: Page[]) {
     connection: { withAbortSignal: (_signal: AbortSignal, fn: () => unknown) => fn() },
     options: { namespace: 'default', loadedDataConverter: { payloadConverter: defaultPayloadConverter, payloadCodecs: [] } },
   } as unknown as Client;
-  return { client, reads };
+  return { client, reads, mailboxReads, signal };
 }
 
 describe('the relay reading the account workflow history', () => {
@@ -102,6 +122,56 @@ describe('the relay reading the account workflow history', () => {
     await fleet.subscribe((t) => heard.push(t));
     await vi.advanceTimersByTimeAsync(0);
     expect(heard).toEqual([]);
+    void fleet.close();
+    await vi.advanceTimersByTimeAsync(1000);
+  });
+
+  it("hears a hold from the account's mailbox, and starts the mailbox again when its run has closed (timed out)", async () => {
+    const first = Date.now() + 5000;
+    const next = first + 1000;
+    const { client, mailboxReads } = clientReading(
+      [],
+      [
+        { events: [held(first)], token: 'm' },
+        { events: [], token: null },
+        { events: [held(next)], token: 'n' },
+      ],
+    );
+    const fleet = fleetRateLimits({ client, taskQueue: 'q', workflowId: 'w', log: silentLog });
+    const heard: number[] = [];
+    await fleet.subscribe((t) => heard.push(t));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(heard).toEqual([first, next]);
+    expect(mailboxReads.map((r) => r.token)).toEqual([undefined, 'm', undefined, 'n']);
+    const mailboxStarts = vi.mocked(client.workflow.start).mock.calls.filter(([type]) => type === ACCOUNT_HOLDS_WORKFLOW_TYPE);
+    expect(mailboxStarts).toHaveLength(2);
+    expect(mailboxStarts[0]![1]).toMatchObject({
+      workflowId: 'w-holds',
+      taskQueue: ACCOUNT_HOLDS_TASK_QUEUE,
+      workflowRunTimeout: ACCOUNT_HOLDS_RUN_MS,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    void fleet.close();
+    await vi.advanceTimersByTimeAsync(1000);
+  });
+
+  it('relays a hold to the mailbox (started if none runs) and to the account workflow, once for calls in flight', async () => {
+    const { client, signal } = clientReading([]);
+    const fleet = fleetRateLimits({ client, taskQueue: 'q', workflowId: 'w', log: silentLog });
+    const until = Date.now() + 5000;
+    fleet.publish(until);
+    fleet.publish(until + 50); // another call in flight at the 429
+    await vi.advanceTimersByTimeAsync(0);
+    expect(client.workflow.signalWithStart).toHaveBeenCalledTimes(1);
+    expect(client.workflow.signalWithStart).toHaveBeenCalledWith(ACCOUNT_HOLDS_WORKFLOW_TYPE, {
+      taskQueue: ACCOUNT_HOLDS_TASK_QUEUE,
+      workflowId: 'w-holds',
+      args: [],
+      workflowRunTimeout: ACCOUNT_HOLDS_RUN_MS,
+      signal: accountRateLimitedSignal,
+      signalArgs: [until],
+    });
+    expect(signal).toHaveBeenCalledWith(accountRateLimitedSignal, until);
     void fleet.close();
     await vi.advanceTimersByTimeAsync(1000);
   });

@@ -28,6 +28,18 @@ export const accountPaceUpdate = defineUpdate<PaceGrant, [PaceReport]>('pace');
 
 export const ACCOUNT_WORKFLOW_TYPE = 'shippingAccountWorkflow';
 
+/**
+ * The account's hold mailbox: a workflow no worker runs, on a task queue no worker polls, that
+ * holds only the `rateLimited` signals the workers send it. With no workflow task ever started,
+ * the server writes a signal to its history at once; the account workflow's signals wait while
+ * one of its tasks runs (its workers' pace reports keep one running most of the time), and a task
+ * that replays its history first held a relayed hold 0.3-1.9 s (pacing/fleet-rate-limit.ts).
+ */
+export const ACCOUNT_HOLDS_WORKFLOW_TYPE = 'shippingAccountHolds';
+export const ACCOUNT_HOLDS_TASK_QUEUE = 'shipping-api-account-holds';
+/** Each run of a mailbox times out after this long (its history stays small); the next hold or listener starts another. */
+export const ACCOUNT_HOLDS_RUN_MS = 60 * 60_000;
+
 /** Each worker reports this often while it has calls to make. */
 export const REPORT_MS = 1000;
 /** A share lasts this long without a new report; a report's counts span it. */
