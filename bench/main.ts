@@ -533,7 +533,8 @@ function printTables(r: Results): void {
         'p95 wave ÷ no wave',
         'duplicate labels',
         'workflow tasks to tracking, median / max',
-        'calls during Retry-After',
+        "calls during the limit's Retry-After",
+        "during a noise 429's only",
         's',
       ],
       r.rateLimit.map((x) => [
@@ -548,6 +549,7 @@ function printTables(r: Results): void {
         x.duplicateLabels,
         `${x.workflowTasksMedian} / ${x.workflowTasksMax}`,
         x.callsDuringRetryAfter,
+        x.callsDuringNoiseRetryAfter ?? '-',
         x.seconds,
       ]),
     );

@@ -94,8 +94,10 @@ export interface RateLimitRow {
   /** Workflow tasks of a shipment from start to tracking, median and max over the orders of the no-wave batch. */
   workflowTasksMedian: number;
   workflowTasksMax: number;
-  /** Calls that reached the API while a Retry-After it had answered was still running (200 ms grace for calls already on the wire). */
+  /** Calls that reached the API while a Retry-After the limit had answered was still running (200 ms grace for calls already on the wire). */
   callsDuringRetryAfter: number;
+  /** Calls inside the Retry-After of a 429 no limit sent only (a noise 429 holds only its own call). */
+  callsDuringNoiseRetryAfter: number;
   seconds: number;
 }
 
@@ -105,15 +107,22 @@ export const ON_THE_WIRE_MS = 200;
 /**
  * The calls that reached the API while a Retry-After it had answered was still running, each
  * with how long after that 429 it arrived: by arrival, not answer (a call sent before the 429
- * and answered after it broke no hold), from ON_THE_WIRE_MS after the 429.
+ * and answered after it broke no hold), from ON_THE_WIRE_MS after the 429. `noise`: the only
+ * holds it fell in were of 429s no limit sent (the fake's random ones), which by design hold
+ * only their own call once the fleet knows the noise.
  */
 export function callsDuringRetryAfter(
-  requests: ReadonlyArray<Pick<FakeRequest, 'at' | 'receivedAt' | 'status' | 'retryAfter' | 'endpoint'>>,
-): Array<{ afterMs: number; limited: boolean; limitedAt: number; endpoint: string }> {
-  const holds = requests.filter((r) => r.status === 429).map((r) => ({ at: r.at, to: r.at + Number(r.retryAfter ?? 1) * 1000 }));
+  requests: ReadonlyArray<Pick<FakeRequest, 'at' | 'receivedAt' | 'status' | 'retryAfter' | 'endpoint'> & { fault?: FakeRequest['fault'] }>,
+): Array<{ afterMs: number; limited: boolean; limitedAt: number; endpoint: string; noise: boolean }> {
+  const holds = requests
+    .filter((r) => r.status === 429)
+    .map((r) => ({ at: r.at, to: r.at + Number(r.retryAfter ?? 1) * 1000, noise: r.fault === 'rate-limited' }));
   return requests.flatMap((r) => {
-    const hold = holds.find((h) => r.receivedAt > h.at + ON_THE_WIRE_MS && r.receivedAt < h.to);
-    return hold ? [{ afterMs: r.receivedAt - hold.at, limited: r.status === 429, limitedAt: hold.at, endpoint: r.endpoint }] : [];
+    const inside = holds.filter((h) => r.receivedAt > h.at + ON_THE_WIRE_MS && r.receivedAt < h.to);
+    const hold = inside.find((h) => !h.noise) ?? inside[0];
+    return hold
+      ? [{ afterMs: r.receivedAt - hold.at, limited: r.status === 429, limitedAt: hold.at, endpoint: r.endpoint, noise: hold.noise }]
+      : [];
   });
 }
 
@@ -153,14 +162,14 @@ export async function rateLimitScenario(
       const early = callsDuringRetryAfter(requests);
       // Where they fall tells a relay's lag (the first few hundred ms) from a worker that did not hold at all.
       // The 429's time, to find in the workers' logs whether and when each heard the hold.
-      for (const at of new Set(early.map((e) => e.limitedAt))) {
+      for (const at of new Set(early.filter((e) => !e.noise).map((e) => e.limitedAt))) {
         const list = early
           .filter((e) => e.limitedAt === at)
           .map((e) => `${e.afterMs} ${e.endpoint}${e.limited ? ' (429)' : ''}`)
           .join(', ');
         log(`rate-limit, ${setting.name}: calls during the Retry-After of the 429 at ${new Date(at).toISOString()}, ms after it: ${list}`);
       }
-      const during = early.length;
+      const during = early.filter((e) => !e.noise).length;
       const perOrder = new Map<string, number>();
       for (const label of fake.labels()) perOrder.set(label.customerOrderNumber, (perOrder.get(label.customerOrderNumber) ?? 0) + 1);
       const row: RateLimitRow = {
@@ -181,6 +190,7 @@ export async function rateLimitScenario(
         workflowTasksMedian: percentile(tasks, 0.5),
         workflowTasksMax: Math.max(...tasks),
         callsDuringRetryAfter: during,
+        callsDuringNoiseRetryAfter: early.length - during,
         seconds: Math.round((Date.now() - started) / 1000),
       };
       log(`rate-limit, ${setting.name}: accepted ${row.acceptedPerLimit} of the limit, ${Math.round(row.share429 * 1000) / 10} % 429s`);

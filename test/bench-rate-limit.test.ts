@@ -18,8 +18,8 @@ describe('calls during a Retry-After', () => {
   it('counts a call that arrived inside the hold, with how long after the 429, and whether it met a 429 too', () => {
     const calls = callsDuringRetryAfter([limited(1000), answered(1300, 1310), limited(1800)]);
     expect(calls).toEqual([
-      { afterMs: 300, limited: false, limitedAt: 1000, endpoint: 'GET /tracking/{id}' },
-      { afterMs: 795, limited: true, limitedAt: 1000, endpoint: 'POST /labels' },
+      { afterMs: 300, limited: false, limitedAt: 1000, endpoint: 'GET /tracking/{id}', noise: false },
+      { afterMs: 795, limited: true, limitedAt: 1000, endpoint: 'POST /labels', noise: false },
     ]);
   });
 
@@ -29,7 +29,19 @@ describe('calls during a Retry-After', () => {
 
   it('does not count a call after the Retry-After ended, and reads its seconds', () => {
     expect(callsDuringRetryAfter([limited(1000, '2'), answered(2900, 2910), answered(3000, 3010)])).toEqual([
-      { afterMs: 1900, limited: false, limitedAt: 1000, endpoint: 'GET /tracking/{id}' },
+      { afterMs: 1900, limited: false, limitedAt: 1000, endpoint: 'GET /tracking/{id}', noise: false },
+    ]);
+  });
+
+  it("tells a call inside a noise 429's Retry-After alone (the fake's random 429s) from one inside the limit's", () => {
+    const noise = { ...limited(1000, '3'), fault: 'rate-limited' as const };
+    const limit = { ...limited(2000), fault: 'rate-limit' as const };
+    expect(callsDuringRetryAfter([noise, answered(1500, 1510), limit, answered(2500, 2510)])).toEqual([
+      { afterMs: 500, limited: false, limitedAt: 1000, endpoint: 'GET /tracking/{id}', noise: true },
+      // The limit's 429 itself arrived inside the noise 429's hold.
+      { afterMs: 995, limited: true, limitedAt: 1000, endpoint: 'POST /labels', noise: true },
+      // In both holds: the limit's.
+      { afterMs: 500, limited: false, limitedAt: 2000, endpoint: 'GET /tracking/{id}', noise: false },
     ]);
   });
 });
