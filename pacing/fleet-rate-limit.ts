@@ -114,13 +114,15 @@ export function fleetRateLimits(options: {
   workflowId: string;
   /** Told true when reports have gone unanswered for ALONE_WARN_MS (the worker paces alone), false when one is answered again. */
   onAlone?: (alone: boolean) => void;
+  /** How long a run of the account's hold mailbox lasts (default ACCOUNT_HOLDS_RUN_MS; tests shorten it). */
+  holdsRunMs?: number;
   log: {
     warn(message: string, meta?: Record<string, unknown>): void;
     info(message: string, meta?: Record<string, unknown>): void;
     debug(message: string, meta?: Record<string, unknown>): void;
   };
 }): FleetRateLimits {
-  const { client, taskQueue, workflowId, log, onAlone } = options;
+  const { client, taskQueue, workflowId, log, onAlone, holdsRunMs = ACCOUNT_HOLDS_RUN_MS } = options;
   const listeners: Array<(until: number) => void> = [];
   const stop = new AbortController();
   let known = 0;
@@ -179,7 +181,7 @@ export function fleetRateLimits(options: {
     taskQueue: ACCOUNT_HOLDS_TASK_QUEUE,
     workflowId: holdsId,
     args: [],
-    workflowRunTimeout: ACCOUNT_HOLDS_RUN_MS,
+    workflowRunTimeout: holdsRunMs,
   };
   const mailbox = (): Promise<unknown> => {
     mailboxStarted ??= client.workflow

@@ -141,6 +141,30 @@ it("relays a hold while a task of the account workflow runs: the mailbox has it 
   await env.client.workflow.getHandle(accountHoldsWorkflowId(workflowId)).terminate('test over');
 }, 30_000);
 
+it('follows the hold mailbox across its runs: once one has timed out, a hold reaches the listener through the next', async () => {
+  const taskQueue = `account-unpolled-${randomUUID()}`;
+  const workflowId = accountWorkflowId({ name: 'default', baseUrl: 'http://127.0.0.1:1' }, taskQueue);
+  const options = { client: env.client, taskQueue, workflowId, log: silentLog, holdsRunMs: 2000 };
+  const publisher = fleetRateLimits(options);
+  const listener = fleetRateLimits(options);
+  const heard: number[] = [];
+  await listener.subscribe((until) => heard.push(until));
+  const mailbox = env.client.workflow.getHandle(accountHoldsWorkflowId(workflowId));
+  // The listener starts the mailbox; its run times out after 2 s, and the listener starts the next.
+  const runId = async () => (await mailbox.describe().catch(() => null))?.runId;
+  const first = await waitFor(runId, { timeoutMs: 5000, intervalMs: 50 });
+  await waitFor(async () => ((await runId()) !== first ? true : undefined), { timeoutMs: 10_000, intervalMs: 100 });
+  const until = Date.now() + 60_000;
+  publisher.publish(until);
+  await waitFor(() => (heard.includes(until) ? true : undefined), { timeoutMs: 3000, intervalMs: 10 });
+  const runs: string[] = [];
+  for await (const run of env.client.workflow.list({ query: `WorkflowId = '${mailbox.workflowId}'` })) runs.push(run.status.name);
+  expect(runs).toContain('TIMED_OUT');
+  await Promise.all([publisher.close(), listener.close()]);
+  await mailbox.terminate('test over');
+  await env.client.workflow.getHandle(workflowId).terminate('test over');
+}, 30_000);
+
 it('pools the fresh answers workers report, and a worker started later knows the noise before its first call', async () => {
   const taskQueue = `account-${randomUUID()}`;
   const first = await account(taskQueue);
