@@ -72,6 +72,32 @@ async function account(taskQueue: string) {
   };
 }
 
+/**
+ * Two workers' fleet channels of an account whose workflow no worker runs (a queue nobody polls),
+ * the second listening; `stop` closes both and ends the account's workflows.
+ */
+async function publisherAndListener(queuePrefix: string, holdsRunMs?: number) {
+  const taskQueue = `${queuePrefix}-${randomUUID()}`;
+  const workflowId = accountWorkflowId({ name: 'default', baseUrl: 'http://127.0.0.1:1' }, taskQueue);
+  const options = { client: env.client, taskQueue, workflowId, log: silentLog, ...(holdsRunMs ? { holdsRunMs } : {}) };
+  const publisher = fleetRateLimits(options);
+  const listener = fleetRateLimits(options);
+  const heard: number[] = [];
+  await listener.subscribe((until) => heard.push(until));
+  const mailbox = env.client.workflow.getHandle(accountHoldsWorkflowId(workflowId));
+  return {
+    taskQueue,
+    workflowId,
+    publisher,
+    heard,
+    mailbox,
+    async stop() {
+      await Promise.all([publisher.close(), listener.close()]);
+      for (const handle of [env.client.workflow.getHandle(workflowId), mailbox]) await handle.terminate('test over').catch(() => undefined);
+    },
+  };
+}
+
 it('relays a hold to a listening worker and records it for a worker started later', async () => {
   const taskQueue = `account-${randomUUID()}`;
   const first = await account(taskQueue);
@@ -92,30 +118,19 @@ it('relays a hold to a listening worker and records it for a worker started late
 it("relays a hold though no worker runs the account workflow's task: the relay does not wait behind it", async () => {
   // No worker polls this queue: the workflow's tasks wait for good, as they wait behind every
   // shipment's on a busy fleet. The relay reads the signal from the history the server writes.
-  const taskQueue = `account-unpolled-${randomUUID()}`;
-  const workflowId = accountWorkflowId({ name: 'default', baseUrl: 'http://127.0.0.1:1' }, taskQueue);
-  const publisher = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
-  const listener = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
-  const heard: number[] = [];
+  const { publisher, heard, stop } = await publisherAndListener('account-unpolled');
   await publisher.subscribe(() => undefined);
-  await listener.subscribe((until) => heard.push(until));
   await new Promise((r) => setTimeout(r, 500)); // both reading the history
   const until = Date.now() + 60_000;
   publisher.publish(until);
   // Waiting on the workflow (as 1.0 workers do), it never comes: no worker answers.
   await waitFor(() => (heard.includes(until) ? true : undefined), { timeoutMs: 10_000, intervalMs: 10 });
-  await Promise.all([publisher.close(), listener.close()]);
-  await env.client.workflow.getHandle(workflowId).terminate('test over');
+  await stop();
 }, 30_000);
 
 it("relays a hold while a task of the account workflow runs: the mailbox has it at once, the account workflow's history after the task", async () => {
-  const taskQueue = `account-busy-${randomUUID()}`;
-  const workflowId = accountWorkflowId({ name: 'default', baseUrl: 'http://127.0.0.1:1' }, taskQueue);
-  const publisher = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
-  const listener = fleetRateLimits({ client: env.client, taskQueue, workflowId, log: silentLog });
-  const heard: number[] = [];
+  const { taskQueue, workflowId, publisher, heard, stop } = await publisherAndListener('account-busy');
   await publisher.subscribe(() => undefined);
-  await listener.subscribe((until) => heard.push(until));
   // A worker takes the account workflow's task and is slow with it (a replay, a loaded event
   // loop): a signal that comes meanwhile is written to that history only when the task ends.
   const task = await env.client.connection.withDeadline(Date.now() + 10_000, () =>
@@ -136,20 +151,11 @@ it("relays a hold while a task of the account workflow runs: the mailbox has it 
   const signaled = (account.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'rateLimited');
   expect(signaled).toHaveLength(0); // still behind the task (10 s): the hold came from the mailbox
   expect(lag).toBeLessThan(1000);
-  await Promise.all([publisher.close(), listener.close()]);
-  await env.client.workflow.getHandle(workflowId).terminate('test over');
-  await env.client.workflow.getHandle(accountHoldsWorkflowId(workflowId)).terminate('test over');
+  await stop();
 }, 30_000);
 
 it('follows the hold mailbox across its runs: once one has timed out, a hold reaches the listener through the next', async () => {
-  const taskQueue = `account-unpolled-${randomUUID()}`;
-  const workflowId = accountWorkflowId({ name: 'default', baseUrl: 'http://127.0.0.1:1' }, taskQueue);
-  const options = { client: env.client, taskQueue, workflowId, log: silentLog, holdsRunMs: 2000 };
-  const publisher = fleetRateLimits(options);
-  const listener = fleetRateLimits(options);
-  const heard: number[] = [];
-  await listener.subscribe((until) => heard.push(until));
-  const mailbox = env.client.workflow.getHandle(accountHoldsWorkflowId(workflowId));
+  const { publisher, heard, mailbox, stop } = await publisherAndListener('account-unpolled', 2000);
   // The listener starts the mailbox; its run times out after 2 s, and the listener starts the next.
   const runId = async () => (await mailbox.describe().catch(() => null))?.runId;
   const first = await waitFor(runId, { timeoutMs: 5000, intervalMs: 50 });
@@ -160,9 +166,7 @@ it('follows the hold mailbox across its runs: once one has timed out, a hold rea
   const runs: string[] = [];
   for await (const run of env.client.workflow.list({ query: `WorkflowId = '${mailbox.workflowId}'` })) runs.push(run.status.name);
   expect(runs).toContain('TIMED_OUT');
-  await Promise.all([publisher.close(), listener.close()]);
-  await mailbox.terminate('test over');
-  await env.client.workflow.getHandle(workflowId).terminate('test over');
+  await stop();
 }, 30_000);
 
 it('pools the fresh answers workers report, and a worker started later knows the noise before its first call', async () => {
