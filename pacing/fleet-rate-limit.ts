@@ -108,7 +108,8 @@ export function accountHoldsWorkflowId(accountWorkflowId: string): string {
   return `${accountWorkflowId}-holds`;
 }
 
-export function fleetRateLimits(options: {
+/** What fleetRateLimits needs: the Temporal client, the account's workflow, and where to log. */
+export interface FleetRateLimitsOptions {
   client: Client;
   taskQueue: string;
   workflowId: string;
@@ -121,43 +122,188 @@ export function fleetRateLimits(options: {
     info(message: string, meta?: Record<string, unknown>): void;
     debug(message: string, meta?: Record<string, unknown>): void;
   };
-}): FleetRateLimits {
-  const { client, taskQueue, workflowId, log, onAlone, holdsRunMs = ACCOUNT_HOLDS_RUN_MS } = options;
-  const listeners: Array<(until: number) => void> = [];
-  const stop = new AbortController();
-  let known = 0;
-  let published = 0;
-  let started: Promise<WorkflowHandle> | null = null;
-  let pool: FreshAnswers | null = null;
-  let unreported: Answers = { answers: 0, limited: 0 };
-  let reportTimer: NodeJS.Timeout | null = null;
-  let readTimer: NodeJS.Timeout | null = null;
+}
+
+export function fleetRateLimits(options: FleetRateLimitsOptions): FleetRateLimits {
+  return new FleetChannel(options);
+}
+
+/** One worker's channel to the fleet of one account (FleetRateLimits). */
+class FleetChannel implements FleetRateLimits {
+  private readonly client: Client;
+  private readonly workflowId: string;
+  private readonly log: FleetRateLimitsOptions['log'];
+  private readonly listeners: Array<(until: number) => void> = [];
+  private readonly stop = new AbortController();
+  /** The latest hold heard, and the latest this worker relayed. */
+  private known = 0;
+  private published = 0;
+  private started: Promise<WorkflowHandle> | null = null;
+  private mailboxStarted: Promise<unknown> | null = null;
+  private readonly mailboxOptions: { taskQueue: string; workflowId: string; args: []; workflowRunTimeout: number };
+  private pool: FreshAnswers | null = null;
+  private unreported: Answers = { answers: 0, limited: 0 };
+  private reportTimer: NodeJS.Timeout | null = null;
+  private readTimer: NodeJS.Timeout | null = null;
   /** This process's lease in the account's pace. */
-  const worker = randomUUID();
+  private readonly worker = randomUUID();
   /** Since when the account workflow has answered none of this worker's reports in a row (0: it answers), the last, and whether that was warned of. */
-  let alone = { since: 0, last: 0, warned: false };
+  private alone = { since: 0, last: 0, warned: false };
   /** Clears a warning when the reports stop: a worker with no calls to make paces nothing, alone or not. */
-  let aloneIdle: NodeJS.Timeout | null = null;
-  function answered(): void {
-    if (aloneIdle) clearTimeout(aloneIdle);
-    aloneIdle = null;
-    alone = { since: 0, last: 0, warned: false };
+  private aloneIdle: NodeJS.Timeout | null = null;
+  /** Events already warned of as unreadable (each history is read again at every start and pool read). */
+  private readonly unreadable = new Set<string>();
+  private listening: Promise<void> | null = null;
+
+  constructor(private readonly options: FleetRateLimitsOptions) {
+    this.client = options.client;
+    this.workflowId = options.workflowId;
+    this.log = options.log;
+    this.mailboxOptions = {
+      taskQueue: ACCOUNT_HOLDS_TASK_QUEUE,
+      workflowId: accountHoldsWorkflowId(options.workflowId),
+      args: [],
+      workflowRunTimeout: options.holdsRunMs ?? ACCOUNT_HOLDS_RUN_MS,
+    };
   }
 
-  function report(): void {
-    reportTimer = null;
-    const batch = { ...unreported, at: Date.now() };
-    unreported = { answers: 0, limited: 0 };
-    void handle()
+  publish(until: number): void {
+    // Calls in flight when the 429 came get 429s too: relay a new time, not each of them.
+    if (until <= Math.max(this.known, this.published) + 100) return;
+    this.published = until;
+    // The mailbox reaches the other workers at once; the account workflow cuts the rate from it,
+    // and a worker started later reads the hold recorded there.
+    void this.client.workflow
+      .signalWithStart(ACCOUNT_HOLDS_WORKFLOW_TYPE, { ...this.mailboxOptions, signal: accountRateLimitedSignal, signalArgs: [until] })
+      .catch((err: unknown) => this.log.warn('fleet rate-limit relay: could not tell the fleet', { error: String(err) }));
+    void this.handle()
+      .then((account) => account.signal(accountRateLimitedSignal, until))
+      .catch((err: unknown) => this.log.warn('fleet rate-limit relay: could not tell the account workflow', { error: String(err) }));
+  }
+
+  async subscribe(listener: (until: number) => void): Promise<void> {
+    this.listeners.push(listener);
+    // The mailbox has a hold first; the account workflow's history has it once its task let it in.
+    const recorded = Math.max(...(await Promise.all([this.readAccountHistory(), this.readMailboxHold()])));
+    if (recorded > Date.now()) {
+      this.known = Math.max(this.known, recorded);
+      listener(recorded);
+      this.log.info('account held by the fleet', { until: new Date(recorded).toISOString(), recorded: true });
+    }
+    this.listening ??= this.listen();
+  }
+
+  reportFresh(answers: Answers): void {
+    this.unreported = { answers: this.unreported.answers + answers.answers, limited: this.unreported.limited + answers.limited };
+    if (!this.reportTimer && !this.stop.signal.aborted) {
+      this.reportTimer = setTimeout(() => this.report(), FRESH_REPORT_MS);
+      this.reportTimer.unref();
+    }
+  }
+
+  recordedFresh(): Answers {
+    return this.pool ? { answers: this.pool.answers, limited: this.pool.limited } : { answers: 0, limited: 0 };
+  }
+
+  watchFresh(wanted: () => boolean, adopt: (answers: Answers) => void): void {
+    if (this.readTimer) clearInterval(this.readTimer);
+    this.readTimer = setInterval(() => {
+      if (!wanted()) return;
+      // The hold read again is known already (or passed): only the pool is new here.
+      void this.readAccountHistory().then(() => {
+        if (this.pool && !this.stop.signal.aborted) adopt({ answers: this.pool.answers, limited: this.pool.limited });
+      });
+    }, FRESH_READ_MS);
+    this.readTimer.unref();
+  }
+
+  async pace(report: Omit<PaceReport, 'worker'>): Promise<FleetShare | null> {
+    try {
+      const account = await this.handle();
+      const answer = await this.client.withAbortSignal(AbortSignal.any([this.stop.signal, AbortSignal.timeout(2000)]), () =>
+        account.executeUpdate(accountPaceUpdate, { args: [{ ...report, worker: this.worker }] }),
+      );
+      const checked = paceGrant.safeParse(answer);
+      if (!checked.success) {
+        // Not a share to pace by: this worker paces alone until a grant is.
+        this.log.warn('fleet pace: a grant that is no pace, ignored', { issue: checked.error.issues[0]?.path.join('.') ?? '' });
+        return null;
+      }
+      if (this.alone.warned) {
+        this.log.info('fleet pace: the account workflow answers again, this worker shares its rate');
+        this.options.onAlone?.(false);
+      }
+      this.answered();
+      // The schema keeps only what a worker paces by (the account's own rate is dropped).
+      return checked.data;
+    } catch (err) {
+      // The run continued as new, or an older build runs it: the next report finds it again; meanwhile the worker paces alone.
+      this.started = null;
+      if (!this.stop.signal.aborted) this.unanswered(err);
+      return null;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.readTimer) clearInterval(this.readTimer);
+    if (this.aloneIdle) clearTimeout(this.aloneIdle);
+    if (this.reportTimer) {
+      clearTimeout(this.reportTimer);
+      if (this.unreported.answers > 0) this.report();
+    }
+    this.stop.abort();
+    // A waiting read may not end with the abort on every connection type: do not wait for it.
+    await Promise.race([this.listening, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+  }
+
+  /**
+   * A report the account workflow did not answer. One lost at a continue-as-new is routine;
+   * reports lost for good are the fleet's one rate lost. (Reports a lease apart are not in a row:
+   * the worker had no calls to make between them.)
+   */
+  private unanswered(err: unknown): void {
+    this.log.debug('fleet pace: no share', { error: String(err) });
+    const now = Date.now();
+    if (now - this.alone.last > LEASE_MS) this.alone.since = now;
+    this.alone.last = now;
+    if (!this.alone.warned && now - this.alone.since >= ALONE_WARN_MS) {
+      this.alone.warned = true;
+      this.log.warn(`fleet pace: no share from the account workflow for ${ALONE_WARN_MS / 1000} s, this worker paces alone`, {
+        error: String(err),
+      });
+      this.options.onAlone?.(true);
+    }
+    if (this.alone.warned) {
+      if (this.aloneIdle) clearTimeout(this.aloneIdle);
+      this.aloneIdle = setTimeout(() => {
+        this.log.info('fleet pace: no calls to pace for two leases, this worker no longer counts as pacing alone');
+        this.options.onAlone?.(false);
+        this.answered();
+      }, 2 * LEASE_MS);
+      this.aloneIdle.unref();
+    }
+  }
+
+  private answered(): void {
+    if (this.aloneIdle) clearTimeout(this.aloneIdle);
+    this.aloneIdle = null;
+    this.alone = { since: 0, last: 0, warned: false };
+  }
+
+  private report(): void {
+    this.reportTimer = null;
+    const batch = { ...this.unreported, at: Date.now() };
+    this.unreported = { answers: 0, limited: 0 };
+    void this.handle()
       .then((account) => account.signal(accountFreshAnswersSignal, batch))
-      .catch((err: unknown) => log.debug('fleet rate-limit relay: fresh answers not reported', { error: String(err) }));
+      .catch((err: unknown) => this.log.debug('fleet rate-limit relay: fresh answers not reported', { error: String(err) }));
   }
 
-  const handle = (): Promise<WorkflowHandle> => {
-    started ??= client.workflow
+  private handle(): Promise<WorkflowHandle> {
+    this.started ??= this.client.workflow
       .start(ACCOUNT_WORKFLOW_TYPE, {
-        taskQueue,
-        workflowId,
+        taskQueue: this.options.taskQueue,
+        workflowId: this.workflowId,
         args: [],
         workflowIdConflictPolicy: 'USE_EXISTING',
         priority: { priorityKey: ACCOUNT_PRIORITY_KEY },
@@ -166,37 +312,27 @@ export function fleetRateLimits(options: {
       // through it reaches no run once that one has continued as new (the server finds no chain
       // that starts there), so a worker started, or finding the workflow again, after the first
       // continue-as-new paced alone for good (four workers on an account of 2 a second: 23 % 429s).
-      .then(() => client.workflow.getHandle(workflowId))
+      .then(() => this.client.workflow.getHandle(this.workflowId))
       .catch((err: unknown) => {
-        started = null;
+        this.started = null;
         throw err;
       });
-    return started;
-  };
+    return this.started;
+  }
 
   /** The account's hold mailbox, started if no run of it is (one that timed out is followed by a new one). */
-  const holdsId = accountHoldsWorkflowId(workflowId);
-  let mailboxStarted: Promise<unknown> | null = null;
-  const mailboxOptions = {
-    taskQueue: ACCOUNT_HOLDS_TASK_QUEUE,
-    workflowId: holdsId,
-    args: [],
-    workflowRunTimeout: holdsRunMs,
-  };
-  const mailbox = (): Promise<unknown> => {
-    mailboxStarted ??= client.workflow
-      .start(ACCOUNT_HOLDS_WORKFLOW_TYPE, { ...mailboxOptions, workflowIdConflictPolicy: 'USE_EXISTING' })
+  private mailbox(): Promise<unknown> {
+    this.mailboxStarted ??= this.client.workflow
+      .start(ACCOUNT_HOLDS_WORKFLOW_TYPE, { ...this.mailboxOptions, workflowIdConflictPolicy: 'USE_EXISTING' })
       .catch((err: unknown) => {
-        mailboxStarted = null;
+        this.mailboxStarted = null;
         throw err;
       });
-    return mailboxStarted;
-  };
+    return this.mailboxStarted;
+  }
 
-  /** Events already warned of as unreadable (each history is read again at every start and pool read). */
-  const unreadable = new Set<string>();
   /** What one event of the account workflow's history says: a hold, a fresh-answers report, or a run's input (both carried). */
-  async function readEvent(
+  private async readEvent(
     event: temporal.api.history.v1.IHistoryEvent,
   ): Promise<{ hold?: number; fresh?: FreshAnswers; carriedFresh?: FreshAnswers }> {
     const signaled = event.workflowExecutionSignaledEventAttributes;
@@ -204,14 +340,14 @@ export function fleetRateLimits(options: {
     if (!payloads || payloads.length === 0) return {};
     let value: unknown;
     try {
-      value = await decodeFromPayloadsAtIndex<unknown>(client.options.loadedDataConverter, 0, payloads);
+      value = await decodeFromPayloadsAtIndex<unknown>(this.client.options.loadedDataConverter, 0, payloads);
     } catch (err) {
       // One event this worker cannot read (a key it lacks, a payload it does not know) is skipped:
       // thrown, the relay would read the run again from its start and meet it again, for good.
       const key = `${String(event.eventId ?? '')}@${String(event.eventTime?.seconds ?? '')}`;
-      if (!unreadable.has(key) && unreadable.size < 100) {
-        unreadable.add(key);
-        log.warn('fleet rate-limit relay: an event of the account workflow could not be read', {
+      if (!this.unreadable.has(key) && this.unreadable.size < 100) {
+        this.unreadable.add(key);
+        this.log.warn('fleet rate-limit relay: an event of the account workflow could not be read', {
           eventId: String(event.eventId ?? ''),
           error: String(err),
         });
@@ -228,15 +364,15 @@ export function fleetRateLimits(options: {
     };
   }
 
-  /** A hold read from the account's history: passed on to the listeners if it is later than any known and not over. */
-  function hear(hold: number | undefined): void {
+  /** A hold read from a history: passed on to the listeners if it is later than any known and not over. */
+  private hear(hold: number | undefined): void {
     if (hold === undefined) return;
     const until = boundHold(hold, Date.now());
-    if (until <= known || until <= Date.now()) return;
-    known = until;
-    for (const listener of listeners) listener(until);
+    if (until <= this.known || until <= Date.now()) return;
+    this.known = until;
+    for (const listener of this.listeners) listener(until);
     // One line per relayed 429 and worker: when this worker learned of the hold.
-    log.info('account held by the fleet', { until: new Date(until).toISOString() });
+    this.log.info('account held by the fleet', { until: new Date(until).toISOString() });
   }
 
   /**
@@ -244,15 +380,15 @@ export function fleetRateLimits(options: {
    * its shard's), passing on each hold in it. At a run's close (a continue-as-new, a mailbox's
    * timeout) it reads the next run from its start; it backs off only while reading fails.
    */
-  async function follow(id: string, ensure: () => Promise<unknown>, closed: () => void): Promise<void> {
-    const namespace = client.options.namespace;
+  private async follow(id: string, ensure: () => Promise<unknown>, closed: () => void): Promise<void> {
+    const namespace = this.client.options.namespace;
     let failures = 0;
     let nextPageToken: Uint8Array | undefined;
-    while (!stop.signal.aborted) {
+    while (!this.stop.signal.aborted) {
       try {
         if (!nextPageToken) await ensure(); // the run to read exists: started, or found running
-        const page = await client.connection.withAbortSignal(stop.signal, () =>
-          client.workflowService.getWorkflowExecutionHistory({
+        const page = await this.client.connection.withAbortSignal(this.stop.signal, () =>
+          this.client.workflowService.getWorkflowExecutionHistory({
             namespace,
             execution: { workflowId: id },
             nextPageToken,
@@ -260,14 +396,14 @@ export function fleetRateLimits(options: {
           }),
         );
         failures = 0;
-        for (const event of page.history?.events ?? []) hear((await readEvent(event)).hold);
+        for (const event of page.history?.events ?? []) this.hear((await this.readEvent(event)).hold);
         nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
         if (!nextPageToken) closed();
       } catch (err) {
-        if (stop.signal.aborted) return;
+        if (this.stop.signal.aborted) return;
         closed();
         nextPageToken = undefined;
-        log.debug('fleet rate-limit relay: retrying', { workflowId: id, error: String(err) });
+        this.log.debug('fleet rate-limit relay: retrying', { workflowId: id, error: String(err) });
         await new Promise((resolve) => setTimeout(resolve, listenRetryMs(++failures)).unref());
       }
     }
@@ -278,157 +414,58 @@ export function fleetRateLimits(options: {
    * no workflow task holds back (ACCOUNT_HOLDS_WORKFLOW_TYPE), and from the account workflow's
    * history too, where workers of builds before the mailbox relay theirs.
    */
-  function listen(): Promise<void> {
-    return Promise.all([follow(holdsId, mailbox, () => (mailboxStarted = null)), follow(workflowId, handle, () => (started = null))]).then(
-      () => undefined,
-    );
+  private listen(): Promise<void> {
+    return Promise.all([
+      this.follow(
+        this.mailboxOptions.workflowId,
+        () => this.mailbox(),
+        () => (this.mailboxStarted = null),
+      ),
+      this.follow(
+        this.workflowId,
+        () => this.handle(),
+        () => (this.started = null),
+      ),
+    ]).then(() => undefined);
   }
 
   /**
    * The hold recorded before this worker started, read from the account workflow's history (and
    * the mailbox's, readMailboxHold): a worker (re)started right after a 429 knows it before its
-   * first call. Sets `pool` from the same history:
-   * the fresh answers of the last FRESH_MAX_AGE_MS, carried and reported.
+   * first call. Sets `pool` from the same history: the fresh answers of the last FRESH_MAX_AGE_MS,
+   * carried and reported.
    */
-  async function readAccountHistory(): Promise<number> {
+  private async readAccountHistory(): Promise<number> {
     try {
-      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      const history = await this.client.workflow.getHandle(this.workflowId).fetchHistory();
       const recent = (fresh: FreshAnswers | undefined) => (fresh && fresh.at >= Date.now() - FRESH_MAX_AGE_MS ? fresh : null);
       let until = 0;
-      pool = null;
+      this.pool = null;
       for (const event of history.events ?? []) {
-        const { hold, fresh, carriedFresh } = await readEvent(event);
+        const { hold, fresh, carriedFresh } = await this.readEvent(event);
         if (hold !== undefined && hold > until) until = hold;
-        if (event.workflowExecutionStartedEventAttributes) pool = recent(carriedFresh) ? poolFresh(null, carriedFresh!) : null;
+        if (event.workflowExecutionStartedEventAttributes) this.pool = recent(carriedFresh) ? poolFresh(null, carriedFresh!) : null;
         const reported = recent(fresh);
-        if (reported) pool = poolFresh(pool, reported);
+        if (reported) this.pool = poolFresh(this.pool, reported);
       }
       return boundHold(until, Date.now());
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) log.debug('fleet rate-limit relay: no recorded hold read', { error: String(err) });
+      if (!(err instanceof WorkflowNotFoundError)) this.log.debug('fleet rate-limit relay: no recorded hold read', { error: String(err) });
       return 0;
     }
   }
 
   /** The latest hold the mailbox's history holds (its running run, or its last): 0 if none. */
-  async function readMailboxHold(): Promise<number> {
+  private async readMailboxHold(): Promise<number> {
     try {
-      const history = await client.workflow.getHandle(holdsId).fetchHistory();
+      const history = await this.client.workflow.getHandle(this.mailboxOptions.workflowId).fetchHistory();
       let until = 0;
-      for (const event of history.events ?? []) until = Math.max(until, (await readEvent(event)).hold ?? 0);
+      for (const event of history.events ?? []) until = Math.max(until, (await this.readEvent(event)).hold ?? 0);
       return boundHold(until, Date.now());
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError))
-        log.debug('fleet rate-limit relay: no hold read from the mailbox', { error: String(err) });
+        this.log.debug('fleet rate-limit relay: no hold read from the mailbox', { error: String(err) });
       return 0;
     }
   }
-
-  let listening: Promise<void> | null = null;
-  return {
-    publish(until) {
-      // Calls in flight when the 429 came get 429s too: relay a new time, not each of them.
-      if (until <= Math.max(known, published) + 100) return;
-      published = until;
-      // The mailbox reaches the other workers at once; the account workflow cuts the rate from it,
-      // and a worker started later reads the hold recorded there.
-      void client.workflow
-        .signalWithStart(ACCOUNT_HOLDS_WORKFLOW_TYPE, { ...mailboxOptions, signal: accountRateLimitedSignal, signalArgs: [until] })
-        .catch((err: unknown) => log.warn('fleet rate-limit relay: could not tell the fleet', { error: String(err) }));
-      void handle()
-        .then((account) => account.signal(accountRateLimitedSignal, until))
-        .catch((err: unknown) => log.warn('fleet rate-limit relay: could not tell the account workflow', { error: String(err) }));
-    },
-    async subscribe(listener) {
-      listeners.push(listener);
-      // The mailbox has a hold first; the account workflow's history has it once its task let it in.
-      const recorded = Math.max(...(await Promise.all([readAccountHistory(), readMailboxHold()])));
-      if (recorded > Date.now()) {
-        known = Math.max(known, recorded);
-        listener(recorded);
-        log.info('account held by the fleet', { until: new Date(recorded).toISOString(), recorded: true });
-      }
-      listening ??= listen();
-    },
-    reportFresh(answers) {
-      unreported = { answers: unreported.answers + answers.answers, limited: unreported.limited + answers.limited };
-      if (!reportTimer && !stop.signal.aborted) {
-        reportTimer = setTimeout(report, FRESH_REPORT_MS);
-        reportTimer.unref();
-      }
-    },
-    recordedFresh() {
-      return pool ? { answers: pool.answers, limited: pool.limited } : { answers: 0, limited: 0 };
-    },
-    watchFresh(wanted, adopt) {
-      if (readTimer) clearInterval(readTimer);
-      readTimer = setInterval(() => {
-        if (!wanted()) return;
-        // The hold read again is known already (or passed): only the pool is new here.
-        void readAccountHistory().then(() => {
-          if (pool && !stop.signal.aborted) adopt({ answers: pool.answers, limited: pool.limited });
-        });
-      }, FRESH_READ_MS);
-      readTimer.unref();
-    },
-    async pace(report) {
-      try {
-        const account = await handle();
-        const answer = await client.withAbortSignal(AbortSignal.any([stop.signal, AbortSignal.timeout(2000)]), () =>
-          account.executeUpdate(accountPaceUpdate, { args: [{ ...report, worker }] }),
-        );
-        const checked = paceGrant.safeParse(answer);
-        if (!checked.success) {
-          // Not a share to pace by: this worker paces alone until a grant is.
-          log.warn('fleet pace: a grant that is no pace, ignored', { issue: checked.error.issues[0]?.path.join('.') ?? '' });
-          return null;
-        }
-        if (alone.warned) {
-          log.info('fleet pace: the account workflow answers again, this worker shares its rate');
-          onAlone?.(false);
-        }
-        answered();
-        // The schema keeps only what a worker paces by (the account's own rate is dropped).
-        return checked.data;
-      } catch (err) {
-        // The run continued as new, or an older build runs it: the next report finds it again; meanwhile the worker paces alone.
-        started = null;
-        if (stop.signal.aborted) return null;
-        log.debug('fleet pace: no share', { error: String(err) });
-        // One report lost at a continue-as-new is routine; reports lost for good are the fleet's one rate lost.
-        // (Reports a lease apart are not in a row: the worker had no calls to make between them.)
-        const now = Date.now();
-        if (now - alone.last > LEASE_MS) alone.since = now;
-        alone.last = now;
-        if (!alone.warned && now - alone.since >= ALONE_WARN_MS) {
-          alone.warned = true;
-          log.warn(`fleet pace: no share from the account workflow for ${ALONE_WARN_MS / 1000} s, this worker paces alone`, {
-            error: String(err),
-          });
-          onAlone?.(true);
-        }
-        if (alone.warned) {
-          if (aloneIdle) clearTimeout(aloneIdle);
-          aloneIdle = setTimeout(() => {
-            log.info('fleet pace: no calls to pace for two leases, this worker no longer counts as pacing alone');
-            onAlone?.(false);
-            answered();
-          }, 2 * LEASE_MS);
-          aloneIdle.unref();
-        }
-        return null;
-      }
-    },
-    async close() {
-      if (readTimer) clearInterval(readTimer);
-      if (aloneIdle) clearTimeout(aloneIdle);
-      if (reportTimer) {
-        clearTimeout(reportTimer);
-        if (unreported.answers > 0) report();
-      }
-      stop.abort();
-      // A waiting read may not end with the abort on every connection type: do not wait for it.
-      await Promise.race([listening, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-    },
-  };
 }
