@@ -234,7 +234,9 @@ class FleetChannel implements FleetRateLimits {
         this.options.onAlone?.(false);
       }
       this.answered();
-      // The schema keeps only what a worker paces by (the account's own rate is dropped).
+      // What the fleet's rate did, report by report: a trace of a pace that runs away needs it.
+      const { rate, accountRate, slowStart, noise } = checked.data;
+      this.log.debug('fleet pace: share', { rate, accountRate, slowStart, noiseShare: noise?.share ?? 0, want: report.want });
       return checked.data;
     } catch (err) {
       // The run continued as new, or an older build runs it: the next report finds it again; meanwhile the worker paces alone.

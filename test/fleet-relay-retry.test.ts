@@ -289,8 +289,10 @@ describe("the fleet channel's pace report", () => {
     }
   });
 
-  it('passes a grant on as the share to pace by', async () => {
-    const fleet = fleetRateLimits({ client: clientAnswering(grant), taskQueue: 'q', workflowId: 'w', log: silentLog });
+  it("passes a grant on as the share to pace by, and logs the fleet's rate at debug", async () => {
+    const debug: Array<[string, unknown]> = [];
+    const log = { ...silentLog, debug: (m: string, meta?: unknown) => void debug.push([m, meta]) };
+    const fleet = fleetRateLimits({ client: clientAnswering(grant), taskQueue: 'q', workflowId: 'w', log });
     expect(await fleet.pace(report)).toEqual({
       rate: 2.5,
       phase: 0.25,
@@ -300,6 +302,7 @@ describe("the fleet channel's pace report", () => {
       freshShare: 0.5,
       accountRate: 10,
     });
+    expect(debug).toEqual([['fleet pace: share', { rate: 2.5, accountRate: 10, slowStart: false, noiseShare: 0.1, want: 3 }]]);
     await fleet.close();
   });
 
