@@ -294,7 +294,10 @@ export class AccountPacer {
     if (this.asking) return this.reportLater();
     const t = this.now();
     const active = this.waiting() > 0 || t - this.lastSentAt < LEASE_MS;
-    if (!active && t >= this.shareUntil) return this.stopReporting();
+    // Not until the share lapses: each grant renews it, and an idle worker reported every second
+    // for good (the account workflow's history filled with updates of nothing wanted, and the
+    // fleet's leases counted the idle seconds). Its lease lapses at the account workflow.
+    if (!active) return this.stopReporting();
     if (this.reportingSince === 0) this.reportingSince = t;
     // Over the lease's span, not a report's: at a call or two a second, a second's count is 0 or 2.
     while (this.sentTimes.length > 0 && this.sentTimes[0]! < t - LEASE_MS) this.sentTimes.shift();

@@ -272,6 +272,35 @@ describe('AccountPacer', () => {
     }
   });
 
+  it('stops reporting to the fleet a lease after its last call, though each grant renewed its share, and reports again at its next call', async () => {
+    // Waiting for its share to lapse, which every grant renews, an idle worker reported every
+    // second for good: an update of nothing wanted to the account workflow each second and account.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+    try {
+      const reports: number[] = [];
+      const pacer = new AccountPacer({
+        share: async () => {
+          reports.push(Date.now());
+          return { rate: 5, phase: 0, slowStart: false };
+        },
+      });
+      const start = Date.now();
+      await pacer.acquire('tracking');
+      pacer.recordAccepted();
+      await vi.advanceTimersByTimeAsync(60_000);
+      // A report at the call, then one a second while the call is within a lease (LEASE_MS, 3 s).
+      expect(reports.length).toBeLessThanOrEqual(5);
+      expect(Math.max(...reports) - start).toBeLessThanOrEqual(4000);
+      const before = reports.length;
+      await pacer.acquire('tracking');
+      pacer.recordAccepted();
+      expect(reports.length).toBe(before + 1);
+      pacer.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('a cancelled wait leaves the queue and rejects with the reason', async () => {
     const pacer = new AccountPacer({ initialRate: 100 });
     pacer.holdUntil(Date.now() + 200);
