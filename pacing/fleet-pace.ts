@@ -46,7 +46,12 @@ export const INITIAL_RATE = 5;
 export const MIN_RATE = 0.25;
 /** Holds ending within this of each other answer one overshoot (a Retry-After is whole seconds). */
 const SAME_OVERSHOOT_MS = 2000;
-/** No overshoot for this long while calls wait: the rate grows faster again. */
+/**
+ * No overshoot for this long while calls wait for the rate: it grows faster again. Only time with
+ * calls waiting counts: a fleet idle for a minute beside a rate the limit refused had found no
+ * room, and grew a tenth a second from it when work came back (the rate-limit bench's second
+ * batch: 27 to 36 a second on an account of 20, its 429s hidden in a noise floor of 0.12).
+ */
 const QUIET_MS = 60_000;
 /**
  * A small account's (under GENTLE_BELOW) quiet spell: each of its quiet spell's overshoots is a
@@ -130,6 +135,8 @@ export interface FleetPaceState extends FleetNoiseState {
   peak?: number;
   /** The probe's speed, scaled to PROBE_BUDGET (absent: 1). */
   probeScale?: number;
+  /** How long calls waited for the rate since the last hold (the quiet spell; absent: 0). */
+  pressedMs?: number;
   /**
    * The workers' leases and the grid. A run that started without them gave its first reporter the
    * whole rate and the others none until their next reports, on a grid of its own: four workers
@@ -152,6 +159,9 @@ export class FleetPace {
   private slowStartCuts = 0;
   private lastIncreaseAt = 0;
   private lastCutAt: number;
+  /** How long calls waited for the rate since the last hold, and the last report that found them waiting (0: none). */
+  private pressedMs: number;
+  private pressedAt = 0;
   /** The end of the hold of the overshoot last cut for. */
   private cutFor: number;
   /** The account is held until then: calls wait for the hold, not for the rate. */
@@ -184,6 +194,7 @@ export class FleetPace {
     this.settling = state?.settling ?? false;
     this.slowStartCuts = Math.min(100, Math.floor(nonNegative(state?.slowStartCuts)));
     this.lastCutAt = state?.lastCutAt ?? 0;
+    this.pressedMs = nonNegative(state?.pressedMs);
     this.cutFor = state?.cutFor ?? 0;
     this.plateau = new SmallAccountPlateau(state?.peak);
     this.probeScale = Math.min(1, Math.max(MIN_PROBE_SCALE, positive(state?.probeScale) ?? 1));
@@ -200,6 +211,7 @@ export class FleetPace {
       slowStartCuts: this.slowStartCuts,
       peak: this.plateau.peak,
       probeScale: this.probeScale,
+      pressedMs: this.pressedMs,
       leases: this.leases.carried(),
       grid: { ...this.grid },
       ...this.noise.state(),
@@ -220,6 +232,7 @@ export class FleetPace {
     this.cycle = { answers: this.cycle.answers + sample.answers, limited: this.cycle.limited + sample.limited };
     this.cycleNoisy ||= this.noise.floor().share > 0;
     this.learnNoise(sample, freshOf(report.fresh), now);
+    this.press(now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.leases.ceiling());
     const rate = Math.min(this.rate, this.noise.checkRate() ?? Number.POSITIVE_INFINITY);
@@ -286,6 +299,9 @@ export class FleetPace {
     const heldBefore = this.heldUntil;
     this.heldUntil = Math.max(this.heldUntil, holdEnd);
     this.noise.held();
+    // A hold is no room found: the quiet spell counts anew after it.
+    this.pressedMs = 0;
+    this.pressedAt = 0;
     if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
     if (now - this.noise.learnedAt < LEARNED_MS) return;
     this.cutFor = holdEnd;
@@ -400,6 +416,13 @@ export class FleetPace {
     this.probeScale = Math.min(1, Math.max(MIN_PROBE_SCALE, this.probeScale * ratio));
   }
 
+  /** Counts the time calls wait for the rate (reports a lease apart at most; a held account's calls wait for the hold). */
+  private press(now: number): void {
+    const pressed = now >= this.heldUntil && this.leases.total('want') > this.rate;
+    if (pressed && this.pressedAt > 0) this.pressedMs += Math.min(now - this.pressedAt, LEASE_MS);
+    this.pressedAt = pressed ? now : 0;
+  }
+
   /** While the fleet wants more than the rate, it grows (once a second). */
   private grow(now: number): void {
     if (now - this.lastIncreaseAt < REPORT_MS || now < this.heldUntil) return;
@@ -407,8 +430,7 @@ export class FleetPace {
     if (want <= this.rate) return;
     this.lastIncreaseAt = now;
     const gentle = Math.min(1, (0.1 * this.rate) / (PROBE_CALLS * PROBE_SHARE));
-    // A hold is no room found: the quiet spell counts from its end.
-    const quiet = now - Math.max(this.lastCutAt, this.heldUntil) >= (this.rate < GENTLE_BELOW ? SMALL_QUIET_MS : QUIET_MS);
+    const quiet = this.pressedMs >= (this.rate < GENTLE_BELOW ? SMALL_QUIET_MS : QUIET_MS);
     const scale = this.rate < GENTLE_BELOW ? 1 : this.probeScale;
     const probe = this.rate + scale * Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
     // A small account probes up to just under its last overshoot, and no further before the quiet spell.

@@ -306,12 +306,13 @@ describe('FleetPace on its own (pure)', () => {
     // floor's margin: an account of 5 a second was taken to 8.4 with a fifth of its calls 429s.
     const settling = () => new FleetPace({ rate: 5, slowStart: false, settling: true, fresh: { answers: 20, limited: 2 } });
     const over = settling();
-    reports(over, 1_000_000, 3, 5, 4);
+    reports(over, 1_000_000, 2, 5, 4);
     expect(over.state().settling).toBe(false);
     expect(over.state().rate).toBeLessThan(5);
-    // The same answers while probing stay within the young floor's margin: no cut.
+    // The same answers while probing stay within the young floor's margin, which counts every
+    // answer since the last cut (at least 20): no cut from two reports' 18.
     const probing = new FleetPace({ rate: 5, slowStart: false, settling: false, fresh: { answers: 20, limited: 2 } });
-    reports(probing, 1_000_000, 3, 5, 4);
+    reports(probing, 1_000_000, 2, 5, 4);
     expect(probing.state().rate).toBeGreaterThan(5);
   });
 
@@ -649,7 +650,7 @@ describe('FleetPace on its own (pure)', () => {
   it("a small account's growth past its last overshoot is cut to under what the API accepted, once", () => {
     // The quiet spell grows the rate by a tenth a second, to 1.6 times an account of 2 a second
     // before its first 429; cut by a tenth at each overshoot it met the limit five times more.
-    const pace = new FleetPace({ rate: 2.1, slowStart: false, peak: 2.05, lastCutAt: 1_000_000 - 200_000 });
+    const pace = new FleetPace({ rate: 2.1, slowStart: false, peak: 2.05, lastCutAt: 1_000_000 - 200_000, pressedMs: 200_000 });
     const t = reports(pace, 1_000_000, 5, 2.05, 0);
     expect(pace.state().rate).toBeGreaterThan(3);
     pace.overshoot(t + 1000, t);
@@ -746,6 +747,32 @@ describe('FleetPace on its own (pure)', () => {
     for (let s = 1; s <= 5; s++) rate = next.report({ worker: 'a', want: 10, accepted: 2 }, t + 130_000 + s * 1000).accountRate;
     // A probe's growth, not the quiet spell's tenth a second (2 × 1.1⁵ = 3.2).
     expect(rate).toBeLessThan(2.1);
+  });
+
+  it('the quiet spell counts only the seconds calls waited for the rate: a fleet back from an idle minute probes, and grows a tenth a second a minute later', () => {
+    // Counted from the last cut, a minute idle beside a rate the limit refused was a quiet spell:
+    // the rate-limit bench's second batch grew 27 to 36 a second on an account of 20, its 429s
+    // hidden in a noise floor of 0.12, 15-29 % of its calls refused by the limit.
+    const t = 1_000_000;
+    const pace = new FleetPace({ rate: 20, slowStart: false, lastCutAt: t });
+    let rate = 0;
+    // Ten seconds of calls waiting, then 80 s with fewer wanted than the rate, then calls wait again.
+    for (let s = 1; s <= 10; s++) rate = pace.report({ worker: 'a', want: 40, accepted: 20 }, t + s * 1000).accountRate;
+    for (let s = 11; s <= 90; s++) pace.report({ worker: 'a', want: 0.5, accepted: 0.5 }, t + s * 1000);
+    const back = rate;
+    for (let s = 91; s <= 96; s++) rate = pace.report({ worker: 'a', want: 40, accepted: 20 }, t + s * 1000).accountRate;
+    // A probe's growth (under a percent a second), not the quiet spell's tenth (20 × 1.1⁶ = 35).
+    expect(rate).toBeLessThan(1.05 * back);
+    // A minute of calls waiting since the cut (10 s before the idle spell, 50 s after): quiet.
+    for (let s = 97; s <= 130; s++) rate = pace.report({ worker: 'a', want: 400, accepted: 20 }, t + s * 1000).accountRate;
+    const probing = rate;
+    for (let s = 131; s <= 150; s++) rate = pace.report({ worker: 'a', want: 400, accepted: 20 }, t + s * 1000).accountRate;
+    expect(rate).toBeGreaterThan(1.5 * probing);
+    // A hold starts the count anew: the next growth is the probe's.
+    pace.overshoot(t + 152_000, t + 151_000);
+    const cut = pace.state().rate;
+    for (let s = 153; s <= 160; s++) rate = pace.report({ worker: 'a', want: 400, accepted: 0.9 * cut }, t + s * 1000).accountRate;
+    expect(rate).toBeLessThan(1.05 * cut);
   });
 
   it("a worker's share goes by its need (a waiting call counted once); a report of an older build, without one, by its want", () => {
