@@ -30,6 +30,8 @@ export interface FleetView {
   /** The account is held until then. */
   heldUntil: number;
   lastCutAt: number;
+  /** Every worker's counts span a whole lease (none just started reporting). */
+  countedFully: boolean;
 }
 
 /** A report's counts span LEASE_MS: its answers were all made at a rate set this long before (a report, its relay, a lease). */
@@ -276,13 +278,16 @@ export class FleetNoiseFloor {
     const young = this.floor().answers < RELEARN_ANSWERS && quietFor >= YOUNG_CHECK_MS;
     // Not until the reports count no hold (SAMPLE_SETTLE_MS after it): a check that began a second
     // after one took its rate from a report counting the hold, 0.9 of 4 a second at an account
-    // accepting 18, and held the shares there for 12-24 s.
+    // accepting 18, and held the shares there for 12-24 s. Nor until every worker's counts span a
+    // whole lease: a worker back from an idle spell counts its first seconds, and a check from them
+    // held an account of 20 a second at 2-3 for 30 s (simulated, a minute idle beside 10 % noise).
     if (
       !this.check &&
       (((!fleet.searching || stalled) && (pressed || stalled)) || young) &&
       now >= this.checkAt &&
       now >= fleet.heldUntil + SAMPLE_SETTLE_MS &&
-      fleet.accepted > 0
+      fleet.accepted > 0 &&
+      fleet.countedFully
     ) {
       const counting = (1000 * CHECK_ANSWERS) / (CHECK_SHARE * fleet.accepted);
       const span = Math.min(CHECK_EVERY_MS, Math.max(CHECK_MS, SAMPLE_SETTLE_MS + counting));

@@ -278,6 +278,7 @@ export class FleetPace {
       searching: this.slowStart || this.settling,
       heldUntil: this.heldUntil,
       lastCutAt: this.lastCutAt,
+      countedFully: this.leases.countedFully(now),
     };
   }
 

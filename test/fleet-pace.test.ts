@@ -356,6 +356,21 @@ describe('FleetPace on its own (pure)', () => {
     expect(lowest).toBeGreaterThan(0.8 * 18);
   });
 
+  it("a check waits until every worker's counts span a whole lease: a worker back from an idle spell counts its first seconds", () => {
+    // A check from a first report after an idle minute (2-3 calls accepted a second, the fleet's
+    // calls only starting) held an account of 20 a second at 2-3 for 30 s (simulated, 10 % noise).
+    const pace = new FleetPace({ rate: 20, slowStart: false, noise: { answers: 200, limited: 20 } });
+    const t = 1_000_000;
+    const shares: number[] = [];
+    // The worker's first reports count its first seconds back: 3, then 12, then 18 a second accepted.
+    for (const [s, accepted] of [3, 12, 18, 18, 18, 18].entries())
+      shares.push(pace.report({ worker: 'a', want: 40, accepted, limited: accepted / 9 }, t + s * 1000).rate);
+    // No check over the first lease: the share is the rate.
+    expect(Math.min(...shares.slice(0, 3))).toBeGreaterThanOrEqual(20);
+    // Then a check, at 0.9 of what the API accepts of the fleet with its calls all counted.
+    expect(shares[3]).toBeCloseTo(0.9 * 18, 5);
+  });
+
   it("a check at a small account lasts until it has counted some 70 answers; a larger account's lasts 7.5 s", () => {
     // At 5 a second a 7.5 s check counted some 13 answers: a floor of 0.1 left by noise that
     // stopped stood for minutes, its margin hiding the limit's 429s (4-12 %).
