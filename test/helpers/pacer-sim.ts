@@ -32,9 +32,11 @@ export interface SimOptions {
    * its rule: domain/tracking.ts, nextPollDue).
    * `rampMs`: the loops join evenly over this span, not all at once (shipments reaching tracking
    * one by one after their labels).
+   * `pauseS`: the loops make no call from second `pauseS[0]` of the run to `pauseS[1]` (a batch
+   * done, the next not yet in: the fleet idle beside its rate).
    * `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
    */
-  demand: { clients: number; thinkMs?: number; rampMs?: number } | { perSecond: number };
+  demand: { clients: number; thinkMs?: number; rampMs?: number; pauseS?: [number, number] } | { perSecond: number };
   /** The limit counts refused calls too (its bucket goes below empty, down to a second's worth); default: only accepted ones. */
   refusedTakesToken?: boolean;
   /** Random 429s before the bucket (they then use none of the limit); default after it, as the fake. */
@@ -219,6 +221,11 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
           (async () => {
             if (demand.rampMs) await sleep((c * demand.rampMs) / demand.clients);
             while (!stop) {
+              const t = (Date.now() - start) / 1000;
+              if (demand.pauseS && t >= demand.pauseS[0] && t < demand.pauseS[1]) {
+                await sleep((demand.pauseS[1] - t) * 1000);
+                continue;
+              }
               const due = await call(c);
               if (demand.thinkMs) await sleep(nextPollDue(due, Date.now(), demand.thinkMs) - Date.now());
             }
