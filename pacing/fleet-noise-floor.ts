@@ -336,6 +336,21 @@ export class FleetNoiseFloor {
     return over ? fleet.accepted / (1 - floor.share) : undefined;
   }
 
+  /**
+   * Whether the fleet's last answers (its leases' counts) hold more 429s than the floor explains,
+   * by a standard deviation of their count: no room shown for the quiet spell to grow into. The
+   * workers relay none of a limit's 429s within the floor's margin, and a quiet spell grew through
+   * them at a tenth a second to twice an account of 5 a second (simulated, a floor of 0.02 left
+   * by noise that stopped, a 429 a second the limit's).
+   */
+  crowded(fleet: FleetView): boolean {
+    const floor = this.floor().share;
+    if (floor <= 0) return false;
+    const seconds = LEASE_MS / 1000;
+    const n = (fleet.accepted + fleet.limited) * seconds;
+    return n > 0 && fleet.limited * seconds > n * floor + Math.sqrt(n * floor * (1 - floor));
+  }
+
   /** Both pools start over (noise that stopped, or a floor the check found too high). */
   private forget(noise: Answers = NONE): void {
     this.noise = noise;

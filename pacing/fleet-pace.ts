@@ -431,7 +431,8 @@ export class FleetPace {
     if (want <= this.rate) return;
     this.lastIncreaseAt = now;
     const gentle = Math.min(1, (0.1 * this.rate) / (PROBE_CALLS * PROBE_SHARE));
-    const quiet = this.pressedMs >= (this.rate < GENTLE_BELOW ? SMALL_QUIET_MS : QUIET_MS);
+    // Not beside more 429s than a known floor explains: those are the limit's, which no worker relays.
+    const quiet = this.pressedMs >= (this.rate < GENTLE_BELOW ? SMALL_QUIET_MS : QUIET_MS) && !this.noise.crowded(this.view(now));
     const scale = this.rate < GENTLE_BELOW ? 1 : this.probeScale;
     const probe = this.rate + scale * Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
     // A small account probes up to just under its last overshoot, and no further before the quiet spell.

@@ -790,6 +790,21 @@ describe('FleetPace on its own (pure)', () => {
     expect(rate).toBeLessThan(1.05 * cut);
   });
 
+  it("no quiet spell beside more 429s than a known floor explains: they are the limit's, which no worker relays", () => {
+    // A floor of 0.02 left by noise that stopped; a 429 a second of 6 answers is the limit's,
+    // within the floor's margin for the workers. The quiet spell grew through them a tenth a
+    // second to twice an account of 5 a second (simulated).
+    const quiet = (limited: number) => {
+      const pace = new FleetPace({ rate: 5, slowStart: false, pressedMs: 100_000, noise: { answers: 300, limited: 6 } });
+      let rate = 0;
+      for (let s = 0; s < 5; s++) rate = pace.report({ worker: 'a', want: 8, accepted: 5, limited }, 1_000_000 + s * 1000).accountRate;
+      return rate;
+    };
+    expect(quiet(1)).toBeLessThan(5 * 1.05);
+    // Without them it is the quiet spell's tenth a second.
+    expect(quiet(0)).toBeGreaterThan(5 * 1.3);
+  });
+
   it("a worker's share goes by its need (a waiting call counted once); a report of an older build, without one, by its want", () => {
     const grants = (lone: { want: number; need?: number }) => {
       const pace = new FleetPace({ rate: 4, slowStart: false });
