@@ -6,10 +6,10 @@
  * with one worker's shards empty, or all on one worker; a limiter that does not charge a refused
  * call, and one that does. Printed per row: accepted ÷ limit over the seconds from MEASURE_FROM
  * (work is due throughout), and 429s; then the 10 % unrelated-429s row beside the clean one,
- * noise that stops, the fleet alone at the limits between the main rows (3-30 a second), under
- * varied timings, when demand ramps, and beside workers with one caller each; and the runs, over
- * every spread, that took the limit's own 429s for noise. Run: `npm run bench:pacing` (about
- * three minutes).
+ * noise that stops, an idle minute between two batches, the fleet alone at the limits between
+ * the main rows (3-30 a second), under varied timings, when demand ramps, and beside workers with
+ * one caller each; and the runs, over every spread, that took the limit's own 429s for noise.
+ * Run: `npm run bench:pacing` (about eight minutes).
  */
 import { it } from 'vitest';
 import { simulate } from '../test/helpers/pacer-sim';
@@ -164,6 +164,44 @@ it('pacing: noise that stops beside a limit', async () => {
     }
   }
   console.log(`\nseconds 200-300 of each run (the noise stopped at 120), work spread evenly, ${STOP_SEEDS} seeds\n${rows.join('\n')}`);
+}, 3_600_000);
+
+// An idle minute between two batches (the rate-limit bench's two batches of 200 orders): calls due
+// beside the limit for 60 s, none for the next 60, then again; measured over the second batch's
+// 60 s, 10 % noise and none, two workers, IDLE_SEEDS seeds. An idle minute beside a rate was once
+// a quiet spell, the rate growing a tenth a second from it when work came back, and a check of the
+// floor took its rate from the first second's counts.
+const IDLE_SEEDS = 20;
+it('pacing: an idle minute between two batches', async () => {
+  const rows = ["limit/s noise | fleet: accepted/limit median (lowest), the limit's own 429s mean (most), peak rate ÷ limit median"];
+  for (const limit of [5, 20]) {
+    for (const noise of [0.1, 0]) {
+      const accepted: number[] = [];
+      const own: number[] = [];
+      const peaks: number[] = [];
+      for (let seed = 1; seed <= IDLE_SEEDS; seed++) {
+        const run = await simulate({
+          seconds: 180,
+          limit: () => limit,
+          noise: () => noise,
+          noiseRetryAfterS: [1, 5],
+          demand: { clients: Math.max(6, Math.ceil(limit * 1.5)), thinkMs: 1000, pauseS: [60, 120] },
+          workers: 2,
+          workerOf: workerOf('even', 2),
+          seed,
+        });
+        accepted.push(run.acceptedPerSecond(120, 180) / limit);
+        own.push(run.limitShare(120, 180));
+        peaks.push(Math.max(...run.seconds.slice(120, 180).map((s) => s.fleet!.rate)) / limit);
+      }
+      const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+      const mean = (100 * own.reduce((a, b) => a + b, 0)) / own.length;
+      rows.push(
+        `${String(limit).padStart(7)} ${`${noise * 100} %`.padStart(5)} | ${median(accepted).toFixed(3)} (${Math.min(...accepted).toFixed(3)}), ${mean.toFixed(2)} % (${(100 * Math.max(...own)).toFixed(2)} %), ${median(peaks).toFixed(2)}`,
+      );
+    }
+  }
+  console.log(`\nseconds 120-180 of each run (idle 60-120), 2 workers, work spread evenly, seeds 1-${IDLE_SEEDS}\n${rows.join('\n')}`);
 }, 3_600_000);
 
 // Between the main table's limits: the fleet's pace alone (the main table compares it with each
