@@ -9,7 +9,7 @@
  * noise that stops, an idle minute between two batches, the fleet alone at the limits between
  * the main rows (3-30 a second), under varied timings, when demand ramps, and beside workers with
  * one caller each; and the runs, over every spread, that took the limit's own 429s for noise.
- * Run: `npm run bench:pacing` (about eight minutes).
+ * Run: `npm run bench:pacing` (about two and a half minutes).
  */
 import { it } from 'vitest';
 import { simulate } from '../test/helpers/pacer-sim';

@@ -375,7 +375,8 @@ describe('FleetPace on its own (pure)', () => {
     // hidden in its margin, its refused calls waiting their Retry-After) is checked.
     const hidden = new FleetPace({ rate: 20, slowStart: false, noise: { answers: 200, limited: 20 } });
     let held = Number.POSITIVE_INFINITY;
-    for (let s = 0; s < 6; s++) held = Math.min(held, hidden.report({ worker: 'a', want: 40, accepted: 12, limited: 4 }, t + s * 1000).rate);
+    for (let s = 0; s < 6; s++)
+      held = Math.min(held, hidden.report({ worker: 'a', want: 40, accepted: 12, limited: 4 }, t + s * 1000).rate);
     expect(held).toBeCloseTo(0.9 * 12, 5);
   });
 
