@@ -8,7 +8,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWorkflowId, fleetRateLimits } from '../pacing/fleet-rate-limit';
-import { FleetPace, REPORT_MS, type CarriedLease, type FleetPaceState, type PaceGrant } from '../pacing/fleet-pace';
+import { FleetPace, LEASE_MS, REPORT_MS, type CarriedLease, type FleetPaceState, type PaceGrant } from '../pacing/fleet-pace';
+import { AccountPacer } from '../pacing/account-pacer';
 import { ACCOUNT_PRIORITY_KEY } from '../domain/priority';
 import { saveFixture } from './helpers/fixtures';
 import { createTestEnv, getWorkflowBundle } from './helpers/temporal-env';
@@ -122,6 +123,34 @@ it("a worker with one caller is granted its need through the account workflow, a
     expect(a + b).toBeCloseTo(4, 5);
     await saveFixture(fleet.handle, 'account-shares-by-need');
   } finally {
+    await fleet.stop();
+  }
+});
+
+it('an idle worker stops reporting a lease after its last call: the account workflow takes no update while nothing is sent', async () => {
+  // Waiting for its share to lapse, which each grant renews, an idle worker sent the account
+  // workflow an update a second for good (the rate-limit bench: 200 reports of nothing wanted in
+  // a 100 s idle spell), and the fleet's leases counted its idle seconds.
+  const fleet = await fleetOfTwo();
+  const pacer = new AccountPacer({ share: (report) => fleet.a.pace(report) });
+  const updates = async () =>
+    ((await fleet.handle.fetchHistory()).events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+  try {
+    await pacer.acquire('tracking');
+    pacer.recordAccepted();
+    // The reports while the call is within a lease, and a second for the last to land.
+    await sleep(LEASE_MS + 2 * REPORT_MS);
+    const idle = await updates();
+    expect(idle).toBeGreaterThan(0);
+    await sleep(5 * REPORT_MS);
+    expect(await updates()).toBe(idle);
+    // The next call reports again.
+    await pacer.acquire('tracking');
+    pacer.recordAccepted();
+    await sleep(REPORT_MS);
+    expect(await updates()).toBeGreaterThan(idle);
+  } finally {
+    pacer.close();
     await fleet.stop();
   }
 });
