@@ -108,6 +108,9 @@ export function accountHoldsWorkflowId(accountWorkflowId: string): string {
   return `${accountWorkflowId}-holds`;
 }
 
+/** What one event of an account's history says: a hold, a fresh-answers report, or a run's input (both carried). */
+type EventRead = { hold?: number; fresh?: FreshAnswers; carriedFresh?: FreshAnswers };
+
 /** What fleetRateLimits needs: the Temporal client, the account's workflow, and where to log. */
 export interface FleetRateLimitsOptions {
   client: Client;
@@ -334,9 +337,7 @@ class FleetChannel implements FleetRateLimits {
   }
 
   /** What one event of the account workflow's history says: a hold, a fresh-answers report, or a run's input (both carried). */
-  private async readEvent(
-    event: temporal.api.history.v1.IHistoryEvent,
-  ): Promise<{ hold?: number; fresh?: FreshAnswers; carriedFresh?: FreshAnswers }> {
+  private async readEvent(event: temporal.api.history.v1.IHistoryEvent): Promise<EventRead> {
     const signaled = event.workflowExecutionSignaledEventAttributes;
     const payloads = signaled ? signaled.input?.payloads : event.workflowExecutionStartedEventAttributes?.input?.payloads;
     if (!payloads || payloads.length === 0) return {};
@@ -438,36 +439,48 @@ class FleetChannel implements FleetRateLimits {
    * carried and reported.
    */
   private async readAccountHistory(): Promise<number> {
-    try {
-      const history = await this.client.workflow.getHandle(this.workflowId).fetchHistory();
-      const recent = (fresh: FreshAnswers | undefined) => (fresh && fresh.at >= Date.now() - FRESH_MAX_AGE_MS ? fresh : null);
-      let until = 0;
-      this.pool = null;
-      for (const event of history.events ?? []) {
-        const { hold, fresh, carriedFresh } = await this.readEvent(event);
-        if (hold !== undefined && hold > until) until = hold;
-        if (event.workflowExecutionStartedEventAttributes) this.pool = recent(carriedFresh) ? poolFresh(null, carriedFresh!) : null;
+    const recent = (fresh: FreshAnswers | undefined) => (fresh && fresh.at >= Date.now() - FRESH_MAX_AGE_MS ? fresh : null);
+    let pool: FreshAnswers | null = null;
+    const until = await this.readHolds(
+      this.workflowId,
+      'fleet rate-limit relay: no recorded hold read',
+      (event, { fresh, carriedFresh }) => {
+        if (event.workflowExecutionStartedEventAttributes) pool = recent(carriedFresh) ? poolFresh(null, carriedFresh!) : null;
         const reported = recent(fresh);
-        if (reported) this.pool = poolFresh(this.pool, reported);
-      }
-      return boundHold(until, Date.now());
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) this.log.debug('fleet rate-limit relay: no recorded hold read', { error: String(err) });
-      return 0;
-    }
+        if (reported) pool = poolFresh(pool, reported);
+      },
+    );
+    if (until === null) return 0;
+    this.pool = pool;
+    return until;
   }
 
   /** The latest hold the mailbox's history holds (its running run, or its last): 0 if none. */
   private async readMailboxHold(): Promise<number> {
+    return (await this.readHolds(this.mailboxOptions.workflowId, 'fleet rate-limit relay: no hold read from the mailbox')) ?? 0;
+  }
+
+  /**
+   * Reads a workflow's history (its running run, or its last) event by event, each also handed to
+   * `each`: the latest hold in it, bounded (0: none), or null if it could not be read.
+   */
+  private async readHolds(
+    workflowId: string,
+    unread: string,
+    each?: (event: temporal.api.history.v1.IHistoryEvent, read: EventRead) => void,
+  ): Promise<number | null> {
     try {
-      const history = await this.client.workflow.getHandle(this.mailboxOptions.workflowId).fetchHistory();
+      const history = await this.client.workflow.getHandle(workflowId).fetchHistory();
       let until = 0;
-      for (const event of history.events ?? []) until = Math.max(until, (await this.readEvent(event)).hold ?? 0);
+      for (const event of history.events ?? []) {
+        const read = await this.readEvent(event);
+        if (read.hold !== undefined && read.hold > until) until = read.hold;
+        each?.(event, read);
+      }
       return boundHold(until, Date.now());
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError))
-        this.log.debug('fleet rate-limit relay: no hold read from the mailbox', { error: String(err) });
-      return 0;
+      if (!(err instanceof WorkflowNotFoundError)) this.log.debug(unread, { error: String(err) });
+      return null;
     }
   }
 }
