@@ -34,9 +34,13 @@ export interface SimOptions {
    * one by one after their labels).
    * `pauseS`: the loops make no call from second `pauseS[0]` of the run to `pauseS[1]` (a batch
    * done, the next not yet in: the fleet idle beside its rate).
+   * `single`: besides the loops, one call every `everyS` seconds on worker `worker` (a label on
+   * a worker with nothing else for the account).
    * `perSecond`: new calls arrive at that rate whatever happens (orders coming in).
    */
-  demand: { clients: number; thinkMs?: number; rampMs?: number; pauseS?: [number, number] } | { perSecond: number };
+  demand:
+    | { clients: number; thinkMs?: number; rampMs?: number; pauseS?: [number, number]; single?: { everyS: number; worker: number } }
+    | { perSecond: number };
   /** The limit counts refused calls too (its bucket goes below empty, down to a second's worth); default: only accepted ones. */
   refusedTakesToken?: boolean;
   /** Random 429s before the bucket (they then use none of the limit); default after it, as the fake. */
@@ -179,12 +183,16 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       return { retryAfterMs: (min + Math.floor(random() * (max - min + 1))) * 1000, kind: 'noise' };
     }
 
+    /** One call of loop `loop` through its worker's pacer (callThrough). */
+    function call(loop: number): Promise<number> {
+      return callThrough(pacers[options.workerOf ? options.workerOf(loop, random) : loop % workers]!);
+    }
+
     /**
-     * One call of loop `loop` through its worker's pacer until the API accepts it (or the run
-     * stops); the time its last attempt was asked for (a retry is due when its Retry-After ends).
+     * One call through `pacer` until the API accepts it (or the run stops); the time its last
+     * attempt was asked for (a retry is due when its Retry-After ends).
      */
-    async function call(loop: number): Promise<number> {
-      const pacer = pacers[options.workerOf ? options.workerOf(loop, random) : loop % workers]!;
+    async function callThrough(pacer: AccountPacer): Promise<number> {
       let asked = Date.now();
       while (!stop) {
         asked = Date.now();
@@ -232,6 +240,11 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
           })(),
         );
       }
+    }
+    if ('clients' in demand && demand.single) {
+      const { everyS, worker } = demand.single;
+      for (let at = everyS; at < seconds; at += everyS)
+        loops.push(sleep(at * 1000).then(async () => void (stop ? 0 : await callThrough(pacers[worker % workers]!))));
     }
     let arrived = 0;
     for (let t = 0; t < seconds * 1000; t += 100) {
