@@ -301,6 +301,51 @@ describe('AccountPacer', () => {
     }
   });
 
+  it('a worker that began reporting for a single call needs no share once it is sent; a stream of calls keeps its need', async () => {
+    // Counted as a stream of one call over its span, a label on a fourth worker held a third to
+    // half of an account of 2 a second for two leases while the others' calls waited.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.parse('2026-11-24T10:00:00Z') });
+    try {
+      const reports: Array<{ at: number; want: number; need?: number }> = [];
+      const grant = async (r: { want: number; need?: number }) => {
+        reports.push({ at: Date.now(), want: r.want, need: r.need });
+        return { rate: 1, phase: 0, slowStart: false };
+      };
+      const single = new AccountPacer({ share: grant });
+      const start = Date.now();
+      await single.acquire('label');
+      single.recordAccepted();
+      await vi.advanceTimersByTimeAsync(1500);
+      const after = reports.filter((r) => r.at > start);
+      expect(after.length).toBeGreaterThan(0);
+      for (const r of after) expect([r.want, r.need]).toEqual([0, 0]);
+      // Another call: needed again (two calls over the span are a stream).
+      const second = Date.now();
+      const next = single.acquire('label');
+      await vi.advanceTimersByTimeAsync(1000);
+      await next;
+      single.recordAccepted();
+      expect(reports.filter((r) => r.at > second).map((r) => r.need! > 0)).toContain(true);
+      single.close();
+
+      // A worker sending a call every half second reports a need at every report but its first.
+      reports.length = 0;
+      const stream = new AccountPacer({ share: async (r) => grant(r).then((g) => ({ ...g, rate: 4 })) });
+      const from = Date.now();
+      for (let k = 0; k < 12; k++) {
+        await stream.acquire('tracking');
+        stream.recordAccepted();
+        await vi.advanceTimersByTimeAsync(500);
+      }
+      const later = reports.filter((r) => r.at >= from + 1000);
+      expect(later.length).toBeGreaterThan(3);
+      for (const r of later) expect(r.need).toBeGreaterThan(0);
+      stream.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('a cancelled wait leaves the queue and rejects with the reason', async () => {
     const pacer = new AccountPacer({ initialRate: 100 });
     pacer.holdUntil(Date.now() + 200);
