@@ -300,6 +300,7 @@ export class FleetPace {
     const heldBefore = this.heldUntil;
     this.heldUntil = Math.max(this.heldUntil, holdEnd);
     this.noise.held();
+    const pressedMs = this.pressedMs;
     // A hold is no room found: the quiet spell counts anew after it.
     this.pressedMs = 0;
     this.pressedAt = 0;
@@ -341,6 +342,7 @@ export class FleetPace {
         noiseShare: this.noise.floor().share,
         shows,
         settling: this.settling,
+        pressedMs,
       });
       if (below !== undefined) this.rate = Math.max(MIN_RATE, Math.min(this.rate, below));
     } else this.plateau.forget();
@@ -437,9 +439,11 @@ export class FleetPace {
     const probe = this.rate + scale * Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
     // A small account probes up to just under its last overshoot, and no further before the quiet spell.
     const plateau = this.plateau.ceiling(this.rate);
+    // Back to a rate it held before growing past it, at settling's speed (fleet-plateau.ts, KEPT_MS).
+    const back = Math.min(this.rate * SETTLE_GROWTH, this.plateau.kept);
     if (this.slowStart) this.rate *= 1.5;
     else if (quiet) this.rate *= 1.1;
-    else this.rate = Math.max(this.rate, Math.min(this.settling ? this.rate * SETTLE_GROWTH : probe, plateau));
+    else this.rate = Math.max(this.rate, Math.min(this.settling ? this.rate * SETTLE_GROWTH : Math.max(probe, back), plateau));
   }
 }
 

@@ -48,6 +48,18 @@ const PEAK_USED_SHARE = 0.95;
  * showed 2.0; the account ran at 0.905 of its limit).
  */
 const PEAK_SPAN_FROM = 3;
+/**
+ * A rate the fleet held this long with calls waiting and no 429 is one the limit allows. An
+ * overshoot that came of growing past it (the quiet spell's tenth a second, the probe) lets a
+ * small account come back to it at settling's speed after the cut, not the probe's: at 2-5 a
+ * second the probe took 30-60 s to climb the tenth the cut took (the accounts bench: a5 at 0.92
+ * of its limit for a window, from 4.44 to 4.8 a second). At 20 s, over `npm run bench:pacing`'s
+ * varied timings and ramps, the runs under 0.95 of the limit went 11 -> 1 and 81 -> 65, those
+ * over 1 % 429s 29 -> 30 and 63 -> 65.
+ */
+const KEPT_MS = 20_000;
+/** ... and only past it by this much: an overshoot at the rate it held is no sign that rate was safe. */
+const KEPT_PAST = 1.02;
 
 /** An overshoot as the plateau reads it. */
 export interface PlateauOvershoot {
@@ -66,6 +78,8 @@ export interface PlateauOvershoot {
   shows: boolean;
   /** The rate settles after this overshoot (slow start just ended). */
   settling: boolean;
+  /** How long calls waited for the rate since the hold before this overshoot (the quiet spell's count). */
+  pressedMs: number;
 }
 
 export class SmallAccountPlateau {
@@ -73,6 +87,10 @@ export class SmallAccountPlateau {
   peak: number;
   /** What the API accepted of the fleet at each report of the last PEAK_SPAN_MS, and the rate then (not carried over a continue-as-new). */
   private lately: Array<{ at: number; accepted: number; rate: number }> = [];
+  /** The account's rate at each report of the last KEPT_MS (not carried over a continue-as-new). */
+  private rates: Array<{ at: number; rate: number }> = [];
+  /** The rate held KEPT_MS before the last overshoot grew past it (0: none): the rate comes back to it at settling's speed. */
+  kept = 0;
 
   constructor(peak?: unknown) {
     this.peak = nonNegative(peak);
@@ -82,11 +100,14 @@ export class SmallAccountPlateau {
   record(now: number, accepted: number, rate: number): void {
     this.lately.push({ at: now, accepted, rate });
     while (this.lately[0]!.at < now - PEAK_SPAN_MS) this.lately.shift();
+    this.rates.push({ at: now, rate });
+    while (this.rates[0]!.at < now - KEPT_MS - 2 * REPORT_MS) this.rates.shift();
   }
 
   /** The search for the limit starts again (slow start): no plateau. */
   forget(): void {
     this.peak = 0;
+    this.kept = 0;
   }
 
   /** The most a rate of `rate` grows to before its quiet spell (infinity: no plateau). */
@@ -119,7 +140,17 @@ export class SmallAccountPlateau {
     const limits = o.shows || grewPast || peakAccepted >= PEAK_ACCEPTED_SHARE * before;
     const floor = o.settling ? 0 : before / 2;
     this.peak = before < GENTLE_BELOW && limits ? Math.min(before, Math.max(peakAccepted, floor)) : 0;
+    const kept = this.heldFor(o.now, o.pressedMs);
+    this.kept = before < GENTLE_BELOW && before >= KEPT_PAST * kept ? kept : 0;
     return grewPast && this.peak > 0 ? 0.9 * this.peak : undefined;
+  }
+
+  /** The lowest rate of the last KEPT_MS, if calls waited for the rate all that time (0: not). */
+  private heldFor(now: number, pressedMs: number): number {
+    const span = this.rates.filter((r) => r.at >= now - KEPT_MS);
+    // Reports come each second: the first of the span may be a report or two into it.
+    if (pressedMs < KEPT_MS - 2 * REPORT_MS || span.length === 0 || span[0]!.at > now - KEPT_MS + 2 * REPORT_MS) return 0;
+    return Math.min(...span.map((r) => r.rate));
   }
 
   /**

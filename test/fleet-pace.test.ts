@@ -548,6 +548,32 @@ describe('FleetPace on its own (pure)', () => {
     expect(carried.state().rate).toBeGreaterThan(2.1);
   });
 
+  it("after an overshoot past a rate it held 20 s with calls waiting, a small account comes back to that rate at settling's speed, not the probe's", () => {
+    // At 2-5 a second the probe took 30-60 s to climb back the tenth a cut took (the accounts
+    // bench: an account of 5 a second at 0.92 of its limit for a window).
+    const t = 1_000_000;
+    const pace = new FleetPace({ rate: 4, slowStart: false, peak: 4.1, lastCutAt: t });
+    // At its plateau (0.98 × 4.1) for the quiet spell (90 s), then a tenth a second past it.
+    let s = 1;
+    for (; s <= 93; s++) pace.report({ worker: 'a', want: 100, accepted: 4 }, t + s * 1000);
+    const before = pace.state().rate;
+    expect(before).toBeGreaterThan(1.1 * 0.98 * 4.1);
+    pace.overshoot(t + (s + 1) * 1000, t + s * 1000);
+    const cut = pace.state().rate;
+    expect(cut).toBeLessThan(3.7);
+    for (s += 2; s <= 103; s++) pace.report({ worker: 'a', want: 100, accepted: 0.95 * cut }, t + s * 1000);
+    // Back to the plateau it held (under the new one, 0.98 of the 4 accepted), in some 5 s.
+    expect(pace.state().rate).toBeCloseTo(0.98 * 4, 5);
+
+    // An overshoot at the rate it held says that rate was not safe: the probe climbs back.
+    const held = new FleetPace({ rate: 4, slowStart: false, peak: 4.1, lastCutAt: t });
+    for (s = 1; s <= 30; s++) held.report({ worker: 'a', want: 100, accepted: 4 }, t + s * 1000);
+    held.overshoot(t + (s + 1) * 1000, t + s * 1000);
+    const heldCut = held.state().rate;
+    for (s += 2; s <= 40; s++) held.report({ worker: 'a', want: 100, accepted: 0.95 * heldCut }, t + s * 1000);
+    expect(held.state().rate).toBeLessThan(heldCut + 0.1);
+  });
+
   it("slow start's end sets no plateau from counts shorter than a lease: the rate settles on past them", () => {
     // Four workers' first reports count a second each: at an account of 3 a second, one worker
     // idle, slow start ended at its first overshoot with 2 a second counted, and the plateau
