@@ -11,15 +11,18 @@
  *   answers) and shrinks by a tenth at each overshoot, from what the API accepted when that is
  *   most of the rate (AIMD for one flow: the fleet). An account under 10 a second grows no
  *   further than just under where it last overshot, as the API accepted it over the 10 s before
- *   (fleet-plateau.ts). After a minute without an overshoot while calls wait (a minute and a half
- *   under 10 a second) it grows by a tenth a second again, so a limit that rises is found.
+ *   (fleet-plateau.ts), and climbs back at settling's speed to a rate it held 20 s before an
+ *   overshoot that grew past it. After a minute without an overshoot while calls wait (a minute
+ *   and a half under 10 a second) it grows by a tenth a second again, so a limit that rises is
+ *   found.
  * - **Shares** (fleet-leases.ts) go by demand (water-filling): each worker reports the calls a
  *   second it would send (those it sent over its last report's period and those waiting now;
- *   under a call a second per worker, the higher of its last two reports' counts); a worker that
- *   needs less than an equal share gets what it needs, the rest is split among the others. A
- *   share is a lease of LEASE_MS: a worker that stops reporting leaves its share to the others,
- *   and a new grant never makes the leases out exceed the rate (a worker whose share shrinks gives
- *   it up at its next report, within REPORT_MS, and the worker whose share grows takes it at its own).
+ *   under a call a second per worker, the higher of its last two reports' counts; none once the
+ *   single call it began reporting for is sent); a worker that needs less than an equal share
+ *   gets what it needs, the rest is split among the others. A share is a lease of LEASE_MS: a
+ *   worker that stops reporting leaves its share to the others, and a new grant never makes the
+ *   leases out exceed the rate (a worker whose share shrinks gives it up at its next report,
+ *   within REPORT_MS, and the worker whose share grows takes it at its own).
  * - **A ceiling** (`maxRequestsPerSecond`) is the account's: the lowest any worker reports caps
  *   the rate, whatever the number of workers.
  * - **429s no pace causes** (a quota shared with other clients, a flaky proxy): the workers report
