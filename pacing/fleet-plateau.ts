@@ -85,10 +85,11 @@ export interface PlateauOvershoot {
 export class SmallAccountPlateau {
   /** Where the account last overshot (calls a second; 0: not since slow start), carried over a continue-as-new. */
   peak: number;
-  /** What the API accepted of the fleet at each report of the last PEAK_SPAN_MS, and the rate then (not carried over a continue-as-new). */
+  /**
+   * What the API accepted of the fleet at each report of the last KEPT_MS (PEAK_SPAN_MS of them for
+   * the plateau), and the rate then (not carried over a continue-as-new).
+   */
   private lately: Array<{ at: number; accepted: number; rate: number }> = [];
-  /** The account's rate at each report of the last KEPT_MS (not carried over a continue-as-new). */
-  private rates: Array<{ at: number; rate: number }> = [];
   /** The rate held KEPT_MS before the last overshoot grew past it (0: none): the rate comes back to it at settling's speed. */
   kept = 0;
 
@@ -99,9 +100,7 @@ export class SmallAccountPlateau {
   /** A report: what the API accepted of the fleet a second, and the account's rate then. */
   record(now: number, accepted: number, rate: number): void {
     this.lately.push({ at: now, accepted, rate });
-    while (this.lately[0]!.at < now - PEAK_SPAN_MS) this.lately.shift();
-    this.rates.push({ at: now, rate });
-    while (this.rates[0]!.at < now - KEPT_MS - 2 * REPORT_MS) this.rates.shift();
+    while (this.lately[0]!.at < now - KEPT_MS - 2 * REPORT_MS) this.lately.shift();
   }
 
   /** The search for the limit starts again (slow start): no plateau. */
@@ -147,7 +146,7 @@ export class SmallAccountPlateau {
 
   /** The lowest rate of the last KEPT_MS, if calls waited for the rate all that time (0: not). */
   private heldFor(now: number, pressedMs: number): number {
-    const span = this.rates.filter((r) => r.at >= now - KEPT_MS);
+    const span = this.lately.filter((r) => r.at >= now - KEPT_MS);
     // Reports come each second: the first of the span may be a report or two into it.
     if (pressedMs < KEPT_MS - 2 * REPORT_MS || span.length === 0 || span[0]!.at > now - KEPT_MS + 2 * REPORT_MS) return 0;
     return Math.min(...span.map((r) => r.rate));
@@ -163,7 +162,8 @@ export class SmallAccountPlateau {
     let sum = 0;
     let count = 0;
     let from = now;
-    for (let i = this.lately.length - 1; i >= 0 && this.lately[i]!.rate >= PEAK_STEADY_SHARE * rate; i--) {
+    const since = (this.lately.at(-1)?.at ?? now) - PEAK_SPAN_MS;
+    for (let i = this.lately.length - 1; i >= 0 && this.lately[i]!.at >= since && this.lately[i]!.rate >= PEAK_STEADY_SHARE * rate; i--) {
       sum += this.lately[i]!.accepted;
       count++;
       from = this.lately[i]!.at;
