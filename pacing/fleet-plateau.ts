@@ -141,6 +141,8 @@ export class SmallAccountPlateau {
     this.peak = before < GENTLE_BELOW && limits ? Math.min(before, Math.max(peakAccepted, floor)) : 0;
     const kept = this.heldFor(o.now, o.pressedMs);
     this.kept = before < GENTLE_BELOW && before >= KEPT_PAST * kept ? kept : 0;
+    // Growth past a rate held KEPT_MS shows nothing against that rate: the plateau is no lower.
+    if (this.peak > 0 && this.kept > 0) this.peak = Math.max(this.peak, Math.min(before, this.kept / PLATEAU_SHARE));
     return grewPast && this.peak > 0 ? 0.9 * this.peak : undefined;
   }
 
