@@ -304,13 +304,10 @@ export class FleetPace {
     this.heldUntil = Math.max(this.heldUntil, holdEnd);
     this.noise.held();
     const pressedMs = this.pressedMs;
-    this.pressedAt = 0;
-    // The API holding the account tells nothing of the rate: the quiet spell goes on after it (the
-    // accounts bench's 30 s holds, each starting it anew, left a small account at a plateau read low all run).
-    if (holdEnd - now > LONG_HOLD_MS) return;
-    // A hold the rate met is no room found: the quiet spell counts anew after it.
+    // A hold is no room found: the quiet spell counts anew after it.
     this.pressedMs = 0;
-    if (holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
+    this.pressedAt = 0;
+    if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
     if (now - this.noise.learnedAt < LEARNED_MS) return;
     this.cutFor = holdEnd;
     this.lastCutAt = now;

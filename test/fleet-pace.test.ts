@@ -869,29 +869,6 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.state().rate).toBeCloseTo(1.96, 5);
   });
 
-  it("the API holding the account (a long hold) does not start a small account's quiet spell anew: the seconds calls waited before it still count", () => {
-    // The accounts bench held each account for 30 s a window: each hold started a2's 90 s quiet
-    // spell anew, and a plateau read low (1.75 of 2, from one report's 3 s count) stood all run.
-    const t = 1_000_000;
-    const pace = new FleetPace({ rate: 1.7, slowStart: false, peak: 1.75, lastCutAt: t });
-    let s = 1;
-    for (; s <= 60; s++) pace.report({ worker: 'a', want: 10, accepted: 1.7 }, t + s * 1000);
-    const plateau = pace.state().rate;
-    expect(plateau).toBeCloseTo(0.98 * 1.75, 5);
-    // Held 30 s by the API: no cut, no room found or not.
-    pace.overshoot(t + (s + 30) * 1000, t + s * 1000);
-    expect(pace.state().rate).toBe(plateau);
-    s += 31;
-    for (const end = s + 35; s <= end; s++) pace.report({ worker: 'a', want: 10, accepted: 1.7 }, t + s * 1000);
-    // 60 + 35 s of calls waiting: the quiet spell's tenth a second.
-    expect(pace.state().rate).toBeGreaterThan(1.2 * plateau);
-    // A hold the pace's rate met (a short one) starts it anew.
-    pace.overshoot(t + (s + 1) * 1000, t + s * 1000);
-    const cut = pace.state().rate;
-    for (const end = s + 40; s <= end; s++) pace.report({ worker: 'a', want: 10, accepted: cut }, t + s * 1000);
-    expect(pace.state().rate).toBeLessThan(1.05 * Math.max(cut, 0.98 * pace.state().peak!));
-  });
-
   it("no quiet spell beside more 429s than a known floor explains: they are the limit's, which no worker relays", () => {
     // A floor of 0.02 left by noise that stopped; a 429 a second of 6 answers is the limit's,
     // within the floor's margin for the workers. The quiet spell grew through them a tenth a
