@@ -57,7 +57,7 @@ const PEAK_SPAN_FROM = 3;
  * varied timings and ramps, the runs under 0.95 of the limit went 11 -> 1 and 81 -> 65, those
  * over 1 % 429s 29 -> 30 and 63 -> 65. Nor is the plateau such an overshoot sets lower than it:
  * read from the last counts, it held an account of 2 a second at 1.63 after 200 s at 1.96 with no
- * 429 (two real workers; the counts read 5 calls over 3 s).
+ * 429 (two real workers, a quiet spell's overshoot; the counts read 5 calls over 3 s).
  */
 const KEPT_MS = 20_000;
 /** ... and only past it by this much: an overshoot at the rate it held is no sign that rate was safe. */

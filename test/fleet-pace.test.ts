@@ -855,9 +855,10 @@ describe('FleetPace on its own (pure)', () => {
   });
 
   it("a quiet spell's overshoot whose counts read under a rate the fleet held 20 s does not set the plateau under that rate", () => {
-    // The accounts bench (two workers, a2): 1.96 held for 200 s with no 429; the quiet spell met
-    // the limit at 2.6, the last reports' counts read 1.67 (5 calls in 3 s), and the plateau
-    // held the account at 1.63 for the rest of the run.
+    // The accounts bench (two workers, a2, with a tried change that let its quiet spell come
+    // there): 1.96 held for 200 s with no 429; the quiet spell met the limit at 2.6, the last
+    // reports' counts read 1.67 (5 calls in 3 s), and the plateau held the account at 1.63 for
+    // the rest of the run.
     const t = 1_000_000;
     const pace = new FleetPace({ rate: 1.9, slowStart: false, peak: 2, lastCutAt: t });
     let s = 1;
