@@ -130,6 +130,7 @@ export class SmallAccountPlateau {
    * over (2 a second). After slow start's end (`settling` just set), an overshoot's plateau is no
    * lower than half the rate it met, as a cut is no deeper than halving: a charging limiter's
    * deficit let 0.33 a second of an account of 2 through, and the plateau from it held the rate at 0.30.
+   * Nor, after growth past a rate held KEPT_MS, lower than that rate.
    */
   overshoot(o: PlateauOvershoot): number | undefined {
     const { rate: before, accepted } = o;
@@ -139,12 +140,10 @@ export class SmallAccountPlateau {
         : accepted;
     const grewPast = this.peak > 0 && before > this.peak;
     const limits = o.shows || grewPast || peakAccepted >= PEAK_ACCEPTED_SHARE * before;
-    const floor = o.settling ? 0 : before / 2;
-    this.peak = before < GENTLE_BELOW && limits ? Math.min(before, Math.max(peakAccepted, floor)) : 0;
     const kept = this.heldFor(o.now, o.pressedMs);
     this.kept = before < GENTLE_BELOW && before >= KEPT_PAST * kept ? kept : 0;
-    // No lower than the rate it held (KEPT_MS).
-    if (this.peak > 0 && this.kept > 0) this.peak = Math.max(this.peak, Math.min(before, this.kept / PLATEAU_SHARE));
+    const floor = Math.max(o.settling ? 0 : before / 2, this.kept / PLATEAU_SHARE);
+    this.peak = before < GENTLE_BELOW && limits ? Math.min(before, Math.max(peakAccepted, floor)) : 0;
     return grewPast && this.peak > 0 ? 0.9 * this.peak : undefined;
   }
 
