@@ -15,7 +15,7 @@
  * Pure and deterministic, like FleetPace: every method is told the time and the fleet's state.
  */
 import { LEASE_MS, REPORT_MS } from '../workflow-definitions/account';
-import { below, floorOf, moreThan, onlyStrays, overFloor, type Answers } from './noise-floor';
+import { below, floorOf, moreThan, NOISE_CAP, onlyStrays, overFloor, type Answers } from './noise-floor';
 
 /** What the floor is told of the fleet's pace at each report. */
 export interface FleetView {
@@ -40,10 +40,13 @@ const SAMPLE_SETTLE_MS = LEASE_MS + REPORT_MS + 500;
  * Answers count toward the noise floor while the rate is at most this share of the known-good
  * pace. Low enough that a limit's own overshoots (a tenth over, then cut, or a limit's burst
  * counted in what it accepted) and a limit that halves are never under it: only a rate that
- * 429s unrelated to the pace cut again and again (at 0.5 an account of 2 a second shared by 4
- * workers taught a floor, in the simulation; at 0.9 most small accounts did).
+ * 429s unrelated to the pace cut again and again (at 0.9 most small accounts taught a floor in
+ * the simulation). At 0.45 the median seed of 10 % noise on an account of 20 a second learned its
+ * floor later (0.686 of the clean account over seconds 15-90, 0.728 at 0.5). 0.5 taught an
+ * account of 2 a second shared by 4 workers a floor in an earlier build; in this one none of
+ * bench pacing's 208 runs without noise learns one, nor test/account-pacer.noise.test.ts's.
  */
-const KNOWN_GOOD_SHARE = 0.45;
+const KNOWN_GOOD_SHARE = 0.5;
 /** The known-good pace (the most the fleet's reports showed accepted) is replaced by the next report's after this long. */
 const KNOWN_GOOD_MS = 300_000;
 /** The pools keep the proportion of this many answers at most: they follow noise that changes. */
@@ -148,6 +151,8 @@ export class FleetNoiseFloor {
   private check: { rate: number; from: number; until: number } | null = null;
   private checkAt = 0;
   private checked: Answers = NONE;
+  /** When the last check ended: the reports count it for SAMPLE_SETTLE_MS more. */
+  private checkEnded = 0;
   /** When the floor was last learned (the search restarts then). */
   private learned = Number.NEGATIVE_INFINITY;
   /** This run's first report: a floor carried over a continue-as-new counts its stall from there. */
@@ -170,15 +175,15 @@ export class FleetNoiseFloor {
     // Every answer no limit refused (fresh, at a low rate, in a check), pooled: a floor learned
     // young from a few fresh answers matures, and falls when the noise does.
     const all = { answers: this.noise.answers + this.fresh.answers, limited: this.noise.limited + this.fresh.limited };
-    const share = floorOf(all, MIN_NOISE_ANSWERS, MIN_NOISE_LIMITED);
+    const share = youngFloor(all, MIN_NOISE_ANSWERS, MIN_NOISE_LIMITED);
     if (share > 0) return { share, answers: all.answers };
     // A few fresh answers are enough to learn a floor from, unless the pool clearly shows less.
-    const fresh = floorOf(this.fresh, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
+    const fresh = youngFloor(this.fresh, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
     if (fresh <= 0 || (all.answers >= MIN_NOISE_ANSWERS && below(all, fresh))) return { share: 0, answers: 0 };
     // The pool holds them and more (the checks', those at a low rate): a lower share there is the
     // better floor, and only strays in it are noise that stopped (2 fresh 429s of 22 stayed the
     // floor, 0.091, beside 0.3 429s in 105 checked answers).
-    const pooled = floorOf(all, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
+    const pooled = youngFloor(all, MIN_FRESH_ANSWERS, MIN_FRESH_LIMITED);
     if (pooled > 0 && pooled < fresh) return { share: Math.min(pooled, YOUNG_FLOOR_CAP), answers: all.answers };
     if (pooled <= 0 && onlyStrays(all)) return { share: 0, answers: 0 };
     return { share: Math.min(youngShare(this.fresh), YOUNG_FLOOR_CAP), answers: this.fresh.answers };
@@ -264,7 +269,10 @@ export class FleetNoiseFloor {
         this.checked = NONE;
       }
     }
-    if (this.check && now >= this.check.until) this.check = null;
+    if (this.check && now >= this.check.until) {
+      this.check = null;
+      this.checkEnded = now;
+    }
     // Calls waiting for the rate, or clearly more 429s than the floor (a rate over the limit whose
     // 429s hide in the floor's margin sends what is asked of it: waiting for nothing, it was never
     // checked, and 10-30 % of the calls of accounts of 5 and 20 a second were 429s for minutes
@@ -284,7 +292,12 @@ export class FleetNoiseFloor {
     // Nor while the fleet sends clearly less than it may, its calls only starting (a batch coming
     // in), unless more of its answers are 429s than the floor explains: the rate-limit bench's
     // second batch was held at 0.9 of 14 a second on an account of 20 for 8 s.
-    const sending = fleet.accepted + fleet.limited >= CHECK_SHARE * Math.min(fleet.rate, fleet.want) || this.crowded(fleet);
+    // (More 429s than the floor explains, over enough answers: 2 of 11 in the first seconds of a
+    // batch after an idle minute started a check at a third of an account of 5 for 30 s.)
+    const answers = ((fleet.accepted + fleet.limited) * LEASE_MS) / 1000;
+    const sending =
+      fleet.accepted + fleet.limited >= CHECK_SHARE * Math.min(fleet.rate, fleet.want) ||
+      (answers >= MIN_NOISE_ANSWERS && this.crowded(fleet));
     if (
       !this.check &&
       (((!fleet.searching || stalled) && (pressed || stalled)) || young) &&
@@ -294,9 +307,13 @@ export class FleetNoiseFloor {
       fleet.countedFully &&
       sending
     ) {
-      const counting = (1000 * CHECK_ANSWERS) / (CHECK_SHARE * fleet.accepted);
+      // No lower than the known-good share, which no limit that did not fall refuses: a fleet whose
+      // calls were only starting after an idle minute (1 a second accepted of 6.4) was checked at
+      // 0.9 a second for 30 s.
+      const rate = Math.max(CHECK_SHARE * fleet.accepted, Math.min(KNOWN_GOOD_SHARE * this.good.rate, fleet.rate));
+      const counting = (1000 * CHECK_ANSWERS) / rate;
       const span = Math.min(CHECK_EVERY_MS, Math.max(CHECK_MS, SAMPLE_SETTLE_MS + counting));
-      this.check = { rate: CHECK_SHARE * fleet.accepted, from: now, until: now + span };
+      this.check = { rate, from: now, until: now + span };
       // The next is told what the API accepts with the shares back at the rate, not held by this one.
       this.checkAt = Math.max(now + CHECK_EVERY_MS, this.check.until + SAMPLE_SETTLE_MS);
     }
@@ -321,7 +338,7 @@ export class FleetNoiseFloor {
   limitInNoise(sample: Answers, fleet: FleetView): number | undefined {
     // Counts wholly since the last cut, and with no hold relayed among them (those 429s were
     // told), nor a check (held under the limit).
-    if (fleet.now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.check?.from ?? 0) < SAMPLE_SETTLE_MS) return undefined;
+    if (fleet.now - Math.max(fleet.lastCutAt, fleet.heldUntil, this.check?.from ?? 0, this.checkEnded) < SAMPLE_SETTLE_MS) return undefined;
     if (this.check) return undefined;
     this.sinceCut = pool(this.sinceCut, sample);
     const floor = this.floor();
@@ -337,8 +354,12 @@ export class FleetNoiseFloor {
         // tell (an account of 5 a second at twice its limit, a quarter of its calls 429s, hid in a
         // floor of 0.1 for minutes after the noise stopped). Without a floor every 429 is relayed.
         this.sinceCut.answers >= MIN_NOISE_ANSWERS && overFloor(this.sinceCut, floor.share, floor.answers);
+    // A third of the answers 429s or more is a limit far under the rate, never noise (NOISE_CAP),
+    // whatever a young floor's margin: one from 3 of 11 fresh answers hid slow start's 40 a second
+    // on an account of 20 (40 % 429s) for 15 s.
+    const far = lately.answers >= MIN_NOISE_ANSWERS && lately.limited >= NOISE_CAP * lately.answers;
     // No hold in these counts: what the API accepted of the fleet is what the limit lets through.
-    return over ? fleet.accepted / (1 - floor.share) : undefined;
+    return over || far ? fleet.accepted / (1 - floor.share) : undefined;
   }
 
   /**
@@ -375,6 +396,19 @@ export class FleetNoiseFloor {
 function youngShare(fresh: Answers): number {
   const share = fresh.limited / fresh.answers;
   return Math.max((fresh.limited - 1) / fresh.answers, share / 2);
+}
+
+/**
+ * The floor a pool shows (0: none), and a young one's (fewer than RELEARN_ANSWERS answers) as
+ * youngShare has it, at most YOUNG_FLOOR_CAP: 4 fresh 429s of 12 (10 % noise) read as a third, a
+ * limit's share, forgot the floor learned a second before from 3 of 11, and the search it had
+ * restarted sent no fresh call for 70 s (slow start's are none).
+ */
+function youngFloor(pool: Answers, minAnswers: number, minLimited: number): number {
+  if (pool.answers >= RELEARN_ANSWERS) return floorOf(pool, minAnswers, minLimited);
+  if (pool.answers < minAnswers || pool.limited < minLimited || onlyStrays(pool)) return 0;
+  const share = youngShare(pool);
+  return share < NOISE_CAP ? Math.min(share, YOUNG_FLOOR_CAP) : 0;
 }
 
 /** Adds a sample to a pool, scaled down to NOISE_POOL_ANSWERS answers at most. */

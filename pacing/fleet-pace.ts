@@ -432,12 +432,17 @@ export class FleetPace {
   /** While the fleet wants more than the rate, it grows (once a second). */
   private grow(now: number): void {
     if (now - this.lastIncreaseAt < REPORT_MS || now < this.heldUntil) return;
+    // Nor fast while a check holds the shares under the rate: it would grow blind (slow start from
+    // 40 to 60 a second on an account of 20 during one, a quiet spell to twice an account of 5).
+    const checking = this.noise.checkRate() !== undefined;
+    if (checking && (this.slowStart || this.settling)) return;
     const want = this.leases.total('want');
     if (want <= this.rate) return;
     this.lastIncreaseAt = now;
     const gentle = Math.min(1, (0.1 * this.rate) / (PROBE_CALLS * PROBE_SHARE));
     // Not beside more 429s than a known floor explains: those are the limit's, which no worker relays.
-    const quiet = this.pressedMs >= (this.rate < GENTLE_BELOW ? SMALL_QUIET_MS : QUIET_MS) && !this.noise.crowded(this.view(now));
+    const quiet =
+      !checking && this.pressedMs >= (this.rate < GENTLE_BELOW ? SMALL_QUIET_MS : QUIET_MS) && !this.noise.crowded(this.view(now));
     const scale = this.rate < GENTLE_BELOW ? 1 : this.probeScale;
     const probe = this.rate + scale * Math.max(MIN_PROBE, this.rate * PROBE_SHARE * gentle);
     // A small account probes up to just under its last overshoot, and no further before the quiet spell.

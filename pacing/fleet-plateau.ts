@@ -141,7 +141,7 @@ export class SmallAccountPlateau {
     const grewPast = this.peak > 0 && before > this.peak;
     const limits = o.shows || grewPast || peakAccepted >= PEAK_ACCEPTED_SHARE * before;
     const kept = this.heldFor(o.now, o.pressedMs);
-    this.kept = before < GENTLE_BELOW && before >= KEPT_PAST * kept ? kept : 0;
+    this.kept = before < GENTLE_BELOW && before >= KEPT_PAST * kept && o.noiseShare === 0 ? kept : 0;
     const floor = Math.max(o.settling ? 0 : before / 2, this.kept / PLATEAU_SHARE);
     this.peak = before < GENTLE_BELOW && limits ? Math.min(before, Math.max(peakAccepted, floor)) : 0;
     return grewPast && this.peak > 0 ? 0.9 * this.peak : undefined;

@@ -32,7 +32,7 @@ const Z_EXCEEDED = 3;
 /** A share this low is a limit's stray 429s (a call racing a hold), not noise. */
 const STRAY = 0.002;
 /** A share this high is a limit far below the pace, never noise. */
-const NOISE_CAP = 1 / 3;
+export const NOISE_CAP = 1 / 3;
 /** A floor rests on at least this many fresh answers and 429s among them, ... */
 const MIN_FRESH = 15;
 const MIN_FRESH_LIMITED = 2;
