@@ -292,8 +292,8 @@ export class FleetNoiseFloor {
     // Nor while the fleet sends clearly less than it may, its calls only starting (a batch coming
     // in), unless more of its answers are 429s than the floor explains: the rate-limit bench's
     // second batch was held at 0.9 of 14 a second on an account of 20 for 8 s.
-    // (More 429s than the floor explains, over enough answers: 2 of 11 in the first seconds of a
-    // batch after an idle minute started a check at a third of an account of 5 for 30 s.)
+    // (More 429s than the floor explains, over enough answers: a 429 among the first 5 answers of a
+    // batch after an idle minute started a check at 1.2 a second on an account of 5 for 30 s.)
     const answers = ((fleet.accepted + fleet.limited) * LEASE_MS) / 1000;
     const sending =
       fleet.accepted + fleet.limited >= CHECK_SHARE * Math.min(fleet.rate, fleet.want) ||
