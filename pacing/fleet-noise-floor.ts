@@ -124,6 +124,14 @@ const RELEARN_ANSWERS = 100;
  */
 const YOUNG_CHECK_MS = 20_000;
 
+/**
+ * A restarted search whose first overshoot shows no more than this times what the API accepted
+ * when the floor was learned refutes it (FleetNoiseFloor.refuted). Higher, it forgets true floors
+ * of small accounts, whose noise cut the rate less: bench pacing's noise row at 5 a second, 0.778
+ * of the clean account here, 0.773 at 1.5, 0.696 at 2.
+ */
+const REFUTED_ROOM = 1.2;
+
 /** What is carried over a continue-as-new. */
 export interface FleetNoiseState {
   /** The answers the noise floor is learned from, and every answer lately (to forget noise that stopped). */
@@ -155,6 +163,8 @@ export class FleetNoiseFloor {
   private checkEnded = 0;
   /** When the floor was last learned (the search restarts then). */
   private learned = Number.NEGATIVE_INFINITY;
+  /** What the API accepted of the fleet (its leases' counts) when the floor was learned. */
+  private learnedAccepted = 0;
   /** This run's first report: a floor carried over a continue-as-new counts its stall from there. */
   private firstReportAt = 0;
   /** The fleet's answers counted wholly since the last cut, relayed hold or check (limitInNoise). */
@@ -236,7 +246,10 @@ export class FleetNoiseFloor {
         this.forget();
     }
     const learned = !knownBefore && this.floor().share > 0;
-    if (learned) this.learned = fleet.now;
+    if (learned) {
+      this.learned = fleet.now;
+      this.learnedAccepted = fleet.accepted;
+    }
     if (this.firstReportAt === 0) this.firstReportAt = fleet.now;
     return learned;
   }
@@ -375,6 +388,22 @@ export class FleetNoiseFloor {
     const seconds = LEASE_MS / 1000;
     const n = (fleet.accepted + fleet.limited) * seconds;
     return n > 0 && fleet.limited * seconds > n * floor + Math.sqrt(n * floor * (1 - floor));
+  }
+
+  /**
+   * The first overshoot of the search a floor just restarted (see FleetPace.overshoot), with at
+   * most REFUTED_ROOM times what the API accepted of the fleet when the floor was learned: there
+   * was no room over the rate the 429s cut, so they were a limit's, not noise. A limit that falls
+   * under what the workers' fresh calls assume (up to what the API accepted of them before the
+   * hold) refuses fresh calls: in the simulation one that fell from 5 a second to 3 under a
+   * limiter charging refused calls was learned as a floor of 0.09, and the search it restarted
+   * met a limit it could not tell from that floor for 60 s, half the calls 429s. The floor is
+   * forgotten (its fresh answers with it); returns whether it was.
+   */
+  refuted(accepted: number): boolean {
+    if (this.learned === Number.NEGATIVE_INFINITY || this.floor().share <= 0 || accepted > REFUTED_ROOM * this.learnedAccepted) return false;
+    this.forget();
+    return true;
   }
 
   /** Both pools start over (noise that stopped, or a floor the check found too high). */

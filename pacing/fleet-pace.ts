@@ -318,6 +318,8 @@ export class FleetPace {
     // with the leases gone by its clock an account of 20 a second ended slow start at 2.4 (the one
     // report left) and waited at that plateau for its quiet spell.
     const before = this.rate;
+    // The first overshoot of a search a floor restarted may show the floor was a limit's.
+    if (this.slowStart && this.slowStartCuts === 0) this.noise.refuted(this.leases.total('accepted'));
     // Calls refused as noise did not use the limit.
     const accepted = this.leases.total('accepted') / (1 - this.noise.floor().share);
     const wasSlowStart = this.slowStart;

@@ -352,6 +352,28 @@ describe('FleetPace on its own (pure)', () => {
     expect(far.state().rate).toBeLessThan(5);
   });
 
+  it('a floor whose restarted search overshoots with no more accepted than when it was learned was a limit that fell: it is forgotten', () => {
+    // A limit that fell from 5 a second to 3 refused the fresh calls after its first holds (sent
+    // at up to what the API accepted before), and they were learned as noise: the search the
+    // floor restarted met a limit it could not tell from the floor, for 60 s, half the calls 429s
+    // (simulated, a limiter charging refused calls, two workers).
+    for (const [acceptedThen, forgotten] of [
+      [3.2, true],
+      [12, false],
+    ] as const) {
+      const pace = new FleetPace({ rate: 3.4, slowStart: false });
+      let t = reports(pace, 1_000_000, 3, 3, 0.4);
+      const grant = pace.report({ worker: 'a', want: 100, accepted: 3, limited: 0.4, fresh: { answers: 11, limited: 2 } }, t);
+      expect(grant.noise?.share).toBeGreaterThan(0);
+      expect(grant.slowStart).toBe(true);
+      t = reports(pace, t + 1000, 4, acceptedThen, 0);
+      pace.overshoot(t + 1000, t);
+      expect(pace.noiseFloor().share > 0).toBe(!forgotten);
+      // Slow start ends at 0.9 of what the API accepted either way: the limit was met.
+      expect(pace.state().slowStart).toBe(false);
+    }
+  });
+
   it("a third of the fleet's answers 429s or more is an overshoot whatever a young floor's margin: slow start does not stand at twice the limit", () => {
     // A floor from 3 of 11 fresh answers (10 % noise) restarted slow start, which ran to 40 a
     // second on an account of 20 and stood there 15 s, 40 % of its answers 429s, inside the
