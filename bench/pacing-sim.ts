@@ -167,6 +167,55 @@ it('pacing: noise that stops beside a limit', async () => {
   console.log(`\nseconds 200-300 of each run (the noise stopped at 120), work spread evenly, ${STOP_SEEDS} seeds\n${rows.join('\n')}`);
 }, 3_600_000);
 
+// A limit that falls at second 120 (to between 0.5 and 0.75 of what it was), no noise; measured
+// over seconds 150-240, on 1, 2 and 4 workers, with a limiter charging refused calls and one
+// that does not (six runs a row; no noise, so no seeds). The fresh calls after a hold go at what
+// the API accepted before it, which a fallen limit refuses: learned as noise, a floor hid the
+// new limit's 429s (5 to 3 a second, two workers, charged: half the calls 429s for a minute).
+const FALLS = [
+  [40, 20],
+  [40, 30],
+  [20, 12],
+  [10, 6],
+  [5, 3],
+] as const;
+it('pacing: a limit that falls', async () => {
+  const rows = ['limit/s      | fleet: accepted/limit lowest, 429s mean (most), runs over 1 %, runs learning a floor, with one at the end | worker (today): the same'];
+  for (const [from, to] of FALLS) {
+    const cells = [];
+    for (const shares of ['fleet', 'worker'] as const) {
+      const accepted: number[] = [];
+      const limited: number[] = [];
+      let learned = 0;
+      let kept = 0;
+      for (const workers of WORKERS)
+        for (const charged of [false, true]) {
+          const run = await simulate({
+            seconds: 240,
+            limit: (t) => (t < 120 ? from : to),
+            demand: { clients: Math.max(6, Math.ceil(from * 1.5)), thinkMs: 1000 },
+            workers,
+            workerOf: workerOf('even', workers),
+            refusedTakesToken: charged,
+            shares,
+          });
+          accepted.push(run.acceptedPerSecond(150, 240) / to);
+          limited.push(run.share429(150, 240));
+          const floor = (s: (typeof run.seconds)[number]) => (s.fleet?.noise ?? 0) > 0 || s.workers.some((w) => w.noiseShare !== null);
+          if (run.seconds.slice(120).some(floor)) learned++;
+          if (floor(run.seconds[239]!)) kept++;
+        }
+      const mean = (100 * limited.reduce((a, b) => a + b, 0)) / limited.length;
+      const over = limited.filter((l) => l > 0.01).length;
+      cells.push(
+        `${Math.min(...accepted).toFixed(3)}, ${mean.toFixed(2)} % (${(100 * Math.max(...limited)).toFixed(2)} %), ${over}, ${learned}, ${kept}`,
+      );
+    }
+    rows.push(`${`${from} -> ${to}`.padEnd(12)} | ${cells[0]!.padStart(90)} | ${cells[1]}`);
+  }
+  console.log(`\nseconds 150-240 of each run (the limit fell at 120), work spread evenly, 1, 2 and 4 workers, charged or not\n${rows.join('\n')}`);
+}, 3_600_000);
+
 // An idle minute between two batches (the rate-limit bench's two batches of 200 orders): calls due
 // beside the limit for 60 s, none for the next 60, then again; measured over the second batch's
 // 60 s, 10 % noise and none, two workers, IDLE_SEEDS seeds. An idle minute beside a rate was once

@@ -11,6 +11,8 @@
  *   clearly fewer 429s than it show noise that fell or stopped.
  * - **A limit in it**: the workers take 429s within the floor's margin as noise and relay none;
  *   the fleet's own answers show a limit there first (limitInNoise).
+ * - **Refuted** when the search a floor restarted finds no room over where it was learned: the
+ *   429s were a limit's, one that fell under what the fresh calls assumed (refuted).
  *
  * Pure and deterministic, like FleetPace: every method is told the time and the fleet's state.
  */
