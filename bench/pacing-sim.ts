@@ -180,7 +180,9 @@ const FALLS = [
   [5, 3],
 ] as const;
 it('pacing: a limit that falls', async () => {
-  const rows = ['limit/s      | fleet: accepted/limit lowest, 429s mean (most), runs over 1 %, runs learning a floor, with one at the end | worker (today): the same'];
+  const rows = [
+    'limit/s      | fleet: accepted/limit lowest, 429s mean (most), runs over 1 %, runs learning a floor, with one at the end | worker (today): the same',
+  ];
   for (const [from, to] of FALLS) {
     const cells = [];
     for (const shares of ['fleet', 'worker'] as const) {
@@ -213,7 +215,9 @@ it('pacing: a limit that falls', async () => {
     }
     rows.push(`${`${from} -> ${to}`.padEnd(12)} | ${cells[0]!.padStart(90)} | ${cells[1]}`);
   }
-  console.log(`\nseconds 150-240 of each run (the limit fell at 120), work spread evenly, 1, 2 and 4 workers, charged or not\n${rows.join('\n')}`);
+  console.log(
+    `\nseconds 150-240 of each run (the limit fell at 120), work spread evenly, 1, 2 and 4 workers, charged or not\n${rows.join('\n')}`,
+  );
 }, 3_600_000);
 
 // An idle minute between two batches (the rate-limit bench's two batches of 200 orders): calls due

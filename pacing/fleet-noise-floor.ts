@@ -403,7 +403,8 @@ export class FleetNoiseFloor {
    * forgotten (its fresh answers with it); returns whether it was.
    */
   refuted(accepted: number): boolean {
-    if (this.learned === Number.NEGATIVE_INFINITY || this.floor().share <= 0 || accepted > REFUTED_ROOM * this.learnedAccepted) return false;
+    if (this.learned === Number.NEGATIVE_INFINITY || this.floor().share <= 0 || accepted > REFUTED_ROOM * this.learnedAccepted)
+      return false;
     this.forget();
     return true;
   }

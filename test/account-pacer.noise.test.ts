@@ -162,22 +162,25 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
   it.each([
     [5, 3, 2],
     [40, 20, 4],
-  ])('follows a limit that falls from %i to %i a second under a limiter charging refused calls (%i workers), and keeps no floor from it', async (from, to, workers) => {
-    // The first holds' fresh calls go at up to what the API accepted before the fall, and the
-    // fallen limit refused them: learned as noise, the search the floor restarted met a limit
-    // it could not tell from the floor (5 to 3: half the calls 429s for a minute).
-    const run = await simulate({
-      seconds: 240,
-      limit: (t) => (t < 120 ? from : to),
-      demand: { clients: Math.max(6, Math.ceil(from * 1.5)), thinkMs: 1000 },
-      workers,
-      workerOf: (loop) => loop % workers,
-      refusedTakesToken: true,
-    });
-    expect(run.acceptedPerSecond(150, 240)).toBeGreaterThanOrEqual(0.95 * to);
-    expect(run.share429(150, 240)).toBeLessThanOrEqual(0.02);
-    expect(run.seconds[239]!.fleet?.noise).toBe(0);
-  });
+  ])(
+    'follows a limit that falls from %i to %i a second under a limiter charging refused calls (%i workers), and keeps no floor from it',
+    async (from, to, workers) => {
+      // The first holds' fresh calls go at up to what the API accepted before the fall, and the
+      // fallen limit refused them: learned as noise, the search the floor restarted met a limit
+      // it could not tell from the floor (5 to 3: half the calls 429s for a minute).
+      const run = await simulate({
+        seconds: 240,
+        limit: (t) => (t < 120 ? from : to),
+        demand: { clients: Math.max(6, Math.ceil(from * 1.5)), thinkMs: 1000 },
+        workers,
+        workerOf: (loop) => loop % workers,
+        refusedTakesToken: true,
+      });
+      expect(run.acceptedPerSecond(150, 240)).toBeGreaterThanOrEqual(0.95 * to);
+      expect(run.share429(150, 240)).toBeLessThanOrEqual(0.02);
+      expect(run.seconds[239]!.fleet?.noise).toBe(0);
+    },
+  );
 
   it.each(SEEDS)('with 10 %% of 429s and no limit in reach, it learns the noise and then keeps up with demand (seed %i)', async (seed) => {
     // Orders come in at 100 calls a second; the account would take far more.
