@@ -6,11 +6,11 @@
  * with one worker's shards empty, or all on one worker; a limiter that does not charge a refused
  * call, and one that does. Printed per row: accepted ÷ limit over the seconds from MEASURE_FROM
  * (work is due throughout), and 429s; then the 10 % unrelated-429s row beside the clean one,
- * noise that stops, an idle minute between two batches, the fleet alone at the limits between
- * the main rows (3-30 a second), under varied timings, when demand ramps, beside workers with
- * one caller each, and beside a single call now and then on another worker; and the runs, over
- * every spread, that took the limit's own 429s for noise.
- * Run: `npm run bench:pacing` (about two and a half minutes).
+ * noise that stops, a limit that falls, an idle minute between two batches, the fleet alone at
+ * the limits between the main rows (3-30 a second), under varied timings, when demand ramps,
+ * beside workers with one caller each, and beside a single call now and then on another worker;
+ * and the runs, over every spread, that took the limit's own 429s for noise.
+ * Run: `npm run bench:pacing` (about six and a half minutes).
  */
 import { it } from 'vitest';
 import { simulate } from '../test/helpers/pacer-sim';
