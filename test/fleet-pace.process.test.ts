@@ -153,26 +153,26 @@ it('an account of 5 a second shared by two workers, polls due beyond it: the lim
 it('a limit that falls from 10 calls a second to 5 under two workers, polls due beyond it: followed, and a floor learned from its 429s forgotten within seconds', async () => {
   // A limit that falls refuses the calls right after the first holds, which go at what the API
   // accepted before, and those 429s were learned as noise: here a floor of 0.03 the workers kept
-  // for 36 s (the build before; 5 s now), in the simulation half the calls refused for a minute
-  // (bench pacing, a limit that falls). It is forgotten at the first overshoot of the search it
-  // restarted (FleetNoiseFloor.refuted).
+  // 22-36 s or to the end (the build before; 4-6 s now), in the simulation half the calls
+  // refused for a minute (bench pacing, a limit that falls). It is forgotten at the first
+  // overshoot of the search it restarted (FleetNoiseFloor.refuted).
   fake.setFaults({ rateLimit: { perSecond: 10, burst: 10, refusedTakesToken: true } });
-  const fall = setTimeout(() => fake.setFaults({ rateLimit: { perSecond: 5, burst: 5, refusedTakesToken: true } }), 25_000);
+  const fall = setTimeout(() => fake.setFaults({ rateLimit: { perSecond: 5, burst: 5, refusedTakesToken: true } }), 20_000);
   try {
     const outputs: string[] = [];
-    // 30 shipments polling every second: three times the limit before the fall, six after.
-    const log = await burst(30, { TRACKING_POLL_INTERVAL: '1s' }, 60_000, outputs);
+    // 24 shipments polling every second: over twice the limit before the fall, nearly five times after.
+    const log = await burst(24, { TRACKING_POLL_INTERVAL: '1s' }, 45_000, outputs);
     const end = Math.max(...log.map((r) => r.at));
-    // The last 25 s, 35 s or more after the fall.
+    // The last 20 s, some 20 s after the fall.
     const { perSecond, share429 } = spent(
-      log.filter((r) => r.at >= end - 25_000),
+      log.filter((r) => r.at >= end - 20_000),
       0,
     );
     expect(share429).toBeLessThanOrEqual(0.05);
     // Loose: not stuck near nothing (the simulation's 5 to 3 a second, the build before: 0.55 of
     // the limit). After the fall the fleet waits at a small account's plateau read over the
-    // charging limiter's refusals, 2.5-2.9 a second here alone on the machine (the build before
-    // too), for its 90 s quiet spell (docs/retries-and-pacing.md, what it still gets wrong).
+    // charging limiter's refusals, 2.5-3.8 a second here alone on the machine (the build before
+    // 2.2-2.9), for its 90 s quiet spell (docs/retries-and-pacing.md, what it still gets wrong).
     expect(perSecond).toBeGreaterThanOrEqual(0.25 * 5);
     for (const output of outputs) {
       const noise = output
