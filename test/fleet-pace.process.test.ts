@@ -1,8 +1,8 @@
 /**
  * The account's one rate for the fleet (the default), through two real worker processes (`npm
  * run worker`) on a real Temporal dev server and the fake API over loopback: the fleet spends a
- * token bucket's limit it is not told, follows one that falls, and `SHIPPING_API_MAX_REQUESTS_PER_SECOND`
- * is the account's ceiling, fleet-wide, not each worker's.
+ * token bucket's limit it is not told, follows one that falls, and
+ * `SHIPPING_API_MAX_REQUESTS_PER_SECOND` is the account's ceiling, fleet-wide, not each worker's.
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
