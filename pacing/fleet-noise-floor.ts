@@ -51,6 +51,11 @@ const SAMPLE_SETTLE_MS = LEASE_MS + REPORT_MS + 500;
 const KNOWN_GOOD_SHARE = 0.5;
 /** The known-good pace (the most the fleet's reports showed accepted) is replaced by the next report's after this long. */
 const KNOWN_GOOD_MS = 300_000;
+/**
+ * ... and at once by the limit an overshoot shows (limitShown), when that is under this share of
+ * it: an old limit's, one that fell. Not by a probe's overshoot, whose cut is a tenth.
+ */
+const FELL_SHARE = 0.8;
 /** The pools keep the proportion of this many answers at most: they follow noise that changes. */
 const NOISE_POOL_ANSWERS = 300;
 /** A floor rests on at least this many pooled answers and 429s among them. */
@@ -224,6 +229,18 @@ export class FleetNoiseFloor {
   freshShare(rate: number, slowStart: boolean): number {
     if (slowStart || this.good.rate <= 0) return 0;
     return Math.min(1, (KNOWN_GOOD_SHARE * this.good.rate) / rate);
+  }
+
+  /**
+   * An overshoot shows the limit at about `rate` now (see FleetPace.overshoot): a known-good pace
+   * far over it is an old limit's. Kept for KNOWN_GOOD_MS after a fall, it let every call after a
+   * hold count as fresh (its half was the whole new limit), and under a limiter charging refused
+   * calls the overshoot's deficit refused them: a floor learned a minute after the fall, and the
+   * search it restarted grew blind past the limit, 10.56 % 429s (simulated, 40 to 20 a second on
+   * four workers), a floor kept to the end in two of thirty runs.
+   */
+  limitShown(rate: number, now: number): void {
+    if (rate < FELL_SHARE * this.good.rate) this.good = { rate, at: now };
   }
 
   /**

@@ -109,6 +109,13 @@ const SLOW_START_CUTS = 6;
  * 429s taken for noise: 1 run of 208).
  */
 const FEW_ACCEPTED = 2;
+/**
+ * An overshoot past a quiet spell of this long (calls waiting, no hold) over steady counts shows
+ * the limit to the noise floor's known-good pace (FleetNoiseFloor.limitShown): noise not yet
+ * known holds the fleet every few seconds, so it never shows one (told at every steady overshoot,
+ * the noise row's lower quartile at 20 a second fell from 0.65 of the clean account to 0.55).
+ */
+const SHOWS_LIMIT_MS = 20_000;
 /** A hold longer than this is the API holding the account, not the pace's doing. */
 const LONG_HOLD_MS = 10_000;
 /**
@@ -328,7 +335,12 @@ export class FleetPace {
     const steady = this.leases.countedFully(now) && now - LEASE_MS >= heldBefore;
     let ended = { ends: false, repeated: false };
     if (wasSlowStart) ended = this.slowStartOvershoot(accepted);
-    else this.cut(before, accepted, wasSettling && steady, ceiling);
+    else {
+      // The limit as the cut reads it from steady counts (see cut), no lower than ACCEPTED_SHARE of the rate.
+      if (steady && pressedMs >= SHOWS_LIMIT_MS && this.noise.floor().share === 0)
+        this.noise.limitShown(Math.max(accepted, ACCEPTED_SHARE * before), now);
+      this.cut(before, accepted, wasSettling && steady, ceiling);
+    }
     this.cycle = NONE;
     this.cycleNoisy = false;
     // Slow start's end takes a plateau only from steady counts: over a hold, or over holds

@@ -182,6 +182,26 @@ describe('AccountPacer and 429s it did not cause (simulated)', () => {
     },
   );
 
+  it.each([110, 115, 120, 125, 130])(
+    'follows a limit that falls from 40 to 20 a second at second %i under a limiter charging refused calls (4 workers): no floor kept, at most 1 % 429s',
+    async (at) => {
+      // After the fall the known-good pace stayed the old limit's for 5 minutes, so every call
+      // after a hold counted as fresh, and the deficit of each overshoot refused them: a floor
+      // learned a minute after the fall, kept to the end from the falls at 110 and 125 (10.56 and
+      // 8.54 % 429s), the search it restarted growing blind past the limit.
+      const run = await simulate({
+        seconds: at + 120,
+        limit: (t) => (t < at ? 40 : 20),
+        demand: { clients: 60, thinkMs: 1000 },
+        workers: 4,
+        workerOf: (loop) => loop % 4,
+        refusedTakesToken: true,
+      });
+      expect(run.share429(at + 30, at + 120)).toBeLessThanOrEqual(0.01);
+      expect(run.seconds[at + 119]!.fleet?.noise).toBe(0);
+    },
+  );
+
   it.each(SEEDS)('with 10 %% of 429s and no limit in reach, it learns the noise and then keeps up with demand (seed %i)', async (seed) => {
     // Orders come in at 100 calls a second; the account would take far more.
     const demand = { perSecond: 100 };

@@ -315,6 +315,24 @@ describe('FleetPace on its own (pure)', () => {
     expect(starting.report({ worker: 'a', want: 100, accepted: 4, limited: 0 }, 1_001_000).freshShare).toBe(0);
   });
 
+  it('an overshoot after 20 s of calls waiting with no hold shows a limit that fell to the known-good pace: the calls after a hold no longer all count as fresh', () => {
+    // The best the API accepted was 40 a second; the limit fell to 20, and the rate found it. Kept
+    // for 5 minutes, the old pace let every call after a hold count as fresh (its half was the
+    // whole new limit), and a limiter charging refused calls refused them: a floor learned a
+    // minute after the fall (simulated, 40 to 20 on four workers: 10.56 % 429s).
+    const fallen = (quietS: number) => {
+      const pace = new FleetPace({ rate: 20, slowStart: false, lastCutAt: 900_000, cutFor: 901_000 });
+      let t = reports(pace, 1_000_000, 4, 40, 0);
+      t = reports(pace, t, quietS, 20, 0);
+      pace.overshoot(t + 1000, t);
+      return pace.report({ worker: 'a', want: 100, accepted: 20, limited: 0 }, t + 1000).freshShare;
+    };
+    // After 25 s: half of the 20 the overshoot showed, over the rate cut from it.
+    expect(fallen(25)).toBeLessThan(0.6);
+    // After 10 s (noise not yet known holds the fleet every few seconds): the old pace stays.
+    expect(fallen(10)).toBe(1);
+  });
+
   it("beside a young floor, the fleet's answers with clearly more 429s than it explains are an overshoot: slow start ends", () => {
     // The workers relay no 429 within a floor's margin, and a floor of 2 in 20 has a wide one:
     // slow start went on to 2.5 times an account of 5 a second, whose 429s (40 %) hid in it for 30 s.
