@@ -10,7 +10,7 @@
  * the limits between the main rows (3-30 a second), under varied timings, when demand ramps,
  * beside workers with one caller each, and beside a single call now and then on another worker;
  * and the runs, over every spread, that took the limit's own 429s for noise.
- * Run: `npm run bench:pacing` (about eight minutes).
+ * Run: `npm run bench:pacing` (about seven minutes).
  */
 import { it } from 'vitest';
 import { simulate } from '../test/helpers/pacer-sim';
