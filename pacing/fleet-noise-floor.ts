@@ -417,10 +417,13 @@ export class FleetNoiseFloor {
    * hold) refuses fresh calls: in the simulation one that fell from 5 a second to 3 under a
    * limiter charging refused calls was learned as a floor of 0.09, and the search it restarted
    * met a limit it could not tell from that floor for 60 s, half the calls 429s. The floor is
-   * forgotten (its fresh answers with it).
+   * forgotten (its fresh answers with it). Returns what the API accepted of the fleet when it was
+   * learned, about where that limit is (0: not refuted).
    */
-  refuted(accepted: number): void {
-    if (this.learned > Number.NEGATIVE_INFINITY && this.floor().share > 0 && accepted <= REFUTED_ROOM * this.learnedAccepted) this.forget();
+  refuted(accepted: number): number {
+    if (this.learned === Number.NEGATIVE_INFINITY || this.floor().share <= 0 || accepted > REFUTED_ROOM * this.learnedAccepted) return 0;
+    this.forget();
+    return this.learnedAccepted;
   }
 
   /** Both pools start over (noise that stopped, or a floor the check found too high). */

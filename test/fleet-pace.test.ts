@@ -390,6 +390,16 @@ describe('FleetPace on its own (pure)', () => {
       // Slow start ends at 0.9 of what the API accepted either way: the limit was met.
       expect(pace.state().slowStart).toBe(false);
     }
+    // Refuted over counts of a charging limiter's deficit (its blind growth refused nearly every
+    // call): slow start ends from what the API accepted when the floor was learned, not from them.
+    const pace = new FleetPace({ rate: 34, slowStart: false });
+    let t = reports(pace, 1_000_000, 3, 30, 3);
+    const grant = pace.report({ worker: 'a', want: 100, accepted: 30, limited: 3, fresh: { answers: 11, limited: 2 } }, t);
+    expect(grant.slowStart).toBe(true);
+    t = reports(pace, t + 1000, 3, 1.5, 40);
+    pace.overshoot(t + 1000, t);
+    expect(pace.noiseFloor().share).toBe(0);
+    expect(pace.state().rate).toBeCloseTo(0.9 * 30, 5);
   });
 
   it("a third of the fleet's answers 429s or more is an overshoot whatever a young floor's margin: slow start does not stand at twice the limit", () => {
