@@ -327,9 +327,9 @@ describe('FleetPace on its own (pure)', () => {
       pace.overshoot(t + 1000, t);
       return pace.report({ worker: 'a', want: 100, accepted: 20, limited: 0 }, t + 1000).freshShare;
     };
-    // After 25 s: half of the 20 the overshoot showed, over the rate cut from it.
+    // After 29 s of calls waiting (4 + 25): half of the 20 the overshoot showed, over the rate cut from it.
     expect(fallen(25)).toBeLessThan(0.6);
-    // After 10 s (noise not yet known holds the fleet every few seconds): the old pace stays.
+    // After 14 s (noise not yet known holds the fleet every few seconds): the old pace stays.
     expect(fallen(10)).toBe(1);
   });
 
