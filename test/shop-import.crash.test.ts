@@ -45,7 +45,7 @@ function startWorker(taskQueue: string): Promise<WorkerProcess> {
         url: woo.baseUrl,
         consumerKey: 'ck_fake_dev_key',
         consumerSecret: 'cs_fake_dev_secret',
-        timeout: '2s',
+        timeout: '40s', // the held page (below) waits its whole 30 s, not a retry after 2 s
         import: {
           every: '1h',
           paused: true, // only the test's triggers pull: no tick of the schedule mid-test
@@ -65,7 +65,16 @@ function startWorker(taskQueue: string): Promise<WorkerProcess> {
 it('a worker killed mid-pull and a store outage: the next worker goes on from the last page; each order exactly one shipment', async () => {
   const taskQueue = `pull-crash-${randomUUID()}`;
   const made = woo.generateOrders({ count: 200, seed: 7, spreadSeconds: 3600 });
-  woo.setFaults({ latencyMs: 60 }); // a pull of about 20 pages takes seconds: time to kill it
+  // The pull's eighth page is held by the store for 30 s: the kill lands in the middle of the pull
+  // however fast the first seven went (a loaded machine once saw the whole pull end before it).
+  const page = { route: 'GET orders', params: { lacks: 'include=' } } as const;
+  woo.setFaults({
+    latencyMs: 60,
+    failNext: [
+      ...Array.from({ length: 7 }, () => ({ ...page, kind: 'slow' as const, delayMs: 60 })),
+      { ...page, kind: 'queued', delayMs: 30_000 },
+    ],
+  });
   const first = await startWorker(taskQueue);
   const schedule = env.client.schedule.getHandle(shopPullScheduleId(SHOP));
   await waitFor(async () => (await schedule.describe().catch(() => undefined)) && true, {
