@@ -134,10 +134,9 @@ export class SmallAccountPlateau {
    */
   overshoot(o: PlateauOvershoot): number | undefined {
     const { rate: before, accepted } = o;
+    const span = o.slowStart ? Number.POSITIVE_INFINITY : this.steadyAccepted(o.now, before, o.heldBefore);
     const peakAccepted =
-      accepted >= PEAK_USED_SHARE * before && before >= PEAK_SPAN_FROM
-        ? Math.min(accepted, this.acceptedOverSpan(o.now, before, o.heldBefore, o.slowStart) / (1 - o.noiseShare))
-        : accepted;
+      accepted >= PEAK_USED_SHARE * before && before >= PEAK_SPAN_FROM ? Math.min(accepted, span / (1 - o.noiseShare)) : accepted;
     const grewPast = this.peak > 0 && before > this.peak;
     const limits = o.shows || grewPast || peakAccepted >= PEAK_ACCEPTED_SHARE * before;
     const kept = this.heldFor(o.now, o.pressedMs);
@@ -157,11 +156,12 @@ export class SmallAccountPlateau {
 
   /**
    * What the API accepted of the fleet a second over the reports of PEAK_SPAN_MS before an
-   * overshoot at `rate`, if they were made with no hold among them, past slow start, and at a rate
-   * within PEAK_STEADY_SHARE of it; infinity if not.
+   * overshoot at `rate`, if they were made with no hold among them and at a rate within
+   * PEAK_STEADY_SHARE of it; infinity if not. Asked past slow start only; also by settling's cut
+   * from 10 a second on (FleetPace.cut).
    */
-  private acceptedOverSpan(now: number, rate: number, heldBefore: number, slowStart: boolean): number {
-    if (slowStart || now - PEAK_SPAN_MS < heldBefore) return Number.POSITIVE_INFINITY;
+  steadyAccepted(now: number, rate: number, heldBefore: number): number {
+    if (now - PEAK_SPAN_MS < heldBefore) return Number.POSITIVE_INFINITY;
     let sum = 0;
     let count = 0;
     let from = now;

@@ -369,6 +369,25 @@ describe('after slow start, a limit that charges refused calls (simulated)', () 
       expect(run.share429(15, 90)).toBeLessThanOrEqual(0.03);
     },
   );
+
+  it.each(['even', 'one idle'])(
+    'an account of 10 calls a second, 4 workers (%s): settling cuts to under the limit, at least 0.95 of it spent with at most 1 %% 429s',
+    async (spread) => {
+      // Settling's last counts, over the limit's burst, read the rate that met the 429: cut a
+      // tenth off them, the rate stood over the limit and met it twice more (1.06-1.08 % 429s).
+      const run = await simulate({
+        seconds: 90,
+        limit: () => 10,
+        demand: { clients: 15, thinkMs: 1000 },
+        workers: 4,
+        workerOf: spread === 'even' ? (l) => l % 4 : (l) => l % 3,
+        refusedTakesToken: true,
+        seed: 1004,
+      });
+      expect(run.acceptedPerSecond(15, 90) / 10).toBeGreaterThanOrEqual(0.95);
+      expect(run.share429(15, 90)).toBeLessThanOrEqual(0.01);
+    },
+  );
 });
 
 describe("a small account's slow start (simulated)", () => {

@@ -823,6 +823,30 @@ describe('FleetPace on its own (pure)', () => {
     expect(quiet.state().peak).toBeCloseTo(q.counted.at(-1)!, 5);
   });
 
+  it("settling's overshoot at 10 a second or more cuts a tenth off what the API accepted over the 10 s before it, not off the burst's last counts", () => {
+    // Settling grows 2 % a second through the limit's burst, all of it accepted until the burst
+    // has drained: the last report counts the rate that met the 429, and a tenth off it left four
+    // workers over an account of 10 a second (a limiter charging refused calls: 1.06-1.08 % 429s).
+    const pace = new FleetPace({ rate: 11, slowStart: false, settling: true, lastCutAt: 980_000, cutFor: 981_000 });
+    const counted: number[] = [];
+    let t = 1_000_000;
+    for (let s = 0; s < 13; s++, t += 1000) {
+      counted.push(pace.state().rate);
+      pace.report({ worker: 'a', want: 100, accepted: counted.at(-1)!, limited: 0 }, t);
+    }
+    const before = pace.state().rate;
+    pace.overshoot(t + 1000, t);
+    const near = counted.filter((rate) => rate >= 0.85 * before);
+    expect(near.length).toBe(8);
+    expect(pace.state().rate).toBeCloseTo(0.9 * (near.reduce((a, b) => a + b, 0) / near.length), 5);
+    expect(pace.state().rate).toBeLessThan(0.9 * 0.95 * counted.at(-1)!);
+    // Probing's overshoot still cuts off the last counts: its rate grew little over the span.
+    const accepted = pace.state().rate;
+    reports(pace, t + 2000, 5, accepted, 0);
+    pace.overshoot(t + 8000, t + 7000);
+    expect(pace.state().rate).toBeCloseTo(0.9 * accepted, 5);
+  });
+
   it("an overshoot's plateau is no lower than half the rate it met: counts a charging limiter's deficit emptied cut no further", () => {
     // Four workers on an account of 2 a second whose limiter charges refused calls, demand that
     // ramped: slow start ended at 9.49 a second with 1.33 counted, settling met the limit at 4.27
