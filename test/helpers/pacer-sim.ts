@@ -2,11 +2,12 @@
  * A simulated shipping API account and a fleet of paced workers on vitest's fake clock, for the
  * account pacer's tests. The API, like the fake (fake-shipping-api/fault-injector.ts), first takes
  * a token from the account's bucket (`limit` a second, one second's worth of burst; 429 with the
- * whole seconds until a token, at least 1), then refuses a `noise` share of the calls it let
- * through at random (429, Retry-After drawn from `noiseRetryAfterS`): a quota shared with other
- * clients or a flaky proxy, which no pace causes. Each worker has its own pacer; a 429 its pacer
- * takes as the limit's reaches every worker's pacer (its own too) `relayMs` later, as the fleet
- * channel does, and the workers' fresh answers are pooled, read every 10 s by a worker learning noise
+ * whole seconds until a token, at least 1), or counts the call in a sliding window of a second
+ * (`limiter: 'window'`), then refuses a `noise` share of the calls it let through at random (429,
+ * Retry-After drawn from `noiseRetryAfterS`): a quota shared with other clients or a flaky proxy,
+ * which no pace causes. Each worker has its own pacer; a 429 its pacer takes as the limit's
+ * reaches every worker's pacer (its own too) `relayMs` later, as the fleet channel does, and the
+ * workers' fresh answers are pooled, read every 10 s by a worker learning noise
  * (worker/fleet-rate-limit.ts). A refused call waits its own Retry-After and tries again.
  */
 import { setMaxListeners } from 'node:events';
@@ -43,6 +44,11 @@ export interface SimOptions {
     | { perSecond: number };
   /** The limit counts refused calls too (its bucket goes below empty, down to a second's worth); default: only accepted ones. */
   refusedTakesToken?: boolean;
+  /**
+   * `window`: at most `limit` calls in any second (a sliding log: 429 with the whole seconds until
+   * the window has room, at least 1), no burst over it; default the token bucket above.
+   */
+  limiter?: 'bucket' | 'window';
   /** Random 429s before the bucket (they then use none of the limit); default after it, as the fake. */
   noiseFirst?: boolean;
   workers?: number;
@@ -162,8 +168,11 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
       return (!options.noiseFirst && randomRefusal(t)) || { retryAfterMs: 0, kind: 'accepted' };
     }
 
+    /** The calls the window counts, oldest first (limiter `window`). */
+    const windowed: number[] = [];
     function takeToken(now: number, t: number): { retryAfterMs: number; kind: 'limited' } | null {
       const perS = limit(t);
+      if (perS !== null && options.limiter === 'window') return takeInWindow(now, perS);
       if (perS !== null) {
         bucket = { tokens: Math.min(perS, bucket.tokens + ((now - bucket.at) / 1000) * perS), at: now };
         if (bucket.tokens < 1) {
@@ -175,6 +184,18 @@ export async function simulate(options: SimOptions): Promise<SimRun> {
         bucket.tokens -= 1;
       }
       return null;
+    }
+
+    function takeInWindow(now: number, perS: number): { retryAfterMs: number; kind: 'limited' } | null {
+      while (windowed.length > 0 && windowed[0]! <= now - 1000) windowed.shift();
+      if (windowed.length < perS) {
+        windowed.push(now);
+        return null;
+      }
+      // Room once the oldest of the last `perS` calls leaves the window.
+      const retryAfterMs = Math.max(1, Math.ceil((windowed[windowed.length - Math.floor(perS)]! + 1000 - now) / 1000)) * 1000;
+      if (options.refusedTakesToken) windowed.push(now);
+      return { retryAfterMs, kind: 'limited' };
     }
 
     function randomRefusal(t: number): { retryAfterMs: number; kind: 'noise' } | null {
