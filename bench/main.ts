@@ -120,11 +120,13 @@ Options:
   --rate-limit <n>             the API's limit, calls/s per account (default 20)
   --rate-orders <n>            new orders per phase (default 200)
   --rate-wave <n>              shipments in the tracking wave (default 150)
-  --rate-settings <list>       which of adaptive,off,cap,charged,noise,worker,worker-charged,
+  --rate-settings <list>       which of adaptive,off,cap,charged,window,noise,worker,worker-charged,
                                worker-noise to run (default all); charged is adaptive pacing against
-                               a limiter that counts refused calls too, noise is adaptive pacing with
-                               10 % unrelated 429s beside the limit; worker* are the same with each
-                               worker finding its own pace (SHIPPING_API_PACE_SHARES=worker)
+                               a limiter that counts refused calls too, window against one that
+                               counts a sliding window of a second (an integer --rate-limit), noise
+                               is adaptive pacing with 10 % unrelated 429s beside the limit; worker*
+                               are the same with each worker finding its own pace
+                               (SHIPPING_API_PACE_SHARES=worker)
   --import-orders <n>          generated orders per store for the import scenario (default 5000:
                                about 9 minutes here, the whole scenario)
   --import-outage <seconds>    how long each store is down mid-pull (default 10)

@@ -22,7 +22,7 @@ const HOUR_MS = 3_600_000;
 
 export interface RateLimitSetting {
   /** Short key for --rate-settings. */
-  key: 'adaptive' | 'off' | 'cap' | 'charged' | 'noise' | 'worker' | 'worker-charged' | 'worker-noise';
+  key: 'adaptive' | 'off' | 'cap' | 'charged' | 'window' | 'noise' | 'worker' | 'worker-charged' | 'worker-noise';
   name: string;
   env: Record<string, string>;
   /** Faults of the fake beside the limit. */
@@ -45,6 +45,13 @@ export function rateLimitSettings(limit: number, keys?: readonly string[]): Rate
       name: 'adaptive pacing, a limiter that counts refused calls',
       env: {},
       faults: { rateLimit: { perSecond: limit, burst: limit, refusedTakesToken: true } },
+    },
+    // A limiter that counts a sliding window of a second, with no burst over the limit (the spec names a window).
+    {
+      key: 'window',
+      name: 'adaptive pacing, a limiter that counts a sliding window',
+      env: {},
+      faults: { rateLimit: { perSecond: limit, burst: limit, kind: 'window' } },
     },
     // 429s the pace does not cause (a shared quota, a flaky proxy), on top of the limit: compare with `adaptive`.
     {

@@ -12,7 +12,8 @@ import {
   FaultsPatch,
   InvalidFaultsError,
   mulberry32,
-  TokenBuckets,
+  accountLimiter,
+  type AccountLimiter,
   type EndpointKey,
   type Faults,
   type RateLimit,
@@ -24,9 +25,9 @@ export type Fate = { kind: 'answer'; delayMs: number } | { kind: 'hang' } | { ki
 
 export class FaultInjector {
   private faults: Faults = cloneFaults(DEFAULT_FAULTS);
-  private buckets: TokenBuckets | null = null;
+  private limiter: AccountLimiter | null = null;
   /** Accounts with a limit of their own (AnyFakeAccount.rateLimit), by name. */
-  private readonly ownBuckets = new Map<string, TokenBuckets>();
+  private readonly ownLimiters = new Map<string, AccountLimiter>();
   private readonly random: () => number;
 
   constructor(seed: number) {
@@ -43,7 +44,7 @@ export class FaultInjector {
     if (!parsed.success) throw new InvalidFaultsError(fieldProblems(parsed.error));
     const p = parsed.data;
     this.faults = cloneFaults({ ...this.faults, ...(p as Partial<Faults>) });
-    if (p.rateLimit !== undefined) this.buckets = this.faults.rateLimit === null ? null : new TokenBuckets(this.faults.rateLimit);
+    if (p.rateLimit !== undefined) this.limiter = this.faults.rateLimit === null ? null : accountLimiter(this.faults.rateLimit);
     return cloneFaults(this.faults);
   }
 
@@ -66,9 +67,9 @@ export class FaultInjector {
       return standard(entry!.status, undefined, headers);
     }
     // 2. per-account rate limit: the account's own, else the fake's
-    const buckets = own ? this.ownBucketsOf(account, own) : this.buckets;
-    if (inScope && buckets) {
-      const wait = buckets.take(account, Date.now());
+    const limiter = own ? this.ownLimiterOf(account, own) : this.limiter;
+    if (inScope && limiter) {
+      const wait = limiter.take(account, Date.now());
       if (wait > 0) {
         return standard(429, 'Too many requests: rate limit exceeded', { 'retry-after': String(wait), 'x-fake-fault': 'rate-limit' });
       }
@@ -86,10 +87,10 @@ export class FaultInjector {
     return null;
   }
 
-  private ownBucketsOf(account: string, limit: RateLimit): TokenBuckets {
-    let buckets = this.ownBuckets.get(account);
-    if (!buckets) this.ownBuckets.set(account, (buckets = new TokenBuckets(limit)));
-    return buckets;
+  private ownLimiterOf(account: string, limit: RateLimit): AccountLimiter {
+    let limiter = this.ownLimiters.get(account);
+    if (!limiter) this.ownLimiters.set(account, (limiter = accountLimiter(limit)));
+    return limiter;
   }
 
   /** Step 6, after the handler changed state: may malform `answer` in place, then decides its fate. */

@@ -1,6 +1,7 @@
 /**
  * Fault configuration of the fake shipping API: the patch schema (shared by setFaults, the
- * admin endpoint and the CLI), endpoint keys, a seeded PRNG and the per-account token bucket.
+ * admin endpoint and the CLI), endpoint keys, a seeded PRNG and the per-account limiters (a token
+ * bucket, or a sliding window).
  */
 import { z } from 'zod';
 
@@ -10,6 +11,7 @@ export type EndpointKey = (typeof ENDPOINT_KEYS)[number];
 
 export interface RateLimit {
   perSecond: number;
+  /** The bucket's size (a window has none: `kind`). */
   burst: number;
   /**
    * A refused call spends a token too (the bucket goes below empty, at most a burst's worth):
@@ -17,6 +19,12 @@ export interface RateLimit {
    * calls spend one. The spec does not say which the real API does.
    */
   refusedTakesToken?: boolean;
+  /**
+   * `window`: at most `perSecond` calls (a whole number) in any second, a sliding window, with
+   * no credit saved up over it, so no burst; a refused call counts in it too with
+   * `refusedTakesToken`. Default `bucket`. The spec names a limit and a window and shows neither.
+   */
+  kind?: 'bucket' | 'window';
 }
 
 export interface FailNextEntry {
@@ -85,11 +93,22 @@ const EndpointKeySchema = z.string().transform((raw, ctx) => {
 
 const Rate = z.number().min(0).max(1);
 
+/** A RateLimit as the admin endpoint, the CLI and an accounts file give it. */
+export const RateLimitSchema = z
+  .strictObject({
+    perSecond: z.number().positive(),
+    burst: z.number().int().min(1),
+    refusedTakesToken: z.boolean().optional(),
+    kind: z.enum(['bucket', 'window']).optional(),
+  })
+  .refine((l) => l.kind !== 'window' || Number.isInteger(l.perSecond), {
+    message: 'a window counts whole calls: an integer',
+    path: ['perSecond'],
+  });
+
 export const FaultsPatch = z
   .strictObject({
-    rateLimit: z
-      .strictObject({ perSecond: z.number().positive(), burst: z.number().int().min(1), refusedTakesToken: z.boolean().optional() })
-      .nullable(),
+    rateLimit: RateLimitSchema.nullable(),
     rateLimitedRate: Rate,
     rateLimitedRetryAfter: z
       .strictObject({
@@ -150,8 +169,18 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
+/** A per-account limit: `take` returns 0 when the call may go on, else its Retry-After in whole seconds (min 1). */
+export interface AccountLimiter {
+  take(account: string, now: number): number;
+}
+
+/** The limiter a limit asks for (RateLimit.kind). */
+export function accountLimiter(limit: RateLimit): AccountLimiter {
+  return limit.kind === 'window' ? new SlidingWindows(limit) : new TokenBuckets(limit);
+}
+
 /** Per-account token bucket: `burst` tokens, refilled at `perSecond`. */
-export class TokenBuckets {
+export class TokenBuckets implements AccountLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(private readonly limit: RateLimit) {}
@@ -169,6 +198,30 @@ export class TokenBuckets {
     }
     const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
     if (this.limit.refusedTakesToken) bucket.tokens = Math.max(-burst, bucket.tokens - 1);
+    return retryAfter;
+  }
+}
+
+/** Per-account sliding window: at most `perSecond` calls counted in any second. */
+export class SlidingWindows implements AccountLimiter {
+  /** The times of the calls counted in the last second, oldest first. */
+  private readonly windows = new Map<string, number[]>();
+
+  constructor(private readonly limit: RateLimit) {}
+
+  /** Counts the call; returns 0 when allowed, else the Retry-After in whole seconds (min 1) until the window has room. */
+  take(account: string, now: number): number {
+    const capacity = Math.max(1, Math.floor(this.limit.perSecond));
+    const calls = this.windows.get(account) ?? [];
+    this.windows.set(account, calls);
+    while (calls.length > 0 && calls[0]! <= now - 1000) calls.shift();
+    if (calls.length < capacity) {
+      calls.push(now);
+      return 0;
+    }
+    // Room once the oldest of the last `capacity` calls leaves the window.
+    const retryAfter = Math.max(1, Math.ceil((calls[calls.length - capacity]! + 1000 - now) / 1000));
+    if (this.limit.refusedTakesToken) calls.push(now);
     return retryAfter;
   }
 }

@@ -11,6 +11,7 @@ import {
   DEFAULTS,
   ENDPOINT_KEYS,
   normalizeEndpointKey,
+  RateLimitSchema,
   startFakeShippingApi,
   type AnyFakeAccount,
   type FakeShippingApiOptions,
@@ -45,6 +46,8 @@ Flags:
                                 (default: ceil(perSecond))
   --refused-takes-token         A refused call spends a token too (the bucket goes below empty):
                                 a limiter that counts every call; needs --rate-limit
+  --rate-limiter <kind>         bucket (default) or window: at most --rate-limit calls (a whole
+                                number) in any second, no burst; needs --rate-limit
   --rate-limited-rate <0..1>    Share of requests answered 429 at random, bucket or not (default 0)
   --retry-after <s|min-max>     Retry-After seconds of those random 429s, one value or a range
                                 drawn per answer (default 1)
@@ -61,7 +64,7 @@ Flags:
   --accounts-file <path>        More accounts, each with its own credentials, limit and labels:
                                 a JSON array of {name, apiKey, apiToken} or {name, auth: "bearer",
                                 accessToken, shipperAccountId}, each with an optional
-                                rateLimit {perSecond, burst, refusedTakesToken?} (default: the --rate-limit)
+                                rateLimit {perSecond, burst, refusedTakesToken?, kind?} (default: the --rate-limit)
   -h, --help                    Print this help and exit
 
 Credentials of the default account come from SHIPPING_API_KEY and SHIPPING_API_TOKEN;
@@ -114,6 +117,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
         'rate-limit': { type: 'string' },
         burst: { type: 'string' },
         'refused-takes-token': { type: 'boolean' },
+        'rate-limiter': { type: 'string' },
         'rate-limited-rate': { type: 'string' },
         'retry-after': { type: 'string' },
         'error-rate': { type: 'string' },
@@ -158,11 +162,19 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   if (burst !== undefined && perSecond === undefined) throw new CliError('--burst: only valid together with --rate-limit');
   const refusedTakesToken = values['refused-takes-token'] === true;
   if (refusedTakesToken && perSecond === undefined) throw new CliError('--refused-takes-token: only valid together with --rate-limit');
+  const kind = str('rate-limiter');
+  if (kind !== undefined) {
+    if (kind !== 'bucket' && kind !== 'window') throw new CliError(`--rate-limiter: "${kind}" is neither bucket nor window`);
+    if (perSecond === undefined) throw new CliError('--rate-limiter: only valid together with --rate-limit');
+    if (kind === 'window' && !Number.isInteger(perSecond)) throw new CliError('--rate-limit: a window counts whole calls: an integer');
+    if (kind === 'window' && burst !== undefined) throw new CliError('--burst: a window has none (--rate-limiter window)');
+  }
   if (perSecond !== undefined)
     faults.rateLimit = {
       perSecond,
       burst: burst ?? Math.max(1, Math.ceil(perSecond)),
       ...(refusedTakesToken ? { refusedTakesToken } : {}),
+      ...(kind === 'window' ? { kind } : {}),
     };
   const rateLimitedRate = num('rate-limited-rate', { min: 0, max: 1 });
   if (rateLimitedRate !== undefined) faults.rateLimitedRate = rateLimitedRate;
@@ -222,11 +234,6 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   };
 }
 
-const RateLimitSchema = z.strictObject({
-  perSecond: z.number().positive(),
-  burst: z.number().int().min(1),
-  refusedTakesToken: z.boolean().optional(),
-});
 const AccountsFile = z
   .array(
     z.union([

@@ -20,6 +20,7 @@ const FLAGS = [
   '--seed',
   '--rate-limit',
   '--burst',
+  '--rate-limiter',
   '--error-rate',
   '--latency-ms',
   '--hang-rate',
@@ -195,6 +196,12 @@ describe('flag parsing', () => {
     expect(parseCli(['--retry-after', '3'], {})).toMatchObject({
       options: { faults: { rateLimitedRetryAfter: { minSeconds: 3, maxSeconds: 3 } } },
     });
+    expect(parseCli(['--rate-limit', '4', '--rate-limiter', 'window'], {})).toMatchObject({
+      options: { faults: { rateLimit: { perSecond: 4, kind: 'window' } } },
+    });
+    expect(parseCli(['--rate-limit', '4', '--rate-limiter', 'bucket'], {})).toMatchObject({
+      options: { faults: { rateLimit: { perSecond: 4, burst: 4 } } },
+    });
   });
 
   it.each([
@@ -205,6 +212,10 @@ describe('flag parsing', () => {
     [['--rate-limit', '0'], '--rate-limit'],
     [['--burst', '3'], '--burst'],
     [['--rate-limit', '5', '--burst', '0'], '--burst'],
+    [['--rate-limiter', 'window'], '--rate-limiter'],
+    [['--rate-limit', '5', '--rate-limiter', 'leaky'], '--rate-limiter'],
+    [['--rate-limit', '2.5', '--rate-limiter', 'window'], '--rate-limit'],
+    [['--rate-limit', '5', '--burst', '5', '--rate-limiter', 'window'], '--burst'],
     [['--hang-rate', 'often'], '--hang-rate'],
     [['--malformed-rate', '-0.1'], '--malformed-rate'],
     [['--latency-ms', ''], '--latency-ms'],

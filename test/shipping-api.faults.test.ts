@@ -77,6 +77,27 @@ describe('rate limit', () => {
     await expect(client.listCouriers()).resolves.toHaveLength(4);
   });
 
+  it('a sliding window: at most perSecond calls in any second, nothing saved up, Retry-After until it has room', async () => {
+    api.setFaults({ rateLimit: { perSecond: 2, burst: 2, kind: 'window' } });
+    const sleepUntil = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms - Date.now())));
+    await client.listCouriers();
+    const first = Date.now(); // the first call reached the API before this
+    await sleepUntil(first + 500);
+    await client.listCouriers();
+    // A bucket of 2 a second would have a token again by now; the window counts both calls.
+    expect((await shippingError(client.listCouriers())).retryAfterSeconds).toBe(1);
+    // Once the first call has left the window, one more fits, and only one (the second is in it).
+    await sleepUntil(first + 1050);
+    await expect(client.listCouriers()).resolves.toHaveLength(4);
+    expect((await shippingError(client.listCouriers())).kind).toBe('rate_limited');
+    // Each account has its own window.
+    await expect(newClient(other).listCouriers()).resolves.toHaveLength(4);
+    // A window counts whole calls.
+    expect(() => api.setFaults({ rateLimit: { perSecond: 2.5, burst: 3, kind: 'window' } })).toThrow(
+      /rateLimit\.perSecond: a window counts whole calls/,
+    );
+  });
+
   it('endpoints restricts faults to the listed endpoint keys', async () => {
     api.setFaults({ rateLimit: { perSecond: 0.1, burst: 1 }, endpoints: ['GET /products'] });
     await client.listProducts('ups');
