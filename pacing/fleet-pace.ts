@@ -325,8 +325,9 @@ export class FleetPace {
     // with the leases gone by its clock an account of 20 a second ended slow start at 2.4 (the one
     // report left) and waited at that plateau for its quiet spell.
     const before = this.rate;
-    // The first overshoot of a search a floor restarted may show the floor was a limit's.
-    const refuted = this.slowStart && this.slowStartCuts === 0 ? this.noise.refuted(this.leases.total('accepted')) : 0;
+    // The first overshoot of a search a floor restarted may show the floor was a limit's: then
+    // what the API accepted when the floor was learned (0: not refuted).
+    const learnedAccepted = this.slowStart && this.slowStartCuts === 0 ? this.noise.refuted(this.leases.total('accepted')) : 0;
     // Calls refused as noise did not use the limit.
     const accepted = this.leases.total('accepted') / (1 - this.noise.floor().share);
     const wasSlowStart = this.slowStart;
@@ -339,7 +340,7 @@ export class FleetPace {
     // dug under a limiter charging refused calls. From them, 40 to 20 a second on four workers
     // ended slow start at 4.2-5.4 and settled 2 % a second for a minute (0.80-0.88 of the new
     // limit at four of five moments of the fall).
-    if (wasSlowStart) ended = this.slowStartOvershoot(Math.max(accepted, refuted));
+    if (wasSlowStart) ended = this.slowStartOvershoot(Math.max(accepted, learnedAccepted));
     else {
       // The limit as the cut reads it from steady counts (see cut), no lower than ACCEPTED_SHARE of the rate.
       if (steady && pressedMs >= SHOWS_LIMIT_MS && this.noise.floor().share === 0)
