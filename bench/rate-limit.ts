@@ -51,7 +51,7 @@ export function rateLimitSettings(limit: number, keys?: readonly string[]): Rate
       key: 'window',
       name: 'adaptive pacing, a limiter that counts a sliding window',
       env: {},
-      faults: { rateLimit: { perSecond: limit, burst: limit, kind: 'window' } },
+      faults: { rateLimit: { perSecond: limit, kind: 'window' } },
     },
     // 429s the pace does not cause (a shared quota, a flaky proxy), on top of the limit: compare with `adaptive`.
     {

@@ -11,8 +11,8 @@ export type EndpointKey = (typeof ENDPOINT_KEYS)[number];
 
 export interface RateLimit {
   perSecond: number;
-  /** The bucket's size (a window has none: `kind`). */
-  burst: number;
+  /** The bucket's size; a window (`kind`) has none. */
+  burst?: number;
   /**
    * A refused call spends a token too (the bucket goes below empty, at most a burst's worth):
    * a limiter that counts every call, as fixed-window counters do. Default false: only accepted
@@ -21,7 +21,7 @@ export interface RateLimit {
   refusedTakesToken?: boolean;
   /**
    * `window`: at most `perSecond` calls (a whole number) in any second, a sliding window, with
-   * no credit saved up over it, so no burst; a refused call counts in it too with
+   * no credit saved up over it, so no `burst`; a refused call counts in it too with
    * `refusedTakesToken`. Default `bucket`. The spec names a limit and a window and shows neither.
    */
   kind?: 'bucket' | 'window';
@@ -97,13 +97,18 @@ const Rate = z.number().min(0).max(1);
 export const RateLimitSchema = z
   .strictObject({
     perSecond: z.number().positive(),
-    burst: z.number().int().min(1),
+    burst: z.number().int().min(1).optional(),
     refusedTakesToken: z.boolean().optional(),
     kind: z.enum(['bucket', 'window']).optional(),
   })
-  .refine((l) => l.kind !== 'window' || Number.isInteger(l.perSecond), {
-    message: 'a window counts whole calls: an integer',
-    path: ['perSecond'],
+  .superRefine((l, ctx) => {
+    if (l.kind !== 'window') {
+      if (l.burst === undefined) ctx.addIssue({ code: 'custom', message: 'a bucket needs its size', path: ['burst'] });
+      return;
+    }
+    if (!Number.isInteger(l.perSecond))
+      ctx.addIssue({ code: 'custom', message: 'a window counts whole calls: an integer', path: ['perSecond'] });
+    if (l.burst !== undefined) ctx.addIssue({ code: 'custom', message: 'a window has none', path: ['burst'] });
   });
 
 export const FaultsPatch = z
@@ -187,7 +192,8 @@ export class TokenBuckets implements AccountLimiter {
 
   /** Takes a token; returns 0 when allowed, else the Retry-After in whole seconds (min 1) until a token would be there. */
   take(account: string, now: number): number {
-    const { perSecond, burst } = this.limit;
+    const { perSecond } = this.limit;
+    const burst = this.limit.burst ?? Math.max(1, Math.ceil(perSecond));
     const bucket = this.buckets.get(account) ?? { tokens: burst, at: now };
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
     bucket.at = now;

@@ -64,7 +64,7 @@ Flags:
   --accounts-file <path>        More accounts, each with its own credentials, limit and labels:
                                 a JSON array of {name, apiKey, apiToken} or {name, auth: "bearer",
                                 accessToken, shipperAccountId}, each with an optional
-                                rateLimit {perSecond, burst, refusedTakesToken?, kind?} (default: the --rate-limit)
+                                rateLimit {perSecond, burst?, refusedTakesToken?, kind?} (default: the --rate-limit)
   -h, --help                    Print this help and exit
 
 Credentials of the default account come from SHIPPING_API_KEY and SHIPPING_API_TOKEN;
@@ -172,9 +172,8 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   if (perSecond !== undefined)
     faults.rateLimit = {
       perSecond,
-      burst: burst ?? Math.max(1, Math.ceil(perSecond)),
+      ...(kind === 'window' ? { kind } : { burst: burst ?? Math.max(1, Math.ceil(perSecond)) }),
       ...(refusedTakesToken ? { refusedTakesToken } : {}),
-      ...(kind === 'window' ? { kind } : {}),
     };
   const rateLimitedRate = num('rate-limited-rate', { min: 0, max: 1 });
   if (rateLimitedRate !== undefined) faults.rateLimitedRate = rateLimitedRate;

@@ -78,7 +78,7 @@ describe('rate limit', () => {
   });
 
   it('a sliding window: at most perSecond calls in any second, nothing saved up, Retry-After until it has room', async () => {
-    api.setFaults({ rateLimit: { perSecond: 2, burst: 2, kind: 'window' } });
+    api.setFaults({ rateLimit: { perSecond: 2, kind: 'window' } });
     const sleepUntil = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms - Date.now())));
     await client.listCouriers();
     const first = Date.now(); // the first call reached the API before this
@@ -92,10 +92,12 @@ describe('rate limit', () => {
     expect((await shippingError(client.listCouriers())).kind).toBe('rate_limited');
     // Each account has its own window.
     await expect(newClient(other).listCouriers()).resolves.toHaveLength(4);
-    // A window counts whole calls.
-    expect(() => api.setFaults({ rateLimit: { perSecond: 2.5, burst: 3, kind: 'window' } })).toThrow(
+    // A window counts whole calls, and has no burst; a bucket needs one.
+    expect(() => api.setFaults({ rateLimit: { perSecond: 2.5, kind: 'window' } })).toThrow(
       /rateLimit\.perSecond: a window counts whole calls/,
     );
+    expect(() => api.setFaults({ rateLimit: { perSecond: 2, burst: 2, kind: 'window' } })).toThrow(/rateLimit\.burst: a window has none/);
+    expect(() => api.setFaults({ rateLimit: { perSecond: 2 } })).toThrow(/rateLimit\.burst: a bucket needs its size/);
   });
 
   it('endpoints restricts faults to the listed endpoint keys', async () => {
