@@ -329,7 +329,8 @@ export class FleetPace {
     // what the API accepted when the floor was learned (0: not refuted).
     const learnedAccepted = this.slowStart && this.slowStartCuts === 0 ? this.noise.refuted(this.leases.total('accepted')) : 0;
     // Calls refused as noise did not use the limit.
-    const accepted = this.leases.total('accepted') / (1 - this.noise.floor().share);
+    const noiseShare = this.noise.floor().share;
+    const accepted = this.leases.total('accepted') / (1 - noiseShare);
     const wasSlowStart = this.slowStart;
     const wasSettling = this.settling;
     // Every worker's counts span a whole lease and no hold: what the API accepted of a rate let run.
@@ -343,11 +344,11 @@ export class FleetPace {
     if (wasSlowStart) ended = this.slowStartOvershoot(Math.max(accepted, learnedAccepted));
     else {
       // The limit as the cut reads it from steady counts (see cut), no lower than ACCEPTED_SHARE of the rate.
-      if (steady && pressedMs >= SHOWS_LIMIT_MS && this.noise.floor().share === 0)
+      if (steady && pressedMs >= SHOWS_LIMIT_MS && noiseShare === 0)
         this.noise.limitShown(Math.max(accepted, ACCEPTED_SHARE * before), now);
       // Settling climbed through the limit's burst: what the API accepted over the 10 s before (see cut).
       const span = wasSettling && steady && before >= GENTLE_BELOW ? this.plateau.steadyAccepted(now, before, heldBefore) : Infinity;
-      this.cut(before, accepted, wasSettling && steady, ceiling, span / (1 - this.noise.floor().share));
+      this.cut(before, accepted, wasSettling && steady, ceiling, span / (1 - noiseShare));
     }
     this.cycle = NONE;
     this.cycleNoisy = false;
@@ -364,7 +365,7 @@ export class FleetPace {
         accepted,
         heldBefore,
         slowStart: wasSlowStart,
-        noiseShare: this.noise.floor().share,
+        noiseShare,
         shows,
         settling: this.settling,
         pressedMs,
