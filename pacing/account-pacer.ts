@@ -57,11 +57,12 @@ const FRESH_HOLD_MS = 1000;
 /**
  * Sharing the fleet's rate, for this long: the bound above is then at most 0.9 of this worker's
  * share (the shares add up to the account's rate, which the hold's cut put under what the API
- * accepted) or the fleet's (under half of what the API lately accepted), so a limit that did not
- * fall refuses none of them, however long after. Before the noise is known each 429 holds the
- * fleet 1-5 s and it sends 2-3 calls a second: in bench pacing's noise row (accounts of 5 and 20
- * a second, two workers, seven seeds) the slowest two learned it at second 43-87 with 3 s, 29-48
- * with 10 (the median at 20-26 either way).
+ * accepted) or the fleet's (under half of what the API lately accepted, 0.7 before a limit or a
+ * floor was found: fleet-noise-floor.ts), so a limit that did not fall refuses none of them,
+ * however long after. Before the noise is known each 429 holds the fleet 1-5 s and it sends 2-3
+ * calls a second: in bench pacing's noise row (accounts of 5 and 20 a second, two workers, seven
+ * seeds) the slowest two learned it at second 43-87 with 3 s, 29-48 with 10 (the median at 20-26
+ * either way).
  */
 const FLEET_FRESH_MS = 10_000;
 /**

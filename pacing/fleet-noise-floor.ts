@@ -49,6 +49,22 @@ const SAMPLE_SETTLE_MS = LEASE_MS + REPORT_MS + 500;
  * bench pacing's 208 runs without noise learns one, nor test/account-pacer.noise.test.ts's.
  */
 const KNOWN_GOOD_SHARE = 0.5;
+/**
+ * The fresh calls' bound (freshShare) is this share of the known-good pace until the fleet has
+ * first learned a floor or been shown a limit (limitShown): no limit was found yet, so only one
+ * under 0.7 of what the API already accepted of the fleet refuses them (under the limit even where
+ * that counted a whole second's burst over three, 0.93 of it), not a limit that falls from one
+ * found. Before the noise is known its 429s cut the rate to 0.1-0.2 of the limit, often between
+ * half the known-good pace and this, for 20-60 s: the noise row's median at 20 a second 0.735 of
+ * the clean account at 0.5, 0.766 here (40 seeds). At 0.8 (1.07 of the limit with that burst) four
+ * workers on an account of 2 limited by a window learned its calls at once as noise, 38 % 429s. Not
+ * once either is known: a limit that falls to 0.6 of the one found (20 to 12, 10 to 6) refuses
+ * calls at 0.7 of the old, and at 0.7 throughout the fleet learned them as a floor (24 % 429s in a
+ * run). Nor for the fleet's answers at a low rate: many, a few 429s among them make a floor, and
+ * at 0.7 one with no limit in reach learned 0.024 of 10 % noise from 3 in some 80 at second 54, and
+ * relayed the rest as holds for 80 s (test/account-pacer.noise.test.ts, seed 3).
+ */
+const FIRST_GOOD_SHARE = 0.7;
 /** The known-good pace (the most the fleet's reports showed accepted) is replaced by the next report's after this long. */
 const KNOWN_GOOD_MS = 300_000;
 /**
@@ -146,6 +162,8 @@ export interface FleetNoiseState {
   all?: Answers;
   /** The workers' fresh answers (PaceReport.fresh), pooled. */
   fresh?: Answers;
+  /** A floor was learned or a limit shown (absent: neither). */
+  found?: boolean;
 }
 
 /** No answers (a pool, a count, that starts over). */
@@ -176,15 +194,18 @@ export class FleetNoiseFloor {
   private firstReportAt = 0;
   /** The fleet's answers counted wholly since the last cut, relayed hold or check (limitInNoise). */
   private sinceCut: Answers = NONE;
+  /** A floor was learned or a limit shown, in this run or one before (FIRST_GOOD_SHARE). */
+  private found: boolean;
 
   constructor(state?: FleetNoiseState) {
     this.noise = answersOf(state?.noise);
     this.all = answersOf(state?.all);
     this.fresh = answersOf(state?.fresh);
+    this.found = state?.found === true;
   }
 
   state(): Required<FleetNoiseState> {
-    return { noise: this.noise, all: this.all, fresh: this.fresh };
+    return { noise: this.noise, all: this.all, fresh: this.fresh, found: this.found };
   }
 
   /** The share of 429s no pace causes (0: none known), and how many answers it rests on. */
@@ -206,6 +227,12 @@ export class FleetNoiseFloor {
     return { share: Math.min(youngShare(this.fresh), YOUNG_FLOOR_CAP), answers: this.fresh.answers };
   }
 
+  /** The share of the known-good pace under which fresh calls are no limit's: FIRST_GOOD_SHARE until a floor or limit is found. */
+  private freshGoodShare(): number {
+    // (A floor carried from a build that did not carry `found` was learned too.)
+    return this.found || this.floor().share > 0 ? KNOWN_GOOD_SHARE : FIRST_GOOD_SHARE;
+  }
+
   /** When the floor was last learned (−∞: not in this run). */
   get learnedAt(): number {
     return this.learned;
@@ -219,16 +246,16 @@ export class FleetNoiseFloor {
   /**
    * The share of its rate at which a worker's calls after a hold may count as fresh (0: the
    * worker's own bound alone): the share that keeps the fleet's rate under KNOWN_GOOD_SHARE of
-   * the known-good pace, where no limit that did not fall that far refuses a call (the noise pool
-   * trusts every answer there), let alone right after a hold. Before the floor is known the noise
-   * cuts the rate to 1-3 calls a second, where the worker's own bound (half its rate, or what the
-   * API accepted of it with the holds counted) left 1-2 fresh calls a hold: 14-18 fresh answers
-   * in 80 s (bench `pacing`). (All or nothing, once the whole rate was under it: 0.55 and 0.48 of
-   * the clean account over 15 seeds, instead of 0.61 and 0.55.)
+   * the known-good pace (FIRST_GOOD_SHARE before a floor or limit was found), where no limit that
+   * did not fall that far refuses a call, let alone right after a hold. Before the floor is known
+   * the noise cuts the rate to 1-3 calls a second, where the worker's own bound (half its rate, or
+   * what the API accepted of it with the holds counted) left 1-2 fresh calls a hold: 14-18 fresh
+   * answers in 80 s (bench `pacing`). (All or nothing, once the whole rate was under it: 0.55 and
+   * 0.48 of the clean account over 15 seeds, instead of 0.61 and 0.55.)
    */
   freshShare(rate: number, slowStart: boolean): number {
     if (slowStart || this.good.rate <= 0) return 0;
-    return Math.min(1, (KNOWN_GOOD_SHARE * this.good.rate) / rate);
+    return Math.min(1, (this.freshGoodShare() * this.good.rate) / rate);
   }
 
   /**
@@ -240,6 +267,7 @@ export class FleetNoiseFloor {
    * four workers), a floor kept to the end in two of thirty runs.
    */
   limitShown(rate: number, now: number): void {
+    this.found = true;
     if (rate < FELL_SHARE * this.good.rate) this.good = { rate, at: now };
   }
 
@@ -268,6 +296,7 @@ export class FleetNoiseFloor {
     if (learned) {
       this.learned = fleet.now;
       this.learnedAccepted = fleet.accepted;
+      this.found = true;
     }
     if (this.firstReportAt === 0) this.firstReportAt = fleet.now;
     return learned;

@@ -3,7 +3,8 @@
  * that are negative, not numbers, absurdly large or missing (JSON carries NaN as null), holds in
  * the past or far ahead, and continue-as-new at any point (the state through JSON, as the
  * workflow carries it). Whatever comes, each grant is a share the worker can pace by, the
- * state the next run starts from is numbers, and the probe's speed stays in its bounds.
+ * state the next run starts from is numbers, the probe's speed stays in its bounds, and a limit
+ * or floor once found stays found.
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
@@ -49,6 +50,8 @@ it('every grant is a pace a worker can keep, and the carried state is numbers, w
       const live = new Map<string, { rate: number; until: number }>();
       /** The account workflow's hold (its notBefore), which it hands each run's pace. */
       let held = 0;
+      /** A floor was learned or a limit shown (FleetNoiseState.found). */
+      let found = false;
       for (const s of steps) {
         now += s.ms;
         if (s.kind === 'continueAsNew') pace = new FleetPace(JSON.parse(JSON.stringify(pace.state())), held);
@@ -82,6 +85,10 @@ it('every grant is a pace a worker can keep, and the carried state is numbers, w
         }
         const carried = JSON.stringify(pace.state());
         expect(carried, 'a carried state with null in it (NaN or Infinity through JSON)').not.toContain('null');
+        // A floor learned or a limit shown stays found, a continue-as-new in between or not: from
+        // then on only answers under half the known-good pace are trusted as no limit's.
+        if (found) expect(pace.state().found, 'found, then forgotten').toBe(true);
+        found = pace.state().found === true;
         // The probe's speed stays between an eighth and full, however costly or noisy its cycles.
         const { probeScale } = pace.state();
         expect(probeScale! >= 1 / 8 && probeScale! <= 1, `probe speed ${probeScale}`).toBe(true);

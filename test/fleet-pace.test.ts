@@ -289,7 +289,7 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.state().rate).toBeLessThan(grown);
   });
 
-  it('lets the calls after a hold count as fresh up to KNOWN_GOOD_SHARE of the best the API accepted, however far the noise cut the rate', () => {
+  it('lets the calls after a hold count as fresh up to 0.7 of the best the API accepted until a limit or floor is found, 0.5 from then on, however far the noise cut the rate', () => {
     // Before the floor was known, the noise cut the rate to 1-3 calls a second, and the workers'
     // own bound (half their rate, or what the API accepted of them, holds counted) left 1-2 fresh
     // calls a hold: 14-18 fresh answers in 80 s, and a floor learned at second 60-90 or never.
@@ -297,22 +297,62 @@ describe('FleetPace on its own (pure)', () => {
     let t = reports(pace, 1_000_000, 3, 8, 0);
     // Beside the best it accepted: under the workers' own bound (half their rate).
     const near = pace.report({ worker: 'a', want: 100, accepted: 8, limited: 0 }, t).freshShare;
-    expect(near).toBeCloseTo((0.5 * 8) / pace.state().rate, 5);
-    expect(near).toBeLessThan(0.5);
-    // Cut to between: the share of the rate that stays under 0.5 of it.
-    for (let cut = 0; cut < 7; cut++, t += 2100) pace.overshoot(t + 1000, t);
+    expect(near).toBeCloseTo((0.7 * 8) / pace.state().rate, 5);
+    expect(near).toBeLessThan(0.7);
+    // Cut to between: the share of the rate that stays under 0.7 of it.
+    for (let cut = 0; cut < 4; cut++, t += 2100) pace.overshoot(t + 1000, t);
     const between = pace.report({ worker: 'a', want: 100, accepted: 5, limited: 0.5 }, t).freshShare;
-    expect(pace.state().rate).toBeGreaterThan(0.5 * 8);
-    expect(between).toBeCloseTo((0.5 * 8) / pace.state().rate, 5);
-    expect(between).toBeGreaterThan(0.5);
+    expect(pace.state().rate).toBeGreaterThan(0.7 * 8);
+    expect(between).toBeCloseTo((0.7 * 8) / pace.state().rate, 5);
+    expect(between).toBeGreaterThan(0.7);
     // Cut to under it: no limit that did not fall that far refuses the whole rate.
-    for (let cut = 0; cut < 8; cut++, t += 2100) pace.overshoot(t + 1000, t);
-    expect(pace.state().rate).toBeLessThan(0.5 * 8);
-    expect(pace.report({ worker: 'a', want: 100, accepted: 2.5, limited: 0.3 }, t).freshShare).toBe(1);
+    for (let cut = 0; cut < 2; cut++, t += 2100) pace.overshoot(t + 1000, t);
+    expect(pace.state().rate).toBeLessThan(0.7 * 8);
+    expect(pace.state().rate).toBeGreaterThan(0.5 * 8);
+    expect(pace.report({ worker: 'a', want: 100, accepted: 4.5, limited: 0.3 }, t).freshShare).toBe(1);
     // In slow start the rate may be far over any limit: none.
     const starting = new FleetPace();
     reports(starting, 1_000_000, 1, 4, 0);
     expect(starting.report({ worker: 'a', want: 100, accepted: 4, limited: 0 }, 1_001_000).freshShare).toBe(0);
+    // A fleet that found a limit or a floor (carried over a continue-as-new): half, as a limit may
+    // fall to 0.6 of the one found, and the calls at 0.7 of it are refused by it.
+    const found = new FleetPace({ rate: 10, slowStart: false, found: true });
+    const u = reports(found, 1_000_000, 3, 8, 0);
+    expect(found.report({ worker: 'a', want: 100, accepted: 8, limited: 0 }, u).freshShare).toBeCloseTo((0.5 * 8) / found.state().rate, 5);
+  });
+
+  it("the fleet's own answers count toward the floor only under half the best the API accepted, a limit found or not", () => {
+    // The noise cut the rate from 10 to 6 (0.6 of the 10 the API accepted). Many answers there,
+    // with a few 429s among them, made a floor at 0.7: one with no limit in reach learned 0.024 of
+    // 10 % noise from 3 in some 80, and relayed the rest as holds for 80 s.
+    const pace = new FleetPace({ rate: 12, slowStart: false });
+    let t = reports(pace, 1_000_000, 3, 10, 0);
+    for (let cut = 0; cut < 5; cut++, t += 2100) pace.overshoot(t + 1000, t);
+    expect(pace.state().rate).toBeLessThan(0.7 * 10);
+    expect(pace.state().rate).toBeGreaterThan(0.5 * 10);
+    t = reports(pace, t + 5000, 10, 6, 0.6);
+    expect(pace.noiseFloor().share).toBe(0);
+    // Under half: they do.
+    for (let cut = 0; cut < 2; cut++, t += 2100) pace.overshoot(t + 1000, t);
+    expect(pace.state().rate).toBeLessThan(0.5 * 10);
+    reports(pace, t + 5000, 20, 4.5, 0.45);
+    expect(pace.noiseFloor().share).toBeGreaterThan(0.05);
+  });
+
+  it('a limit shown, or a floor learned, is carried over a continue-as-new', () => {
+    const pace = new FleetPace({ rate: 20, slowStart: false, lastCutAt: 900_000, cutFor: 901_000 });
+    let t = reports(pace, 1_000_000, 25, 20, 0);
+    expect(pace.state().found).toBe(false);
+    pace.overshoot(t + 1000, t);
+    expect(pace.state().found).toBe(true);
+    const carried = JSON.parse(JSON.stringify(pace.state())) as FleetPaceState;
+    expect(new FleetPace(carried).state().found).toBe(true);
+    // A floor learned from fresh answers.
+    const noisy = new FleetPace({ rate: 3.6, slowStart: false });
+    t = reports(noisy, 1_000_000, 3, 3, 0.3);
+    noisy.report({ worker: 'a', want: 100, accepted: 3, limited: 0.3, fresh: { answers: 20, limited: 2 } }, t);
+    expect(noisy.noiseFloor().share).toBeGreaterThan(0);
+    expect(noisy.state().found).toBe(true);
   });
 
   it('an overshoot after 20 s of calls waiting with no hold shows a limit that fell to the known-good pace: the calls after a hold no longer all count as fresh', () => {
@@ -535,7 +575,9 @@ describe('FleetPace on its own (pure)', () => {
     // Each overshoot costs a 429 per worker whose call went out before the hold reached it: 4
     // workers on an account of 20 a second met the limit every 20 s, 1 % 429s (a limiter charging refused calls).
     const growth = (limited: number, cycles: number) => {
-      const pace = new FleetPace({ rate: 40, slowStart: false, lastCutAt: 1_000_000 });
+      // A fleet that has found its limit: six costly cycles cut the rate to half the best the API
+      // accepted, 429s at every rate, which before any limit was found are the noise's kind.
+      const pace = new FleetPace({ rate: 40, slowStart: false, lastCutAt: 1_000_000, found: true });
       let t = 1_000_000;
       for (let cycle = 0; cycle < cycles; cycle++) {
         t = reports(pace, t, 20, pace.state().rate, limited * pace.state().rate);
