@@ -575,9 +575,7 @@ describe('FleetPace on its own (pure)', () => {
     // Each overshoot costs a 429 per worker whose call went out before the hold reached it: 4
     // workers on an account of 20 a second met the limit every 20 s, 1 % 429s (a limiter charging refused calls).
     const growth = (limited: number, cycles: number) => {
-      // A fleet that has found its limit: six costly cycles cut the rate to half the best the API
-      // accepted, 429s at every rate, which before any limit was found are the noise's kind.
-      const pace = new FleetPace({ rate: 40, slowStart: false, lastCutAt: 1_000_000, found: true });
+      const pace = new FleetPace({ rate: 40, slowStart: false, lastCutAt: 1_000_000 });
       let t = 1_000_000;
       for (let cycle = 0; cycle < cycles; cycle++) {
         t = reports(pace, t, 20, pace.state().rate, limited * pace.state().rate);
