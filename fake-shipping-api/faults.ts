@@ -184,6 +184,11 @@ export function accountLimiter(limit: RateLimit): AccountLimiter {
   return limit.kind === 'window' ? new SlidingWindows(limit) : new TokenBuckets(limit);
 }
 
+/** A bucket's size when none is given (the CLI's `--burst` default): a second's worth, at least one call. */
+export function defaultBurst(perSecond: number): number {
+  return Math.max(1, Math.ceil(perSecond));
+}
+
 /** Per-account token bucket: `burst` tokens, refilled at `perSecond`. */
 export class TokenBuckets implements AccountLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
@@ -193,7 +198,7 @@ export class TokenBuckets implements AccountLimiter {
   /** Takes a token; returns 0 when allowed, else the Retry-After in whole seconds (min 1) until a token would be there. */
   take(account: string, now: number): number {
     const { perSecond } = this.limit;
-    const burst = this.limit.burst ?? Math.max(1, Math.ceil(perSecond));
+    const burst = this.limit.burst ?? defaultBurst(perSecond);
     const bucket = this.buckets.get(account) ?? { tokens: burst, at: now };
     bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
     bucket.at = now;

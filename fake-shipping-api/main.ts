@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { fieldProblems } from '../shipping-api/contract';
 import {
   defaultAccount,
+  defaultBurst,
   DEFAULTS,
   ENDPOINT_KEYS,
   normalizeEndpointKey,
@@ -172,7 +173,7 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   if (perSecond !== undefined)
     faults.rateLimit = {
       perSecond,
-      ...(kind === 'window' ? { kind } : { burst: burst ?? Math.max(1, Math.ceil(perSecond)) }),
+      ...(kind === 'window' ? { kind } : { burst: burst ?? defaultBurst(perSecond) }),
       ...(refusedTakesToken ? { refusedTakesToken } : {}),
     };
   const rateLimitedRate = num('rate-limited-rate', { min: 0, max: 1 });

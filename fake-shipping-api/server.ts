@@ -29,7 +29,7 @@ import { FakeState } from './state';
 import type { FakeShippingApi, FakeShippingApiOptions } from './types';
 
 export type { EndpointKey, FailNextEntry, Faults, RateLimit, RetryAfterRange } from './faults';
-export { ENDPOINT_KEYS, FaultsPatch, InvalidFaultsError, normalizeEndpointKey, RateLimitSchema } from './faults';
+export { defaultBurst, ENDPOINT_KEYS, FaultsPatch, InvalidFaultsError, normalizeEndpointKey, RateLimitSchema } from './faults';
 export { INTEGRATION_CODE } from './catalog';
 export { defaultAccount, DEFAULTS, DEV_API_KEY, DEV_API_TOKEN } from './defaults';
 export type {
