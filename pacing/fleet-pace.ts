@@ -131,6 +131,22 @@ const LEARNED_MS = LEASE_MS;
  * under the workers' schedules, let one worker's calls out faster than its share.
  */
 const GRID_ROOM = 1.02;
+/**
+ * A small account's overshoot from this rate on (and under GENTLE_BELOW) sets its plateau no higher
+ * than what the API accepted of the fleet since the last cut: a token bucket is empty at both
+ * overshoots, so what it accepted between them is at most its limit, whatever its burst, where the
+ * last counts may hold the burst a rate over the limit drained (a charging limiter, four workers,
+ * 6 a second: a plateau read from them met the limit again and again, 1.35 % 429s). Only over at
+ * least MIN_SINCE_CUT_MS, calls waiting for the rate most of it (SINCE_CUT_PRESSED), the fleet
+ * sending most of the rate (SINCE_CUT_SENT: else it counts what a worker with one caller left
+ * unused) and no noise floor known (its checks hold the rate under the limit: noise that stops
+ * left 0.73 of an account of 5). Not under 6 a second: the hold and the cut's climb back weigh more
+ * there, and at 3-5 a second more runs of bench pacing's stress tables sat under 0.95 of the limit.
+ */
+const SINCE_CUT_FROM = 6;
+const MIN_SINCE_CUT_MS = 10_000;
+const SINCE_CUT_PRESSED = 0.7;
+const SINCE_CUT_SENT = 0.8;
 
 /** What is carried over a continue-as-new. */
 export interface FleetPaceState extends FleetNoiseState {
@@ -185,6 +201,15 @@ export class FleetPace {
   private cycle: Answers = NONE;
   /** A noise floor was known during the cycle: its 429s are among the cycle's. */
   private cycleNoisy = false;
+  /**
+   * The calls the API accepted of the fleet since the last cut (its leases' accepted rate over the
+   * time between reports, so a late report counts its time), and when the count began (0: not at a
+   * cut of this run: a run continued as new counts from no cut).
+   */
+  private acceptedSinceCut = 0;
+  private sentSinceCut = 0;
+  private countedFrom = 0;
+  private countedAt = 0;
   /** The fleet's slots (PaceGrant.grid). */
   private grid = { rate: 0, origin: 0 };
 
@@ -238,6 +263,7 @@ export class FleetPace {
     this.leases.expire(now);
     const lease = this.leases.renew(report, now, this.rate);
     this.plateau.record(now, this.leases.total('accepted'), this.rate);
+    this.countSinceCut(now);
     const sample = sampleOf(lease);
     this.cycle = { answers: this.cycle.answers + sample.answers, limited: this.cycle.limited + sample.limited };
     this.cycleNoisy ||= this.noise.floor().share > 0;
@@ -317,6 +343,7 @@ export class FleetPace {
     if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
     if (now - this.noise.learnedAt < LEARNED_MS) return;
     this.cutFor = holdEnd;
+    const sinceCut = this.acceptedSinceLastCut(now, pressedMs);
     this.lastCutAt = now;
     this.lastIncreaseAt = now;
     // Not expired here: every worker's last report is what the API accepted of the fleet. Reports
@@ -352,6 +379,9 @@ export class FleetPace {
     }
     this.cycle = NONE;
     this.cycleNoisy = false;
+    this.acceptedSinceCut = 0;
+    this.sentSinceCut = 0;
+    this.countedFrom = now;
     // Slow start's end takes a plateau only from steady counts: over a hold, or over holds
     // (repeated), they are far under the limit (an account of 5 a second whose shipments reached
     // tracking one by one counted 4.33 over the hold before, and its plateau held it at 4.25 for
@@ -369,11 +399,33 @@ export class FleetPace {
         shows,
         settling: this.settling,
         pressedMs,
+        acceptedSinceCut: sinceCut,
       });
       if (below !== undefined) this.rate = Math.max(MIN_RATE, Math.min(this.rate, below));
     } else this.plateau.forget();
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     this.leases.fit(this.rate);
+  }
+
+  /** The fleet's calls since the last cut: its leases' rates over the time since the last report. */
+  private countSinceCut(now: number): void {
+    const seconds = this.countedAt > 0 ? Math.min(now - this.countedAt, LEASE_MS) / 1000 : 0;
+    const accepted = this.leases.total('accepted');
+    this.acceptedSinceCut += accepted * seconds;
+    this.sentSinceCut += (accepted + this.leases.total('limited')) * seconds;
+    this.countedAt = now;
+  }
+
+  /**
+   * What the API accepted of the fleet a second since the last cut, where that shows a small
+   * account's limit (SINCE_CUT_FROM); undefined where it does not.
+   */
+  private acceptedSinceLastCut(now: number, pressedMs: number): number | undefined {
+    const ms = now - this.lastCutAt;
+    const counted = this.countedFrom > 0 && this.countedFrom === this.lastCutAt;
+    if (!counted || this.slowStart || this.cycleNoisy || this.rate < SINCE_CUT_FROM || ms < MIN_SINCE_CUT_MS) return undefined;
+    const sent = (1000 * this.sentSinceCut) / ms >= SINCE_CUT_SENT * this.rate;
+    return pressedMs >= SINCE_CUT_PRESSED * ms && sent ? (1000 * this.acceptedSinceCut) / ms : undefined;
   }
 
   /**

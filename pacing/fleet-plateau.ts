@@ -82,6 +82,8 @@ export interface PlateauOvershoot {
   settling: boolean;
   /** How long calls waited for the rate since the hold before this overshoot (the quiet spell's count). */
   pressedMs: number;
+  /** What the API accepted of the fleet a second since the last cut, where that shows the limit (fleet-pace.ts, SINCE_CUT_FROM). */
+  acceptedSinceCut?: number;
 }
 
 export class SmallAccountPlateau {
@@ -143,6 +145,8 @@ export class SmallAccountPlateau {
     this.kept = before < GENTLE_BELOW && before >= KEPT_PAST * kept && o.noiseShare === 0 ? kept : 0;
     const floor = Math.max(o.settling ? 0 : before / 2, this.kept / PLATEAU_SHARE);
     this.peak = before < GENTLE_BELOW && limits ? Math.min(before, Math.max(peakAccepted, floor)) : 0;
+    // Where it waits is no higher than what the API accepted between the last two cuts.
+    if (this.peak > 0 && o.acceptedSinceCut !== undefined) this.peak = Math.min(this.peak, o.acceptedSinceCut / PLATEAU_SHARE);
     return grewPast && this.peak > 0 ? 0.9 * this.peak : undefined;
   }
 

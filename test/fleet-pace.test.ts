@@ -898,6 +898,51 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.state().rate).toBeGreaterThanOrEqual(0.9 * (before / 2) - 1e-9);
   });
 
+  it("a small account's plateau is no higher than what the API accepted between its last two cuts, from 6 a second", () => {
+    // A token bucket is empty at both overshoots, so what it accepted between them is at most its
+    // limit, whatever its burst; the last counts may hold the burst a rate over the limit drained:
+    // four workers on an account of 6 a second, a limiter charging refused calls, met it again and
+    // again from a plateau read from them (1.35 % 429s, bench pacing).
+    const burst = (s: number): number => (s < 16 ? 0.92 : 1.02);
+    const between = (rate: number, state: Partial<FleetPaceState> = {}, share = burst) => {
+      const pace = new FleetPace({ rate, slowStart: false, ...state });
+      pace.overshoot(1_001_000, 1_000_000);
+      let t = 1_001_000;
+      let sum = 0;
+      for (let s = 0; s < 20; s++, t += 1000) {
+        // What the limit let through, then its burst drained by a rate over it.
+        const accepted = share(s) * rate;
+        if (s > 0) sum += accepted;
+        pace.report({ worker: 'a', want: 100, accepted, limited: 0 }, t);
+      }
+      pace.overshoot(t + 1000, t);
+      return { pace, mean: (1000 * sum) / (t - 1_000_000) };
+    };
+    const six = between(6.5);
+    expect(0.98 * six.pace.state().peak!).toBeLessThanOrEqual(six.mean + 1e-9);
+    // The rate then waits there for the quiet spell.
+    reports(six.pace, 1_030_000, 60, six.mean, 0);
+    expect(six.pace.state().rate).toBeLessThanOrEqual(six.mean + 1e-9);
+    // Not under 6 a second (the hold and the cut's climb back weigh more there), nor beside a
+    // noise floor, nor from a cut of a run before a continue-as-new (its count began later).
+    const five = between(5.5);
+    expect(0.98 * five.pace.state().peak!).toBeGreaterThan(five.mean + 0.05);
+    // A run continued as new 14 s after the cut counts the calls of its own 10 s only: read over
+    // the 24 s since the cut, they would set the plateau at 0.4 of the limit.
+    const carried = new FleetPace({ ...between(8).pace.state(), pressedMs: 14_000 });
+    let t = 1_035_000;
+    for (let s = 0; s < 10; s++, t += 1000) carried.report({ worker: 'a', want: 100, accepted: 7, limited: 0 }, t);
+    expect(carried.state().rate).toBeGreaterThanOrEqual(6);
+    carried.overshoot(t + 1000, t);
+    expect(0.98 * carried.state().peak!).toBeGreaterThan(6);
+    // Nor where the fleet sent under 0.8 of its rate: that counts what a worker left unused.
+    const unused = between(6.5, {}, (s) => (s < 10 ? 0.5 : 1));
+    expect(unused.pace.state().peak).not.toBeCloseTo(unused.mean / 0.98, 3);
+    const noisy = between(6.5, { fresh: { answers: 100, limited: 10 }, found: true });
+    expect(noisy.pace.noiseFloor().share).toBeGreaterThan(0);
+    expect(0.98 * noisy.pace.state().peak!).toBeGreaterThan(noisy.mean + 0.05);
+  });
+
   it("a small account's growth past its last overshoot is cut to under what the API accepted, once", () => {
     // The quiet spell grows the rate by a tenth a second, to 1.6 times an account of 2 a second
     // before its first 429; cut by a tenth at each overshoot it met the limit five times more.
