@@ -202,13 +202,13 @@ export class FleetPace {
   /** A noise floor was known during the cycle: its 429s are among the cycle's. */
   private cycleNoisy = false;
   /**
-   * The calls the API accepted of the fleet since the last cut (its leases' accepted rate over the
-   * time between reports, so a late report counts its time), and when the count began (0: not at a
-   * cut of this run: a run continued as new counts from no cut).
+   * The calls the API accepted of the fleet since the last cut, and those it answered (its leases'
+   * rates over the time between reports, so a late report counts its time); whether a cut of this
+   * run began the count (a run continued as new counts from no cut); the last report counted.
    */
   private acceptedSinceCut = 0;
   private sentSinceCut = 0;
-  private countedFrom = 0;
+  private countedSinceCut = false;
   private countedAt = 0;
   /** The fleet's slots (PaceGrant.grid). */
   private grid = { rate: 0, origin: 0 };
@@ -381,7 +381,7 @@ export class FleetPace {
     this.cycleNoisy = false;
     this.acceptedSinceCut = 0;
     this.sentSinceCut = 0;
-    this.countedFrom = now;
+    this.countedSinceCut = true;
     // Slow start's end takes a plateau only from steady counts: over a hold, or over holds
     // (repeated), they are far under the limit (an account of 5 a second whose shipments reached
     // tracking one by one counted 4.33 over the hold before, and its plateau held it at 4.25 for
@@ -422,8 +422,7 @@ export class FleetPace {
    */
   private acceptedSinceLastCut(now: number, pressedMs: number): number | undefined {
     const ms = now - this.lastCutAt;
-    const counted = this.countedFrom > 0 && this.countedFrom === this.lastCutAt;
-    if (!counted || this.slowStart || this.cycleNoisy || this.rate < SINCE_CUT_FROM || ms < MIN_SINCE_CUT_MS) return undefined;
+    if (!this.countedSinceCut || this.slowStart || this.cycleNoisy || this.rate < SINCE_CUT_FROM || ms < MIN_SINCE_CUT_MS) return undefined;
     const sent = (1000 * this.sentSinceCut) / ms >= SINCE_CUT_SENT * this.rate;
     return pressedMs >= SINCE_CUT_PRESSED * ms && sent ? (1000 * this.acceptedSinceCut) / ms : undefined;
   }

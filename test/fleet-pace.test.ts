@@ -927,11 +927,11 @@ describe('FleetPace on its own (pure)', () => {
     // noise floor, nor from a cut of a run before a continue-as-new (its count began later).
     const five = between(5.5);
     expect(0.98 * five.pace.state().peak!).toBeGreaterThan(five.mean + 0.05);
-    // A run continued as new 14 s after the cut counts the calls of its own 10 s only: read over
-    // the 24 s since the cut, they would set the plateau at 0.4 of the limit.
-    const carried = new FleetPace({ ...between(8).pace.state(), pressedMs: 14_000 });
-    let t = 1_035_000;
-    for (let s = 0; s < 10; s++, t += 1000) carried.report({ worker: 'a', want: 100, accepted: 7, limited: 0 }, t);
+    // A run continued as new 3 s after the cut counts the calls of its own 13 s only: read over
+    // the 16 s since the cut, they would set the plateau at 0.75 of what the API accepted.
+    const carried = new FleetPace({ ...between(8).pace.state(), pressedMs: 2_000 });
+    let t = 1_024_000;
+    for (let s = 0; s < 13; s++, t += 1000) carried.report({ worker: 'a', want: 100, accepted: 7.5, limited: 0 }, t);
     expect(carried.state().rate).toBeGreaterThanOrEqual(6);
     carried.overshoot(t + 1000, t);
     expect(0.98 * carried.state().peak!).toBeGreaterThan(6);
