@@ -36,6 +36,8 @@ export interface FleetView {
   countedFully: boolean;
 }
 
+/** A fleet sending less than this share of its rate shows no limit in what the API accepted of it. */
+const SENDING_SHARE = 0.5;
 /** A report's counts span LEASE_MS: its answers were all made at a rate set this long before (a report, its relay, a lease). */
 const SAMPLE_SETTLE_MS = LEASE_MS + REPORT_MS + 500;
 /**
@@ -419,8 +421,14 @@ export class FleetNoiseFloor {
     // whatever a young floor's margin: one from 3 of 11 fresh answers hid slow start's 40 a second
     // on an account of 20 (40 % 429s) for 15 s.
     const far = lately.answers >= MIN_NOISE_ANSWERS && lately.limited >= NOISE_CAP * lately.answers;
-    // No hold in these counts: what the API accepted of the fleet is what the limit lets through.
-    return over || far ? fleet.accepted / (1 - floor.share) : undefined;
+    if (!over && !far) return undefined;
+    // No hold in these counts: what the API accepted of the fleet is what the limit lets through,
+    // where the fleet sends half its rate or more. Not where its work ran out or only came back
+    // (an idle minute): the answers since the cut showed the limit there, and cut to what the API
+    // accepted of an idle fleet, an account of 20 a second waited at 0.25-1.5 through the next
+    // batch (simulated, 10 % noise). There the rate is cut, a tenth.
+    const sending = fleet.accepted + fleet.limited >= SENDING_SHARE * fleet.rate;
+    return sending ? fleet.accepted / (1 - floor.share) : Number.POSITIVE_INFINITY;
   }
 
   /**

@@ -453,6 +453,26 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.state().rate).toBeLessThan(25);
   });
 
+  it("the limit the answers since a cut show beside a floor is not read from what the API accepted of a fleet whose work ran out: the rate is cut a tenth", () => {
+    // The answers since the cut (a rate over the limit, its 429s within the floor's margin) showed
+    // the limit at a report from the first seconds of an idle minute: cut to what the API had just
+    // accepted of the idle fleet, an account of 20 a second waited at 0.25-1.5 through the next
+    // batch (simulated, 10 % noise, two workers: 0.025-0.07 of the limit over its minute).
+    const pace = new FleetPace({ rate: 26, slowStart: false, settling: false, noise: { answers: 300, limited: 30 } });
+    const t = 1_000_000;
+    pace.report({ worker: 'a', want: 40, accepted: 20, limited: 6 }, t);
+    expect(pace.state().rate).toBeGreaterThan(26);
+    const before = pace.state().rate;
+    // The work runs out: half a call accepted a second, and a few 429s more tip the answers since the cut over the floor.
+    pace.report({ worker: 'a', want: 1, accepted: 0.5, limited: 5 }, t + 1000);
+    expect(pace.state().rate).toBeCloseTo(0.9 * before, 5);
+    // A fleet sending its rate is cut to what the API accepted of it, the noise's share added back.
+    const busy = new FleetPace({ rate: 26, slowStart: false, settling: false, noise: { answers: 300, limited: 30 } });
+    busy.report({ worker: 'a', want: 40, accepted: 20, limited: 6 }, t);
+    busy.report({ worker: 'a', want: 40, accepted: 16, limited: 9 }, t + 1000);
+    expect(busy.state().rate).toBeCloseTo(16 / 0.9, 5);
+  });
+
   it('a young floor matures from the answers of its checks, and a rate whose 429s hide in its margin is checked though nothing waits', () => {
     // A floor from 3 of 19 fresh answers has a margin of 0.3: a limit's 429s of 10-25 % hid in it
     // for minutes after the noise stopped, and the check ran only while calls waited for the rate.
