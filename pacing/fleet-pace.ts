@@ -93,6 +93,8 @@ const PROBE_CYCLE_ANSWERS = 50;
  */
 const ACCEPTED_SHARE = 0.85;
 const SETTLE_GROWTH = 1.02;
+/** Slow start's growth, each second calls wait for the rate. */
+const SLOW_START_GROWTH = 1.5;
 /**
  * This overshoot of a slow start ends it: however few 429s and whatever was accepted, the limit
  * was met that many times (see overshoot). At the fourth or fifth, 10 % noise that cut the rate
@@ -157,8 +159,9 @@ export interface FleetPaceState extends FleetNoiseState {
   settling?: boolean;
   /** Overshoots met in this slow start (from the third, a limit of 2 a second is found). */
   slowStartCuts?: number;
-  /** Where a small account last overshot (0 or absent: not since slow start). */
+  /** Where a small account last overshot (0 or absent: not since slow start), and the noise floor it was read beside. */
   peak?: number;
+  peakNoise?: number;
   /** The probe's speed, scaled to PROBE_BUDGET (absent: 1). */
   probeScale?: number;
   /** How long calls waited for the rate since the last hold (the quiet spell; absent: 0). */
@@ -231,7 +234,7 @@ export class FleetPace {
     this.lastCutAt = state?.lastCutAt ?? 0;
     this.pressedMs = nonNegative(state?.pressedMs);
     this.cutFor = state?.cutFor ?? 0;
-    this.plateau = new SmallAccountPlateau(state?.peak);
+    this.plateau = new SmallAccountPlateau(state?.peak, state?.peakNoise);
     this.probeScale = Math.min(1, Math.max(MIN_PROBE_SCALE, positive(state?.probeScale) ?? 1));
     this.heldUntil = positive(heldUntil) ?? 0;
   }
@@ -245,6 +248,7 @@ export class FleetPace {
       settling: this.settling,
       slowStartCuts: this.slowStartCuts,
       peak: this.plateau.peak,
+      peakNoise: this.plateau.peakNoise,
       probeScale: this.probeScale,
       pressedMs: this.pressedMs,
       leases: this.leases.carried(),
@@ -268,6 +272,7 @@ export class FleetPace {
     this.cycle = { answers: this.cycle.answers + sample.answers, limited: this.cycle.limited + sample.limited };
     this.cycleNoisy ||= this.noise.floor().share > 0;
     this.learnNoise(sample, freshOf(report.fresh), now);
+    this.plateau.noiseFloor(this.noise.floor().share);
     this.press(now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.leases.ceiling());
@@ -318,12 +323,21 @@ export class FleetPace {
     };
   }
 
-  /** A floor just learned: the noise made cuts no limit asked for, so the limit is searched for again from here. */
+  /**
+   * A floor just learned: the noise made cuts no limit asked for, so the limit is searched for
+   * again; where the floor is the first thing found, from no lower than slow start's next step over
+   * the most the API accepted of the fleet lately (FleetNoiseFloor.restartFrom): the noise had cut
+   * the rate under that (to 0.15-0.2 of an account of 20 a second), and slow start from there took
+   * 5 s to come back (bench pacing's noise row over 120 seeds, with the young floor's checks at
+   * what the noise refused added back: 0.786 -> 0.807 of the clean account at 20 a second, 0.814 ->
+   * 0.805 at 5, where the limit is met a step sooner).
+   */
   private restartSearch(): void {
     this.slowStart = true;
     this.slowStartCuts = 0;
     this.settling = false;
     this.plateau.forget();
+    this.rate = Math.max(this.rate, SLOW_START_GROWTH * this.noise.restartFrom);
     // The noise's 429s slowed the probe too.
     this.probeScale = 1;
   }
@@ -529,7 +543,7 @@ export class FleetPace {
     const plateau = this.plateau.ceiling(this.rate);
     // Back to a rate it held before growing past it, at settling's speed (fleet-plateau.ts, KEPT_MS).
     const back = Math.min(this.rate * SETTLE_GROWTH, this.plateau.kept);
-    if (this.slowStart) this.rate *= 1.5;
+    if (this.slowStart) this.rate *= SLOW_START_GROWTH;
     else if (quiet) this.rate *= 1.1;
     else this.rate = Math.max(this.rate, Math.min(this.settling ? this.rate * SETTLE_GROWTH : Math.max(probe, back), plateau));
   }

@@ -89,6 +89,8 @@ export interface PlateauOvershoot {
 export class SmallAccountPlateau {
   /** Where the account last overshot (calls a second; 0: not since slow start), carried over a continue-as-new. */
   peak: number;
+  /** The noise floor the peak was read beside (its calls the noise refused counted in), carried with it. */
+  peakNoise: number | undefined;
   /**
    * What the API accepted of the fleet at each report of the last KEPT_MS (PEAK_SPAN_MS of them for
    * the plateau), and the rate then (not carried over a continue-as-new).
@@ -97,8 +99,11 @@ export class SmallAccountPlateau {
   /** The rate held KEPT_MS before the last overshoot grew past it (0: none): the rate comes back to it at settling's speed. */
   kept = 0;
 
-  constructor(peak?: unknown) {
+  constructor(peak?: unknown, peakNoise?: unknown) {
     this.peak = nonNegative(peak);
+    // Absent (a run of an older build): read beside the floor the next report finds.
+    const noise = typeof peakNoise === 'number' && peakNoise >= 0 && peakNoise < 1 ? peakNoise : undefined;
+    this.peakNoise = this.peak > 0 ? noise : undefined;
   }
 
   /** A report: what the API accepted of the fleet a second, and the account's rate then. */
@@ -110,7 +115,22 @@ export class SmallAccountPlateau {
   /** The search for the limit starts again (slow start): no plateau. */
   forget(): void {
     this.peak = 0;
+    this.peakNoise = undefined;
     this.kept = 0;
+  }
+
+  /**
+   * The noise floor now: a peak read beside a lower one took the calls the noise refused for the
+   * limit's, so it rises with the floor (a young floor of 0.04 from 2 fresh 429s of 24, 10 %
+   * noise: an account of 5 a second waited at 4.1 until its quiet spell once the floor had grown
+   * to 0.12; bench pacing's noise row at 5 a second 0.805 -> 0.811 of the clean account over 120
+   * seeds). Not down with it: a floor that falls is noise that fell, and the peak was read while
+   * it lasted.
+   */
+  noiseFloor(share: number): void {
+    if (this.peak <= 0) return;
+    if (this.peakNoise !== undefined && share > this.peakNoise) this.peak = (this.peak * (1 - this.peakNoise)) / (1 - share);
+    this.peakNoise = Math.max(this.peakNoise ?? 0, share);
   }
 
   /** The most a rate of `rate` grows to before its quiet spell (infinity: no plateau). */
@@ -147,6 +167,7 @@ export class SmallAccountPlateau {
     this.peak = before < GENTLE_BELOW && limits ? Math.min(before, Math.max(peakAccepted, floor)) : 0;
     // Where it waits is no higher than what the API accepted between the last two cuts.
     if (this.peak > 0 && o.acceptedSinceCut !== undefined) this.peak = Math.min(this.peak, o.acceptedSinceCut / PLATEAU_SHARE);
+    this.peakNoise = this.peak > 0 ? o.noiseShare : undefined;
     return grewPast && this.peak > 0 ? 0.9 * this.peak : undefined;
   }
 

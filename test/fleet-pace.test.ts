@@ -254,6 +254,28 @@ describe('FleetPace on its own (pure)', () => {
     expect(new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState).noiseFloor().share).toBeCloseTo(0.05, 3);
   });
 
+  it("a first floor restarts slow start from its next step over the most the API accepted; one learned after a limit was found, from where the rate stood", () => {
+    // The noise had cut the rate to 0.15-0.2 of an account of 20 a second, and slow start took 5 s
+    // from there back to where the API had accepted the fleet's calls before.
+    const restarted = (found: boolean) => {
+      const pace = new FleetPace({ rate: 3.6, slowStart: false, found });
+      // The API accepted 6 a second of the fleet, then the noise cut it to 3.
+      let t = reports(pace, 1_000_000, 3, 6, 0.6);
+      t = reports(pace, t, 3, 3, 0.3);
+      const before = pace.state().rate;
+      const grant = pace.report({ worker: 'a', want: 100, accepted: 3, limited: 0.3, fresh: { answers: 12, limited: 3 } }, t);
+      expect(grant.slowStart).toBe(true);
+      return { before, after: grant.accountRate };
+    };
+    const first = restarted(false);
+    expect(first.before).toBeLessThan(6);
+    expect(first.after).toBeGreaterThanOrEqual(1.5 * 6);
+    // After a limit was found, a floor may be that limit fallen: the most accepted is the old limit's.
+    const later = restarted(true);
+    expect(later.after).toBeLessThanOrEqual(1.5 * later.before);
+    expect(later.after).toBeLessThan(6);
+  });
+
   it('ten fresh answers with two 429s are enough to learn the floor from: until then each noise 429 holds the fleet', () => {
     const pace = new FleetPace({ rate: 3.6, slowStart: false });
     const t = reports(pace, 1_000_000, 3, 3, 0.3);
@@ -537,6 +559,29 @@ describe('FleetPace on its own (pure)', () => {
     expect(held).toBeCloseTo(0.9 * 12, 5);
   });
 
+  it("a young first floor's check holds 0.9 of what the API accepts with the noise's share added back; a grown one's, or one learned after a limit was found, without", () => {
+    // The noise refused calls the limit had let through: 0.9 of what was accepted alone held the
+    // fleet at 0.81 of the limit under 10 % noise through the young floor's checks.
+    const lowest = (state: Partial<FleetPaceState>, accepted: number) => {
+      const pace = new FleetPace({ slowStart: false, lastCutAt: 1_000_000, ...state });
+      let held = Number.POSITIVE_INFINITY;
+      for (let s = 0; s < 8; s++)
+        held = Math.min(held, pace.report({ worker: 'a', want: 2 * accepted, accepted, limited: accepted / 9 }, 1_000_000 + s * 1000).rate);
+      return held;
+    };
+    const young = { fresh: { answers: 19, limited: 3 } };
+    const share = new FleetPace(young).noiseFloor().share;
+    expect(share).toBeGreaterThan(0.05);
+    expect(lowest({ rate: 20, firstFloor: true, ...young }, 18)).toBeCloseTo((0.9 * 18) / (1 - share), 5);
+    expect(lowest({ rate: 5, firstFloor: true, ...young }, 4.5)).toBeCloseTo((0.9 * 4.5) / (1 - share), 5);
+    // At most 0.15 added back: a young floor may be a quarter.
+    expect(lowest({ rate: 20, firstFloor: true, fresh: { answers: 12, limited: 4 } }, 18)).toBeCloseTo((0.9 * 18) / 0.85, 5);
+    // Once the noise stops, a grown floor's share added back set the check at the limit, whose 429s kept the floor.
+    expect(lowest({ rate: 20, firstFloor: true, noise: { answers: 200, limited: 20 } }, 18)).toBeCloseTo(0.9 * 18, 5);
+    // A floor learned after a limit was found may be that limit fallen: a check over it pooled the limit's 429s.
+    expect(lowest({ rate: 20, found: true, firstFloor: false, ...young }, 18)).toBeCloseTo(0.9 * 18, 5);
+  });
+
   it("a check at a small account lasts until it has counted some 70 answers; a larger account's lasts 7.5 s", () => {
     // At 5 a second a 7.5 s check counted some 13 answers: a floor of 0.1 left by noise that
     // stopped stood for minutes, its margin hiding the limit's 429s (4-12 %).
@@ -690,6 +735,35 @@ describe('FleetPace on its own (pure)', () => {
     // After the quiet spell (90 s for a small account) it grows again: a limit that rose is found.
     reports(carried, t, 70, 1.95, 0);
     expect(carried.state().rate).toBeGreaterThan(2.1);
+  });
+
+  it("a small account's plateau rises with the noise floor it was read beside, not down with it; carried over a continue-as-new", () => {
+    // A young floor of 0.04 (2 fresh 429s of 24, 10 % noise) took the calls the noise refused for
+    // the limit's: an account of 5 a second waited at 4.1 until its quiet spell, the floor grown to 0.12.
+    const plateau = new SmallAccountPlateau();
+    plateau.overshoot({ now: 1_000_000, rate: 4.5, accepted: 4.3, heldBefore: 0, slowStart: false, noiseShare: 0.04, shows: true, settling: false, pressedMs: 0 });
+    expect(plateau.peak).toBeCloseTo(4.3, 5);
+    plateau.noiseFloor(0.12);
+    expect(plateau.peak).toBeCloseTo((4.3 * 0.96) / 0.88, 5);
+    // A floor that falls is noise that fell: the peak was read while it lasted.
+    plateau.noiseFloor(0.05);
+    expect(plateau.peak).toBeCloseTo((4.3 * 0.96) / 0.88, 5);
+    const carried = new SmallAccountPlateau(plateau.peak, plateau.peakNoise);
+    carried.noiseFloor(0.12);
+    expect(carried.peak).toBeCloseTo((4.3 * 0.96) / 0.88, 5);
+    carried.noiseFloor(0.2);
+    expect(carried.peak).toBeCloseTo((4.3 * 0.96) / 0.8, 5);
+    // A run of an older build carried no floor with its peak: read beside the one the next report finds.
+    const older = new SmallAccountPlateau(4.3);
+    older.noiseFloor(0.12);
+    expect(older.peak).toBeCloseTo(4.3, 5);
+    // The account workflow's pace tells its plateau the floor at every report, and carries it.
+    const pace = new FleetPace({ rate: 4.2, slowStart: false, peak: 4.3, peakNoise: 0.04, noise: { answers: 200, limited: 24 } });
+    const share = pace.noiseFloor().share;
+    expect(share).toBeGreaterThan(0.04);
+    pace.report({ worker: 'a', want: 10, accepted: 3.8, limited: 0.4 }, 1_000_000);
+    expect(pace.state().peak).toBeCloseTo((4.3 * 0.96) / (1 - share), 5);
+    expect(pace.state().peakNoise).toBeCloseTo(share, 5);
   });
 
   it("after an overshoot past a rate it held 20 s with calls waiting, a small account comes back to that rate at settling's speed, not the probe's", () => {
