@@ -254,7 +254,7 @@ describe('FleetPace on its own (pure)', () => {
     expect(new FleetPace(JSON.parse(JSON.stringify(pace.state())) as FleetPaceState).noiseFloor().share).toBeCloseTo(0.05, 3);
   });
 
-  it("a first floor restarts slow start from its next step over the most the API accepted; one learned after a limit was found, from where the rate stood", () => {
+  it('a first floor restarts slow start from its next step over the most the API accepted; one learned after a limit was found, from where the rate stood', () => {
     // The noise had cut the rate to 0.15-0.2 of an account of 20 a second, and slow start took 5 s
     // from there back to where the API had accepted the fleet's calls before.
     const restarted = (found: boolean) => {
@@ -475,7 +475,7 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.state().rate).toBeLessThan(25);
   });
 
-  it("the limit the answers since a cut show beside a floor is not read from what the API accepted of a fleet whose work ran out: the rate is cut a tenth", () => {
+  it('the limit the answers since a cut show beside a floor is not read from what the API accepted of a fleet whose work ran out: the rate is cut a tenth', () => {
     // The answers since the cut (a rate over the limit, its 429s within the floor's margin) showed
     // the limit at a report from the first seconds of an idle minute: cut to what the API had just
     // accepted of the idle fleet, an account of 20 a second waited at 0.25-1.5 through the next
@@ -741,7 +741,17 @@ describe('FleetPace on its own (pure)', () => {
     // A young floor of 0.04 (2 fresh 429s of 24, 10 % noise) took the calls the noise refused for
     // the limit's: an account of 5 a second waited at 4.1 until its quiet spell, the floor grown to 0.12.
     const plateau = new SmallAccountPlateau();
-    plateau.overshoot({ now: 1_000_000, rate: 4.5, accepted: 4.3, heldBefore: 0, slowStart: false, noiseShare: 0.04, shows: true, settling: false, pressedMs: 0 });
+    plateau.overshoot({
+      now: 1_000_000,
+      rate: 4.5,
+      accepted: 4.3,
+      heldBefore: 0,
+      slowStart: false,
+      noiseShare: 0.04,
+      shows: true,
+      settling: false,
+      pressedMs: 0,
+    });
     expect(plateau.peak).toBeCloseTo(4.3, 5);
     plateau.noiseFloor(0.12);
     expect(plateau.peak).toBeCloseTo((4.3 * 0.96) / 0.88, 5);
