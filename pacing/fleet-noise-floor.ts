@@ -263,7 +263,7 @@ export class FleetNoiseFloor {
    * Slow start's start after a floor is learned: the most the fleet's reports showed the API
    * accepting lately where the floor is the first thing found (0: nothing to start from). After a
    * limit was found the most accepted is that limit's, which a floor learned since may have fallen
-   * from: searched again from 1.5 times it, a fall of 40 to 20 a second met 60 (17.9 % 429s).
+   * from: searched again from 1.5 times it, a fall of 40 to 20 a second met 17.9 % 429s in a run.
    */
   get restartFrom(): number {
     return this.firstFloor ? this.good.rate : 0;
