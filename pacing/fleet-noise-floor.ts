@@ -408,10 +408,11 @@ export class FleetNoiseFloor {
     ) {
       // No lower than the known-good share, which no limit that did not fall refuses: a fleet whose
       // calls were only starting after an idle minute (1 a second accepted of 6.4) was checked at
-      // 0.9 a second for 30 s.
+      // 0.9 a second for 30 s. No higher than the rate: a check over it holds nothing, and its span
+      // counts answers at the rate it holds.
       const added = this.firstFloor && immature ? Math.min(floor, CHECK_NOISE_CAP) : 0;
-      const accepted = (CHECK_SHARE * fleet.accepted) / (1 - added);
-      const rate = Math.min(fleet.rate, Math.max(accepted, Math.min(KNOWN_GOOD_SHARE * this.good.rate, fleet.rate)));
+      const underAccepted = (CHECK_SHARE * fleet.accepted) / (1 - added);
+      const rate = Math.min(fleet.rate, Math.max(underAccepted, Math.min(KNOWN_GOOD_SHARE * this.good.rate, fleet.rate)));
       const counting = (1000 * CHECK_ANSWERS) / rate;
       const span = Math.min(CHECK_EVERY_MS, Math.max(CHECK_MS, SAMPLE_SETTLE_MS + counting));
       this.check = { rate, from: now, until: now + span };
