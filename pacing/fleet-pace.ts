@@ -112,6 +112,20 @@ const SLOW_START_CUTS = 6;
  */
 const FEW_ACCEPTED = 2;
 /**
+ * Slow start ended on counts under this share of the step before the one that overshot is read
+ * again from the reports of the next LEASE_MS (REREAD_MS): reports come a second apart and reach
+ * the fleet a relay later, so counts of the seconds before are under what the step before was
+ * let send. A busy worker whose first grant came late (every worker but it with one caller)
+ * reported 1 accepted a second while the API accepted 9, and slow start ended at 2.25 on an
+ * account of 5, then settled 2 % a second for 40 s (bench pacing, one caller on each worker but
+ * the first: 0.86-0.88 of the limit at 5 a second on four workers). Not from counts over it: the
+ * next reports hold the limit's burst, and read again they set a ramp's rate over the limit,
+ * whose 429s right after the holds were learned as noise (8 a second on four workers, charged:
+ * 15.7 % 429s).
+ */
+const STALE_SHARE = 0.5;
+const REREAD_MS = LEASE_MS;
+/**
  * An overshoot past a quiet spell of this long (calls waiting, no hold) over steady counts shows
  * the limit to the noise floor's known-good pace (FleetNoiseFloor.limitShown): noise not yet
  * known holds the fleet every few seconds, so it never shows one (told at every steady overshoot,
@@ -186,6 +200,11 @@ export class FleetPace {
   private settling: boolean;
   /** Overshoots met in this slow start. */
   private slowStartCuts = 0;
+  /**
+   * Until when slow start's end is read again (STALE_SHARE), and the most the API accepted of the
+   * fleet as read so far; null: not read again. Not carried over a continue-as-new: it lasts a lease.
+   */
+  private reread: { until: number; accepted: number } | null = null;
   private lastIncreaseAt = 0;
   private lastCutAt: number;
   /** How long calls waited for the rate since the last hold, and the last report that found them waiting (0: none). */
@@ -274,6 +293,7 @@ export class FleetPace {
     this.learnNoise(sample, freshOf(report.fresh), now);
     this.plateau.noiseFloor(this.noise.floor().share);
     this.press(now);
+    this.readEndAgain(now);
     this.grow(now);
     this.rate = Math.min(this.rate, this.leases.ceiling());
     const rate = Math.min(this.rate, this.noise.checkRate() ?? Number.POSITIVE_INFINITY);
@@ -382,8 +402,13 @@ export class FleetPace {
     // dug under a limiter charging refused calls. From them, 40 to 20 a second on four workers
     // ended slow start at 4.2-5.4 and settled 2 % a second for a minute (0.80-0.88 of the new
     // limit at four of five moments of the fall).
-    if (wasSlowStart) ended = this.slowStartOvershoot(Math.max(accepted, learnedAccepted));
-    else {
+    this.reread = null;
+    if (wasSlowStart) {
+      const read = Math.max(accepted, learnedAccepted);
+      ended = this.slowStartOvershoot(read);
+      if (ended.ends && !ended.repeated && read >= FEW_ACCEPTED && read < (STALE_SHARE * before) / SLOW_START_GROWTH)
+        this.reread = { until: now + REREAD_MS, accepted: read };
+    } else {
       // The limit as the cut reads it from steady counts (see cut), no lower than ACCEPTED_SHARE of the rate.
       if (steady && pressedMs >= SHOWS_LIMIT_MS && noiseShare === 0)
         this.noise.limitShown(Math.max(accepted, ACCEPTED_SHARE * before), now);
@@ -419,6 +444,23 @@ export class FleetPace {
     } else this.plateau.forget();
     // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
     this.leases.fit(this.rate);
+  }
+
+  /**
+   * Slow start's end read again (STALE_SHARE): where the fleet's reports since show more accepted
+   * than it went by, the rate is no lower than 0.9 of that, as the end would have set it.
+   */
+  private readEndAgain(now: number): void {
+    const read = this.reread;
+    if (!read) return;
+    if (now > read.until || !this.settling) {
+      this.reread = null;
+      return;
+    }
+    const accepted = this.leases.total('accepted') / (1 - this.noise.floor().share);
+    if (accepted <= read.accepted) return;
+    read.accepted = accepted;
+    this.rate = Math.max(this.rate, 0.9 * accepted);
   }
 
   /** The fleet's calls since the last cut: its leases' rates over the time since the last report. */

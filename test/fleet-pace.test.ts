@@ -1136,6 +1136,37 @@ describe('FleetPace on its own (pure)', () => {
     expect(pace.state().rate).toBeCloseTo(0.9 * 20, 5);
   });
 
+  it("slow start's end on counts under half the step before is read again from the reports of the next lease; counts over it are not", () => {
+    // One caller on each worker but a busy one, an account of 5 a second: the busy worker's first
+    // grant came late, its report counted 1 accepted a second while the API accepted 9, and slow
+    // start ended at 2.25, then settled 2 % a second for 40 s (0.86-0.88 of the limit).
+    // (Each first report grows the rate half again: the overshoot meets 11.25.)
+    const stale = new FleetPace({ rate: 7.5, slowStart: true });
+    let t = 1_000_000;
+    stale.report({ worker: 'a', want: 100, accepted: 2.5 }, t);
+    stale.overshoot(t + 1500, t + 500);
+    expect(stale.state()).toMatchObject({ slowStart: false, settling: true });
+    expect(stale.state().rate).toBeCloseTo(2.25, 5);
+    // The next report counts the seconds before the hold: the end is read again from it.
+    stale.report({ worker: 'a', want: 100, accepted: 4.67 }, (t += 1500));
+    expect(stale.state().rate).toBeGreaterThanOrEqual(0.9 * 4.67);
+    expect(stale.state().rate).toBeLessThan(0.9 * 4.67 * 1.03);
+    // Not past a lease from the end: the rate settles on from where it stands.
+    const settled = stale.state().rate;
+    stale.report({ worker: 'a', want: 100, accepted: 8 }, (t += 3000));
+    expect(stale.state().rate).toBeLessThan(settled * 1.03);
+
+    // Counts over half the step before (a ramp at 8 a second: 7.33 at a rate of 16.9) end it for
+    // good: the next reports hold the limit's burst, and read again they set the rate over the limit.
+    const ramp = new FleetPace({ rate: 11.25, slowStart: true });
+    t = 1_000_000;
+    ramp.report({ worker: 'a', want: 100, accepted: 7.33 }, t);
+    ramp.overshoot(t + 1500, t + 500);
+    expect(ramp.state().rate).toBeCloseTo(0.9 * 7.33, 5);
+    ramp.report({ worker: 'a', want: 100, accepted: 9.33 }, t + 1500);
+    expect(ramp.state().rate).toBeLessThan(0.9 * 7.33 * 1.03);
+  });
+
   it("a hold is carried over a continue-as-new: a small account's quiet spell counts from its end in the next run too", () => {
     const t = 1_000_000;
     const pace = new FleetPace({ rate: 2, slowStart: false, lastCutAt: t });
