@@ -1153,7 +1153,7 @@ describe('FleetPace on its own (pure)', () => {
     expect(stale.state().rate).toBeLessThan(0.9 * 4.67 * 1.03);
     // Not past a lease from the end: the rate settles on from where it stands.
     const settled = stale.state().rate;
-    stale.report({ worker: 'a', want: 100, accepted: 8 }, (t += 3000));
+    stale.report({ worker: 'a', want: 100, accepted: 8 }, t + 3000);
     expect(stale.state().rate).toBeLessThan(settled * 1.03);
 
     // Counts over half the step before (a ramp at 8 a second: 7.33 at a rate of 16.9) end it for
