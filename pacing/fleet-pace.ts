@@ -95,6 +95,8 @@ const ACCEPTED_SHARE = 0.85;
 const SETTLE_GROWTH = 1.02;
 /** Slow start's growth, each second calls wait for the rate. */
 const SLOW_START_GROWTH = 1.5;
+/** Slow start ends at this share of what the API accepted of the fleet (and where that is read again: STALE_SHARE). */
+const END_SHARE = 0.9;
 /**
  * This overshoot of a slow start ends it: however few 429s and whatever was accepted, the limit
  * was met that many times (see overshoot). At the fourth or fifth, 10 % noise that cut the rate
@@ -448,7 +450,7 @@ export class FleetPace {
 
   /**
    * Slow start's end read again (STALE_SHARE): where the fleet's reports since show more accepted
-   * than it went by, the rate is no lower than 0.9 of that, as the end would have set it.
+   * than it went by, the rate is no lower than END_SHARE of that, as the end would have set it.
    */
   private readEndAgain(now: number): void {
     const read = this.reread;
@@ -460,7 +462,7 @@ export class FleetPace {
     const accepted = this.leases.total('accepted') / (1 - this.noise.floor().share);
     if (accepted <= read.accepted) return;
     read.accepted = accepted;
-    this.rate = Math.max(this.rate, 0.9 * accepted);
+    this.rate = Math.max(this.rate, END_SHARE * accepted);
   }
 
   /** The fleet's calls since the last cut: its leases' rates over the time since the last report. */
@@ -512,7 +514,7 @@ export class FleetPace {
     this.settling = true;
     // Under FEW_ACCEPTED, no lower than halving would have set it, nor higher than 0.9 of it.
     const floor = accepted >= FEW_ACCEPTED ? 0 : Math.min(this.rate / 2, FEW_ACCEPTED);
-    this.rate = Math.max(MIN_RATE, 0.9 * Math.min(this.rate, Math.max(accepted, floor)));
+    this.rate = Math.max(MIN_RATE, END_SHARE * Math.min(this.rate, Math.max(accepted, floor)));
     return { ends: true, repeated };
   }
 
