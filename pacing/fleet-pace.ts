@@ -166,6 +166,28 @@ const MIN_SINCE_CUT_MS = 10_000;
 const SINCE_CUT_PRESSED = 0.7;
 const SINCE_CUT_SENT = 0.8;
 
+/** An overshoot as read when it comes (FleetPace.readOvershoot). */
+interface OvershootRead {
+  /** The rate that met the limit. */
+  before: number;
+  /** What the API accepted of the fleet a second by every worker's last report, calls refused as noise counted in. */
+  accepted: number;
+  /** What the API accepted when a floor this search refutes was learned (0: none). */
+  learnedAccepted: number;
+  noiseShare: number;
+  /** The rate was in slow start, or settling after it. */
+  slowStart: boolean;
+  settling: boolean;
+  /** Every worker's counts span a whole lease and no hold. */
+  steady: boolean;
+  /** The end of the hold before this overshoot's. */
+  heldBefore: number;
+  /** How long calls waited for the rate since that hold. */
+  pressedMs: number;
+  /** What the API accepted of the fleet a second since the last cut, where that shows the limit. */
+  sinceCut: number | undefined;
+}
+
 /** What is carried over a continue-as-new. */
 export interface FleetPaceState extends FleetNoiseState {
   rate: number;
@@ -370,14 +392,33 @@ export class FleetPace {
    */
   overshoot(holdEnd: number, now: number, ceiling = Number.POSITIVE_INFINITY): void {
     const heldBefore = this.heldUntil;
+    const pressedMs = this.hold(holdEnd);
+    if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
+    if (now - this.noise.learnedAt < LEARNED_MS) return;
+    const read = this.readOvershoot(holdEnd, now, heldBefore, pressedMs);
+    const ended = read.slowStart ? this.endSlowStartAt(read, now) : this.cutPastSlowStart(read, now, ceiling);
+    this.cycle = NONE;
+    this.cycleNoisy = false;
+    this.acceptedSinceCut = 0;
+    this.sentSinceCut = 0;
+    this.countedSinceCut = true;
+    this.placePlateau(read, ended, now);
+    // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
+    this.leases.fit(this.rate);
+  }
+
+  /** The fleet holds until `holdEnd`; how long calls had waited for the rate (the quiet spell counts anew after a hold). */
+  private hold(holdEnd: number): number {
     this.heldUntil = Math.max(this.heldUntil, holdEnd);
     this.noise.held();
     const pressedMs = this.pressedMs;
-    // A hold is no room found: the quiet spell counts anew after it.
     this.pressedMs = 0;
     this.pressedAt = 0;
-    if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
-    if (now - this.noise.learnedAt < LEARNED_MS) return;
+    return pressedMs;
+  }
+
+  /** What an overshoot is read from: the rate that met the limit and what the API accepted of it. */
+  private readOvershoot(holdEnd: number, now: number, heldBefore: number, pressedMs: number): OvershootRead {
     this.cutFor = holdEnd;
     const sinceCut = this.acceptedSinceLastCut(now, pressedMs);
     this.lastCutAt = now;
@@ -387,65 +428,81 @@ export class FleetPace {
     // (four workers on two cores: 3 s) runs the holds before the reports queued behind them, and
     // with the leases gone by its clock an account of 20 a second ended slow start at 2.4 (the one
     // report left) and waited at that plateau for its quiet spell.
-    const before = this.rate;
     // The first overshoot of a search a floor restarted may show the floor was a limit's: then
     // what the API accepted when the floor was learned (0: not refuted).
     const learnedAccepted = this.slowStart && this.slowStartCuts === 0 ? this.noise.refuted(this.leases.total('accepted')) : 0;
     // Calls refused as noise did not use the limit.
     const noiseShare = this.noise.floor().share;
-    const accepted = this.leases.total('accepted') / (1 - noiseShare);
-    const wasSlowStart = this.slowStart;
-    const wasSettling = this.settling;
-    // Every worker's counts span a whole lease and no hold: what the API accepted of a rate let run.
-    const steady = this.leases.countedFully(now) && now - LEASE_MS >= heldBefore;
-    let ended = { ends: false, repeated: false };
-    // A refuted floor's search ends from no less than what the API accepted when it was learned:
-    // its own counts are of the deficit its blind growth (no count judged for 4.5 s after a cut)
-    // dug under a limiter charging refused calls. From them, 40 to 20 a second on four workers
-    // ended slow start at 4.2-5.4 and settled 2 % a second for a minute (0.80-0.88 of the new
-    // limit at four of five moments of the fall).
+    return {
+      before: this.rate,
+      accepted: this.leases.total('accepted') / (1 - noiseShare),
+      learnedAccepted,
+      noiseShare,
+      slowStart: this.slowStart,
+      settling: this.settling,
+      // Every worker's counts span a whole lease and no hold: what the API accepted of a rate let run.
+      steady: this.leases.countedFully(now) && now - LEASE_MS >= heldBefore,
+      heldBefore,
+      pressedMs,
+      sinceCut,
+    };
+  }
+
+  /**
+   * An overshoot in slow start. A refuted floor's search ends from no less than what the API
+   * accepted when it was learned: its own counts are of the deficit its blind growth (no count
+   * judged for 4.5 s after a cut) dug under a limiter charging refused calls. From them, 40 to 20 a
+   * second on four workers ended slow start at 4.2-5.4 and settled 2 % a second for a minute
+   * (0.80-0.88 of the new limit at four of five moments of the fall).
+   */
+  private endSlowStartAt(o: OvershootRead, now: number): { ends: boolean; repeated: boolean } {
+    const read = Math.max(o.accepted, o.learnedAccepted);
+    const ended = this.slowStartOvershoot(read);
+    this.reread =
+      ended.ends && !ended.repeated && read >= FEW_ACCEPTED && read < (STALE_SHARE * o.before) / SLOW_START_GROWTH
+        ? { until: now + REREAD_MS, accepted: read }
+        : null;
+    return ended;
+  }
+
+  /** An overshoot past slow start: the limit shown, and the cut. */
+  private cutPastSlowStart(o: OvershootRead, now: number, ceiling: number): { ends: boolean; repeated: boolean } {
     this.reread = null;
-    if (wasSlowStart) {
-      const read = Math.max(accepted, learnedAccepted);
-      ended = this.slowStartOvershoot(read);
-      if (ended.ends && !ended.repeated && read >= FEW_ACCEPTED && read < (STALE_SHARE * before) / SLOW_START_GROWTH)
-        this.reread = { until: now + REREAD_MS, accepted: read };
-    } else {
-      // The limit as the cut reads it from steady counts (see cut), no lower than ACCEPTED_SHARE of the rate.
-      if (steady && pressedMs >= SHOWS_LIMIT_MS && noiseShare === 0)
-        this.noise.limitShown(Math.max(accepted, ACCEPTED_SHARE * before), now);
-      // Settling climbed through the limit's burst: what the API accepted over the 10 s before (see cut).
-      const span = wasSettling && steady && before >= GENTLE_BELOW ? this.plateau.steadyAccepted(now, before, heldBefore) : Infinity;
-      this.cut(before, accepted, wasSettling && steady, ceiling, span / (1 - noiseShare));
+    // The limit as the cut reads it from steady counts (see cut), no lower than ACCEPTED_SHARE of the rate.
+    if (o.steady && o.pressedMs >= SHOWS_LIMIT_MS && o.noiseShare === 0)
+      this.noise.limitShown(Math.max(o.accepted, ACCEPTED_SHARE * o.before), now);
+    // Settling climbed through the limit's burst: what the API accepted over the 10 s before (see cut).
+    const span =
+      o.settling && o.steady && o.before >= GENTLE_BELOW ? this.plateau.steadyAccepted(now, o.before, o.heldBefore) : Infinity;
+    this.cut(o.before, o.accepted, o.settling && o.steady, ceiling, span / (1 - o.noiseShare));
+    return { ends: false, repeated: false };
+  }
+
+  /**
+   * A small account's plateau from the overshoot (fleet-plateau.ts). Slow start's end takes one
+   * only from steady counts: over a hold, or over holds (repeated), they are far under the limit
+   * (an account of 5 a second whose shipments reached tracking one by one counted 4.33 over the
+   * hold before, and its plateau held it at 4.25 for the 90 s quiet spell, at 3 in one CI run; 2 a
+   * second at 0.73). Settling's first overshoot over steady counts shows the limit in them.
+   */
+  private placePlateau(o: OvershootRead, ended: { ends: boolean; repeated: boolean }, now: number): void {
+    if (this.slowStart || (ended.ends && (!o.steady || ended.repeated))) {
+      this.plateau.forget();
+      return;
     }
-    this.cycle = NONE;
-    this.cycleNoisy = false;
-    this.acceptedSinceCut = 0;
-    this.sentSinceCut = 0;
-    this.countedSinceCut = true;
-    // Slow start's end takes a plateau only from steady counts: over a hold, or over holds
-    // (repeated), they are far under the limit (an account of 5 a second whose shipments reached
-    // tracking one by one counted 4.33 over the hold before, and its plateau held it at 4.25 for
-    // the 90 s quiet spell, at 3 in one CI run; 2 a second at 0.73). Settling's first overshoot
-    // over steady counts shows the limit in them.
-    const shows = ended.ends || (wasSettling && steady);
-    if (!this.slowStart && (!ended.ends || (steady && !ended.repeated))) {
-      const below = this.plateau.overshoot({
-        now,
-        rate: before,
-        accepted,
-        heldBefore,
-        slowStart: wasSlowStart,
-        noiseShare,
-        shows,
-        settling: this.settling,
-        pressedMs,
-        acceptedSinceCut: sinceCut,
-      });
-      if (below !== undefined) this.rate = Math.max(MIN_RATE, Math.min(this.rate, below));
-    } else this.plateau.forget();
-    // Every share shrinks with it (each worker also slows by itself when the hold reaches it).
-    this.leases.fit(this.rate);
+    const below = this.plateau.overshoot({
+      now,
+      rate: o.before,
+      accepted: o.accepted,
+      heldBefore: o.heldBefore,
+      slowStart: o.slowStart,
+      noiseShare: o.noiseShare,
+      shows: ended.ends || (o.settling && o.steady),
+      settling: this.settling,
+      pressedMs: o.pressedMs,
+      acceptedSinceCut: o.sinceCut,
+    });
+    if (below !== undefined) this.rate = Math.max(MIN_RATE, Math.min(this.rate, below));
   }
 
   /**
