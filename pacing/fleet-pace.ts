@@ -472,8 +472,7 @@ export class FleetPace {
     if (o.steady && o.pressedMs >= SHOWS_LIMIT_MS && o.noiseShare === 0)
       this.noise.limitShown(Math.max(o.accepted, ACCEPTED_SHARE * o.before), now);
     // Settling climbed through the limit's burst: what the API accepted over the 10 s before (see cut).
-    const span =
-      o.settling && o.steady && o.before >= GENTLE_BELOW ? this.plateau.steadyAccepted(now, o.before, o.heldBefore) : Infinity;
+    const span = o.settling && o.steady && o.before >= GENTLE_BELOW ? this.plateau.steadyAccepted(now, o.before, o.heldBefore) : Infinity;
     this.cut(o.before, o.accepted, o.settling && o.steady, ceiling, span / (1 - o.noiseShare));
     return { ends: false, repeated: false };
   }
