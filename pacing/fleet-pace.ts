@@ -175,8 +175,9 @@ interface OvershootRead {
   /** What the API accepted when a floor this search refutes was learned (0: none). */
   learnedAccepted: number;
   noiseShare: number;
-  /** The rate was in slow start, or settling after it. */
+  /** The rate was in slow start. */
   slowStart: boolean;
+  /** The rate was settling after slow start's end. */
   settling: boolean;
   /** Every worker's counts span a whole lease and no hold. */
   steady: boolean;
@@ -187,6 +188,13 @@ interface OvershootRead {
   /** What the API accepted of the fleet a second since the last cut, where that shows the limit. */
   sinceCut: number | undefined;
 }
+
+/** How an overshoot in slow start ended it, if it did; `repeated`: by SLOW_START_CUTS alone. */
+interface SlowStartEnd {
+  ends: boolean;
+  repeated: boolean;
+}
+const NOT_ENDED: Readonly<SlowStartEnd> = { ends: false, repeated: false };
 
 /** What is carried over a continue-as-new. */
 export interface FleetPaceState extends FleetNoiseState {
@@ -396,7 +404,9 @@ export class FleetPace {
     if (holdEnd - now > LONG_HOLD_MS || holdEnd <= this.cutFor + SAME_OVERSHOOT_MS) return;
     if (now - this.noise.learnedAt < LEARNED_MS) return;
     const read = this.readOvershoot(holdEnd, now, heldBefore, pressedMs);
-    const ended = read.slowStart ? this.endSlowStartAt(read, now) : this.cutPastSlowStart(read, now, ceiling);
+    let ended: Readonly<SlowStartEnd> = NOT_ENDED;
+    if (read.slowStart) ended = this.endSlowStartAt(read, now);
+    else this.cutPastSlowStart(read, now, ceiling);
     this.cycle = NONE;
     this.cycleNoisy = false;
     this.acceptedSinceCut = 0;
@@ -417,7 +427,7 @@ export class FleetPace {
     return pressedMs;
   }
 
-  /** What an overshoot is read from: the rate that met the limit and what the API accepted of it. */
+  /** What an overshoot is read from (the rate that met the limit and what the API accepted of it); the cut's time marked. */
   private readOvershoot(holdEnd: number, now: number, heldBefore: number, pressedMs: number): OvershootRead {
     this.cutFor = holdEnd;
     const sinceCut = this.acceptedSinceLastCut(now, pressedMs);
@@ -455,7 +465,7 @@ export class FleetPace {
    * second on four workers ended slow start at 4.2-5.4 and settled 2 % a second for a minute
    * (0.80-0.88 of the new limit at four of five moments of the fall).
    */
-  private endSlowStartAt(o: OvershootRead, now: number): { ends: boolean; repeated: boolean } {
+  private endSlowStartAt(o: OvershootRead, now: number): SlowStartEnd {
     const read = Math.max(o.accepted, o.learnedAccepted);
     const ended = this.slowStartOvershoot(read);
     this.reread =
@@ -466,7 +476,7 @@ export class FleetPace {
   }
 
   /** An overshoot past slow start: the limit shown, and the cut. */
-  private cutPastSlowStart(o: OvershootRead, now: number, ceiling: number): { ends: boolean; repeated: boolean } {
+  private cutPastSlowStart(o: OvershootRead, now: number, ceiling: number): void {
     this.reread = null;
     // The limit as the cut reads it from steady counts (see cut), no lower than ACCEPTED_SHARE of the rate.
     if (o.steady && o.pressedMs >= SHOWS_LIMIT_MS && o.noiseShare === 0)
@@ -474,7 +484,6 @@ export class FleetPace {
     // Settling climbed through the limit's burst: what the API accepted over the 10 s before (see cut).
     const span = o.settling && o.steady && o.before >= GENTLE_BELOW ? this.plateau.steadyAccepted(now, o.before, o.heldBefore) : Infinity;
     this.cut(o.before, o.accepted, o.settling && o.steady, ceiling, span / (1 - o.noiseShare));
-    return { ends: false, repeated: false };
   }
 
   /**
@@ -484,7 +493,7 @@ export class FleetPace {
    * hold before, and its plateau held it at 4.25 for the 90 s quiet spell, at 3 in one CI run; 2 a
    * second at 0.73). Settling's first overshoot over steady counts shows the limit in them.
    */
-  private placePlateau(o: OvershootRead, ended: { ends: boolean; repeated: boolean }, now: number): void {
+  private placePlateau(o: OvershootRead, ended: Readonly<SlowStartEnd>, now: number): void {
     if (this.slowStart || (ended.ends && (!o.steady || ended.repeated))) {
       this.plateau.forget();
       return;
@@ -545,7 +554,7 @@ export class FleetPace {
    * An overshoot in slow start: one that found the limit ends it (0.9 of what the API accepted),
    * else the rate halves and the search goes on. `repeated`: ended by SLOW_START_CUTS alone.
    */
-  private slowStartOvershoot(accepted: number): { ends: boolean; repeated: boolean } {
+  private slowStartOvershoot(accepted: number): SlowStartEnd {
     // Too few calls accepted to tell (a 429 on the first calls) halves and searches on; but from
     // the third overshoot of a slow start on, a call a second accepted with a third of the answers
     // 429 (more than noise may be: NOISE_CAP) is a limit found. An account of 2 a second accepts
